@@ -1,0 +1,119 @@
+package keys
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// Key range prefixes. Each range holds one kind of record.
+const (
+	// PrefixSystem holds singleton records (meta, next id).
+	PrefixSystem byte = 0x00
+	// PrefixDoc maps an internal id to the document record.
+	PrefixDoc byte = 'd'
+	// PrefixExtID maps a caller-given id to its internal id.
+	PrefixExtID byte = 'e'
+	// PrefixFingerprint maps an internal id to its fingerprint bytes.
+	PrefixFingerprint byte = 'f'
+	// PrefixHash indexes documents by content hash: 'h' ‖ hash ‖ internal id.
+	PrefixHash byte = 'h'
+	// PrefixPosting maps a merged group value y to a posting list (merge operand).
+	PrefixPosting byte = 'p'
+)
+
+// HashLen is the length of a content hash in bytes.
+const HashLen = 16
+
+// ErrBadKey is returned when a key does not have the expected layout.
+var ErrBadKey = errors.New("keys: malformed key")
+
+// Meta is the key of the meta record (the creation parameters).
+func Meta() []byte { return []byte{PrefixSystem, 'm', 'e', 't', 'a'} }
+
+// NextID is the key of the next internal id counter.
+func NextID() []byte { return []byte{PrefixSystem, 'n', 'e', 'x', 't'} }
+
+func prefixed32(p byte, v uint32) []byte {
+	k := make([]byte, 5)
+	k[0] = p
+	binary.BigEndian.PutUint32(k[1:], v)
+	return k
+}
+
+func parse32(p byte, k []byte) (uint32, error) {
+	if len(k) != 5 || k[0] != p {
+		return 0, fmt.Errorf("%w: want %q + 4 bytes, got %x", ErrBadKey, p, k)
+	}
+	return binary.BigEndian.Uint32(k[1:]), nil
+}
+
+// Doc is the key of the document record of internal id id.
+func Doc(id uint32) []byte { return prefixed32(PrefixDoc, id) }
+
+// ParseDoc returns the internal id of a document record key.
+func ParseDoc(k []byte) (uint32, error) { return parse32(PrefixDoc, k) }
+
+// Fingerprint is the key of the fingerprint of internal id id.
+func Fingerprint(id uint32) []byte { return prefixed32(PrefixFingerprint, id) }
+
+// ParseFingerprint returns the internal id of a fingerprint key.
+func ParseFingerprint(k []byte) (uint32, error) { return parse32(PrefixFingerprint, k) }
+
+// Posting is the key of the posting list of merged group value y.
+func Posting(y uint32) []byte { return prefixed32(PrefixPosting, y) }
+
+// AppendPosting appends the posting key of y to dst.
+func AppendPosting(dst []byte, y uint32) []byte {
+	dst = append(dst, PrefixPosting)
+	return binary.BigEndian.AppendUint32(dst, y)
+}
+
+// ParsePosting returns the merged group value of a posting key.
+func ParsePosting(k []byte) (uint32, error) { return parse32(PrefixPosting, k) }
+
+// ExtID is the key that maps caller-given id ext to its internal id.
+func ExtID(ext string) []byte {
+	k := make([]byte, 1+len(ext))
+	k[0] = PrefixExtID
+	copy(k[1:], ext)
+	return k
+}
+
+// ParseExtID returns the caller-given id of an ext-id key.
+func ParseExtID(k []byte) (string, error) {
+	if len(k) < 2 || k[0] != PrefixExtID {
+		return "", fmt.Errorf("%w: want %q + id, got %x", ErrBadKey, PrefixExtID, k)
+	}
+	return string(k[1:]), nil
+}
+
+// Hash is the key that records that internal id id has content hash h.
+func Hash(h [HashLen]byte, id uint32) []byte {
+	k := make([]byte, 1+HashLen+4)
+	k[0] = PrefixHash
+	copy(k[1:], h[:])
+	binary.BigEndian.PutUint32(k[1+HashLen:], id)
+	return k
+}
+
+// ParseHash returns the content hash and internal id of a hash key.
+func ParseHash(k []byte) (h [HashLen]byte, id uint32, err error) {
+	if len(k) != 1+HashLen+4 || k[0] != PrefixHash {
+		return h, 0, fmt.Errorf("%w: want %q + %d bytes, got %x", ErrBadKey, PrefixHash, HashLen+4, k)
+	}
+	copy(h[:], k[1:])
+	return h, binary.BigEndian.Uint32(k[1+HashLen:]), nil
+}
+
+// Range returns the [start, end) bounds of the key range with prefix p.
+func Range(p byte) (start, end []byte) { return []byte{p}, []byte{p + 1} }
+
+// HashRange returns the [start, end) bounds of the hash keys of content hash h.
+func HashRange(h [HashLen]byte) (start, end []byte) {
+	start = make([]byte, 1+HashLen)
+	start[0] = PrefixHash
+	copy(start[1:], h[:])
+	end = append(Hash(h, 0)[:1+HashLen:1+HashLen], 0xff, 0xff, 0xff, 0xff, 0xff)
+	return start, end
+}

@@ -1,0 +1,83 @@
+package keys
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+)
+
+func TestRoundTrip(t *testing.T) {
+	for _, id := range []uint32{0, 1, 255, 256, 1<<32 - 1} {
+		if got, err := ParseDoc(Doc(id)); err != nil || got != id {
+			t.Fatalf("doc %d: got %d, %v", id, got, err)
+		}
+		if got, err := ParseFingerprint(Fingerprint(id)); err != nil || got != id {
+			t.Fatalf("fingerprint %d: got %d, %v", id, got, err)
+		}
+		if got, err := ParsePosting(Posting(id)); err != nil || got != id {
+			t.Fatalf("posting %d: got %d, %v", id, got, err)
+		}
+		if !bytes.Equal(AppendPosting(nil, id), Posting(id)) {
+			t.Fatalf("AppendPosting differs from Posting")
+		}
+		h := [HashLen]byte{1, 2, 3, 15: 9}
+		gh, gid, err := ParseHash(Hash(h, id))
+		if err != nil || gh != h || gid != id {
+			t.Fatalf("hash %d: got %x %d %v", id, gh, gid, err)
+		}
+		s, e := HashRange(h)
+		if k := Hash(h, id); bytes.Compare(k, s) < 0 || bytes.Compare(k, e) >= 0 {
+			t.Fatalf("hash key %x outside its range [%x, %x)", k, s, e)
+		}
+	}
+	if got, err := ParseExtID(ExtID("a/b.txt")); err != nil || got != "a/b.txt" {
+		t.Fatalf("ext: %q %v", got, err)
+	}
+}
+
+func TestOrder(t *testing.T) {
+	// Big-endian ids sort numerically.
+	if bytes.Compare(Posting(255), Posting(256)) >= 0 {
+		t.Fatal("posting keys do not sort numerically")
+	}
+	// Ranges are disjoint and ordered.
+	for _, p := range []byte{PrefixDoc, PrefixExtID, PrefixFingerprint, PrefixHash, PrefixPosting} {
+		s, e := Range(p)
+		if bytes.Compare(Meta(), s) >= 0 || bytes.Compare(s, e) >= 0 {
+			t.Fatalf("range %q is not after the system keys", p)
+		}
+	}
+}
+
+func TestBadKeys(t *testing.T) {
+	for _, k := range [][]byte{nil, {PrefixDoc}, {PrefixPosting, 1, 2, 3, 4}, {PrefixDoc, 1, 2, 3, 4, 5}} {
+		if _, err := ParseDoc(k); !errors.Is(err, ErrBadKey) {
+			t.Errorf("ParseDoc(%x) = %v, want ErrBadKey", k, err)
+		}
+	}
+	if _, err := ParseExtID([]byte{PrefixExtID}); !errors.Is(err, ErrBadKey) {
+		t.Error("empty ext id accepted")
+	}
+	if _, _, err := ParseHash([]byte{PrefixHash, 1}); !errors.Is(err, ErrBadKey) {
+		t.Error("short hash key accepted")
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte{PrefixDoc, 0, 0, 0, 1})
+	f.Add(Hash([HashLen]byte{}, 7))
+	f.Fuzz(func(t *testing.T, k []byte) {
+		if id, err := ParseDoc(k); err == nil && !bytes.Equal(Doc(id), k) {
+			t.Fatalf("doc round trip %x", k)
+		}
+		if id, err := ParsePosting(k); err == nil && !bytes.Equal(Posting(id), k) {
+			t.Fatalf("posting round trip %x", k)
+		}
+		if h, id, err := ParseHash(k); err == nil && !bytes.Equal(Hash(h, id), k) {
+			t.Fatalf("hash round trip %x", k)
+		}
+		if s, err := ParseExtID(k); err == nil && !bytes.Equal(ExtID(s), k) {
+			t.Fatalf("ext round trip %x", k)
+		}
+	})
+}
