@@ -1,0 +1,527 @@
+package normalize
+
+import (
+	"errors"
+	"fmt"
+	"html"
+	"io"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Version is the version of the normalization rules. Bump it whenever the
+// words produced for some input change.
+const Version = 1
+
+// MaxWordLen is the largest word, in bytes, that a [Tokenizer] emits; longer
+// runs of word characters are split into several words.
+const MaxWordLen = 1024
+
+// MaxEntityLen is the largest HTML entity, in bytes including '&' and ';',
+// that a [Tokenizer] decodes; a longer run is left as text.
+const MaxEntityLen = 32
+
+// bufSize is the size of the read buffer.
+const bufSize = 64 << 10
+
+// maxEmptyReads is how many consecutive (0, nil) reads are tolerated before
+// Words gives up with io.ErrNoProgress.
+const maxEmptyReads = 100
+
+// ErrBinary is wrapped by every error about input that is not text.
+var ErrBinary = errors.New("normalize: binary or non-UTF-8 input")
+
+// InputError reports where the input stopped being text. errors.Is(err,
+// ErrBinary) holds for every *InputError.
+type InputError struct {
+	// Offset is the byte offset of the offending byte in the input.
+	Offset int64
+	// Reason says what is wrong ("NUL byte" or "invalid UTF-8").
+	Reason string
+}
+
+// Error implements error.
+func (e *InputError) Error() string {
+	return fmt.Sprintf("%v: %s at byte offset %d", ErrBinary, e.Reason, e.Offset)
+}
+
+// Unwrap returns ErrBinary.
+func (e *InputError) Unwrap() error { return ErrBinary }
+
+// Byte classes of the ASCII fast path.
+const (
+	cSep     = iota // separator: dropped, ends the current word
+	cWord           // lower-case letter or digit: appended as is
+	cUpper          // upper-case letter: appended lower-cased
+	cSpecial        // '<', '&', NUL or a non-ASCII byte: slow path
+)
+
+var asciiClass = func() (t [256]uint8) {
+	for c := 0; c < 256; c++ {
+		switch {
+		case c >= utf8.RuneSelf, c == 0, c == '<', c == '&':
+			t[c] = cSpecial
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+			t[c] = cWord
+		case c >= 'A' && c <= 'Z':
+			t[c] = cUpper
+		default:
+			t[c] = cSep
+		}
+	}
+	return t
+}()
+
+// Markup states.
+const (
+	stText    = iota // ordinary text
+	stLT             // after '<', deciding whether a tag starts
+	stTag            // inside a tag, until '>'
+	stBang           // after "<!", counting dashes of a comment opener
+	stComment        // inside <!-- ... -->
+	stRaw            // inside the content of <script> or <style>
+	stEntity         // after '&', collecting an entity
+)
+
+// Kinds of raw-text elements.
+const (
+	rawNone = iota
+	rawScript
+	rawStyle
+)
+
+var rawEnd = [...]string{rawScript: "</script", rawStyle: "</style"}
+
+// maxTagName is the longest tag name remembered (long enough for "script").
+const maxTagName = 8
+
+// Tokenizer splits text into normalized words. The zero value is ready to
+// use; NewTokenizer is provided for symmetry. A Tokenizer is reusable but not
+// safe for concurrent use.
+type Tokenizer struct {
+	buf []byte // read buffer, bufSize bytes
+	off int64  // stream offset of buf[0]
+	fn  func(word []byte)
+
+	word   [MaxWordLen + utf8.UTFMax]byte
+	wlen   int
+	single bool // the current word is a one-letter word (Han, Thai, ...)
+
+	state   int
+	tagName [maxTagName]byte
+	tagLen  int  // bytes in tagName; maxTagName+1 once too long
+	nameEnd bool // the tag name is complete (or there is none)
+	last    rune // last rune inside the current tag, before '>'
+	dashes  int  // consecutive '-' in a comment (or after "<!")
+	raw     int  // rawScript or rawStyle while in stRaw
+	match   int  // bytes of rawEnd[raw] matched so far
+	ent     [MaxEntityLen]byte
+	entLen  int
+}
+
+// NewTokenizer returns a Tokenizer with its read buffer allocated.
+func NewTokenizer() *Tokenizer {
+	return &Tokenizer{buf: make([]byte, bufSize)}
+}
+
+// Words reads r to EOF and calls fn for each normalized word, in order. The
+// word holds lower-case UTF-8 and is valid only during the call. If the
+// input holds a NUL byte or invalid UTF-8, Words returns an *InputError
+// (wrapping ErrBinary) after having emitted the words before it. Errors from
+// r other than io.EOF are returned wrapped.
+func (t *Tokenizer) Words(r io.Reader, fn func(word []byte)) error {
+	if t.buf == nil {
+		t.buf = make([]byte, bufSize)
+	}
+	t.reset(fn)
+	defer func() { t.fn = nil }()
+	carry, empty := 0, 0
+	for {
+		n, rerr := r.Read(t.buf[carry:])
+		if n < 0 || n > len(t.buf)-carry {
+			return fmt.Errorf("normalize: read: invalid count %d: %w", n, io.ErrShortBuffer)
+		}
+		eof := errors.Is(rerr, io.EOF)
+		if rerr != nil && !eof {
+			return fmt.Errorf("normalize: read: %w", rerr)
+		}
+		if n == 0 && !eof {
+			if empty++; empty >= maxEmptyReads {
+				return fmt.Errorf("normalize: read: %w", io.ErrNoProgress)
+			}
+			continue
+		}
+		empty = 0
+		end := carry + n
+		used, err := t.process(t.buf[:end], eof)
+		if err != nil {
+			return err
+		}
+		carry = copy(t.buf, t.buf[used:end])
+		t.off += int64(used)
+		if eof {
+			break
+		}
+	}
+	t.finish()
+	return nil
+}
+
+func (t *Tokenizer) reset(fn func([]byte)) {
+	t.fn = fn
+	t.off = 0
+	t.wlen = 0
+	t.single = false
+	t.state = stText
+	t.entLen = 0
+}
+
+// finish handles the end of the input.
+func (t *Tokenizer) finish() {
+	switch t.state {
+	case stEntity:
+		t.endEntity()
+	case stText, stLT:
+	default:
+		// Unterminated markup: its content is dropped.
+	}
+	t.state = stText
+	t.flush()
+}
+
+// process consumes buf and returns how many bytes it used; fewer than
+// len(buf) only when buf ends inside a multi-byte rune and more input may
+// follow.
+func (t *Tokenizer) process(buf []byte, eof bool) (int, error) {
+	i := 0
+	for i < len(buf) {
+		if t.state == stText {
+			i = t.fastText(buf, i)
+			if i >= len(buf) {
+				break
+			}
+		}
+		c := buf[i]
+		r, size := rune(c), 1
+		if c < utf8.RuneSelf {
+			if c == 0 {
+				return i, &InputError{Offset: t.off + int64(i), Reason: "NUL byte"}
+			}
+		} else {
+			if !eof && !utf8.FullRune(buf[i:]) {
+				return i, nil
+			}
+			r, size = utf8.DecodeRune(buf[i:])
+			if r == utf8.RuneError && size <= 1 {
+				return i, &InputError{Offset: t.off + int64(i), Reason: "invalid UTF-8"}
+			}
+		}
+		for t.step(r) {
+		}
+		i += size
+	}
+	return len(buf), nil
+}
+
+// fastText runs the ASCII fast path of the text state from buf[i] and
+// returns the index of the first byte it cannot handle (or len(buf)).
+func (t *Tokenizer) fastText(buf []byte, i int) int {
+	w := t.wlen
+	if t.single && i < len(buf) && buf[i] < utf8.RuneSelf && asciiClass[buf[i]] != cSpecial {
+		// Any ASCII byte ends a one-letter word.
+		t.flush()
+		w = 0
+	}
+	for ; i < len(buf); i++ {
+		c := buf[i]
+		switch asciiClass[c] {
+		case cWord:
+		case cUpper:
+			c += 'a' - 'A'
+		case cSep:
+			if w > 0 {
+				t.wlen = w
+				t.flush()
+				w = 0
+			}
+			continue
+		default:
+			t.wlen = w
+			return i
+		}
+		if w >= MaxWordLen {
+			t.wlen = w
+			t.flush()
+			w = 0
+		}
+		t.word[w] = c
+		w++
+	}
+	t.wlen = w
+	return i
+}
+
+// flush emits the current word, if any.
+func (t *Tokenizer) flush() {
+	if t.wlen > 0 && t.fn != nil {
+		t.fn(t.word[:t.wlen])
+	}
+	t.wlen = 0
+	t.single = false
+}
+
+// appendRune appends r to the current word, splitting overlong words.
+func (t *Tokenizer) appendRune(r rune) {
+	if t.wlen+utf8.RuneLen(r) > MaxWordLen {
+		single := t.single
+		t.flush()
+		t.single = single
+	}
+	t.wlen += utf8.EncodeRune(t.word[t.wlen:], r)
+}
+
+// step feeds one rune to the markup state machine. It returns true if the
+// rune was not consumed and must be fed again (in the new state).
+func (t *Tokenizer) step(r rune) bool {
+	switch t.state {
+	case stText:
+		switch r {
+		case '<':
+			t.flush()
+			t.state = stLT
+		case '&':
+			t.ent[0] = '&'
+			t.entLen = 1
+			t.state = stEntity
+		default:
+			t.text(r)
+		}
+	case stLT:
+		t.nameEnd, t.tagLen, t.last = true, 0, r
+		switch {
+		case r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z':
+			t.state = stTag
+			t.nameEnd = false
+			t.tagName[0] = byte(r) | 0x20
+			t.tagLen = 1
+		case r == '/' || r == '?':
+			t.state = stTag
+		case r == '!':
+			t.state = stBang
+			t.dashes = 0
+		default:
+			// Not a tag: the '<' was punctuation (and already ended the word).
+			t.state = stText
+			return true
+		}
+	case stTag:
+		if r == '>' {
+			t.state = stText
+			if raw := t.rawKind(); raw != rawNone && t.last != '/' {
+				t.state, t.raw, t.match = stRaw, raw, 0
+			}
+			return false
+		}
+		if !t.nameEnd {
+			if isASCIIAlnum(r) {
+				if t.tagLen < maxTagName {
+					t.tagName[t.tagLen] = byte(r) | 0x20
+					t.tagLen++
+				} else {
+					t.tagLen = maxTagName + 1
+				}
+			} else {
+				t.nameEnd = true
+			}
+		}
+		t.last = r
+	case stBang:
+		if r == '-' {
+			if t.dashes++; t.dashes == 2 {
+				// "<!--": a comment. Starting the count at 2 makes "<!-->"
+				// and "<!--->" empty comments, as in HTML.
+				t.state = stComment
+			}
+			return false
+		}
+		// A declaration such as <!DOCTYPE html>: a tag up to '>'.
+		t.state = stTag
+		return true
+	case stComment:
+		switch {
+		case r == '-':
+			t.dashes++
+		case r == '>' && t.dashes >= 2:
+			t.state = stText
+		default:
+			t.dashes = 0
+		}
+	case stRaw:
+		pat := rawEnd[t.raw]
+		if t.match == len(pat) {
+			// "</script" seen: it ends the element unless the name goes on.
+			if r == '>' || r == '/' || isSpace(r) {
+				t.state, t.nameEnd, t.tagLen, t.last = stTag, true, 0, r
+				return true
+			}
+			t.match = 0
+		}
+		switch {
+		case lowerASCII(r) == rune(pat[t.match]):
+			t.match++
+		case r == '<':
+			t.match = 1
+		default:
+			t.match = 0
+		}
+	case stEntity:
+		if isASCIIAlnum(r) || r == '#' && t.entLen == 1 || r == ';' && t.entLen > 1 {
+			if t.entLen == len(t.ent) {
+				// Too long for an entity: plain text.
+				t.rawEntity()
+				return true
+			}
+			t.ent[t.entLen] = byte(r)
+			t.entLen++
+			if r != ';' {
+				return false
+			}
+		}
+		t.endEntity()
+		return r != ';'
+	}
+	return false
+}
+
+// rawKind says whether the tag just closed starts a raw-text element.
+func (t *Tokenizer) rawKind() int {
+	switch string(t.tagName[:min(t.tagLen, maxTagName)]) {
+	case "script":
+		if t.tagLen == 6 {
+			return rawScript
+		}
+	case "style":
+		if t.tagLen == 5 {
+			return rawStyle
+		}
+	}
+	return rawNone
+}
+
+// endEntity decodes the collected entity, feeds the result to the word
+// rules and returns to the text state.
+func (t *Tokenizer) endEntity() {
+	t.state = stText
+	ent := t.ent[:t.entLen]
+	if len(ent) > 1 {
+		if dec := html.UnescapeString(string(ent)); dec != string(ent) {
+			t.entLen = 0
+			for _, r := range dec {
+				t.text(r)
+			}
+			return
+		}
+	}
+	t.rawEntity()
+}
+
+// rawEntity feeds the collected bytes to the word rules as plain text ('&'
+// is punctuation) and returns to the text state.
+func (t *Tokenizer) rawEntity() {
+	t.state = stText
+	for _, c := range t.ent[:t.entLen] {
+		t.text(rune(c))
+	}
+	t.entLen = 0
+}
+
+// text applies the word rules to one rune of text.
+func (t *Tokenizer) text(r rune) {
+	if r < utf8.RuneSelf {
+		c := byte(r)
+		switch asciiClass[c] {
+		case cWord, cUpper:
+			if t.single || t.wlen >= MaxWordLen {
+				t.flush()
+			}
+			if asciiClass[c] == cUpper {
+				c += 'a' - 'A'
+			}
+			t.word[t.wlen] = c
+			t.wlen++
+		default:
+			t.flush()
+		}
+		return
+	}
+	if isIgnorable(r) {
+		return
+	}
+	if unicode.IsMark(r) {
+		if t.wlen > 0 {
+			t.appendRune(r)
+		}
+		return
+	}
+	if t.single {
+		t.flush()
+	}
+	switch {
+	case unicode.IsLetter(r):
+		if isOneLetterWord(r) {
+			t.flush()
+			t.appendRune(unicode.ToLower(r))
+			t.single = true
+			return
+		}
+		t.appendRune(unicode.ToLower(r))
+	case unicode.IsNumber(r):
+		t.appendRune(r)
+	default:
+		t.flush()
+	}
+}
+
+// oneLetterScripts are the scripts written without spaces between words;
+// each of their letters is a word.
+var oneLetterScripts = []*unicode.RangeTable{
+	unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Thai,
+	unicode.Lao, unicode.Khmer, unicode.Myanmar, unicode.Ideographic,
+}
+
+func isOneLetterWord(r rune) bool {
+	if r < 0x0E00 { // Thai, the first of these scripts, starts at U+0E00
+		return false
+	}
+	if r == 0x30FC { // KATAKANA-HIRAGANA PROLONGED SOUND MARK (script Common)
+		return true
+	}
+	return unicode.IsOneOf(oneLetterScripts, r)
+}
+
+// isIgnorable reports the invisible format characters that neither join
+// nor split words.
+func isIgnorable(r rune) bool {
+	switch {
+	case r == 0x00AD, r == 0x200C, r == 0x200D, r == 0x2060, r == 0xFEFF, r == 0x20E3:
+		return true
+	case r >= 0xFE00 && r <= 0xFE0F, r >= 0xE0100 && r <= 0xE01EF:
+		return true
+	}
+	return false
+}
+
+func isASCIIAlnum(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+}
+
+func lowerASCII(r rune) rune {
+	if r >= 'A' && r <= 'Z' {
+		return r + 'a' - 'A'
+	}
+	return r
+}
+
+func isSpace(r rune) bool {
+	return r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\f'
+}
