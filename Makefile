@@ -1,0 +1,53 @@
+# fpdb — a persistent near-duplicate fingerprint database.
+# `make` with no target prints this help.
+
+GO       ?= go
+BIN      ?= bin/fpdb
+FPDB_DB  ?= fpdb-data
+FUZZTIME ?= 30s
+
+.DEFAULT_GOAL := help
+.PHONY: help build test test-short vet lint format-check mod-tidy-check demo fuzz bench clean
+
+help: ## print this help
+	@echo "fpdb make targets:"
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | awk -F'\t' '{printf "  %-16s %s\n", $$1, $$2}'
+
+build: ## build the fpdb binary into bin/
+	$(GO) build -o $(BIN) ./cmd/fpdb
+
+test: vet format-check ## vet, format check and all tests with the race detector
+	$(GO) test -race -count=1 -timeout 30m ./...
+
+test-short: ## all tests without the race detector, skipping the slow ones
+	$(GO) test -short -count=1 ./...
+
+vet: ## go vet
+	$(GO) vet ./...
+
+lint: vet format-check mod-tidy-check ## every static check
+
+format-check: ## fail if gofmt would change a file
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+mod-tidy-check: ## fail if go.mod/go.sum are not tidy
+	$(GO) mod tidy -diff
+
+demo: build ## add the shipped example corpus to ./fpdb-data and query it
+	./$(BIN) --db $(FPDB_DB) add examples/corpus; status=$$?; [ $$status -le 1 ] || exit $$status
+	@echo
+	@echo '$$ fpdb query --threshold 0.7 examples/query.txt'
+	./$(BIN) --db $(FPDB_DB) query --threshold 0.7 examples/query.txt
+	@echo
+	./$(BIN) --db $(FPDB_DB) stats
+
+fuzz: ## run every fuzz target for FUZZTIME each
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+clean: ## remove build output and the demo database
+	rm -rf bin $(FPDB_DB)
