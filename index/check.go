@@ -1,0 +1,123 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/fpdb/fpdb/internal/bitvec"
+	"github.com/fpdb/fpdb/internal/keys"
+	"github.com/fpdb/fpdb/internal/posting"
+)
+
+// maxProblems caps the problems Check reports one by one.
+const maxProblems = 20
+
+// Check verifies the index's invariants against Pebble: every stored
+// fingerprint is in memory and equal; every live document is in exactly its
+// m postings; no posting names a document that is not stored. It returns
+// nil or an error wrapping ErrCorrupt that lists the problems found.
+func (ix *Index) Check(ctx context.Context) error {
+	var problems []error
+	report := func(format string, args ...any) {
+		if len(problems) < maxProblems {
+			problems = append(problems, fmt.Errorf(format, args...))
+		} else if len(problems) == maxProblems {
+			problems = append(problems, errors.New("more problems not listed"))
+		}
+	}
+
+	// Fingerprints on disk = fingerprints in memory.
+	lo, hi := keys.Range(keys.PrefixFingerprint)
+	it, err := ix.db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return err
+	}
+	onDisk := 0
+	for it.First(); it.Valid(); it.Next() {
+		onDisk++
+		id, err := keys.ParseFingerprint(it.Key())
+		if err != nil {
+			report("bad fingerprint key: %v", err)
+			continue
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			_ = it.Close()
+			return err
+		}
+		fp, err := bitvec.FromBytes(v, ix.layout.K)
+		if err != nil {
+			report("fingerprint %d: %v", id, err)
+			continue
+		}
+		mem := ix.Fingerprint(id)
+		if mem == nil || bitvec.Hamming(mem, fp) != 0 {
+			report("fingerprint %d on disk differs from memory", id)
+		}
+	}
+	if err := it.Close(); err != nil {
+		return err
+	}
+	if onDisk != ix.n {
+		report("%d fingerprints on disk, %d live in memory", onDisk, ix.n)
+	}
+
+	// Postings: each id live, in the right group value, once per group.
+	seen := make([]uint16, ix.Cap())
+	lo, hi = keys.Range(keys.PrefixPosting)
+	it, err = ix.db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return err
+	}
+	for it.First(); it.Valid(); it.Next() {
+		if err := ctx.Err(); err != nil {
+			_ = it.Close()
+			return err
+		}
+		y, err := keys.ParsePosting(it.Key())
+		if err != nil {
+			report("bad posting key: %v", err)
+			continue
+		}
+		g := ix.layout.Group(y)
+		if g < 0 {
+			report("posting key %d is outside every group", y)
+			continue
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			_ = it.Close()
+			return err
+		}
+		err = posting.ForEach(v, func(id uint32) {
+			fp := ix.Fingerprint(id)
+			switch {
+			case fp == nil:
+				report("posting %d (group %d) names id %d, which is not stored", y, g, id)
+			case ix.layout.Value(fp, g) != y:
+				report("posting %d (group %d) names id %d, whose group value is %d", y, g, id, ix.layout.Value(fp, g))
+			default:
+				seen[id]++
+			}
+		})
+		if err != nil {
+			report("posting %d: %v", y, err)
+		}
+	}
+	if err := it.Close(); err != nil {
+		return err
+	}
+	m := ix.layout.M()
+	for id := range seen {
+		if ix.Live(uint32(id)) && int(seen[id]) != m {
+			report("id %d is in %d postings, want %d", id, seen[id], m)
+		}
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %w", ErrCorrupt, errors.Join(problems...))
+}

@@ -1,0 +1,263 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/fpdb/fpdb/internal/bitvec"
+	"github.com/fpdb/fpdb/internal/posting"
+)
+
+// testStore is an Index on an in-memory Pebble with a model of its content.
+type testStore struct {
+	t     *testing.T
+	db    *pebble.DB
+	ix    *Index
+	model map[uint32][]uint64
+}
+
+func newTestStore(t *testing.T, k int, widths []int) *testStore {
+	t.Helper()
+	db, err := pebble.Open("", &pebble.Options{FS: vfs.NewMem(), Merger: posting.Merger(), FormatMajorVersion: pebble.FormatNewest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := NewLayout(k, widths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &testStore{t: t, db: db, ix: New(db, l), model: map[uint32][]uint64{}}
+	t.Cleanup(func() {
+		if err := s.ix.Check(context.Background()); err != nil {
+			t.Errorf("Check after test: %v", err)
+		}
+		_ = db.Close()
+	})
+	return s
+}
+
+func (s *testStore) add(id uint32, fp []uint64) {
+	s.t.Helper()
+	b := s.db.NewBatch()
+	if s.model[id] != nil {
+		if err := s.ix.StageDelete(b, id); err != nil {
+			s.t.Fatal(err)
+		}
+	}
+	if err := s.ix.StageAdd(b, id, fp); err != nil {
+		s.t.Fatal(err)
+	}
+	if err := b.Commit(pebble.NoSync); err != nil {
+		s.t.Fatal(err)
+	}
+	s.ix.ApplyDelete(id)
+	s.ix.ApplyAdd(id, fp)
+	s.model[id] = slices.Clone(fp)
+}
+
+func (s *testStore) del(id uint32) {
+	s.t.Helper()
+	b := s.db.NewBatch()
+	if err := s.ix.StageDelete(b, id); err != nil {
+		s.t.Fatal(err)
+	}
+	if err := b.Commit(pebble.NoSync); err != nil {
+		s.t.Fatal(err)
+	}
+	s.ix.ApplyDelete(id)
+	delete(s.model, id)
+}
+
+// reopen drops the in-memory state and loads it back from Pebble.
+func (s *testStore) reopen() {
+	s.t.Helper()
+	s.ix = New(s.db, s.ix.layout)
+	if err := s.ix.Load(context.Background()); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// oracle is the brute-force linear scan over the model.
+func (s *testStore) oracle(q []uint64, rh int) []Hit {
+	var hits []Hit
+	for id, fp := range s.model {
+		if d := bitvec.Hamming(q, fp); d <= rh {
+			hits = append(hits, Hit{ID: id, Dist: d})
+		}
+	}
+	slices.SortFunc(hits, func(a, b Hit) int {
+		if a.Dist != b.Dist {
+			return a.Dist - b.Dist
+		}
+		return int(a.ID) - int(b.ID)
+	})
+	return hits
+}
+
+func randFP(r *rand.Rand, words int) []uint64 {
+	fp := make([]uint64, words)
+	for i := range fp {
+		fp[i] = r.Uint64()
+	}
+	return fp
+}
+
+// flipN returns a copy of fp with exactly n distinct bits flipped.
+func flipN(r *rand.Rand, fp []uint64, n int) []uint64 {
+	out := slices.Clone(fp)
+	for _, b := range r.Perm(64 * len(fp))[:n] {
+		out[b/64] ^= 1 << (b % 64)
+	}
+	return out
+}
+
+// checkAllPlans compares every feasible plan with the oracle for query q at
+// threshold r.
+func (s *testStore) checkAllPlans(q []uint64, r float64) int {
+	s.t.Helper()
+	rh := Radius(s.ix.layout.K, r)
+	want := s.oracle(q, rh)
+	plans := []Plan{{Kind: Auto}, {Kind: Scan}}
+	for tau := 0; tau <= MaxTau; tau++ {
+		if MinHits(s.ix.layout.M(), rh, tau) >= 1 {
+			plans = append(plans, Plan{Kind: Probe, Tau: tau})
+		}
+	}
+	for _, p := range plans {
+		got, st, err := s.ix.Search(context.Background(), q, rh, p)
+		if err != nil {
+			s.t.Fatalf("r=%v rh=%d %v: %v", r, rh, p, err)
+		}
+		if !slices.Equal(got, want) {
+			s.t.Fatalf("r=%v rh=%d plan %v (stats %+v): got %d hits %v, want %d %v", r, rh, p, st, len(got), head(got), len(want), head(want))
+		}
+	}
+	return len(want)
+}
+
+func head(h []Hit) []Hit { return h[:min(len(h), 8)] }
+
+func TestSearchMatchesOracle(t *testing.T) {
+	for _, tc := range []struct {
+		k      int
+		widths []int
+	}{
+		{64, []int{11, 11, 11, 11, 10, 10}}, // the paper's k=64 layout
+		{128, []int{16, 16, 16, 16, 16, 16, 16, 16}},
+		{256, []int{8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8}},
+	} {
+		t.Run(fmt.Sprint(tc.k, "/", len(tc.widths)), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(uint64(tc.k), 7))
+			s := newTestStore(t, tc.k, tc.widths)
+			words := tc.k / 64
+			base := make([][]uint64, 0, 20)
+			id := uint32(0)
+			for i := 0; i < 600; i++ {
+				fp := randFP(r, words)
+				s.add(id, fp)
+				id++
+				if i%120 == 0 {
+					base = append(base, fp)
+				}
+			}
+			thresholds := []float64{1, 0.95, 0.9, 0.8, 0.7, 0.6, 0.45, 0.01}
+			// Plant neighbours at distances rh-1, rh, rh+1 of each base
+			// fingerprint for every threshold.
+			for _, q := range base {
+				for _, thr := range thresholds {
+					rh := Radius(tc.k, thr)
+					for _, d := range []int{rh - 1, rh, rh + 1} {
+						if d >= 0 && d <= tc.k {
+							s.add(id, flipN(r, q, d))
+							id++
+						}
+					}
+				}
+			}
+			check := func(stage string) {
+				found := 0
+				for _, q := range base {
+					for _, thr := range thresholds {
+						found += s.checkAllPlans(q, thr)
+					}
+				}
+				if found == 0 {
+					t.Fatalf("%s: no query found anything: the test proves nothing", stage)
+				}
+			}
+			check("fresh")
+			if err := s.db.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			// Delete a fifth, replace some, then compare again.
+			for i := uint32(0); i < id; i += 5 {
+				s.del(i)
+			}
+			for i := uint32(1); i < id; i += 17 {
+				s.add(i, flipN(r, base[int(i)%len(base)], int(i)%9))
+			}
+			check("after deletes")
+			s.reopen()
+			check("after reopen")
+		})
+	}
+}
+
+func TestRadius(t *testing.T) {
+	for _, tc := range []struct {
+		k    int
+		r    float64
+		want int
+	}{
+		{100, 0.8, 10}, {64, 0.7, 9}, {400, 0.7, 60}, {512, 0.7, 76}, {512, 0.9, 25},
+		{512, 1, 0}, {64, 0.01, 31}, {64, 1e-9, 31},
+	} {
+		if got := Radius(tc.k, tc.r); got != tc.want {
+			t.Errorf("Radius(%d, %v) = %d, want %d", tc.k, tc.r, got, tc.want)
+		}
+		if Similarity(tc.k, Radius(tc.k, tc.r)) < tc.r || Similarity(tc.k, Radius(tc.k, tc.r)+1) >= tc.r {
+			t.Errorf("Radius(%d, %v) is not the largest h with Similarity >= r", tc.k, tc.r)
+		}
+	}
+}
+
+func TestLayout(t *testing.T) {
+	l, err := NewLayout(64, []int{11, 11, 11, 11, 10, 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 1000 {
+		fp := randFP(r, 1)
+		for i := range l.Widths {
+			y := l.Value(fp, i)
+			if g := l.Group(y); g != i {
+				t.Fatalf("Group(%d) = %d, want %d", y, g, i)
+			}
+		}
+	}
+	if _, err := NewLayout(64, []int{32, 31}); err == nil {
+		t.Error("widths not summing to K accepted")
+	}
+	if _, err := NewLayout(64, []int{64}); err == nil {
+		t.Error("64-bit group accepted")
+	}
+	if _, err := NewLayout(100, []int{50, 50}); err == nil {
+		t.Error("K not a multiple of 64 accepted")
+	}
+}
+
+func TestForcedInfeasiblePlan(t *testing.T) {
+	s := newTestStore(t, 64, []int{16, 16, 16, 16})
+	s.add(0, []uint64{1})
+	_, _, err := s.ix.Search(context.Background(), []uint64{1}, 20, Plan{Kind: Probe, Tau: 0})
+	if err == nil {
+		t.Fatal("tau=0 with 4 groups and radius 20 accepted")
+	}
+}

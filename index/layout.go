@@ -1,0 +1,113 @@
+package index
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/fpdb/fpdb/internal/bitvec"
+)
+
+// ErrLayout is returned for an invalid group layout.
+var ErrLayout = errors.New("index: invalid group layout")
+
+// MaxGroupWidth is the widest group supported, in bits.
+const MaxGroupWidth = 24
+
+// MaxGroups is the largest number of groups supported (hit counters are
+// one byte per document).
+const MaxGroups = 255
+
+// Layout splits K-bit fingerprints into m groups and merges the group values
+// into one key space (ALGORITHM.md §2, alg.H): group i covers bits
+// [Start[i], Start[i]+Width[i]) and its value A_i maps to the merged value
+// y_i = Offset[i] + A_i, with Offset[0] = 0 and
+// Offset[i+1] = Offset[i] + 2^Width[i].
+type Layout struct {
+	K      int
+	Widths []int
+	Starts []int
+	Offset []uint32
+}
+
+// NewLayout checks widths against k and returns the layout.
+func NewLayout(k int, widths []int) (*Layout, error) {
+	if k <= 0 || k%64 != 0 {
+		return nil, fmt.Errorf("%w: K = %d is not a positive multiple of 64", ErrLayout, k)
+	}
+	l := &Layout{K: k, Widths: append([]int(nil), widths...)}
+	var off uint64
+	start := 0
+	for i, w := range widths {
+		if w < 1 || w > MaxGroupWidth {
+			return nil, fmt.Errorf("%w: group %d has width %d, want 1..%d", ErrLayout, i, w, MaxGroupWidth)
+		}
+		l.Starts = append(l.Starts, start)
+		l.Offset = append(l.Offset, uint32(off))
+		start += w
+		off += 1 << w
+		if off > math.MaxUint32 {
+			return nil, fmt.Errorf("%w: merged key space exceeds 2^32", ErrLayout)
+		}
+	}
+	if len(widths) > MaxGroups {
+		return nil, fmt.Errorf("%w: %d groups, at most %d", ErrLayout, len(widths), MaxGroups)
+	}
+	if start != k {
+		return nil, fmt.Errorf("%w: widths %v sum to %d, want K = %d", ErrLayout, widths, start, k)
+	}
+	return l, nil
+}
+
+// M returns the number of groups.
+func (l *Layout) M() int { return len(l.Widths) }
+
+// Value returns the merged value y_i of group i of fingerprint fp.
+func (l *Layout) Value(fp []uint64, i int) uint32 {
+	return l.Offset[i] + bitvec.Bits(fp, l.Starts[i], l.Widths[i])
+}
+
+// Values appends the m merged values of fp to dst.
+func (l *Layout) Values(dst []uint32, fp []uint64) []uint32 {
+	for i := range l.Widths {
+		dst = append(dst, l.Value(fp, i))
+	}
+	return dst
+}
+
+// Group returns the group that merged value y falls in, or -1.
+func (l *Layout) Group(y uint32) int {
+	lo, hi := 0, len(l.Offset)
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if l.Offset[mid] <= y {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	g := lo - 1
+	if g < 0 || uint64(y) >= uint64(l.Offset[g])+1<<l.Widths[g] {
+		return -1
+	}
+	return g
+}
+
+// Radius returns the Hamming radius of threshold r for k-bit fingerprints:
+// the largest h with Similarity(k, h) ≥ r, or -1 when there is none. It is
+// ⌊k(1−r)/2⌋ (ALGORITHM.md eq. 10) computed so that it agrees exactly with
+// the floating-point test Similarity(k, h) >= r used by the linear scan.
+func Radius(k int, r float64) int {
+	h := int(math.Floor(float64(k)*(1-r)/2)) + 1
+	if h > k {
+		h = k
+	}
+	for h >= 0 && Similarity(k, h) < r {
+		h--
+	}
+	return h
+}
+
+// Similarity returns the estimated resemblance 1 − 2h/k of two k-bit
+// fingerprints at Hamming distance h.
+func Similarity(k, h int) float64 { return 1 - 2*float64(h)/float64(k) }
