@@ -1,0 +1,26 @@
+// Package posting encodes the values of fpdb's posting keys and provides the
+// named Pebble merge operator that combines them. A posting value is a set of
+// uint32 document ids stored as a roaring bitmap; writers never
+// read-modify-write it but Merge operands into Pebble. Each operand, and each
+// partially merged value, is an Op meaning x → (x \ Remove) ∪ Add with Add
+// and Remove disjoint; ops compose associatively, so Pebble may merge them in
+// any grouping, and a merge that includes the oldest operand drops Remove and
+// leaves the plain id set. Queries read merged values with ForEach, which
+// walks the serialized roaring bitmap in place without allocating.
+//
+// # Encoding
+//
+// One tag byte (1), the uvarint length of Add's serialization, Add's
+// serialization, then Remove's serialization up to the end of the value. Both
+// use roaring's portable format; an empty set is encoded as zero bytes, so
+// the value of an empty op is two bytes. The full format is described in
+// docs/format.md.
+//
+// # Caveats
+//
+// Values read from Pebble are only valid until the iterator moves or the
+// closer is closed: IDs and Decode copy, ForEach does not retain anything
+// after it returns. Every decoder validates its input completely (lengths,
+// key and value order, container cardinalities) and returns an error wrapping
+// ErrCorrupt rather than panicking.
+package posting
