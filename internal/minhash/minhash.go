@@ -1,0 +1,158 @@
+package minhash
+
+import (
+	"fmt"
+	"math/bits"
+)
+
+// MaxK is the largest fingerprint size New accepts.
+const MaxK = 1 << 16
+
+// Sketcher builds the k-bit one-permutation min-hash fingerprint of a set of
+// 64-bit hashes. It is reusable (call Reset between sets) but not safe for
+// concurrent use.
+type Sketcher struct {
+	k      int
+	seed   uint64 // element re-mix seed
+	probe  uint64 // densification probe seed
+	out    uint64 // output-bit seed
+	min    []uint64
+	filled []uint64 // bit i set when bin i holds an element
+	n      int      // non-empty bins
+}
+
+// New returns a Sketcher for k-bit fingerprints whose bits depend on seed.
+// k must be a positive multiple of 64, at most MaxK.
+func New(k int, seed uint64) (*Sketcher, error) {
+	if k <= 0 || k%64 != 0 || k > MaxK {
+		return nil, fmt.Errorf("minhash: k = %d is not a positive multiple of 64 up to %d", k, MaxK)
+	}
+	s := &Sketcher{
+		k:      k,
+		min:    make([]uint64, k),
+		filled: make([]uint64, k/64),
+	}
+	s.seed = splitmix(&seed)
+	s.probe = splitmix(&seed)
+	s.out = splitmix(&seed)
+	return s, nil
+}
+
+// K returns the number of bits of the fingerprint.
+func (s *Sketcher) K() int { return s.k }
+
+// Reset empties the set.
+func (s *Sketcher) Reset() {
+	clear(s.filled)
+	s.n = 0
+}
+
+// Add adds one element (a shingle hash) to the set. Adding an element twice
+// has no further effect.
+func (s *Sketcher) Add(h uint64) {
+	v := mix(h ^ s.seed)
+	bin, _ := bits.Mul64(v, uint64(s.k))
+	w, b := bin>>6, uint64(1)<<(bin&63)
+	switch {
+	case s.filled[w]&b == 0:
+		s.filled[w] |= b
+		s.min[bin] = v
+		s.n++
+	case v < s.min[bin]:
+		s.min[bin] = v
+	}
+}
+
+// Empty reports whether no element was added since the last Reset.
+func (s *Sketcher) Empty() bool { return s.n == 0 }
+
+// Fingerprint writes the k-bit fingerprint of the set into dst, which must
+// hold k/64 words (extra words are left alone): bit j is bit j%64 of
+// dst[j/64]. The fingerprint of the empty set is all zeros. Fingerprint does
+// not change the set. If dst is too short, only the bits that fit are
+// written.
+func (s *Sketcher) Fingerprint(dst []uint64) {
+	words := min(len(dst), s.k/64)
+	clear(dst[:words])
+	if s.n == 0 {
+		return
+	}
+	only := -1 // with a single non-empty bin, every bin copies it
+	if s.n == 1 {
+		only = s.nextFilled(0)
+	}
+	for i := 0; i < words*64; i++ {
+		v := s.min[i]
+		if s.filled[i>>6]&(1<<(i&63)) == 0 {
+			j := only
+			if j < 0 {
+				j = s.densify(i)
+			}
+			v = s.min[j]
+		}
+		dst[i>>6] |= (mix(v^s.out+uint64(i)*phi) >> 63) << (i & 63)
+	}
+}
+
+// maxProbes bounds the random probes of densify, per bin of the sketch,
+// before it falls back to a scan; with at least one non-empty bin the
+// fallback runs with probability below (1−1/k)^(64k) < e^−64.
+const maxProbes = 64
+
+// densify returns the non-empty bin that empty bin i copies its minimum
+// from: the first non-empty bin of a pseudo-random probe sequence that
+// depends only on the seed and i. Each 64-bit output of a SplitMix64 stream
+// seeded with (seed, i) yields four probes, one per 16-bit chunk c, at bin
+// ⌊c·k/2^16⌋. (For k not a power of two the probes are very slightly
+// non-uniform; that does not bias the estimator, which only needs A and B to
+// use the same sequence.) It requires s.n > 0.
+func (s *Sketcher) densify(i int) int {
+	k := uint64(s.k)
+	x := s.probe ^ uint64(i)*psi
+	for probes := 0; probes < maxProbes*s.k; probes += 4 {
+		x += phi
+		r := mix(x)
+		for c := 0; c < 4; c++ {
+			j := (r & 0xffff) * k >> 16
+			if s.filled[j>>6]&(1<<(j&63)) != 0 {
+				return int(j)
+			}
+			r >>= 16
+		}
+	}
+	return s.nextFilled(i)
+}
+
+// nextFilled returns the first non-empty bin after bin i, cyclically (bin i
+// itself last). It requires s.n > 0.
+func (s *Sketcher) nextFilled(i int) int {
+	for d := 1; d <= s.k; d++ {
+		j := (i + d) % s.k
+		if s.filled[j>>6]&(1<<(j&63)) != 0 {
+			return j
+		}
+	}
+	return i // unreachable while s.n > 0
+}
+
+const (
+	phi = 0x9e3779b97f4a7c15 // 2^64 / golden ratio, odd
+	psi = 0xc2b2ae3d27d4eb4f
+)
+
+// mix is the SplitMix64 finalizer, a bijection on uint64 with full
+// avalanche.
+func mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}
+
+// splitmix advances the SplitMix64 state *x and returns its next output.
+func splitmix(x *uint64) uint64 {
+	*x += phi
+	return mix(*x)
+}
