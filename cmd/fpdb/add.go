@@ -1,0 +1,337 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"text/tabwriter"
+	"time"
+
+	"github.com/fpdb/fpdb/db"
+	"github.com/spf13/cobra"
+)
+
+// addOptions are the flags and arguments of "fpdb add".
+type addOptions struct {
+	*globalOptions
+	id        string
+	threshold float64
+	reject    bool
+	json      bool
+	source    string
+	paths     []string
+}
+
+// addInput is one document to add.
+type addInput struct {
+	path string // the file, or "-" for standard input
+	id   string
+	err  error // why path cannot be read, found while collecting
+}
+
+// jsonAddSummary is the JSON summary printed by add for each document.
+type jsonAddSummary struct {
+	Query    string `json:"query"`
+	Stored   bool   `json:"stored"`
+	Replaced bool   `json:"replaced"`
+	Matches  int    `json:"matches"`
+}
+
+func newAddCommand(g *globalOptions) *cobra.Command {
+	o := &addOptions{globalOptions: g}
+	cmd := &cobra.Command{
+		Use:   "add [flags] PATH...|-",
+		Short: "Store documents and report their near duplicates",
+		Long: `Add fingerprints each document, reports the stored documents whose estimated
+resemblance to it is at least --threshold, then stores it (unless --reject is
+given and near duplicates were found). The check and the store are atomic.
+The database is created if it does not exist.
+
+A PATH is a file, a directory (its regular files are added, recursively, in
+sorted order) or "-" for standard input, which requires --id. A document's id
+is, by default, its path as given, cleaned and with forward slashes; adding an
+id that is already stored replaces that document.
+
+An input that cannot be added (missing or unreadable, binary or not UTF-8,
+without any word) is reported on standard error as "fpdb: add PATH: ERROR"
+and the other inputs are still added.
+
+Output: for each document with near duplicates, a line "ID: N near
+duplicates" followed by one line per match (closest first), then "ID: stored"
+or "ID: rejected". With --json, one JSON object per line instead: for each
+match
+
+  {"query": "ID", "id": "MATCH-ID", "similarity": 0.906, "hamming": 24, "exact": false}
+
+("query" is the added document's id, "exact" reports identical normalized
+text) and, after its matches, one summary per document
+
+  {"query": "ID", "stored": true, "replaced": false, "matches": 2}
+
+When standard error is a terminal and more than one file is added, a
+progress line is shown there.
+
+Exit status:
+  0  every document was stored and no near duplicate was found
+  1  near duplicates were found for at least one document
+  2  an error: an input failed, bad flags, a database problem (wins over 1)`,
+		Example: `  fpdb add a.txt b.txt
+  fpdb add --threshold 0.9 corpus/
+  fpdb add --reject --json new.txt
+  curl -s https://example.com/x.txt | fpdb add --id example-x --source https://example.com/x.txt -`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErrorf("add: no PATH given (use - for standard input)")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.paths = args
+			return o.run(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.id, "id", "", "document `ID` (only with a single file or -; default: the path)")
+	f.Float64Var(&o.threshold, "threshold", defaultThreshold, "minimum resemblance `R` of a near duplicate, in (0, 1]")
+	f.BoolVar(&o.reject, "reject", false, "do not store a document that has near duplicates")
+	f.BoolVar(&o.json, "json", false, "print JSON lines")
+	f.StringVar(&o.source, "source", "", "`SOURCE` recorded with the documents (default: the path)")
+	return cmd
+}
+
+// validate checks the flags against the arguments.
+func (o *addOptions) validate() error {
+	if err := checkThreshold(o.threshold); err != nil {
+		return err
+	}
+	stdin := 0
+	for _, p := range o.paths {
+		if p == "-" {
+			stdin++
+		}
+	}
+	if stdin > 1 {
+		return usageErrorf("add: - (standard input) given more than once")
+	}
+	if stdin == 1 && o.id == "" {
+		return usageErrorf("add: --id is required to add standard input (-)")
+	}
+	if o.id != "" {
+		if len(o.paths) != 1 {
+			return usageErrorf("add: --id %q needs a single file or -, got %d paths", o.id, len(o.paths))
+		}
+		if p := o.paths[0]; p != "-" {
+			if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+				return usageErrorf("add: --id %q needs a single file or -, but %s is a directory", o.id, p)
+			}
+		}
+	}
+	return nil
+}
+
+// addReport tracks the outcome of an add run.
+type addReport struct {
+	stderr   io.Writer
+	progress *progress
+	// ttyOut: standard output is the terminal that shows the progress
+	// line, which must be hidden while a result is printed.
+	ttyOut bool
+	inputs int // inputs seen, including the failed ones
+	failed int // inputs that could not be added
+	dups   int // documents with near duplicates
+	added  int // documents handled (stored or rejected)
+}
+
+// fail reports a bad input; id is its document id, if known.
+func (r *addReport) fail(path, id string, err error) {
+	r.failed++
+	r.progress.hide()
+	defer r.progress.show()
+	err = newOpError("add "+path, pathError(err, path), fmt.Sprintf("add %q", id), "add")
+	fmt.Fprintf(r.stderr, "fpdb: %s\n", errorText(err))
+}
+
+func (o *addOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) (err error) {
+	if err := o.validate(); err != nil {
+		return err
+	}
+	rep := &addReport{stderr: stderr}
+	inputs := o.collect()
+	if len(inputs) == 0 {
+		return failure(errors.New("add: no files to add"))
+	}
+	if !slices.ContainsFunc(inputs, func(in addInput) bool { return in.err == nil }) {
+		// Nothing readable: report, and do not create a database.
+		for _, in := range inputs {
+			rep.fail(in.path, "", in.err)
+		}
+		return failure(fmt.Errorf("add: %d of %d inputs failed", len(inputs), len(inputs)))
+	}
+
+	d, err := openDB(o.dbDir, openCreate)
+	if err != nil {
+		return failure(err)
+	}
+	defer closeDB(d, &err)
+
+	if len(inputs) > 1 && isTerminal(stderr) {
+		rep.progress = newProgress(stderr, time.Now)
+		rep.ttyOut = isTerminal(stdout)
+	}
+	defer rep.progress.clear()
+
+	var enc jsonEncoder
+	if o.json {
+		enc = newJSONEncoder(stdout)
+	}
+	for _, in := range inputs {
+		if ctx.Err() != nil {
+			break
+		}
+		rep.inputs++
+		if in.err != nil {
+			rep.fail(in.path, "", in.err)
+			continue
+		}
+		fatal, err := o.addOne(ctx, d, in, stdin, stdout, enc, rep)
+		if fatal {
+			rep.progress.clear()
+			return failure(err)
+		}
+		rep.progress.update(rep.added)
+	}
+	rep.progress.clear()
+	if ctx.Err() != nil {
+		return failure(fmt.Errorf("add: interrupted: %d of %d inputs done", rep.added+rep.failed, len(inputs)))
+	}
+	switch {
+	case rep.failed > 0:
+		return failure(fmt.Errorf("add: %d of %d inputs failed", rep.failed, rep.inputs))
+	case rep.dups > 0:
+		return &exitError{code: exitDuplicates}
+	}
+	return nil
+}
+
+// collect expands the PATH arguments into the documents to add, in order.
+// A path that cannot be read is kept with its error, to be reported in turn.
+func (o *addOptions) collect() []addInput {
+	var inputs []addInput
+	add := func(path string) {
+		id := o.id
+		if id == "" {
+			id = filepath.ToSlash(filepath.Clean(path))
+		}
+		inputs = append(inputs, addInput{path: path, id: id})
+	}
+	for _, p := range o.paths {
+		if p == "-" {
+			add(p)
+			continue
+		}
+		fi, err := os.Stat(p)
+		if err != nil {
+			inputs = append(inputs, addInput{path: p, err: err})
+			continue
+		}
+		if !fi.IsDir() {
+			add(p)
+			continue
+		}
+		// WalkDir visits the entries of each directory in lexical order.
+		_ = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				inputs = append(inputs, addInput{path: path, err: err})
+				return nil
+			}
+			if d.Type().IsRegular() {
+				add(path)
+			}
+			return nil
+		})
+	}
+	return inputs
+}
+
+// isFatal reports whether an error of one document means that the others
+// cannot be added either.
+func isFatal(err error) bool {
+	return errors.Is(err, db.ErrClosed) || errors.Is(err, db.ErrReadOnly) ||
+		errors.Is(err, db.ErrIDSpaceExhausted) || errors.Is(err, db.ErrCorrupt)
+}
+
+// addOne adds one document and prints its outcome. It returns fatal = true
+// with the error when the run must stop; other errors are reported on rep.
+func (o *addOptions) addOne(ctx context.Context, d *db.DB, in addInput, stdin io.Reader, stdout io.Writer, enc jsonEncoder, rep *addReport) (fatal bool, err error) {
+	r := stdin
+	source := o.source
+	if in.path != "-" {
+		f, err := os.Open(in.path)
+		if err != nil {
+			rep.fail(in.path, in.id, err)
+			return false, nil
+		}
+		defer f.Close()
+		r = f
+		if source == "" {
+			source = in.path
+		}
+	}
+	res, err := d.AddReader(ctx, in.id, r, &db.AddOptions{
+		Threshold: o.threshold,
+		Reject:    o.reject,
+		Source:    source,
+	})
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return false, nil // interrupted: the caller stops
+	case err != nil && isFatal(err):
+		return true, newOpError("add "+in.path, err, fmt.Sprintf("add %q", in.id), "add")
+	case err != nil:
+		rep.fail(in.path, in.id, err)
+		return false, nil
+	}
+	rep.added++
+	if len(res.Matches) > 0 {
+		rep.dups++
+	}
+	if rep.ttyOut {
+		rep.progress.hide()
+		defer rep.progress.show()
+	}
+	if enc != nil {
+		for _, m := range res.Matches {
+			if err := enc.Encode(newJSONMatch(in.id, m)); err != nil {
+				return true, err
+			}
+		}
+		err := enc.Encode(jsonAddSummary{Query: in.id, Stored: res.Stored, Replaced: res.Replaced, Matches: len(res.Matches)})
+		return err != nil, err
+	}
+	if n := len(res.Matches); n > 0 {
+		noun := "near duplicates"
+		if n == 1 {
+			noun = "near duplicate"
+		}
+		fmt.Fprintf(stdout, "%s: %d %s\n", in.id, n, noun)
+		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+		for _, m := range res.Matches {
+			fmt.Fprintf(tw, "  %s\n", formatMatch(m))
+		}
+		tw.Flush()
+	}
+	status := "stored"
+	switch {
+	case !res.Stored:
+		status = "rejected"
+	case res.Replaced:
+		status = "stored (replaced the previous version)"
+	}
+	_, err = fmt.Fprintf(stdout, "%s: %s\n", in.id, status)
+	return err != nil, err
+}

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/fpdb/fpdb/db"
+)
+
+// defaultThreshold is the default minimum resemblance of add and query.
+const defaultThreshold = 0.7
+
+// openMode says how a command opens the database.
+type openMode int
+
+const (
+	// openCreate opens the database for writing, creating it if needed.
+	openCreate openMode = iota
+	// openExisting opens an existing database for writing.
+	openExisting
+	// openReadOnly opens an existing database for reading.
+	openReadOnly
+)
+
+// openDB opens the database in dir. Unless mode is openCreate, a missing
+// directory is an error and is never created.
+func openDB(dir string, mode openMode) (*db.DB, error) {
+	opts := &db.Options{}
+	switch mode {
+	case openExisting:
+		opts.ErrorIfNotExist = true
+	case openReadOnly:
+		opts.ErrorIfNotExist = true
+		opts.ReadOnly = true
+	}
+	if mode != openCreate {
+		// Belt and braces: never let a read of a mistyped path leave an
+		// empty directory behind.
+		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w: %s", db.ErrNotExist, dir)
+		}
+	}
+	// The db package's errors name the directory already.
+	return db.Open(dir, opts)
+}
+
+// closeDB closes d and, when *errp is nil and Close fails, sets *errp to a
+// failure. Use it deferred.
+func closeDB(d *db.DB, errp *error) {
+	if err := d.Close(); err != nil && *errp == nil {
+		*errp = failure(fmt.Errorf("close database: %w", err))
+	}
+}
+
+// checkThreshold validates the value of a --threshold flag.
+func checkThreshold(r float64) error {
+	if !(r > 0 && r <= 1) {
+		return usageErrorf("invalid --threshold %s: must be in (0, 1]", strconv.FormatFloat(r, 'g', -1, 64))
+	}
+	return nil
+}
+
+// newJSONEncoder returns an encoder writing one JSON value per line to w.
+func newJSONEncoder(w io.Writer) *json.Encoder {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc
+}
+
+// jsonMatch is the JSON form of a match, printed by add and query.
+type jsonMatch struct {
+	Query      string  `json:"query"`
+	ID         string  `json:"id"`
+	Similarity float64 `json:"similarity"`
+	Hamming    int     `json:"hamming"`
+	Exact      bool    `json:"exact"`
+}
+
+// newJSONMatch returns the JSON form of m found for query.
+func newJSONMatch(query string, m db.Match) jsonMatch {
+	return jsonMatch{Query: query, ID: m.ID, Similarity: m.Similarity, Hamming: m.Hamming, Exact: m.Exact}
+}
+
+// formatMatch returns the tab-separated text form of m, for a tabwriter.
+func formatMatch(m db.Match) string {
+	s := fmt.Sprintf("%s\tsimilarity %.3f\thamming %d", m.ID, m.Similarity, m.Hamming)
+	if m.Exact {
+		s += "\texact"
+	}
+	return s
+}
+
+// pathError strips the *fs.PathError wrapping of err when it names path, so
+// that "add PATH: open PATH: no such file" reads "add PATH: no such file".
+func pathError(err error, path string) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == path {
+		return pe.Err
+	}
+	return err
+}
+
+// jsonEncoder writes JSON values; a *json.Encoder.
+type jsonEncoder interface {
+	Encode(v any) error
+}
+
+// opError is an error of one operation, printed as "OP: CAUSE". It wraps the
+// cause, so errors.Is still sees the db package's sentinels.
+type opError struct {
+	op    string
+	cause error
+	text  string // the cause's message, without a context the op repeats
+}
+
+func (e *opError) Error() string { return e.op + ": " + e.text }
+
+func (e *opError) Unwrap() error { return e.cause }
+
+// newOpError returns err in the context op. The db package's errors carry
+// their own context ("get \"x\": …", "query: …"); dbOps lists the prefixes
+// that op makes redundant, which are dropped from the message.
+func newOpError(op string, err error, dbOps ...string) error {
+	text := errorText(err)
+	for _, p := range dbOps {
+		text = strings.TrimPrefix(text, p+": ")
+	}
+	return &opError{op: op, cause: err, text: text}
+}

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes of the fpdb command.
+const (
+	// exitOK means success: for "fpdb add", every document was stored and
+	// no near duplicate was found.
+	exitOK = 0
+	// exitDuplicates means that "fpdb add" found near duplicates of at
+	// least one document (and no error happened).
+	exitDuplicates = 1
+	// exitFailure means an error: bad flags or arguments, an input that could
+	// not be read or fingerprinted, a database problem. It wins over
+	// exitDuplicates.
+	exitFailure = 2
+)
+
+// envDB is the environment variable giving the default database directory.
+const envDB = "FPDB_DB"
+
+// defaultDBDir is the database directory used when neither --db nor $FPDB_DB
+// is given.
+const defaultDBDir = "./fpdb-data"
+
+// globalOptions are the persistent flags of the root command, shared by every
+// subcommand.
+type globalOptions struct {
+	// dbDir is the database directory (--db).
+	dbDir string
+}
+
+// NewRootCommand returns the fpdb root command with every subcommand. It
+// reads $FPDB_DB for the default of --db. Its input and outputs are set with
+// SetIn, SetOut and SetErr.
+func NewRootCommand() *cobra.Command {
+	g := &globalOptions{}
+	root := &cobra.Command{
+		Use:   "fpdb",
+		Short: "fpdb finds near-duplicate text documents",
+		Long: `fpdb stores min-hash fingerprints of text documents in a database and finds
+the stored documents that are near duplicates of a new one (estimated
+resemblance of their 4-word shingle sets at or above a threshold).
+
+The database is the directory given by --db, by default $` + envDB + ` if it is
+set, else ` + defaultDBDir + `. "fpdb add" creates it; the other commands
+require it to exist.`,
+		Example: `  fpdb add docs/                          # add every file under docs/
+  fpdb add --reject --threshold 0.8 new.txt # store new.txt unless it has near duplicates
+  cat page.txt | fpdb add --id page-17 -    # add standard input
+  fpdb query --threshold 0.9 draft.txt      # list near duplicates, store nothing
+  fpdb get docs/a.txt                       # show a stored document
+  fpdb delete docs/a.txt docs/b.txt
+  fpdb --db /var/lib/fpdb stats`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	def := defaultDBDir
+	if v, ok := os.LookupEnv(envDB); ok && v != "" {
+		def = v
+	}
+	root.PersistentFlags().StringVar(&g.dbDir, "db", def,
+		"database `DIR` (default $"+envDB+" if set, else "+defaultDBDir+")")
+	// Show the flag's default through the usage string only, so that help
+	// output does not depend on the environment twice.
+	root.PersistentFlags().Lookup("db").DefValue = ""
+
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return usageError(err)
+	})
+	root.AddCommand(
+		newAddCommand(g),
+		newQueryCommand(g),
+		newGetCommand(g),
+		newDeleteCommand(g),
+		newStatsCommand(g),
+		newVersionCommand(),
+	)
+	return root
+}
+
+// run executes fpdb with the given arguments (without the program name) and
+// streams, and returns the exit code. It installs the Ctrl-C handler: the
+// first interrupt cancels the context of the command (a long add stops
+// between documents and closes the database); a second one kills the process.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop() // restore the default behaviour for a second Ctrl-C
+	}()
+
+	root := NewRootCommand()
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if !errors.As(err, &ee) {
+		// Cobra's own errors (unknown command or flag, bad flag value,
+		// wrong number of arguments) are usage errors.
+		ee = usageError(err)
+	}
+	if ee.err != nil {
+		fmt.Fprintf(stderr, "fpdb: %s\n", errorText(ee.err))
+		if ee.usage && cmd != nil {
+			fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
+		}
+	}
+	return ee.code
+}
+
+// exitError is the error returned by the commands: it carries the exit code
+// and the error to print, if any (nil when the command already reported its
+// problems).
+type exitError struct {
+	code  int
+	err   error
+	usage bool // a usage error: print a hint to --help
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageError returns an exitError for a bad command line.
+func usageError(err error) *exitError {
+	return &exitError{code: exitFailure, err: err, usage: true}
+}
+
+// usageErrorf returns an exitError for a bad command line.
+func usageErrorf(format string, args ...any) *exitError {
+	return usageError(fmt.Errorf(format, args...))
+}
+
+// failure returns an exitError with code exitFailure for err.
+func failure(err error) *exitError {
+	return &exitError{code: exitFailure, err: err}
+}
+
+// errorText returns the message of err without the "fpdb: " prefixes of the
+// db package's errors, since fpdb prints its own prefix once.
+func errorText(err error) string {
+	return strings.ReplaceAll(err.Error(), "fpdb: ", "")
+}

@@ -1,0 +1,496 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// result is the outcome of one fpdb run.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// runFPDB runs fpdb in-process with stdin as standard input.
+func runFPDB(t *testing.T, stdin string, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(args, strings.NewReader(stdin), &out, &errb)
+	return result{code, out.String(), errb.String()}
+}
+
+// mustCode fails the test unless r exited with code.
+func (r result) mustCode(t *testing.T, code int) result {
+	t.Helper()
+	if r.code != code {
+		t.Fatalf("exit code %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, code, r.stdout, r.stderr)
+	}
+	return r
+}
+
+// jsonLines decodes each line of s as a JSON object.
+func jsonLines(t *testing.T, s string) []map[string]any {
+	t.Helper()
+	var objs []map[string]any
+	dec := json.NewDecoder(strings.NewReader(s))
+	for {
+		var m map[string]any
+		if err := dec.Decode(&m); errors.Is(err, io.EOF) {
+			return objs
+		} else if err != nil {
+			t.Fatalf("bad JSON output: %v\n%s", err, s)
+		}
+		objs = append(objs, m)
+	}
+}
+
+const (
+	corpus = "testdata/corpus/"
+	bad    = "testdata/bad/"
+)
+
+// dbDir returns a fresh database directory path (not created).
+func dbDir(t *testing.T) string {
+	return filepath.Join(t.TempDir(), "db")
+}
+
+func TestThresholdValidation(t *testing.T) {
+	for _, cmd := range []string{"add", "query"} {
+		for _, v := range []string{"0", "1.5", "-1", "abc", "NaN", "-0.5"} {
+			t.Run(cmd+"/"+v, func(t *testing.T) {
+				dir := dbDir(t)
+				r := runFPDB(t, "", "--db", dir, cmd, "--threshold", v, corpus+"bees.txt").mustCode(t, exitFailure)
+				if !strings.Contains(r.stderr, v) || !strings.Contains(r.stderr, "threshold") {
+					t.Errorf("message does not name --threshold %s:\n%s", v, r.stderr)
+				}
+				if !strings.HasPrefix(r.stderr, "fpdb: ") {
+					t.Errorf("stderr does not start with \"fpdb: \":\n%s", r.stderr)
+				}
+				if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("a bad flag created the database directory (stat: %v)", err)
+				}
+			})
+		}
+	}
+	// The boundary 1 is valid.
+	dir := dbDir(t)
+	runFPDB(t, "", "--db", dir, "add", "--threshold", "1", corpus+"bees.txt").mustCode(t, exitOK)
+	runFPDB(t, "", "--db", dir, "query", "--threshold=1", corpus+"bees.txt").mustCode(t, exitOK)
+}
+
+func TestUsageErrors(t *testing.T) {
+	dir := dbDir(t)
+	for name, args := range map[string][]string{
+		"unknown command":  {"frobnicate"},
+		"unknown flag":     {"add", "--frob", corpus + "bees.txt"},
+		"add no args":      {"add"},
+		"id two files":     {"add", "--id", "x", corpus + "bees.txt", corpus + "bread.txt"},
+		"id directory":     {"add", "--id", "x", corpus},
+		"stdin without id": {"add", "-"},
+		"stdin twice":      {"add", "--id", "x", "-", "-"},
+		"query no args":    {"query"},
+		"query two args":   {"query", corpus + "bees.txt", corpus + "bread.txt"},
+		"query bad plan":   {"query", "--plan", "fast", corpus + "bees.txt"},
+		"query tau scan":   {"query", "--plan", "scan", "--tau", "1", corpus + "bees.txt"},
+		"query probe":      {"query", "--plan", "probe", corpus + "bees.txt"},
+		"query limit":      {"query", "--limit", "-3", corpus + "bees.txt"},
+		"get no args":      {"get"},
+		"delete no args":   {"delete"},
+		"stats arg":        {"stats", "x"},
+		"version arg":      {"version", "x"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := runFPDB(t, "", append([]string{"--db", dir}, args...)...).mustCode(t, exitFailure)
+			if !strings.HasPrefix(r.stderr, "fpdb: ") || !strings.Contains(r.stderr, "--help") {
+				t.Errorf("stderr lacks the error or the hint:\n%s", r.stderr)
+			}
+			if strings.Count(r.stderr, "fpdb: ") != 1 {
+				t.Errorf("error printed more than once:\n%s", r.stderr)
+			}
+		})
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a usage error created the database directory (stat: %v)", err)
+	}
+}
+
+func TestIDMisuseMessages(t *testing.T) {
+	r := runFPDB(t, "", "--db", dbDir(t), "add", "--id", "x", corpus+"bees.txt", corpus+"bread.txt").mustCode(t, exitFailure)
+	if !strings.Contains(r.stderr, "--id") {
+		t.Errorf("stderr does not mention --id:\n%s", r.stderr)
+	}
+	r = runFPDB(t, "", "--db", dbDir(t), "add", "-").mustCode(t, exitFailure)
+	if !strings.Contains(r.stderr, "--id is required") {
+		t.Errorf("stderr does not say --id is required:\n%s", r.stderr)
+	}
+}
+
+func TestHelpAndVersion(t *testing.T) {
+	r := runFPDB(t, "", "--help").mustCode(t, exitOK)
+	for _, want := range []string{"add", "query", "get", "delete", "stats", "version", "Examples:", "--db"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("fpdb --help lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	r = runFPDB(t, "", "add", "--help").mustCode(t, exitOK)
+	for _, want := range []string{"Exit status", `"stored": true`, `"similarity"`, "--reject"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("fpdb add --help lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	r = runFPDB(t, "", "version").mustCode(t, exitOK)
+	if !strings.Contains(r.stdout, "fpdb "+version) || !strings.Contains(r.stdout, "go1.") {
+		t.Errorf("version output:\n%s", r.stdout)
+	}
+}
+
+func TestAddQueryGetDeleteStats(t *testing.T) {
+	dir := dbDir(t)
+	db := func(args ...string) []string { return append([]string{"--db", dir}, args...) }
+
+	r := runFPDB(t, "", db("add", corpus+"bees.txt", corpus+"lighthouse.txt")...).mustCode(t, exitOK)
+	for _, want := range []string{"testdata/corpus/bees.txt: stored\n", "testdata/corpus/lighthouse.txt: stored\n"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("add output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+
+	// A near duplicate: exit 1, the original is listed, the copy is stored.
+	r = runFPDB(t, "", db("add", corpus+"bees-edited.txt")...).mustCode(t, exitDuplicates)
+	if !strings.Contains(r.stdout, "testdata/corpus/bees-edited.txt: 1 near duplicate\n") ||
+		!strings.Contains(r.stdout, "  testdata/corpus/bees.txt  similarity ") ||
+		!strings.HasSuffix(r.stdout, "testdata/corpus/bees-edited.txt: stored\n") {
+		t.Errorf("add output:\n%s", r.stdout)
+	}
+
+	// JSON output of add.
+	r = runFPDB(t, "", db("add", "--json", "--id", "bees-again", corpus+"bees.txt")...).mustCode(t, exitDuplicates)
+	objs := jsonLines(t, r.stdout)
+	if len(objs) != 3 {
+		t.Fatalf("want 2 matches and a summary, got:\n%s", r.stdout)
+	}
+	if objs[0]["query"] != "bees-again" || objs[0]["id"] != "testdata/corpus/bees.txt" || objs[0]["exact"] != true ||
+		objs[0]["hamming"] != 0.0 || objs[0]["similarity"] != 1.0 {
+		t.Errorf("first match: %v", objs[0])
+	}
+	if objs[1]["id"] != "testdata/corpus/bees-edited.txt" || objs[1]["exact"] != false {
+		t.Errorf("second match: %v", objs[1])
+	}
+	if s := objs[2]; s["query"] != "bees-again" || s["stored"] != true || s["replaced"] != false || s["matches"] != 2.0 {
+		t.Errorf("summary: %v", s)
+	}
+
+	// Query, text and JSON.
+	r = runFPDB(t, "", db("query", corpus+"bees.txt")...).mustCode(t, exitOK)
+	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "bees-again ") || !strings.HasSuffix(lines[0], "exact") ||
+		!strings.HasPrefix(lines[2], "testdata/corpus/bees-edited.txt") || strings.HasSuffix(lines[2], "exact") {
+		t.Errorf("query output:\n%s", r.stdout)
+	}
+	// Aligned columns.
+	if i, j := strings.Index(lines[0], "similarity"), strings.Index(lines[2], "similarity"); i != j {
+		t.Errorf("columns not aligned:\n%s", r.stdout)
+	}
+	r = runFPDB(t, "", db("query", "--json", "--limit", "1", "--explain", corpus+"bees-edited.txt")...).mustCode(t, exitOK)
+	objs = jsonLines(t, r.stdout)
+	if len(objs) != 2 || objs[0]["query"] != corpus+"bees-edited.txt" || objs[0]["id"] != "testdata/corpus/bees-edited.txt" {
+		t.Fatalf("query --json --limit 1 --explain:\n%s", r.stdout)
+	}
+	ex, ok := objs[1]["explain"].(map[string]any)
+	if !ok || ex["plan"] == "" || ex["radius"] == nil || ex["verified"] == nil {
+		t.Errorf("explain object: %v", objs[1])
+	}
+	for _, plan := range [][]string{{"--plan", "scan"}, {"--plan", "auto"}, {"--plan", "probe", "--tau", "2"}, {"--tau", "3"}} {
+		args := append(append([]string{"query"}, plan...), "--explain", corpus+"bees.txt")
+		r = runFPDB(t, "", db(args...)...).mustCode(t, exitOK)
+		if strings.Count(r.stdout, "\n") != 3 || !strings.Contains(r.stderr, "plan") || !strings.Contains(r.stderr, "candidates") {
+			t.Errorf("query %v:\nstdout:\n%s\nstderr:\n%s", plan, r.stdout, r.stderr)
+		}
+	}
+	// A probe radius that cannot be exact at the threshold is refused.
+	runFPDB(t, "", db("query", "--plan", "probe", "--tau", "0", corpus+"bees.txt")...).mustCode(t, exitFailure)
+	// No match: empty output, exit 0.
+	r = runFPDB(t, "", db("query", corpus+"railway.txt")...).mustCode(t, exitOK)
+	if r.stdout != "" {
+		t.Errorf("query with no match printed:\n%s", r.stdout)
+	}
+
+	// Get.
+	r = runFPDB(t, "", db("get", "--json", "testdata/corpus/bees.txt")...).mustCode(t, exitOK)
+	var doc jsonDoc
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(corpus + "bees.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.ID != "testdata/corpus/bees.txt" || doc.Source != corpus+"bees.txt" || doc.Size != fi.Size() ||
+		doc.Words < 250 || len(doc.ContentHash) != 32 || len(doc.Fingerprint) != 512/4 {
+		t.Errorf("get --json: %+v", doc)
+	}
+	if added, err := time.Parse(time.RFC3339, doc.Added); err != nil || time.Since(added) > time.Hour {
+		t.Errorf("added = %q (%v)", doc.Added, err)
+	}
+	r = runFPDB(t, "", db("get", "testdata/corpus/bees.txt")...).mustCode(t, exitOK)
+	for _, want := range []string{"fingerprint   " + doc.Fingerprint, "content hash  " + doc.ContentHash, "seq ", "words "} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("get output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	r = runFPDB(t, "", db("get", "nope")...).mustCode(t, exitFailure)
+	if r.stderr != "fpdb: get \"nope\": document not found\n" {
+		t.Errorf("get unknown: stderr %q", r.stderr)
+	}
+
+	// Stats.
+	r = runFPDB(t, "", db("stats", "--json")...).mustCode(t, exitOK)
+	var st jsonStats
+	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Docs != 4 || st.K != 512 || st.M != len(st.GroupWidths) || st.M == 0 || st.ShingleWidth == 0 || st.DiskBytes <= 0 {
+		t.Errorf("stats: %+v", st)
+	}
+	r = runFPDB(t, "", db("stats")...).mustCode(t, exitOK)
+	if !strings.Contains(r.stdout, "docs") || !strings.Contains(r.stdout, "group widths") {
+		t.Errorf("stats output:\n%s", r.stdout)
+	}
+
+	// Delete: the unknown id is reported, the known one deleted anyway.
+	r = runFPDB(t, "", db("delete", "nope", "bees-again")...).mustCode(t, exitFailure)
+	if r.stdout != "bees-again: deleted\n" || r.stderr != "fpdb: delete \"nope\": document not found\n" {
+		t.Errorf("delete: stdout %q stderr %q", r.stdout, r.stderr)
+	}
+	runFPDB(t, "", db("get", "bees-again")...).mustCode(t, exitFailure)
+	r = runFPDB(t, "", db("query", corpus+"bees.txt")...).mustCode(t, exitOK)
+	if strings.Contains(r.stdout, "bees-again") {
+		t.Errorf("deleted document still found:\n%s", r.stdout)
+	}
+	runFPDB(t, "", db("delete", "testdata/corpus/lighthouse.txt")...).mustCode(t, exitOK)
+}
+
+func TestAddReplace(t *testing.T) {
+	dir := dbDir(t)
+	runFPDB(t, "", "--db", dir, "add", "--id", "doc", corpus+"bees.txt").mustCode(t, exitOK)
+	// Same id, other text: replaced, and no near duplicate.
+	r := runFPDB(t, "", "--db", dir, "add", "--json", "--id", "doc", corpus+"coffee.txt").mustCode(t, exitOK)
+	objs := jsonLines(t, r.stdout)
+	if len(objs) != 1 || objs[0]["replaced"] != true || objs[0]["stored"] != true {
+		t.Errorf("replace: %s", r.stdout)
+	}
+}
+
+func TestAddStdin(t *testing.T) {
+	dir := dbDir(t)
+	text, err := os.ReadFile(corpus + "tides.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runFPDB(t, string(text), "--db", dir, "add", "--id", "tides-stdin", "-").mustCode(t, exitOK)
+	if r.stdout != "tides-stdin: stored\n" {
+		t.Errorf("stdout %q", r.stdout)
+	}
+	r = runFPDB(t, "", "--db", dir, "get", "--json", "tides-stdin").mustCode(t, exitOK)
+	var doc jsonDoc
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Source != "" || doc.Size != int64(len(text)) {
+		t.Errorf("stdin document: %+v", doc)
+	}
+	// --source is recorded; query from stdin.
+	runFPDB(t, string(text), "--db", dir, "add", "--id", "t2", "--source", "http://x/y", "-").mustCode(t, exitDuplicates)
+	r = runFPDB(t, "", "--db", dir, "get", "--json", "t2").mustCode(t, exitOK)
+	if !strings.Contains(r.stdout, `"source":"http://x/y"`) {
+		t.Errorf("get t2: %s", r.stdout)
+	}
+	r = runFPDB(t, string(text), "--db", dir, "query", "--json", "-").mustCode(t, exitOK)
+	objs := jsonLines(t, r.stdout)
+	if len(objs) != 2 || objs[0]["query"] != "-" || objs[0]["exact"] != true {
+		t.Errorf("query -: %s", r.stdout)
+	}
+}
+
+func TestAddReject(t *testing.T) {
+	dir := dbDir(t)
+	runFPDB(t, "", "--db", dir, "add", corpus+"bread.txt").mustCode(t, exitOK)
+	r := runFPDB(t, "", "--db", dir, "add", "--reject", corpus+"bread-edited.txt").mustCode(t, exitDuplicates)
+	if !strings.Contains(r.stdout, "testdata/corpus/bread.txt  similarity") || !strings.HasSuffix(r.stdout, "bread-edited.txt: rejected\n") {
+		t.Errorf("add --reject:\n%s", r.stdout)
+	}
+	runFPDB(t, "", "--db", dir, "get", "testdata/corpus/bread-edited.txt").mustCode(t, exitFailure)
+	// --reject stores a document without near duplicates.
+	runFPDB(t, "", "--db", dir, "add", "--reject", corpus+"coffee.txt").mustCode(t, exitOK)
+	runFPDB(t, "", "--db", dir, "get", "testdata/corpus/coffee.txt").mustCode(t, exitOK)
+}
+
+func TestAddBadInputs(t *testing.T) {
+	dir := dbDir(t)
+	r := runFPDB(t, "", "--db", dir, "add", corpus+"coffee.txt", bad, corpus+"missing.txt", corpus+"tides.txt").mustCode(t, exitFailure)
+	for _, p := range []string{"binary.bin", "latin1.txt", "empty.txt", "punct.txt", "missing.txt"} {
+		if !strings.Contains(r.stderr, "fpdb: add testdata/") || !strings.Contains(r.stderr, p+": ") {
+			t.Errorf("stderr does not report %s:\n%s", p, r.stderr)
+		}
+	}
+	if !strings.Contains(r.stderr, "5 of 7 inputs failed") {
+		t.Errorf("stderr lacks the summary:\n%s", r.stderr)
+	}
+	if strings.Count(r.stdout, ": stored\n") != 2 {
+		t.Errorf("stdout:\n%s", r.stdout)
+	}
+	r = runFPDB(t, "", "--db", dir, "stats", "--json").mustCode(t, exitOK)
+	var st jsonStats
+	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Docs != 2 {
+		t.Errorf("docs = %d, want 2", st.Docs)
+	}
+	// A bad input and near duplicates: 2 wins over 1.
+	runFPDB(t, "", "--db", dir, "add", corpus+"coffee.txt", bad+"empty.txt").mustCode(t, exitFailure)
+	// A bad query input.
+	r = runFPDB(t, "", "--db", dir, "query", bad+"binary.bin").mustCode(t, exitFailure)
+	if !strings.Contains(r.stderr, "binary.bin") {
+		t.Errorf("query of a binary file: %s", r.stderr)
+	}
+}
+
+func TestMissingDatabase(t *testing.T) {
+	dir := dbDir(t)
+	for _, args := range [][]string{
+		{"query", corpus + "bees.txt"},
+		{"get", "x"},
+		{"delete", "x"},
+		{"stats"},
+	} {
+		r := runFPDB(t, "", append([]string{"--db", dir}, args...)...).mustCode(t, exitFailure)
+		if !strings.Contains(r.stderr, "does not exist") || !strings.Contains(r.stderr, dir) {
+			t.Errorf("%v: stderr %q", args, r.stderr)
+		}
+		if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("%v created the database directory (stat: %v)", args, err)
+		}
+	}
+}
+
+func TestEnvDB(t *testing.T) {
+	dir := dbDir(t)
+	t.Setenv(envDB, dir)
+	runFPDB(t, "", "add", corpus+"chess.txt").mustCode(t, exitOK)
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("$%s not used: %v", envDB, err)
+	}
+	r := runFPDB(t, "", "stats", "--json").mustCode(t, exitOK)
+	if !strings.Contains(r.stdout, `"docs":1`) {
+		t.Errorf("stats: %s", r.stdout)
+	}
+	// --db wins over the environment.
+	other := dbDir(t)
+	runFPDB(t, "", "--db", other, "stats").mustCode(t, exitFailure)
+}
+
+func TestErrorText(t *testing.T) {
+	err := errors.New(`get "x": fpdb: document not found`)
+	if got := errorText(err); got != `get "x": document not found` {
+		t.Errorf("errorText = %q", got)
+	}
+}
+
+func TestProgress(t *testing.T) {
+	var buf bytes.Buffer
+	now := time.Unix(1000, 0)
+	clock := func() time.Time { return now }
+	p := newProgress(&buf, clock)
+	p.update(1)
+	if buf.Len() != 0 {
+		t.Fatalf("progress drawn before the interval: %q", buf.String())
+	}
+	now = now.Add(time.Second)
+	p.update(12345)
+	if got := buf.String(); got != "\r12345 docs, 12345 docs/s" {
+		t.Fatalf("progress line %q", got)
+	}
+	now = now.Add(progressInterval / 2)
+	p.update(12346)
+	if strings.Count(buf.String(), "\r") != 1 {
+		t.Fatalf("progress redrawn too soon: %q", buf.String())
+	}
+	now = now.Add(progressInterval)
+	buf.Reset()
+	p.update(20)
+	if got := buf.String(); !strings.HasPrefix(got, "\r20 docs, 15 docs/s") || len(got) != len("\r12345 docs, 12345 docs/s") {
+		t.Fatalf("shorter line not padded: %q", got)
+	}
+	buf.Reset()
+	p.hide()
+	blank := "\r" + strings.Repeat(" ", len("20 docs, 15 docs/s")) + "\r"
+	if got := buf.String(); got != blank {
+		t.Fatalf("hide wrote %q", got)
+	}
+	buf.Reset()
+	p.show()
+	if got := buf.String(); got != "\r20 docs, 15 docs/s" {
+		t.Fatalf("show wrote %q", got)
+	}
+	buf.Reset()
+	p.clear()
+	p.clear()
+	p.show()
+	var nilP *progress
+	nilP.update(3)
+	nilP.hide()
+	nilP.show()
+	nilP.clear()
+	if got := buf.String(); got != blank {
+		t.Fatalf("clear, clear, show wrote %q", got)
+	}
+	if isTerminal(&buf) {
+		t.Error("a buffer is not a terminal")
+	}
+}
+
+func TestAddOnlyMissing(t *testing.T) {
+	dir := dbDir(t)
+	r := runFPDB(t, "", "--db", dir, "add", corpus+"nope.txt", corpus+"nope2.txt").mustCode(t, exitFailure)
+	want := "fpdb: add testdata/corpus/nope.txt: no such file or directory\n" +
+		"fpdb: add testdata/corpus/nope2.txt: no such file or directory\n" +
+		"fpdb: add: 2 of 2 inputs failed\n"
+	if r.stderr != want {
+		t.Errorf("stderr:\n%s\nwant:\n%s", r.stderr, want)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the database was created (stat: %v)", err)
+	}
+	// An empty directory.
+	r = runFPDB(t, "", "--db", dir, "add", t.TempDir()).mustCode(t, exitFailure)
+	if !strings.Contains(r.stderr, "no files to add") {
+		t.Errorf("stderr: %q", r.stderr)
+	}
+}
+
+func TestAddErrorsInOrder(t *testing.T) {
+	r := runFPDB(t, "", "--db", dbDir(t), "add", bad+"empty.txt", corpus+"nope.txt", bad+"punct.txt", corpus+"coffee.txt").mustCode(t, exitFailure)
+	lines := strings.Split(r.stderr, "\n")
+	if len(lines) < 3 || !strings.Contains(lines[0], "empty.txt") || !strings.Contains(lines[1], "nope.txt") || !strings.Contains(lines[2], "punct.txt") {
+		t.Errorf("errors not in argument order:\n%s", r.stderr)
+	}
+}
+
+func TestIsTerminalDevNull(t *testing.T) {
+	f, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Skip(err)
+	}
+	defer f.Close()
+	if isTerminal(f) {
+		t.Errorf("%s is not a terminal", os.DevNull)
+	}
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// statsOptions are the flags of "fpdb stats".
+type statsOptions struct {
+	*globalOptions
+	json bool
+}
+
+// jsonStats is the JSON form of the database statistics.
+type jsonStats struct {
+	Docs             int    `json:"docs"`
+	K                int    `json:"k"`
+	M                int    `json:"m"`
+	GroupWidths      []int  `json:"group_widths"`
+	ShingleWidth     int    `json:"shingle_width"`
+	Seed             uint64 `json:"seed"`
+	FormatVersion    int    `json:"format_version"`
+	HashVersion      int    `json:"hash_version"`
+	NormalizeVersion int    `json:"normalize_version"`
+	Merger           string `json:"merger"`
+	Created          string `json:"created"`
+	NextSeq          uint32 `json:"next_seq"`
+	DiskBytes        int64  `json:"disk_bytes"`
+}
+
+func newStatsCommand(g *globalOptions) *cobra.Command {
+	o := &statsOptions{globalOptions: g}
+	cmd := &cobra.Command{
+		Use:   "stats [flags]",
+		Short: "Show database statistics and parameters",
+		Long: `Stats prints the number of stored documents, the creation parameters of the
+database (fingerprint bits K, number of index groups m and their widths,
+shingle width, seed, format and scheme versions, creation time), the next
+internal id and the size of the database files. The database must exist.
+
+With --json, one object with the keys docs, k, m, group_widths,
+shingle_width, seed, format_version, hash_version, normalize_version, merger,
+created, next_seq and disk_bytes.`,
+		Example: `  fpdb stats
+  fpdb --db /var/lib/fpdb stats --json`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 0 {
+				return usageErrorf("stats: takes no arguments, got %d", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.run(cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().BoolVar(&o.json, "json", false, "print a JSON object")
+	return cmd
+}
+
+func (o *statsOptions) run(stdout io.Writer) (err error) {
+	d, err := openDB(o.dbDir, openReadOnly)
+	if err != nil {
+		return failure(err)
+	}
+	defer closeDB(d, &err)
+
+	st := d.Stats()
+	p := st.Params
+	js := jsonStats{
+		Docs:             st.Docs,
+		K:                p.K,
+		M:                len(p.GroupWidths),
+		GroupWidths:      p.GroupWidths,
+		ShingleWidth:     p.ShingleWidth,
+		Seed:             p.Seed,
+		FormatVersion:    p.FormatVersion,
+		HashVersion:      p.HashVersion,
+		NormalizeVersion: p.NormalizeVersion,
+		Merger:           p.Merger,
+		Created:          p.Created.Format(time.RFC3339),
+		NextSeq:          st.NextSeq,
+		DiskBytes:        st.DiskBytes,
+	}
+	if o.json {
+		if err := newJSONEncoder(stdout).Encode(js); err != nil {
+			return failure(err)
+		}
+		return nil
+	}
+	widths := make([]string, len(p.GroupWidths))
+	for i, w := range p.GroupWidths {
+		widths[i] = fmt.Sprint(w)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "docs\t%d\n", js.Docs)
+	fmt.Fprintf(tw, "K\t%d\n", js.K)
+	fmt.Fprintf(tw, "m\t%d\n", js.M)
+	fmt.Fprintf(tw, "group widths\t%s\n", strings.Join(widths, " "))
+	fmt.Fprintf(tw, "shingle width\t%d\n", js.ShingleWidth)
+	fmt.Fprintf(tw, "seed\t%#x\n", js.Seed)
+	fmt.Fprintf(tw, "format version\t%d\n", js.FormatVersion)
+	fmt.Fprintf(tw, "hash version\t%d\n", js.HashVersion)
+	fmt.Fprintf(tw, "normalize version\t%d\n", js.NormalizeVersion)
+	fmt.Fprintf(tw, "merger\t%s\n", js.Merger)
+	fmt.Fprintf(tw, "created\t%s\n", js.Created)
+	fmt.Fprintf(tw, "next seq\t%d\n", js.NextSeq)
+	fmt.Fprintf(tw, "disk bytes\t%d\n", js.DiskBytes)
+	if err := tw.Flush(); err != nil {
+		return failure(err)
+	}
+	return nil
+}
