@@ -1,0 +1,145 @@
+package db
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/fpdb/fpdb/internal/bitvec"
+)
+
+// corpusDir returns ../shared/corpus/debian beside the repository, or skips
+// the test when it is absent (a user's own clone does not have it).
+func corpusDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("FPDB_CORPUS")
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			t.Fatal(err)
+		}
+		root := wd
+		for {
+			if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
+				break
+			}
+			parent := filepath.Dir(root)
+			if parent == root {
+				t.Fatal("go.mod not found above the test directory")
+			}
+			root = parent
+		}
+		dir = filepath.Join(root, "..", "shared", "corpus", "debian")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "pairs.tsv")); err != nil {
+		t.Skipf("real corpus not found at %s (CI has it as ../shared/corpus/debian; set FPDB_CORPUS to run this test): %v", dir, err)
+	}
+	return dir
+}
+
+// TestAccuracyDebianCorpus checks the answers against the exact Jaccard
+// resemblance of 4 006 real documents: with default options, pairs with
+// Jaccard ≥ r+0.1 are found (recall ≥ 0.95) and returned pairs have Jaccard
+// ≥ r−0.1 (precision ≥ 0.95), for r = 0.7 and 0.8.
+func TestAccuracyDebianCorpus(t *testing.T) {
+	dir := corpusDir(t)
+	if testing.Short() {
+		t.Skip("accuracy test on the real corpus is not short")
+	}
+	d := openTest(t, "", &Options{NoSync: true})
+	files, err := filepath.Glob(filepath.Join(dir, "docs", "*.txt"))
+	if err != nil || len(files) < 4000 {
+		t.Fatalf("corpus docs: %d files, %v", len(files), err)
+	}
+	stored := map[string][]uint64{}
+	for _, f := range files {
+		id := strings.TrimSuffix(filepath.Base(f), ".txt")
+		text, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := d.Add(ctx, id, text, nil)
+		if err != nil {
+			t.Logf("not stored: %v", err)
+			continue
+		}
+		stored[id] = res.Doc.Fingerprint
+	}
+	if len(stored) < len(files)-10 {
+		t.Fatalf("only %d of %d documents stored", len(stored), len(files))
+	}
+
+	truth := map[[2]string]float64{}
+	pf, err := os.Open(filepath.Join(dir, "pairs.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pf.Close()
+	sc := bufio.NewScanner(pf)
+	for sc.Scan() {
+		f := strings.Split(sc.Text(), "\t")
+		if len(f) != 3 || f[0] == "id1" {
+			continue
+		}
+		j, err := strconv.ParseFloat(f[2], 64)
+		if err != nil {
+			t.Fatalf("pairs.tsv: %q: %v", sc.Text(), err)
+		}
+		truth[[2]string{f[0], f[1]}] = j
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, r := range []float64{0.7, 0.8} {
+		found := map[[2]string]bool{}
+		for id, fp := range stored {
+			res, err := d.QueryFingerprint(ctx, fp, QueryOptions{Threshold: r})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range res.Matches {
+				if m.ID == id {
+					continue
+				}
+				p := [2]string{min(id, m.ID), max(id, m.ID)}
+				found[p] = true
+			}
+		}
+		var relevant, recalled, good int
+		for p, j := range truth {
+			if j >= r+0.1 && stored[p[0]] != nil && stored[p[1]] != nil {
+				relevant++
+				if found[p] {
+					recalled++
+				} else if testing.Verbose() {
+					a, _ := d.Get(ctx, p[0])
+					b, _ := d.Get(ctx, p[1])
+					t.Logf("r=%.1f: missed %s (%d words) ~ %s (%d words), Jaccard %.3f, estimate %.3f",
+						r, p[0], a.Words, p[1], b.Words, j, 1-2*float64(bitvec.Hamming(a.Fingerprint, b.Fingerprint))/float64(len(a.Fingerprint)*64))
+				}
+			}
+		}
+		for p := range found {
+			if truth[p] >= r-0.1 { // pairs not listed have Jaccard < 0.5
+				good++
+			}
+		}
+		recall := float64(recalled) / float64(relevant)
+		precision := float64(good) / float64(len(found))
+		t.Logf("r=%.1f: recall %.4f (%d of %d pairs with J ≥ %.1f), precision %.4f (%d of %d returned pairs with J ≥ %.1f)",
+			r, recall, recalled, relevant, r+0.1, precision, good, len(found), r-0.1)
+		if relevant == 0 || len(found) == 0 {
+			t.Fatalf("r=%.1f: nothing to measure", r)
+		}
+		if recall < 0.95 {
+			t.Errorf("r=%.1f: recall %.4f < 0.95", r, recall)
+		}
+		if precision < 0.95 {
+			t.Errorf("r=%.1f: precision %.4f < 0.95", r, precision)
+		}
+	}
+}

@@ -1,0 +1,411 @@
+package db
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/fpdb/fpdb/index"
+	"github.com/fpdb/fpdb/internal/fingerprint"
+	"github.com/fpdb/fpdb/internal/keys"
+	"github.com/fpdb/fpdb/internal/normalize"
+	"github.com/fpdb/fpdb/internal/posting"
+)
+
+// pebbleFormat is the Pebble format major version fpdb creates and keeps
+// its databases at. It is pinned, so that a Pebble upgrade never changes
+// the on-disk format behind fpdb's back.
+const pebbleFormat = pebble.FormatValueSeparation
+
+// DB is an fpdb database. It is safe for concurrent use by many goroutines.
+type DB struct {
+	dir    string
+	opts   *Options
+	params Params
+	pdb    *pebble.DB
+	lock   *os.File
+	ix     *index.Index
+	wopts  *pebble.WriteOptions
+
+	// writeMu serializes writers, so that a check-then-add sees no other
+	// write between its check and its store.
+	writeMu sync.Mutex
+	// mu guards the in-memory state below and the index's memory: readers
+	// hold it shared; a writer holds it exclusively while it commits its
+	// batch and applies it to memory, so readers see each write whole.
+	mu      sync.RWMutex
+	closed  bool
+	docs    []docEntry // by internal id; ext == "" when not stored
+	nextSeq uint32
+
+	builders sync.Pool // *fingerprint.Builder
+}
+
+// docEntry is what queries need of a stored document.
+type docEntry struct {
+	ext  string
+	hash [16]byte
+}
+
+// Open opens the database in dir, creating it when dir does not exist or is
+// empty (unless opts.ErrorIfNotExist or opts.ReadOnly). A nil opts means
+// DefaultOptions(). Open fails with ErrLocked when the database is open
+// elsewhere, ErrNotFPDB when dir holds something else, and a *ParamsError
+// when opts asks for other creation parameters than the stored ones.
+func Open(dir string, opts *Options) (*DB, error) {
+	given := &Options{}
+	if opts != nil {
+		given = opts.Clone()
+	}
+	o := given.Clone().EnsureDefaults()
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	if o.ReadOnly {
+		o.ErrorIfNotExist = true
+	}
+	exists, err := probeDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	if !exists {
+		if o.ErrorIfNotExist {
+			return nil, fmt.Errorf("%w: %s", ErrNotExist, dir)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("fpdb: create %s: %w", dir, err)
+		}
+	}
+	lock, err := lockDir(dir, o.ReadOnly)
+	if err != nil {
+		return nil, err
+	}
+	d := &DB{dir: dir, opts: o, lock: lock, wopts: pebble.Sync}
+	if o.NoSync {
+		d.wopts = pebble.NoSync
+	}
+	if err := d.open(given); err != nil {
+		if d.pdb != nil {
+			_ = d.pdb.Close()
+		}
+		_ = unlockDir(lock)
+		return nil, err
+	}
+	return d, nil
+}
+
+// probeDir reports whether dir holds a database. An empty or missing dir
+// holds none; a dir with files but no Pebble store is not an fpdb database.
+func probeDir(dir string) (bool, error) {
+	fi, err := os.Stat(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("fpdb: open %s: %w", dir, err)
+	}
+	if !fi.IsDir() {
+		return false, fmt.Errorf("%w: %s is not a directory", ErrNotFPDB, dir)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false, fmt.Errorf("fpdb: open %s: %w", dir, err)
+	}
+	if len(ents) == 0 || (len(ents) == 1 && ents[0].Name() == lockFileName) {
+		return false, nil
+	}
+	desc, err := pebble.Peek(dir, vfs.Default)
+	if err != nil || !desc.Exists {
+		return false, fmt.Errorf("%w: %s has files but no fpdb database", ErrNotFPDB, dir)
+	}
+	if m := optionsMerger(desc.OptionsFilename); m != "" && m != posting.MergerName {
+		return false, fmt.Errorf("%w: %s is a Pebble store with merge operator %q", ErrNotFPDB, dir, m)
+	}
+	return true, nil
+}
+
+// optionsMerger returns the merge operator named in a Pebble OPTIONS file,
+// or "" when it cannot tell.
+func optionsMerger(path string) string {
+	if path == "" {
+		return ""
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "merger="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+func (d *DB) open(given *Options) error {
+	o := d.opts
+	cache := pebble.NewCache(o.CacheSize)
+	defer cache.Unref()
+	popts := &pebble.Options{
+		Cache:              cache,
+		FormatMajorVersion: pebbleFormat,
+		Merger:             posting.Merger(),
+		MaxOpenFiles:       o.MaxOpenFiles,
+		ReadOnly:           o.ReadOnly,
+		Logger:             slogLogger{o.Logger},
+	}
+	pdb, err := pebble.Open(d.dir, popts)
+	if err != nil {
+		return fmt.Errorf("fpdb: open %s: %w", d.dir, err)
+	}
+	d.pdb = pdb
+
+	raw, closer, err := pdb.Get(keys.Meta())
+	switch {
+	case errors.Is(err, pebble.ErrNotFound):
+		if err := d.create(); err != nil {
+			return err
+		}
+	case err != nil:
+		return fmt.Errorf("fpdb: open %s: read meta: %w", d.dir, err)
+	default:
+		p, err := decodeMeta(raw)
+		_ = closer.Close()
+		if err != nil {
+			return fmt.Errorf("fpdb: open %s: %w", d.dir, err)
+		}
+		if err := checkBuild(p); err != nil {
+			return fmt.Errorf("fpdb: open %s: %w", d.dir, err)
+		}
+		if err := checkParams(p, given); err != nil {
+			return fmt.Errorf("fpdb: open %s: %w", d.dir, err)
+		}
+		d.params = p
+	}
+	return d.load()
+}
+
+// create writes the meta record of a new database.
+func (d *DB) create() error {
+	if d.opts.ReadOnly {
+		return fmt.Errorf("%w: %s", ErrNotExist, d.dir)
+	}
+	// A store with keys but no meta record is not ours.
+	it, err := d.pdb.NewIter(nil)
+	if err != nil {
+		return err
+	}
+	hasKeys := it.First()
+	if err := it.Close(); err != nil {
+		return err
+	}
+	if hasKeys {
+		return fmt.Errorf("%w: %s holds a Pebble store without fpdb meta", ErrNotFPDB, d.dir)
+	}
+	o := d.opts
+	d.params = Params{
+		FormatVersion:    FormatNewest,
+		K:                o.K,
+		GroupWidths:      slices.Clone(o.GroupWidths),
+		ShingleWidth:     o.ShingleWidth,
+		Seed:             o.Seed,
+		HashVersion:      fingerprint.HashVersion,
+		NormalizeVersion: normalize.Version,
+		Merger:           posting.MergerName,
+		Created:          time.Now().UTC().Truncate(time.Second),
+	}
+	b := d.pdb.NewBatch()
+	defer b.Close()
+	_ = b.Set(keys.Meta(), encodeMeta(d.params), nil)
+	_ = b.Set(keys.NextID(), encodeSeq(0), nil)
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("fpdb: create %s: %w", d.dir, err)
+	}
+	return nil
+}
+
+// checkBuild refuses databases whose data this build would compute or read
+// differently.
+func checkBuild(p Params) error {
+	if p.FormatVersion < FormatMinSupported || p.FormatVersion > FormatNewest {
+		return fmt.Errorf("%w: format %d, this build reads %d..%d", ErrFormatVersion, p.FormatVersion, FormatMinSupported, FormatNewest)
+	}
+	if p.HashVersion != fingerprint.HashVersion {
+		return &ParamsError{Param: "HashVersion", Stored: fmt.Sprint(p.HashVersion), Given: fmt.Sprint(fingerprint.HashVersion)}
+	}
+	if p.NormalizeVersion != normalize.Version {
+		return &ParamsError{Param: "NormalizeVersion", Stored: fmt.Sprint(p.NormalizeVersion), Given: fmt.Sprint(normalize.Version)}
+	}
+	if p.Merger != posting.MergerName {
+		return &ParamsError{Param: "Merger", Stored: p.Merger, Given: posting.MergerName}
+	}
+	return nil
+}
+
+// load builds the in-memory state from the store.
+func (d *DB) load() error {
+	ctx := context.Background()
+	layout, err := index.NewLayout(d.params.K, d.params.GroupWidths)
+	if err != nil {
+		return fmt.Errorf("fpdb: open %s: %w: %w", d.dir, ErrCorrupt, err)
+	}
+	if _, err := fingerprint.NewBuilder(d.fpParams()); err != nil {
+		return fmt.Errorf("fpdb: open %s: %w: %w", d.dir, ErrCorrupt, err)
+	}
+	d.ix = index.New(d.pdb, layout)
+	if err := d.ix.Load(ctx); err != nil {
+		return fmt.Errorf("fpdb: open %s: %w", d.dir, err)
+	}
+	raw, closer, err := d.pdb.Get(keys.NextID())
+	if err != nil {
+		return fmt.Errorf("fpdb: open %s: read next id: %w", d.dir, err)
+	}
+	d.nextSeq, err = decodeSeq(raw)
+	_ = closer.Close()
+	if err != nil {
+		return fmt.Errorf("fpdb: open %s: next id: %w", d.dir, err)
+	}
+	lo, hi := keys.Range(keys.PrefixDoc)
+	it, err := d.pdb.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		seq, err := keys.ParseDoc(it.Key())
+		if err != nil {
+			return fmt.Errorf("fpdb: open %s: %w: %w", d.dir, ErrCorrupt, err)
+		}
+		doc, err := decodeDocRecord(it.Value())
+		if err != nil {
+			return fmt.Errorf("fpdb: open %s: document %d: %w", d.dir, seq, err)
+		}
+		d.setEntry(seq, docEntry{ext: doc.ID, hash: doc.ContentHash})
+	}
+	return it.Error()
+}
+
+func (d *DB) fpParams() fingerprint.Params {
+	return fingerprint.Params{K: d.params.K, ShingleWidth: d.params.ShingleWidth, Seed: d.params.Seed}
+}
+
+func (d *DB) setEntry(seq uint32, e docEntry) {
+	if int(seq) >= len(d.docs) {
+		d.docs = append(d.docs, make([]docEntry, int(seq)+1-len(d.docs))...)
+	}
+	d.docs[seq] = e
+}
+
+// Close closes the database. Calls after Close return ErrClosed.
+func (d *DB) Close() error {
+	d.writeMu.Lock()
+	defer d.writeMu.Unlock()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return ErrClosed
+	}
+	d.closed = true
+	err := d.pdb.Close()
+	if uerr := unlockDir(d.lock); err == nil {
+		err = uerr
+	}
+	return err
+}
+
+// Params returns the database's creation parameters.
+func (d *DB) Params() Params {
+	p := d.params
+	p.GroupWidths = slices.Clone(p.GroupWidths)
+	return p
+}
+
+// Dir returns the database directory.
+func (d *DB) Dir() string { return d.dir }
+
+// validID checks a caller-given document id.
+func validID(id string) error {
+	switch {
+	case id == "":
+		return fmt.Errorf("%w: empty", ErrInvalidID)
+	case len(id) > MaxIDLen:
+		return fmt.Errorf("%w: %q… is %d bytes, at most %d", ErrInvalidID, id[:32], len(id), MaxIDLen)
+	case !utf8.ValidString(id):
+		return fmt.Errorf("%w: %q is not valid UTF-8", ErrInvalidID, id)
+	case strings.ContainsRune(id, 0):
+		return fmt.Errorf("%w: %q contains a NUL byte", ErrInvalidID, id)
+	}
+	return nil
+}
+
+// validThreshold checks a resemblance threshold.
+func validThreshold(r float64) error {
+	if math.IsNaN(r) || r <= 0 || r > 1 {
+		return fmt.Errorf("%w: got %v", ErrInvalidThreshold, r)
+	}
+	return nil
+}
+
+// readLocked takes the shared lock and fails on a closed DB.
+func (d *DB) readLocked() error {
+	d.mu.RLock()
+	if d.closed {
+		d.mu.RUnlock()
+		return ErrClosed
+	}
+	return nil
+}
+
+// build fingerprints the text read from r.
+func (d *DB) build(r io.Reader) (fingerprint.Result, int64, error) {
+	b, _ := d.builders.Get().(*fingerprint.Builder)
+	if b == nil {
+		var err error
+		if b, err = fingerprint.NewBuilder(d.fpParams()); err != nil {
+			return fingerprint.Result{}, 0, err
+		}
+	}
+	defer d.builders.Put(b)
+	cr := &countingReader{r: r}
+	res, err := b.FromReader(cr)
+	return res, cr.n, err
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// slogLogger adapts a *slog.Logger to Pebble's Logger.
+type slogLogger struct{ l *slog.Logger }
+
+func (s slogLogger) Infof(format string, args ...any) { s.l.Info(fmt.Sprintf(format, args...)) }
+func (s slogLogger) Errorf(format string, args ...any) {
+	s.l.Error(fmt.Sprintf(format, args...))
+}
+
+// Fatalf logs and panics: Pebble calls it on unrecoverable internal errors
+// and does not expect it to return.
+func (s slogLogger) Fatalf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	s.l.Error(msg)
+	panic("fpdb: pebble: " + msg)
+}

@@ -1,0 +1,79 @@
+package db
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"hash/crc32"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// Format versions of the on-disk layout (docs/format.md). Numbers are never
+// reused.
+const (
+	// FormatV1 is the first format: meta, next id, doc records, ext-id map,
+	// fingerprints, content-hash index and posting lists with add/remove
+	// merge operands.
+	FormatV1 = 1
+
+	// FormatNewest is the format new databases are created with.
+	FormatNewest = FormatV1
+	// FormatMinSupported is the oldest format this build opens.
+	FormatMinSupported = FormatV1
+)
+
+// metaRecord is the stored form of Params: JSON followed by a CRC-32C of
+// the JSON, so that a damaged record is detected, not misread.
+type metaRecord struct {
+	FormatVersion    int       `json:"format_version"`
+	K                int       `json:"k"`
+	GroupWidths      []int     `json:"group_widths"`
+	ShingleWidth     int       `json:"shingle_width"`
+	Seed             uint64    `json:"seed"`
+	HashVersion      int       `json:"hash_version"`
+	NormalizeVersion int       `json:"normalize_version"`
+	Merger           string    `json:"merger"`
+	Created          time.Time `json:"created"`
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+func encodeMeta(p Params) []byte {
+	b, _ := json.Marshal(metaRecord(p)) // cannot fail: plain fields
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+}
+
+func decodeMeta(b []byte) (Params, error) {
+	if len(b) < 5 {
+		return Params{}, fmt.Errorf("%w: meta record is %d bytes", ErrCorrupt, len(b))
+	}
+	body, sum := b[:len(b)-4], binary.LittleEndian.Uint32(b[len(b)-4:])
+	if crc32.Checksum(body, castagnoli) != sum {
+		return Params{}, fmt.Errorf("%w: meta record checksum mismatch", ErrCorrupt)
+	}
+	var m metaRecord
+	if err := json.Unmarshal(body, &m); err != nil {
+		return Params{}, fmt.Errorf("%w: meta record: %w", ErrCorrupt, err)
+	}
+	return Params(m), nil
+}
+
+// checkParams compares the creation parameters asked for in o (zero means
+// "whatever is stored") with the stored ones.
+func checkParams(stored Params, o *Options) error {
+	if o.K != 0 && o.K != stored.K {
+		return &ParamsError{Param: "K", Stored: strconv.Itoa(stored.K), Given: strconv.Itoa(o.K)}
+	}
+	if len(o.GroupWidths) != 0 && !slices.Equal(o.GroupWidths, stored.GroupWidths) {
+		return &ParamsError{Param: "GroupWidths", Stored: fmt.Sprint(stored.GroupWidths), Given: fmt.Sprint(o.GroupWidths)}
+	}
+	if o.ShingleWidth != 0 && o.ShingleWidth != stored.ShingleWidth {
+		return &ParamsError{Param: "ShingleWidth", Stored: strconv.Itoa(stored.ShingleWidth), Given: strconv.Itoa(o.ShingleWidth)}
+	}
+	if o.Seed != 0 && o.Seed != stored.Seed {
+		return &ParamsError{Param: "Seed", Stored: strconv.FormatUint(stored.Seed, 10), Given: strconv.FormatUint(o.Seed, 10)}
+	}
+	return nil
+}

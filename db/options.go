@@ -1,0 +1,156 @@
+package db
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+)
+
+// Default values of Options.
+const (
+	// DefaultK is the default fingerprint length in bits.
+	DefaultK = 512
+	// DefaultGroupWidth is the default width in bits of an index group.
+	DefaultGroupWidth = 16
+	// DefaultShingleWidth is the default number of words per shingle.
+	DefaultShingleWidth = 4
+	// DefaultSeed is the default seed of the shingle and min-hash functions.
+	DefaultSeed uint64 = 0x6670646231
+	// DefaultCacheSize is the default size of Pebble's block cache.
+	DefaultCacheSize = 64 << 20
+	// DefaultMaxOpenFiles is the default limit of open table files.
+	DefaultMaxOpenFiles = 4096
+	// MaxIDLen is the longest document id accepted, in bytes.
+	MaxIDLen = 1024
+	// MaxGroupWidth is the widest index group accepted, in bits.
+	MaxGroupWidth = 24
+)
+
+// Options configure a DB. The zero value of every field means its default;
+// a nil *Options passed to Open means all defaults.
+//
+// K, GroupWidths, ShingleWidth and Seed are creation parameters: they are
+// recorded when the database is created. When opening an existing database,
+// zero values take the recorded ones, and non-zero values that differ from
+// the recorded ones make Open fail with a *ParamsError.
+type Options struct {
+	// K is the fingerprint length in bits, a positive multiple of 64.
+	// Default 512.
+	K int
+	// GroupWidths are the widths in bits of the index groups, in order; they
+	// must sum to K, and each must be in [1, MaxGroupWidth]. Default: K/16
+	// groups of 16 bits (or, when K is not a multiple of 16, widths as equal
+	// as possible near 16 bits).
+	GroupWidths []int
+	// ShingleWidth is the number of consecutive words in a shingle. Default 4.
+	ShingleWidth int
+	// Seed seeds the shingle hash and the min-hash functions. Default
+	// DefaultSeed. Two databases compare fingerprints only if they share K,
+	// ShingleWidth and Seed.
+	Seed uint64
+
+	// NoSync makes writes return before they reach stable storage. A crash
+	// may then lose the most recent writes (each still all or nothing). Use
+	// it for bulk loads; default false (every write is synced).
+	NoSync bool
+	// ReadOnly opens an existing database for reads only. Writes fail with
+	// ErrReadOnly.
+	ReadOnly bool
+	// ErrorIfNotExist makes Open fail with ErrNotExist instead of creating a
+	// database. ReadOnly implies it.
+	ErrorIfNotExist bool
+	// CacheSize is the size in bytes of Pebble's block cache. Default 64 MiB.
+	CacheSize int64
+	// MaxOpenFiles limits the table files Pebble keeps open. Default 4096.
+	MaxOpenFiles int
+	// Logger receives Pebble's and fpdb's log messages. Default: discarded.
+	Logger *slog.Logger
+}
+
+// DefaultOptions returns a fresh Options with every default filled in.
+func DefaultOptions() *Options {
+	o := &Options{}
+	o.EnsureDefaults()
+	return o
+}
+
+// Clone returns a deep copy of o.
+func (o *Options) Clone() *Options {
+	c := *o
+	c.GroupWidths = append([]int(nil), o.GroupWidths...)
+	return &c
+}
+
+// EnsureDefaults fills every zero field with its default and returns o.
+func (o *Options) EnsureDefaults() *Options {
+	if o.K == 0 {
+		o.K = DefaultK
+	}
+	if len(o.GroupWidths) == 0 && o.K > 0 {
+		o.GroupWidths = EqualWidths(o.K, DefaultGroupWidth)
+	}
+	if o.ShingleWidth == 0 {
+		o.ShingleWidth = DefaultShingleWidth
+	}
+	if o.Seed == 0 {
+		o.Seed = DefaultSeed
+	}
+	if o.CacheSize == 0 {
+		o.CacheSize = DefaultCacheSize
+	}
+	if o.MaxOpenFiles == 0 {
+		o.MaxOpenFiles = DefaultMaxOpenFiles
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// Validate reports every problem of o at once. It expects defaults filled.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.K <= 0 || o.K%64 != 0 || o.K > 1<<16 {
+		errs = append(errs, fmt.Errorf("K = %d: must be a positive multiple of 64, at most 65536", o.K))
+	}
+	sum := 0
+	for i, w := range o.GroupWidths {
+		if w < 1 || w > MaxGroupWidth {
+			errs = append(errs, fmt.Errorf("GroupWidths[%d] = %d: must be in [1, %d]", i, w, MaxGroupWidth))
+		}
+		sum += w
+	}
+	if sum != o.K {
+		errs = append(errs, fmt.Errorf("GroupWidths %v sum to %d, want K = %d", o.GroupWidths, sum, o.K))
+	}
+	if o.ShingleWidth < 1 || o.ShingleWidth > 64 {
+		errs = append(errs, fmt.Errorf("ShingleWidth = %d: must be in [1, 64]", o.ShingleWidth))
+	}
+	if o.CacheSize < 0 {
+		errs = append(errs, fmt.Errorf("CacheSize = %d: must not be negative", o.CacheSize))
+	}
+	if o.MaxOpenFiles < 0 {
+		errs = append(errs, fmt.Errorf("MaxOpenFiles = %d: must not be negative", o.MaxOpenFiles))
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %w", ErrInvalidOptions, errors.Join(errs...))
+}
+
+// EqualWidths splits k bits into groups of about width bits each, as equal
+// as possible (the first groups take the extra bits).
+func EqualWidths(k, width int) []int {
+	if k <= 0 || width <= 0 {
+		return nil
+	}
+	m := (k + width - 1) / width
+	ws := make([]int, m)
+	for i := range ws {
+		ws[i] = k / m
+		if i < k%m {
+			ws[i]++
+		}
+	}
+	return ws
+}

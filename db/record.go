@@ -1,0 +1,75 @@
+package db
+
+import (
+	"encoding/binary"
+	"fmt"
+	"time"
+)
+
+// docRecordVersion is the first byte of a document record.
+const docRecordVersion = 1
+
+// appendDocRecord encodes the metadata of d (everything but the
+// fingerprint, which the index stores): version, ext id, content hash,
+// source, size, words, time added.
+func appendDocRecord(dst []byte, d *Doc) []byte {
+	dst = append(dst, docRecordVersion)
+	dst = binary.AppendUvarint(dst, uint64(len(d.ID)))
+	dst = append(dst, d.ID...)
+	dst = append(dst, d.ContentHash[:]...)
+	dst = binary.AppendUvarint(dst, uint64(len(d.Source)))
+	dst = append(dst, d.Source...)
+	dst = binary.AppendVarint(dst, d.Size)
+	dst = binary.AppendUvarint(dst, uint64(d.Words))
+	dst = binary.AppendVarint(dst, d.Added.UnixNano())
+	return dst
+}
+
+// decodeDocRecord is the inverse of appendDocRecord. It copies what it keeps.
+func decodeDocRecord(b []byte) (Doc, error) {
+	var d Doc
+	bad := func(what string) (Doc, error) {
+		return Doc{}, fmt.Errorf("%w: document record: bad %s", ErrCorrupt, what)
+	}
+	if len(b) == 0 || b[0] != docRecordVersion {
+		return bad("version")
+	}
+	b = b[1:]
+	str := func() (string, bool) {
+		n, k := binary.Uvarint(b)
+		if k <= 0 || n > uint64(len(b)-k) {
+			return "", false
+		}
+		s := string(b[k : k+int(n)])
+		b = b[k+int(n):]
+		return s, true
+	}
+	var ok bool
+	if d.ID, ok = str(); !ok {
+		return bad("id")
+	}
+	if len(b) < len(d.ContentHash) {
+		return bad("content hash")
+	}
+	copy(d.ContentHash[:], b)
+	b = b[len(d.ContentHash):]
+	if d.Source, ok = str(); !ok {
+		return bad("source")
+	}
+	size, k := binary.Varint(b)
+	if k <= 0 {
+		return bad("size")
+	}
+	b = b[k:]
+	words, k := binary.Uvarint(b)
+	if k <= 0 || words > 1<<62 {
+		return bad("words")
+	}
+	b = b[k:]
+	added, k := binary.Varint(b)
+	if k <= 0 || k != len(b) {
+		return bad("time")
+	}
+	d.Size, d.Words, d.Added = size, int(words), time.Unix(0, added).UTC()
+	return d, nil
+}

@@ -1,0 +1,166 @@
+package db
+
+import "time"
+
+// Doc is a stored document.
+type Doc struct {
+	// ID is the caller-given id, unique in the database.
+	ID string
+	// Seq is the internal id. A replaced document gets a new Seq.
+	Seq uint32
+	// Fingerprint is the K-bit fingerprint: bit j is bit j%64 of word j/64.
+	Fingerprint []uint64
+	// ContentHash is a 128-bit hash of the normalized text; all zero for a
+	// document added by fingerprint without one.
+	ContentHash [16]byte
+	// Source names where the document came from (a path, a URL); may be empty.
+	Source string
+	// Size is the size of the original text in bytes (0 when added by
+	// fingerprint).
+	Size int64
+	// Words is the number of normalized words (0 when added by fingerprint).
+	Words int
+	// Added is when the document was stored.
+	Added time.Time
+}
+
+// Match is a stored document similar to a query.
+type Match struct {
+	// ID is the matching document's id.
+	ID string
+	// Similarity is the estimated resemblance 1 − 2·Hamming/K.
+	Similarity float64
+	// Hamming is the Hamming distance between the fingerprints.
+	Hamming int
+	// Exact reports that the content hashes are equal (the normalized texts
+	// are identical).
+	Exact bool
+}
+
+// Plan selects how a query finds its candidates. Every plan returns the
+// same, exact result set; they differ only in cost.
+type Plan struct {
+	// Kind is the plan kind. PlanAuto (the zero value) lets the planner pick.
+	Kind PlanKind
+	// Tau is the per-group probe radius of PlanProbe.
+	Tau int
+}
+
+// PlanKind is a kind of query plan.
+type PlanKind int
+
+// Plan kinds.
+const (
+	// PlanAuto lets the planner pick the cheapest exact plan.
+	PlanAuto PlanKind = iota
+	// PlanProbe probes, in every group, all values within Plan.Tau bits of
+	// the query's group value and keeps documents hit in enough groups.
+	PlanProbe
+	// PlanScan compares the query with every stored fingerprint.
+	PlanScan
+)
+
+// QueryOptions configure a query.
+type QueryOptions struct {
+	// Threshold is the minimum estimated resemblance, in (0, 1].
+	Threshold float64
+	// Limit caps the number of matches returned (the closest first); 0
+	// means no limit.
+	Limit int
+	// Plan forces a plan; the zero value lets the planner choose. Forcing a
+	// probe plan that cannot be exact for the threshold is an error.
+	Plan Plan
+}
+
+// QueryStats describes how a query was executed.
+type QueryStats struct {
+	// Plan is the plan executed ("probe tau=1", "scan").
+	Plan string
+	// Radius is the Hamming radius ⌊K(1−r)/2⌋ of the threshold.
+	Radius int
+	// MinHits is the count filter: the groups a document had to hit.
+	MinHits int
+	// Probes is the number of posting keys looked up.
+	Probes int
+	// Postings is the number of posting ids read.
+	Postings int
+	// Candidates is the number of documents that passed the count filter.
+	Candidates int
+	// Verified is the number of fingerprints compared exactly.
+	Verified int
+	// Elapsed is the time the search took (fingerprinting excluded).
+	Elapsed time.Duration
+}
+
+// QueryResult is the answer to a query.
+type QueryResult struct {
+	// Matches are sorted by Hamming distance, then by id.
+	Matches []Match
+	// Stats describe the execution.
+	Stats QueryStats
+}
+
+// AddOptions configure an add.
+type AddOptions struct {
+	// Threshold, when > 0, makes the add first look for stored documents
+	// with resemblance ≥ Threshold and return them in AddResult.Matches. The
+	// check and the store happen under one lock: no other write comes
+	// between them.
+	Threshold float64
+	// Reject makes the add store nothing when the check found a match.
+	Reject bool
+	// Limit caps the matches returned; 0 means no limit.
+	Limit int
+	// Source names where the document came from; stored as metadata.
+	Source string
+	// ContentHash is used by AddFingerprint when non-zero (Add computes it).
+	ContentHash [16]byte
+}
+
+// AddResult is the outcome of an add.
+type AddResult struct {
+	// Stored reports that the document was written.
+	Stored bool
+	// Replaced reports that a document with the same id was replaced.
+	Replaced bool
+	// Matches are the stored documents found by the check (other than the
+	// document's own previous version), sorted like query matches.
+	Matches []Match
+	// Doc is the document as stored (or as it would have been stored when
+	// Reject refused it).
+	Doc Doc
+}
+
+// Params are the creation parameters of a database.
+type Params struct {
+	// FormatVersion is the on-disk format version.
+	FormatVersion int
+	// K is the fingerprint length in bits.
+	K int
+	// GroupWidths are the index group widths.
+	GroupWidths []int
+	// ShingleWidth is the number of words per shingle.
+	ShingleWidth int
+	// Seed seeds the hash functions.
+	Seed uint64
+	// HashVersion is the version of the shingle-hash and min-hash scheme.
+	HashVersion int
+	// NormalizeVersion is the version of the text normalization.
+	NormalizeVersion int
+	// Merger is the name of the posting merge operator.
+	Merger string
+	// Created is when the database was created.
+	Created time.Time
+}
+
+// Stats summarize a database.
+type Stats struct {
+	// Params are the creation parameters.
+	Params Params
+	// Docs is the number of live documents.
+	Docs int
+	// NextSeq is the next internal id to be assigned.
+	NextSeq uint32
+	// DiskBytes is the size of the database files.
+	DiskBytes int64
+}

@@ -1,0 +1,233 @@
+package db
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/fpdb/fpdb/internal/keys"
+)
+
+// Add fingerprints text and stores it under id, replacing any document with
+// that id. With opts.Threshold > 0 it first finds the stored near duplicates
+// (see AddOptions). The write is one atomic batch, durable on return unless
+// Options.NoSync. A nil opts means no check.
+func (d *DB) Add(ctx context.Context, id string, text []byte, opts *AddOptions) (*AddResult, error) {
+	return d.AddReader(ctx, id, bytes.NewReader(text), opts)
+}
+
+// AddReader is Add reading the text from r; long texts are streamed in
+// bounded memory.
+func (d *DB) AddReader(ctx context.Context, id string, r io.Reader, opts *AddOptions) (*AddResult, error) {
+	o, err := d.addPrecheck(ctx, id, opts)
+	if err != nil {
+		return nil, err
+	}
+	res, size, err := d.build(r)
+	if err != nil {
+		return nil, fmt.Errorf("fpdb: add %q: %w", id, err)
+	}
+	doc := Doc{ID: id, Fingerprint: res.FP, ContentHash: res.ContentHash, Source: o.Source, Size: size, Words: res.Words}
+	return d.store(ctx, doc, true, o)
+}
+
+// AddFingerprint stores a fingerprint computed elsewhere (with the same K,
+// ShingleWidth and Seed) under id. opts.ContentHash, when non-zero, is
+// stored as its content hash.
+func (d *DB) AddFingerprint(ctx context.Context, id string, fp []uint64, opts *AddOptions) (*AddResult, error) {
+	o, err := d.addPrecheck(ctx, id, opts)
+	if err != nil {
+		return nil, err
+	}
+	if want := d.params.K / 64; len(fp) != want {
+		return nil, fmt.Errorf("fpdb: add %q: %w: %d bits, want K = %d", id, ErrBadFingerprint, 64*len(fp), d.params.K)
+	}
+	doc := Doc{ID: id, Fingerprint: slices.Clone(fp), ContentHash: o.ContentHash, Source: o.Source}
+	return d.store(ctx, doc, o.ContentHash != [16]byte{}, o)
+}
+
+func (d *DB) addPrecheck(ctx context.Context, id string, opts *AddOptions) (*AddOptions, error) {
+	o := &AddOptions{}
+	if opts != nil {
+		*o = *opts
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := validID(id); err != nil {
+		return nil, fmt.Errorf("fpdb: add: %w", err)
+	}
+	if o.Threshold != 0 {
+		if err := validThreshold(o.Threshold); err != nil {
+			return nil, fmt.Errorf("fpdb: add %q: %w", id, err)
+		}
+	}
+	if o.Limit < 0 {
+		return nil, fmt.Errorf("fpdb: add %q: negative limit %d", id, o.Limit)
+	}
+	if d.opts.ReadOnly {
+		return nil, fmt.Errorf("fpdb: add %q: %w", id, ErrReadOnly)
+	}
+	return o, nil
+}
+
+// store runs the optional check and writes doc in one batch.
+func (d *DB) store(ctx context.Context, doc Doc, hasHash bool, o *AddOptions) (*AddResult, error) {
+	d.writeMu.Lock()
+	defer d.writeMu.Unlock()
+	if err := d.readLocked(); err != nil {
+		return nil, err
+	}
+	res := &AddResult{}
+	var err error
+	if o.Threshold > 0 {
+		var qr *QueryResult
+		qr, err = d.searchLocked(ctx, doc.Fingerprint, doc.ContentHash, hasHash, QueryOptions{Threshold: o.Threshold}, doc.ID)
+		if err == nil {
+			res.Matches = qr.Matches
+			if o.Limit > 0 && len(res.Matches) > o.Limit {
+				res.Matches = res.Matches[:o.Limit]
+			}
+		}
+	}
+	d.mu.RUnlock()
+	if err != nil {
+		return nil, fmt.Errorf("fpdb: add %q: %w", doc.ID, err)
+	}
+	doc.Added = time.Now().UTC()
+	if o.Reject && len(res.Matches) > 0 {
+		res.Doc = doc
+		return res, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	old, found, err := d.lookup(doc.ID)
+	if err != nil {
+		return nil, fmt.Errorf("fpdb: add %q: %w", doc.ID, err)
+	}
+	seq := d.nextSeq
+	if seq == math.MaxUint32 {
+		return nil, fmt.Errorf("fpdb: add %q: %w", doc.ID, ErrIDSpaceExhausted)
+	}
+	doc.Seq = seq
+
+	b := d.pdb.NewBatch()
+	defer b.Close()
+	if found {
+		if err := d.stageDelete(b, old); err != nil {
+			return nil, fmt.Errorf("fpdb: add %q: replace: %w", doc.ID, err)
+		}
+	}
+	_ = b.Set(keys.ExtID(doc.ID), encodeSeq(seq), nil)
+	_ = b.Set(keys.Doc(seq), appendDocRecord(nil, &doc), nil)
+	_ = b.Set(keys.Hash(doc.ContentHash, seq), nil, nil)
+	_ = b.Set(keys.NextID(), encodeSeq(seq+1), nil)
+	if err := d.ix.StageAdd(b, seq, doc.Fingerprint); err != nil {
+		return nil, fmt.Errorf("fpdb: add %q: %w", doc.ID, err)
+	}
+
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := b.Commit(d.wopts); err != nil {
+		return nil, fmt.Errorf("fpdb: add %q: commit: %w", doc.ID, err)
+	}
+	if found {
+		d.applyDelete(old)
+	}
+	d.ix.ApplyAdd(seq, doc.Fingerprint)
+	d.setEntry(seq, docEntry{ext: doc.ID, hash: doc.ContentHash})
+	d.nextSeq = seq + 1
+	res.Stored, res.Replaced, res.Doc = true, found, doc
+	return res, nil
+}
+
+// Delete removes the document with id in one atomic batch. It returns
+// ErrNotFound when there is none.
+func (d *DB) Delete(ctx context.Context, id string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := validID(id); err != nil {
+		return fmt.Errorf("fpdb: delete: %w", err)
+	}
+	if d.opts.ReadOnly {
+		return fmt.Errorf("fpdb: delete %q: %w", id, ErrReadOnly)
+	}
+	d.writeMu.Lock()
+	defer d.writeMu.Unlock()
+	if err := d.readLocked(); err != nil {
+		return err
+	}
+	d.mu.RUnlock()
+	seq, found, err := d.lookup(id)
+	if err != nil {
+		return fmt.Errorf("fpdb: delete %q: %w", id, err)
+	}
+	if !found {
+		return fmt.Errorf("fpdb: delete %q: %w", id, ErrNotFound)
+	}
+	b := d.pdb.NewBatch()
+	defer b.Close()
+	if err := d.stageDelete(b, seq); err != nil {
+		return fmt.Errorf("fpdb: delete %q: %w", id, err)
+	}
+	_ = b.Delete(keys.ExtID(id), nil)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := b.Commit(d.wopts); err != nil {
+		return fmt.Errorf("fpdb: delete %q: commit: %w", id, err)
+	}
+	d.applyDelete(seq)
+	return nil
+}
+
+// lookup returns the internal id stored for ext. Callers hold writeMu (or
+// accept a racing answer).
+func (d *DB) lookup(ext string) (uint32, bool, error) {
+	v, closer, err := d.pdb.Get(keys.ExtID(ext))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	defer closer.Close()
+	seq, err := decodeSeq(v)
+	return seq, err == nil, err
+}
+
+// stageDelete writes the removal of internal id seq (record, hash entry,
+// fingerprint, postings) into b; the ext-id key is the caller's.
+func (d *DB) stageDelete(b *pebble.Batch, seq uint32) error {
+	if int(seq) >= len(d.docs) || d.docs[seq].ext == "" {
+		return fmt.Errorf("%w: id map names internal id %d, which is not stored", ErrCorrupt, seq)
+	}
+	_ = b.Delete(keys.Doc(seq), nil)
+	_ = b.Delete(keys.Hash(d.docs[seq].hash, seq), nil)
+	return d.ix.StageDelete(b, seq)
+}
+
+// applyDelete updates memory after a committed delete; mu is held.
+func (d *DB) applyDelete(seq uint32) {
+	d.ix.ApplyDelete(seq)
+	d.docs[seq] = docEntry{}
+}
+
+func encodeSeq(seq uint32) []byte { return binary.BigEndian.AppendUint32(nil, seq) }
+
+func decodeSeq(b []byte) (uint32, error) {
+	if len(b) != 4 {
+		return 0, fmt.Errorf("%w: internal id is %d bytes, want 4", ErrCorrupt, len(b))
+	}
+	return binary.BigEndian.Uint32(b), nil
+}
