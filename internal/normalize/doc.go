@@ -34,12 +34,17 @@
 // # Markup
 //
 // A '<' followed by an ASCII letter, '/', '!' or '?' starts a tag that ends at
-// the next '>'; the tag is removed and separates words. "<!--" starts a
-// comment that ends at the next "-->" (as in HTML, "<!-->" and "<!--->" are
-// empty comments). After a <script> or <style> start tag everything up to the
-// matching </script or </style end tag is dropped; a self-closing
-// <script .../> drops nothing. A '<' that does not start a tag is
-// punctuation. An unterminated tag or comment swallows the rest of the input.
+// the next '>'; the tag is removed and separates words. A tag holds no '<':
+// if another '<' (or the end of the input, or more than [MaxTagLen] bytes)
+// comes before the '>', the first '<' was punctuation and the text after it
+// is kept. This is the regular expression <[A-Za-z/!?][^<>]*> of the
+// corpus ground truth, so "Ann <ann@example.org" keeps its address words.
+// "<!--" starts a comment that ends at the next "-->" (as in HTML, "<!-->"
+// and "<!--->" are empty comments). After a <script> or <style> start tag
+// everything up to the matching </script or </style end tag is dropped; a
+// self-closing <script .../> drops nothing. A '<' that does not start a tag
+// is punctuation. An unterminated comment or script swallows the rest of
+// the input.
 // An entity is '&' followed by up to [MaxEntityLen] bytes of '#' and ASCII
 // letters and digits, optionally ended by ';'; it is decoded with
 // html.UnescapeString and the decoded text goes through the word rules (but is

@@ -24,6 +24,10 @@ const MaxEntityLen = 32
 // bufSize is the size of the read buffer.
 const bufSize = 64 << 10
 
+// MaxTagLen is the largest tag, in bytes after the '<', that a Tokenizer
+// removes; a longer run without '>' or '<' is text.
+const MaxTagLen = 16 << 10
+
 // maxEmptyReads is how many consecutive (0, nil) reads are tolerated before
 // Words gives up with io.ErrNoProgress.
 const maxEmptyReads = 100
@@ -76,10 +80,11 @@ var asciiClass = func() (t [256]uint8) {
 const (
 	stText    = iota // ordinary text
 	stLT             // after '<', deciding whether a tag starts
-	stTag            // inside a tag, until '>'
+	stTag            // inside a tag, until '>' (or '<', which cancels it)
 	stBang           // after "<!", counting dashes of a comment opener
 	stComment        // inside <!-- ... -->
 	stRaw            // inside the content of <script> or <style>
+	stRawEnd         // inside the </script or </style end tag, until '>'
 	stEntity         // after '&', collecting an entity
 )
 
@@ -109,12 +114,13 @@ type Tokenizer struct {
 
 	state   int
 	tagName [maxTagName]byte
-	tagLen  int  // bytes in tagName; maxTagName+1 once too long
-	nameEnd bool // the tag name is complete (or there is none)
-	last    rune // last rune inside the current tag, before '>'
-	dashes  int  // consecutive '-' in a comment (or after "<!")
-	raw     int  // rawScript or rawStyle while in stRaw
-	match   int  // bytes of rawEnd[raw] matched so far
+	tagLen  int    // bytes in tagName; maxTagName+1 once too long
+	nameEnd bool   // the tag name is complete (or there is none)
+	last    rune   // last rune inside the current tag, before '>'
+	tagBuf  []byte // the text of the current tag after '<', replayed if it is not one
+	dashes  int    // consecutive '-' in a comment (or after "<!")
+	raw     int    // rawScript or rawStyle while in stRaw
+	match   int    // bytes of rawEnd[raw] matched so far
 	ent     [MaxEntityLen]byte
 	entLen  int
 }
@@ -174,19 +180,40 @@ func (t *Tokenizer) reset(fn func([]byte)) {
 	t.single = false
 	t.state = stText
 	t.entLen = 0
+	if t.tagBuf == nil {
+		t.tagBuf = make([]byte, 0, MaxTagLen)
+	}
+	t.tagBuf = t.tagBuf[:0]
 }
 
 // finish handles the end of the input.
 func (t *Tokenizer) finish() {
 	switch t.state {
-	case stEntity:
-		t.endEntity()
-	case stText, stLT:
-	default:
-		// Unterminated markup: its content is dropped.
+	case stTag, stBang:
+		// A tag needs its '>': what looked like one is text.
+		t.replayTag()
 	}
+	if t.state == stEntity {
+		t.endEntity()
+	}
+	// An unterminated comment or script is dropped.
 	t.state = stText
 	t.flush()
+}
+
+// replayTag gives up the current tag: the '<' was punctuation and the
+// buffered tag text goes through the text rules. The buffer holds no '<', so
+// the replay cannot start another tag.
+func (t *Tokenizer) replayTag() {
+	t.state = stText
+	buf := t.tagBuf
+	for i := 0; i < len(buf); {
+		r, size := utf8.DecodeRune(buf[i:])
+		for t.step(r) {
+		}
+		i += size
+	}
+	t.tagBuf = buf[:0]
 }
 
 // process consumes buf and returns how many bytes it used; fewer than
@@ -304,24 +331,34 @@ func (t *Tokenizer) step(r rune) bool {
 			t.nameEnd = false
 			t.tagName[0] = byte(r) | 0x20
 			t.tagLen = 1
+			t.tagBuf = append(t.tagBuf[:0], byte(r))
 		case r == '/' || r == '?':
 			t.state = stTag
+			t.tagBuf = append(t.tagBuf[:0], byte(r))
 		case r == '!':
 			t.state = stBang
 			t.dashes = 0
+			t.tagBuf = append(t.tagBuf[:0], '!')
 		default:
 			// Not a tag: the '<' was punctuation (and already ended the word).
 			t.state = stText
 			return true
 		}
 	case stTag:
-		if r == '>' {
+		switch {
+		case r == '>':
 			t.state = stText
+			t.tagBuf = t.tagBuf[:0]
 			if raw := t.rawKind(); raw != rawNone && t.last != '/' {
 				t.state, t.raw, t.match = stRaw, raw, 0
 			}
 			return false
+		case r == '<', len(t.tagBuf)+utf8.RuneLen(r) > MaxTagLen:
+			// Not a tag after all (a tag holds no '<').
+			t.replayTag()
+			return true
 		}
+		t.tagBuf = utf8.AppendRune(t.tagBuf, r)
 		if !t.nameEnd {
 			if isASCIIAlnum(r) {
 				if t.tagLen < maxTagName {
@@ -337,10 +374,12 @@ func (t *Tokenizer) step(r rune) bool {
 		t.last = r
 	case stBang:
 		if r == '-' {
+			t.tagBuf = append(t.tagBuf, '-')
 			if t.dashes++; t.dashes == 2 {
 				// "<!--": a comment. Starting the count at 2 makes "<!-->"
 				// and "<!--->" empty comments, as in HTML.
 				t.state = stComment
+				t.tagBuf = t.tagBuf[:0]
 			}
 			return false
 		}
@@ -361,7 +400,7 @@ func (t *Tokenizer) step(r rune) bool {
 		if t.match == len(pat) {
 			// "</script" seen: it ends the element unless the name goes on.
 			if r == '>' || r == '/' || isSpace(r) {
-				t.state, t.nameEnd, t.tagLen, t.last = stTag, true, 0, r
+				t.state = stRawEnd
 				return true
 			}
 			t.match = 0
@@ -373,6 +412,10 @@ func (t *Tokenizer) step(r rune) bool {
 			t.match = 1
 		default:
 			t.match = 0
+		}
+	case stRawEnd:
+		if r == '>' {
+			t.state = stText
 		}
 	case stEntity:
 		if isASCIIAlnum(r) || r == '#' && t.entLen == 1 || r == ';' && t.entLen > 1 {

@@ -55,7 +55,15 @@ func TestWordsTable(t *testing.T) {
 		{"empty comments", "a<!-->b<!--->c", []string{"a", "b", "c"}},
 		{"comment gt inside", "a<!-- x > y -- > z -->b", []string{"a", "b"}},
 		{"unterminated comment", "a<!-- never closed", []string{"a"}},
-		{"unterminated tag", "a<b c d", []string{"a"}},
+		{"unterminated tag is text", "a<b c d", []string{"a", "b", "c", "d"}},
+		{"lt cancels tag", "a <b <c> d", []string{"a", "b", "d"}},
+		{"unterminated email", "Jérémy Lal <kapouer@melix.org\n 2017, Pirate Praveen <praveen@debian.org>\n",
+			[]string{"jérémy", "lal", "kapouer", "melix", "org", "2017", "pirate", "praveen"}},
+		{"digit after lt is no tag", "ZhouYL <81438567@qq.com>", []string{"zhouyl", "81438567", "qq", "com"}},
+		{"tag spans lines", "a<p\nclass=x>b", []string{"a", "b"}},
+		{"unterminated declaration", "<!DOCTYPE html", []string{"doctype", "html"}},
+		{"cancelled tag keeps entities", "x <a &eacute;t&eacute; <b>", []string{"x", "a", "été"}},
+		{"end tag of script without gt", "<script>x</script y", nil},
 		{"script", "a<script>var x = '<b>hi</b>'; if (a<b) {}</script>b", []string{"a", "b"}},
 		{"script attrs upper", `a<SCRIPT type="text/javascript">x()</ScRiPt >b`, []string{"a", "b"}},
 		{"style", "a<style>p { color: red }</style>b", []string{"a", "b"}},
@@ -101,6 +109,24 @@ func TestWordsTable(t *testing.T) {
 				t.Errorf("Words(%q)\n got %q\nwant %q", tc.in, got, tc.want)
 			}
 		})
+	}
+}
+
+func TestTagTooLong(t *testing.T) {
+	// "a " and MaxTagLen x's: the tag overflows, so all of it is text; the
+	// x's form one run split into MaxWordLen pieces.
+	got := wordsOf(t, "<a "+strings.Repeat("x", MaxTagLen)+">b")
+	want := []string{"a"}
+	for range MaxTagLen / MaxWordLen {
+		want = append(want, strings.Repeat("x", MaxWordLen))
+	}
+	want = append(want, "b")
+	if !slices.Equal(got, want) {
+		t.Errorf("got %d words, want %d", len(got), len(want))
+	}
+	// A tag just under the limit is removed.
+	if got := wordsOf(t, "<a "+strings.Repeat("x", MaxTagLen-3)+">b"); !slices.Equal(got, []string{"b"}) {
+		t.Errorf("got %d words, want [b]", len(got))
 	}
 }
 
