@@ -1,0 +1,190 @@
+package fingerprint
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+
+	"github.com/fpdb/fpdb/internal/minhash"
+	"github.com/fpdb/fpdb/internal/normalize"
+	"github.com/fpdb/fpdb/internal/shingle"
+)
+
+// HashVersion is the version of the shingle-hash and min-hash scheme
+// (word hash, shingle combination, seed derivation, bin assignment,
+// densification and output bit). Bump it on any change to their output.
+const HashVersion = 1
+
+// DefaultSeed is the seed of DefaultParams: the bytes of "fpdb1".
+const DefaultSeed = 0x6670646231
+
+// Params define a fingerprint. Two fingerprints are comparable only if they
+// were made with equal Params (and equal HashVersion and normalize.Version).
+type Params struct {
+	// K is the number of bits of the fingerprint: a positive multiple of
+	// 64, at most minhash.MaxK.
+	K int
+	// ShingleWidth is the number of consecutive words per shingle, in
+	// [1, shingle.MaxWidth].
+	ShingleWidth int
+	// Seed selects the hash functions; the shingle and min-hash seeds are
+	// derived from it.
+	Seed uint64
+}
+
+// DefaultParams returns K = 512, ShingleWidth = 4 and Seed = DefaultSeed.
+func DefaultParams() Params {
+	return Params{K: 512, ShingleWidth: 4, Seed: DefaultSeed}
+}
+
+// ErrInvalidParams is wrapped by the errors of Params.Validate.
+var ErrInvalidParams = errors.New("fingerprint: invalid parameters")
+
+// Validate reports every problem of p at once, each wrapping
+// ErrInvalidParams, or nil.
+func (p Params) Validate() error {
+	var errs []error
+	if p.K <= 0 || p.K%64 != 0 || p.K > minhash.MaxK {
+		errs = append(errs, fmt.Errorf("%w: K = %d is not a positive multiple of 64 up to %d", ErrInvalidParams, p.K, minhash.MaxK))
+	}
+	if p.ShingleWidth < 1 || p.ShingleWidth > shingle.MaxWidth {
+		errs = append(errs, fmt.Errorf("%w: ShingleWidth = %d is outside [1, %d]", ErrInvalidParams, p.ShingleWidth, shingle.MaxWidth))
+	}
+	return errors.Join(errs...)
+}
+
+// seeds derives the shingle and min-hash seeds from p.Seed with two
+// SplitMix64 steps.
+func (p Params) seeds() (shingleSeed, minhashSeed uint64) {
+	x := p.Seed
+	return splitmix(&x), splitmix(&x)
+}
+
+func splitmix(x *uint64) uint64 {
+	*x += 0x9e3779b97f4a7c15
+	z := *x
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
+}
+
+// ErrNoWords is returned for a document without a single word (empty,
+// punctuation only, markup only).
+var ErrNoWords = errors.New("fingerprint: document has no words")
+
+// Result is the fingerprint of one document.
+type Result struct {
+	// FP is the K-bit fingerprint: bit j is bit j%64 of FP[j/64]. It is a
+	// fresh slice owned by the caller.
+	FP []uint64
+	// ContentHash is the first 16 bytes of the SHA-256 of the normalized
+	// words, each followed by one space: equal for documents that normalize
+	// to the same text.
+	ContentHash [16]byte
+	// Words is the number of normalized words.
+	Words int
+	// Shingles is the number of shingle hashes added to the sketch,
+	// repeats included: Words−ShingleWidth+1, or 1 for a document with
+	// fewer than ShingleWidth words.
+	Shingles int
+}
+
+// hashBufSize is how many bytes of normalized text are gathered before they
+// are written to the content hash.
+const hashBufSize = 8 << 10
+
+// Builder computes fingerprints. It is reusable but not safe for concurrent
+// use.
+type Builder struct {
+	p         Params
+	tok       *normalize.Tokenizer
+	sh        *shingle.Shingler
+	mh        *minhash.Sketcher
+	sha       hash.Hash
+	text      []byte // normalized text not yet written to sha
+	shingles  int
+	onWord    func([]byte)
+	onShingle func(uint64)
+	rd        bytes.Reader
+}
+
+// NewBuilder returns a Builder for p, or an error wrapping ErrInvalidParams.
+func NewBuilder(p Params) (*Builder, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	shSeed, mhSeed := p.seeds()
+	sh, err := shingle.New(p.ShingleWidth, shSeed)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidParams, err)
+	}
+	mh, err := minhash.New(p.K, mhSeed)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidParams, err)
+	}
+	b := &Builder{
+		p:    p,
+		tok:  normalize.NewTokenizer(),
+		sh:   sh,
+		mh:   mh,
+		sha:  sha256.New(),
+		text: make([]byte, 0, hashBufSize),
+	}
+	b.onWord = b.word
+	b.onShingle = b.shingle
+	return b, nil
+}
+
+// Params returns the parameters of b.
+func (b *Builder) Params() Params { return b.p }
+
+func (b *Builder) word(w []byte) {
+	b.sh.Add(w, b.onShingle)
+	if len(b.text)+len(w)+1 > cap(b.text) {
+		b.sha.Write(b.text)
+		b.text = b.text[:0]
+	}
+	b.text = append(b.text, w...)
+	b.text = append(b.text, ' ')
+}
+
+func (b *Builder) shingle(h uint64) {
+	b.mh.Add(h)
+	b.shingles++
+}
+
+// FromReader reads r to EOF and returns the fingerprint of its text. Memory
+// use is bounded whatever the input size. Errors wrap normalize.ErrBinary
+// (NUL byte or invalid UTF-8, as a *normalize.InputError), ErrNoWords, or
+// the error of r.
+func (b *Builder) FromReader(r io.Reader) (Result, error) {
+	b.sh.Reset()
+	b.mh.Reset()
+	b.sha.Reset()
+	b.text = b.text[:0]
+	b.shingles = 0
+	if err := b.tok.Words(r, b.onWord); err != nil {
+		return Result{}, fmt.Errorf("fingerprint: %w", err)
+	}
+	words := b.sh.Finish(b.onShingle)
+	if words == 0 {
+		return Result{}, ErrNoWords
+	}
+	res := Result{FP: make([]uint64, b.p.K/64), Words: words, Shingles: b.shingles}
+	b.mh.Fingerprint(res.FP)
+	b.sha.Write(b.text)
+	var sum [sha256.Size]byte
+	copy(res.ContentHash[:], b.sha.Sum(sum[:0]))
+	return res, nil
+}
+
+// FromBytes returns the fingerprint of text, as FromReader would.
+func (b *Builder) FromBytes(text []byte) (Result, error) {
+	b.rd.Reset(text)
+	res, err := b.FromReader(&b.rd)
+	b.rd.Reset(nil)
+	return res, err
+}
