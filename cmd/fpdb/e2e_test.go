@@ -77,9 +77,6 @@ func withoutEnvDB(env []string) []string {
 	return out
 }
 
-// originals are the corpus files that are not edits or copies of another.
-var originals = []string{"bees", "bread", "chess", "coffee", "lighthouse", "railway", "tides", "volcano"}
-
 // corpusPaths returns "corpus/NAME.txt" for each name.
 func corpusPaths(names ...string) []string {
 	var ps []string
@@ -135,6 +132,8 @@ func TestE2EAddCorpus(t *testing.T) {
 }
 
 func TestE2EAddOriginals(t *testing.T) {
+	// The corpus files that are not edits or copies of another.
+	originals := []string{"bees", "bread", "chess", "coffee", "lighthouse", "railway", "tides", "volcano"}
 	dir := dbDir(t)
 	args := append([]string{"--db", dir, "add"}, corpusPaths(originals...)...)
 	r := exe(t, nil, "", args...).mustCode(t, exitOK)

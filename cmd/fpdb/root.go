@@ -51,7 +51,7 @@ func NewRootCommand() *cobra.Command {
 		Short: "fpdb finds near-duplicate text documents",
 		Long: `fpdb stores min-hash fingerprints of text documents in a database and finds
 the stored documents that are near duplicates of a new one (estimated
-resemblance of their 4-word shingle sets at or above a threshold).
+resemblance of their sets of word shingles at or above a threshold).
 
 The database is the directory given by --db, by default $` + envDB + ` if it is
 set, else ` + defaultDBDir + `. "fpdb add" creates it; the other commands

@@ -494,3 +494,27 @@ func TestIsTerminalDevNull(t *testing.T) {
 		t.Errorf("%s is not a terminal", os.DevNull)
 	}
 }
+
+func TestNewRootCommand(t *testing.T) {
+	dir := dbDir(t)
+	var out bytes.Buffer
+	cmd := NewRootCommand()
+	cmd.SetArgs([]string{"--db", dir, "add", "--json", corpus + "railway.txt"})
+	cmd.SetOut(&out)
+	cmd.SetErr(io.Discard)
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); got != `{"query":"testdata/corpus/railway.txt","stored":true,"replaced":false,"matches":0}`+"\n" {
+		t.Errorf("output %q", got)
+	}
+	// A second add finds the first: the command returns an exitError
+	// carrying exit code 1 and nothing to print.
+	cmd = NewRootCommand()
+	cmd.SetArgs([]string{"--db", dir, "add", "--id", "again", corpus + "railway.txt"})
+	cmd.SetOut(io.Discard)
+	var ee *exitError
+	if err := cmd.Execute(); !errors.As(err, &ee) || ee.code != exitDuplicates || ee.err != nil {
+		t.Errorf("second add returned %v, want exit code %d", err, exitDuplicates)
+	}
+}
