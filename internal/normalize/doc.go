@@ -39,12 +39,15 @@
 // comes before the '>', the first '<' was punctuation and the text after it
 // is kept. This is the regular expression <[A-Za-z/!?][^<>]*> of the
 // corpus ground truth, so "Ann <ann@example.org" keeps its address words.
-// "<!--" starts a comment that ends at the next "-->" (as in HTML, "<!-->"
-// and "<!--->" are empty comments). After a <script> or <style> start tag
-// everything up to the matching </script or </style end tag is dropped; a
-// self-closing <script .../> drops nothing. A '<' that does not start a tag
-// is punctuation. An unterminated comment or script swallows the rest of
-// the input.
+// An input whose first tag comes before its first word is HTML, and only
+// there do comments and raw-text elements apply: "<!--" starts a comment that
+// ends at the next "-->" (as in HTML, "<!-->" and "<!--->" are empty
+// comments), and after a <script> or <style> start tag everything up to the
+// matching </script or </style end tag is dropped; a self-closing
+// <script .../> drops nothing. An unterminated comment or script swallows the
+// rest of such an input. In plain text (a man page that mentions "[<style>]")
+// these are ordinary tags, so no text is lost. A '<' that does not start a
+// tag is punctuation.
 // An entity is '&' followed by up to [MaxEntityLen] bytes of '#' and ASCII
 // letters and digits, optionally ended by ';'; it is decoded with
 // html.UnescapeString and the decoded text goes through the word rules (but is

@@ -123,6 +123,9 @@ type Tokenizer struct {
 	match   int    // bytes of rawEnd[raw] matched so far
 	ent     [MaxEntityLen]byte
 	entLen  int
+
+	sawWord bool // a word was emitted
+	html    bool // a tag came before the first word: the input is HTML
 }
 
 // NewTokenizer returns a Tokenizer with its read buffer allocated.
@@ -180,6 +183,7 @@ func (t *Tokenizer) reset(fn func([]byte)) {
 	t.single = false
 	t.state = stText
 	t.entLen = 0
+	t.sawWord, t.html = false, false
 	if t.tagBuf == nil {
 		t.tagBuf = make([]byte, 0, MaxTagLen)
 	}
@@ -293,6 +297,9 @@ func (t *Tokenizer) flush() {
 	if t.wlen > 0 && t.fn != nil {
 		t.fn(t.word[:t.wlen])
 	}
+	if t.wlen > 0 {
+		t.sawWord = true
+	}
 	t.wlen = 0
 	t.single = false
 }
@@ -325,6 +332,9 @@ func (t *Tokenizer) step(r rune) bool {
 		}
 	case stLT:
 		t.nameEnd, t.tagLen, t.last = true, 0, r
+		if !t.sawWord && t.wlen == 0 && isTagStart(r) {
+			t.html = true
+		}
 		switch {
 		case r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z':
 			t.state = stTag
@@ -349,7 +359,7 @@ func (t *Tokenizer) step(r rune) bool {
 		case r == '>':
 			t.state = stText
 			t.tagBuf = t.tagBuf[:0]
-			if raw := t.rawKind(); raw != rawNone && t.last != '/' {
+			if raw := t.rawKind(); raw != rawNone && t.last != '/' && t.html {
 				t.state, t.raw, t.match = stRaw, raw, 0
 			}
 			return false
@@ -376,6 +386,11 @@ func (t *Tokenizer) step(r rune) bool {
 		if r == '-' {
 			t.tagBuf = append(t.tagBuf, '-')
 			if t.dashes++; t.dashes == 2 {
+				if !t.html {
+					// Plain text: "<!-- ... >" is only a tag.
+					t.state = stTag
+					return false
+				}
 				// "<!--": a comment. Starting the count at 2 makes "<!-->"
 				// and "<!--->" empty comments, as in HTML.
 				t.state = stComment
@@ -567,4 +582,9 @@ func lowerASCII(r rune) rune {
 
 func isSpace(r rune) bool {
 	return r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\f'
+}
+
+// isTagStart reports whether r after '<' starts a tag.
+func isTagStart(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '/' || r == '?' || r == '!'
 }
