@@ -35,7 +35,7 @@ type DB struct {
 	opts   *Options
 	params Params
 	pdb    *pebble.DB
-	lock   *os.File
+	lock   io.Closer
 	ix     *index.Index
 	wopts  *pebble.WriteOptions
 
@@ -76,7 +76,8 @@ func Open(dir string, opts *Options) (*DB, error) {
 	if o.ReadOnly {
 		o.ErrorIfNotExist = true
 	}
-	exists, err := probeDir(dir)
+	fs := o.FS
+	exists, err := probeDir(fs, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -84,11 +85,11 @@ func Open(dir string, opts *Options) (*DB, error) {
 		if o.ErrorIfNotExist {
 			return nil, fmt.Errorf("%w: %s", ErrNotExist, dir)
 		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		if err := fs.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("fpdb: create %s: %w", dir, err)
 		}
 	}
-	lock, err := lockDir(dir, o.ReadOnly)
+	lock, err := lockDir(fs, dir, o.ReadOnly)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +101,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 		if d.pdb != nil {
 			_ = d.pdb.Close()
 		}
-		_ = unlockDir(lock)
+		_ = lock.Close()
 		return nil, err
 	}
 	return d, nil
@@ -108,8 +109,8 @@ func Open(dir string, opts *Options) (*DB, error) {
 
 // probeDir reports whether dir holds a database. An empty or missing dir
 // holds none; a dir with files but no Pebble store is not an fpdb database.
-func probeDir(dir string) (bool, error) {
-	fi, err := os.Stat(dir)
+func probeDir(fs vfs.FS, dir string) (bool, error) {
+	fi, err := fs.Stat(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}
@@ -119,18 +120,18 @@ func probeDir(dir string) (bool, error) {
 	if !fi.IsDir() {
 		return false, fmt.Errorf("%w: %s is not a directory", ErrNotFPDB, dir)
 	}
-	ents, err := os.ReadDir(dir)
+	names, err := fs.List(dir)
 	if err != nil {
 		return false, fmt.Errorf("fpdb: open %s: %w", dir, err)
 	}
-	if len(ents) == 0 || (len(ents) == 1 && ents[0].Name() == lockFileName) {
+	if len(names) == 0 || (len(names) == 1 && names[0] == lockFileName) {
 		return false, nil
 	}
-	desc, err := pebble.Peek(dir, vfs.Default)
+	desc, err := pebble.Peek(dir, fs)
 	if err != nil || !desc.Exists {
 		return false, fmt.Errorf("%w: %s has files but no fpdb database", ErrNotFPDB, dir)
 	}
-	if m := optionsMerger(desc.OptionsFilename); m != "" && m != posting.MergerName {
+	if m := optionsMerger(fs, desc.OptionsFilename); m != "" && m != posting.MergerName {
 		return false, fmt.Errorf("%w: %s is a Pebble store with merge operator %q", ErrNotFPDB, dir, m)
 	}
 	return true, nil
@@ -138,11 +139,16 @@ func probeDir(dir string) (bool, error) {
 
 // optionsMerger returns the merge operator named in a Pebble OPTIONS file,
 // or "" when it cannot tell.
-func optionsMerger(path string) string {
+func optionsMerger(fs vfs.FS, path string) string {
 	if path == "" {
 		return ""
 	}
-	b, err := os.ReadFile(path)
+	f, err := fs.Open(path)
+	if err != nil {
+		return ""
+	}
+	b, err := io.ReadAll(f)
+	_ = f.Close()
 	if err != nil {
 		return ""
 	}
@@ -164,6 +170,7 @@ func (d *DB) open(given *Options) error {
 		Merger:             posting.Merger(),
 		MaxOpenFiles:       o.MaxOpenFiles,
 		ReadOnly:           o.ReadOnly,
+		FS:                 o.FS,
 		Logger:             slogLogger{o.Logger},
 	}
 	pdb, err := pebble.Open(d.dir, popts)
@@ -319,7 +326,7 @@ func (d *DB) Close() error {
 	}
 	d.closed = true
 	err := d.pdb.Close()
-	if uerr := unlockDir(d.lock); err == nil {
+	if uerr := d.lock.Close(); err == nil {
 		err = uerr
 	}
 	return err

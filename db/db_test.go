@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/fpdb/fpdb/internal/bitvec"
 )
@@ -558,5 +559,24 @@ func TestAddReaderMatchesAdd(t *testing.T) {
 	}
 	if !slices.Equal(a.Doc.Fingerprint, b.Doc.Fingerprint) || a.Doc.ContentHash != b.Doc.ContentHash {
 		t.Fatal("AddReader and Add disagree")
+	}
+}
+
+func TestInMemoryFS(t *testing.T) {
+	fs := vfs.NewMem()
+	d, err := Open("db", &Options{FS: fs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Add(ctx, "a", []byte(text(13, 40)), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open("db", &Options{FS: fs}); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second open on the same FS: %v", err)
+	}
+	closeChecked(t, d)
+	d = openTest(t, "db", &Options{FS: fs})
+	if d.Stats().Docs != 1 {
+		t.Fatalf("docs = %d after reopen", d.Stats().Docs)
 	}
 }

@@ -3,18 +3,31 @@ package db
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
-// lockFileName is the file fpdb locks (flock) while a DB is open. Pebble
-// keeps its own LOCK file too; ours comes first so that a second opener,
-// in this process or another, gets ErrLocked with a clear message.
+// lockFileName is the file fpdb locks while a DB is open. Pebble keeps its
+// own LOCK file too; ours comes first so that a second opener, in this
+// process or another, gets ErrLocked with a clear message.
 const lockFileName = "FPDB.LOCK"
 
-func lockDir(dir string, readOnly bool) (*os.File, error) {
+// lockDir locks dir: with flock(2) on the operating system's file system
+// (so another process, or another DB in this process, is refused), with the
+// file system's own Lock otherwise.
+func lockDir(fs vfs.FS, dir string, readOnly bool) (io.Closer, error) {
 	path := filepath.Join(dir, lockFileName)
+	if fs != vfs.Default {
+		l, err := fs.Lock(path)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrLocked, dir, err)
+		}
+		return l, nil
+	}
 	flag := os.O_RDWR | os.O_CREATE
 	if readOnly {
 		flag = os.O_RDONLY
@@ -30,13 +43,13 @@ func lockDir(dir string, readOnly bool) (*os.File, error) {
 		}
 		return nil, fmt.Errorf("fpdb: open %s: lock: %w", dir, err)
 	}
-	return f, nil
+	return flockFile{f}, nil
 }
 
-func unlockDir(f *os.File) error {
-	if f == nil {
-		return nil
-	}
-	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-	return f.Close()
+// flockFile releases its flock when closed.
+type flockFile struct{ f *os.File }
+
+func (l flockFile) Close() error {
+	_ = syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+	return l.f.Close()
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // Default values of Options.
@@ -65,6 +67,9 @@ type Options struct {
 	MaxOpenFiles int
 	// Logger receives Pebble's and fpdb's log messages. Default: discarded.
 	Logger *slog.Logger
+	// FS is the file system the database lives on. Default vfs.Default (the
+	// operating system's); tests pass an in-memory or fault-injecting one.
+	FS vfs.FS
 }
 
 // DefaultOptions returns a fresh Options with every default filled in.
@@ -100,6 +105,9 @@ func (o *Options) EnsureDefaults() *Options {
 	}
 	if o.MaxOpenFiles == 0 {
 		o.MaxOpenFiles = DefaultMaxOpenFiles
+	}
+	if o.FS == nil {
+		o.FS = vfs.Default
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
