@@ -161,3 +161,21 @@ func (ix *Index) ApplyDelete(id uint32) {
 	clear(ix.fps[int(id)*ix.stride : (int(id)+1)*ix.stride])
 	ix.n--
 }
+
+// Posting returns the ids of the posting list of merged value y, sorted
+// (a fresh slice).
+func (ix *Index) Posting(ctx context.Context, y uint32) ([]uint32, error) {
+	v, closer, err := ix.db.Get(keys.Posting(y))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("index: posting %d: %w", y, err)
+	}
+	defer closer.Close()
+	var ids []uint32
+	if err := posting.ForEach(v, func(id uint32) { ids = append(ids, id) }); err != nil {
+		return nil, fmt.Errorf("%w: posting %d: %w", ErrCorrupt, y, err)
+	}
+	return ids, nil
+}
