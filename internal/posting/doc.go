@@ -22,5 +22,13 @@
 // closer is closed: IDs and Decode copy, ForEach does not retain anything
 // after it returns. Every decoder validates its input completely (lengths,
 // key and value order, container cardinalities) and returns an error wrapping
-// ErrCorrupt rather than panicking.
+// ErrCorrupt rather than panicking. The validation runs before roaring sees
+// the bytes: roaring's own decoder accepts many corrupt inputs unless
+// Validate is called, and set operations on such bitmaps can corrupt memory.
+//
+// The merge operator applies small add-only or remove-only operands id by id
+// (no bitmap is decoded for them), so a key with hundreds of single-id
+// operands in the memtable merges in microseconds. A merge whose result is
+// the empty set (including the base) or the identity op asks Pebble to drop
+// the record.
 package posting

@@ -38,6 +38,9 @@ var _ pebble.DeletableValueMerger = (*valueMerger)(nil)
 // MergeNewer composes a newer operand n after the accumulated op m:
 // Add = (Add_m \ Remove_n) ∪ Add_n, Remove = (Remove_m \ Add_n) ∪ Remove_n.
 func (m *valueMerger) MergeNewer(value []byte) error {
+	if done, err := m.mergeSmall(value, true); done || err != nil {
+		return err
+	}
 	n, err := Decode(value)
 	if err != nil {
 		return fmt.Errorf("posting: merge newer operand: %w", err)
@@ -58,6 +61,9 @@ func (m *valueMerger) MergeNewer(value []byte) error {
 // Both are computed in place in m; since Remove_o ∩ Add_o = ∅,
 // Remove_o \ Add_m equals Remove_o \ Add (the new Add).
 func (m *valueMerger) MergeOlder(value []byte) error {
+	if done, err := m.mergeSmall(value, false); done || err != nil {
+		return err
+	}
 	o, err := Decode(value)
 	if err != nil {
 		return fmt.Errorf("posting: merge older operand: %w", err)
@@ -71,6 +77,59 @@ func (m *valueMerger) MergeOlder(value []byte) error {
 		m.op.Remove.Or(o.Remove)
 	}
 	return nil
+}
+
+// smallOperand is the largest serialized set (in bytes) that mergeSmall
+// applies id by id rather than decoding it into a bitmap.
+const smallOperand = 512
+
+// mergeSmall applies a small add-only or remove-only operand id by id,
+// walking its serialization in place instead of decoding it (the common
+// case: operands of a few ids each). It reports done=false, leaving m
+// untouched, for other operands. On error m may be partly updated; the
+// merge is then aborted anyway.
+func (m *valueMerger) mergeSmall(value []byte, newer bool) (done bool, err error) {
+	addB, remB, err := split(value)
+	if err != nil {
+		return false, fmt.Errorf("posting: merge operand: %w", err)
+	}
+	add, rem := m.op.Add, m.op.Remove
+	switch {
+	case len(addB) == 0 && len(remB) == 0:
+		return true, nil // identity
+	case len(remB) == 0 && len(addB) <= smallOperand:
+		if newer { // Add ∪= A_n, Remove \= A_n
+			err = walk(addB, func(x uint32) {
+				add.Add(x)
+				rem.Remove(x)
+			})
+		} else { // Add ∪= A_o \ Remove
+			err = walk(addB, func(x uint32) {
+				if !rem.Contains(x) {
+					add.Add(x)
+				}
+			})
+		}
+	case len(addB) == 0 && len(remB) <= smallOperand:
+		if newer { // Add \= R_n, Remove ∪= R_n
+			err = walk(remB, func(x uint32) {
+				add.Remove(x)
+				rem.Add(x)
+			})
+		} else { // Remove ∪= R_o \ Add
+			err = walk(remB, func(x uint32) {
+				if !add.Contains(x) {
+					rem.Add(x)
+				}
+			})
+		}
+	default:
+		return false, nil
+	}
+	if err != nil {
+		return true, fmt.Errorf("posting: merge operand: %w", err)
+	}
+	return true, nil
 }
 
 // Finish returns the encoded composition; when includesBase, Remove is

@@ -35,6 +35,11 @@ func randOps(r *rand.Rand, n int) [][]byte {
 		for j := r.IntN(6); j > 0; j-- {
 			bm.Add(uint32(r.IntN(3))<<16 | uint32(r.IntN(24)))
 		}
+		if r.IntN(10) == 0 { // a large operand (decoded, not applied id by id)
+			for j := 300 + r.IntN(300); j > 0; j-- {
+				bm.Add(uint32(r.IntN(3))<<16 | uint32(r.IntN(1024)))
+			}
+		}
 		if r.IntN(3) == 0 {
 			ops[i] = EncodeRemove(bm)
 		} else {
@@ -349,5 +354,32 @@ func TestPebble(t *testing.T) {
 	check("reopened")
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestMergeSmallPathMatchesDecodePath checks that applying small operands id
+// by id gives the same op as decoding them.
+func TestMergeSmallPathMatchesDecodePath(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for trial := 0; trial < 2000; trial++ {
+		ops := randOps(r, 2+r.IntN(8))
+		newer := r.IntN(2) == 0
+		fast := mergeRange(t, ops, 0, len(ops), newer, false)
+		// The reference folds with Decode only.
+		ref := &valueMerger{op: Op{Add: roaring.New(), Remove: roaring.New()}}
+		for _, b := range ops {
+			n, err := Decode(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref.op.Add.AndNot(n.Remove)
+			ref.op.Add.Or(n.Add)
+			ref.op.Remove.AndNot(n.Add)
+			ref.op.Remove.Or(n.Remove)
+		}
+		a, b := decodeOrIdentity(t, fast), &ref.op
+		if !a.Add.Equals(b.Add) || !a.Remove.Equals(b.Remove) {
+			t.Fatalf("trial %d (newer=%v): %v %v vs %v %v", trial, newer, a.Add, a.Remove, b.Add, b.Remove)
+		}
 	}
 }
