@@ -47,6 +47,7 @@ type DB struct {
 	// batch and applies it to memory, so readers see each write whole.
 	mu      sync.RWMutex
 	closed  bool
+	failed  error      // set when a commit failed fatally; see commit
 	docs    []docEntry // by internal id; ext == "" when not stored
 	nextSeq uint32
 
@@ -97,7 +98,11 @@ func Open(dir string, opts *Options) (*DB, error) {
 	if o.NoSync {
 		d.wopts = pebble.NoSync
 	}
-	if err := d.open(given); err != nil {
+	err = d.open(given)
+	if err == nil {
+		err = d.load()
+	}
+	if err != nil {
 		if d.pdb != nil {
 			_ = d.pdb.Close()
 		}
@@ -201,7 +206,7 @@ func (d *DB) open(given *Options) error {
 		}
 		d.params = p
 	}
-	return d.load()
+	return nil
 }
 
 // create writes the meta record of a new database.
@@ -365,12 +370,17 @@ func validThreshold(r float64) error {
 	return nil
 }
 
-// readLocked takes the shared lock and fails on a closed DB.
+// readLocked takes the shared lock and fails on a closed or failed DB.
 func (d *DB) readLocked() error {
 	d.mu.RLock()
 	if d.closed {
 		d.mu.RUnlock()
 		return ErrClosed
+	}
+	if d.failed != nil {
+		err := d.failed
+		d.mu.RUnlock()
+		return err
 	}
 	return nil
 }
@@ -409,10 +419,15 @@ func (s slogLogger) Errorf(format string, args ...any) {
 	s.l.Error(fmt.Sprintf(format, args...))
 }
 
-// Fatalf logs and panics: Pebble calls it on unrecoverable internal errors
-// and does not expect it to return.
+// Fatalf logs and panics with a *fatalError: Pebble calls it on
+// unrecoverable errors and does not expect it to return. DB.commit recovers
+// the panic when it happens in the caller's goroutine (a failed WAL write or
+// sync); see docs/RELIABILITY.md.
 func (s slogLogger) Fatalf(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	s.l.Error(msg)
-	panic("fpdb: pebble: " + msg)
+	if !strings.HasPrefix(msg, "pebble: ") {
+		msg = "pebble: " + msg
+	}
+	panic(&fatalError{msg: msg, err: firstError(args)})
 }

@@ -138,7 +138,7 @@ func (d *DB) store(ctx context.Context, doc Doc, hasHash bool, o *AddOptions) (*
 
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err := b.Commit(d.wopts); err != nil {
+	if err := d.commit(b); err != nil {
 		return nil, fmt.Errorf("fpdb: add %q: commit: %w", doc.ID, err)
 	}
 	if found {
@@ -184,7 +184,7 @@ func (d *DB) Delete(ctx context.Context, id string) error {
 	_ = b.Delete(keys.ExtID(id), nil)
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err := b.Commit(d.wopts); err != nil {
+	if err := d.commit(b); err != nil {
 		return fmt.Errorf("fpdb: delete %q: commit: %w", id, err)
 	}
 	d.applyDelete(seq)

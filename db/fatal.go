@@ -1,0 +1,60 @@
+package db
+
+import (
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// fatalError is the panic value of slogLogger.Fatalf: an error Pebble
+// considers unrecoverable. err is the first error among Fatalf's arguments,
+// kept so that callers can test the cause (for example syscall.ENOSPC).
+type fatalError struct {
+	msg string
+	err error
+}
+
+func (e *fatalError) Error() string { return e.msg }
+
+func (e *fatalError) Unwrap() error { return e.err }
+
+// commit commits b with the DB's write options; mu is held exclusively.
+//
+// When a WAL write or sync fails, Pebble calls Logger.Fatalf (or panics
+// with the error) in the committing goroutine, which is this one: its
+// commit pipeline cannot continue. commit recovers that panic instead of
+// letting it end the caller's process, marks the DB failed and returns an
+// error wrapping ErrFailed and the cause. From then on every call but Close
+// returns that error, without touching Pebble. The batch may or may not be
+// in the database when it is reopened, but wholly or not at all (Pebble
+// writes a batch as one checksummed WAL record).
+func (d *DB) commit(b *pebble.Batch) (err error) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		var cause error
+		switch v := r.(type) {
+		case *fatalError:
+			cause = v
+		case error:
+			cause = v
+		default:
+			panic(r)
+		}
+		d.failed = fmt.Errorf("%w: %w", ErrFailed, cause)
+		err = d.failed
+	}()
+	return b.Commit(d.wopts)
+}
+
+// firstError returns the first error in args, or nil.
+func firstError(args []any) error {
+	for _, a := range args {
+		if e, ok := a.(error); ok {
+			return e
+		}
+	}
+	return nil
+}
