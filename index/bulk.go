@@ -1,0 +1,107 @@
+package index
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/fpdb/fpdb/internal/bitvec"
+	"github.com/fpdb/fpdb/internal/keys"
+	"github.com/fpdb/fpdb/internal/posting"
+)
+
+// Entry is a document to add: its internal id and fingerprint.
+type Entry struct {
+	ID uint32
+	FP []uint64
+}
+
+// StageMany writes into batch b the addition of every entry of adds (their
+// fingerprints and postings) and the removal of every id of removes (which
+// must be live), with ONE merge operand per posting key for the whole
+// batch: the operation "remove these ids, add those" on that key. The ids of
+// adds must be distinct, not live and not in removes. Call ApplyAdd and
+// ApplyDelete for each after the batch committed.
+func (ix *Index) StageMany(b *pebble.Batch, adds []Entry, removes []uint32) error {
+	l := ix.Layout()
+	m, stride := l.M(), l.K/64
+	addKeys := make([]uint64, 0, len(adds)*m)
+	for _, e := range adds {
+		if len(e.FP) != stride {
+			return fmt.Errorf("%w: id %d has %d words, want %d", bitvec.ErrBadFingerprint, e.ID, len(e.FP), stride)
+		}
+		if ix.Live(e.ID) {
+			return fmt.Errorf("index: add of live id %d", e.ID)
+		}
+		for i := 0; i < m; i++ {
+			addKeys = append(addKeys, uint64(l.Value(e.FP, i))<<32|uint64(e.ID))
+		}
+	}
+	remKeys := make([]uint64, 0, len(removes)*m)
+	for _, id := range removes {
+		fp := ix.Fingerprint(id)
+		if fp == nil {
+			return fmt.Errorf("index: delete of unknown id %d", id)
+		}
+		for i := 0; i < m; i++ {
+			remKeys = append(remKeys, uint64(l.Value(fp, i))<<32|uint64(id))
+		}
+	}
+	slices.Sort(addKeys)
+	slices.Sort(remKeys)
+
+	// Fingerprint records, in id order.
+	buf := make([]byte, 0, 8*stride)
+	for _, id := range removes {
+		if err := b.Delete(keys.Fingerprint(id), nil); err != nil {
+			return err
+		}
+	}
+	for _, e := range adds {
+		buf = bitvec.AppendBytes(buf[:0], e.FP)
+		if err := b.Set(keys.Fingerprint(e.ID), buf, nil); err != nil {
+			return err
+		}
+	}
+
+	// One operand per key: walk both sorted lists by y.
+	add, rem := roaring.New(), roaring.New()
+	var ids []uint32
+	key := make([]byte, 0, 5)
+	var val []byte
+	// run returns the ids of the run of ks starting at ks[0] with key y, and
+	// the rest of ks.
+	run := func(ks []uint64, y uint64) ([]uint32, []uint64) {
+		ids = ids[:0]
+		for len(ks) > 0 && ks[0]>>32 == y {
+			ids = append(ids, uint32(ks[0]))
+			ks = ks[1:]
+		}
+		return ids, ks
+	}
+	for len(addKeys) > 0 || len(remKeys) > 0 {
+		y := uint64(1) << 32
+		if len(addKeys) > 0 {
+			y = addKeys[0] >> 32
+		}
+		if len(remKeys) > 0 && remKeys[0]>>32 < y {
+			y = remKeys[0] >> 32
+		}
+		add.Clear()
+		rem.Clear()
+		var got []uint32
+		got, addKeys = run(addKeys, y)
+		add.AddMany(got)
+		got, remKeys = run(remKeys, y)
+		rem.AddMany(got)
+		op := posting.Op{Add: add, Remove: rem}
+		val = op.AppendEncode(val[:0])
+		key = keys.AppendPosting(key[:0], uint32(y))
+		if err := b.Merge(key, val, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}

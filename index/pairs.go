@@ -1,0 +1,404 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fpdb/fpdb/internal/bitvec"
+)
+
+// Snapshot is an immutable copy of the live fingerprints of an Index, taken
+// so that a long computation (all pairs) does not hold the caller's lock
+// and sees one consistent state. Positions 0..Len()-1 number the live
+// documents in increasing internal id order.
+type Snapshot struct {
+	layout *Layout
+	stride int
+	ids    []uint32 // internal id of each position, increasing
+	fps    []uint64 // fingerprint of position p at fps[p*stride:(p+1)*stride]
+}
+
+// Snapshot copies the live fingerprints. Like Search, it must not run
+// concurrently with a write.
+func (ix *Index) Snapshot() *Snapshot {
+	l := ix.Layout()
+	s := &Snapshot{layout: l, stride: l.K / 64}
+	s.ids = make([]uint32, 0, ix.Len())
+	s.fps = make([]uint64, 0, ix.Len()*s.stride)
+	for id := 0; id < ix.Cap(); id++ {
+		if fp := ix.Fingerprint(uint32(id)); fp != nil {
+			s.ids = append(s.ids, uint32(id))
+			s.fps = append(s.fps, fp...)
+		}
+	}
+	return s
+}
+
+// Len returns the number of documents in the snapshot.
+func (s *Snapshot) Len() int { return len(s.ids) }
+
+// ID returns the internal id at position p.
+func (s *Snapshot) ID(p int) uint32 { return s.ids[p] }
+
+// Fingerprint returns the fingerprint at position p (do not modify).
+func (s *Snapshot) Fingerprint(p int) []uint64 { return s.fps[p*s.stride : (p+1)*s.stride] }
+
+// Pair is two documents within the radius: A < B (internal ids), at Hamming
+// distance Dist.
+type Pair struct {
+	A, B uint32
+	Dist int
+}
+
+// PairOptions configure Snapshot.Pairs.
+type PairOptions struct {
+	// Plan forces a plan (Probe with its Tau, or Scan); Auto lets the
+	// planner choose.
+	Plan Plan
+	// Workers is the number of goroutines; 0 means GOMAXPROCS.
+	Workers int
+	// Progress, when not nil, is called on the caller's goroutine with the
+	// number of documents done and the total, at most every 100 ms and once
+	// at the end.
+	Progress func(done, total int)
+}
+
+// PairStats count the work of an all-pairs run.
+type PairStats struct {
+	Plan       Plan
+	Radius     int
+	MinHits    int   // count filter t (0 for a scan)
+	Postings   int64 // posting ids read (probe)
+	Candidates int64 // documents that passed the count filter (probe)
+	Verified   int64 // exact Hamming comparisons
+	Pairs      int64
+	Elapsed    time.Duration
+}
+
+// Pair cost model, in nanoseconds per operation, for the in-memory posting
+// lists of Pairs (no Pebble seek is involved).
+const (
+	pairCostProbe    = 150.0 // one neighbour value looked up (two cache misses)
+	pairCostPosting  = 2.0   // one posting id counted
+	pairCostVerify   = 30.0  // one exact Hamming check
+	pairCostScanWord = 1.5   // one word of a linear scan
+)
+
+// ChoosePairs returns the plan Pairs picks for radius rh: the probe radius
+// τ or the scan with the least estimated cost per document.
+func (s *Snapshot) ChoosePairs(rh int) Plan {
+	half := float64(len(s.ids)) / 2 // documents before an average one
+	best, bestCost := Plan{Kind: Scan}, half*float64(s.stride)*pairCostScanWord
+	m := s.layout.M()
+	for tau := 0; tau <= MaxTau; tau++ {
+		t := MinHits(m, rh, tau)
+		if t < 1 {
+			continue
+		}
+		var probes, postings, pHit float64
+		for _, w := range s.layout.Widths {
+			b := float64(bitvec.BallSize(w, tau))
+			probes += b
+			p := b / math.Exp2(float64(w))
+			postings += half * p
+			pHit += p
+		}
+		cands := half * tailProb(m, pHit/float64(m), t)
+		cost := probes*pairCostProbe + postings*pairCostPosting + cands*pairCostVerify
+		if cost < bestCost {
+			best, bestCost = Plan{Kind: Probe, Tau: tau}, cost
+		}
+	}
+	return best
+}
+
+// tailProb returns Pr[Binomial(m, p) ≥ t].
+func tailProb(m int, p float64, t int) float64 {
+	s := 0.0
+	for j := max(t, 0); j <= m; j++ {
+		a, _ := math.Lgamma(float64(m + 1))
+		b, _ := math.Lgamma(float64(j + 1))
+		c, _ := math.Lgamma(float64(m - j + 1))
+		s += math.Exp(a - b - c + float64(j)*math.Log(p) + float64(m-j)*math.Log1p(-p))
+	}
+	return s
+}
+
+// pairChunk is the number of documents a worker takes at a time.
+const pairChunk = 512
+
+// Pairs calls fn for every pair of documents of the snapshot within Hamming
+// distance rh, exactly once, with A < B. Each document is compared only with
+// the documents before it: a probe plan counts, in posting lists built in
+// memory from the snapshot with the index's layout, only the ids before
+// it, then verifies the candidates by exact Hamming distance; a scan
+// compares it with every document before it. The work is split across
+// Workers goroutines; fn is called on the caller's goroutine, as pairs are
+// found, in no particular order. An error from fn or a cancelled ctx stops
+// the run and is returned.
+func (s *Snapshot) Pairs(ctx context.Context, rh int, o PairOptions, fn func(Pair) error) (PairStats, error) {
+	start := time.Now()
+	st := PairStats{Radius: rh}
+	n := len(s.ids)
+	if rh < 0 || n < 2 {
+		st.Plan = Plan{Kind: Scan}
+		if o.Progress != nil {
+			o.Progress(n, n)
+		}
+		return st, nil
+	}
+	p := o.Plan
+	if p.Kind == Auto {
+		p = s.ChoosePairs(rh)
+	}
+	st.Plan = p
+	var pl *postingLists
+	switch p.Kind {
+	case Scan:
+	case Probe:
+		st.MinHits = MinHits(s.layout.M(), rh, p.Tau)
+		if p.Tau < 0 || st.MinHits < 1 {
+			return st, fmt.Errorf("%w: tau=%d, radius %d, %d groups", ErrInfeasible, p.Tau, rh, s.layout.M())
+		}
+		if uint64(n)*uint64(s.layout.M()) > math.MaxUint32 {
+			return st, fmt.Errorf("index: pairs: %d documents × %d groups exceed the in-memory posting lists; use a scan", n, s.layout.M())
+		}
+		pl = s.buildPostings()
+	default:
+		return st, fmt.Errorf("index: unknown plan kind %d", p.Kind)
+	}
+
+	workers := o.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type result struct {
+		pairs                     []Pair
+		docs                      int
+		postings, cands, verified int64
+	}
+	results := make(chan result, 2*workers)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := &pairWorker{s: s, pl: pl, rh: rh, t: st.MinHits, tau: p.Tau}
+			if pl != nil {
+				w.counts = make([]uint8, n)
+			}
+			for ctx.Err() == nil {
+				lo := int(next.Add(pairChunk)) - pairChunk
+				if lo >= n {
+					return
+				}
+				hi := min(lo+pairChunk, n)
+				var r result
+				for a := lo; a < hi; a++ {
+					r.pairs = w.doc(a, r.pairs)
+				}
+				r.docs = hi - lo
+				r.postings, r.cands, r.verified = w.postings, w.ncands, w.verified
+				w.postings, w.ncands, w.verified = 0, 0, 0
+				select {
+				case results <- r:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
+	go func() {
+		wg.Wait()
+		close(results)
+	}()
+
+	var ferr error
+	done := 0
+	lastProgress := time.Now()
+	for r := range results {
+		if ferr != nil {
+			continue // drain
+		}
+		done += r.docs
+		st.Postings += r.postings
+		st.Candidates += r.cands
+		st.Verified += r.verified
+		for _, pr := range r.pairs {
+			st.Pairs++
+			if err := fn(pr); err != nil {
+				ferr = err
+				cancel()
+				break
+			}
+		}
+		if o.Progress != nil && time.Since(lastProgress) >= 100*time.Millisecond {
+			lastProgress = time.Now()
+			o.Progress(done, n)
+		}
+	}
+	st.Elapsed = time.Since(start)
+	if ferr != nil {
+		return st, ferr
+	}
+	if done < n {
+		if err := ctx.Err(); err != nil {
+			return st, err
+		}
+	}
+	if o.Progress != nil {
+		o.Progress(done, n)
+	}
+	return st, nil
+}
+
+// pairWorker is the query state of one Pairs goroutine.
+type pairWorker struct {
+	s       *Snapshot
+	pl      *postingLists
+	rh, t   int
+	tau     int
+	counts  []uint8
+	touched []int32
+	cands   []int32
+
+	postings, ncands, verified int64
+}
+
+// doc appends to out the pairs of position a with the positions before it.
+func (w *pairWorker) doc(a int, out []Pair) []Pair {
+	s := w.s
+	q := s.Fingerprint(a)
+	if w.pl == nil {
+		bitvec.Scan(s.fps[:a*s.stride], s.stride, q, w.rh, func(i, d int) {
+			out = append(out, Pair{A: s.ids[i], B: s.ids[a], Dist: d})
+		})
+		w.verified += int64(a)
+		return out
+	}
+	l := s.layout
+	lim := int32(a)
+	t := uint8(w.t)
+	w.cands = w.cands[:0]
+	for i, wd := range l.Widths {
+		base := bitvec.Bits(q, l.Starts[i], wd)
+		bitvec.Neighbors(base, wd, w.tau, func(u uint32, _ int) {
+			for _, p := range w.pl.list(l.Offset[i] + u) {
+				if p >= lim {
+					break
+				}
+				w.postings++
+				c := w.counts[p]
+				if c == 0 {
+					w.touched = append(w.touched, p)
+				}
+				c++
+				w.counts[p] = c
+				if c == t {
+					w.cands = append(w.cands, p)
+				}
+			}
+		})
+	}
+	for _, p := range w.touched {
+		w.counts[p] = 0
+	}
+	w.touched = w.touched[:0]
+	w.ncands += int64(len(w.cands))
+	w.verified += int64(len(w.cands))
+	for _, p := range w.cands {
+		if d := bitvec.Hamming(q, s.Fingerprint(int(p))); d <= w.rh {
+			out = append(out, Pair{A: s.ids[p], B: s.ids[a], Dist: d})
+		}
+	}
+	return out
+}
+
+// postingLists are the posting lists of a snapshot in memory: for each
+// merged value y the positions with that value, increasing.
+type postingLists struct {
+	ids []int32
+	// Dense: start[y] .. start[y+1] is the list of y.
+	start []uint32
+	// Sparse (key space too large for a dense table): ys sorted, list j is
+	// ids[starts[j]:starts[j+1]].
+	ys, starts []uint32
+}
+
+// maxDense is the largest merged key space indexed by a dense table.
+const maxDense = 1 << 24
+
+// list returns the positions whose group value maps to y.
+func (pl *postingLists) list(y uint32) []int32 {
+	if pl.start != nil {
+		if int(y)+1 >= len(pl.start) {
+			return nil
+		}
+		return pl.ids[pl.start[y]:pl.start[y+1]]
+	}
+	j := sort.Search(len(pl.ys), func(j int) bool { return pl.ys[j] >= y })
+	if j == len(pl.ys) || pl.ys[j] != y {
+		return nil
+	}
+	return pl.ids[pl.starts[j]:pl.starts[j+1]]
+}
+
+// buildPostings builds the posting lists of the snapshot with its layout.
+func (s *Snapshot) buildPostings() *postingLists {
+	l := s.layout
+	m, n := l.M(), len(s.ids)
+	last := l.M() - 1
+	space := uint64(l.Offset[last]) + 1<<l.Widths[last]
+	pl := &postingLists{ids: make([]int32, n*m)}
+	if space <= maxDense {
+		start := make([]uint32, space+1)
+		for p := range n {
+			fp := s.Fingerprint(p)
+			for i := range m {
+				start[l.Value(fp, i)+1]++
+			}
+		}
+		for y := 1; y < len(start); y++ {
+			start[y] += start[y-1]
+		}
+		next := slices.Clone(start[:space])
+		for p := range n {
+			fp := s.Fingerprint(p)
+			for i := range m {
+				y := l.Value(fp, i)
+				pl.ids[next[y]] = int32(p)
+				next[y]++
+			}
+		}
+		pl.start = start
+		return pl
+	}
+	ks := make([]uint64, 0, n*m)
+	for p := range n {
+		fp := s.Fingerprint(p)
+		for i := range m {
+			ks = append(ks, uint64(l.Value(fp, i))<<32|uint64(p))
+		}
+	}
+	slices.Sort(ks)
+	for j, k := range ks {
+		y := uint32(k >> 32)
+		if len(pl.ys) == 0 || pl.ys[len(pl.ys)-1] != y {
+			pl.ys = append(pl.ys, y)
+			pl.starts = append(pl.starts, uint32(j))
+		}
+		pl.ids[j] = int32(uint32(k))
+	}
+	pl.starts = append(pl.starts, uint32(len(ks)))
+	return pl
+}

@@ -1,0 +1,256 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/fpdb/fpdb/internal/bitvec"
+	"github.com/fpdb/fpdb/internal/posting"
+)
+
+// openMemIndex returns an empty Index with the given layout on an in-memory
+// Pebble, checked and closed at the end of the test.
+func openMemIndex(t testing.TB, k int, widths []int) (*pebble.DB, *Index) {
+	t.Helper()
+	pdb, err := pebble.Open("", &pebble.Options{FS: vfs.NewMem(), Merger: posting.Merger(), FormatMajorVersion: pebble.FormatNewest, Logger: quietLogger{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := NewLayout(k, widths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := New(pdb, l)
+	t.Cleanup(func() {
+		if err := ix.Check(context.Background()); err != nil {
+			t.Errorf("Check: %v", err)
+		}
+		_ = pdb.Close()
+	})
+	return pdb, ix
+}
+
+// quietLogger discards Pebble's log messages.
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...any)  {}
+func (quietLogger) Errorf(string, ...any) {}
+func (quietLogger) Fatalf(format string, args ...any) {
+	panic(fmt.Sprintf(format, args...))
+}
+
+// plantedFPs returns n random k-bit fingerprints where about a third are
+// copies of an earlier one with a few bits flipped (so that near pairs and
+// small clusters exist at every radius).
+func plantedFPs(r *rand.Rand, n, k int) [][]uint64 {
+	fps := make([][]uint64, n)
+	for i := range fps {
+		fp := make([]uint64, k/64)
+		if i > 0 && r.IntN(3) == 0 {
+			copy(fp, fps[r.IntN(i)])
+			for range r.IntN(k / 4) {
+				j := r.IntN(k)
+				fp[j/64] ^= 1 << (j % 64)
+			}
+		} else {
+			for w := range fp {
+				fp[w] = r.Uint64()
+			}
+		}
+		fps[i] = fp
+	}
+	return fps
+}
+
+// bruteForcePairs returns every pair (a < b) of live ids within rh.
+func bruteForcePairs(fps map[uint32][]uint64, rh int) []Pair {
+	var out []Pair
+	for a, fa := range fps {
+		for b, fb := range fps {
+			if a < b {
+				if d := bitvec.Hamming(fa, fb); d <= rh {
+					out = append(out, Pair{A: a, B: b, Dist: d})
+				}
+			}
+		}
+	}
+	sortPairs(out)
+	return out
+}
+
+func sortPairs(ps []Pair) {
+	slices.SortFunc(ps, func(x, y Pair) int {
+		if x.A != y.A {
+			return int(x.A) - int(y.A)
+		}
+		return int(x.B) - int(y.B)
+	})
+}
+
+func TestPairsMatchesBruteForce(t *testing.T) {
+	ctx := context.Background()
+	layouts := []struct {
+		k      int
+		widths []int
+	}{
+		{64, []int{8, 8, 8, 8, 8, 8, 8, 8}},
+		{64, []int{11, 11, 11, 11, 10, 10}},
+		{128, []int{24, 24, 24, 24, 16, 16}}, // key space too large: sparse lists
+		{256, []int{16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16}},
+	}
+	for li, lay := range layouts {
+		t.Run(fmt.Sprint(lay.widths), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(uint64(li), 7))
+			pdb, ix := openMemIndex(t, lay.k, lay.widths)
+			fps := plantedFPs(r, 300, lay.k)
+			model := map[uint32][]uint64{}
+			b := pdb.NewBatch()
+			var adds []Entry
+			for i, fp := range fps {
+				adds = append(adds, Entry{ID: uint32(i), FP: fp})
+			}
+			if err := ix.StageMany(b, adds, nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Commit(pebble.NoSync); err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range adds {
+				ix.ApplyAdd(e.ID, e.FP)
+				model[e.ID] = e.FP
+			}
+			// Delete some: the snapshot must leave them out.
+			b = pdb.NewBatch()
+			var dels []uint32
+			for id := uint32(0); id < 300; id += 7 {
+				dels = append(dels, id)
+			}
+			if err := ix.StageMany(b, nil, dels); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Commit(pebble.NoSync); err != nil {
+				t.Fatal(err)
+			}
+			for _, id := range dels {
+				ix.ApplyDelete(id)
+				delete(model, id)
+			}
+			snap := ix.Snapshot()
+			if snap.Len() != len(model) {
+				t.Fatalf("snapshot has %d documents, want %d", snap.Len(), len(model))
+			}
+			m := len(lay.widths)
+			for _, rh := range []int{0, 3, lay.k / 16, lay.k / 4} {
+				want := bruteForcePairs(model, rh)
+				plans := []Plan{{Kind: Auto}, {Kind: Scan}}
+				for tau := 0; tau <= MaxTau; tau++ {
+					if MinHits(m, rh, tau) >= 1 {
+						plans = append(plans, Plan{Kind: Probe, Tau: tau})
+					}
+				}
+				for _, p := range plans {
+					workerCounts := []int{2}
+					if p.Kind == Auto {
+						workerCounts = []int{1, 3}
+					}
+					for _, workers := range workerCounts {
+						var got []Pair
+						st, err := snap.Pairs(ctx, rh, PairOptions{Plan: p, Workers: workers}, func(pr Pair) error {
+							got = append(got, pr)
+							return nil
+						})
+						if err != nil {
+							t.Fatalf("rh=%d %v: %v", rh, p, err)
+						}
+						sortPairs(got)
+						if !slices.Equal(got, want) {
+							t.Fatalf("rh=%d plan %v workers %d: %d pairs, brute force %d", rh, st.Plan, workers, len(got), len(want))
+						}
+						if st.Pairs != int64(len(want)) {
+							t.Fatalf("stats count %d pairs, want %d", st.Pairs, len(want))
+						}
+					}
+				}
+				if rh == lay.k/16 && len(want) == 0 {
+					t.Fatalf("rh=%d: no planted pair found by brute force; the test proves nothing", rh)
+				}
+			}
+		})
+	}
+}
+
+func TestPairsStopsOnCallbackError(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	pdb, ix := openMemIndex(t, 64, []int{8, 8, 8, 8, 8, 8, 8, 8})
+	b := pdb.NewBatch()
+	var adds []Entry
+	for i := range 2000 {
+		fp := []uint64{r.Uint64() & 0xff} // many close pairs
+		adds = append(adds, Entry{ID: uint32(i), FP: fp})
+	}
+	if err := ix.StageMany(b, adds, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(pebble.NoSync); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range adds {
+		ix.ApplyAdd(e.ID, e.FP)
+	}
+	stop := errors.New("stop")
+	calls := 0
+	_, err := ix.Snapshot().Pairs(context.Background(), 4, PairOptions{Workers: 2}, func(Pair) error {
+		calls++
+		if calls == 10 {
+			return stop
+		}
+		return nil
+	})
+	if !errors.Is(err, stop) || calls != 10 {
+		t.Fatalf("err %v after %d calls, want stop after 10", err, calls)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := ix.Snapshot().Pairs(ctx, 4, PairOptions{}, func(Pair) error { return nil }); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled context: %v", err)
+	}
+}
+
+// BenchmarkPairs measures all pairs of n random 512-bit fingerprints (16-bit
+// groups) at R = 0.9; n is FPDB_PAIRS_N (default 100 000).
+func BenchmarkPairs(b *testing.B) {
+	n := envInt(b, "FPDB_PAIRS_N", 100_000)
+	r := rand.New(rand.NewPCG(1, 1))
+	l, err := NewLayout(512, slices.Repeat([]int{16}, 32))
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := &Snapshot{layout: l, stride: 8, ids: make([]uint32, n), fps: make([]uint64, 8*n)}
+	for i := range s.ids {
+		s.ids[i] = uint32(i)
+	}
+	for i := range s.fps {
+		s.fps[i] = r.Uint64()
+	}
+	for _, thr := range []float64{0.9, 0.8} {
+		b.Run(fmt.Sprintf("n=%d/R=%.1f", n, thr), func(b *testing.B) {
+			rh := Radius(512, thr)
+			for b.Loop() {
+				st, err := s.Pairs(context.Background(), rh, PairOptions{}, func(Pair) error { return nil })
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(st.Pairs), "pairs")
+				b.ReportMetric(float64(st.Candidates), "candidates")
+				b.Logf("%s: %v, %d pairs, %d candidates", st.Plan, st.Elapsed, st.Pairs, st.Candidates)
+			}
+		})
+	}
+}
