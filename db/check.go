@@ -4,131 +4,509 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/bits"
+	"slices"
+	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
 
+	"github.com/fpdb/fpdb/index"
+	"github.com/fpdb/fpdb/internal/bitvec"
 	"github.com/fpdb/fpdb/internal/keys"
+	"github.com/fpdb/fpdb/internal/posting"
 )
 
-// Check verifies every on-disk invariant: the meta record is valid and
-// matches the open parameters; each stored document has its record, its
-// ext-id entry, its content-hash entry, its fingerprint and exactly its m
-// postings; no map or posting names a document that is not stored; memory
-// agrees with disk. It returns nil, or an error wrapping ErrCorrupt that
-// lists the problems found.
+// maxListed caps the problems a CheckError lists one by one.
+const maxListed = 1000
+
+// CheckError is returned by Check when the database violates an invariant.
+// It lists every violation found (up to 1000; Omitted counts the rest).
+// errors.Is(err, ErrCorrupt) holds.
+type CheckError struct {
+	// Dir is the database directory.
+	Dir string
+	// Problems describe the violations, one each, naming the document
+	// (internal id and id), the key and what is wrong.
+	Problems []string
+	// Omitted is the number of further violations not listed.
+	Omitted int
+}
+
+// Error lists the problems on one line, separated by "; ".
+func (e *CheckError) Error() string {
+	n := len(e.Problems) + e.Omitted
+	s := fmt.Sprintf("fpdb: check %s: %d problem(s): %s", e.Dir, n, strings.Join(e.Problems, "; "))
+	if e.Omitted > 0 {
+		s += fmt.Sprintf("; and %d more", e.Omitted)
+	}
+	return s
+}
+
+// Unwrap returns ErrCorrupt.
+func (e *CheckError) Unwrap() error { return ErrCorrupt }
+
+// problems collects invariant violations.
+type problems struct {
+	list    []string
+	omitted int
+}
+
+func (p *problems) add(format string, args ...any) {
+	if len(p.list) < maxListed {
+		p.list = append(p.list, fmt.Sprintf(format, args...))
+	} else {
+		p.omitted++
+	}
+}
+
+func (p *problems) count() int { return len(p.list) + p.omitted }
+
+// err returns a *CheckError for the problems, or nil when there are none.
+func (p *problems) err(dir string) error {
+	if p.count() == 0 {
+		return nil
+	}
+	return &CheckError{Dir: dir, Problems: slices.Clone(p.list), Omitted: p.omitted}
+}
+
+// storageError marks a Pebble corruption error (a checksum mismatch, a
+// damaged file) and the index's ErrCorrupt with ErrCorrupt as well, so that
+// callers can test for it.
+func storageError(err error) error {
+	if err != nil && !errors.Is(err, ErrCorrupt) && (pebble.IsCorruptionError(err) || errors.Is(err, index.ErrCorrupt)) {
+		return fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	return err
+}
+
+// Check verifies every on-disk invariant and that memory agrees with disk:
+//
+//   - the meta record decodes and equals the open parameters, and the next-id
+//     record decodes and is beyond every stored internal id;
+//   - every document record decodes and has its fingerprint, the ext-id entry
+//     naming it, exactly its one content-hash entry and exactly its m posting
+//     entries (one per group, under its group value);
+//   - no fingerprint, ext-id entry, content-hash entry or posting names an
+//     internal id that has no document record (or names the wrong one);
+//   - the in-memory id map and fingerprints equal the stored ones.
+//
+// It returns nil, a *CheckError listing every violation (errors.Is(err,
+// ErrCorrupt) holds), or the error that stopped the scan (a read error,
+// also marked ErrCorrupt when Pebble reports corruption; ctx's error).
+// Writers wait while Check runs. Repair rebuilds what Check finds broken.
 func (d *DB) Check(ctx context.Context) error {
 	if err := d.readLocked(); err != nil {
 		return err
 	}
 	defer d.mu.RUnlock()
-	var problems []error
-	report := func(format string, args ...any) {
-		if len(problems) < 20 {
-			problems = append(problems, fmt.Errorf(format, args...))
+	var p problems
+	meta, err := checkMeta(d.pdb, &p)
+	if err != nil {
+		return fmt.Errorf("fpdb: check %s: %w", d.dir, err)
+	}
+	if meta != nil && fmt.Sprint(*meta) != fmt.Sprint(d.params) {
+		p.add("meta record %+v differs from the open parameters %+v", *meta, d.params)
+	}
+	st, err := scanStore(ctx, d.pdb, d.ix.Layout(), &p)
+	if err != nil {
+		return fmt.Errorf("fpdb: check %s: %w", d.dir, err)
+	}
+	st.verify(&p)
+
+	// Memory against disk.
+	if st.nextOK && st.next != d.nextSeq {
+		p.add("next internal id is %d on disk, %d in memory", st.next, d.nextSeq)
+	}
+	for seq, e := range d.docs {
+		if e.ext == "" {
+			continue
+		}
+		r, ok := st.recs[uint32(seq)]
+		if !ok {
+			p.add("document %d (%q) is in memory but has no document record", seq, e.ext)
+		} else if r.ext != e.ext || r.hash != e.hash {
+			p.add("document %d: memory holds id %q hash %x, the record id %q hash %x", seq, e.ext, e.hash, r.ext, r.hash)
 		}
 	}
+	for _, seq := range st.recOrder {
+		if int(seq) >= len(d.docs) || d.docs[seq].ext == "" {
+			p.add("document %d (%q) is on disk but not in memory", seq, st.recs[seq].ext)
+		}
+	}
+	st.fps.each(func(seq uint32, fp []uint64) {
+		mem := d.ix.Fingerprint(seq)
+		if mem == nil {
+			p.add("fingerprint %d is on disk but not in memory", seq)
+		} else if !slices.Equal(mem, fp) {
+			p.add("fingerprint %d on disk differs from memory", seq)
+		}
+	})
+	for seq := range d.ix.Cap() {
+		if d.ix.Live(uint32(seq)) && st.fps.get(uint32(seq)) == nil {
+			p.add("fingerprint %d is in memory but not on disk", seq)
+		}
+	}
+	if st.fps.n != d.ix.Len() {
+		p.add("%d fingerprints on disk, %d in memory", st.fps.n, d.ix.Len())
+	}
+	return p.err(d.dir)
+}
 
-	raw, closer, err := d.pdb.Get(keys.Meta())
+// checkMeta reads and decodes the meta record; a missing or undecodable one
+// is a problem (nil Params), a read failure an error.
+func checkMeta(pdb *pebble.DB, p *problems) (*Params, error) {
+	raw, closer, err := pdb.Get(keys.Meta())
+	if errors.Is(err, pebble.ErrNotFound) {
+		p.add("meta record is missing")
+		return nil, nil
+	}
 	if err != nil {
-		report("meta record: %v", err)
-	} else {
-		p, err := decodeMeta(raw)
+		return nil, fmt.Errorf("read meta record: %w", storageError(err))
+	}
+	defer closer.Close()
+	m, err := decodeMeta(raw)
+	if err != nil {
+		p.add("%v", err)
+		return nil, nil
+	}
+	return &m, nil
+}
+
+// recInfo is what the checks need of a document record.
+type recInfo struct {
+	ext  string
+	hash [16]byte
+}
+
+// diskState is what a scan of the store found, decoded as far as possible.
+type diskState struct {
+	layout *index.Layout
+
+	next   uint32
+	nextOK bool
+
+	recs     map[uint32]recInfo // decodable document records
+	recOrder []uint32           // their internal ids, ascending
+	fps      *fpTable           // decodable fingerprints and their postings
+	ext      map[string]uint32  // decodable ext-id entries
+	extOrder []string           // their ids, in key order
+	hashes   map[uint32][][16]byte
+
+	// badKeys are keys whose key or value could not be decoded; Repair
+	// deletes them.
+	badKeys [][]byte
+}
+
+// scanStore reads every record of the store, reports what cannot be decoded
+// and what postings are wrong, and returns what could be decoded.
+func scanStore(ctx context.Context, pdb *pebble.DB, layout *index.Layout, p *problems) (*diskState, error) {
+	st := &diskState{
+		layout: layout,
+		recs:   make(map[uint32]recInfo),
+		ext:    make(map[string]uint32),
+		hashes: make(map[uint32][][16]byte),
+	}
+	raw, closer, err := pdb.Get(keys.NextID())
+	switch {
+	case errors.Is(err, pebble.ErrNotFound):
+		p.add("next-id record is missing")
+	case err != nil:
+		return nil, fmt.Errorf("read next-id record: %w", storageError(err))
+	default:
+		st.next, err = decodeSeq(raw)
 		_ = closer.Close()
 		if err != nil {
-			report("%v", err)
-		} else if fmt.Sprint(p) != fmt.Sprint(d.params) {
-			report("meta record %+v differs from the open parameters %+v", p, d.params)
+			p.add("next-id record: %v", err)
+		} else {
+			st.nextOK = true
 		}
 	}
+	st.fps = newFPTable(layout, st.next)
+	bad := func(k []byte) { st.badKeys = append(st.badKeys, slices.Clone(k)) }
 
-	// Document records against ext ids, hashes, memory and the index.
-	records := 0
-	err = d.each(ctx, keys.PrefixDoc, func(k, v []byte) {
-		records++
+	err = eachKV(ctx, pdb, keys.PrefixDoc, "document records", func(k, v []byte) {
 		seq, err := keys.ParseDoc(k)
 		if err != nil {
-			report("%v", err)
+			p.add("document key %x: %v", k, err)
+			bad(k)
 			return
 		}
 		doc, err := decodeDocRecord(v)
 		if err != nil {
-			report("document %d: %v", seq, err)
+			p.add("document %d: %v", seq, err)
+			bad(k)
 			return
 		}
-		if seq >= d.nextSeq {
-			report("document %d is at or beyond the next id %d", seq, d.nextSeq)
-		}
-		if got, found, err := d.lookup(doc.ID); err != nil || !found || got != seq {
-			report("document %d (%q): ext-id entry names %d (found %v, err %v)", seq, doc.ID, got, found, err)
-		}
-		if _, closer, err := d.pdb.Get(keys.Hash(doc.ContentHash, seq)); err != nil {
-			report("document %d (%q): content-hash entry: %v", seq, doc.ID, err)
-		} else {
-			_ = closer.Close()
-		}
-		if int(seq) >= len(d.docs) || d.docs[seq] != (docEntry{ext: doc.ID, hash: doc.ContentHash}) {
-			report("document %d (%q): memory differs from disk", seq, doc.ID)
-		}
-		if !d.ix.Live(seq) {
-			report("document %d (%q) has no fingerprint", seq, doc.ID)
-		}
+		st.recs[seq] = recInfo{ext: doc.ID, hash: doc.ContentHash}
+		st.recOrder = append(st.recOrder, seq)
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if records != d.ix.Len() {
-		report("%d document records, %d fingerprints", records, d.ix.Len())
-	}
-	err = d.each(ctx, keys.PrefixExtID, func(k, v []byte) {
+	err = eachKV(ctx, pdb, keys.PrefixExtID, "ext-id entries", func(k, v []byte) {
 		ext, err := keys.ParseExtID(k)
-		seq, serr := decodeSeq(v)
-		if err != nil || serr != nil {
-			report("ext-id entry %q: %v %v", k, err, serr)
+		if err != nil {
+			p.add("ext-id key %x: %v", k, err)
+			bad(k)
 			return
 		}
-		if int(seq) >= len(d.docs) || d.docs[seq].ext != ext {
-			report("ext-id %q names internal id %d, which is not that document", ext, seq)
+		seq, err := decodeSeq(v)
+		if err != nil {
+			p.add("ext-id %q: %v", ext, err)
+			bad(k)
+			return
 		}
+		st.ext[ext] = seq
+		st.extOrder = append(st.extOrder, ext)
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	err = d.each(ctx, keys.PrefixHash, func(k, _ []byte) {
+	err = eachKV(ctx, pdb, keys.PrefixFingerprint, "fingerprints", func(k, v []byte) {
+		seq, err := keys.ParseFingerprint(k)
+		if err != nil {
+			p.add("fingerprint key %x: %v", k, err)
+			bad(k)
+			return
+		}
+		fp, err := bitvec.FromBytes(v, layout.K)
+		if err != nil {
+			p.add("fingerprint %d: %v", seq, err)
+			bad(k)
+			return
+		}
+		st.fps.put(seq, fp)
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = eachKV(ctx, pdb, keys.PrefixHash, "content-hash entries", func(k, _ []byte) {
 		h, seq, err := keys.ParseHash(k)
 		if err != nil {
-			report("%v", err)
+			p.add("content-hash key %x: %v", k, err)
+			bad(k)
 			return
 		}
-		if int(seq) >= len(d.docs) || d.docs[seq].ext == "" || d.docs[seq].hash != h {
-			report("content-hash entry %x names internal id %d, which does not have it", h, seq)
+		st.hashes[seq] = append(st.hashes[seq], h)
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = eachKV(ctx, pdb, keys.PrefixPosting, "postings", func(k, v []byte) {
+		y, err := keys.ParsePosting(k)
+		if err != nil {
+			p.add("posting key %x: %v", k, err)
+			bad(k)
+			return
+		}
+		g := layout.Group(y)
+		if g < 0 {
+			p.add("posting key %d is outside every group", y)
+			bad(k)
+			return
+		}
+		err = posting.ForEach(v, func(seq uint32) {
+			fp := st.fps.get(seq)
+			switch {
+			case fp == nil:
+				p.add("posting key %d (group %d) names internal id %d, which has no fingerprint", y, g, seq)
+			case layout.Value(fp, g) != y:
+				p.add("posting key %d (group %d) names internal id %d, whose group value is key %d", y, g, seq, layout.Value(fp, g))
+			default:
+				st.fps.markGroup(seq, g)
+			}
+		})
+		if err != nil {
+			p.add("posting key %d: %v", y, err)
+			bad(k)
 		}
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := d.ix.Check(ctx); err != nil {
-		report("%v", err)
-	}
-	if len(problems) == 0 {
-		return nil
-	}
-	return fmt.Errorf("fpdb: check %s: %w: %w", d.dir, ErrCorrupt, errors.Join(problems...))
+	return st, nil
 }
 
-// each calls fn for every key of the range with prefix p.
-func (d *DB) each(ctx context.Context, p byte, fn func(k, v []byte)) error {
-	lo, hi := keys.Range(p)
-	it, err := d.pdb.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lo, UpperBound: hi})
-	if err != nil {
-		return err
+// verify cross-checks the records st holds against each other.
+func (st *diskState) verify(p *problems) {
+	maxSeq := int64(-1)
+	for _, seq := range st.recOrder {
+		r := st.recs[seq]
+		maxSeq = max(maxSeq, int64(seq))
+		if got, ok := st.ext[r.ext]; !ok {
+			p.add("document %d (%q) has no ext-id entry", seq, r.ext)
+		} else if got != seq {
+			p.add("document %d (%q): its ext-id entry names internal id %d", seq, r.ext, got)
+		}
+		switch hs := st.hashes[seq]; {
+		case len(hs) == 0:
+			p.add("document %d (%q) has no content-hash entry", seq, r.ext)
+		case len(hs) > 1:
+			p.add("document %d (%q) has %d content-hash entries", seq, r.ext, len(hs))
+		case hs[0] != r.hash:
+			p.add("document %d (%q): content-hash entry %x differs from the record's %x", seq, r.ext, hs[0], r.hash)
+		}
+		fp := st.fps.get(seq)
+		if fp == nil {
+			p.add("document %d (%q) has no fingerprint", seq, r.ext)
+			continue
+		}
+		for g := range st.layout.M() {
+			if !st.fps.hasGroup(seq, g) {
+				p.add("document %d (%q) is missing from posting key %d (group %d)", seq, r.ext, st.layout.Value(fp, g), g)
+			}
+		}
 	}
+	st.fps.each(func(seq uint32, _ []uint64) {
+		maxSeq = max(maxSeq, int64(seq))
+		if _, ok := st.recs[seq]; !ok {
+			p.add("fingerprint %d has no document record", seq)
+		}
+	})
+	for _, ext := range st.extOrder {
+		seq := st.ext[ext]
+		if r, ok := st.recs[seq]; !ok {
+			p.add("ext-id %q names internal id %d, which has no document record", ext, seq)
+		} else if r.ext != ext {
+			p.add("ext-id %q names internal id %d, which is document %q", ext, seq, r.ext)
+		}
+	}
+	hashSeqs := make([]uint32, 0, len(st.hashes))
+	for seq := range st.hashes {
+		hashSeqs = append(hashSeqs, seq)
+	}
+	slices.Sort(hashSeqs)
+	for _, seq := range hashSeqs {
+		if _, ok := st.recs[seq]; !ok {
+			p.add("content-hash entry %x names internal id %d, which has no document record", st.hashes[seq][0], seq)
+		}
+	}
+	if st.nextOK && maxSeq >= int64(st.next) {
+		p.add("internal id %d is at or beyond the next internal id %d", maxSeq, st.next)
+	}
+}
+
+// eachKV calls fn for every key of the range with prefix pfx. what names
+// the range in errors.
+func eachKV(ctx context.Context, pdb *pebble.DB, pfx byte, what string, fn func(k, v []byte)) error {
+	lo, hi := keys.Range(pfx)
+	it, err := pdb.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return fmt.Errorf("read %s: %w", what, storageError(err))
+	}
+	n := 0
 	for it.First(); it.Valid(); it.Next() {
+		if n++; n%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				_ = it.Close()
+				return err
+			}
+		}
 		v, err := it.ValueAndErr()
 		if err != nil {
 			_ = it.Close()
-			return err
+			return fmt.Errorf("read %s at key %x: %w", what, it.Key(), storageError(err))
 		}
 		fn(it.Key(), v)
 	}
-	return it.Close()
+	if err := it.Close(); err != nil {
+		return fmt.Errorf("read %s: %w", what, storageError(err))
+	}
+	return nil
+}
+
+// fpTable holds fingerprints by internal id, with a bit per group telling
+// whether the id was found in that group's posting. Ids below the stored
+// next id live in one dense array; others (only in a corrupt store) in a
+// map, so that a damaged key cannot make the table huge.
+type fpTable struct {
+	layout *index.Layout
+	stride int // words per fingerprint
+	gw     int // words of group bits
+	row    int // stride + gw
+	limit  uint32
+	dense  []uint64
+	has    []uint64 // bit per dense id
+	extra  map[uint32][]uint64
+	n      int
+}
+
+func newFPTable(l *index.Layout, limit uint32) *fpTable {
+	t := &fpTable{layout: l, stride: l.K / 64, gw: (l.M() + 63) / 64, limit: limit, extra: make(map[uint32][]uint64)}
+	t.row = t.stride + t.gw
+	return t
+}
+
+func (t *fpTable) rowOf(seq uint32) []uint64 {
+	if seq < t.limit {
+		if int(seq/64) >= len(t.has) || t.has[seq/64]&(1<<(seq%64)) == 0 {
+			return nil
+		}
+		return t.dense[int(seq)*t.row : (int(seq)+1)*t.row]
+	}
+	return t.extra[seq]
+}
+
+func (t *fpTable) put(seq uint32, fp []uint64) {
+	var r []uint64
+	if seq < t.limit {
+		need := (int(seq) + 1) * t.row
+		if need > len(t.dense) {
+			t.dense = append(t.dense, make([]uint64, need-len(t.dense))...)
+		}
+		for int(seq/64) >= len(t.has) {
+			t.has = append(t.has, 0)
+		}
+		if t.has[seq/64]&(1<<(seq%64)) == 0 {
+			t.n++
+		}
+		t.has[seq/64] |= 1 << (seq % 64)
+		r = t.dense[int(seq)*t.row : (int(seq)+1)*t.row]
+	} else {
+		if t.extra[seq] == nil {
+			t.n++
+		}
+		r = make([]uint64, t.row)
+		t.extra[seq] = r
+	}
+	copy(r, fp)
+	clear(r[t.stride:])
+}
+
+// get returns the fingerprint of seq, or nil.
+func (t *fpTable) get(seq uint32) []uint64 {
+	if r := t.rowOf(seq); r != nil {
+		return r[:t.stride]
+	}
+	return nil
+}
+
+func (t *fpTable) markGroup(seq uint32, g int) {
+	if r := t.rowOf(seq); r != nil {
+		r[t.stride+g/64] |= 1 << (g % 64)
+	}
+}
+
+func (t *fpTable) hasGroup(seq uint32, g int) bool {
+	r := t.rowOf(seq)
+	return r != nil && r[t.stride+g/64]&(1<<(g%64)) != 0
+}
+
+// each calls fn for every fingerprint, by ascending internal id.
+func (t *fpTable) each(fn func(seq uint32, fp []uint64)) {
+	for w, word := range t.has {
+		for word != 0 {
+			b := uint32(w*64) + uint32(bits.TrailingZeros64(word))
+			word &= word - 1
+			fn(b, t.dense[int(b)*t.row:int(b)*t.row+t.stride])
+		}
+	}
+	extra := make([]uint32, 0, len(t.extra))
+	for seq := range t.extra {
+		extra = append(extra, seq)
+	}
+	slices.Sort(extra)
+	for _, seq := range extra {
+		fn(seq, t.extra[seq][:t.stride])
+	}
 }

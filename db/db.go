@@ -180,7 +180,7 @@ func (d *DB) open(given *Options) error {
 	}
 	pdb, err := pebble.Open(d.dir, popts)
 	if err != nil {
-		return fmt.Errorf("fpdb: open %s: %w", d.dir, err)
+		return fmt.Errorf("fpdb: open %s: %w", d.dir, storageError(err))
 	}
 	d.pdb = pdb
 
@@ -191,7 +191,7 @@ func (d *DB) open(given *Options) error {
 			return err
 		}
 	case err != nil:
-		return fmt.Errorf("fpdb: open %s: read meta: %w", d.dir, err)
+		return fmt.Errorf("fpdb: open %s: read meta: %w", d.dir, storageError(err))
 	default:
 		p, err := decodeMeta(raw)
 		_ = closer.Close()
@@ -278,7 +278,7 @@ func (d *DB) load() error {
 	}
 	d.ix = index.New(d.pdb, layout)
 	if err := d.ix.Load(ctx); err != nil {
-		return fmt.Errorf("fpdb: open %s: %w", d.dir, err)
+		return fmt.Errorf("fpdb: open %s: %w", d.dir, storageError(err))
 	}
 	raw, closer, err := d.pdb.Get(keys.NextID())
 	if err != nil {
@@ -306,7 +306,10 @@ func (d *DB) load() error {
 		}
 		d.setEntry(seq, docEntry{ext: doc.ID, hash: doc.ContentHash})
 	}
-	return it.Error()
+	if err := it.Error(); err != nil {
+		return fmt.Errorf("fpdb: open %s: read document records: %w", d.dir, storageError(err))
+	}
+	return nil
 }
 
 func (d *DB) fpParams() fingerprint.Params {
