@@ -1,0 +1,207 @@
+package db
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/fpdb/fpdb/index"
+	"github.com/fpdb/fpdb/internal/keys"
+	"github.com/fpdb/fpdb/internal/posting"
+)
+
+// RepairReport describes what Repair found and did.
+type RepairReport struct {
+	// Problems are the violations found before repairing, as Check words
+	// them (at most 1000; Omitted counts the rest).
+	Problems []string
+	// Omitted is the number of further problems not listed.
+	Omitted int
+	// Kept is the number of documents kept.
+	Kept int
+	// Dropped describes each document record or fingerprint removed because
+	// it could not be kept: undecodable, without its other half (a record
+	// without a fingerprint or the reverse), or an older copy of an id.
+	Dropped []string
+	// Postings is the number of posting keys written.
+	Postings int
+	// Changed reports that Repair wrote anything (false when the database
+	// was consistent).
+	Changed bool
+}
+
+// Repair rebuilds the derived records of the database in dir from its
+// document records and fingerprints: the ext-id map, the content-hash
+// entries, every posting list and the next-id record. A document is kept
+// when both its record and its fingerprint decode; when two kept records
+// carry the same id, the one the ext-id map names (else the newest) stays.
+// Everything else is removed and listed in the report.
+//
+// The database must not be open (Repair takes its lock: ErrLocked
+// otherwise), and its meta record must be intact (Repair does not guess the
+// creation parameters). The rebuild is one synced batch: an interrupted
+// Repair changes nothing, and running Repair again is harmless. A database
+// with no problems is left untouched.
+func Repair(ctx context.Context, dir string, opts *Options) (*RepairReport, error) {
+	given := &Options{}
+	if opts != nil {
+		given = opts.Clone()
+	}
+	o := given.Clone().EnsureDefaults()
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	if o.ReadOnly {
+		return nil, fmt.Errorf("fpdb: repair %s: %w", dir, ErrReadOnly)
+	}
+	o.ErrorIfNotExist = true
+	exists, err := probeDir(o.FS, dir)
+	if err != nil {
+		return nil, err
+	}
+	if !exists {
+		return nil, fmt.Errorf("fpdb: repair: %w: %s", ErrNotExist, dir)
+	}
+	lock, err := lockDir(o.FS, dir, false)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Close()
+	d := &DB{dir: dir, opts: o, lock: lock, wopts: pebble.Sync}
+	err = d.open(given)
+	defer func() {
+		if d.pdb != nil {
+			_ = d.pdb.Close()
+		}
+	}()
+	if err != nil {
+		return nil, fmt.Errorf("fpdb: repair: %w", err)
+	}
+	layout, err := index.NewLayout(d.params.K, d.params.GroupWidths)
+	if err != nil {
+		return nil, fmt.Errorf("fpdb: repair %s: %w: %w", dir, ErrCorrupt, err)
+	}
+	rep, err := d.repair(ctx, layout)
+	if err != nil {
+		return nil, fmt.Errorf("fpdb: repair %s: %w", dir, err)
+	}
+	if err := d.pdb.Close(); err != nil {
+		return nil, fmt.Errorf("fpdb: repair %s: close: %w", dir, err)
+	}
+	d.pdb = nil
+	return rep, nil
+}
+
+// repair scans the open store and rewrites its derived records.
+func (d *DB) repair(ctx context.Context, layout *index.Layout) (*RepairReport, error) {
+	var p problems
+	if _, err := checkMeta(d.pdb, &p); err != nil {
+		return nil, err
+	}
+	st, err := scanStore(ctx, d.pdb, layout, &p)
+	if err != nil {
+		return nil, err
+	}
+	st.verify(&p)
+	rep := &RepairReport{Problems: slices.Clone(p.list), Omitted: p.omitted}
+	if p.count() == 0 {
+		rep.Kept = len(st.recs)
+		return rep, nil
+	}
+
+	// Choose the documents to keep.
+	b := d.pdb.NewBatch()
+	defer b.Close()
+	drop := func(seq uint32, why string, args ...any) {
+		rep.Dropped = append(rep.Dropped, fmt.Sprintf("internal id %d: ", seq)+fmt.Sprintf(why, args...))
+		_ = b.Delete(keys.Doc(seq), nil)
+		_ = b.Delete(keys.Fingerprint(seq), nil)
+	}
+	byExt := make(map[string][]uint32)
+	var extOrder []string
+	maxSeq := int64(-1)
+	for _, seq := range st.recOrder {
+		maxSeq = max(maxSeq, int64(seq))
+		r := st.recs[seq]
+		if st.fps.get(seq) == nil {
+			drop(seq, "document %q has no usable fingerprint", r.ext)
+			continue
+		}
+		if byExt[r.ext] == nil {
+			extOrder = append(extOrder, r.ext)
+		}
+		byExt[r.ext] = append(byExt[r.ext], seq)
+	}
+	st.fps.each(func(seq uint32, _ []uint64) {
+		maxSeq = max(maxSeq, int64(seq))
+		if _, ok := st.recs[seq]; !ok {
+			drop(seq, "fingerprint without a document record")
+		}
+	})
+	var kept []uint32
+	for _, ext := range extOrder {
+		seqs := byExt[ext]
+		keep := seqs[len(seqs)-1] // the newest
+		if named, ok := st.ext[ext]; ok && slices.Contains(seqs, named) {
+			keep = named
+		}
+		for _, seq := range seqs {
+			if seq != keep {
+				drop(seq, "document %q is an older copy of the id, superseded by internal id %d", ext, keep)
+			}
+		}
+		kept = append(kept, keep)
+	}
+	slices.Sort(kept)
+	for _, k := range st.badKeys {
+		_ = b.Delete(k, nil)
+	}
+
+	// Rewrite the derived records from the kept documents.
+	for _, pfx := range []byte{keys.PrefixExtID, keys.PrefixHash, keys.PrefixPosting} {
+		lo, hi := keys.Range(pfx)
+		if err := b.DeleteRange(lo, hi, nil); err != nil {
+			return nil, err
+		}
+	}
+	lists := make(map[uint32]*roaring.Bitmap)
+	for _, seq := range kept {
+		r := st.recs[seq]
+		_ = b.Set(keys.ExtID(r.ext), encodeSeq(seq), nil)
+		_ = b.Set(keys.Hash(r.hash, seq), nil, nil)
+		fp := st.fps.get(seq)
+		for g := range layout.M() {
+			y := layout.Value(fp, g)
+			bm := lists[y]
+			if bm == nil {
+				bm = roaring.New()
+				lists[y] = bm
+			}
+			bm.Add(seq)
+		}
+	}
+	ys := make([]uint32, 0, len(lists))
+	for y := range lists {
+		ys = append(ys, y)
+	}
+	slices.Sort(ys)
+	for _, y := range ys {
+		_ = b.Set(keys.Posting(y), posting.EncodeAdd(lists[y]), nil)
+	}
+	next := uint32(min(maxSeq+1, int64(^uint32(0))))
+	if st.nextOK && st.next > next {
+		next = st.next
+	}
+	_ = b.Set(keys.NextID(), encodeSeq(next), nil)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := d.commit(b); err != nil {
+		return nil, fmt.Errorf("commit: %w", err)
+	}
+	rep.Kept, rep.Postings, rep.Changed = len(kept), len(ys), true
+	return rep, nil
+}
