@@ -33,7 +33,13 @@ type valueMerger struct {
 	op Op
 }
 
-var _ pebble.DeletableValueMerger = (*valueMerger)(nil)
+// valueMerger deliberately does not implement pebble.DeletableValueMerger:
+// in Pebble v2.1.7 a deletable result of a merge that reached a SET makes
+// the compaction iterator panic ("compaction iterator has skip=true, but
+// iterator is at iterPosNext") in a background goroutine, killing the
+// process and every later open. An empty posting list therefore stays as a
+// small empty value. See docs/RELIABILITY.md and db.TestPostingChurn.
+var _ pebble.ValueMerger = (*valueMerger)(nil)
 
 // MergeNewer composes a newer operand n after the accumulated op m:
 // Add = (Add_m \ Remove_n) ∪ Add_n, Remove = (Remove_m \ Add_n) ∪ Remove_n.
@@ -139,16 +145,4 @@ func (m *valueMerger) Finish(includesBase bool) ([]byte, io.Closer, error) {
 		m.op.Remove.Clear()
 	}
 	return appendOp(nil, m.op.Add, m.op.Remove, true), nil, nil
-}
-
-// DeletableFinish is Finish that also reports delete=true when the result is
-// the empty set (includesBase and Add empty) or the identity op (Add and
-// Remove both empty), either of which can be dropped without changing what
-// readers see.
-func (m *valueMerger) DeletableFinish(includesBase bool) ([]byte, bool, io.Closer, error) {
-	if m.op.Add.IsEmpty() && (includesBase || m.op.Remove.IsEmpty()) {
-		return nil, true, nil, nil
-	}
-	v, c, err := m.Finish(includesBase)
-	return v, false, c, err
 }
