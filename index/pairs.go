@@ -50,10 +50,11 @@ func (s *Snapshot) ID(p int) uint32 { return s.ids[p] }
 // Fingerprint returns the fingerprint at position p (do not modify).
 func (s *Snapshot) Fingerprint(p int) []uint64 { return s.fps[p*s.stride : (p+1)*s.stride] }
 
-// Pair is two documents within the radius: A < B (internal ids), at Hamming
-// distance Dist.
+// Pair is two documents of a snapshot within the radius, at Hamming
+// distance Dist. A < B are their positions in the snapshot (Snapshot.ID
+// gives the internal ids, which are in the same order).
 type Pair struct {
-	A, B uint32
+	A, B int
 	Dist int
 }
 
@@ -281,7 +282,7 @@ func (w *pairWorker) doc(a int, out []Pair) []Pair {
 	q := s.Fingerprint(a)
 	if w.pl == nil {
 		bitvec.Scan(s.fps[:a*s.stride], s.stride, q, w.rh, func(i, d int) {
-			out = append(out, Pair{A: s.ids[i], B: s.ids[a], Dist: d})
+			out = append(out, Pair{A: i, B: a, Dist: d})
 		})
 		w.verified += int64(a)
 		return out
@@ -318,7 +319,7 @@ func (w *pairWorker) doc(a int, out []Pair) []Pair {
 	w.verified += int64(len(w.cands))
 	for _, p := range w.cands {
 		if d := bitvec.Hamming(q, s.Fingerprint(int(p))); d <= w.rh {
-			out = append(out, Pair{A: s.ids[p], B: s.ids[a], Dist: d})
+			out = append(out, Pair{A: int(p), B: a, Dist: d})
 		}
 	}
 	return out

@@ -76,7 +76,7 @@ func bruteForcePairs(fps map[uint32][]uint64, rh int) []Pair {
 		for b, fb := range fps {
 			if a < b {
 				if d := bitvec.Hamming(fa, fb); d <= rh {
-					out = append(out, Pair{A: a, B: b, Dist: d})
+					out = append(out, Pair{A: int(a), B: int(b), Dist: d})
 				}
 			}
 		}
@@ -88,9 +88,9 @@ func bruteForcePairs(fps map[uint32][]uint64, rh int) []Pair {
 func sortPairs(ps []Pair) {
 	slices.SortFunc(ps, func(x, y Pair) int {
 		if x.A != y.A {
-			return int(x.A) - int(y.A)
+			return x.A - y.A
 		}
-		return int(x.B) - int(y.B)
+		return x.B - y.B
 	})
 }
 
@@ -163,7 +163,10 @@ func TestPairsMatchesBruteForce(t *testing.T) {
 					for _, workers := range workerCounts {
 						var got []Pair
 						st, err := snap.Pairs(ctx, rh, PairOptions{Plan: p, Workers: workers}, func(pr Pair) error {
-							got = append(got, pr)
+							if pr.A >= pr.B {
+								return fmt.Errorf("pair %v is not in order", pr)
+							}
+							got = append(got, Pair{A: int(snap.ID(pr.A)), B: int(snap.ID(pr.B)), Dist: pr.Dist})
 							return nil
 						})
 						if err != nil {

@@ -1,0 +1,261 @@
+package db
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/fpdb/fpdb/index"
+	"github.com/fpdb/fpdb/internal/keys"
+)
+
+// ErrDuplicateInBatch is the reason a document of AddBatch is skipped when
+// an earlier document of the same batch has its id.
+var ErrDuplicateInBatch = errors.New("fpdb: id given twice in one batch")
+
+// ErrBadBatchDoc is the reason a document of AddBatch is skipped when it
+// does not set exactly one of Text, Open and Fingerprint.
+var ErrBadBatchDoc = errors.New("fpdb: batch document must set exactly one of Text, Open and Fingerprint")
+
+// BatchDoc is one document of AddBatch. Exactly one of Text, Open and
+// Fingerprint must be set.
+type BatchDoc struct {
+	// ID is the document id; a stored document with this id is replaced.
+	ID string
+	// Text is the document's text.
+	Text []byte
+	// Open opens the document's text; AddBatch reads it to the end and
+	// closes it, on one of its fingerprinting goroutines.
+	Open func() (io.ReadCloser, error)
+	// Fingerprint is a fingerprint computed elsewhere (K bits).
+	Fingerprint []uint64
+	// ContentHash, Size and Words are stored with a Fingerprint (AddBatch
+	// computes them from a text).
+	ContentHash [16]byte
+	Size        int64
+	Words       int
+	// Source names where the document came from; may be empty.
+	Source string
+	// Added is recorded as the time the document was added; the zero value
+	// means the time of the batch.
+	Added time.Time
+}
+
+// BatchSkip is a document of a batch that was not stored, and why.
+type BatchSkip struct {
+	// Index is the document's position in the batch.
+	Index int
+	// ID is the document's id.
+	ID string
+	// Err is the reason: wraps ErrInvalidID, ErrBinary, ErrNoWords,
+	// ErrBadFingerprint, ErrDuplicateInBatch, ErrBadBatchDoc or the error
+	// of Open or of reading the text.
+	Err error
+}
+
+// BatchResult is the outcome of AddBatch.
+type BatchResult struct {
+	// Stored is the number of documents written.
+	Stored int
+	// Replaced is the number of them that replaced a stored document.
+	Replaced int
+	// Skipped are the documents not written, in batch order.
+	Skipped []BatchSkip
+}
+
+// AddBatch stores many documents at once, without any near-duplicate check:
+// the texts are fingerprinted on all cores, then every document that could
+// be fingerprinted is written in ONE atomic Pebble batch (a crash leaves
+// the whole batch present or absent), with one posting merge operand per
+// key for the whole batch. Documents that cannot be stored (bad id, binary
+// or empty text, wrong fingerprint length, an id given twice) are skipped
+// and listed in the result; the others are still stored. The returned
+// error is for failures of the whole batch (closed or read-only database,
+// cancelled context, write error), in which case nothing was stored.
+//
+// Batches of 1 000 to 10 000 documents amortize the sync and the posting
+// operands well; the whole batch is held in memory.
+func (d *DB) AddBatch(ctx context.Context, docs []BatchDoc) (*BatchResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if d.opts.ReadOnly {
+		return nil, fmt.Errorf("fpdb: add batch: %w", ErrReadOnly)
+	}
+	docsOut, errs := d.fingerprintBatch(ctx, docs)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	res := &BatchResult{}
+	seen := make(map[string]struct{}, len(docs))
+	var ok []int
+	for i := range docs {
+		if errs[i] == nil {
+			if _, dup := seen[docs[i].ID]; dup {
+				errs[i] = ErrDuplicateInBatch
+			} else {
+				seen[docs[i].ID] = struct{}{}
+				ok = append(ok, i)
+			}
+		}
+		if errs[i] != nil {
+			res.Skipped = append(res.Skipped, BatchSkip{Index: i, ID: docs[i].ID, Err: errs[i]})
+		}
+	}
+	if len(ok) == 0 {
+		return res, nil
+	}
+
+	d.writeMu.Lock()
+	defer d.writeMu.Unlock()
+	if err := d.readLocked(); err != nil {
+		return nil, err
+	}
+	d.mu.RUnlock()
+	if uint64(d.nextSeq)+uint64(len(ok)) >= math.MaxUint32 {
+		return nil, fmt.Errorf("fpdb: add batch: %w", ErrIDSpaceExhausted)
+	}
+	now := time.Now().UTC()
+	b := d.pdb.NewBatch()
+	defer b.Close()
+	adds := make([]index.Entry, 0, len(ok))
+	var removes []uint32
+	rec := make([]byte, 0, 256)
+	seq := d.nextSeq
+	for _, i := range ok {
+		doc := &docsOut[i]
+		old, found, err := d.lookup(doc.ID)
+		if err != nil {
+			return nil, fmt.Errorf("fpdb: add batch: %q: %w", doc.ID, err)
+		}
+		if found {
+			if int(old) >= len(d.docs) || d.docs[old].ext == "" {
+				return nil, fmt.Errorf("fpdb: add batch: %q: %w: id map names internal id %d, which is not stored", doc.ID, ErrCorrupt, old)
+			}
+			_ = b.Delete(keys.Doc(old), nil)
+			_ = b.Delete(keys.Hash(d.docs[old].hash, old), nil)
+			removes = append(removes, old)
+		}
+		if doc.Added.IsZero() {
+			doc.Added = now
+		}
+		doc.Seq = seq
+		seq++
+		rec = appendDocRecord(rec[:0], doc)
+		_ = b.Set(keys.ExtID(doc.ID), encodeSeq(doc.Seq), nil)
+		_ = b.Set(keys.Doc(doc.Seq), rec, nil)
+		_ = b.Set(keys.Hash(doc.ContentHash, doc.Seq), nil, nil)
+		adds = append(adds, index.Entry{ID: doc.Seq, FP: doc.Fingerprint})
+	}
+	_ = b.Set(keys.NextID(), encodeSeq(seq), nil)
+	if err := d.ix.StageMany(b, adds, removes); err != nil {
+		return nil, fmt.Errorf("fpdb: add batch: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := b.Commit(d.wopts); err != nil {
+		return nil, fmt.Errorf("fpdb: add batch: commit: %w", err)
+	}
+	for _, old := range removes {
+		d.applyDelete(old)
+	}
+	for _, i := range ok {
+		doc := &docsOut[i]
+		d.ix.ApplyAdd(doc.Seq, doc.Fingerprint)
+		d.setEntry(doc.Seq, docEntry{ext: doc.ID, hash: doc.ContentHash})
+	}
+	d.nextSeq = seq
+	res.Stored, res.Replaced = len(ok), len(removes)
+	return res, nil
+}
+
+// fingerprintBatch validates docs and fingerprints their texts on
+// GOMAXPROCS goroutines. It returns the documents to store (by batch
+// position) and, for each, nil or why it is skipped.
+func (d *DB) fingerprintBatch(ctx context.Context, docs []BatchDoc) ([]Doc, []error) {
+	out := make([]Doc, len(docs))
+	errs := make([]error, len(docs))
+	words := d.params.K / 64
+	var texts []int
+	for i := range docs {
+		bd := &docs[i]
+		set := 0
+		for _, b := range []bool{bd.Text != nil, bd.Open != nil, bd.Fingerprint != nil} {
+			if b {
+				set++
+			}
+		}
+		switch {
+		case validID(bd.ID) != nil:
+			errs[i] = validID(bd.ID)
+		case set != 1:
+			errs[i] = ErrBadBatchDoc
+		case bd.Fingerprint != nil && len(bd.Fingerprint) != words:
+			errs[i] = fmt.Errorf("%w: %d bits, want K = %d", ErrBadFingerprint, 64*len(bd.Fingerprint), d.params.K)
+		case bd.Fingerprint != nil:
+			out[i] = Doc{ID: bd.ID, Fingerprint: slices.Clone(bd.Fingerprint), ContentHash: bd.ContentHash,
+				Source: bd.Source, Size: bd.Size, Words: bd.Words, Added: bd.Added.UTC()}
+		default:
+			texts = append(texts, i)
+		}
+	}
+	if len(texts) == 0 {
+		return out, errs
+	}
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(texts)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				out[i], errs[i] = d.fingerprintText(&docs[i])
+			}
+		}()
+	}
+	for _, i := range texts {
+		if ctx.Err() != nil {
+			break
+		}
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	return out, errs
+}
+
+// fingerprintText fingerprints the text of bd.
+func (d *DB) fingerprintText(bd *BatchDoc) (Doc, error) {
+	var r io.Reader
+	if bd.Open != nil {
+		rc, err := bd.Open()
+		if err != nil {
+			return Doc{}, err
+		}
+		defer rc.Close()
+		r = rc
+	} else {
+		r = bytes.NewReader(bd.Text)
+	}
+	res, size, err := d.build(r)
+	if err != nil {
+		return Doc{}, err
+	}
+	doc := Doc{ID: bd.ID, Fingerprint: res.FP, ContentHash: res.ContentHash, Source: bd.Source,
+		Size: size, Words: res.Words}
+	if !bd.Added.IsZero() {
+		doc.Added = bd.Added.UTC()
+	}
+	return doc, nil
+}

@@ -1,0 +1,309 @@
+package db
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// randFP returns a random fingerprint of k bits.
+func randFP(r *rand.Rand, k int) []uint64 {
+	fp := make([]uint64, k/64)
+	for i := range fp {
+		fp[i] = r.Uint64()
+	}
+	return fp
+}
+
+// nearFP returns fp with up to flips random bits flipped.
+func nearFP(r *rand.Rand, fp []uint64, flips int) []uint64 {
+	out := slices.Clone(fp)
+	for range flips {
+		j := r.IntN(64 * len(fp))
+		out[j/64] ^= 1 << (j % 64)
+	}
+	return out
+}
+
+// fpBatch returns n fingerprint documents "prefix-i", about a third of
+// them near copies of an earlier one.
+func fpBatch(r *rand.Rand, prefix string, n, k int) []BatchDoc {
+	docs := make([]BatchDoc, n)
+	for i := range docs {
+		fp := randFP(r, k)
+		if i > 0 && r.IntN(3) == 0 {
+			fp = nearFP(r, docs[r.IntN(i)].Fingerprint, r.IntN(k/8))
+		}
+		docs[i] = BatchDoc{ID: fmt.Sprintf("%s-%05d", prefix, i), Fingerprint: fp}
+	}
+	return docs
+}
+
+// addBatch calls AddBatch and fails the test on an error or a skip.
+func addBatch(t testing.TB, d *DB, docs []BatchDoc) *BatchResult {
+	t.Helper()
+	res, err := d.AddBatch(ctx, docs)
+	if err != nil {
+		t.Fatalf("AddBatch: %v", err)
+	}
+	if len(res.Skipped) > 0 {
+		t.Fatalf("AddBatch skipped %d: first %v", len(res.Skipped), res.Skipped[0])
+	}
+	return res
+}
+
+// sameAnswers fails unless a and b answer every probe query alike.
+func sameAnswers(t *testing.T, a, b *DB, probes [][]uint64, thresholds ...float64) {
+	t.Helper()
+	for _, thr := range thresholds {
+		for i, q := range probes {
+			ra, err := a.QueryFingerprint(ctx, q, QueryOptions{Threshold: thr})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rb, err := b.QueryFingerprint(ctx, q, QueryOptions{Threshold: thr})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(ra.Matches, rb.Matches) {
+				t.Fatalf("probe %d at %.2f: %v vs %v", i, thr, ra.Matches, rb.Matches)
+			}
+		}
+	}
+}
+
+func TestAddBatchEqualsAddOneByOne(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	bulk := openTest(t, "", nil)
+	single := openTest(t, "", nil)
+	k := bulk.Params().K
+	var probes [][]uint64
+	for round := range 4 {
+		docs := fpBatch(r, fmt.Sprint("fp", round), 300, k)
+		// Texts too, and ids that replace documents of earlier rounds.
+		for i := range 20 {
+			docs = append(docs, BatchDoc{ID: fmt.Sprintf("text-%d-%d", round, i), Text: []byte(text(uint64(i), 200)), Source: "s"})
+		}
+		for i := range 10 {
+			if round > 0 {
+				docs[i].ID = fmt.Sprintf("text-%d-%d", round-1, i) // replaces a text of the last round
+			}
+		}
+		res := addBatch(t, bulk, docs)
+		if round > 0 && res.Replaced != 10 {
+			t.Fatalf("round %d: %d replaced, want 10", round, res.Replaced)
+		}
+		for _, bd := range docs {
+			var err error
+			if bd.Text != nil {
+				_, err = single.Add(ctx, bd.ID, bd.Text, &AddOptions{Source: bd.Source})
+			} else {
+				_, err = single.AddFingerprint(ctx, bd.ID, bd.Fingerprint, nil)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bd.Fingerprint != nil {
+				probes = append(probes, nearFP(r, bd.Fingerprint, 20))
+			}
+		}
+	}
+	if bulk.Stats().Docs != single.Stats().Docs {
+		t.Fatalf("%d documents in bulk, %d one by one", bulk.Stats().Docs, single.Stats().Docs)
+	}
+	sameAnswers(t, bulk, single, probes[:200], 0.6, 0.9)
+	// Text documents: same fingerprint, hash and metadata as Add.
+	for i := range 20 {
+		id := fmt.Sprintf("text-3-%d", i)
+		a, err := bulk.Get(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := single.Get(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(a.Fingerprint, b.Fingerprint) || a.ContentHash != b.ContentHash ||
+			a.Size != b.Size || a.Words != b.Words || a.Source != b.Source {
+			t.Fatalf("%s: bulk %+v, one by one %+v", id, a, b)
+		}
+	}
+}
+
+func TestAddBatchSkips(t *testing.T) {
+	d := openTest(t, "", nil)
+	k := d.Params().K
+	openErr := errors.New("cannot open")
+	docs := []BatchDoc{
+		{ID: "ok", Text: []byte("a perfectly fine little document")},
+		{ID: "", Text: []byte("no id")},
+		{ID: "binary", Text: []byte("abc\x00\x01\x02def")},
+		{ID: "empty", Text: []byte(" ... ")},
+		{ID: "short-fp", Fingerprint: []uint64{1}},
+		{ID: "ok", Text: []byte("the same id again")},
+		{ID: "both", Text: []byte("x"), Fingerprint: make([]uint64, k/64)},
+		{ID: "none"},
+		{ID: "open-fails", Open: func() (io.ReadCloser, error) { return nil, openErr }},
+		{ID: "opened", Open: func() (io.ReadCloser, error) {
+			return io.NopCloser(strings.NewReader("text read through Open")), nil
+		}},
+		{ID: "fp", Fingerprint: make([]uint64, k/64), Added: time.Date(2001, 2, 3, 4, 5, 6, 7, time.UTC)},
+	}
+	res, err := d.AddBatch(ctx, docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]error{
+		"": ErrInvalidID, "binary": ErrBinary, "empty": ErrNoWords, "short-fp": ErrBadFingerprint,
+		"ok": ErrDuplicateInBatch, "both": ErrBadBatchDoc, "none": ErrBadBatchDoc, "open-fails": openErr,
+	}
+	if res.Stored != 3 || len(res.Skipped) != len(want) {
+		t.Fatalf("stored %d, skipped %v", res.Stored, res.Skipped)
+	}
+	for _, s := range res.Skipped {
+		if !errors.Is(s.Err, want[s.ID]) || docs[s.Index].ID != s.ID {
+			t.Errorf("skip %d %q: %v, want %v", s.Index, s.ID, s.Err, want[s.ID])
+		}
+	}
+	doc, err := d.Get(ctx, "fp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !doc.Added.Equal(docs[10].Added) {
+		t.Errorf("Added %v, want %v", doc.Added, docs[10].Added)
+	}
+	if doc, err := d.Get(ctx, "opened"); err != nil || doc.Words != 4 {
+		t.Errorf("opened: %+v, %v", doc, err)
+	}
+	// Nothing to store: no error, nothing written.
+	res, err = d.AddBatch(ctx, []BatchDoc{{ID: "x"}})
+	if err != nil || res.Stored != 0 || len(res.Skipped) != 1 {
+		t.Fatalf("all skipped: %+v, %v", res, err)
+	}
+}
+
+func TestAddBatchReadOnlyAndClosed(t *testing.T) {
+	dir := t.TempDir()
+	d := openTest(t, dir, nil)
+	addBatch(t, d, []BatchDoc{{ID: "a", Text: []byte("one two three four five")}})
+	closeChecked(t, d)
+	if _, err := d.AddBatch(ctx, []BatchDoc{{ID: "b", Text: []byte("six seven")}}); !errors.Is(err, ErrClosed) {
+		t.Errorf("closed: %v", err)
+	}
+	ro := openTest(t, dir, &Options{ReadOnly: true})
+	if _, err := ro.AddBatch(ctx, []BatchDoc{{ID: "b", Text: []byte("six seven")}}); !errors.Is(err, ErrReadOnly) {
+		t.Errorf("read-only: %v", err)
+	}
+}
+
+// TestAddBatchCrash loads batches without sync and simulates power losses
+// that keep a random part of the unsynced data: each reopened database
+// must hold exactly the first j batches for some j, and pass Check.
+func TestAddBatchCrash(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	mem := vfs.NewCrashableMem()
+	d, err := Open("db", &Options{FS: mem, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const batches, per = 12, 150
+	k := d.Params().K
+	for j := range batches {
+		addBatch(t, d, fpBatch(r, fmt.Sprintf("b%02d", j), per, k))
+	}
+	var clones []*vfs.MemFS
+	for range 6 {
+		clones = append(clones, mem.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: r.IntN(101), RNG: r}))
+	}
+	closeChecked(t, d)
+	for i, fs := range clones {
+		c, err := Open("db", &Options{FS: fs})
+		if err != nil {
+			t.Fatalf("clone %d: %v", i, err)
+		}
+		n := c.Stats().Docs
+		if n%per != 0 {
+			t.Fatalf("clone %d: %d documents, not a whole number of batches of %d", i, n, per)
+		}
+		for j := range batches {
+			_, err := c.Get(ctx, fmt.Sprintf("b%02d-%05d", j, per-1))
+			if present := j < n/per; present != (err == nil) {
+				t.Fatalf("clone %d with %d batches: batch %d present=%v (%v)", i, n/per, j, err == nil, err)
+			}
+		}
+		closeChecked(t, c)
+	}
+}
+
+// BenchmarkAddBatch stores fingerprints in synced batches of 10 000
+// documents into a database on disk; FPDB_BULK_N sets the total (default
+// 200 000). It reports documents per second.
+func BenchmarkAddBatch(b *testing.B) {
+	n := 200_000
+	if v := os.Getenv("FPDB_BULK_N"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil {
+			b.Fatal(err)
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 1))
+	docs := make([]BatchDoc, n)
+	for i := range docs {
+		docs[i] = BatchDoc{ID: "doc-" + strconv.Itoa(i), Fingerprint: randFP(r, DefaultK)}
+	}
+	for b.Loop() {
+		b.StopTimer()
+		d, err := Open(b.TempDir(), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		start := time.Now()
+		for lo := 0; lo < n; lo += 10_000 {
+			addBatch(b, d, docs[lo:min(lo+10_000, n)])
+		}
+		b.ReportMetric(float64(n)/time.Since(start).Seconds(), "docs/s")
+		b.StopTimer()
+		if err := d.Close(); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+}
+
+// BenchmarkAddBatchText fingerprints and stores 2 000-word texts in batches
+// of 1 000 (fingerprinting on all cores).
+func BenchmarkAddBatchText(b *testing.B) {
+	const n = 4000
+	docs := make([]BatchDoc, n)
+	for i := range docs {
+		docs[i] = BatchDoc{ID: "doc-" + strconv.Itoa(i), Text: []byte(text(uint64(i), 2000))}
+	}
+	for b.Loop() {
+		b.StopTimer()
+		d, err := Open(b.TempDir(), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		start := time.Now()
+		for lo := 0; lo < n; lo += 1000 {
+			addBatch(b, d, docs[lo:lo+1000])
+		}
+		b.ReportMetric(float64(n)/time.Since(start).Seconds(), "docs/s")
+		b.StopTimer()
+		if err := d.Close(); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+}

@@ -1,0 +1,160 @@
+package db
+
+import (
+	"context"
+	"fmt"
+	"math/bits"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/sstable/block"
+
+	"github.com/fpdb/fpdb/internal/keys"
+	"github.com/fpdb/fpdb/internal/posting"
+)
+
+// CompactResult describes a compaction.
+type CompactResult struct {
+	// BytesBefore and BytesAfter are the database's disk usage.
+	BytesBefore, BytesAfter int64
+	// Elapsed is the time the compaction took.
+	Elapsed time.Duration
+}
+
+// Compact rewrites the whole store: posting lists are folded into one
+// value each (the removals of deleted documents disappear from them) and
+// the records of deleted documents are dropped, so that disk usage and
+// posting reads shrink after many deletes. Pebble also compacts in the
+// background as data grows; Compact forces it all at once. Readers proceed
+// meanwhile; writers wait until it is done.
+func (d *DB) Compact(ctx context.Context) (CompactResult, error) {
+	if err := ctx.Err(); err != nil {
+		return CompactResult{}, err
+	}
+	if d.opts.ReadOnly {
+		return CompactResult{}, fmt.Errorf("fpdb: compact: %w", ErrReadOnly)
+	}
+	// writeMu keeps Close away while Pebble compacts.
+	d.writeMu.Lock()
+	defer d.writeMu.Unlock()
+	if err := d.readLocked(); err != nil {
+		return CompactResult{}, err
+	}
+	d.mu.RUnlock()
+	start := time.Now()
+	res := CompactResult{BytesBefore: int64(d.pdb.Metrics().DiskSpaceUsage())}
+	// Flush first, so that the memtable's operands are compacted too.
+	if err := d.pdb.Flush(); err != nil {
+		return res, fmt.Errorf("fpdb: compact: flush: %w", err)
+	}
+	if err := d.pdb.Compact(ctx, []byte{0x00}, []byte{0xff}, true); err != nil {
+		return res, fmt.Errorf("fpdb: compact: %w", err)
+	}
+	res.BytesAfter = int64(d.pdb.Metrics().DiskSpaceUsage())
+	res.Elapsed = time.Since(start)
+	return res, nil
+}
+
+// LengthBucket counts the posting lists whose length is in [Min, Max].
+type LengthBucket struct {
+	Min, Max int
+	Keys     int
+}
+
+// StorageStats describe how a database uses its storage.
+type StorageStats struct {
+	// Docs is the number of live documents.
+	Docs int
+	// DeletedNotCompacted is the number of deleted (or replaced) document
+	// versions whose deletion Pebble still holds as a tombstone: what a
+	// compaction would reclaim.
+	DeletedNotCompacted int
+	// DiskBytes is the size of the database files; BytesPerDoc is
+	// DiskBytes / Docs (0 without documents).
+	DiskBytes   int64
+	BytesPerDoc float64
+	// CompactionDebt is Pebble's estimate of the bytes its background
+	// compactions still have to rewrite.
+	CompactionDebt uint64
+	// PostingKeys is the number of non-empty posting lists and PostingIDs
+	// the sum of their lengths (Docs × m when consistent).
+	PostingKeys int
+	PostingIDs  int64
+	// MaxPosting is the longest posting list.
+	MaxPosting int
+	// PostingLengths is the distribution of posting list lengths in
+	// power-of-two buckets [1, 1], [2, 3], [4, 7], …; empty buckets are
+	// left out.
+	PostingLengths []LengthBucket
+}
+
+// StorageStats reads every posting list and scans the store's tombstones
+// to compute the storage statistics. It takes time proportional to the
+// database (seconds for millions of documents); writers wait meanwhile.
+func (d *DB) StorageStats(ctx context.Context) (*StorageStats, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := d.readLocked(); err != nil {
+		return nil, err
+	}
+	defer d.mu.RUnlock()
+	m := d.pdb.Metrics()
+	st := &StorageStats{
+		Docs:           d.ix.Len(),
+		DiskBytes:      int64(m.DiskSpaceUsage()),
+		CompactionDebt: m.Compact.EstimatedDebt,
+	}
+	if st.Docs > 0 {
+		st.BytesPerDoc = float64(st.DiskBytes) / float64(st.Docs)
+	}
+	// A document record is never written again once deleted (internal ids
+	// are not reused), so each tombstone in its range is one deleted
+	// document version not yet compacted away.
+	lo, hi := keys.Range(keys.PrefixDoc)
+	err := d.pdb.ScanInternal(ctx, block.CategoryUnknown, lo, hi,
+		func(k *pebble.InternalKey, _ pebble.LazyValue, _ pebble.IteratorLevel) error {
+			switch k.Kind() {
+			case pebble.InternalKeyKindDelete, pebble.InternalKeyKindSingleDelete, pebble.InternalKeyKindDeleteSized:
+				st.DeletedNotCompacted++
+			}
+			return nil
+		}, nil, nil, nil, nil)
+	if err != nil {
+		return nil, fmt.Errorf("fpdb: storage stats: %w", err)
+	}
+
+	var buckets [33]int
+	lo, hi = keys.Range(keys.PrefixPosting)
+	it, err := d.pdb.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return nil, fmt.Errorf("fpdb: storage stats: %w", err)
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return nil, fmt.Errorf("fpdb: storage stats: %w", err)
+		}
+		n := 0
+		if err := posting.ForEach(v, func(uint32) { n++ }); err != nil {
+			return nil, fmt.Errorf("fpdb: storage stats: %w: posting %x: %w", ErrCorrupt, it.Key(), err)
+		}
+		if n == 0 {
+			continue
+		}
+		st.PostingKeys++
+		st.PostingIDs += int64(n)
+		st.MaxPosting = max(st.MaxPosting, n)
+		buckets[bits.Len(uint(n))-1]++
+	}
+	if err := it.Error(); err != nil {
+		return nil, fmt.Errorf("fpdb: storage stats: %w", err)
+	}
+	for b, keys := range buckets {
+		if keys > 0 {
+			st.PostingLengths = append(st.PostingLengths, LengthBucket{Min: 1 << b, Max: 1<<(b+1) - 1, Keys: keys})
+		}
+	}
+	return st, nil
+}

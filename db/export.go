@@ -1,0 +1,350 @@
+package db
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/fpdb/fpdb/internal/bitvec"
+	"github.com/fpdb/fpdb/internal/fingerprint"
+	"github.com/fpdb/fpdb/internal/keys"
+	"github.com/fpdb/fpdb/internal/normalize"
+)
+
+// ExportVersion is the version of the export format written by Export (the
+// "fpdb_export" field of the header line).
+const ExportVersion = 1
+
+// ErrBadExport is returned by Import for input that is not a valid export.
+var ErrBadExport = errors.New("fpdb: invalid export")
+
+// ErrNotEmpty is returned by Import when the target database already holds
+// documents.
+var ErrNotEmpty = errors.New("fpdb: database is not empty")
+
+// ExportHeader is the first line of an export: the creation parameters of
+// the exported database.
+type ExportHeader struct {
+	// Export is ExportVersion.
+	Export int `json:"fpdb_export"`
+	// FormatVersion is the on-disk format version of the exported database.
+	FormatVersion    int    `json:"format_version"`
+	K                int    `json:"k"`
+	GroupWidths      []int  `json:"group_widths"`
+	ShingleWidth     int    `json:"shingle_width"`
+	Seed             uint64 `json:"seed,string"`
+	HashVersion      int    `json:"hash_version"`
+	NormalizeVersion int    `json:"normalize_version"`
+	Created          string `json:"created"`
+	// Docs is the number of document lines that follow.
+	Docs int `json:"docs"`
+}
+
+// ExportRecord is one document line of an export.
+type ExportRecord struct {
+	ID string `json:"id"`
+	// Fingerprint is the fingerprint in hex, 16 digits per 64-bit word,
+	// word 0 first.
+	Fingerprint string `json:"fingerprint"`
+	// ContentHash is the content hash in hex (all zeros when none).
+	ContentHash string `json:"content_hash"`
+	Source      string `json:"source,omitempty"`
+	Size        int64  `json:"size"`
+	Words       int    `json:"words"`
+	// Added is when the document was stored, RFC 3339 with nanoseconds.
+	Added string `json:"added"`
+}
+
+// Export writes every stored document to w as JSON Lines: a header line
+// (ExportHeader: the creation parameters) then one ExportRecord per
+// document, in the order they were stored. It reads a snapshot taken at
+// the call, so writes may proceed meanwhile. It returns the number of
+// documents written.
+func (d *DB) Export(ctx context.Context, w io.Writer) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if err := d.readLocked(); err != nil {
+		return 0, err
+	}
+	snap := d.pdb.NewSnapshot()
+	count := d.ix.Len()
+	d.mu.RUnlock()
+	defer snap.Close()
+
+	p := d.Params()
+	bw := bufio.NewWriterSize(w, 1<<16)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	h := ExportHeader{
+		Export: ExportVersion, FormatVersion: p.FormatVersion, K: p.K, GroupWidths: p.GroupWidths,
+		ShingleWidth: p.ShingleWidth, Seed: p.Seed, HashVersion: p.HashVersion,
+		NormalizeVersion: p.NormalizeVersion, Created: p.Created.Format(time.RFC3339), Docs: count,
+	}
+	if err := enc.Encode(h); err != nil {
+		return 0, fmt.Errorf("fpdb: export: %w", err)
+	}
+	lo, hi := keys.Range(keys.PrefixDoc)
+	docs, err := snap.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return 0, fmt.Errorf("fpdb: export: %w", err)
+	}
+	defer docs.Close()
+	flo, fhi := keys.Range(keys.PrefixFingerprint)
+	fps, err := snap.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: flo, UpperBound: fhi})
+	if err != nil {
+		return 0, fmt.Errorf("fpdb: export: %w", err)
+	}
+	defer fps.Close()
+	n := 0
+	fps.First()
+	for docs.First(); docs.Valid(); docs.Next() {
+		if n%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return n, err
+			}
+		}
+		seq, err := keys.ParseDoc(docs.Key())
+		if err != nil {
+			return n, fmt.Errorf("fpdb: export: %w: %w", ErrCorrupt, err)
+		}
+		v, err := docs.ValueAndErr()
+		if err != nil {
+			return n, fmt.Errorf("fpdb: export: %w", err)
+		}
+		doc, err := decodeDocRecord(v)
+		if err != nil {
+			return n, fmt.Errorf("fpdb: export: document %d: %w", seq, err)
+		}
+		// Both ranges are in internal id order: advance to seq.
+		fkey := keys.Fingerprint(seq)
+		for fps.Valid() && bytes.Compare(fps.Key(), fkey) < 0 {
+			fps.Next()
+		}
+		if !fps.Valid() || !bytes.Equal(fps.Key(), fkey) {
+			if err := fps.Error(); err != nil {
+				return n, fmt.Errorf("fpdb: export: %w", err)
+			}
+			return n, fmt.Errorf("fpdb: export: %w: document %d has no fingerprint", ErrCorrupt, seq)
+		}
+		fv, err := fps.ValueAndErr()
+		if err != nil {
+			return n, fmt.Errorf("fpdb: export: %w", err)
+		}
+		fp, err := bitvec.FromBytes(fv, p.K)
+		if err != nil {
+			return n, fmt.Errorf("fpdb: export: %w: fingerprint %d: %w", ErrCorrupt, seq, err)
+		}
+		rec := ExportRecord{
+			ID: doc.ID, Fingerprint: bitvec.FormatHex(fp), ContentHash: hex.EncodeToString(doc.ContentHash[:]),
+			Source: doc.Source, Size: doc.Size, Words: doc.Words, Added: doc.Added.Format(time.RFC3339Nano),
+		}
+		if err := enc.Encode(rec); err != nil {
+			return n, fmt.Errorf("fpdb: export: %w", err)
+		}
+		n++
+	}
+	if err := docs.Error(); err != nil {
+		return n, fmt.Errorf("fpdb: export: %w", err)
+	}
+	if n != count {
+		return n, fmt.Errorf("fpdb: export: %w: %d document records, %d fingerprints", ErrCorrupt, n, count)
+	}
+	if err := bw.Flush(); err != nil {
+		return n, fmt.Errorf("fpdb: export: %w", err)
+	}
+	return n, nil
+}
+
+// ImportBatch is the number of documents Import writes per atomic batch.
+const ImportBatch = 10_000
+
+// Import creates the database in dir (which must hold no database, or an
+// empty one) with the creation parameters of the export read from r, and
+// stores every document of it, keeping ids, fingerprints, content hashes,
+// metadata and the order of storing, so that the new database answers
+// every query as the exported one did. opts gives the run-time settings
+// (nil: defaults); creation parameters set in opts must equal the export's.
+// The export's hash and normalization versions must be this build's (the
+// fingerprints of new texts would not be comparable otherwise); its format
+// version may be older, which makes Import the migration path between
+// format versions. Documents are written in atomic batches of ImportBatch;
+// on error the database holds a prefix of the export. It returns the
+// number of documents imported.
+func Import(ctx context.Context, dir string, r io.Reader, opts *Options) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	br := bufio.NewReaderSize(r, 1<<16)
+	line, err := readLine(br)
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return 0, fmt.Errorf("fpdb: import: %w: no header line", ErrBadExport)
+		}
+		return 0, fmt.Errorf("fpdb: import: %w", err)
+	}
+	var h ExportHeader
+	if err := strictUnmarshal(line, &h); err != nil {
+		return 0, fmt.Errorf("fpdb: import: %w: header: %w", ErrBadExport, err)
+	}
+	if h.Export != ExportVersion {
+		return 0, fmt.Errorf("fpdb: import: %w: export version %d, this build reads %d", ErrBadExport, h.Export, ExportVersion)
+	}
+	if h.HashVersion != fingerprint.HashVersion {
+		return 0, fmt.Errorf("fpdb: import: %w", &ParamsError{Param: "HashVersion", Stored: strconv.Itoa(h.HashVersion), Given: strconv.Itoa(fingerprint.HashVersion)})
+	}
+	if h.NormalizeVersion != normalize.Version {
+		return 0, fmt.Errorf("fpdb: import: %w", &ParamsError{Param: "NormalizeVersion", Stored: strconv.Itoa(h.NormalizeVersion), Given: strconv.Itoa(normalize.Version)})
+	}
+	o := &Options{}
+	if opts != nil {
+		o = opts.Clone()
+	}
+	for _, c := range []struct {
+		name        string
+		given, want any
+		set         bool
+	}{
+		{"K", o.K, h.K, o.K != 0},
+		{"GroupWidths", fmt.Sprint(o.GroupWidths), fmt.Sprint(h.GroupWidths), len(o.GroupWidths) != 0},
+		{"ShingleWidth", o.ShingleWidth, h.ShingleWidth, o.ShingleWidth != 0},
+		{"Seed", o.Seed, h.Seed, o.Seed != 0},
+	} {
+		if c.set && fmt.Sprint(c.given) != fmt.Sprint(c.want) {
+			return 0, fmt.Errorf("fpdb: import: %w", &ParamsError{Param: c.name, Stored: fmt.Sprint(c.want), Given: fmt.Sprint(c.given)})
+		}
+	}
+	o.K, o.GroupWidths, o.ShingleWidth, o.Seed = h.K, slices.Clone(h.GroupWidths), h.ShingleWidth, h.Seed
+	o.ReadOnly, o.ErrorIfNotExist = false, false
+	d, err := Open(dir, o)
+	if err != nil {
+		return 0, fmt.Errorf("fpdb: import: %w", err)
+	}
+	n, err := d.importDocs(ctx, br, h)
+	if cerr := d.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("fpdb: import: %w", cerr)
+	}
+	return n, err
+}
+
+// importDocs stores the document lines of an export.
+func (d *DB) importDocs(ctx context.Context, br *bufio.Reader, h ExportHeader) (int, error) {
+	if st := d.Stats(); st.Docs > 0 || st.NextSeq > 0 {
+		return 0, fmt.Errorf("fpdb: import: %w: %s holds %d documents", ErrNotEmpty, d.dir, st.Docs)
+	}
+	n := 0
+	lineNo := 1
+	batch := make([]BatchDoc, 0, ImportBatch)
+	lines := make([]int, 0, ImportBatch)
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		res, err := d.AddBatch(ctx, batch)
+		if err != nil {
+			return fmt.Errorf("fpdb: import: %w", err)
+		}
+		if len(res.Skipped) > 0 {
+			s := res.Skipped[0]
+			return fmt.Errorf("fpdb: import: %w: line %d: %q: %w", ErrBadExport, lines[s.Index], s.ID, s.Err)
+		}
+		n += res.Stored
+		batch, lines = batch[:0], lines[:0]
+		return nil
+	}
+	for {
+		line, err := readLine(br)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return n, fmt.Errorf("fpdb: import: %w", err)
+		}
+		lineNo++
+		var rec ExportRecord
+		if err := strictUnmarshal(line, &rec); err != nil {
+			return n, fmt.Errorf("fpdb: import: %w: line %d: %w", ErrBadExport, lineNo, err)
+		}
+		bd, err := rec.batchDoc(h.K)
+		if err != nil {
+			return n, fmt.Errorf("fpdb: import: %w: line %d: %w", ErrBadExport, lineNo, err)
+		}
+		batch = append(batch, bd)
+		lines = append(lines, lineNo)
+		if len(batch) == ImportBatch {
+			if err := flush(); err != nil {
+				return n, err
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return n, err
+	}
+	if n != h.Docs {
+		return n, fmt.Errorf("fpdb: import: %w: header announces %d documents, read %d (truncated?)", ErrBadExport, h.Docs, n)
+	}
+	return n, nil
+}
+
+// batchDoc decodes the fields of rec.
+func (rec *ExportRecord) batchDoc(k int) (BatchDoc, error) {
+	fp, err := bitvec.ParseHex(rec.Fingerprint, k)
+	if err != nil {
+		return BatchDoc{}, fmt.Errorf("fingerprint: %w", err)
+	}
+	bd := BatchDoc{ID: rec.ID, Fingerprint: fp, Source: rec.Source, Size: rec.Size, Words: rec.Words}
+	hb, err := hex.DecodeString(rec.ContentHash)
+	if err != nil || len(hb) != len(bd.ContentHash) {
+		return BatchDoc{}, fmt.Errorf("content_hash %q: want %d hex bytes", rec.ContentHash, len(bd.ContentHash))
+	}
+	copy(bd.ContentHash[:], hb)
+	if rec.Words < 0 {
+		return BatchDoc{}, fmt.Errorf("negative words %d", rec.Words)
+	}
+	if bd.Added, err = time.Parse(time.RFC3339Nano, rec.Added); err != nil {
+		return BatchDoc{}, fmt.Errorf("added: %w", err)
+	}
+	if y := bd.Added.Year(); y < 1678 || y > 2261 {
+		return BatchDoc{}, fmt.Errorf("added %s: out of range", rec.Added)
+	}
+	return bd, nil
+}
+
+// readLine returns the next non-empty line of br without its end of line,
+// or io.EOF.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	for {
+		line, err := br.ReadBytes('\n')
+		line = bytes.TrimRight(line, "\r\n")
+		if len(line) > 0 {
+			return line, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// strictUnmarshal decodes one JSON object into v, refusing unknown fields
+// and trailing data.
+func strictUnmarshal(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("trailing data after the JSON object")
+	}
+	return nil
+}

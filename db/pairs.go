@@ -1,0 +1,299 @@
+package db
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/fpdb/fpdb/index"
+	"github.com/fpdb/fpdb/internal/keys"
+)
+
+// Pair is two stored documents whose estimated resemblance is at least the
+// threshold. A was stored before B (a smaller internal id).
+type Pair struct {
+	// A and B are the documents' ids.
+	A, B string
+	// Similarity is the estimated resemblance 1 − 2·Hamming/K.
+	Similarity float64
+	// Hamming is the Hamming distance between the fingerprints.
+	Hamming int
+	// Exact reports equal content hashes (identical normalized text; never
+	// set for documents stored by fingerprint without a hash).
+	Exact bool
+}
+
+// PairsOptions configure PairsWith and Clusters.
+type PairsOptions struct {
+	// Threshold is the minimum estimated resemblance, in (0, 1].
+	Threshold float64
+	// Progress, when not nil, is called with the number of documents done
+	// and the total, at most every 100 ms and once at the end, on the
+	// calling goroutine.
+	Progress func(done, total int)
+	// Plan forces a plan, as in QueryOptions; the zero value lets the
+	// planner choose. Every plan gives the same pairs.
+	Plan Plan
+}
+
+// PairsStats describe an all-pairs run.
+type PairsStats struct {
+	// Docs is the number of documents compared.
+	Docs int
+	// Pairs is the number of pairs found.
+	Pairs int64
+	// Plan is the plan executed ("probe tau=0", "scan").
+	Plan string
+	// Radius is the Hamming radius of the threshold.
+	Radius int
+	// Candidates is the number of candidate pairs that passed the count
+	// filter; Verified the number of exact Hamming comparisons.
+	Candidates, Verified int64
+	// Elapsed is the time the run took.
+	Elapsed time.Duration
+}
+
+// Pairs calls fn for every pair of stored documents with estimated
+// resemblance ≥ r, exactly once, each verified by exact Hamming distance:
+// exactly the set a comparison of all pairs gives. It runs on a snapshot
+// taken at the call, so writes may proceed meanwhile and fn may call any
+// method of d. fn is called on the calling goroutine as pairs are found, in
+// no particular order; an error from fn stops the run and is returned.
+func (d *DB) Pairs(ctx context.Context, r float64, fn func(Pair) error) (PairsStats, error) {
+	return d.PairsWith(ctx, PairsOptions{Threshold: r}, fn)
+}
+
+// PairsWith is Pairs with options (progress, forced plan).
+func (d *DB) PairsWith(ctx context.Context, o PairsOptions, fn func(Pair) error) (PairsStats, error) {
+	snap, err := d.pairsSnapshot(ctx, o, false)
+	if err != nil {
+		return PairsStats{}, err
+	}
+	return snap.run(ctx, o, func(a, b, dist int) error { return fn(snap.pair(a, b, dist)) })
+}
+
+// pairsSnapshot is what an all-pairs run needs of the database, copied
+// under the read lock.
+type pairsSnapshot struct {
+	k    int
+	fps  *index.Snapshot
+	ext  []string   // by snapshot position
+	hash [][16]byte // by snapshot position
+	pdb  *pebble.Snapshot
+}
+
+func (d *DB) pairsSnapshot(ctx context.Context, o PairsOptions, withStore bool) (*pairsSnapshot, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := validThreshold(o.Threshold); err != nil {
+		return nil, fmt.Errorf("fpdb: pairs: %w", err)
+	}
+	if err := d.readLocked(); err != nil {
+		return nil, err
+	}
+	defer d.mu.RUnlock()
+	s := &pairsSnapshot{k: d.params.K, fps: d.ix.Snapshot()}
+	n := s.fps.Len()
+	s.ext = make([]string, n)
+	s.hash = make([][16]byte, n)
+	for p := range n {
+		e := d.docs[s.fps.ID(p)]
+		s.ext[p], s.hash[p] = e.ext, e.hash
+	}
+	if withStore {
+		s.pdb = d.pdb.NewSnapshot()
+	}
+	return s, nil
+}
+
+// run finds the pairs of the snapshot and calls fn with their snapshot
+// positions (a < b) and distance.
+func (s *pairsSnapshot) run(ctx context.Context, o PairsOptions, fn func(a, b int, dist int) error) (PairsStats, error) {
+	rh := index.Radius(s.k, o.Threshold)
+	plan := index.Plan{Tau: o.Plan.Tau}
+	switch o.Plan.Kind {
+	case PlanAuto:
+		plan.Kind = index.Auto
+	case PlanProbe:
+		plan.Kind = index.Probe
+	case PlanScan:
+		plan.Kind = index.Scan
+	default:
+		return PairsStats{}, fmt.Errorf("fpdb: pairs: unknown plan kind %d", o.Plan.Kind)
+	}
+	st, err := s.fps.Pairs(ctx, rh, index.PairOptions{Plan: plan, Progress: o.Progress}, func(pr index.Pair) error {
+		return fn(pr.A, pr.B, pr.Dist)
+	})
+	out := PairsStats{Docs: s.fps.Len(), Pairs: st.Pairs, Plan: st.Plan.String(), Radius: rh,
+		Candidates: st.Candidates, Verified: st.Verified, Elapsed: st.Elapsed}
+	if err != nil {
+		if errors.Is(err, index.ErrInfeasible) {
+			return out, fmt.Errorf("fpdb: pairs: %w", err)
+		}
+		return out, err
+	}
+	return out, nil
+}
+
+// pair returns the Pair of snapshot positions a and b.
+func (s *pairsSnapshot) pair(a, b, dist int) Pair {
+	var zero [16]byte
+	return Pair{
+		A: s.ext[a], B: s.ext[b],
+		Similarity: index.Similarity(s.k, dist),
+		Hamming:    dist,
+		Exact:      s.hash[a] != zero && s.hash[a] == s.hash[b],
+	}
+}
+
+// Keep says which document of a cluster Clusters keeps.
+type Keep int
+
+// Keep policies.
+const (
+	// KeepNone chooses no document: Cluster.Keep and Drop stay empty.
+	KeepNone Keep = iota
+	// KeepOldest keeps the document added first (the earliest Doc.Added;
+	// on a tie, the one stored first).
+	KeepOldest
+	// KeepFirst keeps the document whose id sorts first (byte order).
+	KeepFirst
+)
+
+// Cluster is a group of near-duplicate documents: a connected component of
+// the graph whose edges are the pairs with resemblance ≥ the threshold.
+// Near duplication is not transitive: two members of a cluster may be far
+// apart, linked only through a chain of near duplicates.
+type Cluster struct {
+	// IDs are the members, in the order they were stored.
+	IDs []string
+	// Pairs is the number of near-duplicate pairs inside the cluster.
+	Pairs int
+	// Keep is the member to keep under the policy, and Drop the others
+	// (in the order stored); both empty under KeepNone.
+	Keep string
+	Drop []string
+}
+
+// ClusterOptions configure Clusters.
+type ClusterOptions struct {
+	PairsOptions
+	// Keep chooses the member to keep in each cluster.
+	Keep Keep
+}
+
+// Clusters groups the stored documents into clusters of near duplicates
+// (union-find over the verified pairs of Pairs with o.Threshold; documents
+// without any near duplicate are in no cluster). Clusters are sorted by
+// size, largest first, then by their first member's id.
+func (d *DB) Clusters(ctx context.Context, o ClusterOptions) ([]Cluster, PairsStats, error) {
+	if o.Keep < KeepNone || o.Keep > KeepFirst {
+		return nil, PairsStats{}, fmt.Errorf("fpdb: clusters: unknown keep policy %d", o.Keep)
+	}
+	s, err := d.pairsSnapshot(ctx, o.PairsOptions, o.Keep == KeepOldest)
+	if err != nil {
+		return nil, PairsStats{}, err
+	}
+	if s.pdb != nil {
+		defer s.pdb.Close()
+	}
+	n := s.fps.Len()
+	parent := make([]int32, n)
+	for i := range parent {
+		parent[i] = int32(i)
+	}
+	find := func(x int32) int32 {
+		for parent[x] != x {
+			parent[x] = parent[parent[x]]
+			x = parent[x]
+		}
+		return x
+	}
+	var ends []int32 // one end of each pair
+	st, err := s.run(ctx, o.PairsOptions, func(pa, pb, _ int) error {
+		a, b := find(int32(pa)), find(int32(pb))
+		if a != b {
+			// Union by position: the smaller root wins, for determinism.
+			if b < a {
+				a, b = b, a
+			}
+			parent[b] = a
+		}
+		ends = append(ends, int32(pa))
+		return nil
+	})
+	if err != nil {
+		return nil, st, err
+	}
+	edges := make(map[int32]int) // pairs per root
+	for _, e := range ends {
+		edges[find(e)]++
+	}
+	members := map[int32][]int32{}
+	for p := range int32(n) {
+		r := find(p)
+		if r != p || edges[r] > 0 {
+			members[r] = append(members[r], p)
+		}
+	}
+	out := make([]Cluster, 0, len(members))
+	for r, ps := range members {
+		c := Cluster{Pairs: edges[r]}
+		for _, p := range ps {
+			c.IDs = append(c.IDs, s.ext[p])
+		}
+		keep := -1
+		switch o.Keep {
+		case KeepFirst:
+			keep = 0
+			for i, id := range c.IDs {
+				if id < c.IDs[keep] {
+					keep = i
+				}
+			}
+		case KeepOldest:
+			var oldest time.Time
+			for i, p := range ps {
+				added, err := s.added(s.fps.ID(int(p)))
+				if err != nil {
+					return nil, st, fmt.Errorf("fpdb: clusters: %q: %w", s.ext[p], err)
+				}
+				if keep < 0 || added.Before(oldest) {
+					keep, oldest = i, added
+				}
+			}
+		}
+		if keep >= 0 {
+			c.Keep = c.IDs[keep]
+			c.Drop = slices.Concat(c.IDs[:keep], c.IDs[keep+1:])
+		}
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b Cluster) int {
+		if c := cmp.Compare(len(b.IDs), len(a.IDs)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.IDs[0], b.IDs[0])
+	})
+	return out, st, nil
+}
+
+// added reads the time document seq was added from the store snapshot.
+func (s *pairsSnapshot) added(seq uint32) (time.Time, error) {
+	v, closer, err := s.pdb.Get(keys.Doc(seq))
+	if err != nil {
+		return time.Time{}, err
+	}
+	defer closer.Close()
+	doc, err := decodeDocRecord(v)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return doc.Added, nil
+}

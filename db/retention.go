@@ -1,0 +1,229 @@
+package db
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/fpdb/fpdb/internal/keys"
+)
+
+// DeleteChunk is the number of documents the bulk deletes (DeleteMany,
+// DeletePrefix, DeleteOlderThan) remove per atomic batch.
+const DeleteChunk = 10_000
+
+// ErrEmptyPrefix is returned by DeletePrefix for an empty prefix, which
+// would delete every document.
+var ErrEmptyPrefix = errors.New("fpdb: empty id prefix")
+
+// DeleteResult is the outcome of a bulk delete.
+type DeleteResult struct {
+	// Deleted is the number of documents removed.
+	Deleted int
+	// NotFound are the ids of DeleteMany that were not stored, in the order
+	// given (each once).
+	NotFound []string
+}
+
+// victim is a document to delete.
+type victim struct {
+	ext string
+	seq uint32
+}
+
+// DeleteMany removes the documents with the given ids. Ids that are not
+// stored are listed in the result, not an error. The deletes are written in
+// atomic batches of DeleteChunk documents, each with one posting merge
+// operand per key; a crash or an error leaves every batch fully applied or
+// not at all, and the result counts the documents deleted before an error.
+func (d *DB) DeleteMany(ctx context.Context, ids []string) (*DeleteResult, error) {
+	if err := d.bulkDeletePrecheck(ctx); err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		if err := validID(id); err != nil {
+			return nil, fmt.Errorf("fpdb: delete: %w", err)
+		}
+	}
+	d.writeMu.Lock()
+	defer d.writeMu.Unlock()
+	res := &DeleteResult{}
+	seen := make(map[string]struct{}, len(ids))
+	var vs []victim
+	for _, id := range ids {
+		if _, dup := seen[id]; dup {
+			continue
+		}
+		seen[id] = struct{}{}
+		seq, found, err := d.lookup(id)
+		if err != nil {
+			return res, fmt.Errorf("fpdb: delete %q: %w", id, err)
+		}
+		if !found {
+			res.NotFound = append(res.NotFound, id)
+			continue
+		}
+		vs = append(vs, victim{ext: id, seq: seq})
+	}
+	n, err := d.deleteVictims(ctx, vs)
+	res.Deleted = n
+	return res, err
+}
+
+// DeletePrefix removes every document whose id starts with prefix (not
+// empty), in atomic batches like DeleteMany, and returns how many it
+// removed.
+func (d *DB) DeletePrefix(ctx context.Context, prefix string) (int, error) {
+	if prefix == "" {
+		return 0, fmt.Errorf("fpdb: delete: %w", ErrEmptyPrefix)
+	}
+	if err := d.bulkDeletePrecheck(ctx); err != nil {
+		return 0, err
+	}
+	d.writeMu.Lock()
+	defer d.writeMu.Unlock()
+	lo := keys.ExtID(prefix)
+	_, hi := keys.Range(keys.PrefixExtID)
+	var vs []victim
+	err := d.scanLocked(ctx, lo, hi, func(k, v []byte) (bool, error) {
+		if !bytes.HasPrefix(k, lo) {
+			return false, nil
+		}
+		ext, err := keys.ParseExtID(k)
+		if err != nil {
+			return false, fmt.Errorf("%w: %w", ErrCorrupt, err)
+		}
+		seq, err := decodeSeq(v)
+		if err != nil {
+			return false, err
+		}
+		vs = append(vs, victim{ext: ext, seq: seq})
+		return true, nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("fpdb: delete prefix %q: %w", prefix, err)
+	}
+	return d.deleteVictims(ctx, vs)
+}
+
+// DeleteOlderThan removes every document added before t, in atomic batches
+// like DeleteMany, and returns how many it removed.
+func (d *DB) DeleteOlderThan(ctx context.Context, t time.Time) (int, error) {
+	if err := d.bulkDeletePrecheck(ctx); err != nil {
+		return 0, err
+	}
+	d.writeMu.Lock()
+	defer d.writeMu.Unlock()
+	lo, hi := keys.Range(keys.PrefixDoc)
+	var vs []victim
+	err := d.scanLocked(ctx, lo, hi, func(k, v []byte) (bool, error) {
+		seq, err := keys.ParseDoc(k)
+		if err != nil {
+			return false, fmt.Errorf("%w: %w", ErrCorrupt, err)
+		}
+		doc, err := decodeDocRecord(v)
+		if err != nil {
+			return false, fmt.Errorf("document %d: %w", seq, err)
+		}
+		if doc.Added.Before(t) {
+			vs = append(vs, victim{ext: doc.ID, seq: seq})
+		}
+		return true, nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("fpdb: delete older than %s: %w", t.Format(time.RFC3339), err)
+	}
+	return d.deleteVictims(ctx, vs)
+}
+
+func (d *DB) bulkDeletePrecheck(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d.opts.ReadOnly {
+		return fmt.Errorf("fpdb: delete: %w", ErrReadOnly)
+	}
+	return nil
+}
+
+// scanLocked calls fn for each key in [lo, hi) until fn returns false; the
+// caller holds writeMu, so the keys stay as read.
+func (d *DB) scanLocked(ctx context.Context, lo, hi []byte, fn func(k, v []byte) (bool, error)) error {
+	if err := d.readLocked(); err != nil {
+		return err
+	}
+	defer d.mu.RUnlock()
+	it, err := d.pdb.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return err
+	}
+	for it.First(); it.Valid(); it.Next() {
+		v, err := it.ValueAndErr()
+		if err == nil {
+			var more bool
+			more, err = fn(it.Key(), v)
+			if err == nil && !more {
+				break
+			}
+		}
+		if err != nil {
+			_ = it.Close()
+			return err
+		}
+	}
+	return it.Close()
+}
+
+// deleteVictims deletes vs in batches of DeleteChunk; writeMu is held. It
+// returns the number deleted.
+func (d *DB) deleteVictims(ctx context.Context, vs []victim) (int, error) {
+	done := 0
+	for len(vs) > 0 {
+		if err := ctx.Err(); err != nil {
+			return done, err
+		}
+		chunk := vs[:min(DeleteChunk, len(vs))]
+		vs = vs[len(chunk):]
+		if err := d.deleteChunk(chunk); err != nil {
+			return done, err
+		}
+		done += len(chunk)
+	}
+	return done, nil
+}
+
+// deleteChunk deletes vs in one atomic batch; writeMu is held.
+func (d *DB) deleteChunk(vs []victim) error {
+	if err := d.readLocked(); err != nil {
+		return err
+	}
+	d.mu.RUnlock()
+	b := d.pdb.NewBatch()
+	defer b.Close()
+	seqs := make([]uint32, len(vs))
+	for i, v := range vs {
+		if int(v.seq) >= len(d.docs) || d.docs[v.seq].ext != v.ext {
+			return fmt.Errorf("fpdb: delete %q: %w: id map names internal id %d, which is not that document", v.ext, ErrCorrupt, v.seq)
+		}
+		_ = b.Delete(keys.ExtID(v.ext), nil)
+		_ = b.Delete(keys.Doc(v.seq), nil)
+		_ = b.Delete(keys.Hash(d.docs[v.seq].hash, v.seq), nil)
+		seqs[i] = v.seq
+	}
+	if err := d.ix.StageMany(b, nil, seqs); err != nil {
+		return fmt.Errorf("fpdb: delete: %w", err)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := b.Commit(d.wopts); err != nil {
+		return fmt.Errorf("fpdb: delete: commit: %w", err)
+	}
+	for _, s := range seqs {
+		d.applyDelete(s)
+	}
+	return nil
+}
