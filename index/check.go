@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -92,6 +93,13 @@ func (ix *Index) Check(ctx context.Context) error {
 			_ = it.Close()
 			return err
 		}
+		if cached, ok := ix.cache.get(y); ok {
+			var ids []uint32
+			_ = posting.ForEach(v, func(id uint32) { ids = append(ids, id) })
+			if !slices.Equal(cached, ids) {
+				report("posting %d: cached list %v differs from Pebble's %v", y, head32(cached), head32(ids))
+			}
+		}
 		err = posting.ForEach(v, func(id uint32) {
 			fp := ix.Fingerprint(id)
 			switch {
@@ -121,3 +129,5 @@ func (ix *Index) Check(ctx context.Context) error {
 	}
 	return fmt.Errorf("%w: %w", ErrCorrupt, errors.Join(problems...))
 }
+
+func head32(ids []uint32) []uint32 { return ids[:min(len(ids), 8)] }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/cockroachdb/pebble/v2"
@@ -34,6 +35,11 @@ type Index struct {
 	n    int      // live documents
 
 	counters counterPool
+	cache    postingCache
+	recalls  recallCache
+
+	tailsOnce sync.Once
+	tails     [][]float64 // candidateRate by tau, t
 }
 
 // New returns the index stored in db with the given layout. Call Load to
@@ -150,6 +156,9 @@ func (ix *Index) ApplyAdd(id uint32, fp []uint64) {
 		ix.n++
 	}
 	ix.live[id/64] |= 1 << (id % 64)
+	for i := range ix.layout.Widths {
+		ix.cache.add(ix.layout.Value(fp, i), id)
+	}
 }
 
 // ApplyDelete records in memory that id is no longer stored.
@@ -157,25 +166,75 @@ func (ix *Index) ApplyDelete(id uint32) {
 	if !ix.Live(id) {
 		return
 	}
+	fp := ix.fps[int(id)*ix.stride : (int(id)+1)*ix.stride]
+	for i := range ix.layout.Widths {
+		ix.cache.remove(ix.layout.Value(fp, i), id)
+	}
 	ix.live[id/64] &^= 1 << (id % 64)
-	clear(ix.fps[int(id)*ix.stride : (int(id)+1)*ix.stride])
+	clear(fp)
 	ix.n--
 }
 
-// Posting returns the ids of the posting list of merged value y, sorted
-// (a fresh slice).
+// Posting returns the sorted ids of the posting list of merged value y,
+// through the posting cache. The slice is shared with the cache: do not
+// modify it; it is valid until the next write.
 func (ix *Index) Posting(ctx context.Context, y uint32) ([]uint32, error) {
-	v, closer, err := ix.db.Get(keys.Posting(y))
-	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, nil
+	if ids, ok := ix.cache.get(y); ok {
+		return ids, nil
 	}
+	r := ix.newReader(ctx)
+	defer r.close()
+	return r.read(y)
+}
+
+// Warm reads every posting list into the in-memory cache, after which no
+// probe reads Pebble. It costs about 4 bytes per posting id plus a map
+// entry per posting key. Like a write, Warm must not run concurrently with
+// other calls.
+func (ix *Index) Warm(ctx context.Context) error {
+	lo, hi := keys.Range(keys.PrefixPosting)
+	it, err := ix.db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
-		return nil, fmt.Errorf("index: posting %d: %w", y, err)
+		return fmt.Errorf("index: warm: %w", err)
 	}
-	defer closer.Close()
-	var ids []uint32
-	if err := posting.ForEach(v, func(id uint32) { ids = append(ids, id) }); err != nil {
-		return nil, fmt.Errorf("%w: posting %d: %w", ErrCorrupt, y, err)
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		y, err := keys.ParsePosting(it.Key())
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrCorrupt, err)
+		}
+		ids, err := decodeIDs(it)
+		if err != nil {
+			return fmt.Errorf("%w: posting %d: %w", ErrCorrupt, y, err)
+		}
+		ix.cache.put(y, ids)
 	}
-	return ids, nil
+	if err := it.Error(); err != nil {
+		return fmt.Errorf("index: warm: %w", err)
+	}
+	ix.cache.complete.Store(true)
+	return nil
+}
+
+// CacheStats describe the posting cache.
+type CacheStats struct {
+	Keys     int64 // posting values cached (including known-empty ones)
+	IDs      int64 // ids in cached lists
+	Complete bool  // every posting list is cached
+}
+
+// CacheStats returns the posting cache's size.
+func (ix *Index) CacheStats() CacheStats {
+	return CacheStats{Keys: ix.cache.keys.Load(), IDs: ix.cache.ids.Load(), Complete: ix.cache.complete.Load()}
+}
+
+// decodeIDs decodes the posting list under the iterator's current key.
+func decodeIDs(it *pebble.Iterator) ([]uint32, error) {
+	v, err := it.ValueAndErr()
+	if err != nil {
+		return nil, err
+	}
+	ids := []uint32{}
+	err = posting.ForEach(v, func(id uint32) { ids = append(ids, id) })
+	return ids, err
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -13,7 +14,6 @@ import (
 
 	"github.com/fpdb/fpdb/internal/bitvec"
 	"github.com/fpdb/fpdb/internal/keys"
-	"github.com/fpdb/fpdb/internal/posting"
 )
 
 // ErrInfeasible is returned when a forced probe plan cannot be exact for the
@@ -31,21 +31,36 @@ const (
 	Probe
 	// Scan compares the query with every stored fingerprint.
 	Scan
+	// Approx lets the planner choose among exact plans and approximate
+	// probe plans whose count filter is above the exact one, keeping only
+	// plans whose expected recall (see Recall) is at least MinRecall.
+	Approx
 )
 
 // Plan is a query plan.
 type Plan struct {
 	Kind PlanKind
-	Tau  int
+	// Tau is the group probe radius of a Probe plan.
+	Tau int
+	// MinHits, when > 0, overrides the count filter of a Probe plan. Above
+	// the exact filter MinHits(m, rh, Tau) the plan may miss documents.
+	MinHits int
+	// MinRecall is the least expected recall an Approx plan may have.
+	MinRecall float64
 }
 
 // String names the plan as shown by `fpdb query --explain`.
 func (p Plan) String() string {
 	switch p.Kind {
 	case Probe:
+		if p.MinHits > 0 {
+			return fmt.Sprintf("probe tau=%d t=%d", p.Tau, p.MinHits)
+		}
 		return fmt.Sprintf("probe tau=%d", p.Tau)
 	case Scan:
 		return "scan"
+	case Approx:
+		return fmt.Sprintf("approx recall>=%g", p.MinRecall)
 	}
 	return "auto"
 }
@@ -65,20 +80,28 @@ type Stats struct {
 	Postings   int
 	Candidates int
 	Verified   int
-	Elapsed    time.Duration
+	// Reads is the number of posting lists read from Pebble (cache misses).
+	Reads int
+	// Recall is the plan's expected recall: 1 for exact plans, else the
+	// probability that a document at distance exactly rh is found.
+	Recall  float64
+	Elapsed time.Duration
 }
 
 // MaxTau is the largest group probe radius the planner considers.
-const MaxTau = 3
+const MaxTau = 4
 
-// Cost model constants, in nanoseconds. They are rough figures from
-// ../shared/MEASUREMENTS.md; the planner only needs their ratios right.
+// Cost model constants, in nanoseconds per unit. They were measured on the
+// development machine (BenchmarkSearch in this package and bench/); the
+// planner only needs their ratios right.
 const (
-	costProbe     = 1500.0 // one SeekGE on a posting key through a Pebble iterator
-	costPosting   = 10.0   // one posting id read and counted
+	costProbeHit  = 40.0   // one probe answered by the posting cache
+	costProbeMiss = 4000.0 // one probe read from Pebble and decoded
+	costPosting   = 2.5    // one posting id counted
 	costVerify    = 30.0   // one exact Hamming check of a candidate
-	costScanWord  = 1.5    // one 64-bit word of the linear scan
+	costScanWord  = 1.3    // one 64-bit word of the linear scan, one core
 	costClearByte = 0.05   // resetting one byte of the counter array
+	costQuery     = 2000.0 // fixed cost of a probe plan (iterator, pools)
 )
 
 // MinHits returns the count filter t = m − ⌊rh/(τ+1)⌋: a document within
@@ -86,34 +109,110 @@ const (
 // of the query's groups.
 func MinHits(m, rh, tau int) int { return m - rh/(tau+1) }
 
-// Choose returns the plan the planner picks for radius rh, with its
-// estimated cost in nanoseconds.
-func (ix *Index) Choose(rh int) (Plan, float64) {
+// scanWorkers returns how many goroutines the scan of n fingerprints uses.
+func scanWorkers(n, stride int) int {
+	w := runtime.GOMAXPROCS(0)
+	if n*stride < 1<<18 { // small scans are not worth the goroutines
+		return 1
+	}
+	return max(1, min(w, 8))
+}
+
+// scanCost estimates the scan in nanoseconds.
+func (ix *Index) scanCost() float64 {
+	words := float64(ix.Cap() * ix.stride)
+	w := scanWorkers(ix.Cap(), ix.stride)
+	return words * costScanWord / (1 + 0.7*float64(w-1))
+}
+
+// probeCost estimates probe plan (tau, t) in nanoseconds.
+func (ix *Index) probeCost(tau, t int) float64 {
 	n := float64(ix.n)
-	best, bestCost := Plan{Kind: Scan}, n*float64(ix.stride)*costScanWord
+	hit := ix.cacheHitRate()
+	var probes, postings float64
+	for _, w := range ix.layout.Widths {
+		b := float64(bitvec.BallSize(w, tau))
+		probes += b
+		postings += n * b / math.Exp2(float64(w))
+	}
+	cands := n * ix.candidateRate(tau, t)
+	return costQuery + probes*(hit*costProbeHit+(1-hit)*costProbeMiss) +
+		postings*costPosting + cands*costVerify + float64(ix.Cap())*costClearByte/16
+}
+
+// cacheHitRate estimates the share of probes the posting cache answers.
+func (ix *Index) cacheHitRate() float64 {
+	if ix.cache.complete.Load() {
+		return 1
+	}
+	var distinct float64 // posting keys expected to exist
+	for _, w := range ix.layout.Widths {
+		distinct += min(math.Exp2(float64(w)), float64(ix.n))
+	}
+	if distinct == 0 {
+		return 1
+	}
+	return min(1, float64(ix.cache.keys.Load())/distinct)
+}
+
+// Choose returns the plan the planner picks for radius rh among the exact
+// plans (and, for kind Approx, the approximate ones with expected recall ≥
+// minRecall), with its estimated cost in nanoseconds and expected recall.
+func (ix *Index) Choose(rh int) (Plan, float64) {
+	p, c, _ := ix.choose(rh, false, 1)
+	return p, c
+}
+
+func (ix *Index) choose(rh int, approx bool, minRecall float64) (Plan, float64, float64) {
+	best, bestCost, bestRecall := Plan{Kind: Scan}, ix.scanCost(), 1.0
 	m := ix.layout.M()
 	for tau := 0; tau <= MaxTau; tau++ {
-		t := MinHits(m, rh, tau)
-		if t < 1 {
+		exact := MinHits(m, rh, tau)
+		if exact >= 1 {
+			if c := ix.probeCost(tau, exact); c < bestCost {
+				best, bestCost, bestRecall = Plan{Kind: Probe, Tau: tau}, c, 1
+			}
+		}
+		if !approx {
 			continue
 		}
-		var probes, postings, pHit float64
-		for _, w := range ix.layout.Widths {
-			b := float64(bitvec.BallSize(w, tau))
-			probes += b
-			p := b / math.Exp2(float64(w))
-			postings += n * p
-			pHit += p
-		}
-		// Candidates of random data: n·Pr[Binomial(m, p̄) ≥ t].
-		cands := n * binomTail(m, pHit/float64(m), t)
-		cost := probes*costProbe + postings*costPosting + cands*costVerify +
-			float64(ix.Cap())*costClearByte
-		if cost < bestCost {
-			best, bestCost = Plan{Kind: Probe, Tau: tau}, cost
+		// Raise t above the exact filter while the recall stays high enough.
+		for t := max(exact+1, 1); t <= m; t++ {
+			rec := ix.recall(rh, tau, t)
+			if rec < minRecall {
+				break
+			}
+			if c := ix.probeCost(tau, t); c < bestCost {
+				best, bestCost, bestRecall = Plan{Kind: Probe, Tau: tau, MinHits: t}, c, rec
+			}
 		}
 	}
-	return best, bestCost
+	return best, bestCost, bestRecall
+}
+
+// candidateRate returns the share of unrelated (random) documents that
+// pass count filter t at probe radius tau: Pr[Binomial(m, p̄) ≥ t] with p̄
+// the mean chance that a group lands within tau bits. It depends on the
+// layout only and is computed once.
+func (ix *Index) candidateRate(tau, t int) float64 {
+	ix.tailsOnce.Do(func() {
+		m := ix.layout.M()
+		ix.tails = make([][]float64, MaxTau+1)
+		for tau := range ix.tails {
+			var pSum float64
+			for _, w := range ix.layout.Widths {
+				pSum += float64(bitvec.BallSize(w, tau)) / math.Exp2(float64(w))
+			}
+			ix.tails[tau] = make([]float64, m+2)
+			for t := range ix.tails[tau] {
+				ix.tails[tau][t] = binomTail(m, min(1, pSum/float64(m)), t)
+			}
+		}
+	})
+	if tau < 0 || tau > MaxTau || t < 0 || t >= len(ix.tails[tau]) {
+		return 1
+	}
+	return ix.tails[tau][t]
 }
 
 // binomTail returns Pr[Binomial(m, p) ≥ t].
@@ -123,6 +222,9 @@ func binomTail(m int, p float64, t int) float64 {
 	}
 	if t > m {
 		return 0
+	}
+	if p >= 1 {
+		return 1
 	}
 	s := 0.0
 	for j := t; j <= m; j++ {
@@ -139,10 +241,12 @@ func lgammaInt(x int) float64 {
 
 // Search returns every live document within Hamming distance rh of q,
 // sorted by distance then id, using plan p (Auto: the planner's choice).
-// Every plan returns exactly the set a linear scan returns.
+// Every exact plan returns exactly the set a linear scan returns; an
+// approximate plan (Approx, or Probe with MinHits above the exact filter)
+// returns a subset, with Stats.Recall its expected recall.
 func (ix *Index) Search(ctx context.Context, q []uint64, rh int, p Plan) ([]Hit, Stats, error) {
 	start := time.Now()
-	st := Stats{Radius: rh}
+	st := Stats{Radius: rh, Recall: 1}
 	if len(q) != ix.stride {
 		return nil, st, fmt.Errorf("%w: %d words, want %d", bitvec.ErrBadFingerprint, len(q), ix.stride)
 	}
@@ -150,8 +254,14 @@ func (ix *Index) Search(ctx context.Context, q []uint64, rh int, p Plan) ([]Hit,
 		st.Plan = Plan{Kind: Scan}
 		return nil, st, nil
 	}
-	if p.Kind == Auto {
-		p, _ = ix.Choose(rh)
+	switch p.Kind {
+	case Auto:
+		p, _, _ = ix.choose(rh, false, 1)
+	case Approx:
+		if !(p.MinRecall > 0 && p.MinRecall <= 1) {
+			return nil, st, fmt.Errorf("index: approximate plan needs a recall in (0, 1], got %v", p.MinRecall)
+		}
+		p, _, st.Recall = ix.choose(rh, true, p.MinRecall)
 	}
 	st.Plan = p
 	var hits []Hit
@@ -160,10 +270,17 @@ func (ix *Index) Search(ctx context.Context, q []uint64, rh int, p Plan) ([]Hit,
 	case Scan:
 		hits = ix.scan(q, rh, &st)
 	case Probe:
-		if p.Tau < 0 || MinHits(ix.layout.M(), rh, p.Tau) < 1 {
+		t := MinHits(ix.layout.M(), rh, p.Tau)
+		if p.MinHits > 0 {
+			t = max(t, p.MinHits)
+		}
+		if p.Tau < 0 || t < 1 {
 			return nil, st, fmt.Errorf("%w: tau=%d, radius %d, %d groups", ErrInfeasible, p.Tau, rh, ix.layout.M())
 		}
-		hits, err = ix.probe(ctx, q, rh, p.Tau, &st)
+		if t > MinHits(ix.layout.M(), rh, p.Tau) {
+			st.Recall = ix.recall(rh, p.Tau, t)
+		}
+		hits, err = ix.probe(ctx, q, rh, p.Tau, t, &st)
 		if err != nil {
 			return nil, st, err
 		}
@@ -180,26 +297,96 @@ func (ix *Index) Search(ctx context.Context, q []uint64, rh int, p Plan) ([]Hit,
 	return hits, st, nil
 }
 
-// scan compares q with every stored fingerprint.
+// scan compares q with every stored fingerprint, on several cores when
+// the array is large.
 func (ix *Index) scan(q []uint64, rh int, st *Stats) []Hit {
-	var hits []Hit
-	bitvec.Scan(ix.fps, ix.stride, q, rh, func(i, d int) {
-		if ix.Live(uint32(i)) {
-			hits = append(hits, Hit{ID: uint32(i), Dist: d})
-		}
-	})
+	n := ix.Cap()
 	st.Verified = ix.n
-	return hits
+	workers := scanWorkers(n, ix.stride)
+	parts := make([][]Hit, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := n*w/workers, n*(w+1)/workers
+		run := func() {
+			var hits []Hit
+			bitvec.Scan(ix.fps[lo*ix.stride:hi*ix.stride], ix.stride, q, rh, func(i, d int) {
+				if id := uint32(lo + i); ix.Live(id) {
+					hits = append(hits, Hit{ID: id, Dist: d})
+				}
+			})
+			parts[w] = hits
+		}
+		if w == workers-1 {
+			run()
+			continue
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); run() }()
+	}
+	wg.Wait()
+	return slices.Concat(parts...)
 }
 
-// probe runs the count filter over the posting lists of every value within
-// tau bits of each query group value, then verifies the candidates.
-func (ix *Index) probe(ctx context.Context, q []uint64, rh, tau int, st *Stats) ([]Hit, error) {
+// postingReader reads posting lists from Pebble for one query, through the
+// cache, with one iterator seeking forward.
+type postingReader struct {
+	ix    *Index
+	ctx   context.Context
+	it    *pebble.Iterator
+	key   []byte
+	reads int
+}
+
+func (ix *Index) newReader(ctx context.Context) *postingReader {
+	return &postingReader{ix: ix, ctx: ctx, key: make([]byte, 0, 5)}
+}
+
+// list returns the ids of y, from the cache or from Pebble.
+func (r *postingReader) list(y uint32) ([]uint32, error) {
+	if ids, ok := r.ix.cache.get(y); ok {
+		return ids, nil
+	}
+	return r.read(y)
+}
+
+// read reads the list of y from Pebble and caches it.
+func (r *postingReader) read(y uint32) ([]uint32, error) {
+	if r.it == nil {
+		lo, hi := keys.Range(keys.PrefixPosting)
+		it, err := r.ix.db.NewIterWithContext(r.ctx, &pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+		if err != nil {
+			return nil, fmt.Errorf("index: posting %d: %w", y, err)
+		}
+		r.it = it
+	}
+	r.reads++
+	r.key = keys.AppendPosting(r.key[:0], y)
+	var ids []uint32
+	if r.it.SeekGE(r.key) && string(r.it.Key()) == string(r.key) {
+		var err error
+		if ids, err = decodeIDs(r.it); err != nil {
+			return nil, fmt.Errorf("%w: posting %d: %w", ErrCorrupt, y, err)
+		}
+	} else if err := r.it.Error(); err != nil {
+		return nil, fmt.Errorf("index: posting %d: %w", y, err)
+	}
+	r.ix.cache.put(y, ids)
+	return ids, nil
+}
+
+func (r *postingReader) close() {
+	if r.it != nil {
+		_ = r.it.Close()
+	}
+}
+
+// probe runs the count filter t over the posting lists of every value
+// within tau bits of each query group value, then verifies the candidates.
+func (ix *Index) probe(ctx context.Context, q []uint64, rh, tau, t int, st *Stats) ([]Hit, error) {
 	m := ix.layout.M()
-	t := MinHits(m, rh, tau)
 	st.MinHits = t
 
-	// Probe keys of all groups, in key order: offsets grow with the group
+	// Probe values of all groups, in key order: offsets grow with the group
 	// index, so sorting within each group sorts them all.
 	ys := make([]uint32, 0, m*bitvec.BallSize(ix.layout.Widths[0], tau))
 	for i, w := range ix.layout.Widths {
@@ -212,59 +399,44 @@ func (ix *Index) probe(ctx context.Context, q []uint64, rh, tau int, st *Stats) 
 	}
 	st.Probes = len(ys)
 
-	lo, hi := keys.Range(keys.PrefixPosting)
-	it, err := ix.db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lo, UpperBound: hi})
-	if err != nil {
-		return nil, fmt.Errorf("index: probe: %w", err)
-	}
-	defer it.Close()
-
+	r := ix.newReader(ctx)
+	defer r.close()
 	c := ix.counters.get(ix.Cap())
 	defer ix.counters.put(c)
-	limit := uint32(len(c.counts))
+	counts, touched := c.counts, c.touched
+	limit := uint32(len(counts))
 	var cands []uint32
-	var badID error
-	key := make([]byte, 0, 5)
 	for j, y := range ys {
-		if j%256 == 0 {
+		if j%512 == 0 {
 			if err := ctx.Err(); err != nil {
+				c.touched = touched
 				return nil, err
 			}
 		}
-		key = keys.AppendPosting(key[:0], y)
-		if !it.SeekGE(key) || string(it.Key()) != string(key) {
-			continue
-		}
-		v, err := it.ValueAndErr()
+		ids, err := r.list(y)
 		if err != nil {
-			return nil, fmt.Errorf("index: probe %d: %w", y, err)
+			c.touched = touched
+			return nil, err
 		}
-		err = posting.ForEach(v, func(id uint32) {
-			st.Postings++
+		st.Postings += len(ids)
+		for _, id := range ids {
 			if id >= limit {
-				badID = fmt.Errorf("%w: posting %d names unknown id %d", ErrCorrupt, y, id)
-				return
+				c.touched = touched
+				return nil, fmt.Errorf("%w: posting %d names unknown id %d", ErrCorrupt, y, id)
 			}
-			n := c.counts[id]
+			n := counts[id]
 			if n == 0 {
-				c.touched = append(c.touched, id)
+				touched = append(touched, id)
 			}
 			n++
-			c.counts[id] = n
+			counts[id] = n
 			if int(n) == t {
 				cands = append(cands, id)
 			}
-		})
-		if err != nil {
-			return nil, fmt.Errorf("%w: posting %d: %w", ErrCorrupt, y, err)
-		}
-		if badID != nil {
-			return nil, badID
 		}
 	}
-	if err := it.Error(); err != nil {
-		return nil, fmt.Errorf("index: probe: %w", err)
-	}
+	c.touched = touched
+	st.Reads = r.reads
 	st.Candidates = len(cands)
 
 	var hits []Hit

@@ -1,0 +1,110 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/fpdb/fpdb/internal/posting"
+)
+
+// benchN is the number of random fingerprints of BenchmarkSearch
+// (FPDB_BENCH_N, default 100 000).
+func benchN() int {
+	if n, err := strconv.Atoi(os.Getenv("FPDB_BENCH_N")); err == nil && n > 0 {
+		return n
+	}
+	return 100_000
+}
+
+// buildBench builds an on-disk index of n random k-bit fingerprints in
+// batches, compacts it and warms the posting cache.
+func buildBench(b *testing.B, n, k int, widths []int) (*Index, [][]uint64) {
+	b.Helper()
+	db, err := pebble.Open(b.TempDir(), &pebble.Options{Merger: posting.Merger(), FormatMajorVersion: pebble.FormatNewest, Logger: quiet{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = db.Close() })
+	l, err := NewLayout(k, widths)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ix := New(db, l)
+	r := rand.New(rand.NewPCG(1, uint64(n)))
+	var queries [][]uint64
+	batch := db.NewBatch()
+	for i := range n {
+		fp := randFP(r, k/64)
+		if i%(n/100) == 0 {
+			queries = append(queries, fp)
+		}
+		if err := ix.StageAdd(batch, uint32(i), fp); err != nil {
+			b.Fatal(err)
+		}
+		ix.ApplyAdd(uint32(i), fp)
+		if batch.Count() > 50_000 {
+			if err := batch.Commit(pebble.NoSync); err != nil {
+				b.Fatal(err)
+			}
+			batch = db.NewBatch()
+		}
+	}
+	if err := batch.Commit(pebble.NoSync); err != nil {
+		b.Fatal(err)
+	}
+	if err := db.Compact(context.Background(), []byte{'p'}, []byte{'q'}, true); err != nil {
+		b.Fatal(err)
+	}
+	if err := ix.Warm(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	return ix, queries
+}
+
+type quiet struct{}
+
+func (quiet) Infof(string, ...any)      {}
+func (quiet) Errorf(string, ...any)     {}
+func (quiet) Fatalf(f string, a ...any) { panic(fmt.Sprintf(f, a...)) }
+
+// BenchmarkSearch measures each plan per threshold on random 512-bit
+// fingerprints in 32 groups of 16 bits. Compare the plans' ns/op with the
+// scan's at the same threshold.
+func BenchmarkSearch(b *testing.B) {
+	n := benchN()
+	ix, queries := buildBench(b, n, 512, []int{16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16})
+	ctx := context.Background()
+	for _, r := range []float64{0.9, 0.8, 0.7, 0.6, 0.5} {
+		rh := Radius(512, r)
+		plans := []Plan{{Kind: Auto}, {Kind: Scan}, {Kind: Approx, MinRecall: 0.999}}
+		for tau := 0; tau <= MaxTau; tau++ {
+			if MinHits(32, rh, tau) >= 1 {
+				plans = append(plans, Plan{Kind: Probe, Tau: tau})
+			}
+		}
+		for _, p := range plans {
+			b.Run(fmt.Sprintf("n=%d/r=%.1f/%s", n, r, p), func(b *testing.B) {
+				var st Stats
+				for i := 0; b.Loop(); i++ {
+					var err error
+					_, st, err = ix.Search(ctx, queries[i%len(queries)], rh, p)
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(st.Probes), "probes")
+				b.ReportMetric(float64(st.Postings), "postings")
+				b.ReportMetric(float64(st.Candidates), "cands")
+				if p.Kind == Auto || p.Kind == Approx {
+					b.Logf("%s chose %s (recall %.4f)", p, st.Plan, st.Recall)
+				}
+			})
+		}
+	}
+}
