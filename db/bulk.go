@@ -9,8 +9,11 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/fpdb/fpdb/index"
 	"github.com/fpdb/fpdb/internal/keys"
@@ -129,13 +132,13 @@ func (d *DB) AddBatch(ctx context.Context, docs []BatchDoc) (*BatchResult, error
 	var removes []uint32
 	rec := make([]byte, 0, 256)
 	seq := d.nextSeq
-	for _, i := range ok {
+	olds, err := d.lookupMany(docsOut, ok)
+	if err != nil {
+		return nil, fmt.Errorf("fpdb: add batch: %w", err)
+	}
+	for j, i := range ok {
 		doc := &docsOut[i]
-		old, found, err := d.lookup(doc.ID)
-		if err != nil {
-			return nil, fmt.Errorf("fpdb: add batch: %q: %w", doc.ID, err)
-		}
-		if found {
+		if old, found := olds[j], olds[j] != noSeq; found {
 			if int(old) >= len(d.docs) || d.docs[old].ext == "" {
 				return nil, fmt.Errorf("fpdb: add batch: %q: %w: id map names internal id %d, which is not stored", doc.ID, ErrCorrupt, old)
 			}
@@ -178,6 +181,42 @@ func (d *DB) AddBatch(ctx context.Context, docs []BatchDoc) (*BatchResult, error
 	d.nextSeq = seq
 	res.Stored, res.Replaced = len(ok), len(removes)
 	return res, nil
+}
+
+// noSeq marks an id that is not stored in lookupMany's answer.
+const noSeq = math.MaxUint32
+
+// lookupMany returns the internal id stored for each docs[ok[j]].ID, or
+// noSeq. It seeks one iterator in key order, which is much cheaper than a
+// Get per id. writeMu is held.
+func (d *DB) lookupMany(docs []Doc, ok []int) ([]uint32, error) {
+	order := slices.Clone(ok)
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(docs[a].ID, docs[b].ID) })
+	at := make(map[int]int, len(ok)) // batch position → j
+	for j, i := range ok {
+		at[i] = j
+	}
+	out := make([]uint32, len(ok))
+	lo, hi := keys.Range(keys.PrefixExtID)
+	it, err := d.pdb.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return nil, err
+	}
+	for _, i := range order {
+		k := keys.ExtID(docs[i].ID)
+		out[at[i]] = noSeq
+		if it.SeekGE(k) && bytes.Equal(it.Key(), k) {
+			v, err := it.ValueAndErr()
+			if err == nil {
+				out[at[i]], err = decodeSeq(v)
+			}
+			if err != nil {
+				_ = it.Close()
+				return nil, fmt.Errorf("%q: %w", docs[i].ID, err)
+			}
+		}
+	}
+	return out, it.Close()
 }
 
 // fingerprintBatch validates docs and fingerprints their texts on

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/fpdb/fpdb/internal/bitvec"
@@ -67,14 +66,12 @@ func (ix *Index) StageMany(b *pebble.Batch, adds []Entry, removes []uint32) erro
 	}
 
 	// One operand per key: walk both sorted lists by y.
-	add, rem := roaring.New(), roaring.New()
-	var ids []uint32
+	var addIDs, remIDs []uint32
 	key := make([]byte, 0, 5)
 	var val []byte
-	// run returns the ids of the run of ks starting at ks[0] with key y, and
-	// the rest of ks.
-	run := func(ks []uint64, y uint64) ([]uint32, []uint64) {
-		ids = ids[:0]
+	// run appends to ids the ids of the run of ks with key y and returns
+	// them and the rest of ks.
+	run := func(ids []uint32, ks []uint64, y uint64) ([]uint32, []uint64) {
 		for len(ks) > 0 && ks[0]>>32 == y {
 			ids = append(ids, uint32(ks[0]))
 			ks = ks[1:]
@@ -89,15 +86,16 @@ func (ix *Index) StageMany(b *pebble.Batch, adds []Entry, removes []uint32) erro
 		if len(remKeys) > 0 && remKeys[0]>>32 < y {
 			y = remKeys[0] >> 32
 		}
-		add.Clear()
-		rem.Clear()
-		var got []uint32
-		got, addKeys = run(addKeys, y)
-		add.AddMany(got)
-		got, remKeys = run(remKeys, y)
-		rem.AddMany(got)
-		op := posting.Op{Add: add, Remove: rem}
-		val = op.AppendEncode(val[:0])
+		addIDs, addKeys = run(addIDs[:0], addKeys, y)
+		remIDs, remKeys = run(remIDs[:0], remKeys, y)
+		for _, ids := range [][]uint32{addIDs, remIDs} {
+			for j := 1; j < len(ids); j++ {
+				if ids[j] == ids[j-1] {
+					return fmt.Errorf("index: id %d given twice in one batch", ids[j])
+				}
+			}
+		}
+		val = posting.AppendSorted(val[:0], addIDs, remIDs)
 		key = keys.AppendPosting(key[:0], uint32(y))
 		if err := b.Merge(key, val, nil); err != nil {
 			return err

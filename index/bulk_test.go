@@ -133,4 +133,8 @@ func TestStageManyRejects(t *testing.T) {
 	if err := ix.StageMany(b, nil, []uint32{9}); err == nil {
 		t.Error("the delete of an unknown id was accepted")
 	}
+	fp := []uint64{7}
+	if err := ix.StageMany(b, []Entry{{ID: 3, FP: fp}, {ID: 3, FP: fp}}, nil); err == nil {
+		t.Error("an id added twice was accepted")
+	}
 }

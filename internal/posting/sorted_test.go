@@ -1,0 +1,82 @@
+package posting
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/RoaringBitmap/roaring/v2"
+)
+
+// sortedSet returns a random increasing id list: sometimes dense (bitmap
+// containers), sometimes spread over several containers, sometimes empty.
+func sortedSet(r *rand.Rand) []uint32 {
+	bm := roaring.New()
+	switch r.IntN(4) {
+	case 0:
+	case 1:
+		for range r.IntN(5) + 1 {
+			bm.Add(r.Uint32())
+		}
+	case 2:
+		base := r.Uint32N(1 << 20)
+		for range r.IntN(10_000) {
+			bm.Add(base + r.Uint32N(1<<17))
+		}
+	default:
+		for range r.IntN(300) {
+			bm.Add(r.Uint32N(1 << 18))
+		}
+	}
+	return bm.ToArray()
+}
+
+func TestAppendSortedDecodes(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 1))
+	for i := range 500 {
+		add := sortedSet(r)
+		var remove []uint32
+		for _, id := range sortedSet(r) {
+			if _, found := slices.BinarySearch(add, id); !found {
+				remove = append(remove, id)
+			}
+		}
+		b := AppendSorted([]byte("prefix"), add, remove)
+		if string(b[:6]) != "prefix" {
+			t.Fatal("dst prefix overwritten")
+		}
+		op, err := Decode(b[6:])
+		if err != nil {
+			t.Fatalf("case %d: %v", i, err)
+		}
+		if got := op.Add.ToArray(); !slices.Equal(got, add) && !(len(got) == 0 && len(add) == 0) {
+			t.Fatalf("case %d: Add %d ids, want %d", i, len(got), len(add))
+		}
+		if got := op.Remove.ToArray(); !slices.Equal(got, remove) && !(len(got) == 0 && len(remove) == 0) {
+			t.Fatalf("case %d: Remove %d ids, want %d", i, len(got), len(remove))
+		}
+		var walked []uint32
+		if err := ForEach(b[6:], func(id uint32) { walked = append(walked, id) }); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(walked, add) && !(len(walked) == 0 && len(add) == 0) {
+			t.Fatalf("case %d: ForEach differs", i)
+		}
+		// The same operation as the roaring-built encoding.
+		want := (&Op{Add: roaring.BitmapOf(add...), Remove: roaring.BitmapOf(remove...)}).Encode()
+		wop, err := Decode(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !wop.Add.Equals(op.Add) || !wop.Remove.Equals(op.Remove) {
+			t.Fatalf("case %d: differs from Encode", i)
+		}
+	}
+}
+
+func BenchmarkAppendSorted(b *testing.B) {
+	var dst []byte
+	for b.Loop() {
+		dst = AppendSorted(dst[:0], []uint32{123456}, nil)
+	}
+}
