@@ -177,6 +177,7 @@ func (d *DB) open(given *Options) error {
 		ReadOnly:           o.ReadOnly,
 		FS:                 o.FS,
 		Logger:             slogLogger{o.Logger},
+		EventListener:      eventListener(o.Logger),
 	}
 	pdb, err := pebble.Open(d.dir, popts)
 	if err != nil {

@@ -2,6 +2,7 @@ package db
 
 import (
 	"fmt"
+	"log/slog"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -57,4 +58,19 @@ func firstError(args []any) error {
 		}
 	}
 	return nil
+}
+
+// eventListener returns fpdb's Pebble event listener. Pebble's default
+// DataCorruption handler calls Logger.Fatalf in whatever goroutine read the
+// damaged block, often a background compaction, where nothing can recover
+// the panic: one flipped byte in a table file would end the process at
+// every open. fpdb logs the corruption instead; the read that found it
+// fails with an error marked pebble.ErrCorruption (db.ErrCorrupt through
+// fpdb's calls), and a failed compaction is retried later by Pebble.
+func eventListener(l *slog.Logger) *pebble.EventListener {
+	return &pebble.EventListener{
+		DataCorruption: func(info pebble.DataCorruptionInfo) {
+			l.Error("fpdb: pebble: on-disk corruption", "path", info.Path, "err", info.Details)
+		},
+	}
 }
