@@ -15,7 +15,8 @@ import (
 
 // CompactResult describes a compaction.
 type CompactResult struct {
-	// BytesBefore and BytesAfter are the database's disk usage.
+	// BytesBefore and BytesAfter are the sizes of the store's live tables
+	// (after flushing the memtable) before and after.
 	BytesBefore, BytesAfter int64
 	// Elapsed is the time the compaction took.
 	Elapsed time.Duration
@@ -42,15 +43,16 @@ func (d *DB) Compact(ctx context.Context) (CompactResult, error) {
 	}
 	d.mu.RUnlock()
 	start := time.Now()
-	res := CompactResult{BytesBefore: int64(d.pdb.Metrics().DiskSpaceUsage())}
+	var res CompactResult
 	// Flush first, so that the memtable's operands are compacted too.
 	if err := d.pdb.Flush(); err != nil {
 		return res, fmt.Errorf("fpdb: compact: flush: %w", err)
 	}
+	res.BytesBefore = d.pdb.Metrics().Total().TablesSize
 	if err := d.pdb.Compact(ctx, []byte{0x00}, []byte{0xff}, true); err != nil {
 		return res, fmt.Errorf("fpdb: compact: %w", err)
 	}
-	res.BytesAfter = int64(d.pdb.Metrics().DiskSpaceUsage())
+	res.BytesAfter = d.pdb.Metrics().Total().TablesSize
 	res.Elapsed = time.Since(start)
 	return res, nil
 }

@@ -41,6 +41,11 @@ type victim struct {
 // operand per key; a crash or an error leaves every batch fully applied or
 // not at all, and the result counts the documents deleted before an error.
 func (d *DB) DeleteMany(ctx context.Context, ids []string) (*DeleteResult, error) {
+	return d.deleteMany(ctx, ids, DeleteChunk)
+}
+
+// deleteMany is DeleteMany with chunk documents per batch.
+func (d *DB) deleteMany(ctx context.Context, ids []string, chunk int) (*DeleteResult, error) {
 	if err := d.bulkDeletePrecheck(ctx); err != nil {
 		return nil, err
 	}
@@ -69,7 +74,7 @@ func (d *DB) DeleteMany(ctx context.Context, ids []string) (*DeleteResult, error
 		}
 		vs = append(vs, victim{ext: id, seq: seq})
 	}
-	n, err := d.deleteVictims(ctx, vs)
+	n, err := d.deleteVictims(ctx, vs, chunk)
 	res.Deleted = n
 	return res, err
 }
@@ -107,7 +112,7 @@ func (d *DB) DeletePrefix(ctx context.Context, prefix string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("fpdb: delete prefix %q: %w", prefix, err)
 	}
-	return d.deleteVictims(ctx, vs)
+	return d.deleteVictims(ctx, vs, DeleteChunk)
 }
 
 // DeleteOlderThan removes every document added before t, in atomic batches
@@ -137,7 +142,7 @@ func (d *DB) DeleteOlderThan(ctx context.Context, t time.Time) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("fpdb: delete older than %s: %w", t.Format(time.RFC3339), err)
 	}
-	return d.deleteVictims(ctx, vs)
+	return d.deleteVictims(ctx, vs, DeleteChunk)
 }
 
 func (d *DB) bulkDeletePrecheck(ctx context.Context) error {
@@ -178,20 +183,20 @@ func (d *DB) scanLocked(ctx context.Context, lo, hi []byte, fn func(k, v []byte)
 	return it.Close()
 }
 
-// deleteVictims deletes vs in batches of DeleteChunk; writeMu is held. It
-// returns the number deleted.
-func (d *DB) deleteVictims(ctx context.Context, vs []victim) (int, error) {
+// deleteVictims deletes vs in batches of chunk; writeMu is held. It returns
+// the number deleted.
+func (d *DB) deleteVictims(ctx context.Context, vs []victim, chunk int) (int, error) {
 	done := 0
 	for len(vs) > 0 {
 		if err := ctx.Err(); err != nil {
 			return done, err
 		}
-		chunk := vs[:min(DeleteChunk, len(vs))]
-		vs = vs[len(chunk):]
-		if err := d.deleteChunk(chunk); err != nil {
+		c := vs[:min(chunk, len(vs))]
+		vs = vs[len(c):]
+		if err := d.deleteChunk(c); err != nil {
 			return done, err
 		}
-		done += len(chunk)
+		done += len(c)
 	}
 	return done, nil
 }

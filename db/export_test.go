@@ -1,0 +1,146 @@
+package db
+
+import (
+	"bytes"
+	"errors"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// exportOf returns the export of d.
+func exportOf(t *testing.T, d *DB) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	n, err := d.Export(ctx, &buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != d.Stats().Docs {
+		t.Fatalf("exported %d documents, database has %d", n, d.Stats().Docs)
+	}
+	return buf.Bytes()
+}
+
+func TestExportImportRoundTrip(t *testing.T) {
+	opts := &Options{K: 256, GroupWidths: EqualWidths(256, 12), ShingleWidth: 3, Seed: 1<<63 + 12345}
+	src := openTest(t, "", opts)
+	ids := plantedDB(t, src, 7)
+	exp := exportOf(t, src)
+
+	dir := filepath.Join(t.TempDir(), "imported")
+	n, err := Import(ctx, dir, bytes.NewReader(exp), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != src.Stats().Docs {
+		t.Fatalf("imported %d, want %d", n, src.Stats().Docs)
+	}
+	dst := openTest(t, dir, nil)
+	p, q := src.Params(), dst.Params()
+	if p.K != q.K || !slices.Equal(p.GroupWidths, q.GroupWidths) || p.ShingleWidth != q.ShingleWidth || p.Seed != q.Seed {
+		t.Fatalf("params %+v, want %+v", q, p)
+	}
+	// Identical answers: text queries (with exact flags), fingerprint
+	// queries, Get metadata, pairs.
+	r := rand.New(rand.NewPCG(7, 7))
+	for i := range 6 {
+		txt := []byte(edit(text(uint64(i), 300), 50))
+		for _, thr := range []float64{0.5, 0.8} {
+			a, err := src.Query(ctx, txt, QueryOptions{Threshold: thr})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := dst.Query(ctx, txt, QueryOptions{Threshold: thr})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(a.Matches, b.Matches) || len(a.Matches) == 0 {
+				t.Fatalf("text %d at %v: %v vs %v", i, thr, a.Matches, b.Matches)
+			}
+		}
+	}
+	var probes [][]uint64
+	docs := allDocs(t, src, ids)
+	for _, doc := range docs {
+		probes = append(probes, nearFP(r, doc.Fingerprint, 15))
+		got, err := dst.Get(ctx, doc.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got.Seq = doc.Seq
+		if !slices.Equal(got.Fingerprint, doc.Fingerprint) || got.ContentHash != doc.ContentHash || got.Source != doc.Source ||
+			got.Size != doc.Size || got.Words != doc.Words || !got.Added.Equal(doc.Added) {
+			t.Fatalf("%q: imported %+v, original %+v", doc.ID, got, doc)
+		}
+	}
+	sameAnswers(t, src, dst, probes, 0.7, 0.9)
+	pairsOf := func(d *DB) []Pair {
+		var ps []Pair
+		if _, err := d.Pairs(ctx, 0.8, func(p Pair) error { ps = append(ps, p); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		sortDBPairs(ps)
+		return ps
+	}
+	if a, b := pairsOf(src), pairsOf(dst); !slices.Equal(a, b) {
+		t.Fatalf("pairs differ: %d vs %d", len(a), len(b))
+	}
+	// The export of the import is the export, but for the creation time.
+	body := func(b []byte) string { return string(b[bytes.IndexByte(b, '\n'):]) }
+	if again := exportOf(t, dst); body(again) != body(exp) {
+		t.Fatal("re-export differs")
+	}
+}
+
+func TestImportRejects(t *testing.T) {
+	src := openTest(t, "", nil)
+	addBatch(t, src, []BatchDoc{
+		{ID: "a", Text: []byte("one two three four five six")},
+		{ID: "b", Text: []byte("seven eight nine ten eleven")},
+	})
+	exp := string(exportOf(t, src))
+	header, rest, _ := strings.Cut(exp, "\n")
+	lines := strings.Split(strings.TrimSpace(rest), "\n")
+	cases := map[string]struct {
+		in   string
+		want error
+	}{
+		"empty":           {"", ErrBadExport},
+		"not json":        {"hello\n", ErrBadExport},
+		"unknown field":   {strings.Replace(header, `"k":`, `"x":1,"k":`, 1) + "\n", ErrBadExport},
+		"export version":  {strings.Replace(header, `"fpdb_export":1`, `"fpdb_export":9`, 1) + "\n", ErrBadExport},
+		"hash version":    {strings.Replace(header, `"hash_version":1`, `"hash_version":99`, 1) + "\n", ErrParamsMismatch},
+		"truncated":       {header + "\n" + lines[0] + "\n", ErrBadExport},
+		"bad fingerprint": {header + "\n" + strings.Replace(lines[0], `"fingerprint":"`, `"fingerprint":"zz`, 1) + "\n" + lines[1] + "\n", ErrBadFingerprint},
+		"duplicate id":    {header + "\n" + lines[0] + "\n" + lines[0] + "\n", ErrDuplicateInBatch},
+		"bad line":        {header + "\n" + lines[0] + "\n{\n", ErrBadExport},
+		"k mismatch":      {strings.Replace(header, `"k":512`, `"k":256`, 1) + "\n", ErrInvalidOptions},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "db")
+			_, err := Import(ctx, dir, strings.NewReader(c.in), nil)
+			if !errors.Is(err, c.want) {
+				t.Fatalf("err %v, want %v", err, c.want)
+			}
+			// Whatever a failed import left is consistent.
+			if d, err := Open(dir, &Options{ErrorIfNotExist: true}); err == nil {
+				closeChecked(t, d)
+			}
+		})
+	}
+	// A database with documents is not a target; Options must agree.
+	dir := t.TempDir()
+	d := openTest(t, dir, nil)
+	addBatch(t, d, []BatchDoc{{ID: "x", Text: []byte("some words here")}})
+	closeChecked(t, d)
+	if _, err := Import(ctx, dir, strings.NewReader(exp), nil); !errors.Is(err, ErrNotEmpty) {
+		t.Fatalf("non-empty target: %v", err)
+	}
+	if _, err := Import(ctx, filepath.Join(t.TempDir(), "db"), strings.NewReader(exp), &Options{K: 1024}); !errors.Is(err, ErrParamsMismatch) {
+		t.Fatalf("K mismatch: %v", err)
+	}
+}

@@ -1,0 +1,171 @@
+package db
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// liveIDs returns the ids that Get finds among ids.
+func liveIDs(t *testing.T, d *DB, ids []string) []string {
+	t.Helper()
+	var out []string
+	for id := range allDocs(t, d, ids) {
+		out = append(out, id)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestDeleteMany(t *testing.T) {
+	d := openTest(t, "", nil)
+	r := rand.New(rand.NewPCG(4, 4))
+	k := d.Params().K
+	const chunk = 500 // DeleteChunk in small, so that the test runs several
+	docs := fpBatch(r, "a", 4*chunk+100, k)
+	addBatch(t, d, docs)
+	var ids, del []string
+	model := map[string]bool{}
+	for i, bd := range docs {
+		ids = append(ids, bd.ID)
+		model[bd.ID] = true
+		if i%4 != 0 {
+			del = append(del, bd.ID)
+			delete(model, bd.ID)
+		}
+	}
+	del = append(del, "missing-1", del[0], "missing-2") // a repeat and two unknown ids
+	res, err := d.deleteMany(ctx, del, chunk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Deleted != len(del)-3 || !slices.Equal(res.NotFound, []string{"missing-1", "missing-2"}) {
+		t.Fatalf("deleted %d (want %d), not found %v", res.Deleted, len(del)-3, res.NotFound)
+	}
+	if d.Stats().Docs != len(model) {
+		t.Fatalf("%d documents left, want %d", d.Stats().Docs, len(model))
+	}
+	// Queries still agree with a linear scan over what is left.
+	for i := range 50 {
+		q := nearFP(r, docs[r.IntN(len(docs))].Fingerprint, 10)
+		auto, err := d.QueryFingerprint(ctx, q, QueryOptions{Threshold: 0.8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		scan, err := d.QueryFingerprint(ctx, q, QueryOptions{Threshold: 0.8, Plan: Plan{Kind: PlanScan}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(auto.Matches, scan.Matches) {
+			t.Fatalf("query %d: index %v, scan %v", i, auto.Matches, scan.Matches)
+		}
+		for _, m := range auto.Matches {
+			if !model[m.ID] {
+				t.Fatalf("query %d found deleted %q", i, m.ID)
+			}
+		}
+	}
+	if _, err := d.DeleteMany(ctx, []string{""}); !errors.Is(err, ErrInvalidID) {
+		t.Errorf("empty id: %v", err)
+	}
+	// The public entry point, with the default chunk.
+	rest := liveIDs(t, d, ids)
+	if res, err := d.DeleteMany(ctx, rest); err != nil || res.Deleted != len(rest) || d.Stats().Docs != 0 {
+		t.Fatalf("delete the rest: %+v, %v, %d left", res, err, d.Stats().Docs)
+	}
+}
+
+func TestDeletePrefixAndOlderThan(t *testing.T) {
+	d := openTest(t, "", nil)
+	r := rand.New(rand.NewPCG(6, 6))
+	k := d.Params().K
+	t0 := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
+	var docs []BatchDoc
+	var ids []string
+	for i := range 300 {
+		id := fmt.Sprintf("%s/%03d", []string{"crawl-a", "crawl-b", "crawl-ab", "other"}[i%4], i)
+		docs = append(docs, BatchDoc{ID: id, Fingerprint: randFP(r, k), Added: t0.Add(time.Duration(i) * time.Hour)})
+		ids = append(ids, id)
+	}
+	addBatch(t, d, docs)
+	n, err := d.DeletePrefix(ctx, "crawl-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 150 { // crawl-a/ and crawl-ab/
+		t.Fatalf("DeletePrefix deleted %d, want 150", n)
+	}
+	for _, id := range liveIDs(t, d, ids) {
+		if strings.HasPrefix(id, "crawl-a") {
+			t.Fatalf("%q survived", id)
+		}
+	}
+	if n, err := d.DeletePrefix(ctx, "nothing-has-this"); err != nil || n != 0 {
+		t.Fatalf("no match: %d, %v", n, err)
+	}
+	if _, err := d.DeletePrefix(ctx, ""); !errors.Is(err, ErrEmptyPrefix) {
+		t.Fatalf("empty prefix: %v", err)
+	}
+	cut := t0.Add(100 * time.Hour) // documents 0..99 are older
+	n, err = d.DeleteOlderThan(ctx, cut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 50 { // the crawl-b and other among 0..99
+		t.Fatalf("DeleteOlderThan deleted %d, want 50", n)
+	}
+	left := liveIDs(t, d, ids)
+	if len(left) != 100 {
+		t.Fatalf("%d left, want 100", len(left))
+	}
+	for _, id := range left {
+		doc, err := d.Get(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if doc.Added.Before(cut) {
+			t.Fatalf("%q added %v survived", id, doc.Added)
+		}
+	}
+}
+
+// BenchmarkDeleteMany deletes 100 000 documents of a 110 000-document
+// database by id list (synced batches of DeleteChunk).
+func BenchmarkDeleteMany(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	const n, del = 110_000, 100_000
+	docs := make([]BatchDoc, n)
+	ids := make([]string, del)
+	for i := range docs {
+		docs[i] = BatchDoc{ID: fmt.Sprintf("doc-%06d", i), Fingerprint: randFP(r, DefaultK)}
+		if i < del {
+			ids[i] = docs[i].ID
+		}
+	}
+	for b.Loop() {
+		b.StopTimer()
+		d, err := Open(b.TempDir(), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for lo := 0; lo < n; lo += 10_000 {
+			addBatch(b, d, docs[lo:min(lo+10_000, n)])
+		}
+		b.StartTimer()
+		start := time.Now()
+		res, err := d.DeleteMany(ctx, ids)
+		if err != nil || res.Deleted != del {
+			b.Fatalf("%+v, %v", res, err)
+		}
+		b.ReportMetric(time.Since(start).Seconds(), "s/100k-deletes")
+		b.StopTimer()
+		if err := d.Close(); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+}
