@@ -72,7 +72,7 @@ func (d *DB) search(ctx context.Context, fp []uint64, hash [16]byte, hasHash boo
 func (d *DB) searchLocked(ctx context.Context, fp []uint64, hash [16]byte, hasHash bool, o QueryOptions, skip string) (*QueryResult, error) {
 	k := d.params.K
 	rh := index.Radius(k, o.Threshold)
-	plan := index.Plan{Tau: o.Plan.Tau}
+	plan := index.Plan{Tau: o.Plan.Tau, MinHits: o.Plan.MinHits, MinRecall: o.Plan.MinRecall}
 	switch o.Plan.Kind {
 	case PlanAuto:
 		plan.Kind = index.Auto
@@ -80,6 +80,8 @@ func (d *DB) searchLocked(ctx context.Context, fp []uint64, hash [16]byte, hasHa
 		plan.Kind = index.Probe
 	case PlanScan:
 		plan.Kind = index.Scan
+	case PlanApprox:
+		plan.Kind = index.Approx
 	default:
 		return nil, fmt.Errorf("fpdb: query: unknown plan kind %d", o.Plan.Kind)
 	}
@@ -89,7 +91,8 @@ func (d *DB) searchLocked(ctx context.Context, fp []uint64, hash [16]byte, hasHa
 	}
 	res := &QueryResult{Stats: QueryStats{
 		Plan: st.Plan.String(), Radius: st.Radius, MinHits: st.MinHits, Probes: st.Probes,
-		Postings: st.Postings, Candidates: st.Candidates, Verified: st.Verified, Elapsed: st.Elapsed,
+		Postings: st.Postings, Candidates: st.Candidates, Verified: st.Verified, Reads: st.Reads,
+		Recall: st.Recall, Elapsed: st.Elapsed,
 	}}
 	res.Matches = make([]Match, 0, len(hits))
 	for _, h := range hits {

@@ -44,6 +44,11 @@ type Plan struct {
 	Kind PlanKind
 	// Tau is the per-group probe radius of PlanProbe.
 	Tau int
+	// MinHits, when > 0, raises the count filter of PlanProbe above the
+	// exact one: fewer candidates, but documents may be missed.
+	MinHits int
+	// MinRecall is the least expected recall of a PlanApprox plan, in (0, 1].
+	MinRecall float64
 }
 
 // PlanKind is a kind of query plan.
@@ -58,6 +63,11 @@ const (
 	PlanProbe
 	// PlanScan compares the query with every stored fingerprint.
 	PlanScan
+	// PlanApprox lets the planner also use approximate probe plans whose
+	// expected recall (for a document at the threshold's Hamming radius,
+	// under the binomial model of independent fingerprint bits) is at least
+	// Plan.MinRecall. It is never the default: its answers may miss matches.
+	PlanApprox
 )
 
 // QueryOptions configure a query.
@@ -88,6 +98,11 @@ type QueryStats struct {
 	Candidates int
 	// Verified is the number of fingerprints compared exactly.
 	Verified int
+	// Reads is the number of posting lists read from Pebble (the others
+	// came from the in-memory posting cache).
+	Reads int
+	// Recall is the plan's expected recall: 1 for exact plans.
+	Recall float64
 	// Elapsed is the time the search took (fingerprinting excluded).
 	Elapsed time.Duration
 }
