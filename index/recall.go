@@ -17,10 +17,27 @@ func (l *Layout) Recall(d, tau, t int) float64 {
 	if t <= 0 {
 		return 1
 	}
-	m := l.M()
-	if t > m || d < 0 || d > l.K {
+	if t > l.M() || d < 0 || d > l.K {
 		return 0
 	}
+	return tail(l.WithinDist(d, tau), t)
+}
+
+// tail returns the sum of dist[t:], at most 1.
+func tail(dist []float64, t int) float64 {
+	s := 0.0
+	for c := t; c < len(dist); c++ {
+		s += dist[c]
+	}
+	return min(1, s)
+}
+
+// WithinDist returns, for a document at Hamming distance d whose differing
+// bits fall uniformly among the K positions, the distribution of the number
+// of groups within tau bits of the query's: element c is the probability of
+// exactly c such groups (c = 0..m).
+func (l *Layout) WithinDist(d, tau int) []float64 {
+	m := l.M()
 	// lf[i] = ln i!
 	lf := make([]float64, l.K+1)
 	for i := 2; i <= l.K; i++ {
@@ -61,34 +78,33 @@ func (l *Layout) Recall(d, tau, t int) float64 {
 		cur, next = next, cur
 		rest -= w
 	}
-	s := 0.0
-	for c := t; c <= m; c++ {
-		s += cur[d][c]
-	}
-	return min(1, s)
+	return cur[d]
 }
 
-// recallCache memoizes Layout.Recall per (d, tau, t).
+// recallCache memoizes Layout.WithinDist per (d, tau).
 type recallCache struct {
 	mu sync.Mutex
-	m  map[[3]int]float64
+	m  map[[2]int][]float64
 }
 
-// recall returns ix.layout.Recall(rh, tau, t), memoized.
+// recall returns ix.layout.Recall(rh, tau, t), memoized per (rh, tau).
 func (ix *Index) recall(rh, tau, t int) float64 {
 	if t <= MinHits(ix.layout.M(), rh, tau) {
 		return 1
 	}
-	key := [3]int{rh, tau, t}
+	if t > ix.layout.M() || rh < 0 || rh > ix.layout.K {
+		return 0
+	}
+	key := [2]int{rh, tau}
 	ix.recalls.mu.Lock()
 	defer ix.recalls.mu.Unlock()
-	if v, ok := ix.recalls.m[key]; ok {
-		return v
+	dist, ok := ix.recalls.m[key]
+	if !ok {
+		dist = ix.layout.WithinDist(rh, tau)
+		if ix.recalls.m == nil {
+			ix.recalls.m = make(map[[2]int][]float64)
+		}
+		ix.recalls.m[key] = dist
 	}
-	v := ix.layout.Recall(rh, tau, t)
-	if ix.recalls.m == nil {
-		ix.recalls.m = make(map[[3]int]float64)
-	}
-	ix.recalls.m[key] = v
-	return v
+	return tail(dist, t)
 }

@@ -165,6 +165,9 @@ func (ix *Index) Choose(rh int) (Plan, float64) {
 
 func (ix *Index) choose(rh int, approx bool, minRecall float64) (Plan, float64, float64) {
 	best, bestCost, bestRecall := Plan{Kind: Scan}, ix.scanCost(), 1.0
+	if bestCost <= costQuery {
+		return best, bestCost, bestRecall // no probe plan beats so small a scan
+	}
 	m := ix.layout.M()
 	for tau := 0; tau <= MaxTau; tau++ {
 		exact := MinHits(m, rh, tau)

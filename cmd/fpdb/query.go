@@ -20,20 +20,23 @@ type queryOptions struct {
 	json      bool
 	plan      string
 	tau       int
+	recall    float64
 	explain   bool
 	path      string
 }
 
 // jsonExplain is the JSON form of a query's execution statistics.
 type jsonExplain struct {
-	Plan       string `json:"plan"`
-	Radius     int    `json:"radius"`
-	MinHits    int    `json:"min_hits"`
-	Probes     int    `json:"probes"`
-	Postings   int    `json:"postings"`
-	Candidates int    `json:"candidates"`
-	Verified   int    `json:"verified"`
-	ElapsedNS  int64  `json:"elapsed_ns"`
+	Plan       string  `json:"plan"`
+	Radius     int     `json:"radius"`
+	MinHits    int     `json:"min_hits"`
+	Probes     int     `json:"probes"`
+	Postings   int     `json:"postings"`
+	Candidates int     `json:"candidates"`
+	Verified   int     `json:"verified"`
+	Reads      int     `json:"reads"`
+	Recall     float64 `json:"recall"`
+	ElapsedNS  int64   `json:"elapsed_ns"`
 }
 
 func newQueryCommand(g *globalOptions) *cobra.Command {
@@ -58,15 +61,21 @@ standard error; with --json it is printed last on standard output as
   {"explain": {"plan": "probe tau=2", "radius": 76, "min_hits": 7, "probes": 2239,
    "postings": 90, "candidates": 3, "verified": 3, "elapsed_ns": 81234}}
 
-Every plan returns the same matches; --plan and --tau only change the cost.
---plan probe looks up, in every index group, all the values within --tau bits
-of the query's group value; --tau alone implies --plan probe. A probe radius
-too small to find every match at the threshold is an error.
+Every exact plan returns the same matches; --plan and --tau only change the
+cost. --plan probe looks up, in every index group, all the values within --tau
+bits of the query's group value; --tau alone implies --plan probe. A probe
+radius too small to find every match at the threshold is an error.
+
+--plan approx (never the default) also lets the planner use probe plans that
+may miss matches, when their expected recall for a match at the threshold is
+at least --recall (default 0.999); --explain states the plan's expected
+recall.
 
 Exit status: 0 on success, with or without matches; 2 on error.`,
 		Example: `  fpdb query draft.txt
   fpdb query --threshold 0.9 --limit 5 --json draft.txt
   fpdb query --plan probe --tau 2 --explain draft.txt
+  fpdb query --plan approx --recall 0.999 --explain draft.txt
   cat draft.txt | fpdb query -`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
@@ -83,7 +92,8 @@ Exit status: 0 on success, with or without matches; 2 on error.`,
 	f.Float64Var(&o.threshold, "threshold", defaultThreshold, "minimum resemblance `R` of a match, in (0, 1]")
 	f.IntVar(&o.limit, "limit", 0, "print at most `N` matches, the closest (0: all)")
 	f.BoolVar(&o.json, "json", false, "print JSON lines")
-	f.StringVar(&o.plan, "plan", "auto", "query `PLAN`: auto, scan or probe")
+	f.StringVar(&o.plan, "plan", "auto", "query `PLAN`: auto, scan, probe or approx")
+	f.Float64Var(&o.recall, "recall", 0.999, "least expected recall `R` of --plan approx, in (0, 1]")
 	f.IntVar(&o.tau, "tau", 0, "per-group probe radius `T` of --plan probe (implies it)")
 	f.BoolVar(&o.explain, "explain", false, "print how the query was executed")
 	return cmd
@@ -99,8 +109,14 @@ func (o *queryOptions) queryPlan(tauSet bool) (db.Plan, error) {
 		p.Kind = db.PlanScan
 	case "probe":
 		p.Kind = db.PlanProbe
+	case "approx":
+		p.Kind = db.PlanApprox
+		if !(o.recall > 0 && o.recall <= 1) {
+			return p, usageErrorf("invalid --recall %v: must be in (0, 1]", o.recall)
+		}
+		p.MinRecall = o.recall
 	default:
-		return p, usageErrorf("invalid --plan %q: must be auto, scan or probe", o.plan)
+		return p, usageErrorf("invalid --plan %q: must be auto, scan, probe or approx", o.plan)
 	}
 	switch {
 	case tauSet && o.plan == "auto":
@@ -162,7 +178,7 @@ func (o *queryOptions) run(ctx context.Context, tauSet bool, stdin io.Reader, st
 			err := enc.Encode(map[string]jsonExplain{"explain": {
 				Plan: s.Plan, Radius: s.Radius, MinHits: s.MinHits, Probes: s.Probes,
 				Postings: s.Postings, Candidates: s.Candidates, Verified: s.Verified,
-				ElapsedNS: int64(s.Elapsed),
+				Reads: s.Reads, Recall: s.Recall, ElapsedNS: int64(s.Elapsed),
 			}})
 			if err != nil {
 				return failure(err)
@@ -188,6 +204,8 @@ func (o *queryOptions) run(ctx context.Context, tauSet bool, stdin io.Reader, st
 		fmt.Fprintf(tw, "postings\t%d\n", s.Postings)
 		fmt.Fprintf(tw, "candidates\t%d\n", s.Candidates)
 		fmt.Fprintf(tw, "verified\t%d\n", s.Verified)
+		fmt.Fprintf(tw, "pebble reads\t%d\n", s.Reads)
+		fmt.Fprintf(tw, "expected recall\t%.4f\n", s.Recall)
 		fmt.Fprintf(tw, "elapsed\t%s\n", s.Elapsed.Round(time.Microsecond))
 		tw.Flush()
 	}
