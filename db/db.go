@@ -133,6 +133,10 @@ func probeDir(fs vfs.FS, dir string) (bool, error) {
 		return false, nil
 	}
 	desc, err := pebble.Peek(dir, fs)
+	if err == nil && !desc.Exists && interruptedCreate(names) {
+		// A crash while creating the database: start again.
+		return false, nil
+	}
 	if err != nil || !desc.Exists {
 		return false, fmt.Errorf("%w: %s has files but no fpdb database", ErrNotFPDB, dir)
 	}

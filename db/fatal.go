@@ -3,6 +3,8 @@ package db
 import (
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -73,4 +75,22 @@ func eventListener(l *slog.Logger) *pebble.EventListener {
 			l.Error("fpdb: pebble: on-disk corruption", "path", info.Path, "err", info.Details)
 		},
 	}
+}
+
+// interruptedCreate reports whether the names in a directory without a
+// Pebble store are what a crash while fpdb created the database leaves:
+// fpdb's lock file and nothing but files Pebble names.
+func interruptedCreate(names []string) bool {
+	if !slices.Contains(names, lockFileName) {
+		return false
+	}
+	for _, n := range names {
+		switch {
+		case n == lockFileName, n == "LOCK", strings.HasPrefix(n, "OPTIONS-"), strings.HasPrefix(n, "MANIFEST-"),
+			strings.HasPrefix(n, "marker."), strings.HasSuffix(n, ".log"), strings.HasSuffix(n, ".dbtmp"):
+		default:
+			return false
+		}
+	}
+	return true
 }
