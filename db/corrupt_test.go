@@ -12,7 +12,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cockroachdb/pebble/v2"
+
 	"github.com/fpdb/fpdb/internal/keys"
+	"github.com/fpdb/fpdb/internal/posting"
 )
 
 var corruptTrials = flag.Int("corrupt.trials", 0, "byte flips of TestCorruptFiles (default 120; 40 with -short)")
@@ -49,12 +52,14 @@ func TestCorruptMetaBytes(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 30 {
 		b := bad[r.IntN(len(bad))]
-		d, err := Open(dir, nil)
+		p, err := pebble.Open(dir, &pebble.Options{Merger: posting.Merger(), FormatMajorVersion: pebbleFormat})
 		if err != nil {
 			t.Fatal(err)
 		}
-		pset(t, d, keys.Meta(), b)
-		if err := d.Close(); err != nil {
+		if err := p.Set(keys.Meta(), b, pebble.Sync); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Close(); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := Open(dir, nil); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "meta record") {

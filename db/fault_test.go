@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/cockroachdb/pebble/v2"
@@ -311,6 +312,7 @@ func TestFlushFaults(t *testing.T) {
 	}))
 	d := openTest(t, "db", &Options{FS: fs})
 	model := map[string]uint64{}
+	done := make(chan error, 1)
 	for i := range 40 {
 		id := fmt.Sprintf("doc%03d", i%30)
 		if _, err := d.Add(ctx, id, []byte(crashText(uint64(i))), nil); err != nil {
@@ -319,16 +321,19 @@ func TestFlushFaults(t *testing.T) {
 		model[id] = uint64(i)
 		if i == 20 {
 			on.Store(true)
-			done := make(chan error, 1)
 			go func() { done <- d.pdb.Flush() }()
-			t.Cleanup(func() {
-				if err := <-done; err != nil {
-					t.Errorf("flush: %v", err)
-				}
-			})
 		}
 	}
+	time.Sleep(50 * time.Millisecond)
 	on.Store(false)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("flush: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("flush did not complete 30 s after the fault cleared")
+	}
 	closeChecked(t, d)
 	d = openTest(t, "db", &Options{FS: mem})
 	var v verifier
