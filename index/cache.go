@@ -6,8 +6,12 @@ import (
 	"sync/atomic"
 )
 
-// cacheShards is the number of independently locked parts of the cache.
-const cacheShards = 64
+// Cache layouts: a slot per merged value when the key space is at most
+// maxDenseSlots values (8 bytes each, so 64 MiB at most), else a map.
+const (
+	maxDenseSlots = 1 << 23
+	cacheShards   = 64
+)
 
 // postingCache holds decoded posting lists (sorted ids) by merged value y.
 // A list is read from Pebble on its first probe and kept; ApplyAdd and
@@ -15,13 +19,14 @@ const cacheShards = 64
 // loaded every posting key the cache is complete: a value it does not hold
 // has no documents, and no probe reads Pebble any more.
 //
-// Readers fill the cache concurrently (each shard has its own mutex);
-// writers update it under the Index's caller-provided exclusive lock, when
-// no reader runs, so a list returned by get is not modified while a reader
-// iterates it. A complete cache is read without locks: only writers change
-// it.
+// Readers fill the cache concurrently (an atomic slot per value, or a map
+// shard under its mutex); writers update it under the Index's
+// caller-provided exclusive lock, when no reader runs, so a list returned by
+// get is not modified while a reader iterates it.
 type postingCache struct {
-	shards   [cacheShards]cacheShard
+	slots  []atomic.Pointer[[]uint32] // dense: by y; nil when not cached
+	shards []cacheShard               // sparse, when the key space is large
+
 	keys     atomic.Int64 // cached values
 	ids      atomic.Int64 // cached ids
 	complete atomic.Bool
@@ -32,22 +37,67 @@ type cacheShard struct {
 	m  map[uint32][]uint32
 }
 
-func (c *postingCache) shard(y uint32) *cacheShard { return &c.shards[y%cacheShards] }
+// init sizes the cache for a key space of `space` merged values.
+func (c *postingCache) init(space uint64) {
+	if space <= maxDenseSlots {
+		c.slots = make([]atomic.Pointer[[]uint32], space)
+	} else {
+		c.shards = make([]cacheShard, cacheShards)
+	}
+}
 
 // get returns the cached list of y. ok is false on a miss.
 func (c *postingCache) get(y uint32) (ids []uint32, ok bool) {
-	s := c.shard(y)
-	if c.complete.Load() {
-		// A complete cache is only changed by writers, which run alone.
-		return s.m[y], true
+	if c.slots != nil {
+		if int(y) < len(c.slots) {
+			if p := c.slots[y].Load(); p != nil {
+				return *p, true
+			}
+		}
+	} else {
+		s := &c.shards[y%cacheShards]
+		s.mu.Lock()
+		ids, ok = s.m[y]
+		s.mu.Unlock()
+		if ok {
+			return ids, true
+		}
 	}
+	return nil, c.complete.Load()
+}
+
+// setLocked stores the list of y; the caller holds whatever excludes other
+// setters of y (a shard lock, or the writers' exclusive lock).
+func (c *postingCache) setLocked(s *cacheShard, y uint32, ids []uint32) {
+	if c.slots != nil {
+		c.slots[y].Store(&ids)
+		return
+	}
+	if s.m == nil {
+		s.m = make(map[uint32][]uint32)
+	}
+	s.m[y] = ids
+}
+
+// lookup returns the cached list of y and its shard (locked when sparse;
+// the caller unlocks it with done).
+func (c *postingCache) lookup(y uint32) (ids []uint32, cached bool, s *cacheShard) {
+	if c.slots != nil {
+		if p := c.slots[y].Load(); p != nil {
+			return *p, true, nil
+		}
+		return nil, false, nil
+	}
+	s = &c.shards[y%cacheShards]
 	s.mu.Lock()
-	ids, ok = s.m[y]
-	s.mu.Unlock()
-	if !ok && c.complete.Load() {
-		return nil, true
+	ids, cached = s.m[y]
+	return ids, cached, s
+}
+
+func done(s *cacheShard) {
+	if s != nil {
+		s.mu.Unlock()
 	}
-	return ids, ok
 }
 
 // put caches the list of y read from Pebble, unless it is cached already.
@@ -55,73 +105,61 @@ func (c *postingCache) put(y uint32, ids []uint32) {
 	if ids == nil {
 		ids = []uint32{} // cached as known empty
 	}
-	s := c.shard(y)
-	s.mu.Lock()
-	if _, ok := s.m[y]; !ok {
-		if s.m == nil {
-			s.m = make(map[uint32][]uint32)
+	if c.slots != nil {
+		if int(y) < len(c.slots) && c.slots[y].CompareAndSwap(nil, &ids) {
+			c.keys.Add(1)
+			c.ids.Add(int64(len(ids)))
 		}
-		s.m[y] = ids
+		return
+	}
+	_, cached, s := c.lookup(y)
+	defer done(s)
+	if !cached {
+		c.setLocked(s, y, ids)
 		c.keys.Add(1)
 		c.ids.Add(int64(len(ids)))
 	}
-	s.mu.Unlock()
 }
 
 // add records that id joined the list of y.
 func (c *postingCache) add(y, id uint32) {
-	s := c.shard(y)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ids, ok := s.m[y]
-	if !ok {
+	if c.slots != nil && int(y) >= len(c.slots) {
+		return
+	}
+	ids, cached, s := c.lookup(y)
+	defer done(s)
+	if !cached {
 		if !c.complete.Load() {
 			return // not cached: the next read gets it from Pebble
-		}
-		if s.m == nil {
-			s.m = make(map[uint32][]uint32)
 		}
 		c.keys.Add(1)
 	}
 	n := len(ids)
-	switch {
-	case n == 0 || ids[n-1] < id:
+	if n == 0 || ids[n-1] < id {
 		ids = append(ids, id) // new ids are the largest: the common case
-	default:
+	} else {
 		i, found := slices.BinarySearch(ids, id)
 		if found {
 			return
 		}
 		ids = slices.Insert(ids, i, id)
 	}
-	s.m[y] = ids
+	c.setLocked(s, y, ids)
 	c.ids.Add(1)
 }
 
 // remove records that id left the list of y.
 func (c *postingCache) remove(y, id uint32) {
-	s := c.shard(y)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ids, ok := s.m[y]
-	if !ok {
+	if c.slots != nil && int(y) >= len(c.slots) {
+		return
+	}
+	ids, cached, s := c.lookup(y)
+	defer done(s)
+	if !cached {
 		return
 	}
 	if i, found := slices.BinarySearch(ids, id); found {
-		s.m[y] = slices.Delete(ids, i, i+1)
+		c.setLocked(s, y, slices.Delete(ids, i, i+1))
 		c.ids.Add(-1)
 	}
-}
-
-// clear empties the cache.
-func (c *postingCache) clear() {
-	for i := range c.shards {
-		s := &c.shards[i]
-		s.mu.Lock()
-		s.m = nil
-		s.mu.Unlock()
-	}
-	c.keys.Store(0)
-	c.ids.Store(0)
-	c.complete.Store(false)
 }

@@ -45,7 +45,9 @@ type Index struct {
 // New returns the index stored in db with the given layout. Call Load to
 // read the stored fingerprints.
 func New(db *pebble.DB, layout *Layout) *Index {
-	return &Index{db: db, layout: layout, stride: layout.K / 64}
+	ix := &Index{db: db, layout: layout, stride: layout.K / 64}
+	ix.cache.init(layout.Space())
+	return ix
 }
 
 // Layout returns the group layout.

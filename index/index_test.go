@@ -149,6 +149,7 @@ func TestSearchMatchesOracle(t *testing.T) {
 		widths []int
 	}{
 		{64, []int{11, 11, 11, 11, 10, 10}}, // the paper's k=64 layout
+		{64, []int{24, 24, 16}},             // a key space too large for the dense cache
 		{128, []int{16, 16, 16, 16, 16, 16, 16, 16}},
 		{256, []int{8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8}},
 	} {

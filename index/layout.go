@@ -59,6 +59,12 @@ func NewLayout(k int, widths []int) (*Layout, error) {
 	return l, nil
 }
 
+// Space returns the size of the merged key space: Σ 2^Width[i].
+func (l *Layout) Space() uint64 {
+	m := len(l.Widths) - 1
+	return uint64(l.Offset[m]) + 1<<l.Widths[m]
+}
+
 // M returns the number of groups.
 func (l *Layout) M() int { return len(l.Widths) }
 
