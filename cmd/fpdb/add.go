@@ -25,6 +25,10 @@ type addOptions struct {
 	json      bool
 	source    string
 	paths     []string
+
+	bulk         bool
+	batch        int
+	thresholdSet bool // --threshold was given
 }
 
 // addInput is one document to add.
@@ -76,6 +80,18 @@ text) and, after its matches, one summary per document
 When standard error is a terminal and more than one file is added, a
 progress line is shown there.
 
+--bulk loads many documents fast: no near-duplicate check (find them
+afterwards with "fpdb pairs" or "fpdb clusters"), texts fingerprinted on all
+cores, and --batch documents written per atomic batch (a crash leaves each
+batch wholly present or absent). Inputs that cannot be added are reported on
+standard error as above; at the end a summary is printed:
+
+  bulk: 120000 stored (3 replaced), 2 skipped (1 binary or not UTF-8, 1 no words) in 4.1s, 29268 docs/s
+
+With --json the summary is one object {"stored", "replaced", "skipped",
+"skipped_reasons", "seconds", "docs_per_second"}. Exit status 0, or 2 when an
+input was skipped.
+
 Exit status:
   0  every document was stored and no near duplicate was found
   1  near duplicates were found for at least one document
@@ -83,6 +99,7 @@ Exit status:
 		Example: `  fpdb add a.txt b.txt
   fpdb add --threshold 0.9 corpus/
   fpdb add --reject --json new.txt
+  fpdb add --bulk crawl/
   curl -s https://example.com/x.txt | fpdb add --id example-x --source https://example.com/x.txt -`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -92,6 +109,7 @@ Exit status:
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.paths = args
+			o.thresholdSet = cmd.Flags().Changed("threshold")
 			return o.run(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -101,6 +119,8 @@ Exit status:
 	f.BoolVar(&o.reject, "reject", false, "do not store a document that has near duplicates")
 	f.BoolVar(&o.json, "json", false, "print JSON lines")
 	f.StringVar(&o.source, "source", "", "`SOURCE` recorded with the documents (default: the path)")
+	f.BoolVar(&o.bulk, "bulk", false, "load fast in atomic batches, without the near-duplicate check")
+	f.IntVar(&o.batch, "batch", 1000, "documents per atomic batch with --bulk (`N`)")
 	return cmd
 }
 
@@ -108,6 +128,17 @@ Exit status:
 func (o *addOptions) validate() error {
 	if err := checkThreshold(o.threshold); err != nil {
 		return err
+	}
+	if o.bulk {
+		switch {
+		case o.reject:
+			return usageErrorf("add: --bulk does not check for near duplicates, so --reject cannot be used")
+		case o.thresholdSet:
+			return usageErrorf("add: --bulk does not check for near duplicates, so --threshold cannot be used (run fpdb pairs afterwards)")
+		}
+	}
+	if o.batch < 1 || o.batch > 1_000_000 {
+		return usageErrorf("add: invalid --batch %d: must be in [1, 1000000]", o.batch)
 	}
 	stdin := 0
 	for _, p := range o.paths {
@@ -184,6 +215,9 @@ func (o *addOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr io
 		rep.ttyOut = isTerminal(stdout)
 	}
 	defer rep.progress.clear()
+	if o.bulk {
+		return o.runBulk(ctx, d, inputs, stdin, stdout, rep)
+	}
 
 	var enc jsonEncoder
 	if o.json {

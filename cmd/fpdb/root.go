@@ -62,6 +62,8 @@ require it to exist.`,
   fpdb query --threshold 0.9 draft.txt      # list near duplicates, store nothing
   fpdb get docs/a.txt                       # show a stored document
   fpdb delete docs/a.txt docs/b.txt
+  fpdb pairs --threshold 0.9                # every pair of stored near duplicates
+  fpdb clusters --threshold 0.9 --keep oldest
   fpdb --db /var/lib/fpdb stats`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
@@ -85,6 +87,11 @@ require it to exist.`,
 		newGetCommand(g),
 		newDeleteCommand(g),
 		newStatsCommand(g),
+		newPairsCommand(g),
+		newClustersCommand(g),
+		newExportCommand(g),
+		newImportCommand(g),
+		newCompactCommand(g),
 		newVersionCommand(),
 	)
 	return root

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -31,6 +32,21 @@ type jsonStats struct {
 	Created          string `json:"created"`
 	NextSeq          uint32 `json:"next_seq"`
 	DiskBytes        int64  `json:"disk_bytes"`
+
+	DeletedNotCompacted int              `json:"deleted_not_compacted"`
+	BytesPerDoc         float64          `json:"bytes_per_doc"`
+	CompactionDebt      uint64           `json:"compaction_debt_bytes"`
+	PostingKeys         int              `json:"posting_keys"`
+	PostingIDs          int64            `json:"posting_ids"`
+	MaxPosting          int              `json:"max_posting"`
+	PostingLengths      []jsonLengthBand `json:"posting_lengths"`
+}
+
+// jsonLengthBand counts the posting lists with a length in [min, max].
+type jsonLengthBand struct {
+	Min  int `json:"min"`
+	Max  int `json:"max"`
+	Keys int `json:"keys"`
 }
 
 func newStatsCommand(g *globalOptions) *cobra.Command {
@@ -43,9 +59,18 @@ database (fingerprint bits K, number of index groups m and their widths,
 shingle width, seed, format and scheme versions, creation time), the next
 internal id and the size of the database files. The database must exist.
 
+Then the storage statistics: deleted documents whose space is not reclaimed
+yet (run "fpdb compact"), bytes per live document, the compaction work the
+store still owes, and the distribution of posting list lengths (how many lists
+have 1, 2-3, 4-7, ... documents; the mean is docs × m / 2^w for random
+fingerprints and w-bit groups, and long lists make queries slow). These read
+every posting list: seconds for millions of documents.
+
 With --json, one object with the keys docs, k, m, group_widths,
 shingle_width, seed, format_version, hash_version, normalize_version, merger,
-created, next_seq and disk_bytes.`,
+created, next_seq, disk_bytes, deleted_not_compacted, bytes_per_doc,
+compaction_debt_bytes, posting_keys, posting_ids, max_posting and
+posting_lengths (a list of {"min", "max", "keys"}).`,
 		Example: `  fpdb stats
   fpdb --db /var/lib/fpdb stats --json`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -55,14 +80,14 @@ created, next_seq and disk_bytes.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return o.run(cmd.OutOrStdout())
+			return o.run(cmd.Context(), cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().BoolVar(&o.json, "json", false, "print a JSON object")
 	return cmd
 }
 
-func (o *statsOptions) run(stdout io.Writer) (err error) {
+func (o *statsOptions) run(ctx context.Context, stdout io.Writer) (err error) {
 	d, err := openDB(o.dbDir, openReadOnly)
 	if err != nil {
 		return failure(err)
@@ -70,6 +95,10 @@ func (o *statsOptions) run(stdout io.Writer) (err error) {
 	defer closeDB(d, &err)
 
 	st := d.Stats()
+	ss, err := d.StorageStats(ctx)
+	if err != nil {
+		return failure(newOpError("stats", err, "storage stats"))
+	}
 	p := st.Params
 	js := jsonStats{
 		Docs:             st.Docs,
@@ -85,6 +114,17 @@ func (o *statsOptions) run(stdout io.Writer) (err error) {
 		Created:          p.Created.Format(time.RFC3339),
 		NextSeq:          st.NextSeq,
 		DiskBytes:        st.DiskBytes,
+
+		DeletedNotCompacted: ss.DeletedNotCompacted,
+		BytesPerDoc:         ss.BytesPerDoc,
+		CompactionDebt:      ss.CompactionDebt,
+		PostingKeys:         ss.PostingKeys,
+		PostingIDs:          ss.PostingIDs,
+		MaxPosting:          ss.MaxPosting,
+		PostingLengths:      []jsonLengthBand{},
+	}
+	for _, b := range ss.PostingLengths {
+		js.PostingLengths = append(js.PostingLengths, jsonLengthBand{Min: b.Min, Max: b.Max, Keys: b.Keys})
 	}
 	if o.json {
 		if err := newJSONEncoder(stdout).Encode(js); err != nil {
@@ -110,6 +150,17 @@ func (o *statsOptions) run(stdout io.Writer) (err error) {
 	fmt.Fprintf(tw, "created\t%s\n", js.Created)
 	fmt.Fprintf(tw, "next seq\t%d\n", js.NextSeq)
 	fmt.Fprintf(tw, "disk bytes\t%d\n", js.DiskBytes)
+	fmt.Fprintf(tw, "deleted, not compacted\t%d\n", js.DeletedNotCompacted)
+	fmt.Fprintf(tw, "bytes per doc\t%.0f\n", js.BytesPerDoc)
+	fmt.Fprintf(tw, "compaction debt bytes\t%d\n", js.CompactionDebt)
+	fmt.Fprintf(tw, "posting lists\t%d (%d ids, longest %d)\n", js.PostingKeys, js.PostingIDs, js.MaxPosting)
+	for _, b := range js.PostingLengths {
+		band := fmt.Sprint(b.Min)
+		if b.Max > b.Min {
+			band = fmt.Sprintf("%d-%d", b.Min, b.Max)
+		}
+		fmt.Fprintf(tw, "  length %s\t%d lists\n", band, b.Keys)
+	}
 	if err := tw.Flush(); err != nil {
 		return failure(err)
 	}

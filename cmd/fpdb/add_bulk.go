@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fpdb/fpdb/db"
+)
+
+// jsonBulkSummary is the JSON summary of "fpdb add --bulk".
+type jsonBulkSummary struct {
+	Stored         int            `json:"stored"`
+	Replaced       int            `json:"replaced"`
+	Skipped        int            `json:"skipped"`
+	SkippedReasons map[string]int `json:"skipped_reasons"`
+	Seconds        float64        `json:"seconds"`
+	DocsPerSecond  float64        `json:"docs_per_second"`
+}
+
+// skipReason names the cause of a skipped input for the summary.
+func skipReason(err error) string {
+	switch {
+	case errors.Is(err, db.ErrBinary):
+		return "binary or not UTF-8"
+	case errors.Is(err, db.ErrNoWords):
+		return "no words"
+	case errors.Is(err, db.ErrInvalidID):
+		return "invalid id"
+	case errors.Is(err, db.ErrDuplicateInBatch):
+		return "id given twice"
+	case errors.Is(err, fs.ErrNotExist):
+		return "not found"
+	case errors.Is(err, fs.ErrPermission):
+		return "permission denied"
+	}
+	return "unreadable"
+}
+
+// runBulk adds inputs with AddBatch, --batch documents at a time.
+func (o *addOptions) runBulk(ctx context.Context, d *db.DB, inputs []addInput, stdin io.Reader, stdout io.Writer, rep *addReport) error {
+	start := time.Now()
+	sum := jsonBulkSummary{SkippedReasons: map[string]int{}}
+	skip := func(path, id string, err error) {
+		rep.fail(path, id, err)
+		sum.Skipped++
+		sum.SkippedReasons[skipReason(err)]++
+	}
+	var batch []db.BatchDoc
+	var paths []string
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		res, err := d.AddBatch(ctx, batch)
+		if err != nil {
+			return err
+		}
+		for _, s := range res.Skipped {
+			skip(paths[s.Index], s.ID, s.Err)
+		}
+		sum.Stored += res.Stored
+		sum.Replaced += res.Replaced
+		rep.progress.update(sum.Stored + sum.Skipped)
+		batch, paths = batch[:0], paths[:0]
+		return nil
+	}
+	var err error
+	for _, in := range inputs {
+		if ctx.Err() != nil || err != nil {
+			break
+		}
+		if in.err != nil {
+			skip(in.path, "", in.err)
+			continue
+		}
+		bd := db.BatchDoc{ID: in.id, Source: o.source}
+		if in.path == "-" {
+			text, err := io.ReadAll(stdin)
+			if err != nil {
+				skip(in.path, in.id, err)
+				continue
+			}
+			bd.Text = text
+		} else {
+			path := in.path
+			bd.Open = func() (io.ReadCloser, error) { return os.Open(path) }
+			if bd.Source == "" {
+				bd.Source = path
+			}
+		}
+		batch = append(batch, bd)
+		paths = append(paths, in.path)
+		if len(batch) == o.batch {
+			err = flush()
+		}
+	}
+	if err == nil {
+		err = flush()
+	}
+	rep.progress.clear()
+	if ctx.Err() != nil {
+		return failure(fmt.Errorf("add: interrupted: %d stored", sum.Stored))
+	}
+	if err != nil {
+		return failure(newOpError("add", err, "add batch"))
+	}
+	el := time.Since(start)
+	sum.Seconds = el.Seconds()
+	if sum.Seconds > 0 {
+		sum.DocsPerSecond = float64(sum.Stored) / sum.Seconds
+	}
+	if o.json {
+		if err := newJSONEncoder(stdout).Encode(sum); err != nil {
+			return failure(err)
+		}
+	} else {
+		line := fmt.Sprintf("bulk: %d stored (%d replaced), %d skipped", sum.Stored, sum.Replaced, sum.Skipped)
+		if sum.Skipped > 0 {
+			var rs []string
+			for r, n := range sum.SkippedReasons {
+				rs = append(rs, fmt.Sprintf("%d %s", n, r))
+			}
+			slices.Sort(rs)
+			line += " (" + strings.Join(rs, ", ") + ")"
+		}
+		fmt.Fprintf(stdout, "%s in %v, %.0f docs/s\n", line, el.Round(time.Millisecond), sum.DocsPerSecond)
+	}
+	if sum.Skipped > 0 {
+		return &exitError{code: exitFailure}
+	}
+	return nil
+}

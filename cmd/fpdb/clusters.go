@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/fpdb/fpdb/db"
+	"github.com/spf13/cobra"
+)
+
+// clustersOptions are the flags of "fpdb clusters".
+type clustersOptions struct {
+	*globalOptions
+	threshold float64
+	json      bool
+	keep      string
+}
+
+// jsonCluster is the JSON form of a cluster.
+type jsonCluster struct {
+	Cluster int      `json:"cluster"`
+	Size    int      `json:"size"`
+	Pairs   int      `json:"pairs"`
+	IDs     []string `json:"ids"`
+	Keep    string   `json:"keep,omitempty"`
+	Drop    []string `json:"drop,omitempty"`
+}
+
+// keepPolicy returns the db policy named by a --keep value.
+func keepPolicy(s string) (db.Keep, bool) {
+	switch s {
+	case "":
+		return db.KeepNone, true
+	case "oldest":
+		return db.KeepOldest, true
+	case "first":
+		return db.KeepFirst, true
+	}
+	return 0, false
+}
+
+func newClustersCommand(g *globalOptions) *cobra.Command {
+	o := &clustersOptions{globalOptions: g}
+	cmd := &cobra.Command{
+		Use:   "clusters --threshold R [--keep oldest|first] [--json]",
+		Short: "Group stored near duplicates into clusters",
+		Long: `Clusters finds every pair of stored documents with estimated resemblance at
+least --threshold (as "fpdb pairs" does) and prints the connected components of
+the graph those pairs form: the clusters of near duplicates, largest first,
+each with its members in the order they were stored. Documents without any
+near duplicate are in no cluster.
+
+Near duplication is not transitive: A may resemble B and B resemble C while A
+and C are far apart. A cluster is therefore a chain of near duplicates, not a
+group whose members all resemble each other; with a low threshold one cluster
+can link many different documents. The pair count shows how dense a cluster
+is (a cluster of n documents that all resemble each other has n(n−1)/2 pairs).
+
+--keep chooses the one document of each cluster to keep, and lists the others
+to drop (the crawler's "store only one copy"):
+  oldest  the document added first (earliest time added)
+  first   the document whose id sorts first
+
+Output:
+
+  cluster 1: 3 documents, 3 pairs
+    ID ...            (or, with --keep: "keep ID" then "drop ID" lines)
+
+With --json, one object per cluster:
+
+  {"cluster": 1, "size": 3, "pairs": 3, "ids": [...], "keep": "ID", "drop": [...]}`,
+		Example: `  fpdb clusters --threshold 0.9
+  fpdb clusters --threshold 0.9 --keep oldest --json | jq -r '.drop[]' | fpdb delete -`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 0 {
+				return usageErrorf("clusters: takes no arguments, got %d", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.run(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	f.Float64Var(&o.threshold, "threshold", 0, "minimum resemblance `R`, in (0, 1] (required)")
+	_ = cmd.MarkFlagRequired("threshold")
+	f.StringVar(&o.keep, "keep", "", "choose the document to keep in each cluster: `oldest` or first")
+	f.BoolVar(&o.json, "json", false, "print one JSON object per cluster")
+	return cmd
+}
+
+func (o *clustersOptions) run(ctx context.Context, stdout, stderr io.Writer) (err error) {
+	if err := checkThreshold(o.threshold); err != nil {
+		return err
+	}
+	keep, ok := keepPolicy(o.keep)
+	if !ok {
+		return usageErrorf("invalid --keep %q: want oldest or first", o.keep)
+	}
+	d, err := openDB(o.dbDir, openReadOnly)
+	if err != nil {
+		return failure(err)
+	}
+	defer closeDB(d, &err)
+
+	var prog *progress
+	if isTerminal(stderr) {
+		prog = newProgress(stderr, time.Now)
+	}
+	cs, st, err := d.Clusters(ctx, db.ClusterOptions{
+		PairsOptions: db.PairsOptions{Threshold: o.threshold, Progress: func(done, _ int) { prog.update(done) }},
+		Keep:         keep,
+	})
+	prog.clear()
+	if err != nil {
+		if ctx.Err() != nil {
+			return failure(fmt.Errorf("clusters: interrupted"))
+		}
+		return failure(newOpError("clusters", err, "clusters", "pairs"))
+	}
+	enc := newJSONEncoder(stdout)
+	for i, c := range cs {
+		if o.json {
+			if err := enc.Encode(jsonCluster{Cluster: i + 1, Size: len(c.IDs), Pairs: c.Pairs, IDs: c.IDs, Keep: c.Keep, Drop: c.Drop}); err != nil {
+				return failure(err)
+			}
+			continue
+		}
+		fmt.Fprintf(stdout, "cluster %d: %d documents, %d pairs\n", i+1, len(c.IDs), c.Pairs)
+		if keep == db.KeepNone {
+			for _, id := range c.IDs {
+				fmt.Fprintf(stdout, "  %s\n", id)
+			}
+			continue
+		}
+		fmt.Fprintf(stdout, "  keep %s\n", c.Keep)
+		for _, id := range c.Drop {
+			if _, err := fmt.Fprintf(stdout, "  drop %s\n", id); err != nil {
+				return failure(err)
+			}
+		}
+	}
+	if prog != nil {
+		fmt.Fprintf(stderr, "%d clusters from %d pairs among %d documents in %v\n", len(cs), st.Pairs, st.Docs, st.Elapsed.Round(time.Millisecond))
+	}
+	return nil
+}

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/fpdb/fpdb/db"
+	"github.com/spf13/cobra"
+)
+
+// importOptions are the arguments of "fpdb import".
+type importOptions struct {
+	*globalOptions
+	path string
+}
+
+func newImportCommand(g *globalOptions) *cobra.Command {
+	o := &importOptions{globalOptions: g}
+	cmd := &cobra.Command{
+		Use:   "import FILE|-",
+		Short: "Create a database from an export",
+		Long: `Import reads the JSON Lines written by "fpdb export" (from FILE, or standard
+input for -) into a new database at --db, created with the export's creation
+parameters; ids, fingerprints, content hashes, metadata and the order of
+storing are kept, so the new database answers every query as the exported one
+did. The target must not hold any document. The export's hash and
+normalization versions must be this build's; its format version may be older
+(import is the migration path between format versions).
+
+Documents are written in atomic batches of 10 000. On an error (a bad line, a
+truncated export) the database holds the batches written so far: remove it
+and import again.`,
+		Example: `  fpdb --db restored import backup.jsonl
+  fpdb --db old export | fpdb --db new import -`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErrorf("import: want one FILE or -, got %d arguments", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.path = args[0]
+			return o.run(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout())
+		},
+	}
+	return cmd
+}
+
+func (o *importOptions) run(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
+	r := stdin
+	if o.path != "-" {
+		f, err := os.Open(o.path)
+		if err != nil {
+			return failure(fmt.Errorf("import: %w", err))
+		}
+		defer f.Close()
+		r = f
+	}
+	n, err := db.Import(ctx, o.dbDir, r, nil)
+	if err != nil {
+		return failure(newOpError("import", err, "import"))
+	}
+	fmt.Fprintf(stdout, "imported %d documents into %s\n", n, o.dbDir)
+	return nil
+}
