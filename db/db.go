@@ -179,7 +179,7 @@ func (d *DB) open(given *Options) error {
 		Merger:             posting.Merger(),
 		MaxOpenFiles:       o.MaxOpenFiles,
 		ReadOnly:           o.ReadOnly,
-		FS:                 o.FS,
+		FS:                 pebbleFS(o),
 		Logger:             slogLogger{o.Logger},
 		EventListener:      eventListener(o.Logger),
 	}
