@@ -7,7 +7,7 @@ FPDB_DB  ?= fpdb-data
 FUZZTIME ?= 30s
 
 .DEFAULT_GOAL := help
-.PHONY: help build test test-short vet lint format-check mod-tidy-check demo fuzz bench clean
+.PHONY: help build test test-short vet lint format-check mod-tidy-check demo fuzz bench bench-full clean
 
 help: ## print this help
 	@echo "fpdb make targets:"
@@ -48,6 +48,12 @@ fuzz: ## run every fuzz target for FUZZTIME each
 	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	  done; \
 	done
+
+bench: ## quick benchmark suite (≤ 15 min): bench/results/quick.{md,json,svg}, latest.json
+	FPDB_BENCH_COMMAND="make bench" $(GO) run ./bench/cmd/fpdb-bench -suite quick -out bench/results
+
+bench-full: ## large benchmark suite (n up to 1e7; hours): bench/results/full.{md,json,svg}, latest.json
+	FPDB_BENCH_COMMAND="make bench-full" $(GO) run ./bench/cmd/fpdb-bench -suite full -out bench/results
 
 clean: ## remove build output and the demo database
 	rm -rf bin $(FPDB_DB)

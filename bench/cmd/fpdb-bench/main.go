@@ -1,0 +1,97 @@
+// Command fpdb-bench runs fpdb's benchmark suite (package bench) and writes
+// its report to bench/results: <name>.md, <name>.json, the SVG plots and
+// latest.json.
+//
+//	go run ./bench/cmd/fpdb-bench -suite quick   # make bench
+//	go run ./bench/cmd/fpdb-bench -suite full    # make bench-full
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+
+	"github.com/fpdb/fpdb/bench"
+)
+
+func main() {
+	suite := flag.String("suite", "quick", "suite to run: quick, full or smoke (seconds, for checking the runner)")
+	out := flag.String("out", "bench/results", "directory of the reports")
+	tmp := flag.String("tmp", "", "directory for the benchmark stores (default: a fresh one under $TMPDIR)")
+	corpus := flag.String("corpus", "", "the real corpus (default: ../shared/corpus/debian beside the repository)")
+	name := flag.String("name", "", "report name (default: the suite's)")
+	flag.Parse()
+
+	var cfg bench.Config
+	switch *suite {
+	case "quick":
+		cfg = bench.QuickConfig()
+	case "full":
+		cfg = bench.FullConfig()
+	case "smoke":
+		cfg = bench.SmokeConfig()
+	default:
+		fmt.Fprintf(os.Stderr, "fpdb-bench: unknown suite %q\n", *suite)
+		os.Exit(2)
+	}
+	if *name != "" {
+		cfg.Name = *name
+	}
+	cfg.CorpusDir = *corpus
+	if cfg.CorpusDir == "" {
+		cfg.CorpusDir = filepath.Join(moduleRoot(), "..", "shared", "corpus", "debian")
+	}
+	dir := *tmp
+	if dir == "" {
+		d, err := os.MkdirTemp("", "fpdb-bench-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "fpdb-bench:", err)
+			os.Exit(2)
+		}
+		dir = d
+		defer os.RemoveAll(d)
+	}
+	cfg.TmpDir = dir
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	command := "go run ./bench/cmd/fpdb-bench " + strings.Join(os.Args[1:], " ")
+	if m := os.Getenv("FPDB_BENCH_COMMAND"); m != "" {
+		command = m
+	}
+	s := &bench.Suite{Cfg: cfg, Log: os.Stderr}
+	rep, err := s.Run(ctx, bench.CollectEnv(command))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fpdb-bench:", err)
+		os.Exit(1)
+	}
+	if err := bench.Write(*out, rep); err != nil {
+		fmt.Fprintln(os.Stderr, "fpdb-bench:", err)
+		os.Exit(1)
+	}
+	for _, t := range rep.Targets {
+		fmt.Printf("%-13s %s: %s\n", t.Status, t.Target, t.Measured)
+	}
+	fmt.Printf("report: %s\n", filepath.Join(*out, cfg.Name+".md"))
+}
+
+// moduleRoot returns the nearest directory above the working directory that
+// holds go.mod, or the working directory.
+func moduleRoot() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "."
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			return wd
+		}
+	}
+}

@@ -1,0 +1,124 @@
+package bench
+
+import "time"
+
+// RandomCase is one (n, k) of workload (a).
+type RandomCase struct {
+	N, K, Queries int
+	Thresholds    []float64
+}
+
+// Config is a suite configuration.
+type Config struct {
+	// Name names the result files (bench/results/<Name>.md, .json).
+	Name string `json:"name"`
+	// TmpDir holds the stores while they are measured.
+	TmpDir string `json:"-"`
+	// CorpusDir is the real corpus (../shared/corpus/debian); skipped when
+	// absent.
+	CorpusDir string `json:"corpus_dir"`
+	Seed      uint64 `json:"seed"`
+
+	Random []RandomCase `json:"random"`
+
+	Table1N       int     `json:"table1_n"`
+	Table1Queries int     `json:"table1_queries"`
+	Table1R       float64 `json:"table1_r"`
+	Table1Ks      []int   `json:"table1_ks"`
+
+	TextBases    int `json:"text_bases"`
+	TextVariants int `json:"text_variants"`
+	DocBytes     int `json:"doc_bytes"`
+
+	AccKs           []int     `json:"accuracy_ks"`
+	AccRs           []float64 `json:"accuracy_rs"`
+	TextPlanQueries int       `json:"text_plan_queries"`
+
+	FingerprintTime time.Duration `json:"fingerprint_time_ns"`
+	SyncDocs        int           `json:"sync_docs"`
+	BulkDocs        int           `json:"bulk_docs"`
+	AddFPs          int           `json:"add_fingerprints"`
+	AddFPsOne       int           `json:"add_fingerprints_one_at_a_time"`
+	StageAddDocs    int           `json:"stage_add_docs"`
+
+	Compare CompareOptions `json:"compare"`
+	// Table1Compare bounds the Table 1 runs: no slow-down limit (alg.G is
+	// meant to be slow there), only a time budget per plan.
+	Table1Compare CompareOptions `json:"table1_compare"`
+	AlgGMaxComb   float64        `json:"alg_g_max_combinations"`
+	AlgGMaxNodes  int            `json:"alg_g_max_nodes"`
+}
+
+var (
+	quickThresholds = []float64{0.5, 0.6, 0.7, 0.8, 0.9, 0.95}
+	fullThresholds  = []float64{0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0}
+	paperKs         = []int{64, 128, 256, 384, 576, 1024}
+)
+
+// QuickConfig is `make bench`: at most 15 minutes on a 2-core machine.
+func QuickConfig() Config {
+	c := Config{
+		Name: "quick",
+		Seed: 1,
+		Random: []RandomCase{
+			{N: 100_000, K: 64, Queries: 100, Thresholds: quickThresholds},
+			{N: 100_000, K: 256, Queries: 100, Thresholds: quickThresholds},
+			{N: 100_000, K: 512, Queries: 100, Thresholds: quickThresholds},
+			{N: 100_000, K: 1024, Queries: 100, Thresholds: quickThresholds},
+			{N: 1_000_000, K: 512, Queries: 200, Thresholds: fullThresholds},
+		},
+		Table1N: 300_000, Table1Queries: 100, Table1R: 0.7, Table1Ks: []int{64, 128, 256, 384},
+		TextBases: 300, TextVariants: 8, DocBytes: 2048,
+		AccKs: []int{64, 128, 256, 512, 1024}, AccRs: []float64{0.5, 0.6, 0.7, 0.8, 0.9},
+		TextPlanQueries: 200,
+		FingerprintTime: 3 * time.Second,
+		SyncDocs:        200, BulkDocs: 20_000, AddFPs: 300_000, AddFPsOne: 20_000, StageAddDocs: 20_000,
+		Compare:       CompareOptions{MaxSlowdown: 20, CellBudget: 20 * time.Second},
+		Table1Compare: CompareOptions{CellBudget: 45 * time.Second},
+		AlgGMaxComb:   1e6, AlgGMaxNodes: 2_000_000,
+	}
+	return c
+}
+
+// FullConfig is `make bench-full`: n up to 1e7, the paper's 1 000 queries.
+func FullConfig() Config {
+	c := QuickConfig()
+	c.Name = "full"
+	c.Random = nil
+	for _, n := range []int{100_000, 1_000_000, 10_000_000} {
+		for _, k := range []int{64, 256, 512, 1024} {
+			q := 1000
+			if n == 10_000_000 {
+				q = 200
+			}
+			c.Random = append(c.Random, RandomCase{N: n, K: k, Queries: q, Thresholds: fullThresholds})
+		}
+	}
+	c.Table1Queries = 1000
+	c.Table1Ks = paperKs
+	c.TextBases, c.TextVariants = 2000, 9
+	c.TextPlanQueries = 1000
+	c.FingerprintTime = 10 * time.Second
+	c.SyncDocs, c.BulkDocs, c.AddFPs, c.AddFPsOne, c.StageAddDocs = 1000, 100_000, 1_000_000, 100_000, 100_000
+	c.Compare = CompareOptions{MaxSlowdown: 50, CellBudget: 300 * time.Second}
+	c.Table1Compare = CompareOptions{CellBudget: 1200 * time.Second}
+	c.AlgGMaxComb, c.AlgGMaxNodes = 1e7, 20_000_000
+	return c
+}
+
+// SmokeConfig is a tiny configuration that exercises every section in
+// seconds (tests, and checking the runner).
+func SmokeConfig() Config {
+	c := QuickConfig()
+	c.Name = "smoke"
+	c.Random = []RandomCase{{N: 20_000, K: 512, Queries: 10, Thresholds: []float64{0.6, 0.7, 0.8, 0.9}}, {N: 20_000, K: 64, Queries: 10, Thresholds: []float64{0.7, 0.9}}}
+	c.Table1N, c.Table1Queries, c.Table1Ks = 20_000, 5, []int{64, 128}
+	c.TextBases, c.TextVariants = 20, 4
+	c.AccKs, c.AccRs = []int{64, 512}, []float64{0.7, 0.9}
+	c.TextPlanQueries = 10
+	c.FingerprintTime = 200 * time.Millisecond
+	c.SyncDocs, c.BulkDocs, c.AddFPs, c.AddFPsOne, c.StageAddDocs = 10, 200, 20000, 2000, 2000
+	c.Compare.CellBudget = 5 * time.Second
+	c.Table1Compare.CellBudget = 5 * time.Second
+	return c
+}

@@ -1,0 +1,245 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/fpdb/fpdb/db"
+	"github.com/fpdb/fpdb/index"
+	"github.com/fpdb/fpdb/internal/fingerprint"
+)
+
+// IngestResult holds the ingest measurements.
+type IngestResult struct {
+	DocBytes float64 `json:"mean_doc_bytes"`
+	// Fingerprinting on one goroutine (one core), k = 512.
+	FingerprintDocsPerSec float64 `json:"fingerprint_docs_per_sec_per_core"`
+	FingerprintMBPerSec   float64 `json:"fingerprint_mb_per_sec_per_core"`
+	// db.Add of text documents, synced (default) and NoSync.
+	SyncDocs           int     `json:"sync_docs"`
+	SyncDocsPerSec     float64 `json:"add_synced_docs_per_sec"`
+	BulkDocs           int     `json:"bulk_docs"`
+	BulkDocsPerSec     float64 `json:"add_nosync_docs_per_sec"`
+	BulkDiskBytes      int64   `json:"add_nosync_disk_bytes"`
+	BulkBytesPerDoc    float64 `json:"add_nosync_bytes_per_doc"`
+	BatchDocsPerSec    float64 `json:"add_batch_docs_per_sec"`
+	AddFPs             int     `json:"add_fingerprints"`
+	AddFPPerSec        float64 `json:"add_fingerprint_nosync_per_sec"`
+	BatchFPs           int     `json:"add_batch_fingerprints"`
+	BatchFPPerSec      float64 `json:"add_batch_fingerprints_per_sec"`
+	DBDiskBytes        int64   `json:"db_disk_bytes"`
+	DBBytesPerDoc      float64 `json:"db_bytes_per_doc"`
+	StageAddDocs       int     `json:"stage_add_docs"`
+	StageAddFPPerSec   float64 `json:"stage_add_fp_per_sec"`
+	StageAddBytesPerFP float64 `json:"stage_add_bytes_per_fp"`
+	PeakRSS            int64   `json:"peak_rss_bytes"`
+}
+
+// ZipfDocs returns n documents of about size bytes from one Zipf
+// vocabulary (50 000 words, exponent 1.0).
+func ZipfDocs(n, size int, seed uint64) [][]byte {
+	z := NewZipf(50_000, 1.0, seed)
+	docs := make([][]byte, n)
+	for i := range docs {
+		docs[i] = Render(z.Doc(size))
+	}
+	return docs
+}
+
+func (s *Suite) runIngest(ctx context.Context) error {
+	c := s.Cfg
+	res := &IngestResult{}
+	s.rep.Ingest = res
+	docs := ZipfDocs(2000, c.DocBytes, c.Seed+7)
+	total := 0
+	for _, d := range docs {
+		total += len(d)
+	}
+	res.DocBytes = float64(total) / float64(len(docs))
+
+	b, err := fingerprint.NewBuilder(fingerprint.DefaultParams())
+	if err != nil {
+		return err
+	}
+	var nDocs, nBytes int
+	start := time.Now()
+	for time.Since(start) < c.FingerprintTime {
+		for _, d := range docs[:200] {
+			if _, err := b.FromBytes(d); err != nil {
+				return err
+			}
+			nDocs++
+			nBytes += len(d)
+		}
+	}
+	el := time.Since(start).Seconds()
+	res.FingerprintDocsPerSec = float64(nDocs) / el
+	res.FingerprintMBPerSec = float64(nBytes) / el / 1e6
+	s.logf("fingerprint: %.0f docs/s, %.1f MB/s on one goroutine", res.FingerprintDocsPerSec, res.FingerprintMBPerSec)
+
+	// db.Add, synced.
+	dir := filepath.Join(c.TmpDir, "ingest-sync")
+	rate, _, err := addDocs(ctx, dir, &db.Options{}, docs, c.SyncDocs)
+	if err != nil {
+		return err
+	}
+	res.SyncDocs, res.SyncDocsPerSec = c.SyncDocs, rate
+	s.logf("db.Add synced: %.0f docs/s", rate)
+
+	dir = filepath.Join(c.TmpDir, "ingest-bulk")
+	rate, size, err := addDocs(ctx, dir, &db.Options{NoSync: true}, docs, c.BulkDocs)
+	if err != nil {
+		return err
+	}
+	res.BulkDocs, res.BulkDocsPerSec, res.BulkDiskBytes = c.BulkDocs, rate, size
+	res.BulkBytesPerDoc = float64(size) / float64(c.BulkDocs)
+	s.logf("db.Add NoSync: %.0f docs/s, %.0f B/doc on disk", rate, res.BulkBytesPerDoc)
+
+	// db.AddBatch of texts, batches of 1 000, synced per batch.
+	rate, err = addBatchDocs(ctx, filepath.Join(c.TmpDir, "ingest-batch"), docs, c.BulkDocs)
+	if err != nil {
+		return err
+	}
+	res.BatchDocsPerSec = rate
+	s.logf("db.AddBatch texts: %.0f docs/s", rate)
+
+	// AddFingerprint one at a time, NoSync.
+	fps := NewRandomWorkload(max(c.AddFPs, c.StageAddDocs), 512, 0, nil, c.Seed+8)
+	nOne := min(c.AddFPs, c.AddFPsOne)
+	dir = filepath.Join(c.TmpDir, "ingest-fp")
+	_ = os.RemoveAll(dir)
+	d, err := db.Open(dir, &db.Options{NoSync: true})
+	if err != nil {
+		return err
+	}
+	start = time.Now()
+	for i := range nOne {
+		if _, err := d.AddFingerprint(ctx, fmt.Sprintf("fp%08d", i), fps.Flat[i*8:(i+1)*8], nil); err != nil {
+			d.Close()
+			return err
+		}
+	}
+	el = time.Since(start).Seconds()
+	if err := d.Close(); err != nil {
+		return err
+	}
+	_ = os.RemoveAll(dir)
+	res.AddFPs, res.AddFPPerSec = nOne, float64(nOne)/el
+	s.logf("db.AddFingerprint NoSync: %.0f fp/s", res.AddFPPerSec)
+
+	// AddBatch of fingerprints, batches of 10 000, synced per batch; then
+	// db.Compact and the size on disk.
+	d, err = db.Open(dir, nil)
+	if err != nil {
+		return err
+	}
+	start = time.Now()
+	const batch = 10_000
+	for lo := 0; lo < c.AddFPs; lo += batch {
+		hi := min(lo+batch, c.AddFPs)
+		bd := make([]db.BatchDoc, 0, hi-lo)
+		for i := lo; i < hi; i++ {
+			bd = append(bd, db.BatchDoc{ID: fmt.Sprintf("fp%08d", i), Fingerprint: fps.Flat[i*8 : (i+1)*8]})
+		}
+		br, err := d.AddBatch(ctx, bd)
+		if err != nil {
+			d.Close()
+			return err
+		}
+		if br.Stored != hi-lo {
+			d.Close()
+			return fmt.Errorf("bench: AddBatch stored %d of %d", br.Stored, hi-lo)
+		}
+	}
+	el = time.Since(start).Seconds()
+	res.BatchFPs, res.BatchFPPerSec = c.AddFPs, float64(c.AddFPs)/el
+	if _, err := d.Compact(ctx); err != nil {
+		d.Close()
+		return err
+	}
+	if err := d.Close(); err != nil {
+		return err
+	}
+	res.DBDiskBytes = DirSize(dir)
+	res.DBBytesPerDoc = float64(res.DBDiskBytes) / float64(c.AddFPs)
+	_ = os.RemoveAll(dir)
+	s.logf("db.AddBatch fingerprints: %.0f fp/s; %.0f B/doc on disk after db.Compact", res.BatchFPPerSec, res.DBBytesPerDoc)
+
+	// index.StageAdd in batches of 1 000, NoSync, then Flush + Compact.
+	layout, err := index.NewLayout(512, DefaultWidths(512))
+	if err != nil {
+		return err
+	}
+	st, err := BuildStore(ctx, filepath.Join(c.TmpDir, "ingest-stage"), layout, fps.Flat[:c.StageAddDocs*8], 1000)
+	if err != nil {
+		return err
+	}
+	res.StageAddDocs = c.StageAddDocs
+	res.StageAddFPPerSec = st.Build.FPPerSec
+	res.StageAddBytesPerFP = st.Build.BytesPerFP
+	st.Close()
+	s.logf("index.StageAdd batches of 1000: %.0f fp/s, %.0f B/fp after compaction", res.StageAddFPPerSec, res.StageAddBytesPerFP)
+	res.PeakRSS = PeakRSS()
+	return nil
+}
+
+// addDocs adds n documents (cycling through docs, each made unique by a
+// random word prefix) with db.Add and returns docs/s and the directory's
+// size after Close.
+func addDocs(ctx context.Context, dir string, o *db.Options, docs [][]byte, n int) (float64, int64, error) {
+	_ = os.RemoveAll(dir)
+	defer os.RemoveAll(dir)
+	d, err := db.Open(dir, o)
+	if err != nil {
+		return 0, 0, err
+	}
+	rng := rand.New(rand.NewPCG(uint64(n), 1))
+	texts := make([][]byte, n)
+	for i := range texts {
+		texts[i] = append(fmt.Appendf(nil, "doc%d w%x ", i, rng.Uint64()), docs[i%len(docs)]...)
+	}
+	start := time.Now()
+	for i, t := range texts {
+		if _, err := d.Add(ctx, fmt.Sprintf("doc%08d", i), t, nil); err != nil {
+			d.Close()
+			return 0, 0, err
+		}
+	}
+	el := time.Since(start).Seconds()
+	if err := d.Close(); err != nil {
+		return 0, 0, err
+	}
+	return float64(n) / el, DirSize(dir), nil
+}
+
+// addBatchDocs stores n texts with db.AddBatch in batches of 1 000 (synced
+// per batch) and returns docs/s, fingerprinting included.
+func addBatchDocs(ctx context.Context, dir string, docs [][]byte, n int) (float64, error) {
+	_ = os.RemoveAll(dir)
+	defer os.RemoveAll(dir)
+	d, err := db.Open(dir, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer d.Close()
+	rng := rand.New(rand.NewPCG(uint64(n), 2))
+	all := make([]db.BatchDoc, n)
+	for i := range all {
+		all[i] = db.BatchDoc{ID: fmt.Sprintf("doc%08d", i), Text: append(fmt.Appendf(nil, "doc%d w%x ", i, rng.Uint64()), docs[i%len(docs)]...)}
+	}
+	start := time.Now()
+	for lo := 0; lo < n; lo += 1000 {
+		br, err := d.AddBatch(ctx, all[lo:min(lo+1000, n)])
+		if err != nil {
+			return 0, err
+		}
+		if len(br.Skipped) > 0 {
+			return 0, fmt.Errorf("bench: AddBatch skipped %d documents: %v", len(br.Skipped), br.Skipped[0])
+		}
+	}
+	return float64(n) / time.Since(start).Seconds(), nil
+}

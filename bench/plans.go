@@ -1,0 +1,250 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fpdb/fpdb/index"
+)
+
+// PlanResult is the measurement of one plan at one threshold.
+type PlanResult struct {
+	Plan    string  `json:"plan"`
+	R       float64 `json:"r"`
+	Radius  int     `json:"radius"`
+	Latency Latency `json:"latency"`
+	// Speedup is the scan's p50 divided by this plan's p50, both measured
+	// in this run on the same index with the plans interleaved.
+	Speedup float64 `json:"speedup_vs_scan_p50"`
+	// Mean counters per query.
+	Probes     float64 `json:"probes"`
+	Postings   float64 `json:"postings"`
+	Candidates float64 `json:"candidates"`
+	Verified   float64 `json:"verified"`
+	Hits       float64 `json:"hits"`
+	// Chosen counts the plans the planner picked (Auto only).
+	Chosen map[string]int `json:"chosen,omitempty"`
+	// Mismatches counts queries whose answer differed from the scan's.
+	Mismatches int `json:"mismatches"`
+	// Recall is the share of the scan's answers (over all queries) that the
+	// plan returned, out of Relevant; ExpectedRecall is the plan's own
+	// estimate (index.Stats.Recall), averaged.
+	Recall         float64 `json:"recall"`
+	Relevant       int     `json:"relevant"`
+	ExpectedRecall float64 `json:"expected_recall"`
+	// Skipped explains why the plan did not run or stopped early.
+	Skipped string `json:"skipped,omitempty"`
+	// Extra holds plan-specific figures (alg.G: combinations, nodes).
+	Extra map[string]float64 `json:"extra,omitempty"`
+}
+
+// PlanRunner runs one query with one plan.
+type PlanRunner struct {
+	Name string
+	// Feasible reports whether the plan can run at radius rh, and why not.
+	Feasible func(rh int) error
+	Run      func(ctx context.Context, q []uint64, rh int) ([]index.Hit, QueryCounters, error)
+}
+
+// QueryCounters are the counters of one query.
+type QueryCounters struct {
+	Plan                                   string
+	Probes, Postings, Candidates, Verified int
+	Recall                                 float64 // expected recall (1: exact)
+	Extra                                  map[string]float64
+}
+
+// IndexPlan returns a runner of index.Search with plan p.
+func IndexPlan(name string, ix *index.Index, p index.Plan) PlanRunner {
+	return PlanRunner{
+		Name: name,
+		Feasible: func(rh int) error {
+			if p.Kind == index.Probe && index.MinHits(ix.Layout().M(), rh, p.Tau) < 1 {
+				return fmt.Errorf("infeasible: count filter t = m − ⌊rh/(τ+1)⌋ = %d < 1", index.MinHits(ix.Layout().M(), rh, p.Tau))
+			}
+			return nil
+		},
+		Run: func(ctx context.Context, q []uint64, rh int) ([]index.Hit, QueryCounters, error) {
+			hits, st, err := ix.Search(ctx, q, rh, p)
+			return hits, QueryCounters{Plan: st.Plan.String(), Probes: st.Probes, Postings: st.Postings, Candidates: st.Candidates, Verified: st.Verified, Recall: st.Recall}, err
+		},
+	}
+}
+
+// AlgGPlan returns a runner of AlgG on ix.
+func AlgGPlan(ix *index.Index, maxComb float64, maxNodes int) PlanRunner {
+	return PlanRunner{
+		Name: "alg.G",
+		Feasible: func(rh int) error {
+			_, err := AlgGFeasible(ix.Layout(), rh, maxComb)
+			return err
+		},
+		Run: func(ctx context.Context, q []uint64, rh int) ([]index.Hit, QueryCounters, error) {
+			hits, st, err := AlgG(ctx, ix, q, rh, maxComb, maxNodes)
+			return hits, QueryCounters{Plan: "alg.G", Recall: 1, Probes: st.Probes, Postings: st.Postings, Candidates: st.Candidates, Verified: st.Verified,
+				Extra: map[string]float64{"combinations": st.Combinations, "nodes": float64(st.Nodes)}}, err
+		},
+	}
+}
+
+// CompareOptions bound a comparison.
+type CompareOptions struct {
+	// MaxSlowdown stops a plan whose mean latency exceeds MaxSlowdown times
+	// the scan's mean after at least 5 queries (0: never).
+	MaxSlowdown float64
+	// CellBudget stops a plan after this much total time at one threshold.
+	CellBudget time.Duration
+}
+
+// Compare measures every runner at each threshold on the same queries. The
+// last runner must be the scan: it is the reference for answers and for
+// the speed-up. For each query the runners run one after another, in an
+// order rotated query by query, so that the noise of a shared machine hits
+// them alike.
+func Compare(ctx context.Context, k int, queries [][]uint64, thresholds []float64, runners []PlanRunner, o CompareOptions) ([]PlanResult, error) {
+	var out []PlanResult
+	scanIdx := len(runners) - 1
+	for _, r := range thresholds {
+		rh := index.Radius(k, r)
+		res := make([]PlanResult, len(runners))
+		lat := make([][]time.Duration, len(runners))
+		active := make([]bool, len(runners))
+		total := make([]time.Duration, len(runners))
+		found := make([]int, len(runners))
+		relevant := make([]int, len(runners))
+		for i, pr := range runners {
+			res[i] = PlanResult{Plan: pr.Name, R: r, Radius: rh}
+			if err := pr.Feasible(rh); err != nil {
+				res[i].Skipped = err.Error()
+				continue
+			}
+			active[i] = true
+		}
+		// Warm up: one unmeasured query per plan.
+		for i, pr := range runners {
+			if active[i] && len(queries) > 0 {
+				if _, _, err := pr.Run(ctx, queries[0], rh); err != nil {
+					active[i] = false
+					res[i].Skipped = err.Error()
+				}
+			}
+		}
+		for qi, q := range queries {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			// The scan first: its answer is the reference.
+			var ref []index.Hit
+			order := make([]int, 0, len(runners))
+			order = append(order, scanIdx)
+			for j := range len(runners) - 1 {
+				order = append(order, (j+qi)%(len(runners)-1))
+			}
+			for _, i := range order {
+				if !active[i] {
+					continue
+				}
+				start := time.Now()
+				hits, qc, err := runners[i].Run(ctx, q, rh)
+				d := time.Since(start)
+				if err != nil {
+					if errors.Is(err, ErrNodeLimit) || errors.Is(err, index.ErrInfeasible) || errors.Is(err, ErrAlgGInfeasible) {
+						active[i] = false
+						res[i].Skipped = fmt.Sprintf("stopped after %d queries: %v", len(lat[i]), err)
+						continue
+					}
+					return nil, fmt.Errorf("bench: %s at r=%.2f: %w", runners[i].Name, r, err)
+				}
+				lat[i] = append(lat[i], d)
+				total[i] += d
+				p := &res[i]
+				p.Probes += float64(qc.Probes)
+				p.Postings += float64(qc.Postings)
+				p.Candidates += float64(qc.Candidates)
+				p.Verified += float64(qc.Verified)
+				p.Hits += float64(len(hits))
+				p.ExpectedRecall += qc.Recall
+				if runners[i].Name == "auto" || strings.HasPrefix(runners[i].Name, "approx") {
+					if p.Chosen == nil {
+						p.Chosen = map[string]int{}
+					}
+					p.Chosen[qc.Plan]++
+				}
+				for key, v := range qc.Extra {
+					if p.Extra == nil {
+						p.Extra = map[string]float64{}
+					}
+					p.Extra[key] += v
+				}
+				if i == scanIdx {
+					ref = hits
+				} else {
+					if !sameHits(hits, ref) {
+						p.Mismatches++
+					}
+					found[i] += countFound(hits, ref)
+					relevant[i] += len(ref)
+				}
+				n := len(lat[i])
+				switch {
+				case i == scanIdx:
+				case o.CellBudget > 0 && total[i] > o.CellBudget:
+					active[i] = false
+					p.Skipped = fmt.Sprintf("time-boxed: stopped after %d queries (%.1f s)", n, total[i].Seconds())
+				case o.MaxSlowdown > 0 && n >= 5 && total[i].Seconds()/float64(n) > o.MaxSlowdown*total[scanIdx].Seconds()/float64(len(lat[scanIdx])):
+					active[i] = false
+					p.Skipped = fmt.Sprintf("time-boxed: stopped after %d queries, more than %.0fx slower than the scan", n, o.MaxSlowdown)
+				}
+			}
+		}
+		scanP50 := Summarize(lat[scanIdx]).P50
+		for i := range res {
+			p := &res[i]
+			p.Latency = Summarize(lat[i])
+			if n := float64(len(lat[i])); n > 0 {
+				p.Probes /= n
+				p.Postings /= n
+				p.Candidates /= n
+				p.Verified /= n
+				p.Hits /= n
+				p.ExpectedRecall /= n
+				p.Relevant = relevant[i]
+				p.Recall = 1
+				if relevant[i] > 0 {
+					p.Recall = float64(found[i]) / float64(relevant[i])
+				}
+				for key := range p.Extra {
+					p.Extra[key] /= n
+				}
+				if p.Latency.P50 > 0 {
+					p.Speedup = float64(scanP50) / float64(p.Latency.P50)
+				}
+			}
+		}
+		out = append(out, res...)
+	}
+	return out, nil
+}
+
+func sameHits(a, b []index.Hit) bool {
+	return slices.Equal(a, b)
+}
+
+// countFound returns how many hits of ref are in hits.
+func countFound(hits, ref []index.Hit) int {
+	in := make(map[uint32]bool, len(hits))
+	for _, h := range hits {
+		in[h.ID] = true
+	}
+	n := 0
+	for _, h := range ref {
+		if in[h.ID] {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,213 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Target is one of issue 3's targets, checked against a run.
+type Target struct {
+	Target   string `json:"target"`
+	Measured string `json:"measured"`
+	Status   string `json:"status"` // pass, fail or not measured
+}
+
+// LatestRow is one (workload, n, k, r, plan) of bench/results/latest.json.
+type LatestRow struct {
+	Workload string  `json:"workload"`
+	N        int     `json:"n"`
+	K        int     `json:"k"`
+	R        float64 `json:"r"`
+	Plan     string  `json:"plan"`
+	P50      int64   `json:"p50_ns"`
+	P99      int64   `json:"p99_ns"`
+	ScanP50  int64   `json:"scan_p50_ns"`
+	// Ratio is ScanP50 / P50: how many times faster than the scan.
+	Ratio      float64 `json:"speedup_vs_scan"`
+	Queries    int     `json:"queries"`
+	Mismatches int     `json:"mismatches"`
+}
+
+// Latest is the content of bench/results/latest.json.
+type Latest struct {
+	Run     string      `json:"run"`
+	Env     Env         `json:"env"`
+	Rows    []LatestRow `json:"rows"`
+	Targets []Target    `json:"targets"`
+}
+
+// LatestRows flattens the plan comparisons of a report.
+func LatestRows(rep *Report) []LatestRow {
+	var rows []LatestRow
+	for _, pr := range rep.Plans {
+		scan := map[float64]int64{}
+		for _, p := range pr.Results {
+			if p.Plan == "scan" {
+				scan[p.R] = int64(p.Latency.P50)
+			}
+		}
+		for _, p := range pr.Results {
+			if p.Latency.N == 0 {
+				continue
+			}
+			rows = append(rows, LatestRow{Workload: pr.Workload, N: pr.N, K: pr.K, R: p.R, Plan: p.Plan,
+				P50: int64(p.Latency.P50), P99: int64(p.Latency.P99), ScanP50: scan[p.R], Ratio: p.Speedup,
+				Queries: p.Latency.N, Mismatches: p.Mismatches})
+		}
+	}
+	return rows
+}
+
+func findPlan(rep *Report, workload string, n, k int, r float64, plan string) *PlanResult {
+	for i := range rep.Plans {
+		pr := &rep.Plans[i]
+		if pr.Workload != workload || pr.N != n || pr.K != k {
+			continue
+		}
+		for j := range pr.Results {
+			if p := &pr.Results[j]; p.Plan == plan && math.Abs(p.R-r) < 1e-9 {
+				return p
+			}
+		}
+	}
+	return nil
+}
+
+// CheckTargets evaluates issue 3's targets on rep.
+func CheckTargets(rep *Report) []Target {
+	var ts []Target
+	status := func(ok bool) string {
+		if ok {
+			return "pass"
+		}
+		return "fail"
+	}
+	const n, k = 1_000_000, 512
+	for _, c := range []struct{ r, want float64 }{{0.9, 100}, {0.8, 10}, {0.7, 4}, {0.6, 1.5}} {
+		t := Target{Target: fmt.Sprintf("n=1e6 k=512 random, exact plan (auto) r=%.1f ≥ %gx faster than the scan", c.r, c.want)}
+		if p := findPlan(rep, "random", n, k, c.r, "auto"); p != nil && p.Latency.N > 0 {
+			t.Measured = fmt.Sprintf("%.1fx (p50 %s vs scan %s; plan %s)", p.Speedup, fmtDur(p.Latency.P50), fmtDur(time.Duration(float64(p.Latency.P50)*p.Speedup)), chosen(p))
+			t.Status = status(p.Speedup >= c.want && p.Mismatches == 0)
+		} else {
+			t.Measured, t.Status = "—", "not measured"
+		}
+		ts = append(ts, t)
+	}
+	{
+		t := Target{Target: "n=1e6 k=512 random: no threshold slower than the scan (auto p50 ≤ scan p50; 5 % allowed for timing noise when the planner picks the scan)"}
+		worst, worstR, seen := math.Inf(1), 0.0, 0
+		for i := range rep.Plans {
+			pr := &rep.Plans[i]
+			if pr.Workload != "random" || pr.N != n || pr.K != k {
+				continue
+			}
+			for _, p := range pr.Results {
+				if p.Plan == "auto" && p.Latency.N > 0 {
+					seen++
+					if p.Speedup < worst {
+						worst, worstR = p.Speedup, p.R
+					}
+				}
+			}
+		}
+		if seen == 0 {
+			t.Measured, t.Status = "—", "not measured"
+		} else {
+			t.Measured = fmt.Sprintf("slowest: %.2fx at r=%.2f (%d thresholds)", worst, worstR, seen)
+			t.Status = status(worst >= 0.95)
+		}
+		ts = append(ts, t)
+	}
+	{
+		t := Target{Target: "n=1e6 k=512 random: approximate plan (index.Approx, MinRecall 0.999) at r=0.7 ≥ 10x faster than the scan with measured recall ≥ 0.999"}
+		if p := findPlan(rep, "random", n, k, 0.7, "approx recall>=0.999"); p != nil && p.Latency.N > 0 {
+			t.Measured = fmt.Sprintf("%.1fx, recall %.4f (%d of the scan's answers; expected %.4f; plan %s)", p.Speedup, p.Recall, p.Relevant, p.ExpectedRecall, chosen(p))
+			t.Status = status(p.Speedup >= 10 && p.Recall >= 0.999)
+		} else {
+			t.Measured, t.Status = "—", "not measured"
+		}
+		ts = append(ts, t)
+	}
+	if in := rep.Ingest; in != nil {
+		ts = append(ts, Target{Target: "fingerprinting ≥ 20 000 docs/s per core (2 KB docs, k=512)",
+			Measured: fmt.Sprintf("%.0f docs/s (%.0f-byte docs, one goroutine)", in.FingerprintDocsPerSec, in.DocBytes), Status: status(in.FingerprintDocsPerSec >= 20000)})
+		ts = append(ts, Target{Target: "bulk ingest ≥ 100 000 fingerprints/s (db.AddBatch of fingerprints, batches of 10 000, synced per batch)",
+			Measured: fmt.Sprintf("%.0f fp/s (%d fingerprints; one at a time with AddFingerprint, NoSync: %.0f fp/s)", in.BatchFPPerSec, in.BatchFPs, in.AddFPPerSec), Status: status(in.BatchFPPerSec >= 100000)})
+	}
+	{
+		t := Target{Target: "≤ 250 bytes on disk per document at k=512 (whole database after db.Compact, 10-byte ids)"}
+		if in := rep.Ingest; in != nil && in.BatchFPs > 0 {
+			t.Measured = fmt.Sprintf("%.0f B/doc (%d documents)", in.DBBytesPerDoc, in.BatchFPs)
+			for i := range rep.Plans {
+				if pr := &rep.Plans[i]; pr.Workload == "random" && pr.K == 512 && pr.N >= 1_000_000 {
+					t.Measured += fmt.Sprintf("; fingerprints + postings only, n=%s: %.0f B/doc", fmtN(pr.N), pr.Build.BytesPerFP)
+					break
+				}
+			}
+			t.Status = status(in.DBBytesPerDoc <= 250)
+		} else {
+			t.Measured, t.Status = "—", "not measured"
+		}
+		ts = append(ts, t)
+	}
+	return ts
+}
+
+func chosen(p *PlanResult) string {
+	var parts []string
+	for name, c := range p.Chosen {
+		parts = append(parts, fmt.Sprintf("%s ×%d", name, c))
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, ", ")
+}
+
+func fmtDur(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		return fmt.Sprintf("%.2f s", d.Seconds())
+	case d >= time.Millisecond:
+		return fmt.Sprintf("%.2f ms", float64(d)/1e6)
+	default:
+		return fmt.Sprintf("%.1f µs", float64(d)/1e3)
+	}
+}
+
+// Write writes <dir>/<name>.json, <name>.md, the SVG plots and
+// <dir>/latest.json.
+func Write(dir string, rep *Report) error {
+	name := rep.Config.Name
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	js, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".json"), append(js, '\n'), 0o644); err != nil {
+		return err
+	}
+	latest, err := json.MarshalIndent(Latest{Run: name, Env: rep.Env, Rows: LatestRows(rep), Targets: rep.Targets}, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "latest.json"), append(latest, '\n'), 0o644); err != nil {
+		return err
+	}
+	plots := Plots(rep)
+	var names []string
+	for _, p := range plots {
+		file := name + "-" + p.File + ".svg"
+		names = append(names, file)
+		if err := os.WriteFile(filepath.Join(dir, file), []byte(p.Chart.SVG()), 0o644); err != nil {
+			return err
+		}
+	}
+	return os.WriteFile(filepath.Join(dir, name+".md"), []byte(Markdown(rep, names)), 0o644)
+}
