@@ -215,7 +215,7 @@ func (s *Suite) accuracyOn(ctx context.Context, c *TextCorpus) error {
 				sid := i * len(docOf) / nq
 				queries[i] = flat[sid*stride : (sid+1)*stride]
 			}
-			res, err := Compare(ctx, k, queries, s.Cfg.AccRs, s.standardRunners(st.Index), s.Cfg.Compare)
+			res, err := Compare(ctx, k, queries, s.Cfg.AccRs, s.standardRunners(st.Index, flat), s.Cfg.Compare)
 			if err != nil {
 				st.Close()
 				return err

@@ -101,7 +101,7 @@ func TestCompareExactPlansAgree(t *testing.T) {
 	}
 	defer st.Close()
 	s := &Suite{Cfg: SmokeConfig()}
-	res, err := Compare(ctx, k, w.Queries, []float64{0.8, 0.9, 0.95}, s.standardRunners(st.Index), CompareOptions{})
+	res, err := Compare(ctx, k, w.Queries, []float64{0.8, 0.9, 0.95}, s.standardRunners(st.Index, w.Flat), CompareOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestCompareExactPlansAgree(t *testing.T) {
 		if !strings.HasPrefix(p.Plan, "approx") && (p.Mismatches != 0 || p.Recall != 1) {
 			t.Errorf("%s r=%.2f: %d mismatches, recall %v", p.Plan, p.R, p.Mismatches, p.Recall)
 		}
-		if p.Plan == "scan" && p.Speedup != 1 {
+		if p.Plan == RefScanName && p.Speedup != 1 {
 			t.Errorf("scan speed-up %v", p.Speedup)
 		}
 	}

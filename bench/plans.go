@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fpdb/fpdb/index"
+	"github.com/fpdb/fpdb/internal/bitvec"
 )
 
 // PlanResult is the measurement of one plan at one threshold.
@@ -75,6 +76,32 @@ func IndexPlan(name string, ix *index.Index, p index.Plan) PlanRunner {
 	}
 }
 
+// RefScanName names the reference scan.
+const RefScanName = "scan 1 goroutine"
+
+// RefScan returns the reference runner: a single-goroutine linear scan
+// (bitvec.Scan, fpdb's unrolled popcount) over flat, the same fingerprints
+// the index holds, in id order. It is the scan issue 3's targets are
+// measured against; the index's own Plan Scan may use several goroutines.
+func RefScan(flat []uint64, k int) PlanRunner {
+	stride := k / 64
+	return PlanRunner{
+		Name:     RefScanName,
+		Feasible: func(int) error { return nil },
+		Run: func(_ context.Context, q []uint64, rh int) ([]index.Hit, QueryCounters, error) {
+			var hits []index.Hit
+			bitvec.Scan(flat, stride, q, rh, func(i, d int) { hits = append(hits, index.Hit{ID: uint32(i), Dist: d}) })
+			slices.SortFunc(hits, func(a, b index.Hit) int {
+				if a.Dist != b.Dist {
+					return a.Dist - b.Dist
+				}
+				return int(a.ID) - int(b.ID)
+			})
+			return hits, QueryCounters{Plan: RefScanName, Verified: len(flat) / stride, Recall: 1}, nil
+		},
+	}
+}
+
 // AlgGPlan returns a runner of AlgG on ix.
 func AlgGPlan(ix *index.Index, maxComb float64, maxNodes int) PlanRunner {
 	return PlanRunner{
@@ -101,8 +128,8 @@ type CompareOptions struct {
 }
 
 // Compare measures every runner at each threshold on the same queries. The
-// last runner must be the scan: it is the reference for answers and for
-// the speed-up. For each query the runners run one after another, in an
+// last runner must be the reference scan (RefScan): it is the reference for
+// answers and for the speed-up. For each query the runners run one after another, in an
 // order rotated query by query, so that the noise of a shared machine hits
 // them alike.
 func Compare(ctx context.Context, k int, queries [][]uint64, thresholds []float64, runners []PlanRunner, o CompareOptions) ([]PlanResult, error) {

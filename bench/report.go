@@ -28,7 +28,9 @@ type LatestRow struct {
 	P50      int64   `json:"p50_ns"`
 	P99      int64   `json:"p99_ns"`
 	ScanP50  int64   `json:"scan_p50_ns"`
-	// Ratio is ScanP50 / P50: how many times faster than the scan.
+	// ScanP50 is the p50 of the single-goroutine reference scan measured
+	// in the same run on the same fingerprints; Ratio is ScanP50 / P50: how
+	// many times faster than that scan.
 	Ratio      float64 `json:"speedup_vs_scan"`
 	Queries    int     `json:"queries"`
 	Mismatches int     `json:"mismatches"`
@@ -48,7 +50,7 @@ func LatestRows(rep *Report) []LatestRow {
 	for _, pr := range rep.Plans {
 		scan := map[float64]int64{}
 		for _, p := range pr.Results {
-			if p.Plan == "scan" {
+			if p.Plan == RefScanName {
 				scan[p.R] = int64(p.Latency.P50)
 			}
 		}

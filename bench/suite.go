@@ -37,6 +37,7 @@ type Table1Row struct {
 	Fpdb        Latency        `json:"fpdb"`
 	FpdbPlans   map[string]int `json:"fpdb_plans"`
 	Scan        Latency        `json:"scan"`
+	Scan1       Latency        `json:"scan_1_goroutine"`
 	PaperG      string         `json:"paper_alg_g,omitempty"`
 	PaperH      string         `json:"paper_alg_h,omitempty"`
 	Mismatches  int            `json:"mismatches"`
@@ -117,7 +118,7 @@ func PaperWidths(k, rh int) []int {
 }
 
 // standardRunners are the plans compared on an index with fpdb's layout.
-func (s *Suite) standardRunners(ix *index.Index) []PlanRunner {
+func (s *Suite) standardRunners(ix *index.Index, flat []uint64) []PlanRunner {
 	return []PlanRunner{
 		IndexPlan("auto", ix, index.Plan{Kind: index.Auto}),
 		IndexPlan("alg.H (probe tau=0)", ix, index.Plan{Kind: index.Probe, Tau: 0}),
@@ -126,6 +127,7 @@ func (s *Suite) standardRunners(ix *index.Index) []PlanRunner {
 		IndexPlan("approx recall>=0.999", ix, index.Plan{Kind: index.Approx, MinRecall: 0.999}),
 		AlgGPlan(ix, s.Cfg.AlgGMaxComb, s.Cfg.AlgGMaxNodes),
 		IndexPlan("scan", ix, index.Plan{Kind: index.Scan}),
+		RefScan(flat, ix.Layout().K),
 	}
 }
 
@@ -142,7 +144,7 @@ func (s *Suite) runRandom(ctx context.Context) error {
 			return err
 		}
 		s.logf("random n=%d k=%d: built in %v + %v, %.0f B/fp; comparing plans", c.N, c.K, st.Build.Ingest.Round(time.Millisecond), st.Build.Compact.Round(time.Millisecond), st.Build.BytesPerFP)
-		res, err := Compare(ctx, c.K, w.Queries, c.Thresholds, s.standardRunners(st.Index), s.Cfg.Compare)
+		res, err := Compare(ctx, c.K, w.Queries, c.Thresholds, s.standardRunners(st.Index, w.Flat), s.Cfg.Compare)
 		st.Close()
 		if err != nil {
 			return err
@@ -156,10 +158,10 @@ func (s *Suite) runRandom(ctx context.Context) error {
 func (s *Suite) logResults(res []PlanResult) {
 	for _, p := range res {
 		if p.Latency.N == 0 {
-			s.logf("  r=%.2f %-20s %s", p.R, p.Plan, p.Skipped)
+			s.logf("  r=%.2f %-22s %s", p.R, p.Plan, p.Skipped)
 			continue
 		}
-		s.logf("  r=%.2f %-20s p50 %9s p99 %9s  %7.1fx  cand %.0f hits %.1f mism %d %s", p.R, p.Plan, p.Latency.P50.Round(time.Microsecond/10), p.Latency.P99.Round(time.Microsecond/10), p.Speedup, p.Candidates, p.Hits, p.Mismatches, p.Skipped)
+		s.logf("  r=%.2f %-22s p50 %9s p99 %9s  %7.1fx  cand %.0f hits %.1f mism %d %s", p.R, p.Plan, p.Latency.P50.Round(time.Microsecond/10), p.Latency.P99.Round(time.Microsecond/10), p.Speedup, p.Candidates, p.Hits, p.Mismatches, p.Skipped)
 	}
 }
 
@@ -188,7 +190,7 @@ func (s *Suite) runTable1(ctx context.Context) error {
 		res, err := Compare(ctx, k, w.Queries, []float64{r}, []PlanRunner{
 			AlgGPlan(ps.Index, s.Cfg.AlgGMaxComb, s.Cfg.AlgGMaxNodes),
 			IndexPlan("alg.H", ps.Index, index.Plan{Kind: index.Probe, Tau: 0}),
-			IndexPlan("scan", ps.Index, index.Plan{Kind: index.Scan}),
+			RefScan(w.Flat, k),
 		}, s.Cfg.Table1Compare)
 		ps.Close()
 		if err != nil {
@@ -209,13 +211,14 @@ func (s *Suite) runTable1(ctx context.Context) error {
 		res2, err := Compare(ctx, k, w.Queries, []float64{r}, []PlanRunner{
 			IndexPlan("auto", ds.Index, index.Plan{Kind: index.Auto}),
 			IndexPlan("scan", ds.Index, index.Plan{Kind: index.Scan}),
+			RefScan(w.Flat, k),
 		}, s.Cfg.Table1Compare)
 		ds.Close()
 		if err != nil {
 			return err
 		}
 		s.logResults(res2)
-		row.Fpdb, row.FpdbPlans, row.Scan = res2[0].Latency, res2[0].Chosen, res2[1].Latency
+		row.Fpdb, row.FpdbPlans, row.Scan, row.Scan1 = res2[0].Latency, res2[0].Chosen, res2[1].Latency, res2[2].Latency
 		row.Mismatches += res2[0].Mismatches
 		s.rep.Table1 = append(s.rep.Table1, row)
 	}
