@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/fpdb/fpdb/db"
+	"github.com/spf13/cobra"
+)
+
+// exitProblems is the exit status of "fpdb check" when the database
+// violates an invariant (and --repair was not given or did not fix it).
+const exitProblems = 1
+
+// checkOptions are the flags of "fpdb check".
+type checkOptions struct {
+	*globalOptions
+	repair bool
+}
+
+func newCheckCommand(g *globalOptions) *cobra.Command {
+	o := &checkOptions{globalOptions: g}
+	cmd := &cobra.Command{
+		Use:   "check [--repair]",
+		Short: "Verify the database's invariants, and repair them",
+		Long: `Check verifies every on-disk invariant of the database: the meta record is
+valid; each stored document has its record, its fingerprint, its id-map entry,
+its content-hash entry and exactly its m posting entries; no map entry or
+posting names a document that is not stored; the next internal id is beyond
+every stored one. Each violation found is printed on its own line.
+
+With --repair, the id map, the content-hash entries, every posting list and
+the next id are rebuilt from the document records and fingerprints, in one
+atomic write; a document whose record or fingerprint is unreadable cannot be
+kept and is listed as dropped. No other fpdb may have the database open.
+A damaged meta record, or damage inside Pebble's own files that makes the
+database unreadable, cannot be repaired: restore a backup.
+
+Exit status: 0 when the database is consistent (after --repair: when it is
+consistent now); 1 when problems were found; 2 on any other error.`,
+		Example: `  fpdb check
+  fpdb check --repair`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 0 {
+				return usageErrorf("check: takes no arguments, got %d", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.run(cmd.Context(), cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().BoolVar(&o.repair, "repair", false, "rebuild the id map, content hashes and postings from the fingerprints")
+	return cmd
+}
+
+func (o *checkOptions) run(ctx context.Context, stdout io.Writer) error {
+	if o.repair {
+		if err := o.runRepair(ctx, stdout); err != nil {
+			return err
+		}
+	}
+	return o.verify(ctx, stdout)
+}
+
+// runRepair runs db.Repair and prints what it found and did.
+func (o *checkOptions) runRepair(ctx context.Context, stdout io.Writer) error {
+	if err := requireDB(o.dbDir); err != nil {
+		return failure(err)
+	}
+	rep, err := db.Repair(ctx, o.dbDir, nil)
+	if err != nil {
+		return failure(newOpError("repair", err, "repair", "repair "+o.dbDir))
+	}
+	if !rep.Changed {
+		fmt.Fprintln(stdout, "nothing to repair")
+		return nil
+	}
+	for _, p := range rep.Problems {
+		fmt.Fprintf(stdout, "found: %s\n", p)
+	}
+	if rep.Omitted > 0 {
+		fmt.Fprintf(stdout, "found: %d more problems\n", rep.Omitted)
+	}
+	for _, p := range rep.Dropped {
+		fmt.Fprintf(stdout, "dropped: %s\n", p)
+	}
+	fmt.Fprintf(stdout, "repaired: %d documents kept, %d dropped, %d posting keys rewritten\n", rep.Kept, len(rep.Dropped), rep.Postings)
+	return nil
+}
+
+// verify opens the database read-only, runs Check and prints the result.
+func (o *checkOptions) verify(ctx context.Context, stdout io.Writer) (err error) {
+	d, err := openDB(o.dbDir, openReadOnly)
+	if errors.Is(err, db.ErrCorrupt) {
+		fmt.Fprintf(stdout, "problem: %s\n", errorText(err))
+		fmt.Fprintln(stdout, "1 problem; run 'fpdb check --repair' with no other fpdb using the database")
+		return &exitError{code: exitProblems}
+	}
+	if err != nil {
+		return failure(err)
+	}
+	defer closeDB(d, &err)
+	err = d.Check(ctx)
+	var ce *db.CheckError
+	switch {
+	case errors.As(err, &ce):
+		for _, p := range ce.Problems {
+			fmt.Fprintf(stdout, "problem: %s\n", p)
+		}
+		n := len(ce.Problems) + ce.Omitted
+		if ce.Omitted > 0 {
+			fmt.Fprintf(stdout, "problem: %d more not listed\n", ce.Omitted)
+		}
+		fmt.Fprintf(stdout, "%d problems; run 'fpdb check --repair' with no other fpdb using the database\n", n)
+		return &exitError{code: exitProblems}
+	case errors.Is(err, db.ErrCorrupt):
+		fmt.Fprintf(stdout, "problem: %s\n", errorText(err))
+		return &exitError{code: exitProblems}
+	case err != nil:
+		return failure(newOpError("check", err, "check "+o.dbDir))
+	}
+	fmt.Fprintf(stdout, "ok: %d documents, every invariant holds\n", d.Stats().Docs)
+	return nil
+}
+
+// requireDB refuses a missing (or locked, or foreign) database before
+// Repair is asked to open it; a corrupt one is left to Repair.
+func requireDB(dir string) error {
+	d, err := openDB(dir, openReadOnly)
+	if errors.Is(err, db.ErrCorrupt) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return d.Close()
+}
