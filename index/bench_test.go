@@ -38,32 +38,39 @@ func buildBench(b *testing.B, n, k int, widths []int) (*Index, [][]uint64) {
 	ix := New(db, l)
 	r := rand.New(rand.NewPCG(1, uint64(n)))
 	var queries [][]uint64
-	batch := db.NewBatch()
-	for i := range n {
-		fp := randFP(r, k/64)
-		if i%(n/100) == 0 {
-			queries = append(queries, fp)
-		}
-		if err := ix.StageAdd(batch, uint32(i), fp); err != nil {
+	var entries []Entry
+	flush := func() {
+		batch := db.NewBatch()
+		if err := ix.StageMany(batch, entries, nil); err != nil {
 			b.Fatal(err)
 		}
-		ix.ApplyAdd(uint32(i), fp)
-		if batch.Count() > 50_000 {
-			if err := batch.Commit(pebble.NoSync); err != nil {
-				b.Fatal(err)
-			}
-			batch = db.NewBatch()
+		if err := batch.Commit(pebble.NoSync); err != nil {
+			b.Fatal(err)
+		}
+		for _, e := range entries {
+			ix.ApplyAdd(e.ID, e.FP)
+		}
+		entries = entries[:0]
+	}
+	for i := range n {
+		fp := randFP(r, k/64)
+		if i%max(1, n/100) == 0 {
+			queries = append(queries, fp)
+		}
+		entries = append(entries, Entry{ID: uint32(i), FP: fp})
+		if len(entries) == 10_000 {
+			flush()
 		}
 	}
-	if err := batch.Commit(pebble.NoSync); err != nil {
-		b.Fatal(err)
-	}
+	flush()
 	if err := db.Compact(context.Background(), []byte{'p'}, []byte{'q'}, true); err != nil {
 		b.Fatal(err)
 	}
 	if err := ix.Warm(context.Background()); err != nil {
 		b.Fatal(err)
 	}
+	b.Logf("n=%d k=%d groups=%d: %.1f bytes on disk per fingerprint (fingerprints and postings)",
+		n, k, len(widths), float64(db.Metrics().DiskSpaceUsage())/float64(n))
 	return ix, queries
 }
 
@@ -78,18 +85,27 @@ func (quiet) Fatalf(f string, a ...any) { panic(fmt.Sprintf(f, a...)) }
 // scan's at the same threshold.
 func BenchmarkSearch(b *testing.B) {
 	n := benchN()
-	ix, queries := buildBench(b, n, 512, []int{16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16})
+	width := 16
+	if w, err := strconv.Atoi(os.Getenv("FPDB_BENCH_WIDTH")); err == nil && w > 0 {
+		width = w
+	}
+	var widths []int // EqualWidths(512, width)
+	for m, i := (512+width-1)/width, 0; i < m; i++ {
+		widths = append(widths, 512/m+btoi(i < 512%m))
+	}
+	ix, queries := buildBench(b, n, 512, widths)
+	m := len(widths)
 	ctx := context.Background()
 	for _, r := range []float64{0.9, 0.8, 0.7, 0.6, 0.5} {
 		rh := Radius(512, r)
 		plans := []Plan{{Kind: Auto}, {Kind: Scan}, {Kind: Approx, MinRecall: 0.999}}
 		for tau := 0; tau <= MaxTau; tau++ {
-			if MinHits(32, rh, tau) >= 1 {
+			if MinHits(m, rh, tau) >= 1 {
 				plans = append(plans, Plan{Kind: Probe, Tau: tau})
 			}
 		}
 		for _, p := range plans {
-			b.Run(fmt.Sprintf("n=%d/r=%.1f/%s", n, r, p), func(b *testing.B) {
+			b.Run(fmt.Sprintf("n=%d/m=%d/r=%.1f/%s", n, m, r, p), func(b *testing.B) {
 				var st Stats
 				for i := 0; b.Loop(); i++ {
 					var err error
@@ -107,4 +123,11 @@ func BenchmarkSearch(b *testing.B) {
 			})
 		}
 	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
