@@ -28,6 +28,9 @@ func TestMain(m *testing.M) {
 }
 
 func testMain(m *testing.M) int {
+	if fuzzing() {
+		return m.Run() // fuzz targets run in-process: no binary to build
+	}
 	tmp, err := os.MkdirTemp("", "fpdb-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
