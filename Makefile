@@ -5,9 +5,11 @@ GO       ?= go
 BIN      ?= bin/fpdb
 FPDB_DB  ?= fpdb-data
 FUZZTIME ?= 30s
+CRASH_CYCLES ?= 500
+DURATION ?= 10m
 
 .DEFAULT_GOAL := help
-.PHONY: help build test test-short vet lint format-check mod-tidy-check demo fuzz bench bench-full clean
+.PHONY: help build test test-short vet lint format-check mod-tidy-check demo fuzz crash soak bench bench-full clean
 
 help: ## print this help
 	@echo "fpdb make targets:"
@@ -48,6 +50,12 @@ fuzz: ## run every fuzz target for FUZZTIME each
 	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	  done; \
 	done
+
+crash: ## kill -9 crash harness: CRASH_CYCLES kill cycles (default 500), plus the power-loss test
+	$(GO) test -count=1 -timeout 0 -run '^(TestCrash|TestPowerLoss)$$' -v ./db/ -crash.cycles=$(CRASH_CYCLES)
+
+soak: ## model-based concurrency soak under -race for DURATION (default 10m)
+	$(GO) test -race -count=1 -timeout 0 -run '^TestSoak$$' -v ./db/ -soak.duration=$(DURATION)
 
 bench: ## quick benchmark suite (≤ 15 min): bench/results/quick.{md,json,svg}, latest.json
 	FPDB_BENCH_COMMAND="make bench" $(GO) run ./bench/cmd/fpdb-bench -suite quick -out bench/results
