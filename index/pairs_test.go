@@ -242,7 +242,7 @@ func BenchmarkPairs(b *testing.B) {
 	for i := range s.fps {
 		s.fps[i] = r.Uint64()
 	}
-	for _, thr := range []float64{0.9, 0.8} {
+	for _, thr := range []float64{0.9, 0.8, 0.7} {
 		b.Run(fmt.Sprintf("n=%d/R=%.1f", n, thr), func(b *testing.B) {
 			rh := Radius(512, thr)
 			for b.Loop() {
