@@ -580,3 +580,35 @@ func TestInMemoryFS(t *testing.T) {
 		t.Fatalf("docs = %d after reopen", d.Stats().Docs)
 	}
 }
+
+func TestWarm(t *testing.T) {
+	d := openTest(t, "", nil)
+	texts := []string{text(21, 200), text(22, 200), edit(text(21, 200), 9)}
+	for i, s := range texts {
+		if _, err := d.Add(ctx, fmt.Sprint("w", i), []byte(s), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Warm(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Writes after Warm keep the complete cache right (Check compares it
+	// with Pebble at cleanup).
+	if _, err := d.Add(ctx, "w3", []byte(edit(texts[1], 40)), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Delete(ctx, "w0"); err != nil {
+		t.Fatal(err)
+	}
+	q, err := d.Query(ctx, []byte(texts[1]), QueryOptions{Threshold: 0.7, Plan: Plan{Kind: PlanProbe, Tau: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(q.Matches) != 2 || q.Matches[0].ID != "w1" || q.Matches[1].ID != "w3" || q.Stats.Reads != 0 {
+		t.Fatalf("after warm: %+v %+v", q.Matches, q.Stats)
+	}
+	scan, err := d.Query(ctx, []byte(texts[1]), QueryOptions{Threshold: 0.7, Plan: Plan{Kind: PlanScan}})
+	if err != nil || !slices.Equal(scan.Matches, q.Matches) {
+		t.Fatalf("scan %+v differs from probe %+v (%v)", scan.Matches, q.Matches, err)
+	}
+}
