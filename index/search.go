@@ -93,13 +93,13 @@ const MaxTau = 4
 
 // Cost model constants, in nanoseconds per unit, fitted to BenchmarkSearch
 // (1 M random 512-bit fingerprints, warm posting cache, 16- and 12-bit
-// groups; per probe ≈ 170 ns beyond its ids, per posting id ≈ 8 ns, scan
-// ≈ 1.3 ns per 64-bit word on one core). The machine was shared and noisy;
-// the planner only needs the ratios right.
+// groups, and bench/results: a probe with its ~15 ids costs ≈ 430 times a
+// scanned 64-bit word). The machine was shared and noisy; the planner only
+// needs the ratios right, and errs towards the scan.
 const (
-	costProbeHit  = 170.0  // one probe answered by the posting cache
+	costProbeHit  = 350.0  // one probe answered by the posting cache
 	costProbeMiss = 4000.0 // one probe read from Pebble and decoded
-	costPosting   = 8.0    // one posting id counted
+	costPosting   = 15.0   // one posting id counted
 	costVerify    = 30.0   // one exact Hamming check of a candidate
 	costScanWord  = 1.3    // one 64-bit word of the linear scan, one core
 	costClearByte = 0.05   // resetting one byte of the counter array
