@@ -26,6 +26,11 @@ type AccuracyRow struct {
 	Correct   int     `json:"correct_pairs"`  // returned pairs with Jaccard ≥ r
 	Precision float64 `json:"precision"`
 	Recall    float64 `json:"recall"`
+	// With a margin of 0.1 (as db's accuracy test): the share of returned
+	// pairs with Jaccard ≥ r − 0.1 (−1 when the ground truth does not go
+	// that low), and of the pairs with Jaccard ≥ r + 0.1 that were returned.
+	PrecisionMargin float64 `json:"precision_margin"`
+	RecallMargin    float64 `json:"recall_margin"`
 }
 
 // TextCorpus is a set of documents with the exact resemblance of every
@@ -35,6 +40,9 @@ type TextCorpus struct {
 	IDs   []string
 	Docs  [][]byte
 	Truth map[[2]int]float64 // (i, j), i < j
+	// TruthMin is the least resemblance Truth lists: pairs not in Truth are
+	// below it.
+	TruthMin float64
 }
 
 // SyntheticCorpus is workload (b): bases documents of about size bytes
@@ -42,11 +50,11 @@ type TextCorpus struct {
 // by variants near duplicates made by one kind of edit (substitute, insert,
 // delete, move; cycling) applied to a fraction of its words (0.25 % to
 // 15 %, cycling). Every pair's Jaccard resemblance over 4-word shingles is
-// computed exactly (ShingleSet, SimilarPairs).
+// computed exactly (ShingleSet, SimilarPairs); pairs ≥ 0.4 are kept.
 func SyntheticCorpus(bases, variants, size int, seed uint64) (*TextCorpus, error) {
 	z := NewZipf(50_000, 1.0, seed)
 	fractions := []float64{0.0025, 0.005, 0.01, 0.02, 0.03, 0.05, 0.07, 0.1, 0.15}
-	c := &TextCorpus{Name: "zipf-text"}
+	c := &TextCorpus{Name: "zipf-text", TruthMin: 0.4}
 	for b := range bases {
 		base := z.Doc(size)
 		c.IDs = append(c.IDs, fmt.Sprintf("b%05d", b))
@@ -67,7 +75,7 @@ func SyntheticCorpus(bases, variants, size int, seed uint64) (*TextCorpus, error
 		}
 		sets[i] = s
 	}
-	c.Truth = SimilarPairs(sets, 0.5)
+	c.Truth = SimilarPairs(sets, c.TruthMin)
 	return c, nil
 }
 
@@ -81,7 +89,7 @@ func DebianCorpus(dir string) (*TextCorpus, error) {
 	if len(files) == 0 {
 		return nil, fmt.Errorf("bench: no documents in %s/docs", dir)
 	}
-	c := &TextCorpus{Name: "debian", Truth: map[[2]int]float64{}}
+	c := &TextCorpus{Name: "debian", Truth: map[[2]int]float64{}, TruthMin: 0.5}
 	pos := map[string]int{}
 	for _, f := range files {
 		b, err := os.ReadFile(f)
@@ -203,6 +211,28 @@ func (s *Suite) accuracyOn(ctx context.Context, c *TextCorpus) error {
 			}
 			if row.Relevant > 0 {
 				row.Recall = float64(row.Correct) / float64(row.Relevant)
+			}
+			row.PrecisionMargin, row.RecallMargin = -1, -1
+			if r-0.1 >= c.TruthMin-1e-9 && row.Returned > 0 {
+				good := 0
+				for p := range found {
+					if c.Truth[p] >= r-0.1 {
+						good++
+					}
+				}
+				row.PrecisionMargin = float64(good) / float64(row.Returned)
+			}
+			var far, farFound int
+			for p, jac := range c.Truth {
+				if jac >= r+0.1 && stored[p[0]] && stored[p[1]] {
+					far++
+					if found[p] {
+						farFound++
+					}
+				}
+			}
+			if far > 0 {
+				row.RecallMargin = float64(farFound) / float64(far)
 			}
 			s.rep.Accuracy = append(s.rep.Accuracy, row)
 			s.logf("accuracy %s k=%d r=%.1f: P %.3f R %.3f (%d returned, %d relevant)", c.Name, k, r, row.Precision, row.Recall, row.Returned, row.Relevant)

@@ -181,8 +181,8 @@ func fmtDur(d time.Duration) string {
 	}
 }
 
-// Write writes <dir>/<name>.json, <name>.md, the SVG plots and
-// <dir>/latest.json.
+// Write writes <dir>/<name>.json, <name>.md, the SVG plots and, for a run
+// of every section, <dir>/latest.json.
 func Write(dir string, rep *Report) error {
 	name := rep.Config.Name
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -195,12 +195,14 @@ func Write(dir string, rep *Report) error {
 	if err := os.WriteFile(filepath.Join(dir, name+".json"), append(js, '\n'), 0o644); err != nil {
 		return err
 	}
-	latest, err := json.MarshalIndent(Latest{Run: name, Env: rep.Env, Rows: LatestRows(rep), Targets: rep.Targets}, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "latest.json"), append(latest, '\n'), 0o644); err != nil {
-		return err
+	if len(rep.Sections) == 0 {
+		latest, err := json.MarshalIndent(Latest{Run: name, Env: rep.Env, Rows: LatestRows(rep), Targets: rep.Targets}, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, "latest.json"), append(latest, '\n'), 0o644); err != nil {
+			return err
+		}
 	}
 	plots := Plots(rep)
 	var names []string

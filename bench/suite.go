@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/fpdb/fpdb/db"
@@ -45,14 +46,16 @@ type Table1Row struct {
 
 // Report is everything one run measured.
 type Report struct {
-	Env      Env              `json:"env"`
-	Config   Config           `json:"config"`
-	Elapsed  time.Duration    `json:"elapsed_ns"`
-	Ingest   *IngestResult    `json:"ingest,omitempty"`
-	Plans    []PlanRun        `json:"plans"`
-	Table1   []Table1Row      `json:"table1"`
-	Accuracy []AccuracyRow    `json:"accuracy"`
-	Notes    []string         `json:"notes"`
+	Env      Env           `json:"env"`
+	Config   Config        `json:"config"`
+	Elapsed  time.Duration `json:"elapsed_ns"`
+	Ingest   *IngestResult `json:"ingest,omitempty"`
+	Plans    []PlanRun     `json:"plans"`
+	Table1   []Table1Row   `json:"table1"`
+	Accuracy []AccuracyRow `json:"accuracy"`
+	Notes    []string      `json:"notes"`
+	// Sections lists the sections run when not all were.
+	Sections []string         `json:"sections,omitempty"`
 	PeakRSS  map[string]int64 `json:"peak_rss_bytes_after"`
 	Targets  []Target         `json:"targets"`
 }
@@ -61,7 +64,10 @@ type Report struct {
 type Suite struct {
 	Cfg Config
 	Log io.Writer
-	rep *Report
+	// Sections, when not empty, limits the run to these sections (ingest,
+	// random, table1, accuracy).
+	Sections []string
+	rep      *Report
 }
 
 func (s *Suite) logf(format string, args ...any) {
@@ -78,7 +84,7 @@ func (s *Suite) note(format string, args ...any) {
 // Run runs every section of the suite and returns the report.
 func (s *Suite) Run(ctx context.Context, env Env) (*Report, error) {
 	start := time.Now()
-	s.rep = &Report{Env: env, Config: s.Cfg, PeakRSS: map[string]int64{}}
+	s.rep = &Report{Env: env, Config: s.Cfg, Sections: s.Sections, PeakRSS: map[string]int64{}}
 	sections := []struct {
 		name string
 		fn   func(context.Context) error
@@ -89,6 +95,9 @@ func (s *Suite) Run(ctx context.Context, env Env) (*Report, error) {
 		{"accuracy", s.runAccuracy},
 	}
 	for _, sec := range sections {
+		if len(s.Sections) > 0 && !slices.Contains(s.Sections, sec.name) {
+			continue
+		}
 		s.logf("== %s", sec.name)
 		if err := sec.fn(ctx); err != nil {
 			return s.rep, fmt.Errorf("bench: %s: %w", sec.name, err)

@@ -139,7 +139,7 @@ func tickLabel(t float64, log bool) string {
 	if log {
 		v := math.Pow(10, t)
 		switch {
-		case v >= 1e6:
+		case v >= 1e5:
 			return fmt.Sprintf("1e%.0f", t)
 		case v >= 1:
 			return fmt.Sprintf("%.0f", v)

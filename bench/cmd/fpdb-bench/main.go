@@ -23,7 +23,8 @@ func main() {
 	out := flag.String("out", "bench/results", "directory of the reports")
 	tmp := flag.String("tmp", "", "directory for the benchmark stores (default: a fresh one under $TMPDIR)")
 	corpus := flag.String("corpus", "", "the real corpus (default: ../shared/corpus/debian beside the repository)")
-	name := flag.String("name", "", "report name (default: the suite's)")
+	name := flag.String("name", "", "report name (default: the suite's; <suite>-partial with -sections)")
+	sections := flag.String("sections", "", "comma-separated sections to run (ingest,random,table1,accuracy); default all. A partial run does not write latest.json")
 	flag.Parse()
 
 	var cfg bench.Config
@@ -37,6 +38,11 @@ func main() {
 	default:
 		fmt.Fprintf(os.Stderr, "fpdb-bench: unknown suite %q\n", *suite)
 		os.Exit(2)
+	}
+	var only []string
+	if *sections != "" {
+		only = strings.Split(*sections, ",")
+		cfg.Name += "-partial"
 	}
 	if *name != "" {
 		cfg.Name = *name
@@ -63,7 +69,7 @@ func main() {
 	if m := os.Getenv("FPDB_BENCH_COMMAND"); m != "" {
 		command = m
 	}
-	s := &bench.Suite{Cfg: cfg, Log: os.Stderr}
+	s := &bench.Suite{Cfg: cfg, Log: os.Stderr, Sections: only}
 	rep, err := s.Run(ctx, bench.CollectEnv(command))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fpdb-bench:", err)
