@@ -1,6 +1,7 @@
 package posting
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 
@@ -19,18 +20,82 @@ func Merger() *pebble.Merger {
 	return &pebble.Merger{Name: MergerName, Merge: newValueMerger}
 }
 
+// newValueMerger validates the first operand and keeps a copy of its bytes:
+// most merges (every flush of a key written once since the last flush) see
+// just one operand, which Finish then returns as it is, without decoding
+// it into bitmaps and encoding it again.
 func newValueMerger(key, value []byte) (pebble.ValueMerger, error) {
-	op, err := Decode(value)
+	addB, remB, err := split(value)
+	if err == nil && len(addB) > 0 {
+		if err = walk(addB, nil); err != nil {
+			err = fmt.Errorf("Add: %w", err)
+		}
+	}
+	if err == nil && len(remB) > 0 {
+		if err = walk(remB, nil); err != nil {
+			err = fmt.Errorf("Remove: %w", err)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("posting: merge key %x: %w", key, err)
 	}
-	return &valueMerger{op: *op}, nil
+	return &valueMerger{raw: bytes.Clone(value), rawRemove: len(remB)}, nil
 }
 
 // valueMerger accumulates the composition of the operands seen so far in op,
-// whose Add and Remove are always disjoint and owned by the merger.
+// whose Add and Remove are always disjoint and owned by the merger. Until a
+// second operand arrives, the first is kept undecoded in raw (the last
+// rawRemove bytes of which are its Remove set).
 type valueMerger struct {
-	op Op
+	op        Op
+	raw       []byte
+	rawRemove int
+	// In slice mode (sliceMode), the composition is kept in the sorted,
+	// disjoint lists sa (Add) and sr (Remove) instead of op, while short
+	// (see mergeslices.go).
+	sliceMode bool
+	sa, sr    []uint32
+}
+
+// decodeRaw decodes the kept first operand: into sorted slices when it is
+// short, else into op.
+func (m *valueMerger) decodeRaw() error {
+	if m.raw == nil {
+		return nil
+	}
+	addB, remB, err := split(m.raw)
+	if err == nil && len(addB)+len(remB) <= 2*maxSliceIDs {
+		if m.sa, err = sortedIDs(nil, addB); err == nil {
+			m.sr, err = sortedIDs(nil, remB)
+		}
+		if err == nil {
+			m.sr = minus(m.sr, m.sa)
+			m.sliceMode, m.raw = true, nil
+			return nil
+		}
+	}
+	op, err := Decode(m.raw)
+	if err != nil {
+		return fmt.Errorf("posting: merge operand: %w", err)
+	}
+	m.op, m.raw = *op, nil
+	return nil
+}
+
+// merge adds operand value (newer or older than all seen) in slice mode
+// when it can; otherwise it leaves slice mode and reports false.
+func (m *valueMerger) merge(value []byte, newer bool) (bool, error) {
+	if err := m.decodeRaw(); err != nil {
+		return true, err
+	}
+	done, err := m.mergeSlices(value, newer)
+	if err != nil {
+		return true, fmt.Errorf("posting: merge operand: %w", err)
+	}
+	if !done {
+		m.leaveSliceMode()
+	}
+	return done, nil
 }
 
 // valueMerger deliberately does not implement pebble.DeletableValueMerger:
@@ -44,6 +109,9 @@ var _ pebble.ValueMerger = (*valueMerger)(nil)
 // MergeNewer composes a newer operand n after the accumulated op m:
 // Add = (Add_m \ Remove_n) ∪ Add_n, Remove = (Remove_m \ Add_n) ∪ Remove_n.
 func (m *valueMerger) MergeNewer(value []byte) error {
+	if done, err := m.merge(value, true); done || err != nil {
+		return err
+	}
 	if done, err := m.mergeSmall(value, true); done || err != nil {
 		return err
 	}
@@ -67,6 +135,9 @@ func (m *valueMerger) MergeNewer(value []byte) error {
 // Both are computed in place in m; since Remove_o ∩ Add_o = ∅,
 // Remove_o \ Add_m equals Remove_o \ Add (the new Add).
 func (m *valueMerger) MergeOlder(value []byte) error {
+	if done, err := m.merge(value, false); done || err != nil {
+		return err
+	}
 	if done, err := m.mergeSmall(value, false); done || err != nil {
 		return err
 	}
@@ -141,6 +212,20 @@ func (m *valueMerger) mergeSmall(value []byte, newer bool) (done bool, err error
 // Finish returns the encoded composition; when includesBase, Remove is
 // dropped since nothing lies below the oldest operand.
 func (m *valueMerger) Finish(includesBase bool) ([]byte, io.Closer, error) {
+	if m.raw != nil {
+		// One operand: as written, without its Remove set at the base
+		// (Remove is the suffix of the encoding).
+		if includesBase {
+			return m.raw[:len(m.raw)-m.rawRemove], nil, nil
+		}
+		return m.raw, nil, nil
+	}
+	if m.sliceMode {
+		if includesBase {
+			return AppendSorted(nil, m.sa, nil), nil, nil
+		}
+		return AppendSorted(nil, m.sa, m.sr), nil, nil
+	}
 	if includesBase {
 		m.op.Remove.Clear()
 	}
