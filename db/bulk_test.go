@@ -244,15 +244,17 @@ func TestAddBatchCrash(t *testing.T) {
 	}
 }
 
-// BenchmarkAddBatch stores fingerprints in synced batches of 10 000
-// documents into a database on disk; FPDB_BULK_N sets the total (default
-// 200 000). It reports documents per second.
+// BenchmarkAddBatch stores fingerprints in synced batches into a database
+// on disk; FPDB_BULK_N sets the total (default 200 000) and FPDB_BULK_BATCH
+// the batch size (default 10 000). It reports documents per second.
 func BenchmarkAddBatch(b *testing.B) {
-	n := 200_000
-	if v := os.Getenv("FPDB_BULK_N"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil {
-			b.Fatal(err)
+	n, batch := 200_000, 10_000
+	for name, p := range map[string]*int{"FPDB_BULK_N": &n, "FPDB_BULK_BATCH": &batch} {
+		if v := os.Getenv(name); v != "" {
+			var err error
+			if *p, err = strconv.Atoi(v); err != nil || *p <= 0 {
+				b.Fatalf("%s=%q: want a positive integer", name, v)
+			}
 		}
 	}
 	r := rand.New(rand.NewPCG(1, 1))
@@ -268,8 +270,8 @@ func BenchmarkAddBatch(b *testing.B) {
 		}
 		b.StartTimer()
 		start := time.Now()
-		for lo := 0; lo < n; lo += 10_000 {
-			addBatch(b, d, docs[lo:min(lo+10_000, n)])
+		for lo := 0; lo < n; lo += batch {
+			addBatch(b, d, docs[lo:min(lo+batch, n)])
 		}
 		b.ReportMetric(float64(n)/time.Since(start).Seconds(), "docs/s")
 		b.StopTimer()
