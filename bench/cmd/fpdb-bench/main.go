@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/fpdb/fpdb/bench"
@@ -25,6 +26,8 @@ func main() {
 	corpus := flag.String("corpus", "", "the real corpus (default: ../shared/corpus/debian beside the repository)")
 	name := flag.String("name", "", "report name (default: the suite's; <suite>-partial with -sections)")
 	sections := flag.String("sections", "", "comma-separated sections to run (ingest,random,table1,accuracy); default all. A partial run does not write latest.json")
+	t1ks := flag.String("table1-ks", "", "comma-separated k of the Table 1 section (default: the suite's)")
+	t1q := flag.Int("table1-queries", 0, "queries per k of the Table 1 section (default: the suite's)")
 	flag.Parse()
 
 	var cfg bench.Config
@@ -38,6 +41,20 @@ func main() {
 	default:
 		fmt.Fprintf(os.Stderr, "fpdb-bench: unknown suite %q\n", *suite)
 		os.Exit(2)
+	}
+	if *t1ks != "" {
+		cfg.Table1Ks = nil
+		for _, f := range strings.Split(*t1ks, ",") {
+			k, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "fpdb-bench: -table1-ks: %v\n", err)
+				os.Exit(2)
+			}
+			cfg.Table1Ks = append(cfg.Table1Ks, k)
+		}
+	}
+	if *t1q > 0 {
+		cfg.Table1Queries = *t1q
 	}
 	var only []string
 	if *sections != "" {
