@@ -25,8 +25,10 @@ type CompactResult struct {
 // Compact rewrites the whole store: posting lists are folded into one
 // value each (the removals of deleted documents disappear from them) and
 // the records of deleted documents are dropped, so that disk usage and
-// posting reads shrink after many deletes. Pebble also compacts in the
-// background as data grows; Compact forces it all at once. Readers proceed
+// posting reads shrink after many deletes. In the background, Pebble's
+// compactions fold operands as data moves down the levels and its
+// tombstone-density compactions pick up tables dense with deleted records;
+// Compact does it all at once. Readers proceed
 // meanwhile; writers wait until it is done.
 func (d *DB) Compact(ctx context.Context) (CompactResult, error) {
 	if err := ctx.Err(); err != nil {
