@@ -132,7 +132,11 @@ func (d *DB) AddBatch(ctx context.Context, docs []BatchDoc) (*BatchResult, error
 	var removes []uint32
 	rec := make([]byte, 0, 256)
 	seq := d.nextSeq
-	olds, err := d.lookupMany(docsOut, ok)
+	okIDs := make([]string, len(ok))
+	for j, i := range ok {
+		okIDs[j] = docsOut[i].ID
+	}
+	olds, err := d.lookupMany(okIDs)
 	if err != nil {
 		return nil, fmt.Errorf("fpdb: add batch: %w", err)
 	}
@@ -186,33 +190,32 @@ func (d *DB) AddBatch(ctx context.Context, docs []BatchDoc) (*BatchResult, error
 // noSeq marks an id that is not stored in lookupMany's answer.
 const noSeq = math.MaxUint32
 
-// lookupMany returns the internal id stored for each docs[ok[j]].ID, or
-// noSeq. It seeks one iterator in key order, which is much cheaper than a
-// Get per id. writeMu is held.
-func (d *DB) lookupMany(docs []Doc, ok []int) ([]uint32, error) {
-	order := slices.Clone(ok)
-	slices.SortFunc(order, func(a, b int) int { return strings.Compare(docs[a].ID, docs[b].ID) })
-	at := make(map[int]int, len(ok)) // batch position → j
-	for j, i := range ok {
-		at[i] = j
+// lookupMany returns the internal id stored for each of ids, or noSeq. It
+// seeks one iterator in key order, which is much cheaper than a Get per id.
+// writeMu is held.
+func (d *DB) lookupMany(ids []string) ([]uint32, error) {
+	order := make([]int, len(ids))
+	for i := range order {
+		order[i] = i
 	}
-	out := make([]uint32, len(ok))
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(ids[a], ids[b]) })
+	out := make([]uint32, len(ids))
 	lo, hi := keys.Range(keys.PrefixExtID)
 	it, err := d.pdb.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
 		return nil, err
 	}
 	for _, i := range order {
-		k := keys.ExtID(docs[i].ID)
-		out[at[i]] = noSeq
+		k := keys.ExtID(ids[i])
+		out[i] = noSeq
 		if it.SeekGE(k) && bytes.Equal(it.Key(), k) {
 			v, err := it.ValueAndErr()
 			if err == nil {
-				out[at[i]], err = decodeSeq(v)
+				out[i], err = decodeSeq(v)
 			}
 			if err != nil {
 				_ = it.Close()
-				return nil, fmt.Errorf("%q: %w", docs[i].ID, err)
+				return nil, fmt.Errorf("%q: %w", ids[i], err)
 			}
 		}
 	}

@@ -58,21 +58,28 @@ func (d *DB) deleteMany(ctx context.Context, ids []string, chunk int) (*DeleteRe
 	defer d.writeMu.Unlock()
 	res := &DeleteResult{}
 	seen := make(map[string]struct{}, len(ids))
-	var vs []victim
+	uniq := make([]string, 0, len(ids))
 	for _, id := range ids {
-		if _, dup := seen[id]; dup {
-			continue
+		if _, dup := seen[id]; !dup {
+			seen[id] = struct{}{}
+			uniq = append(uniq, id)
 		}
-		seen[id] = struct{}{}
-		seq, found, err := d.lookup(id)
-		if err != nil {
-			return res, fmt.Errorf("fpdb: delete %q: %w", id, err)
-		}
-		if !found {
+	}
+	if err := d.readLocked(); err != nil {
+		return res, err
+	}
+	seqs, err := d.lookupMany(uniq)
+	d.mu.RUnlock()
+	if err != nil {
+		return res, fmt.Errorf("fpdb: delete: %w", err)
+	}
+	var vs []victim
+	for i, id := range uniq {
+		if seqs[i] == noSeq {
 			res.NotFound = append(res.NotFound, id)
 			continue
 		}
-		vs = append(vs, victim{ext: id, seq: seq})
+		vs = append(vs, victim{ext: id, seq: seqs[i]})
 	}
 	n, err := d.deleteVictims(ctx, vs, chunk)
 	res.Deleted = n

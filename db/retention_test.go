@@ -3,6 +3,7 @@ package db
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -167,5 +168,40 @@ func BenchmarkDeleteMany(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
+	}
+}
+
+func TestBulkDeletesClosedAndReadOnly(t *testing.T) {
+	dir := t.TempDir()
+	d := openTest(t, dir, nil)
+	addBatch(t, d, []BatchDoc{{ID: "a", Text: []byte("one two three four five")}})
+	closeChecked(t, d)
+	if _, err := d.DeleteMany(ctx, []string{"a"}); !errors.Is(err, ErrClosed) {
+		t.Errorf("DeleteMany closed: %v", err)
+	}
+	if _, err := d.DeletePrefix(ctx, "a"); !errors.Is(err, ErrClosed) {
+		t.Errorf("DeletePrefix closed: %v", err)
+	}
+	if _, err := d.DeleteOlderThan(ctx, time.Now()); !errors.Is(err, ErrClosed) {
+		t.Errorf("DeleteOlderThan closed: %v", err)
+	}
+	if _, err := d.Compact(ctx); !errors.Is(err, ErrClosed) {
+		t.Errorf("Compact closed: %v", err)
+	}
+	if _, err := d.Export(ctx, io.Discard); !errors.Is(err, ErrClosed) {
+		t.Errorf("Export closed: %v", err)
+	}
+	if _, err := d.Pairs(ctx, 0.9, func(Pair) error { return nil }); !errors.Is(err, ErrClosed) {
+		t.Errorf("Pairs closed: %v", err)
+	}
+	ro := openTest(t, dir, &Options{ReadOnly: true})
+	if _, err := ro.DeleteMany(ctx, []string{"a"}); !errors.Is(err, ErrReadOnly) {
+		t.Errorf("DeleteMany read-only: %v", err)
+	}
+	if _, err := ro.DeletePrefix(ctx, "a"); !errors.Is(err, ErrReadOnly) {
+		t.Errorf("DeletePrefix read-only: %v", err)
+	}
+	if ro.Stats().Docs != 1 {
+		t.Error("a read-only delete deleted")
 	}
 }
