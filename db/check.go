@@ -149,6 +149,11 @@ func (d *DB) Check(ctx context.Context) error {
 	if st.fps.n != d.ix.Len() {
 		p.add("%d fingerprints on disk, %d in memory", st.fps.n, d.ix.Len())
 	}
+	if err := d.ix.CheckCache(ctx); errors.Is(err, index.ErrCorrupt) {
+		p.add("%v", err)
+	} else if err != nil {
+		return fmt.Errorf("fpdb: check %s: %w", d.dir, err)
+	}
 	return p.err(d.dir)
 }
 

@@ -163,3 +163,20 @@ func (c *postingCache) remove(y, id uint32) {
 		c.ids.Add(-1)
 	}
 }
+
+// each calls fn for every cached list.
+func (c *postingCache) each(fn func(y uint32, ids []uint32)) {
+	for y := range c.slots {
+		if p := c.slots[y].Load(); p != nil {
+			fn(uint32(y), *p)
+		}
+	}
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.Lock()
+		for y, ids := range s.m {
+			fn(y, ids)
+		}
+		s.mu.Unlock()
+	}
+}

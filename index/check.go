@@ -131,3 +131,48 @@ func (ix *Index) Check(ctx context.Context) error {
 }
 
 func head32(ids []uint32) []uint32 { return ids[:min(len(ids), 8)] }
+
+// CheckCache verifies that every cached posting list equals the one Pebble
+// holds (a complete cache must also hold every non-empty list). It returns
+// nil or an error wrapping ErrCorrupt that lists the differences.
+func (ix *Index) CheckCache(ctx context.Context) error {
+	var problems []error
+	report := func(format string, args ...any) {
+		if len(problems) < maxProblems {
+			problems = append(problems, fmt.Errorf(format, args...))
+		}
+	}
+	onDisk := map[uint32]bool{}
+	lo, hi := keys.Range(keys.PrefixPosting)
+	it, err := ix.db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return err
+	}
+	for it.First(); it.Valid(); it.Next() {
+		y, err := keys.ParsePosting(it.Key())
+		if err != nil {
+			continue // Check reports bad keys
+		}
+		ids, err := decodeIDs(it)
+		if err != nil {
+			continue
+		}
+		onDisk[y] = true
+		cached, ok := ix.cache.get(y)
+		if ok && !slices.Equal(cached, ids) && !(len(cached) == 0 && len(ids) == 0) {
+			report("posting %d: cached list %v differs from Pebble's %v", y, head32(cached), head32(ids))
+		}
+	}
+	if err := it.Close(); err != nil {
+		return err
+	}
+	ix.cache.each(func(y uint32, ids []uint32) {
+		if len(ids) > 0 && !onDisk[y] {
+			report("posting %d: cached list %v has no key in Pebble", y, head32(ids))
+		}
+	})
+	if len(problems) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: posting cache: %w", ErrCorrupt, errors.Join(problems...))
+}

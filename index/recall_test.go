@@ -126,3 +126,22 @@ func TestApproxPlan(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckCacheFindsStaleList(t *testing.T) {
+	s := newTestStore(t, 64, []int{16, 16, 16, 16})
+	r := rand.New(rand.NewPCG(3, 3))
+	fp := randFP(r, 1)
+	s.add(0, fp)
+	if err := s.ix.Warm(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ix.CheckCache(context.Background()); err != nil {
+		t.Fatalf("fresh cache: %v", err)
+	}
+	y := s.ix.layout.Value(fp, 2)
+	s.ix.cache.add(y, 7) // a list that Pebble does not hold
+	if err := s.ix.CheckCache(context.Background()); err == nil {
+		t.Fatal("CheckCache missed a stale cached list")
+	}
+	s.ix.cache.remove(y, 7)
+}
