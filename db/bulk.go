@@ -171,7 +171,7 @@ func (d *DB) AddBatch(ctx context.Context, docs []BatchDoc) (*BatchResult, error
 
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err := b.Commit(d.wopts); err != nil {
+	if err := d.commit(b); err != nil {
 		return nil, fmt.Errorf("fpdb: add batch: commit: %w", err)
 	}
 	for _, old := range removes {

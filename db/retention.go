@@ -231,7 +231,7 @@ func (d *DB) deleteChunk(vs []victim) error {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err := b.Commit(d.wopts); err != nil {
+	if err := d.commit(b); err != nil {
 		return fmt.Errorf("fpdb: delete: commit: %w", err)
 	}
 	for _, s := range seqs {
