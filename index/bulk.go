@@ -2,7 +2,6 @@ package index
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -48,8 +47,8 @@ func (ix *Index) StageMany(b *pebble.Batch, adds []Entry, removes []uint32) erro
 			remKeys = append(remKeys, uint64(l.Value(fp, i))<<32|uint64(id))
 		}
 	}
-	slices.Sort(addKeys)
-	slices.Sort(remKeys)
+	sortKeys(addKeys)
+	sortKeys(remKeys)
 
 	// Fingerprint records, in id order.
 	buf := make([]byte, 0, 8*stride)
