@@ -246,10 +246,12 @@ func TestAddBatchCrash(t *testing.T) {
 
 // BenchmarkAddBatch stores fingerprints in synced batches into a database
 // on disk; FPDB_BULK_N sets the total (default 200 000) and FPDB_BULK_BATCH
-// the batch size (default 10 000). It reports documents per second.
+// the batch size (default 10 000) and FPDB_BULK_MEMTABLE_MB the memtable
+// size (default 64, as `fpdb add --bulk` uses). It reports documents per
+// second.
 func BenchmarkAddBatch(b *testing.B) {
-	n, batch := 200_000, 10_000
-	for name, p := range map[string]*int{"FPDB_BULK_N": &n, "FPDB_BULK_BATCH": &batch} {
+	n, batch, memMB := 200_000, 10_000, 64
+	for name, p := range map[string]*int{"FPDB_BULK_N": &n, "FPDB_BULK_BATCH": &batch, "FPDB_BULK_MEMTABLE_MB": &memMB} {
 		if v := os.Getenv(name); v != "" {
 			var err error
 			if *p, err = strconv.Atoi(v); err != nil || *p <= 0 {
@@ -264,7 +266,7 @@ func BenchmarkAddBatch(b *testing.B) {
 	}
 	for b.Loop() {
 		b.StopTimer()
-		d, err := Open(b.TempDir(), nil)
+		d, err := Open(b.TempDir(), &Options{MemTableSize: int64(memMB) << 20})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -174,16 +174,15 @@ func (d *DB) open(given *Options) error {
 	cache := pebble.NewCache(o.CacheSize)
 	defer cache.Unref()
 	popts := &pebble.Options{
-		Cache:                 cache,
-		FormatMajorVersion:    pebbleFormat,
-		Merger:                posting.Merger(),
-		MaxOpenFiles:          o.MaxOpenFiles,
-		MemTableSize:          64 << 20,
-		L0CompactionThreshold: 8,
-		ReadOnly:              o.ReadOnly,
-		FS:                    pebbleFS(o),
-		Logger:                slogLogger{o.Logger},
-		EventListener:         eventListener(o.Logger),
+		Cache:              cache,
+		FormatMajorVersion: pebbleFormat,
+		Merger:             posting.Merger(),
+		MaxOpenFiles:       o.MaxOpenFiles,
+		MemTableSize:       uint64(o.MemTableSize),
+		ReadOnly:           o.ReadOnly,
+		FS:                 pebbleFS(o),
+		Logger:             slogLogger{o.Logger},
+		EventListener:      eventListener(o.Logger),
 	}
 	pdb, err := pebble.Open(d.dir, popts)
 	if err != nil {

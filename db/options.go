@@ -22,6 +22,8 @@ const (
 	DefaultCacheSize = 64 << 20
 	// DefaultMaxOpenFiles is the default limit of open table files.
 	DefaultMaxOpenFiles = 4096
+	// DefaultMemTableSize is the default size of Pebble's memtable.
+	DefaultMemTableSize = 4 << 20
 	// MaxIDLen is the longest document id accepted, in bytes.
 	MaxIDLen = 1024
 	// MaxGroupWidth is the widest index group accepted, in bits.
@@ -65,6 +67,10 @@ type Options struct {
 	CacheSize int64
 	// MaxOpenFiles limits the table files Pebble keeps open. Default 4096.
 	MaxOpenFiles int
+	// MemTableSize is the size in bytes of Pebble's memtable. Default 4 MiB;
+	// bulk loads run faster with more (64 MiB nearly doubles AddBatch of
+	// fingerprints: posting operands then merge in memory before a flush).
+	MemTableSize int64
 	// Logger receives Pebble's and fpdb's log messages. Default: discarded.
 	Logger *slog.Logger
 	// FS is the file system the database lives on. Default vfs.Default (the
@@ -106,6 +112,9 @@ func (o *Options) EnsureDefaults() *Options {
 	if o.MaxOpenFiles == 0 {
 		o.MaxOpenFiles = DefaultMaxOpenFiles
 	}
+	if o.MemTableSize == 0 {
+		o.MemTableSize = DefaultMemTableSize
+	}
 	if o.FS == nil {
 		o.FS = vfs.Default
 	}
@@ -136,6 +145,9 @@ func (o *Options) Validate() error {
 	}
 	if o.CacheSize < 0 {
 		errs = append(errs, fmt.Errorf("CacheSize = %d: must not be negative", o.CacheSize))
+	}
+	if o.MemTableSize < 0 || o.MemTableSize >= 4<<30 {
+		errs = append(errs, fmt.Errorf("MemTableSize = %d: must be in [0, 4 GiB)", o.MemTableSize))
 	}
 	if o.MaxOpenFiles < 0 {
 		errs = append(errs, fmt.Errorf("MaxOpenFiles = %d: must not be negative", o.MaxOpenFiles))

@@ -204,7 +204,11 @@ func (o *addOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr io
 		return failure(fmt.Errorf("add: %d of %d inputs failed", len(inputs), len(inputs)))
 	}
 
-	d, err := openDB(o.dbDir, openCreate)
+	mode := openCreate
+	if o.bulk {
+		mode = openBulk
+	}
+	d, err := openDB(o.dbDir, mode)
 	if err != nil {
 		return failure(err)
 	}

@@ -26,7 +26,12 @@ const (
 	openExisting
 	// openReadOnly opens an existing database for reading.
 	openReadOnly
+	// openBulk is openCreate with settings for bulk loads (larger memtables).
+	openBulk
 )
+
+// bulkMemTableSize is the memtable size of bulk loads.
+const bulkMemTableSize = 64 << 20
 
 // openDB opens the database in dir. Unless mode is openCreate, a missing
 // directory is an error and is never created.
@@ -38,8 +43,10 @@ func openDB(dir string, mode openMode) (*db.DB, error) {
 	case openReadOnly:
 		opts.ErrorIfNotExist = true
 		opts.ReadOnly = true
+	case openBulk:
+		opts.MemTableSize = bulkMemTableSize
 	}
-	if mode != openCreate {
+	if mode != openCreate && mode != openBulk {
 		// Belt and braces: never let a read of a mistyped path leave an
 		// empty directory behind.
 		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
