@@ -116,16 +116,9 @@ func (d *DB) pairsSnapshot(ctx context.Context, o PairsOptions, withStore bool) 
 // positions (a < b) and distance.
 func (s *pairsSnapshot) run(ctx context.Context, o PairsOptions, fn func(a, b int, dist int) error) (PairsStats, error) {
 	rh := index.Radius(s.k, o.Threshold)
-	plan := index.Plan{Tau: o.Plan.Tau}
-	switch o.Plan.Kind {
-	case PlanAuto:
-		plan.Kind = index.Auto
-	case PlanProbe:
-		plan.Kind = index.Probe
-	case PlanScan:
-		plan.Kind = index.Scan
-	default:
-		return PairsStats{}, fmt.Errorf("fpdb: pairs: unknown plan kind %d", o.Plan.Kind)
+	plan, err := o.Plan.index()
+	if err != nil {
+		return PairsStats{}, fmt.Errorf("fpdb: pairs: %w", err)
 	}
 	st, err := s.fps.Pairs(ctx, rh, index.PairOptions{Plan: plan, Progress: o.Progress}, func(pr index.Pair) error {
 		return fn(pr.A, pr.B, pr.Dist)

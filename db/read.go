@@ -72,18 +72,9 @@ func (d *DB) search(ctx context.Context, fp []uint64, hash [16]byte, hasHash boo
 func (d *DB) searchLocked(ctx context.Context, fp []uint64, hash [16]byte, hasHash bool, o QueryOptions, skip string) (*QueryResult, error) {
 	k := d.params.K
 	rh := index.Radius(k, o.Threshold)
-	plan := index.Plan{Tau: o.Plan.Tau, MinHits: o.Plan.MinHits, MinRecall: o.Plan.MinRecall}
-	switch o.Plan.Kind {
-	case PlanAuto:
-		plan.Kind = index.Auto
-	case PlanProbe:
-		plan.Kind = index.Probe
-	case PlanScan:
-		plan.Kind = index.Scan
-	case PlanApprox:
-		plan.Kind = index.Approx
-	default:
-		return nil, fmt.Errorf("fpdb: query: unknown plan kind %d", o.Plan.Kind)
+	plan, err := o.Plan.index()
+	if err != nil {
+		return nil, fmt.Errorf("fpdb: query: %w", err)
 	}
 	hits, st, err := d.ix.Search(ctx, fp, rh, plan)
 	if err != nil {
@@ -187,4 +178,22 @@ func (d *DB) Warm(ctx context.Context) error {
 		return fmt.Errorf("fpdb: warm: %w", err)
 	}
 	return nil
+}
+
+// index returns the index plan p asks for.
+func (p Plan) index() (index.Plan, error) {
+	ip := index.Plan{Tau: p.Tau, MinHits: p.MinHits, MinRecall: p.MinRecall}
+	switch p.Kind {
+	case PlanAuto:
+		ip.Kind = index.Auto
+	case PlanProbe:
+		ip.Kind = index.Probe
+	case PlanScan:
+		ip.Kind = index.Scan
+	case PlanApprox:
+		ip.Kind = index.Approx
+	default:
+		return ip, fmt.Errorf("unknown plan kind %d", p.Kind)
+	}
+	return ip, nil
 }
