@@ -40,6 +40,8 @@ type Index struct {
 
 	tailsOnce sync.Once
 	tails     [][]float64 // candidateRate by tau, t
+	tauProbes []float64   // probes per query by tau
+	tauHit    []float64   // expected posting ids per document by tau
 }
 
 // New returns the index stored in db with the given layout. Call Load to

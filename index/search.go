@@ -131,13 +131,8 @@ func (ix *Index) scanCost() float64 {
 func (ix *Index) probeCost(tau, t int) float64 {
 	n := float64(ix.n)
 	hit := ix.cacheHitRate()
-	var probes, postings float64
-	for _, w := range ix.layout.Widths {
-		b := float64(bitvec.BallSize(w, tau))
-		probes += b
-		postings += n * b / math.Exp2(float64(w))
-	}
-	cands := n * ix.candidateRate(tau, t)
+	cands := n * ix.candidateRate(tau, t) // also fills ix.tauProbes, ix.tauHit
+	probes, postings := ix.tauProbes[tau], n*ix.tauHit[tau]
 	return costQuery + probes*(hit*costProbeHit+(1-hit)*costProbeMiss) +
 		postings*costPosting + cands*costVerify + float64(ix.Cap())*costClearByte/16
 }
@@ -198,23 +193,29 @@ func (ix *Index) choose(rh int, approx bool, minRecall float64) (Plan, float64, 
 // candidateRate returns the share of unrelated (random) documents that
 // pass count filter t at probe radius tau: Pr[Binomial(m, p̄) ≥ t] with p̄
 // the mean chance that a group lands within tau bits. It depends on the
-// layout only and is computed once.
+// layout only and is computed once, with the probes per query and the
+// expected posting ids per document of each tau.
 func (ix *Index) candidateRate(tau, t int) float64 {
 	ix.tailsOnce.Do(func() {
 		m := ix.layout.M()
 		ix.tails = make([][]float64, MaxTau+1)
+		ix.tauProbes = make([]float64, MaxTau+1)
+		ix.tauHit = make([]float64, MaxTau+1)
 		for tau := range ix.tails {
 			var pSum float64
 			for _, w := range ix.layout.Widths {
-				pSum += float64(bitvec.BallSize(w, tau)) / math.Exp2(float64(w))
+				b := float64(bitvec.BallSize(w, tau))
+				ix.tauProbes[tau] += b
+				pSum += b / math.Exp2(float64(w))
 			}
+			ix.tauHit[tau] = pSum
 			ix.tails[tau] = make([]float64, m+2)
 			for t := range ix.tails[tau] {
 				ix.tails[tau][t] = binomTail(m, min(1, pSum/float64(m)), t)
 			}
 		}
 	})
-	if tau < 0 || tau > MaxTau || t < 0 || t >= len(ix.tails[tau]) {
+	if t < 0 || t >= len(ix.tails[tau]) {
 		return 1
 	}
 	return ix.tails[tau][t]
