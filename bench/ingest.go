@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
+	"syscall"
 	"time"
 
 	"github.com/fpdb/fpdb/db"
@@ -19,6 +21,8 @@ type IngestResult struct {
 	// Fingerprinting on one goroutine (one core), k = 512.
 	FingerprintDocsPerSec float64 `json:"fingerprint_docs_per_sec_per_core"`
 	FingerprintMBPerSec   float64 `json:"fingerprint_mb_per_sec_per_core"`
+	// FingerprintWallDocsPerSec is the same run per wall-clock second.
+	FingerprintWallDocsPerSec float64 `json:"fingerprint_docs_per_wall_sec"`
 	// db.Add of text documents, synced (default) and NoSync.
 	SyncDocs           int     `json:"sync_docs"`
 	SyncDocsPerSec     float64 `json:"add_synced_docs_per_sec"`
@@ -66,6 +70,10 @@ func (s *Suite) runIngest(ctx context.Context) error {
 		return err
 	}
 	var nDocs, nBytes int
+	// Per core means per CPU second of the fingerprinting thread: on a
+	// shared machine the wall clock also counts time the thread waited.
+	runtime.LockOSThread()
+	cpu0 := threadCPU()
 	start := time.Now()
 	for time.Since(start) < c.FingerprintTime {
 		for _, d := range docs[:200] {
@@ -77,9 +85,15 @@ func (s *Suite) runIngest(ctx context.Context) error {
 		}
 	}
 	el := time.Since(start).Seconds()
-	res.FingerprintDocsPerSec = float64(nDocs) / el
-	res.FingerprintMBPerSec = float64(nBytes) / el / 1e6
-	s.logf("fingerprint: %.0f docs/s, %.1f MB/s on one goroutine", res.FingerprintDocsPerSec, res.FingerprintMBPerSec)
+	cpu := (threadCPU() - cpu0).Seconds()
+	runtime.UnlockOSThread()
+	if cpu <= 0 {
+		cpu = el
+	}
+	res.FingerprintDocsPerSec = float64(nDocs) / cpu
+	res.FingerprintMBPerSec = float64(nBytes) / cpu / 1e6
+	res.FingerprintWallDocsPerSec = float64(nDocs) / el
+	s.logf("fingerprint: %.0f docs/s per CPU second (%.0f per wall second), %.1f MB/s, one goroutine", res.FingerprintDocsPerSec, res.FingerprintWallDocsPerSec, res.FingerprintMBPerSec)
 
 	// db.Add, synced.
 	dir := filepath.Join(c.TmpDir, "ingest-sync")
@@ -133,7 +147,7 @@ func (s *Suite) runIngest(ctx context.Context) error {
 
 	// AddBatch of fingerprints, batches of 10 000, synced per batch; then
 	// db.Compact and the size on disk.
-	d, err = db.Open(dir, nil)
+	d, err = db.Open(dir, &db.Options{MemTableSize: 64 << 20}) // as fpdb add --bulk
 	if err != nil {
 		return err
 	}
@@ -221,7 +235,7 @@ func addDocs(ctx context.Context, dir string, o *db.Options, docs [][]byte, n in
 func addBatchDocs(ctx context.Context, dir string, docs [][]byte, n int) (float64, error) {
 	_ = os.RemoveAll(dir)
 	defer os.RemoveAll(dir)
-	d, err := db.Open(dir, nil)
+	d, err := db.Open(dir, &db.Options{MemTableSize: 64 << 20}) // as fpdb add --bulk
 	if err != nil {
 		return 0, err
 	}
@@ -243,3 +257,15 @@ func addBatchDocs(ctx context.Context, dir string, docs [][]byte, n int) (float6
 	}
 	return float64(n) / time.Since(start).Seconds(), nil
 }
+
+// threadCPU returns the CPU time the calling OS thread has used.
+func threadCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(rusageThread, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// rusageThread is RUSAGE_THREAD (Linux).
+const rusageThread = 1
