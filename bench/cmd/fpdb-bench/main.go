@@ -66,7 +66,14 @@ func main() {
 	}
 	cfg.CorpusDir = *corpus
 	if cfg.CorpusDir == "" {
-		cfg.CorpusDir = filepath.Join(moduleRoot(), "..", "shared", "corpus", "debian")
+		// Relative to the working directory, so reports name no machine path.
+		root := moduleRoot()
+		if wd, err := os.Getwd(); err == nil {
+			if rel, err := filepath.Rel(wd, root); err == nil {
+				root = rel
+			}
+		}
+		cfg.CorpusDir = filepath.Join(root, "..", "shared", "corpus", "debian")
 	}
 	dir := *tmp
 	if dir == "" {
