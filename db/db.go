@@ -66,12 +66,8 @@ type docEntry struct {
 // elsewhere, ErrNotFPDB when dir holds something else, and a *ParamsError
 // when opts asks for other creation parameters than the stored ones.
 func Open(dir string, opts *Options) (*DB, error) {
-	given := &Options{}
-	if opts != nil {
-		given = opts.Clone()
-	}
-	o := given.Clone().EnsureDefaults()
-	if err := o.Validate(); err != nil {
+	given, o, err := prepareOptions(opts)
+	if err != nil {
 		return nil, err
 	}
 	if o.ReadOnly {
@@ -110,6 +106,21 @@ func Open(dir string, opts *Options) (*DB, error) {
 		return nil, err
 	}
 	return d, nil
+}
+
+// prepareOptions returns a copy of the options as given (zero creation
+// parameters mean "as stored") and a copy with defaults filled and
+// validated.
+func prepareOptions(opts *Options) (given, o *Options, err error) {
+	given = &Options{}
+	if opts != nil {
+		given = opts.Clone()
+	}
+	o = given.Clone().EnsureDefaults()
+	if err := o.Validate(); err != nil {
+		return nil, nil, err
+	}
+	return given, o, nil
 }
 
 // probeDir reports whether dir holds a database. An empty or missing dir

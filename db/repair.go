@@ -46,12 +46,8 @@ type RepairReport struct {
 // Repair changes nothing, and running Repair again is harmless. A database
 // with no problems is left untouched.
 func Repair(ctx context.Context, dir string, opts *Options) (*RepairReport, error) {
-	given := &Options{}
-	if opts != nil {
-		given = opts.Clone()
-	}
-	o := given.Clone().EnsureDefaults()
-	if err := o.Validate(); err != nil {
+	given, o, err := prepareOptions(opts)
+	if err != nil {
 		return nil, err
 	}
 	if o.ReadOnly {
