@@ -26,6 +26,7 @@ func (ix *Index) StageMany(b *pebble.Batch, adds []Entry, removes []uint32) erro
 	l := ix.Layout()
 	m, stride := l.M(), l.K/64
 	addKeys := make([]uint64, 0, len(adds)*m)
+	first := uint32(NoTail)
 	for _, e := range adds {
 		if len(e.FP) != stride {
 			return fmt.Errorf("%w: id %d has %d words, want %d", bitvec.ErrBadFingerprint, e.ID, len(e.FP), stride)
@@ -33,8 +34,20 @@ func (ix *Index) StageMany(b *pebble.Batch, adds []Entry, removes []uint32) erro
 		if ix.Live(e.ID) {
 			return fmt.Errorf("index: add of live id %d", e.ID)
 		}
+		if err := ix.checkDeferredID(e.ID); err != nil {
+			return err
+		}
+		first = min(first, e.ID)
+		if ix.deferring {
+			continue // the tail: no posting operands
+		}
 		for i := 0; i < m; i++ {
 			addKeys = append(addKeys, uint64(l.Value(e.FP, i))<<32|uint64(e.ID))
+		}
+	}
+	if ix.deferring && len(adds) > 0 {
+		if err := ix.stageTailMark(b, first); err != nil {
+			return err
 		}
 	}
 	remKeys := make([]uint64, 0, len(removes)*m)
@@ -42,6 +55,9 @@ func (ix *Index) StageMany(b *pebble.Batch, adds []Entry, removes []uint32) erro
 		fp := ix.Fingerprint(id)
 		if fp == nil {
 			return fmt.Errorf("index: delete of unknown id %d", id)
+		}
+		if ix.inTail(id) {
+			continue // no postings in Pebble
 		}
 		for i := 0; i < m; i++ {
 			remKeys = append(remKeys, uint64(l.Value(fp, i))<<32|uint64(id))

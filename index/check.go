@@ -115,10 +115,20 @@ func (ix *Index) Check(ctx context.Context) error {
 	if err := ix.CheckCache(ctx); err != nil {
 		report("%v", err)
 	}
+	onDiskTail, err := ix.readTailMark()
+	if err != nil {
+		report("%v", err)
+	} else if onDiskTail != ix.tailStart {
+		report("tail mark on disk is %d, in memory %d", onDiskTail, ix.tailStart)
+	}
 	m := ix.layout.M()
 	for id := range seen {
-		if ix.Live(uint32(id)) && int(seen[id]) != m {
-			report("id %d is in %d postings, want %d", id, seen[id], m)
+		want := m
+		if uint32(id) >= onDiskTail {
+			want = 0 // in the tail: postings not written yet
+		}
+		if ix.Live(uint32(id)) && int(seen[id]) != want {
+			report("id %d is in %d postings, want %d", id, seen[id], want)
 		}
 	}
 	if len(problems) == 0 {
@@ -139,6 +149,14 @@ func (ix *Index) CheckCache(ctx context.Context) error {
 			problems = append(problems, fmt.Errorf(format, args...))
 		}
 	}
+	// The tail's ids are in the cache but not in Pebble.
+	tail := map[uint32][]uint32{}
+	ix.eachTail(func(id uint32, fp []uint64) {
+		for g := range ix.layout.Widths {
+			y := ix.layout.Value(fp, g)
+			tail[y] = append(tail[y], id)
+		}
+	})
 	onDisk := map[uint32]bool{}
 	lo, hi := keys.Range(keys.PrefixPosting)
 	it, err := ix.db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lo, UpperBound: hi})
@@ -155,6 +173,10 @@ func (ix *Index) CheckCache(ctx context.Context) error {
 			continue
 		}
 		onDisk[y] = true
+		if t := tail[y]; len(t) > 0 {
+			ids = mergeSorted(ids, t)
+			delete(tail, y)
+		}
 		cached, ok := ix.cache.get(y)
 		if ok && !slices.Equal(cached, ids) && !(len(cached) == 0 && len(ids) == 0) {
 			report("posting %d: cached list %v differs from Pebble's %v", y, head32(cached), head32(ids))
@@ -162,6 +184,12 @@ func (ix *Index) CheckCache(ctx context.Context) error {
 	}
 	if err := it.Close(); err != nil {
 		return err
+	}
+	for y, t := range tail {
+		if cached, _ := ix.cache.get(y); !slices.Equal(cached, t) {
+			report("posting %d: cached list %v differs from the tail's %v", y, head32(cached), head32(t))
+		}
+		onDisk[y] = true
 	}
 	ix.cache.each(func(y uint32, ids []uint32) {
 		if len(ids) > 0 && !onDisk[y] {
@@ -172,4 +200,20 @@ func (ix *Index) CheckCache(ctx context.Context) error {
 		return nil
 	}
 	return fmt.Errorf("%w: posting cache: %w", ErrCorrupt, errors.Join(problems...))
+}
+
+// mergeSorted returns the sorted union of the sorted lists a and b.
+func mergeSorted(a, b []uint32) []uint32 {
+	out := make([]uint32, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		switch {
+		case a[0] < b[0]:
+			out, a = append(out, a[0]), a[1:]
+		case b[0] < a[0]:
+			out, b = append(out, b[0]), b[1:]
+		default:
+			out, a, b = append(out, a[0]), a[1:], b[1:]
+		}
+	}
+	return append(append(out, a...), b...)
 }

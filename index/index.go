@@ -34,6 +34,9 @@ type Index struct {
 	live []uint64 // bit i set when id i is stored
 	n    int      // live documents
 
+	tailStart uint32 // see tail.go: ids ≥ tailStart have no postings in Pebble
+	deferring bool   // adds are deferred to the tail
+
 	counters counterPool
 	cache    postingCache
 	recalls  recallCache
@@ -47,7 +50,7 @@ type Index struct {
 // New returns the index stored in db with the given layout. Call Load to
 // read the stored fingerprints.
 func New(db *pebble.DB, layout *Layout) *Index {
-	ix := &Index{db: db, layout: layout, stride: layout.K / 64}
+	ix := &Index{db: db, layout: layout, stride: layout.K / 64, tailStart: NoTail}
 	ix.cache.init(layout.Space())
 	return ix
 }
@@ -100,7 +103,10 @@ func (ix *Index) Load(ctx context.Context) error {
 		}
 		ix.ApplyAdd(id, fp)
 	}
-	return it.Error()
+	if err := it.Error(); err != nil {
+		return err
+	}
+	return ix.loadTail(ctx)
 }
 
 // StageAdd writes fingerprint fp of id and its m postings into batch b.
@@ -110,6 +116,12 @@ func (ix *Index) StageAdd(b *pebble.Batch, id uint32, fp []uint64) error {
 	}
 	if err := b.Set(keys.Fingerprint(id), bitvec.AppendBytes(nil, fp), nil); err != nil {
 		return err
+	}
+	if ix.deferring {
+		if err := ix.checkDeferredID(id); err != nil {
+			return err
+		}
+		return ix.stageTailMark(b, id)
 	}
 	op := posting.EncodeAdd(roaring.BitmapOf(id))
 	for i := range ix.layout.Widths {
@@ -129,6 +141,9 @@ func (ix *Index) StageDelete(b *pebble.Batch, id uint32) error {
 	}
 	if err := b.Delete(keys.Fingerprint(id), nil); err != nil {
 		return err
+	}
+	if ix.inTail(id) {
+		return nil // no postings in Pebble
 	}
 	op := posting.EncodeRemove(roaring.BitmapOf(id))
 	for i := range ix.layout.Widths {
@@ -153,6 +168,9 @@ func (ix *Index) ApplyAdd(id uint32, fp []uint64) {
 		}
 	}
 	copy(ix.fps[int(id)*ix.stride:], fp)
+	if ix.deferring && id < ix.tailStart {
+		ix.tailStart = id
+	}
 	for int(id/64) >= len(ix.live) {
 		ix.live = append(ix.live, 0)
 	}

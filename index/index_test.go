@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -18,13 +19,15 @@ import (
 type testStore struct {
 	t     *testing.T
 	db    *pebble.DB
+	fs    vfs.FS
 	ix    *Index
 	model map[uint32][]uint64
 }
 
 func newTestStore(t *testing.T, k int, widths []int) *testStore {
 	t.Helper()
-	db, err := pebble.Open("", &pebble.Options{FS: vfs.NewMem(), Merger: posting.Merger(), FormatMajorVersion: pebble.FormatNewest})
+	fs := vfs.NewMem()
+	db, err := pebble.Open("", &pebble.Options{FS: fs, Merger: posting.Merger(), FormatMajorVersion: pebble.FormatNewest})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +35,7 @@ func newTestStore(t *testing.T, k int, widths []int) *testStore {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &testStore{t: t, db: db, ix: New(db, l), model: map[uint32][]uint64{}}
+	s := &testStore{t: t, db: db, fs: fs, ix: New(db, l), model: map[uint32][]uint64{}}
 	t.Cleanup(func() {
 		if err := s.ix.Check(context.Background()); err != nil {
 			t.Errorf("Check after test: %v", err)
@@ -260,5 +263,105 @@ func TestForcedInfeasiblePlan(t *testing.T) {
 	_, _, err := s.ix.Search(context.Background(), []uint64{1}, 20, Plan{Kind: Probe, Tau: 0})
 	if err == nil {
 		t.Fatal("tau=0 with 4 groups and radius 20 accepted")
+	}
+}
+
+// TestTailMatchesOracle adds documents with postings deferred to the tail,
+// deletes and replaces documents on both sides of the tail mark, and
+// compares every plan with the oracle: with the tail in memory, after a
+// reopen that rebuilds it from the fingerprints, and after FlushTail.
+func TestTailMatchesOracle(t *testing.T) {
+	for _, tc := range []struct {
+		k      int
+		widths []int
+	}{
+		{128, []int{16, 16, 16, 16, 16, 16, 16, 16}},
+		{64, []int{24, 24, 16}}, // sparse cache
+	} {
+		t.Run(fmt.Sprint(tc.k, "/", len(tc.widths)), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(uint64(tc.k), 11))
+			s := newTestStore(t, tc.k, tc.widths)
+			words := tc.k / 64
+			var base [][]uint64
+			id := uint32(0)
+			addNew := func(fp []uint64) {
+				s.add(id, fp)
+				id++
+			}
+			for i := 0; i < 300; i++ {
+				fp := randFP(r, words)
+				addNew(fp)
+				if i%60 == 0 {
+					base = append(base, fp)
+				}
+			}
+			if err := s.ix.Defer(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.ix.StageAdd(s.db.NewBatch(), 3, randFP(r, words)); err == nil {
+				t.Fatal("a deferred add below the largest id was accepted")
+			}
+			mark := id
+			thresholds := []float64{1, 0.9, 0.8, 0.7, 0.5}
+			for _, q := range base {
+				for _, thr := range thresholds {
+					rh := Radius(tc.k, thr)
+					for _, d := range []int{rh - 1, rh, rh + 1} {
+						if d >= 0 {
+							addNew(flipN(r, q, d))
+						}
+					}
+				}
+			}
+			for i := 0; i < 200; i++ {
+				addNew(randFP(r, words))
+			}
+			if got := s.ix.TailStart(); got != mark {
+				t.Fatalf("tail mark %d, want %d", got, mark)
+			}
+			// Deletes below and above the mark.
+			for i := uint32(0); i < id; i += 7 {
+				s.del(i)
+			}
+			check := func(stage string) {
+				t.Helper()
+				found := 0
+				for _, q := range base {
+					for _, thr := range thresholds {
+						found += s.checkAllPlans(q, thr)
+					}
+				}
+				if found == 0 {
+					t.Fatalf("%s: no query found anything", stage)
+				}
+				if err := s.ix.Check(context.Background()); err != nil {
+					t.Fatalf("%s: %v", stage, err)
+				}
+			}
+			check("deferred")
+			if s.ix.TailLen() == 0 {
+				t.Fatal("empty tail: the test proves nothing")
+			}
+			s.reopen() // not deferring any more; the tail is rebuilt
+			if got := s.ix.TailStart(); got != mark {
+				t.Fatalf("after reopen: tail mark %d, want %d", got, mark)
+			}
+			check("reopened with a tail")
+			if err := s.ix.FlushTail(context.Background(), s.fs, ""); err != nil {
+				t.Fatal(err)
+			}
+			if s.ix.TailStart() != NoTail {
+				t.Fatal("tail not empty after FlushTail")
+			}
+			if names, _ := s.fs.List(""); slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, TailFilePrefix) }) {
+				t.Errorf("FlushTail left its files: %v", names)
+			}
+			check("flushed")
+			for i := 0; i < 50; i++ { // normal adds after the flush
+				addNew(randFP(r, words))
+			}
+			s.reopen()
+			check("flushed and reopened")
+		})
 	}
 }

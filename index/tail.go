@@ -1,0 +1,243 @@
+package index
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
+	"github.com/cockroachdb/pebble/v2/sstable"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/fpdb/fpdb/internal/keys"
+	"github.com/fpdb/fpdb/internal/posting"
+)
+
+// NoTail is the tail mark of an index whose every document has its postings
+// in Pebble.
+const NoTail = math.MaxUint32
+
+// TailFilePrefix starts the names of the sstables FlushTail writes in the
+// database directory before it ingests them. A file left by a crash is
+// garbage: RemoveTailFiles deletes it.
+const TailFilePrefix = "fpdb-tail-"
+
+// The tail.
+//
+// While deferring (Defer), added documents get their fingerprint records but
+// no posting operands: their ids join the posting cache only, which is
+// complete (every list in memory), so searches see them at once. The
+// smallest such id is the tail mark W, written in the batch of the first
+// deferred add: every id < W has its postings in Pebble, no id ≥ W has any.
+// FlushTail writes the postings of the live ids ≥ W as one sstable per
+// group, ingested in one atomic step with W reset to NoTail. A crash before
+// that leaves the tail as it was; Load rebuilds it in the cache.
+
+// Defer makes later adds deferred (see the tail). It warms the posting
+// cache when it is not complete. Like a write, it must not run concurrently
+// with other calls.
+func (ix *Index) Defer(ctx context.Context) error {
+	if !ix.cache.complete.Load() {
+		if err := ix.Warm(ctx); err != nil {
+			return err
+		}
+	}
+	ix.deferring = true
+	return nil
+}
+
+// Deferring reports whether adds are deferred.
+func (ix *Index) Deferring() bool { return ix.deferring }
+
+// TailStart returns the tail mark W: the smallest id whose postings are not
+// in Pebble, or NoTail.
+func (ix *Index) TailStart() uint32 { return ix.tailStart }
+
+// TailLen returns the number of live documents whose postings are not yet
+// written.
+func (ix *Index) TailLen() int {
+	n := 0
+	for id := int(ix.tailStart); id < ix.Cap(); id++ {
+		if ix.Live(uint32(id)) {
+			n++
+		}
+	}
+	return n
+}
+
+// inTail reports whether id's postings are not in Pebble.
+func (ix *Index) inTail(id uint32) bool { return id >= ix.tailStart }
+
+// checkDeferredID refuses a deferred add of an id below Cap: the tail holds
+// only ids above every id stored before it.
+func (ix *Index) checkDeferredID(id uint32) error {
+	if ix.deferring && int(id) < ix.Cap() && id < ix.tailStart {
+		return fmt.Errorf("index: deferred add of id %d, below the largest id stored (%d)", id, ix.Cap()-1)
+	}
+	return nil
+}
+
+// stageTailMark writes the tail mark first into b when a deferred add of
+// id opens the tail.
+func (ix *Index) stageTailMark(b *pebble.Batch, first uint32) error {
+	if ix.tailStart != NoTail {
+		return nil
+	}
+	return b.Set(keys.Tail(), binary.BigEndian.AppendUint32(nil, first), nil)
+}
+
+// loadTail reads the tail mark; the ids in the tail are added to the posting
+// cache after Warm, since Pebble does not hold them.
+func (ix *Index) loadTail(ctx context.Context) error {
+	w, err := ix.readTailMark()
+	if err != nil {
+		return err
+	}
+	// The mark stays as written even when the tail holds no live document:
+	// no id ≥ W may get postings until FlushTail resets it.
+	ix.tailStart = w
+	if w == NoTail {
+		return nil
+	}
+	if err := ix.Warm(ctx); err != nil {
+		return err
+	}
+	ix.eachTail(func(id uint32, fp []uint64) {
+		for i := range ix.layout.Widths {
+			ix.cache.add(ix.layout.Value(fp, i), id)
+		}
+	})
+	return nil
+}
+
+// readTailMark reads the tail mark from Pebble (NoTail when absent, as in
+// format version 1).
+func (ix *Index) readTailMark() (uint32, error) {
+	v, closer, err := ix.db.Get(keys.Tail())
+	if errors.Is(err, pebble.ErrNotFound) {
+		return NoTail, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("index: read tail mark: %w", err)
+	}
+	defer closer.Close()
+	if len(v) != 4 {
+		return 0, fmt.Errorf("%w: tail mark %x: want 4 bytes", ErrCorrupt, v)
+	}
+	return binary.BigEndian.Uint32(v), nil
+}
+
+// eachTail calls fn for every live id in the tail, in increasing order.
+func (ix *Index) eachTail(fn func(id uint32, fp []uint64)) {
+	for id := int(ix.tailStart); id < ix.Cap(); id++ {
+		if fp := ix.Fingerprint(uint32(id)); fp != nil {
+			fn(uint32(id), fp)
+		}
+	}
+}
+
+// FlushTail writes the postings of the tail's documents (one merge operand
+// per posting key) as sstables named TailFilePrefix… in dir on fs, ingests
+// them together with the reset tail mark in one atomic step, and removes
+// them. The cache already holds the ids, so readers see no change; writers
+// must be excluded. Without a tail it does nothing.
+func (ix *Index) FlushTail(ctx context.Context, fs vfs.FS, dir string) (err error) {
+	if ix.tailStart == NoTail {
+		return nil
+	}
+	var paths []string
+	defer func() {
+		for _, p := range paths {
+			_ = fs.Remove(p)
+		}
+	}()
+	tf := ix.db.TableFormat()
+	create := func(i int) (*sstable.Writer, error) {
+		p := filepath.Join(dir, fmt.Sprintf("%s%06d.sst", TailFilePrefix, i))
+		f, err := fs.Create(p, vfs.WriteCategoryUnspecified)
+		if err != nil {
+			return nil, fmt.Errorf("index: flush tail: %w", err)
+		}
+		paths = append(paths, p)
+		return sstable.NewWriter(objstorageprovider.NewFileWritable(f), sstable.WriterOptions{
+			TableFormat: tf,
+			MergerName:  posting.MergerName,
+		}), nil
+	}
+
+	// File 0: the reset tail mark.
+	w, err := create(0)
+	if err != nil {
+		return err
+	}
+	if err := w.Set(keys.Tail(), binary.BigEndian.AppendUint32(nil, NoTail)); err != nil {
+		_ = w.Close()
+		return fmt.Errorf("index: flush tail: %w", err)
+	}
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("index: flush tail: %w", err)
+	}
+
+	// One file per group: the groups' key ranges are disjoint and in order.
+	var ks []uint64
+	var ids []uint32
+	var val, key []byte
+	for g := range ix.layout.Widths {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		ks = ks[:0]
+		ix.eachTail(func(id uint32, fp []uint64) {
+			ks = append(ks, uint64(ix.layout.Value(fp, g))<<32|uint64(id))
+		})
+		if len(ks) == 0 {
+			break
+		}
+		sortKeys(ks)
+		w, err := create(g + 1)
+		if err != nil {
+			return err
+		}
+		for i := 0; i < len(ks); {
+			y := ks[i] >> 32
+			ids = ids[:0]
+			for ; i < len(ks) && ks[i]>>32 == y; i++ {
+				ids = append(ids, uint32(ks[i]))
+			}
+			val = posting.AppendSorted(val[:0], ids, nil)
+			key = keys.AppendPosting(key[:0], uint32(y))
+			if err := w.Merge(key, val); err != nil {
+				_ = w.Close()
+				return fmt.Errorf("index: flush tail: %w", err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			return fmt.Errorf("index: flush tail: %w", err)
+		}
+	}
+	if err := ix.db.Ingest(ctx, paths); err != nil {
+		return fmt.Errorf("index: flush tail: ingest: %w", err)
+	}
+	ix.tailStart = NoTail
+	return nil
+}
+
+// RemoveTailFiles deletes the sstables a crashed FlushTail left in dir.
+func RemoveTailFiles(fs vfs.FS, dir string) error {
+	names, err := fs.List(dir)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if len(n) > len(TailFilePrefix) && n[:len(TailFilePrefix)] == TailFilePrefix {
+			if err := fs.Remove(filepath.Join(dir, n)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
