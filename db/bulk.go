@@ -118,6 +118,7 @@ func (d *DB) AddBatch(ctx context.Context, docs []BatchDoc) (*BatchResult, error
 
 	d.writeMu.Lock()
 	defer d.writeMu.Unlock()
+	defer d.maybeFlushTail(ctx) // runs after mu is released
 	if err := d.readLocked(); err != nil {
 		return nil, err
 	}
@@ -177,9 +178,9 @@ func (d *DB) AddBatch(ctx context.Context, docs []BatchDoc) (*BatchResult, error
 	for _, old := range removes {
 		d.applyDelete(old)
 	}
+	d.ix.ApplyMany(adds)
 	for _, i := range ok {
 		doc := &docsOut[i]
-		d.ix.ApplyAdd(doc.Seq, doc.Fingerprint)
 		d.setEntry(doc.Seq, docEntry{ext: doc.ID, hash: doc.ContentHash})
 	}
 	d.nextSeq = seq

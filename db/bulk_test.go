@@ -209,12 +209,21 @@ func TestAddBatchReadOnlyAndClosed(t *testing.T) {
 // that keep a random part of the unsynced data: each reopened database
 // must hold exactly the first j batches for some j, and pass Check.
 func TestAddBatchCrash(t *testing.T) {
+	t.Run("postings per batch", func(t *testing.T) { testAddBatchCrash(t, false) })
+	t.Run("bulk load", func(t *testing.T) { testAddBatchCrash(t, true) })
+}
+
+// testAddBatchCrash takes crash clones while batches are added (bulk: with
+// postings deferred and flushed every 700 documents, so clones catch
+// flushes too); each clone must hold whole batches and pass Check.
+func testAddBatchCrash(t *testing.T, bulk bool) {
 	r := rand.New(rand.NewPCG(9, 9))
 	mem := vfs.NewCrashableMem()
-	d, err := Open("db", &Options{FS: mem, NoSync: true})
+	d, err := Open("db", &Options{FS: mem, NoSync: true, BulkLoad: bulk})
 	if err != nil {
 		t.Fatal(err)
 	}
+	d.tailFlush = 700
 	const batches, per = 12, 150
 	k := d.Params().K
 	for j := range batches {
@@ -223,6 +232,9 @@ func TestAddBatchCrash(t *testing.T) {
 	var clones []*vfs.MemFS
 	for range 6 {
 		clones = append(clones, mem.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: r.IntN(101), RNG: r}))
+	}
+	if bulk && d.Stats().Deferred == 0 {
+		t.Fatal("no deferred postings at the end: the bulk case proves nothing")
 	}
 	closeChecked(t, d)
 	for i, fs := range clones {
@@ -248,7 +260,8 @@ func TestAddBatchCrash(t *testing.T) {
 // on disk; FPDB_BULK_N sets the total (default 200 000) and FPDB_BULK_BATCH
 // the batch size (default 10 000) and FPDB_BULK_MEMTABLE_MB the memtable
 // size (default 64, as `fpdb add --bulk` uses). It reports documents per
-// second.
+// second, Close included, with Options.BulkLoad (as `fpdb add --bulk`) and
+// without (postings written with every batch).
 func BenchmarkAddBatch(b *testing.B) {
 	n, batch, memMB := 200_000, 10_000, 64
 	for name, p := range map[string]*int{"FPDB_BULK_N": &n, "FPDB_BULK_BATCH": &batch, "FPDB_BULK_MEMTABLE_MB": &memMB} {
@@ -264,23 +277,30 @@ func BenchmarkAddBatch(b *testing.B) {
 	for i := range docs {
 		docs[i] = BatchDoc{ID: "doc-" + strconv.Itoa(i), Fingerprint: randFP(r, DefaultK)}
 	}
-	for b.Loop() {
-		b.StopTimer()
-		d, err := Open(b.TempDir(), &Options{MemTableSize: int64(memMB) << 20})
-		if err != nil {
-			b.Fatal(err)
+	for _, bulk := range []bool{true, false} {
+		name := "bulk-load"
+		if !bulk {
+			name = "postings-per-batch"
 		}
-		b.StartTimer()
-		start := time.Now()
-		for lo := 0; lo < n; lo += batch {
-			addBatch(b, d, docs[lo:min(lo+batch, n)])
-		}
-		b.ReportMetric(float64(n)/time.Since(start).Seconds(), "docs/s")
-		b.StopTimer()
-		if err := d.Close(); err != nil {
-			b.Fatal(err)
-		}
-		b.StartTimer()
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				d, err := Open(b.TempDir(), &Options{MemTableSize: int64(memMB) << 20, BulkLoad: bulk})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				start := time.Now()
+				for lo := 0; lo < n; lo += batch {
+					addBatch(b, d, docs[lo:min(lo+batch, n)])
+				}
+				// Close writes the deferred postings: part of the load.
+				if err := d.Close(); err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(n)/time.Since(start).Seconds(), "docs/s")
+			}
+		})
 	}
 }
 
@@ -309,5 +329,71 @@ func BenchmarkAddBatchText(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
+	}
+}
+
+// TestBulkLoadEqualsNormal loads the same batches, replacements and
+// deletes into a bulk-load database (postings deferred, flushed every 700
+// documents) and a normal one: both answer every query alike while
+// loading, after Close and reopen, and Check passes throughout.
+func TestBulkLoadEqualsNormal(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	dir := t.TempDir()
+	bulk, err := Open(dir, &Options{BulkLoad: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bulk.tailFlush = 700
+	normal := openTest(t, "", nil)
+	k := normal.Params().K
+	var probes [][]uint64
+	flushes, last := 0, 0
+	for round := range 5 {
+		docs := fpBatch(r, fmt.Sprint("fp", round), 300, k)
+		for i := range 10 {
+			if round > 0 {
+				docs[i].ID = fmt.Sprintf("fp%d-%05d", round-1, i+50) // replaces
+			}
+		}
+		for _, d := range []*DB{bulk, normal} {
+			addBatch(t, d, docs)
+			if _, err := d.AddFingerprint(ctx, fmt.Sprint("single", round), docs[20].Fingerprint, nil); err != nil {
+				t.Fatal(err)
+			}
+			for i := range 15 {
+				if err := d.Delete(ctx, fmt.Sprintf("fp%d-%05d", round, 100+i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		for _, bd := range docs[:40] {
+			probes = append(probes, nearFP(r, bd.Fingerprint, 15))
+		}
+		n := bulk.Stats().Deferred
+		if n < last {
+			flushes++
+		}
+		last = n
+		sameAnswers(t, bulk, normal, probes, 0.6, 0.8, 0.95)
+		if err := bulk.Check(ctx); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+	}
+	if bulk.Stats().Deferred == 0 {
+		t.Fatal("nothing deferred at the end: the test proves nothing")
+	}
+	if bulk.Stats().Docs != normal.Stats().Docs {
+		t.Fatalf("%d documents in bulk, %d in normal", bulk.Stats().Docs, normal.Stats().Docs)
+	}
+	if err := bulk.Close(); err != nil {
+		t.Fatal(err)
+	}
+	re := openTest(t, dir, nil)
+	if n := re.Stats().Deferred; n != 0 {
+		t.Fatalf("%d documents still deferred after Close", n)
+	}
+	sameAnswers(t, re, normal, probes, 0.6, 0.8, 0.95)
+	if flushes == 0 {
+		t.Fatal("no flush while loading: the test proves less than it says")
 	}
 }

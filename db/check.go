@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/bits"
@@ -189,6 +190,7 @@ type diskState struct {
 
 	next   uint32
 	nextOK bool
+	tail   uint32 // the tail mark: ids ≥ tail have no postings yet
 
 	recs     map[uint32]recInfo // decodable document records
 	recOrder []uint32           // their internal ids, ascending
@@ -225,6 +227,20 @@ func scanStore(ctx context.Context, pdb *pebble.DB, layout *index.Layout, p *pro
 		} else {
 			st.nextOK = true
 		}
+	}
+	st.tail = index.NoTail
+	raw, closer, err = pdb.Get(keys.Tail())
+	switch {
+	case errors.Is(err, pebble.ErrNotFound):
+	case err != nil:
+		return nil, fmt.Errorf("read tail mark: %w", storageError(err))
+	default:
+		if len(raw) == 4 {
+			st.tail = binary.BigEndian.Uint32(raw)
+		} else {
+			p.add("tail mark %x: want 4 bytes", raw)
+		}
+		_ = closer.Close()
 	}
 	st.fps = newFPTable(layout, st.next)
 	bad := func(k []byte) { st.badKeys = append(st.badKeys, slices.Clone(k)) }
@@ -357,7 +373,10 @@ func (st *diskState) verify(p *problems) {
 			continue
 		}
 		for g := range st.layout.M() {
-			if !st.fps.hasGroup(seq, g) {
+			switch in := st.fps.hasGroup(seq, g); {
+			case seq >= st.tail && in:
+				p.add("document %d (%q) is in the tail (postings not yet written) but in posting key %d (group %d)", seq, r.ext, st.layout.Value(fp, g), g)
+			case seq < st.tail && !in:
 				p.add("document %d (%q) is missing from posting key %d (group %d)", seq, r.ext, st.layout.Value(fp, g), g)
 			}
 		}

@@ -52,6 +52,8 @@ type DB struct {
 	nextSeq uint32
 
 	builders sync.Pool // *fingerprint.Builder
+
+	tailFlush int // deferred documents that trigger a flush (bulkFlushDocs)
 }
 
 // docEntry is what queries need of a stored document.
@@ -90,7 +92,13 @@ func Open(dir string, opts *Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &DB{dir: dir, opts: o, lock: lock, wopts: pebble.Sync}
+	if !o.ReadOnly {
+		if err := index.RemoveTailFiles(fs, dir); err != nil {
+			_ = lock.Close()
+			return nil, fmt.Errorf("fpdb: open %s: remove unfinished posting files: %w", dir, err)
+		}
+	}
+	d := &DB{dir: dir, opts: o, lock: lock, wopts: pebble.Sync, tailFlush: bulkFlushDocs}
 	if o.NoSync {
 		d.wopts = pebble.NoSync
 	}
@@ -326,6 +334,20 @@ func (d *DB) load() error {
 	if err := it.Error(); err != nil {
 		return fmt.Errorf("fpdb: open %s: read document records: %w", d.dir, storageError(err))
 	}
+	switch {
+	case d.opts.ReadOnly:
+		// A tail left by a crash is served from memory.
+	case d.opts.BulkLoad:
+		if err := d.startBulkLoad(); err != nil {
+			return fmt.Errorf("fpdb: open %s: %w", d.dir, err)
+		}
+	default:
+		// Postings deferred by a bulk load that did not close.
+		if err := d.ix.FlushTail(ctx, d.opts.FS, d.dir); err != nil {
+			return fmt.Errorf("fpdb: open %s: write deferred postings: %w", d.dir, storageError(err))
+		}
+		d.ix.ApplyFlushTail()
+	}
 	return nil
 }
 
@@ -349,8 +371,17 @@ func (d *DB) Close() error {
 	if d.closed {
 		return ErrClosed
 	}
+	var err error
+	if !d.opts.ReadOnly && d.failed == nil {
+		err = d.ix.FlushTail(context.Background(), d.opts.FS, d.dir)
+		if err != nil {
+			err = fmt.Errorf("fpdb: close: write deferred postings (the next Open writes them): %w", storageError(err))
+		}
+	}
 	d.closed = true
-	err := d.pdb.Close()
+	if cerr := d.pdb.Close(); err == nil {
+		err = cerr
+	}
 	if uerr := d.lock.Close(); err == nil {
 		err = uerr
 	}

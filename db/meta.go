@@ -17,9 +17,13 @@ const (
 	// fingerprints, content-hash index and posting lists with add/remove
 	// merge operands.
 	FormatV1 = 1
+	// FormatV2 adds the tail mark (key 0x00 "tail"): documents added in
+	// bulk-load mode whose postings are not yet written. A database is
+	// upgraded to it in place by the first bulk load.
+	FormatV2 = 2
 
 	// FormatNewest is the format new databases are created with.
-	FormatNewest = FormatV1
+	FormatNewest = FormatV2
 	// FormatMinSupported is the oldest format this build opens.
 	FormatMinSupported = FormatV1
 )

@@ -155,7 +155,7 @@ func (d *DB) Get(ctx context.Context, id string) (*Doc, error) {
 func (d *DB) Stats() Stats {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	s := Stats{Params: d.Params(), Docs: d.ix.Len(), NextSeq: d.nextSeq}
+	s := Stats{Params: d.Params(), Docs: d.ix.Len(), NextSeq: d.nextSeq, Deferred: d.ix.TailLen()}
 	if !d.closed {
 		s.DiskBytes = int64(d.pdb.Metrics().DiskSpaceUsage())
 	}

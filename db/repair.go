@@ -192,6 +192,7 @@ func (d *DB) repair(ctx context.Context, layout *index.Layout) (*RepairReport, e
 		next = st.next
 	}
 	_ = b.Set(keys.NextID(), encodeSeq(next), nil)
+	_ = b.Delete(keys.Tail(), nil) // every kept document has its postings now
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -178,4 +178,7 @@ type Stats struct {
 	NextSeq uint32
 	// DiskBytes is the size of the database files.
 	DiskBytes int64
+	// Deferred is the number of documents whose postings a bulk load has
+	// not written yet (Options.BulkLoad; Flush writes them).
+	Deferred int
 }

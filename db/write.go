@@ -83,6 +83,7 @@ func (d *DB) addPrecheck(ctx context.Context, id string, opts *AddOptions) (*Add
 func (d *DB) store(ctx context.Context, doc Doc, hasHash bool, o *AddOptions) (*AddResult, error) {
 	d.writeMu.Lock()
 	defer d.writeMu.Unlock()
+	defer d.maybeFlushTail(ctx) // runs after mu is released
 	if err := d.readLocked(); err != nil {
 		return nil, err
 	}

@@ -16,6 +16,39 @@ type Entry struct {
 	FP []uint64
 }
 
+// ApplyMany records in memory that every entry of adds is stored, like
+// ApplyAdd for each, but updates each cached posting list once.
+func (ix *Index) ApplyMany(adds []Entry) {
+	if len(adds) < 64 {
+		for _, e := range adds {
+			ix.ApplyAdd(e.ID, e.FP)
+		}
+		return
+	}
+	l := ix.layout
+	m := l.M()
+	ks := make([]uint64, 0, len(adds)*m)
+	for _, e := range adds {
+		ix.storeFP(e.ID, e.FP)
+		if ix.inTail(e.ID) {
+			continue // the cache mirrors Pebble
+		}
+		for i := 0; i < m; i++ {
+			ks = append(ks, uint64(l.Value(e.FP, i))<<32|uint64(e.ID))
+		}
+	}
+	sortKeys(ks)
+	var ids []uint32
+	for i := 0; i < len(ks); {
+		y := ks[i] >> 32
+		ids = ids[:0]
+		for ; i < len(ks) && ks[i]>>32 == y; i++ {
+			ids = append(ids, uint32(ks[i]))
+		}
+		ix.cache.addSorted(uint32(y), ids)
+	}
+}
+
 // StageMany writes into batch b the addition of every entry of adds (their
 // fingerprints and postings) and the removal of every id of removes (which
 // must be live), with ONE merge operand per posting key for the whole

@@ -70,7 +70,13 @@ func (c *postingCache) get(y uint32) (ids []uint32, ok bool) {
 // setters of y (a shard lock, or the writers' exclusive lock).
 func (c *postingCache) setLocked(s *cacheShard, y uint32, ids []uint32) {
 	if c.slots != nil {
-		c.slots[y].Store(&ids)
+		// Writers run alone (see postingCache), so a slot that holds a
+		// list is updated in place, without allocating a new pointer.
+		if p := c.slots[y].Load(); p != nil {
+			*p = ids
+		} else {
+			c.slots[y].Store(&ids)
+		}
 		return
 	}
 	if s.m == nil {
@@ -146,6 +152,30 @@ func (c *postingCache) add(y, id uint32) {
 	}
 	c.setLocked(s, y, ids)
 	c.ids.Add(1)
+}
+
+// addSorted records that the ids (sorted, distinct) joined the list of y.
+// It does not retain ids.
+func (c *postingCache) addSorted(y uint32, ids []uint32) {
+	if c.slots != nil && int(y) >= len(c.slots) {
+		return
+	}
+	cur, cached, s := c.lookup(y)
+	defer done(s)
+	if !cached {
+		if !c.complete.Load() {
+			return // not cached: the next read gets it from Pebble
+		}
+		c.keys.Add(1)
+	}
+	var out []uint32
+	if len(cur) == 0 || cur[len(cur)-1] < ids[0] {
+		out = append(cur, ids...) // new ids are the largest: the common case
+	} else {
+		out = mergeSorted(cur, ids)
+	}
+	c.ids.Add(int64(len(out) - len(cur)))
+	c.setLocked(s, y, out)
 }
 
 // remove records that id left the list of y.

@@ -106,7 +106,7 @@ func (ix *Index) Load(ctx context.Context) error {
 	if err := it.Error(); err != nil {
 		return err
 	}
-	return ix.loadTail(ctx)
+	return ix.loadTail()
 }
 
 // StageAdd writes fingerprint fp of id and its m postings into batch b.
@@ -157,6 +157,17 @@ func (ix *Index) StageDelete(b *pebble.Batch, id uint32) error {
 // ApplyAdd records in memory that id is stored with fingerprint fp. Call it
 // after the batch of StageAdd committed.
 func (ix *Index) ApplyAdd(id uint32, fp []uint64) {
+	ix.storeFP(id, fp)
+	if ix.inTail(id) {
+		return // the cache mirrors Pebble, which has no postings of the tail
+	}
+	for i := range ix.layout.Widths {
+		ix.cache.add(ix.layout.Value(fp, i), id)
+	}
+}
+
+// storeFP records fp as the fingerprint of live id id.
+func (ix *Index) storeFP(id uint32, fp []uint64) {
 	need := (int(id) + 1) * ix.stride
 	if need > len(ix.fps) {
 		if need > cap(ix.fps) {
@@ -178,9 +189,6 @@ func (ix *Index) ApplyAdd(id uint32, fp []uint64) {
 		ix.n++
 	}
 	ix.live[id/64] |= 1 << (id % 64)
-	for i := range ix.layout.Widths {
-		ix.cache.add(ix.layout.Value(fp, i), id)
-	}
 }
 
 // ApplyDelete records in memory that id is no longer stored.

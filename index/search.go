@@ -133,8 +133,12 @@ func (ix *Index) probeCost(tau, t int) float64 {
 	hit := ix.cacheHitRate()
 	cands := n * ix.candidateRate(tau, t) // also fills ix.tauProbes, ix.tauHit
 	probes, postings := ix.tauProbes[tau], n*ix.tauHit[tau]
-	return costQuery + probes*(hit*costProbeHit+(1-hit)*costProbeMiss) +
+	cost := costQuery + probes*(hit*costProbeHit+(1-hit)*costProbeMiss) +
 		postings*costPosting + cands*costVerify + float64(ix.Cap())*costClearByte/16
+	if ix.tailScanned() {
+		cost += float64((ix.Cap()-int(ix.tailStart))*ix.stride) * costScanWord
+	}
+	return cost
 }
 
 // cacheHitRate estimates the share of probes the posting cache answers.
@@ -290,6 +294,12 @@ func (ix *Index) Search(ctx context.Context, q []uint64, rh int, p Plan) ([]Hit,
 		if err != nil {
 			return nil, st, err
 		}
+		if ix.tailScanned() {
+			// Documents whose postings are deferred (tail.go).
+			from := int(ix.tailStart)
+			st.Verified += ix.Cap() - from
+			hits = append(hits, ix.scanRange(q, rh, from, ix.Cap())...)
+		}
 	default:
 		return nil, st, fmt.Errorf("index: unknown plan kind %d", p.Kind)
 	}
@@ -306,13 +316,18 @@ func (ix *Index) Search(ctx context.Context, q []uint64, rh int, p Plan) ([]Hit,
 // scan compares q with every stored fingerprint, on several cores when
 // the array is large.
 func (ix *Index) scan(q []uint64, rh int, st *Stats) []Hit {
-	n := ix.Cap()
 	st.Verified = ix.n
+	return ix.scanRange(q, rh, 0, ix.Cap())
+}
+
+// scanRange compares q with the fingerprints of ids [from, to).
+func (ix *Index) scanRange(q []uint64, rh int, from, to int) []Hit {
+	n := to - from
 	workers := scanWorkers(n, ix.stride)
 	parts := make([][]Hit, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
-		lo, hi := n*w/workers, n*(w+1)/workers
+		lo, hi := from+n*w/workers, from+n*(w+1)/workers
 		run := func() {
 			var hits []Hit
 			bitvec.Scan(ix.fps[lo*ix.stride:hi*ix.stride], ix.stride, q, rh, func(i, d int) {

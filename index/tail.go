@@ -29,26 +29,18 @@ const TailFilePrefix = "fpdb-tail-"
 // The tail.
 //
 // While deferring (Defer), added documents get their fingerprint records but
-// no posting operands: their ids join the posting cache only, which is
-// complete (every list in memory), so searches see them at once. The
-// smallest such id is the tail mark W, written in the batch of the first
-// deferred add: every id < W has its postings in Pebble, no id ≥ W has any.
-// FlushTail writes the postings of the live ids ≥ W as one sstable per
-// group, ingested in one atomic step with W reset to NoTail. A crash before
-// that leaves the tail as it was; Load rebuilds it in the cache.
+// no posting operands, and their ids stay out of the posting cache, which
+// mirrors Pebble. The smallest such id is the tail mark W, written in the
+// batch of the first deferred add: every id < W has its postings in Pebble,
+// no id ≥ W has any. A probe plan scans the tail's fingerprints besides
+// probing, so searches see the tail's documents at once. FlushTail writes
+// the postings of the live ids ≥ W as one sstable per group, ingested in
+// one atomic step with W reset to NoTail; ApplyFlushTail then adds them to
+// the cached lists. A crash before the ingest leaves the tail as it was.
 
-// Defer makes later adds deferred (see the tail). It warms the posting
-// cache when it is not complete. Like a write, it must not run concurrently
-// with other calls.
-func (ix *Index) Defer(ctx context.Context) error {
-	if !ix.cache.complete.Load() {
-		if err := ix.Warm(ctx); err != nil {
-			return err
-		}
-	}
-	ix.deferring = true
-	return nil
-}
+// Defer makes later adds deferred (see the tail). Like a write, it must not
+// run concurrently with other calls.
+func (ix *Index) Defer() { ix.deferring = true }
 
 // Deferring reports whether adds are deferred.
 func (ix *Index) Deferring() bool { return ix.deferring }
@@ -90,28 +82,13 @@ func (ix *Index) stageTailMark(b *pebble.Batch, first uint32) error {
 	return b.Set(keys.Tail(), binary.BigEndian.AppendUint32(nil, first), nil)
 }
 
-// loadTail reads the tail mark; the ids in the tail are added to the posting
-// cache after Warm, since Pebble does not hold them.
-func (ix *Index) loadTail(ctx context.Context) error {
+// loadTail reads the tail mark. It stays as written even when the tail
+// holds no live document: no id ≥ W may get postings until FlushTail resets
+// it.
+func (ix *Index) loadTail() error {
 	w, err := ix.readTailMark()
-	if err != nil {
-		return err
-	}
-	// The mark stays as written even when the tail holds no live document:
-	// no id ≥ W may get postings until FlushTail resets it.
 	ix.tailStart = w
-	if w == NoTail {
-		return nil
-	}
-	if err := ix.Warm(ctx); err != nil {
-		return err
-	}
-	ix.eachTail(func(id uint32, fp []uint64) {
-		for i := range ix.layout.Widths {
-			ix.cache.add(ix.layout.Value(fp, i), id)
-		}
-	})
-	return nil
+	return err
 }
 
 // readTailMark reads the tail mark from Pebble (NoTail when absent, as in
@@ -143,8 +120,9 @@ func (ix *Index) eachTail(fn func(id uint32, fp []uint64)) {
 // FlushTail writes the postings of the tail's documents (one merge operand
 // per posting key) as sstables named TailFilePrefix… in dir on fs, ingests
 // them together with the reset tail mark in one atomic step, and removes
-// them. The cache already holds the ids, so readers see no change; writers
-// must be excluded. Without a tail it does nothing.
+// them. The cache already holds the ids, so readers see no change and may
+// run meanwhile; writers must be excluded. Call ApplyFlushTail afterwards,
+// excluding readers. Without a tail it does nothing.
 func (ix *Index) FlushTail(ctx context.Context, fs vfs.FS, dir string) (err error) {
 	if ix.tailStart == NoTail {
 		return nil
@@ -222,9 +200,39 @@ func (ix *Index) FlushTail(ctx context.Context, fs vfs.FS, dir string) (err erro
 	if err := ix.db.Ingest(ctx, paths); err != nil {
 		return fmt.Errorf("index: flush tail: ingest: %w", err)
 	}
-	ix.tailStart = NoTail
 	return nil
 }
+
+// ApplyFlushTail records in memory that FlushTail succeeded: the tail's ids
+// join the cached posting lists and no document is in the tail any more.
+func (ix *Index) ApplyFlushTail() {
+	if ix.tailStart == NoTail {
+		return
+	}
+	if ix.cache.keys.Load() > 0 || ix.cache.complete.Load() {
+		var ks []uint64
+		var ids []uint32
+		for g := range ix.layout.Widths {
+			ks = ks[:0]
+			ix.eachTail(func(id uint32, fp []uint64) {
+				ks = append(ks, uint64(ix.layout.Value(fp, g))<<32|uint64(id))
+			})
+			sortKeys(ks)
+			for i := 0; i < len(ks); {
+				y := ks[i] >> 32
+				ids = ids[:0]
+				for ; i < len(ks) && ks[i]>>32 == y; i++ {
+					ids = append(ids, uint32(ks[i]))
+				}
+				ix.cache.addSorted(uint32(y), ids)
+			}
+		}
+	}
+	ix.tailStart = NoTail
+}
+
+// tailScanned reports whether probe plans must scan the tail.
+func (ix *Index) tailScanned() bool { return ix.tailStart != NoTail && int(ix.tailStart) < ix.Cap() }
 
 // RemoveTailFiles deletes the sstables a crashed FlushTail left in dir.
 func RemoveTailFiles(fs vfs.FS, dir string) error {

@@ -1,0 +1,79 @@
+package db
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/fpdb/fpdb/index"
+	"github.com/fpdb/fpdb/internal/keys"
+)
+
+const noTail = index.NoTail
+
+// bulkFlushDocs is the number of documents whose postings a bulk load
+// defers before it writes them (Options.BulkLoad); DB.tailFlush, which
+// tests lower.
+const bulkFlushDocs = 1 << 20
+
+// Flush writes the postings of the documents a bulk load has deferred
+// (Options.BulkLoad), so that the database is fully indexed on disk. Close
+// does it too; without deferred documents Flush does nothing. Queries run
+// meanwhile.
+func (d *DB) Flush(ctx context.Context) error {
+	if d.opts.ReadOnly {
+		return fmt.Errorf("fpdb: flush: %w", ErrReadOnly)
+	}
+	d.writeMu.Lock()
+	defer d.writeMu.Unlock()
+	if err := d.readLocked(); err != nil {
+		return err
+	}
+	d.mu.RUnlock()
+	return d.flushTail(ctx)
+}
+
+// flushTail writes the deferred postings. writeMu is held, mu is not:
+// readers go on while the postings are written (they already see the
+// documents through the complete posting cache).
+func (d *DB) flushTail(ctx context.Context) error {
+	if d.ix.TailStart() == noTail {
+		return nil
+	}
+	if err := d.ix.FlushTail(ctx, d.opts.FS, d.dir); err != nil {
+		return fmt.Errorf("fpdb: write deferred postings: %w", storageError(err))
+	}
+	d.mu.Lock()
+	d.ix.ApplyFlushTail()
+	d.mu.Unlock()
+	return nil
+}
+
+// maybeFlushTail writes the deferred postings once bulkFlushDocs are
+// pending. writeMu is held, mu is not. A failure is logged, not returned:
+// the documents are stored, and their postings are written by the next
+// flush (at the latest by Close or the next Open).
+func (d *DB) maybeFlushTail(ctx context.Context) {
+	if !d.ix.Deferring() || d.ix.TailStart() == noTail || d.ix.Cap()-int(d.ix.TailStart()) < d.tailFlush {
+		return
+	}
+	if err := d.flushTail(ctx); err != nil {
+		d.opts.Logger.Error("fpdb: deferred postings not written yet", "err", err)
+	}
+}
+
+// startBulkLoad prepares the index for deferred adds (Options.BulkLoad),
+// upgrading a format-1 database to format 2, the first that has a tail.
+func (d *DB) startBulkLoad() error {
+	if d.params.FormatVersion < FormatV2 {
+		p := d.params
+		p.FormatVersion = FormatV2
+		if err := d.pdb.Set(keys.Meta(), encodeMeta(p), pebble.Sync); err != nil {
+			return fmt.Errorf("upgrade to format %d: %w", FormatV2, storageError(err))
+		}
+		d.params = p
+	}
+	d.ix.Defer()
+	return nil
+}
