@@ -225,7 +225,7 @@ func Import(ctx context.Context, dir string, r io.Reader, opts *Options) (int, e
 		}
 	}
 	o.K, o.GroupWidths, o.ShingleWidth, o.Seed = h.K, slices.Clone(h.GroupWidths), h.ShingleWidth, h.Seed
-	o.ReadOnly, o.ErrorIfNotExist = false, false
+	o.ReadOnly, o.ErrorIfNotExist, o.BulkLoad = false, false, true
 	d, err := Open(dir, o)
 	if err != nil {
 		return 0, fmt.Errorf("fpdb: import: %w", err)

@@ -118,7 +118,8 @@ func (ix *Index) eachTail(fn func(id uint32, fp []uint64)) {
 }
 
 // FlushTail writes the postings of the tail's documents (one merge operand
-// per posting key) as sstables named TailFilePrefix… in dir on fs, ingests
+// per posting key) as two sstables named TailFilePrefix… in dir on fs (the
+// reset tail mark, and the postings), ingests
 // them together with the reset tail mark in one atomic step, and removes
 // them. The cache already holds the ids, so readers see no change and may
 // run meanwhile; writers must be excluded. Call ApplyFlushTail afterwards,
@@ -160,12 +161,26 @@ func (ix *Index) FlushTail(ctx context.Context, fs vfs.FS, dir string) (err erro
 		return fmt.Errorf("index: flush tail: %w", err)
 	}
 
-	// One file per group: the groups' key ranges are disjoint and in order.
+	// File 1: the postings, group by group (the groups' key ranges are
+	// disjoint and in order). Apart from the mark, the file can go to the
+	// lowest level whose keys it does not overlap: into an empty store,
+	// the bottom one, never to be compacted again.
 	var ks []uint64
 	var ids []uint32
 	var val, key []byte
+	if ix.TailLen() > 0 {
+		if w, err = create(1); err != nil {
+			return err
+		}
+	} else {
+		w = nil
+	}
 	for g := range ix.layout.Widths {
+		if w == nil {
+			break
+		}
 		if err := ctx.Err(); err != nil {
+			_ = w.Close()
 			return err
 		}
 		ks = ks[:0]
@@ -176,10 +191,6 @@ func (ix *Index) FlushTail(ctx context.Context, fs vfs.FS, dir string) (err erro
 			break
 		}
 		sortKeys(ks)
-		w, err := create(g + 1)
-		if err != nil {
-			return err
-		}
 		for i := 0; i < len(ks); {
 			y := ks[i] >> 32
 			ids = ids[:0]
@@ -193,6 +204,8 @@ func (ix *Index) FlushTail(ctx context.Context, fs vfs.FS, dir string) (err erro
 				return fmt.Errorf("index: flush tail: %w", err)
 			}
 		}
+	}
+	if w != nil {
 		if err := w.Close(); err != nil {
 			return fmt.Errorf("index: flush tail: %w", err)
 		}

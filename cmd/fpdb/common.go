@@ -26,7 +26,8 @@ const (
 	openExisting
 	// openReadOnly opens an existing database for reading.
 	openReadOnly
-	// openBulk is openCreate with settings for bulk loads (larger memtables).
+	// openBulk is openCreate with settings for bulk loads (postings
+	// deferred and written once per key, larger memtables).
 	openBulk
 )
 
@@ -45,6 +46,7 @@ func openDB(dir string, mode openMode) (*db.DB, error) {
 		opts.ReadOnly = true
 	case openBulk:
 		opts.MemTableSize = bulkMemTableSize
+		opts.BulkLoad = true
 	}
 	if mode != openCreate && mode != openBulk {
 		// Belt and braces: never let a read of a mistyped path leave an

@@ -32,6 +32,9 @@ type jsonStats struct {
 	Created          string `json:"created"`
 	NextSeq          uint32 `json:"next_seq"`
 	DiskBytes        int64  `json:"disk_bytes"`
+	// Deferred counts documents whose postings a bulk load left unwritten
+	// (a crash before its Close; the next writable open writes them).
+	Deferred int `json:"deferred_postings_docs"`
 
 	DeletedNotCompacted int              `json:"deleted_not_compacted"`
 	BytesPerDoc         float64          `json:"bytes_per_doc"`
@@ -114,6 +117,7 @@ func (o *statsOptions) run(ctx context.Context, stdout io.Writer) (err error) {
 		Created:          p.Created.Format(time.RFC3339),
 		NextSeq:          st.NextSeq,
 		DiskBytes:        st.DiskBytes,
+		Deferred:         st.Deferred,
 
 		DeletedNotCompacted: ss.DeletedNotCompacted,
 		BytesPerDoc:         ss.BytesPerDoc,
@@ -150,6 +154,9 @@ func (o *statsOptions) run(ctx context.Context, stdout io.Writer) (err error) {
 	fmt.Fprintf(tw, "created\t%s\n", js.Created)
 	fmt.Fprintf(tw, "next seq\t%d\n", js.NextSeq)
 	fmt.Fprintf(tw, "disk bytes\t%d\n", js.DiskBytes)
+	if js.Deferred > 0 {
+		fmt.Fprintf(tw, "postings deferred (bulk load)\t%d docs\n", js.Deferred)
+	}
 	fmt.Fprintf(tw, "deleted, not compacted\t%d\n", js.DeletedNotCompacted)
 	fmt.Fprintf(tw, "bytes per doc\t%.0f\n", js.BytesPerDoc)
 	fmt.Fprintf(tw, "compaction debt bytes\t%d\n", js.CompactionDebt)
