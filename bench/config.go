@@ -72,7 +72,7 @@ func QuickConfig() Config {
 		AccKs: []int{64, 128, 256, 512, 1024}, AccRs: []float64{0.5, 0.6, 0.7, 0.8, 0.9},
 		TextPlanQueries: 200,
 		FingerprintTime: 3 * time.Second,
-		SyncDocs:        200, BulkDocs: 10_000, AddFPs: 300_000, AddFPsOne: 20_000, StageAddDocs: 20_000,
+		SyncDocs:        200, BulkDocs: 10_000, AddFPs: 1_000_000, AddFPsOne: 20_000, StageAddDocs: 20_000,
 		Compare:       CompareOptions{MaxSlowdown: 20, CellBudget: 20 * time.Second},
 		Table1Compare: CompareOptions{CellBudget: 45 * time.Second},
 		AlgGMaxComb:   1e6, AlgGMaxNodes: 2_000_000,

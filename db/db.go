@@ -203,6 +203,9 @@ func (d *DB) open(given *Options) error {
 		Logger:             slogLogger{o.Logger},
 		EventListener:      eventListener(o.Logger),
 	}
+	// Zstd on the two bottom levels, where nearly all data lives: the
+	// sparse roaring postings shrink by a sixth more than with Snappy.
+	popts.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionBalanced })
 	pdb, err := pebble.Open(d.dir, popts)
 	if err != nil {
 		return fmt.Errorf("fpdb: open %s: %w", d.dir, storageError(err))

@@ -145,6 +145,7 @@ func (ix *Index) FlushTail(ctx context.Context, fs vfs.FS, dir string) (err erro
 		return sstable.NewWriter(objstorageprovider.NewFileWritable(f), sstable.WriterOptions{
 			TableFormat: tf,
 			MergerName:  posting.MergerName,
+			Compression: sstable.GoodCompression, // it may go to the bottom level
 		}), nil
 	}
 
