@@ -148,7 +148,6 @@ func (d *DB) AddBatch(ctx context.Context, docs []BatchDoc) (*BatchResult, error
 				return nil, fmt.Errorf("fpdb: add batch: %q: %w: id map names internal id %d, which is not stored", doc.ID, ErrCorrupt, old)
 			}
 			_ = b.Delete(keys.Doc(old), nil)
-			_ = b.Delete(keys.Hash(d.docs[old].hash, old), nil)
 			removes = append(removes, old)
 		}
 		if doc.Added.IsZero() {
@@ -159,7 +158,6 @@ func (d *DB) AddBatch(ctx context.Context, docs []BatchDoc) (*BatchResult, error
 		rec = appendDocRecord(rec[:0], doc)
 		_ = b.Set(keys.ExtID(doc.ID), encodeSeq(doc.Seq), nil)
 		_ = b.Set(keys.Doc(doc.Seq), rec, nil)
-		_ = b.Set(keys.Hash(doc.ContentHash, doc.Seq), nil, nil)
 		adds = append(adds, index.Entry{ID: doc.Seq, FP: doc.Fingerprint})
 	}
 	_ = b.Set(keys.NextID(), encodeSeq(seq), nil)

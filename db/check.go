@@ -85,10 +85,11 @@ func storageError(err error) error {
 //   - the meta record decodes and equals the open parameters, and the next-id
 //     record decodes and is beyond every stored internal id;
 //   - every document record decodes and has its fingerprint, the ext-id entry
-//     naming it, exactly its one content-hash entry and exactly its m posting
-//     entries (one per group, under its group value);
-//   - no fingerprint, ext-id entry, content-hash entry or posting names an
-//     internal id that has no document record (or names the wrong one);
+//     naming it and exactly its m posting entries (one per group, under its
+//     group value), or none when it is in the tail of a bulk load;
+//   - no fingerprint, ext-id entry or posting names an internal id that has
+//     no document record (or names the wrong one); a format-2 store has no
+//     content-hash key;
 //   - the in-memory id map and fingerprints equal the stored ones.
 //
 // It returns nil, a *CheckError listing every violation (errors.Is(err,
@@ -108,7 +109,7 @@ func (d *DB) Check(ctx context.Context) error {
 	if meta != nil && fmt.Sprint(*meta) != fmt.Sprint(d.params) {
 		p.add("meta record %+v differs from the open parameters %+v", *meta, d.params)
 	}
-	st, err := scanStore(ctx, d.pdb, d.ix.Layout(), &p)
+	st, err := scanStore(ctx, d.pdb, d.ix.Layout(), d.params.FormatVersion, &p)
 	if err != nil {
 		return fmt.Errorf("fpdb: check %s: %w", d.dir, err)
 	}
@@ -197,7 +198,6 @@ type diskState struct {
 	fps      *fpTable           // decodable fingerprints and their postings
 	ext      map[string]uint32  // decodable ext-id entries
 	extOrder []string           // their ids, in key order
-	hashes   map[uint32][][16]byte
 
 	// badKeys are keys whose key or value could not be decoded; Repair
 	// deletes them.
@@ -206,12 +206,11 @@ type diskState struct {
 
 // scanStore reads every record of the store, reports what cannot be decoded
 // and what postings are wrong, and returns what could be decoded.
-func scanStore(ctx context.Context, pdb *pebble.DB, layout *index.Layout, p *problems) (*diskState, error) {
+func scanStore(ctx context.Context, pdb *pebble.DB, layout *index.Layout, format int, p *problems) (*diskState, error) {
 	st := &diskState{
 		layout: layout,
 		recs:   make(map[uint32]recInfo),
 		ext:    make(map[string]uint32),
-		hashes: make(map[uint32][][16]byte),
 	}
 	raw, closer, err := pdb.Get(keys.NextID())
 	switch {
@@ -301,17 +300,16 @@ func scanStore(ctx context.Context, pdb *pebble.DB, layout *index.Layout, p *pro
 	if err != nil {
 		return nil, err
 	}
-	err = eachKV(ctx, pdb, keys.PrefixHash, "content-hash entries", func(k, _ []byte) {
-		h, seq, err := keys.ParseHash(k)
-		if err != nil {
-			p.add("content-hash key %x: %v", k, err)
+	if format >= FormatV2 {
+		// Format 1's content-hash index (a read-only format-1 database
+		// still has it; it is not used).
+		err = eachKV(ctx, pdb, keys.PrefixHash, "content-hash entries", func(k, _ []byte) {
+			p.add("content-hash key %x: format %d has no content-hash index", k, format)
 			bad(k)
-			return
+		})
+		if err != nil {
+			return nil, err
 		}
-		st.hashes[seq] = append(st.hashes[seq], h)
-	})
-	if err != nil {
-		return nil, err
 	}
 	err = eachKV(ctx, pdb, keys.PrefixPosting, "postings", func(k, v []byte) {
 		y, err := keys.ParsePosting(k)
@@ -359,14 +357,6 @@ func (st *diskState) verify(p *problems) {
 		} else if got != seq {
 			p.add("document %d (%q): its ext-id entry names internal id %d", seq, r.ext, got)
 		}
-		switch hs := st.hashes[seq]; {
-		case len(hs) == 0:
-			p.add("document %d (%q) has no content-hash entry", seq, r.ext)
-		case len(hs) > 1:
-			p.add("document %d (%q) has %d content-hash entries", seq, r.ext, len(hs))
-		case hs[0] != r.hash:
-			p.add("document %d (%q): content-hash entry %x differs from the record's %x", seq, r.ext, hs[0], r.hash)
-		}
 		fp := st.fps.get(seq)
 		if fp == nil {
 			p.add("document %d (%q) has no fingerprint", seq, r.ext)
@@ -393,16 +383,6 @@ func (st *diskState) verify(p *problems) {
 			p.add("ext-id %q names internal id %d, which has no document record", ext, seq)
 		} else if r.ext != ext {
 			p.add("ext-id %q names internal id %d, which is document %q", ext, seq, r.ext)
-		}
-	}
-	hashSeqs := make([]uint32, 0, len(st.hashes))
-	for seq := range st.hashes {
-		hashSeqs = append(hashSeqs, seq)
-	}
-	slices.Sort(hashSeqs)
-	for _, seq := range hashSeqs {
-		if _, ok := st.recs[seq]; !ok {
-			p.add("content-hash entry %x names internal id %d, which has no document record", st.hashes[seq][0], seq)
 		}
 	}
 	if st.nextOK && maxSeq >= int64(st.next) {

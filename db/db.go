@@ -337,13 +337,15 @@ func (d *DB) load() error {
 	if err := it.Error(); err != nil {
 		return fmt.Errorf("fpdb: open %s: read document records: %w", d.dir, storageError(err))
 	}
+	if d.opts.ReadOnly {
+		return nil // a tail left by a crash is scanned by queries
+	}
+	if err := d.upgrade(); err != nil {
+		return fmt.Errorf("fpdb: open %s: %w", d.dir, err)
+	}
 	switch {
-	case d.opts.ReadOnly:
-		// A tail left by a crash is served from memory.
 	case d.opts.BulkLoad:
-		if err := d.startBulkLoad(); err != nil {
-			return fmt.Errorf("fpdb: open %s: %w", d.dir, err)
-		}
+		d.ix.Defer()
 	default:
 		// Postings deferred by a bulk load that did not close.
 		if err := d.ix.FlushTail(ctx, d.opts.FS, d.dir); err != nil {

@@ -14,12 +14,14 @@ import (
 // reused.
 const (
 	// FormatV1 is the first format: meta, next id, doc records, ext-id map,
-	// fingerprints, content-hash index and posting lists with add/remove
-	// merge operands.
+	// fingerprints, content-hash index ('h' keys) and posting lists with
+	// add/remove merge operands.
 	FormatV1 = 1
-	// FormatV2 adds the tail mark (key 0x00 "tail"): documents added in
-	// bulk-load mode whose postings are not yet written. A database is
-	// upgraded to it in place by the first bulk load.
+	// FormatV2 adds the tail mark (key 0x00 "tail": documents added in
+	// bulk-load mode whose postings are not yet written) and drops the
+	// content-hash index ('h' keys; the hash stays in the document record
+	// and exact duplicates are found in memory). Open upgrades a format-1
+	// database in place unless it is read-only.
 	FormatV2 = 2
 
 	// FormatNewest is the format new databases are created with.

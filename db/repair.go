@@ -34,8 +34,8 @@ type RepairReport struct {
 }
 
 // Repair rebuilds the derived records of the database in dir from its
-// document records and fingerprints: the ext-id map, the content-hash
-// entries, every posting list and the next-id record. A document is kept
+// document records and fingerprints: the ext-id map, every posting list and
+// the next-id record (a format-1 database is first upgraded to format 2). A document is kept
 // when both its record and its fingerprint decode; when two kept records
 // carry the same id, the one the ext-id map names (else the newest) stays.
 // Everything else is removed and listed in the report.
@@ -80,6 +80,9 @@ func Repair(ctx context.Context, dir string, opts *Options) (*RepairReport, erro
 	if err != nil {
 		return nil, fmt.Errorf("fpdb: repair %s: %w: %w", dir, ErrCorrupt, err)
 	}
+	if err := d.upgrade(); err != nil {
+		return nil, fmt.Errorf("fpdb: repair %s: %w", dir, err)
+	}
 	rep, err := d.repair(ctx, layout)
 	if err != nil {
 		return nil, fmt.Errorf("fpdb: repair %s: %w", dir, err)
@@ -97,7 +100,7 @@ func (d *DB) repair(ctx context.Context, layout *index.Layout) (*RepairReport, e
 	if _, err := checkMeta(d.pdb, &p); err != nil {
 		return nil, err
 	}
-	st, err := scanStore(ctx, d.pdb, layout, &p)
+	st, err := scanStore(ctx, d.pdb, layout, d.params.FormatVersion, &p)
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +170,6 @@ func (d *DB) repair(ctx context.Context, layout *index.Layout) (*RepairReport, e
 	for _, seq := range kept {
 		r := st.recs[seq]
 		_ = b.Set(keys.ExtID(r.ext), encodeSeq(seq), nil)
-		_ = b.Set(keys.Hash(r.hash, seq), nil, nil)
 		fp := st.fps.get(seq)
 		for g := range layout.M() {
 			y := layout.Value(fp, g)

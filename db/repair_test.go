@@ -77,13 +77,9 @@ var corruptions = []corruption{
 		want: []string{"posting key 7 (group 0) names internal id 999, which has no fingerprint"},
 	},
 	{
-		name: "content-hash entry deleted and a stray one added",
-		damage: func(t *testing.T, d *DB) {
-			doc, _ := d.Get(ctx, "doc2")
-			pdel(t, d, keys.Hash(doc.ContentHash, doc.Seq))
-			pset(t, d, keys.Hash([16]byte{1, 2, 3}, 77), nil)
-		},
-		want: []string{`document 2 ("doc2") has no content-hash entry`, "content-hash entry 01020300000000000000000000000000 names internal id 77, which has no document record"},
+		name:   "a content-hash key (format 1) in a format-2 database",
+		damage: func(t *testing.T, d *DB) { pset(t, d, keys.Hash([16]byte{1, 2, 3}, 77), nil) },
+		want:   []string{"content-hash key 68010203000000000000000000000000000000004d: format 2 has no content-hash index"},
 	},
 	{
 		name:   "next id too small",
@@ -239,5 +235,77 @@ func TestRepairRefuses(t *testing.T) {
 	}
 	if _, err := Repair(ctx, t.TempDir(), nil); !errors.Is(err, ErrNotExist) {
 		t.Fatalf("Repair of an empty dir: %v", err)
+	}
+}
+
+// TestUpgradeFromFormat1 makes a format-1 database (meta version 1 and a
+// content-hash key per document) and checks that a read-only Open serves
+// it as it is, and that a writable Open upgrades it to format 2 in place:
+// the content-hash index gone, every document and answer unchanged.
+func TestUpgradeFromFormat1(t *testing.T) {
+	dir := t.TempDir()
+	d, err := Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var queries []string
+	for i := range 20 {
+		txt := text(uint64(i), 100)
+		if _, err := d.Add(ctx, fmt.Sprint("doc", i), []byte(txt), nil); err != nil {
+			t.Fatal(err)
+		}
+		queries = append(queries, edit(txt, 40))
+	}
+	p := d.Params()
+	p.FormatVersion = FormatV1
+	pset(t, d, keys.Meta(), encodeMeta(p))
+	for i := range 20 {
+		doc, err := d.Get(ctx, fmt.Sprint("doc", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pset(t, d, keys.Hash(doc.ContentHash, doc.Seq), nil)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	answers := func(d *DB) string {
+		var b strings.Builder
+		for _, q := range queries {
+			res, err := d.Query(ctx, []byte(q), QueryOptions{Threshold: 0.5})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintln(&b, res.Matches)
+		}
+		return b.String()
+	}
+	hashKeys := func(d *DB) int {
+		n := 0
+		lo, hi := keys.Range(keys.PrefixHash)
+		it, _ := d.pdb.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+		for it.First(); it.Valid(); it.Next() {
+			n++
+		}
+		_ = it.Close()
+		return n
+	}
+
+	ro := openTest(t, dir, &Options{ReadOnly: true})
+	if v := ro.Params().FormatVersion; v != FormatV1 || hashKeys(ro) != 20 {
+		t.Fatalf("read-only: format %d with %d content-hash keys, want 1 and 20", v, hashKeys(ro))
+	}
+	before := answers(ro)
+	if !strings.Contains(before, "doc") {
+		t.Fatal("no query matched: the test proves nothing")
+	}
+	closeChecked(t, ro)
+
+	rw := openTest(t, dir, nil)
+	if v := rw.Params().FormatVersion; v != FormatV2 || hashKeys(rw) != 0 {
+		t.Fatalf("after a writable open: format %d with %d content-hash keys, want 2 and 0", v, hashKeys(rw))
+	}
+	if after := answers(rw); after != before {
+		t.Fatalf("answers changed by the upgrade:\n%s\nvs\n%s", before, after)
 	}
 }

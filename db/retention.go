@@ -223,7 +223,6 @@ func (d *DB) deleteChunk(vs []victim) error {
 		}
 		_ = b.Delete(keys.ExtID(v.ext), nil)
 		_ = b.Delete(keys.Doc(v.seq), nil)
-		_ = b.Delete(keys.Hash(d.docs[v.seq].hash, v.seq), nil)
 		seqs[i] = v.seq
 	}
 	if err := d.ix.StageMany(b, nil, seqs); err != nil {

@@ -63,17 +63,22 @@ func (d *DB) maybeFlushTail(ctx context.Context) {
 	}
 }
 
-// startBulkLoad prepares the index for deferred adds (Options.BulkLoad),
-// upgrading a format-1 database to format 2, the first that has a tail.
-func (d *DB) startBulkLoad() error {
-	if d.params.FormatVersion < FormatV2 {
-		p := d.params
-		p.FormatVersion = FormatV2
-		if err := d.pdb.Set(keys.Meta(), encodeMeta(p), pebble.Sync); err != nil {
-			return fmt.Errorf("upgrade to format %d: %w", FormatV2, storageError(err))
-		}
-		d.params = p
+// upgrade brings a format-1 database to format 2 in one synced batch: the
+// content-hash index is deleted and the meta record rewritten.
+func (d *DB) upgrade() error {
+	if d.params.FormatVersion >= FormatV2 {
+		return nil
 	}
-	d.ix.Defer()
+	p := d.params
+	p.FormatVersion = FormatV2
+	b := d.pdb.NewBatch()
+	defer b.Close()
+	lo, hi := keys.Range(keys.PrefixHash)
+	_ = b.DeleteRange(lo, hi, nil)
+	_ = b.Set(keys.Meta(), encodeMeta(p), nil)
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("upgrade to format %d: %w", FormatV2, storageError(err))
+	}
+	d.params = p
 	return nil
 }

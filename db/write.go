@@ -131,7 +131,6 @@ func (d *DB) store(ctx context.Context, doc Doc, hasHash bool, o *AddOptions) (*
 	}
 	_ = b.Set(keys.ExtID(doc.ID), encodeSeq(seq), nil)
 	_ = b.Set(keys.Doc(seq), appendDocRecord(nil, &doc), nil)
-	_ = b.Set(keys.Hash(doc.ContentHash, seq), nil, nil)
 	_ = b.Set(keys.NextID(), encodeSeq(seq+1), nil)
 	if err := d.ix.StageAdd(b, seq, doc.Fingerprint); err != nil {
 		return nil, fmt.Errorf("fpdb: add %q: %w", doc.ID, err)
@@ -207,14 +206,13 @@ func (d *DB) lookup(ext string) (uint32, bool, error) {
 	return seq, err == nil, err
 }
 
-// stageDelete writes the removal of internal id seq (record, hash entry,
-// fingerprint, postings) into b; the ext-id key is the caller's.
+// stageDelete writes the removal of internal id seq (record, fingerprint,
+// postings) into b; the ext-id key is the caller's.
 func (d *DB) stageDelete(b *pebble.Batch, seq uint32) error {
 	if int(seq) >= len(d.docs) || d.docs[seq].ext == "" {
 		return fmt.Errorf("%w: id map names internal id %d, which is not stored", ErrCorrupt, seq)
 	}
 	_ = b.Delete(keys.Doc(seq), nil)
-	_ = b.Delete(keys.Hash(d.docs[seq].hash, seq), nil)
 	return d.ix.StageDelete(b, seq)
 }
 

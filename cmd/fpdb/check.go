@@ -26,13 +26,12 @@ func newCheckCommand(g *globalOptions) *cobra.Command {
 		Use:   "check [--repair]",
 		Short: "Verify the database's invariants, and repair them",
 		Long: `Check verifies every on-disk invariant of the database: the meta record is
-valid; each stored document has its record, its fingerprint, its id-map entry,
-its content-hash entry and exactly its m posting entries; no map entry or
-posting names a document that is not stored; the next internal id is beyond
-every stored one. Each violation found is printed on its own line.
+valid; each stored document has its record, its fingerprint, its id-map entry
+and exactly its m posting entries (none while a bulk load defers them); no map
+entry or posting names a document that is not stored; the next internal id is
+beyond every stored one. Each violation found is printed on its own line.
 
-With --repair, the id map, the content-hash entries, every posting list and
-the next id are rebuilt from the document records and fingerprints, in one
+With --repair, the id map, every posting list and the next id are rebuilt from the document records and fingerprints, in one
 atomic write; a document whose record or fingerprint is unreadable cannot be
 kept and is listed as dropped. No other fpdb may have the database open.
 A damaged meta record, or damage inside Pebble's own files that makes the

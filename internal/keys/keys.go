@@ -16,7 +16,8 @@ const (
 	PrefixExtID byte = 'e'
 	// PrefixFingerprint maps an internal id to its fingerprint bytes.
 	PrefixFingerprint byte = 'f'
-	// PrefixHash indexes documents by content hash: 'h' ‖ hash ‖ internal id.
+	// PrefixHash indexes documents by content hash: 'h' ‖ hash ‖ internal id
+	// (format 1 only; format 2 keeps the hash in the document record).
 	PrefixHash byte = 'h'
 	// PrefixPosting maps a merged group value y to a posting list (merge operand).
 	PrefixPosting byte = 'p'
