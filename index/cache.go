@@ -85,6 +85,37 @@ func (c *postingCache) setLocked(s *cacheShard, y uint32, ids []uint32) {
 	s.m[y] = ids
 }
 
+// probeChunk is the number of lists getMany looks up at once.
+const probeChunk = 64
+
+// getMany is get for each of ys (at most probeChunk): out[i], ok[i] =
+// get(ys[i]). On the dense layout it loads all the slots first and then the
+// lists they point to, so that the memory reads of one phase overlap
+// instead of waiting for each other: a probe's values are far apart.
+func (c *postingCache) getMany(ys []uint32, out [][]uint32, ok []bool) {
+	if c.slots == nil {
+		for i, y := range ys {
+			out[i], ok[i] = c.get(y)
+		}
+		return
+	}
+	var ptrs [probeChunk]*[]uint32
+	for i, y := range ys {
+		ptrs[i] = nil
+		if int(y) < len(c.slots) {
+			ptrs[i] = c.slots[y].Load()
+		}
+	}
+	complete := c.complete.Load()
+	for i := range ys {
+		if p := ptrs[i]; p != nil {
+			out[i], ok[i] = *p, true
+		} else {
+			out[i], ok[i] = nil, complete
+		}
+	}
+}
+
 // lookup returns the cached list of y and its shard (locked when sparse;
 // the caller unlocks it with done).
 func (c *postingCache) lookup(y uint32) (ids []uint32, cached bool, s *cacheShard) {
