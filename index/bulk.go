@@ -38,15 +38,24 @@ func (ix *Index) ApplyMany(adds []Entry) {
 		}
 	}
 	sortKeys(ks)
-	var ids []uint32
+	_ = eachRun(ks, nil, ix.cache.addRun)
+}
+
+// eachRun calls fn for each run of the sorted keys ks (y<<32 | id) that
+// share y, with the run's ids in increasing order (in buf, reused). It
+// stops at fn's first error.
+func eachRun(ks []uint64, buf []uint32, fn func(y uint32, ids []uint32) error) error {
 	for i := 0; i < len(ks); {
 		y := ks[i] >> 32
-		ids = ids[:0]
+		buf = buf[:0]
 		for ; i < len(ks) && ks[i]>>32 == y; i++ {
-			ids = append(ids, uint32(ks[i]))
+			buf = append(buf, uint32(ks[i]))
 		}
-		ix.cache.addSorted(uint32(y), ids)
+		if err := fn(uint32(y), buf); err != nil {
+			return err
+		}
 	}
+	return nil
 }
 
 // StageMany writes into batch b the addition of every entry of adds (their

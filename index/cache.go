@@ -160,29 +160,8 @@ func (c *postingCache) put(y uint32, ids []uint32) {
 
 // add records that id joined the list of y.
 func (c *postingCache) add(y, id uint32) {
-	if c.slots != nil && int(y) >= len(c.slots) {
-		return
-	}
-	ids, cached, s := c.lookup(y)
-	defer done(s)
-	if !cached {
-		if !c.complete.Load() {
-			return // not cached: the next read gets it from Pebble
-		}
-		c.keys.Add(1)
-	}
-	n := len(ids)
-	if n == 0 || ids[n-1] < id {
-		ids = append(ids, id) // new ids are the largest: the common case
-	} else {
-		i, found := slices.BinarySearch(ids, id)
-		if found {
-			return
-		}
-		ids = slices.Insert(ids, i, id)
-	}
-	c.setLocked(s, y, ids)
-	c.ids.Add(1)
+	ids := [1]uint32{id}
+	c.addSorted(y, ids[:])
 }
 
 // addSorted records that the ids (sorted, distinct) joined the list of y.
@@ -207,6 +186,12 @@ func (c *postingCache) addSorted(y uint32, ids []uint32) {
 	}
 	c.ids.Add(int64(len(out) - len(cur)))
 	c.setLocked(s, y, out)
+}
+
+// addRun is addSorted in the form eachRun calls.
+func (c *postingCache) addRun(y uint32, ids []uint32) error {
+	c.addSorted(y, ids)
+	return nil
 }
 
 // remove records that id left the list of y.

@@ -192,18 +192,14 @@ func (ix *Index) FlushTail(ctx context.Context, fs vfs.FS, dir string) (err erro
 			break
 		}
 		sortKeys(ks)
-		for i := 0; i < len(ks); {
-			y := ks[i] >> 32
-			ids = ids[:0]
-			for ; i < len(ks) && ks[i]>>32 == y; i++ {
-				ids = append(ids, uint32(ks[i]))
-			}
+		err := eachRun(ks, ids, func(y uint32, ids []uint32) error {
 			val = posting.AppendSorted(val[:0], ids, nil)
-			key = keys.AppendPosting(key[:0], uint32(y))
-			if err := w.Merge(key, val); err != nil {
-				_ = w.Close()
-				return fmt.Errorf("index: flush tail: %w", err)
-			}
+			key = keys.AppendPosting(key[:0], y)
+			return w.Merge(key, val)
+		})
+		if err != nil {
+			_ = w.Close()
+			return fmt.Errorf("index: flush tail: %w", err)
 		}
 	}
 	if w != nil {
@@ -232,14 +228,7 @@ func (ix *Index) ApplyFlushTail() {
 				ks = append(ks, uint64(ix.layout.Value(fp, g))<<32|uint64(id))
 			})
 			sortKeys(ks)
-			for i := 0; i < len(ks); {
-				y := ks[i] >> 32
-				ids = ids[:0]
-				for ; i < len(ks) && ks[i]>>32 == y; i++ {
-					ids = append(ids, uint32(ks[i]))
-				}
-				ix.cache.addSorted(uint32(y), ids)
-			}
+			_ = eachRun(ks, ids, ix.cache.addRun)
 		}
 	}
 	ix.tailStart = NoTail
