@@ -272,6 +272,7 @@ type pairWorker struct {
 	counts  []uint8
 	touched []int32
 	cands   []int32
+	spans   [][]int32 // one group's lists, fetched before they are counted
 
 	postings, ncands, verified int64
 }
@@ -292,9 +293,15 @@ func (w *pairWorker) doc(a int, out []Pair) []Pair {
 	t := uint8(w.t)
 	w.cands = w.cands[:0]
 	for i, wd := range l.Widths {
+		// Look all of the group's lists up first, then count them: the
+		// lookups are independent memory reads that then overlap.
 		base := bitvec.Bits(q, l.Starts[i], wd)
+		w.spans = w.spans[:0]
 		bitvec.Neighbors(base, wd, w.tau, func(u uint32, _ int) {
-			for _, p := range w.pl.list(l.Offset[i] + u) {
+			w.spans = append(w.spans, w.pl.list(l.Offset[i]+u))
+		})
+		for _, list := range w.spans {
+			for _, p := range list {
 				if p >= lim {
 					break
 				}
@@ -309,7 +316,7 @@ func (w *pairWorker) doc(a int, out []Pair) []Pair {
 					w.cands = append(w.cands, p)
 				}
 			}
-		})
+		}
 	}
 	for _, p := range w.touched {
 		w.counts[p] = 0
