@@ -11,6 +11,10 @@
 // planner picks τ or the scan per query; every plan returns exactly the set a
 // linear scan returns.
 //
+// For bulk loads, adds can be deferred (Defer): their postings are written
+// later, once per key, by FlushTail, and until then probe plans also scan
+// those documents' fingerprints (tail.go).
+//
 // # Caveats
 //
 // Index does no locking: the caller serializes writes (Stage*, then commit,

@@ -34,8 +34,8 @@ const TailFilePrefix = "fpdb-tail-"
 // batch of the first deferred add: every id < W has its postings in Pebble,
 // no id ≥ W has any. A probe plan scans the tail's fingerprints besides
 // probing, so searches see the tail's documents at once. FlushTail writes
-// the postings of the live ids ≥ W as one sstable per group, ingested in
-// one atomic step with W reset to NoTail; ApplyFlushTail then adds them to
+// the postings of the live ids ≥ W, one merge operand per key, into an
+// sstable ingested in one atomic step with W reset to NoTail; ApplyFlushTail then adds them to
 // the cached lists. A crash before the ingest leaves the tail as it was.
 
 // Defer makes later adds deferred (see the tail). Like a write, it must not
