@@ -111,6 +111,10 @@ func (o *addOptions) runBulk(ctx context.Context, d *db.DB, inputs []addInput, s
 	if err != nil {
 		return failure(newOpError("add", err, "add batch"))
 	}
+	// Write the deferred postings now, so that the rate counts them.
+	if err := d.Flush(ctx); err != nil {
+		return failure(newOpError("add", err, "write postings"))
+	}
 	el := time.Since(start)
 	sum.Seconds = el.Seconds()
 	if sum.Seconds > 0 {
