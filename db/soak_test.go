@@ -32,6 +32,13 @@ type soakDoc struct {
 // wrote while the query ran. At the end the DB is reopened and compared
 // with the model whole.
 func TestSoak(t *testing.T) {
+	t.Run("normal", func(t *testing.T) { testSoak(t, false) })
+	// Bulk load: postings deferred and written every 50 documents, while
+	// the other goroutines query (FlushTail runs beside readers).
+	t.Run("bulk load", func(t *testing.T) { testSoak(t, true) })
+}
+
+func testSoak(t *testing.T, bulk bool) {
 	dur := *soakDuration
 	if dur == 0 {
 		dur = 2 * time.Second
@@ -41,7 +48,8 @@ func TestSoak(t *testing.T) {
 	}
 	const workers, idsPerWorker = 8, 40
 	dir := t.TempDir()
-	d := openTest(t, dir, &Options{NoSync: true})
+	d := openTest(t, dir, &Options{NoSync: true, BulkLoad: bulk})
+	d.tailFlush = 50
 	k := d.Params().K
 	seed := testSeed(t)
 	bases := make([]string, 12)
@@ -155,8 +163,12 @@ func TestSoak(t *testing.T) {
 			t.Fatalf("after reopen, %s: %v (in model: %v)", idOf(i), err, want != nil)
 		}
 	}
-	msg := fmt.Sprintf("soak: %d workers, %v, %d operations, %d queries, %d query answers checked against the oracle, 0 mismatches",
-		workers, dur, ops.Load(), queries.Load(), compared.Load())
+	mode := "normal"
+	if bulk {
+		mode = "bulk load"
+	}
+	msg := fmt.Sprintf("soak (%s): %d workers, %v, %d operations, %d queries, %d query answers checked against the oracle, 0 mismatches",
+		mode, workers, dur, ops.Load(), queries.Load(), compared.Load())
 	t.Log(msg)
 	if testing.Verbose() {
 		fmt.Println(msg)
