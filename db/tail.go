@@ -35,8 +35,8 @@ func (d *DB) Flush(ctx context.Context) error {
 }
 
 // flushTail writes the deferred postings. writeMu is held, mu is not:
-// readers go on while the postings are written (they already see the
-// documents through the complete posting cache).
+// readers go on while the postings are written (they see the deferred
+// documents by scanning them until ApplyFlushTail).
 func (d *DB) flushTail(ctx context.Context) error {
 	if d.ix.TailStart() == noTail {
 		return nil
