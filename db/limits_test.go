@@ -23,7 +23,7 @@ import (
 )
 
 // envInt returns the integer in environment variable name, or def.
-func envInt(t *testing.T, name string, def int) int {
+func envInt(t testing.TB, name string, def int) int {
 	if s := os.Getenv(name); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil {
