@@ -41,12 +41,7 @@ Exit status: 0 when the database is consistent (after --repair: when it is
 consistent now); 1 when problems were found; 2 on any other error.`,
 		Example: `  fpdb check
   fpdb check --repair`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 0 {
-				return usageErrorf("check: takes no arguments, got %d", len(args))
-			}
-			return nil
-		},
+		Args: noArgs("check"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd.Context(), cmd.OutOrStdout())
 		},

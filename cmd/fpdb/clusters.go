@@ -73,12 +73,7 @@ With --json, one object per cluster:
   {"cluster": 1, "size": 3, "pairs": 3, "ids": [...], "keep": "ID", "drop": [...]}`,
 		Example: `  fpdb clusters --threshold 0.9
   fpdb clusters --threshold 0.9 --keep oldest --json | jq -r '.drop[]' | fpdb delete -`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 0 {
-				return usageErrorf("clusters: takes no arguments, got %d", len(args))
-			}
-			return nil
-		},
+		Args: noArgs("clusters"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},

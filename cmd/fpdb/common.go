@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/fpdb/fpdb/db"
 )
 
@@ -141,4 +143,15 @@ func newOpError(op string, err error, dbOps ...string) error {
 		text = strings.TrimPrefix(text, p+": ")
 	}
 	return &opError{op: op, cause: err, text: text}
+}
+
+// noArgs is the Args check of a command that takes no arguments: a usage
+// error (exit 2) naming the command.
+func noArgs(name string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) != 0 {
+			return usageErrorf("%s: takes no arguments, got %d", name, len(args))
+		}
+		return nil
+	}
 }

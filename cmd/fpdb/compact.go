@@ -26,12 +26,7 @@ how many deleted documents are not compacted yet. The store also compacts
 itself in the background as it grows. Prints the size of the store's tables
 before and after.`,
 		Example: `  fpdb delete --older-than 720h && fpdb compact`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 0 {
-				return usageErrorf("compact: takes no arguments, got %d", len(args))
-			}
-			return nil
-		},
+		Args:    noArgs("compact"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd.Context(), cmd.OutOrStdout())
 		},

@@ -37,12 +37,7 @@ does; it is also the way to move a database to a newer format version. The
 database is read on a snapshot.`,
 		Example: `  fpdb export > backup.jsonl
   fpdb --db old export | fpdb --db new import -`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 0 {
-				return usageErrorf("export: takes no arguments, got %d", len(args))
-			}
-			return nil
-		},
+		Args: noArgs("export"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},

@@ -46,17 +46,13 @@ With --json, one object per line:
 
 "exact" reports identical normalized texts. The run uses both the index and
 all cores; high thresholds are fast (R = 0.9 is one probe of the posting lists
-per document), low ones (R ≤ 0.7 at the default K) compare all pairs and take
-time quadratic in the number of documents. The database is read on a snapshot;
+per document; R = 0.7 probes neighbouring values too), and below the lowest
+threshold the index can filter (R ≤ 0.6 at the default K) all pairs are
+compared, in time quadratic in the number of documents. The database is read on a snapshot;
 when standard error is a terminal, a progress line and a summary are shown.`,
 		Example: `  fpdb pairs --threshold 0.9
   fpdb pairs --threshold 0.8 --json > pairs.jsonl`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 0 {
-				return usageErrorf("pairs: takes no arguments, got %d", len(args))
-			}
-			return nil
-		},
+		Args: noArgs("pairs"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},

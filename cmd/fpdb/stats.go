@@ -76,12 +76,7 @@ compaction_debt_bytes, posting_keys, posting_ids, max_posting and
 posting_lengths (a list of {"min", "max", "keys"}).`,
 		Example: `  fpdb stats
   fpdb --db /var/lib/fpdb stats --json`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 0 {
-				return usageErrorf("stats: takes no arguments, got %d", len(args))
-			}
-			return nil
-		},
+		Args: noArgs("stats"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd.Context(), cmd.OutOrStdout())
 		},

@@ -18,12 +18,7 @@ func newVersionCommand() *cobra.Command {
 		Short: "Print the version of fpdb",
 		Long: `Version prints the fpdb version, the VCS revision it was built from (when
 the build recorded one) and the Go version.`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 0 {
-				return usageErrorf("version: takes no arguments, got %d", len(args))
-			}
-			return nil
-		},
+		Args: noArgs("version"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			printVersion(cmd.OutOrStdout())
 			return nil
