@@ -1,16 +1,15 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/fpdb/fpdb/index"
+	"github.com/fpdb/fpdb/internal/corpus"
 	"github.com/fpdb/fpdb/internal/fingerprint"
 )
 
@@ -101,29 +100,18 @@ func DebianCorpus(dir string) (*TextCorpus, error) {
 		c.IDs = append(c.IDs, id)
 		c.Docs = append(c.Docs, b)
 	}
-	pf, err := os.Open(filepath.Join(dir, "pairs.tsv"))
+	truth, err := corpus.ReadPairs(filepath.Join(dir, "pairs.tsv"))
 	if err != nil {
 		return nil, err
 	}
-	defer pf.Close()
-	sc := bufio.NewScanner(pf)
-	for sc.Scan() {
-		f := strings.Split(sc.Text(), "\t")
-		if len(f) != 3 || f[0] == "id1" {
-			continue
+	for p, j := range truth {
+		a, aok := pos[p[0]]
+		b, bok := pos[p[1]]
+		if aok && bok {
+			c.Truth[[2]int{min(a, b), max(a, b)}] = j
 		}
-		j, err := strconv.ParseFloat(f[2], 64)
-		if err != nil {
-			return nil, fmt.Errorf("bench: pairs.tsv: %q: %w", sc.Text(), err)
-		}
-		a, aok := pos[f[0]]
-		b, bok := pos[f[1]]
-		if !aok || !bok {
-			continue
-		}
-		c.Truth[[2]int{min(a, b), max(a, b)}] = j
 	}
-	return c, sc.Err()
+	return c, nil
 }
 
 func (s *Suite) runAccuracy(ctx context.Context) error {

@@ -1,14 +1,13 @@
 package db
 
 import (
-	"bufio"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/fpdb/fpdb/internal/bitvec"
+	"github.com/fpdb/fpdb/internal/corpus"
 )
 
 // corpusDir returns ../shared/corpus/debian beside the repository, or skips
@@ -72,30 +71,13 @@ func TestAccuracyDebianCorpus(t *testing.T) {
 		t.Fatalf("only %d of %d documents stored", len(stored), len(files))
 	}
 
-	truth := map[[2]string]float64{}
-	pf, err := os.Open(filepath.Join(dir, "pairs.tsv"))
+	truth, err := corpus.ReadPairs(filepath.Join(dir, "pairs.tsv"))
 	if err != nil {
-		t.Fatal(err)
-	}
-	defer pf.Close()
-	sc := bufio.NewScanner(pf)
-	for sc.Scan() {
-		f := strings.Split(sc.Text(), "\t")
-		if len(f) != 3 || f[0] == "id1" {
-			continue
-		}
-		j, err := strconv.ParseFloat(f[2], 64)
-		if err != nil {
-			t.Fatalf("pairs.tsv: %q: %v", sc.Text(), err)
-		}
-		truth[[2]string{f[0], f[1]}] = j
-	}
-	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
 
 	for _, r := range []float64{0.7, 0.8} {
-		found := map[[2]string]bool{}
+		found := map[corpus.Pair]bool{}
 		for id, fp := range stored {
 			res, err := d.QueryFingerprint(ctx, fp, QueryOptions{Threshold: r})
 			if err != nil {
@@ -105,7 +87,7 @@ func TestAccuracyDebianCorpus(t *testing.T) {
 				if m.ID == id {
 					continue
 				}
-				p := [2]string{min(id, m.ID), max(id, m.ID)}
+				p := corpus.Pair{min(id, m.ID), max(id, m.ID)}
 				found[p] = true
 			}
 		}
