@@ -114,17 +114,7 @@ func DefaultWidths(k int) []int { return db.EqualWidths(k, db.DefaultGroupWidth)
 
 // PaperWidths is the paper's layout for radius rh: m = rh + 3 groups of
 // equal width (the first groups take the extra bits).
-func PaperWidths(k, rh int) []int {
-	m := rh + 3
-	ws := make([]int, m)
-	for i := range ws {
-		ws[i] = k / m
-		if i < k%m {
-			ws[i]++
-		}
-	}
-	return ws
-}
+func PaperWidths(k, rh int) []int { return index.SplitWidths(k, rh+3) }
 
 // standardRunners are the plans compared on an index with fpdb's layout.
 func (s *Suite) standardRunners(ix *index.Index, flat []uint64) []PlanRunner {

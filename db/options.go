@@ -6,6 +6,8 @@ import (
 	"log/slog"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/fpdb/fpdb/index"
 )
 
 // Default values of Options.
@@ -178,13 +180,5 @@ func EqualWidths(k, width int) []int {
 	if k <= 0 || width <= 0 {
 		return nil
 	}
-	m := (k + width - 1) / width
-	ws := make([]int, m)
-	for i := range ws {
-		ws[i] = k / m
-		if i < k%m {
-			ws[i]++
-		}
-	}
-	return ws
+	return index.SplitWidths(k, (k+width-1)/width)
 }

@@ -89,10 +89,7 @@ func BenchmarkSearch(b *testing.B) {
 	if w, err := strconv.Atoi(os.Getenv("FPDB_BENCH_WIDTH")); err == nil && w > 0 {
 		width = w
 	}
-	var widths []int // EqualWidths(512, width)
-	for m, i := (512+width-1)/width, 0; i < m; i++ {
-		widths = append(widths, 512/m+btoi(i < 512%m))
-	}
+	widths := SplitWidths(512, (512+width-1)/width)
 	ix, queries := buildBench(b, n, 512, widths)
 	m := len(widths)
 	ctx := context.Background()
@@ -123,11 +120,4 @@ func BenchmarkSearch(b *testing.B) {
 			})
 		}
 	}
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }

@@ -371,3 +371,16 @@ func TestTailMatchesOracle(t *testing.T) {
 		})
 	}
 }
+
+func TestSplitWidths(t *testing.T) {
+	ws := SplitWidths(512, 43)
+	if len(ws) != 43 || ws[0] != 12 || ws[38] != 12 || ws[39] != 11 || ws[42] != 11 {
+		t.Fatalf("SplitWidths(512, 43) = %v", ws)
+	}
+	if !slices.Equal(SplitWidths(512, 32), slices.Repeat([]int{16}, 32)) {
+		t.Fatalf("SplitWidths(512, 32) = %v", SplitWidths(512, 32))
+	}
+	if SplitWidths(64, 0) != nil || SplitWidths(64, 65) != nil {
+		t.Fatal("SplitWidths accepted m outside (0, k]")
+	}
+}

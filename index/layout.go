@@ -30,6 +30,22 @@ type Layout struct {
 	Offset []uint32
 }
 
+// SplitWidths splits k bits into m groups as equal as possible (the first
+// groups take the extra bits). It returns nil unless 0 < m ≤ k.
+func SplitWidths(k, m int) []int {
+	if m <= 0 || m > k {
+		return nil
+	}
+	ws := make([]int, m)
+	for i := range ws {
+		ws[i] = k / m
+		if i < k%m {
+			ws[i]++
+		}
+	}
+	return ws
+}
+
 // NewLayout checks widths against k and returns the layout.
 func NewLayout(k int, widths []int) (*Layout, error) {
 	if k <= 0 || k%64 != 0 {
