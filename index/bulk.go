@@ -25,11 +25,16 @@ func (ix *Index) ApplyMany(adds []Entry) {
 		}
 		return
 	}
-	l := ix.layout
-	m := l.M()
-	ks := make([]uint64, 0, len(adds)*m)
 	for _, e := range adds {
 		ix.storeFP(e.ID, e.FP)
+	}
+	if !ix.cache.tracking() {
+		return // an empty cache reads every list from Pebble when probed
+	}
+	l := ix.layout
+	m := l.M()
+	var ks []uint64
+	for _, e := range adds {
 		if ix.inTail(e.ID) {
 			continue // the cache mirrors Pebble
 		}
@@ -67,7 +72,11 @@ func eachRun(ks []uint64, buf []uint32, fn func(y uint32, ids []uint32) error) e
 func (ix *Index) StageMany(b *pebble.Batch, adds []Entry, removes []uint32) error {
 	l := ix.Layout()
 	m, stride := l.M(), l.K/64
-	addKeys := make([]uint64, 0, len(adds)*m)
+	deferred := ix.deferAdds()
+	var addKeys []uint64
+	if !deferred {
+		addKeys = make([]uint64, 0, len(adds)*m)
+	}
 	first := uint32(NoTail)
 	for _, e := range adds {
 		if len(e.FP) != stride {
@@ -80,14 +89,14 @@ func (ix *Index) StageMany(b *pebble.Batch, adds []Entry, removes []uint32) erro
 			return err
 		}
 		first = min(first, e.ID)
-		if ix.deferring {
+		if deferred {
 			continue // the tail: no posting operands
 		}
 		for i := 0; i < m; i++ {
 			addKeys = append(addKeys, uint64(l.Value(e.FP, i))<<32|uint64(e.ID))
 		}
 	}
-	if ix.deferring && len(adds) > 0 {
+	if deferred && len(adds) > 0 {
 		if err := ix.stageTailMark(b, first); err != nil {
 			return err
 		}

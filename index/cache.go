@@ -188,6 +188,10 @@ func (c *postingCache) addSorted(y uint32, ids []uint32) {
 	c.setLocked(s, y, out)
 }
 
+// tracking reports whether the cache holds any list, so that writes must
+// keep lists up to date (an empty, incomplete cache needs no updates).
+func (c *postingCache) tracking() bool { return c.complete.Load() || c.keys.Load() > 0 }
+
 // addRun is addSorted in the form eachRun calls.
 func (c *postingCache) addRun(y uint32, ids []uint32) error {
 	c.addSorted(y, ids)

@@ -117,7 +117,7 @@ func (ix *Index) StageAdd(b *pebble.Batch, id uint32, fp []uint64) error {
 	if err := b.Set(keys.Fingerprint(id), bitvec.AppendBytes(nil, fp), nil); err != nil {
 		return err
 	}
-	if ix.deferring {
+	if ix.deferAdds() {
 		if err := ix.checkDeferredID(id); err != nil {
 			return err
 		}
@@ -158,7 +158,7 @@ func (ix *Index) StageDelete(b *pebble.Batch, id uint32) error {
 // after the batch of StageAdd committed.
 func (ix *Index) ApplyAdd(id uint32, fp []uint64) {
 	ix.storeFP(id, fp)
-	if ix.inTail(id) {
+	if ix.inTail(id) || !ix.cache.tracking() {
 		return // the cache mirrors Pebble, which has no postings of the tail
 	}
 	for i := range ix.layout.Widths {
@@ -179,7 +179,7 @@ func (ix *Index) storeFP(id uint32, fp []uint64) {
 		}
 	}
 	copy(ix.fps[int(id)*ix.stride:], fp)
-	if ix.deferring && id < ix.tailStart {
+	if ix.deferAdds() && id < ix.tailStart {
 		ix.tailStart = id
 	}
 	for int(id/64) >= len(ix.live) {
@@ -244,18 +244,6 @@ func (ix *Index) Warm(ctx context.Context) error {
 	}
 	ix.cache.complete.Store(true)
 	return nil
-}
-
-// CacheStats describe the posting cache.
-type CacheStats struct {
-	Keys     int64 // posting values cached (including known-empty ones)
-	IDs      int64 // ids in cached lists
-	Complete bool  // every posting list is cached
-}
-
-// CacheStats returns the posting cache's size.
-func (ix *Index) CacheStats() CacheStats {
-	return CacheStats{Keys: ix.cache.keys.Load(), IDs: ix.cache.ids.Load(), Complete: ix.cache.complete.Load()}
 }
 
 // decodeIDs decodes the posting list under the iterator's current key.

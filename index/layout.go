@@ -89,14 +89,6 @@ func (l *Layout) Value(fp []uint64, i int) uint32 {
 	return l.Offset[i] + bitvec.Bits(fp, l.Starts[i], l.Widths[i])
 }
 
-// Values appends the m merged values of fp to dst.
-func (l *Layout) Values(dst []uint32, fp []uint64) []uint32 {
-	for i := range l.Widths {
-		dst = append(dst, l.Value(fp, i))
-	}
-	return dst
-}
-
 // Group returns the group that merged value y falls in, or -1.
 func (l *Layout) Group(y uint32) int {
 	lo, hi := 0, len(l.Offset)

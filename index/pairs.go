@@ -111,25 +111,13 @@ func (s *Snapshot) ChoosePairs(rh int) Plan {
 			postings += half * p
 			pHit += p
 		}
-		cands := half * tailProb(m, pHit/float64(m), t)
+		cands := half * binomTail(m, pHit/float64(m), t)
 		cost := probes*pairCostProbe + postings*pairCostPosting + cands*pairCostVerify
 		if cost < bestCost {
 			best, bestCost = Plan{Kind: Probe, Tau: tau}, cost
 		}
 	}
 	return best
-}
-
-// tailProb returns Pr[Binomial(m, p) ≥ t].
-func tailProb(m int, p float64, t int) float64 {
-	s := 0.0
-	for j := max(t, 0); j <= m; j++ {
-		a, _ := math.Lgamma(float64(m + 1))
-		b, _ := math.Lgamma(float64(j + 1))
-		c, _ := math.Lgamma(float64(m - j + 1))
-		s += math.Exp(a - b - c + float64(j)*math.Log(p) + float64(m-j)*math.Log1p(-p))
-	}
-	return s
 }
 
 // pairChunk is the number of documents a worker takes at a time.
@@ -398,7 +386,7 @@ func (s *Snapshot) buildPostings() *postingLists {
 			ks = append(ks, uint64(l.Value(fp, i))<<32|uint64(p))
 		}
 	}
-	slices.Sort(ks)
+	sortKeys(ks)
 	for j, k := range ks {
 		y := uint32(k >> 32)
 		if len(pl.ys) == 0 || pl.ys[len(pl.ys)-1] != y {

@@ -123,10 +123,12 @@ func scanWorkers(n, stride int) int {
 }
 
 // scanCost estimates the scan in nanoseconds.
-func (ix *Index) scanCost() float64 {
-	words := float64(ix.Cap() * ix.stride)
-	w := scanWorkers(ix.Cap(), ix.stride)
-	return words * costScanWord / (1 + 0.5*float64(w-1))
+func (ix *Index) scanCost() float64 { return ix.rangeScanCost(ix.Cap()) }
+
+// rangeScanCost estimates scanning n fingerprints (scanRange).
+func (ix *Index) rangeScanCost(n int) float64 {
+	w := scanWorkers(n, ix.stride)
+	return float64(n*ix.stride) * costScanWord / (1 + 0.5*float64(w-1))
 }
 
 // probeCost estimates probe plan (tau, t) in nanoseconds.
@@ -138,7 +140,7 @@ func (ix *Index) probeCost(tau, t int) float64 {
 	cost := costQuery + probes*(hit*costProbeHit+(1-hit)*costProbeMiss) +
 		postings*costPosting + cands*costVerify + float64(ix.Cap())*costClearByte/16
 	if ix.tailScanned() {
-		cost += float64((ix.Cap()-int(ix.tailStart))*ix.stride) * costScanWord
+		cost += ix.rangeScanCost(ix.Cap() - int(ix.tailStart))
 	}
 	return cost
 }
@@ -156,14 +158,6 @@ func (ix *Index) cacheHitRate() float64 {
 		return 1
 	}
 	return min(1, float64(ix.cache.keys.Load())/distinct)
-}
-
-// Choose returns the plan the planner picks for radius rh among the exact
-// plans (and, for kind Approx, the approximate ones with expected recall ≥
-// minRecall), with its estimated cost in nanoseconds and expected recall.
-func (ix *Index) Choose(rh int) (Plan, float64) {
-	p, c, _ := ix.choose(rh, false, 1)
-	return p, c
 }
 
 func (ix *Index) choose(rh int, approx bool, minRecall float64) (Plan, float64, float64) {
@@ -298,9 +292,8 @@ func (ix *Index) Search(ctx context.Context, q []uint64, rh int, p Plan) ([]Hit,
 		}
 		if ix.tailScanned() {
 			// Documents whose postings are deferred (tail.go).
-			from := int(ix.tailStart)
-			st.Verified += ix.Cap() - from
-			hits = append(hits, ix.scanRange(q, rh, from, ix.Cap())...)
+			st.Verified += ix.TailLen()
+			hits = append(hits, ix.scanRange(q, rh, int(ix.tailStart), ix.Cap())...)
 		}
 	default:
 		return nil, st, fmt.Errorf("index: unknown plan kind %d", p.Kind)
@@ -384,6 +377,13 @@ func (r *postingReader) read(y uint32) ([]uint32, error) {
 		}
 	} else if err := r.it.Error(); err != nil {
 		return nil, fmt.Errorf("index: posting %d: %w", y, err)
+	}
+	// Between FlushTail's ingest and ApplyFlushTail, Pebble's lists hold
+	// tail ids already; the tail scan finds those, and the cache mirrors
+	// the postings below the tail mark, so they are cut off here.
+	if t := r.ix.tailStart; t != NoTail {
+		i, _ := slices.BinarySearch(ids, t)
+		ids = ids[:i]
 	}
 	r.ix.cache.put(y, ids)
 	return ids, nil

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
@@ -42,8 +43,13 @@ const TailFilePrefix = "fpdb-tail-"
 // run concurrently with other calls.
 func (ix *Index) Defer() { ix.deferring = true }
 
-// Deferring reports whether adds are deferred.
+// Deferring reports whether Defer was called.
 func (ix *Index) Deferring() bool { return ix.deferring }
+
+// deferAdds reports whether an add goes to the tail: while deferring, and
+// whenever a tail exists, since no id ≥ W may get postings before
+// FlushTail.
+func (ix *Index) deferAdds() bool { return ix.deferring || ix.tailStart != NoTail }
 
 // TailStart returns the tail mark W: the smallest id whose postings are not
 // in Pebble, or NoTail.
@@ -67,7 +73,7 @@ func (ix *Index) inTail(id uint32) bool { return id >= ix.tailStart }
 // checkDeferredID refuses a deferred add of an id below Cap: the tail holds
 // only ids above every id stored before it.
 func (ix *Index) checkDeferredID(id uint32) error {
-	if ix.deferring && int(id) < ix.Cap() && id < ix.tailStart {
+	if ix.deferAdds() && int(id) < ix.Cap() && id < ix.tailStart {
 		return fmt.Errorf("index: deferred add of id %d, below the largest id stored (%d)", id, ix.Cap()-1)
 	}
 	return nil
@@ -108,23 +114,15 @@ func (ix *Index) readTailMark() (uint32, error) {
 	return binary.BigEndian.Uint32(v), nil
 }
 
-// eachTail calls fn for every live id in the tail, in increasing order.
-func (ix *Index) eachTail(fn func(id uint32, fp []uint64)) {
-	for id := int(ix.tailStart); id < ix.Cap(); id++ {
-		if fp := ix.Fingerprint(uint32(id)); fp != nil {
-			fn(uint32(id), fp)
-		}
-	}
-}
-
 // FlushTail writes the postings of the tail's documents (one merge operand
-// per posting key) as two sstables named TailFilePrefix… in dir on fs (the
-// reset tail mark, and the postings), ingests
-// them together with the reset tail mark in one atomic step, and removes
-// them. The cache already holds the ids, so readers see no change and may
-// run meanwhile; writers must be excluded. Call ApplyFlushTail afterwards,
-// excluding readers. Without a tail it does nothing.
-func (ix *Index) FlushTail(ctx context.Context, fs vfs.FS, dir string) (err error) {
+// per posting key) as two sstables named TailFilePrefix… in dir on fs, one
+// with the reset tail mark and one with the postings, ingests both in one
+// atomic step, and removes them. Readers may run meanwhile: they see the
+// tail through the scan, and lists they read from Pebble are cut at the
+// tail mark (postingReader.read). Writers must be excluded. Call
+// ApplyFlushTail afterwards, excluding readers. Without a tail it does
+// nothing.
+func (ix *Index) FlushTail(ctx context.Context, fs vfs.FS, dir string) error {
 	if ix.tailStart == NoTail {
 		return nil
 	}
@@ -134,77 +132,50 @@ func (ix *Index) FlushTail(ctx context.Context, fs vfs.FS, dir string) (err erro
 			_ = fs.Remove(p)
 		}
 	}()
-	tf := ix.db.TableFormat()
-	create := func(i int) (*sstable.Writer, error) {
-		p := filepath.Join(dir, fmt.Sprintf("%s%06d.sst", TailFilePrefix, i))
+	write := func(fill func(w *sstable.Writer) error) error {
+		p := filepath.Join(dir, fmt.Sprintf("%s%06d.sst", TailFilePrefix, len(paths)))
 		f, err := fs.Create(p, vfs.WriteCategoryUnspecified)
 		if err != nil {
-			return nil, fmt.Errorf("index: flush tail: %w", err)
+			return fmt.Errorf("index: flush tail: %w", err)
 		}
 		paths = append(paths, p)
-		return sstable.NewWriter(objstorageprovider.NewFileWritable(f), sstable.WriterOptions{
-			TableFormat: tf,
+		w := sstable.NewWriter(objstorageprovider.NewFileWritable(f), sstable.WriterOptions{
+			TableFormat: ix.db.TableFormat(),
 			MergerName:  posting.MergerName,
 			Compression: sstable.GoodCompression, // it may go to the bottom level
-		}), nil
+		})
+		err = fill(w)
+		if cerr := w.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("index: flush tail: %w", err)
+		}
+		return nil
 	}
 
-	// File 0: the reset tail mark.
-	w, err := create(0)
+	// The reset tail mark.
+	err := write(func(w *sstable.Writer) error {
+		return w.Set(keys.Tail(), binary.BigEndian.AppendUint32(nil, NoTail))
+	})
 	if err != nil {
 		return err
 	}
-	if err := w.Set(keys.Tail(), binary.BigEndian.AppendUint32(nil, NoTail)); err != nil {
-		_ = w.Close()
-		return fmt.Errorf("index: flush tail: %w", err)
-	}
-	if err := w.Close(); err != nil {
-		return fmt.Errorf("index: flush tail: %w", err)
-	}
-
-	// File 1: the postings, group by group (the groups' key ranges are
-	// disjoint and in order). Apart from the mark, the file can go to the
-	// lowest level whose keys it does not overlap: into an empty store,
-	// the bottom one, never to be compacted again.
-	var ks []uint64
-	var ids []uint32
-	var val, key []byte
-	if ix.TailLen() > 0 {
-		if w, err = create(1); err != nil {
-			return err
-		}
-	} else {
-		w = nil
-	}
-	for g := range ix.layout.Widths {
-		if w == nil {
-			break
-		}
-		if err := ctx.Err(); err != nil {
-			_ = w.Close()
-			return err
-		}
-		ks = ks[:0]
-		ix.eachTail(func(id uint32, fp []uint64) {
-			ks = append(ks, uint64(ix.layout.Value(fp, g))<<32|uint64(id))
-		})
-		if len(ks) == 0 {
-			break
-		}
-		sortKeys(ks)
-		err := eachRun(ks, ids, func(y uint32, ids []uint32) error {
-			val = posting.AppendSorted(val[:0], ids, nil)
-			key = keys.AppendPosting(key[:0], y)
-			return w.Merge(key, val)
+	// The postings, group by group (the groups' key ranges are disjoint and
+	// in order). Apart from the mark, the file can go to the lowest level
+	// whose keys it does not overlap: into an empty store, the bottom one,
+	// never to be compacted again.
+	if tail := ix.tailIDs(); len(tail) > 0 {
+		var val, key []byte
+		err := write(func(w *sstable.Writer) error {
+			return ix.eachTailRun(ctx, tail, func(y uint32, ids []uint32) error {
+				val = posting.AppendSorted(val[:0], ids, nil)
+				key = keys.AppendPosting(key[:0], y)
+				return w.Merge(key, val)
+			})
 		})
 		if err != nil {
-			_ = w.Close()
-			return fmt.Errorf("index: flush tail: %w", err)
-		}
-	}
-	if w != nil {
-		if err := w.Close(); err != nil {
-			return fmt.Errorf("index: flush tail: %w", err)
+			return err
 		}
 	}
 	if err := ix.db.Ingest(ctx, paths); err != nil {
@@ -219,19 +190,41 @@ func (ix *Index) ApplyFlushTail() {
 	if ix.tailStart == NoTail {
 		return
 	}
-	if ix.cache.keys.Load() > 0 || ix.cache.complete.Load() {
-		var ks []uint64
-		var ids []uint32
-		for g := range ix.layout.Widths {
-			ks = ks[:0]
-			ix.eachTail(func(id uint32, fp []uint64) {
-				ks = append(ks, uint64(ix.layout.Value(fp, g))<<32|uint64(id))
-			})
-			sortKeys(ks)
-			_ = eachRun(ks, ids, ix.cache.addRun)
-		}
+	if ix.cache.tracking() {
+		_ = ix.eachTailRun(context.Background(), ix.tailIDs(), ix.cache.addRun)
 	}
 	ix.tailStart = NoTail
+}
+
+// tailIDs returns the live ids of the tail, in increasing order.
+func (ix *Index) tailIDs() []uint32 {
+	var ids []uint32
+	for id := int(ix.tailStart); id < ix.Cap(); id++ {
+		if ix.Live(uint32(id)) {
+			ids = append(ids, uint32(id))
+		}
+	}
+	return ids
+}
+
+// eachTailRun calls fn for every posting key of the documents tail, in key
+// order, with their ids under that key (increasing).
+func (ix *Index) eachTailRun(ctx context.Context, tail []uint32, fn func(y uint32, ids []uint32) error) error {
+	ks := make([]uint64, len(tail))
+	var buf []uint32
+	for g := range ix.layout.Widths {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		for i, id := range tail {
+			ks[i] = uint64(ix.layout.Value(ix.Fingerprint(id), g))<<32 | uint64(id)
+		}
+		sortKeys(ks)
+		if err := eachRun(ks, buf, fn); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // tailScanned reports whether probe plans must scan the tail.
@@ -244,7 +237,7 @@ func RemoveTailFiles(fs vfs.FS, dir string) error {
 		return err
 	}
 	for _, n := range names {
-		if len(n) > len(TailFilePrefix) && n[:len(TailFilePrefix)] == TailFilePrefix {
+		if strings.HasPrefix(n, TailFilePrefix) {
 			if err := fs.Remove(filepath.Join(dir, n)); err != nil {
 				return err
 			}

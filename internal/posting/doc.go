@@ -29,6 +29,6 @@
 // The merge operator applies small add-only or remove-only operands id by id
 // (no bitmap is decoded for them), so a key with hundreds of single-id
 // operands in the memtable merges in microseconds. A merge whose result is
-// the empty set (including the base) or the identity op asks Pebble to drop
-// the record.
+// the empty set stays as a small empty value: asking Pebble to drop it
+// panics in Pebble v2.1.7's compaction (see merger.go).
 package posting
