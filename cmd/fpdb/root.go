@@ -168,7 +168,15 @@ func failure(err error) *exitError {
 }
 
 // errorText returns the message of err without the "fpdb: " prefixes of the
-// db package's errors, since fpdb prints its own prefix once.
+// db package's errors (at the start, or after ": "), since fpdb prints its
+// own prefix once. A path or id that contains "fpdb: " is left alone.
 func errorText(err error) string {
-	return strings.ReplaceAll(err.Error(), "fpdb: ", "")
+	s := strings.TrimPrefix(err.Error(), "fpdb: ")
+	for {
+		t := strings.ReplaceAll(s, ": fpdb: ", ": ")
+		if t == s {
+			return s
+		}
+		s = t
+	}
 }

@@ -398,9 +398,16 @@ func TestEnvDB(t *testing.T) {
 }
 
 func TestErrorText(t *testing.T) {
-	err := errors.New(`get "x": fpdb: document not found`)
-	if got := errorText(err); got != `get "x": document not found` {
-		t.Errorf("errorText = %q", got)
+	for in, want := range map[string]string{
+		`get "x": fpdb: document not found`:               `get "x": document not found`,
+		"fpdb: open db: fpdb: not an fpdb database":       "open db: not an fpdb database",
+		`fpdb: get "x/fpdb: y": fpdb: document not found`: `get "x/fpdb: y": document not found`,
+		"open /tmp/x/nofpdb: no such file or directory":   "open /tmp/x/nofpdb: no such file or directory",
+		"add bin/fpdb: fpdb: fpdb: corrupt":               "add bin/fpdb: corrupt",
+	} {
+		if got := errorText(errors.New(in)); got != want {
+			t.Errorf("errorText(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
 
