@@ -401,7 +401,7 @@ func TestBulkLoadEqualsNormal(t *testing.T) {
 }
 
 // BenchmarkDiskPerTextDoc bulk-loads FPDB_DISK_N (default 20 000) text
-// documents of 330 words with 10-byte ids and 21-byte sources, compacts the
+// documents of 330 words with 10-byte ids and 17-byte sources, compacts the
 // database and reports its size on disk per document.
 func BenchmarkDiskPerTextDoc(b *testing.B) {
 	n := envInt(b, "FPDB_DISK_N", 20_000)

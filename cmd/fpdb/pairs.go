@@ -46,8 +46,8 @@ With --json, one object per line:
 
 "exact" reports identical normalized texts. The run uses both the index and
 all cores; high thresholds are fast (R = 0.9 is one probe of the posting lists
-per document; R = 0.7 probes neighbouring values too), and below the lowest
-threshold the index can filter (R ≤ 0.6 at the default K) all pairs are
+per document; R = 0.7 probes neighbouring values too); when the planner
+estimates it cheaper (small collections, low thresholds) all pairs are
 compared, in time quadratic in the number of documents. The database is read on a snapshot;
 when standard error is a terminal, a progress line and a summary are shown.`,
 		Example: `  fpdb pairs --threshold 0.9

@@ -65,13 +65,15 @@ internal id and the size of the database files. The database must exist.
 Then the storage statistics: deleted documents whose space is not reclaimed
 yet (run "fpdb compact"), bytes per live document, the compaction work the
 store still owes, and the distribution of posting list lengths (how many lists
-have 1, 2-3, 4-7, ... documents; the mean is docs × m / 2^w for random
-fingerprints and w-bit groups, and long lists make queries slow). These read
+have 1, 2-3, 4-7, ... documents; the mean is docs / 2^w for random
+fingerprints and w-bit groups, and long lists make queries slow). After a
+bulk load that did not end (a crash), the documents whose postings are not
+written yet are counted too. These read
 every posting list: seconds for millions of documents.
 
 With --json, one object with the keys docs, k, m, group_widths,
 shingle_width, seed, format_version, hash_version, normalize_version, merger,
-created, next_seq, disk_bytes, deleted_not_compacted, bytes_per_doc,
+created, next_seq, disk_bytes, deferred_postings_docs, deleted_not_compacted, bytes_per_doc,
 compaction_debt_bytes, posting_keys, posting_ids, max_posting and
 posting_lengths (a list of {"min", "max", "keys"}).`,
 		Example: `  fpdb stats
