@@ -77,7 +77,8 @@ type BatchResult struct {
 // the texts are fingerprinted on all cores, then every document that could
 // be fingerprinted is written in ONE atomic Pebble batch (a crash leaves
 // the whole batch present or absent), with one posting merge operand per
-// key for the whole batch. Documents that cannot be stored (bad id, binary
+// key for the whole batch (with Options.BulkLoad, none: the postings are
+// written later, see BulkLoad). Documents that cannot be stored (bad id, binary
 // or empty text, wrong fingerprint length, an id given twice) are skipped
 // and listed in the result; the others are still stored. The returned
 // error is for failures of the whole batch (closed or read-only database,

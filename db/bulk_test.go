@@ -448,3 +448,38 @@ func BenchmarkDiskPerTextDoc(b *testing.B) {
 		b.ReportMetric(float64(size)/float64(n), "B/doc")
 	}
 }
+
+// TestBulkLoadClose checks that Close writes the deferred postings and
+// leaves nothing pending, and that a write after Close returns ErrClosed
+// (it once tried to write the postings again, on the closed store, and
+// panicked).
+func TestBulkLoadClose(t *testing.T) {
+	dir := t.TempDir()
+	d, err := Open(dir, &Options{BulkLoad: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.tailFlush = 1 << 30
+	r := rand.New(rand.NewPCG(3, 4))
+	addBatch(t, d, fpBatch(r, "a", 50, d.Params().K))
+	if n := d.Stats().Deferred; n != 50 {
+		t.Fatalf("%d deferred, want 50", n)
+	}
+	d.tailFlush = 10 // pending documents above the threshold at Close
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := d.Stats().Deferred; n != 0 {
+		t.Fatalf("%d documents still deferred after Close", n)
+	}
+	if _, err := d.AddBatch(ctx, fpBatch(r, "b", 5, 512)); !errors.Is(err, ErrClosed) {
+		t.Fatalf("AddBatch after Close: %v, want ErrClosed", err)
+	}
+	if _, err := d.AddFingerprint(ctx, "c", randFP(r, 512), nil); !errors.Is(err, ErrClosed) {
+		t.Fatalf("AddFingerprint after Close: %v, want ErrClosed", err)
+	}
+	re := openTest(t, dir, nil)
+	if n := re.Stats().Docs; n != 50 {
+		t.Fatalf("%d documents after reopen, want 50", n)
+	}
+}

@@ -95,8 +95,11 @@ func storageError(err error) error {
 // It returns nil, a *CheckError listing every violation (errors.Is(err,
 // ErrCorrupt) holds), or the error that stopped the scan (a read error,
 // also marked ErrCorrupt when Pebble reports corruption; ctx's error).
-// Writers wait while Check runs. Repair rebuilds what Check finds broken.
+// Writers (and the writing of deferred postings) wait while Check runs;
+// queries do not. Repair rebuilds what Check finds broken.
 func (d *DB) Check(ctx context.Context) error {
+	d.writeMu.Lock()
+	defer d.writeMu.Unlock()
 	if err := d.readLocked(); err != nil {
 		return err
 	}
@@ -116,6 +119,9 @@ func (d *DB) Check(ctx context.Context) error {
 	st.verify(&p)
 
 	// Memory against disk.
+	if st.tail != d.ix.TailStart() {
+		p.add("tail mark is %d on disk, %d in memory", st.tail, d.ix.TailStart())
+	}
 	if st.nextOK && st.next != d.nextSeq {
 		p.add("next internal id is %d on disk, %d in memory", st.next, d.nextSeq)
 	}
@@ -301,8 +307,8 @@ func scanStore(ctx context.Context, pdb *pebble.DB, layout *index.Layout, format
 		return nil, err
 	}
 	if format >= FormatV2 {
-		// Format 1's content-hash index (a read-only format-1 database
-		// still has it; it is not used).
+		// Format 1 kept a content-hash index (its 'h' keys stay, unused,
+		// until a writable Open upgrades it); in format 2 any is stray.
 		err = eachKV(ctx, pdb, keys.PrefixHash, "content-hash entries", func(k, _ []byte) {
 			p.add("content-hash key %x: format %d has no content-hash index", k, format)
 			bad(k)

@@ -348,10 +348,9 @@ func (d *DB) load() error {
 		d.ix.Defer()
 	default:
 		// Postings deferred by a bulk load that did not close.
-		if err := d.ix.FlushTail(ctx, d.opts.FS, d.dir); err != nil {
-			return fmt.Errorf("fpdb: open %s: write deferred postings: %w", d.dir, storageError(err))
+		if err := d.flushTail(ctx); err != nil {
+			return fmt.Errorf("fpdb: open %s: %w", d.dir, err)
 		}
-		d.ix.ApplyFlushTail()
 	}
 	return nil
 }
@@ -371,17 +370,18 @@ func (d *DB) setEntry(seq uint32, e docEntry) {
 func (d *DB) Close() error {
 	d.writeMu.Lock()
 	defer d.writeMu.Unlock()
+	var err error
+	if !d.opts.ReadOnly && d.readLocked() == nil {
+		// Readers go on while deferred postings are written.
+		d.mu.RUnlock()
+		if ferr := d.flushTail(context.Background()); ferr != nil {
+			err = fmt.Errorf("fpdb: close: %w (the next Open writes them)", ferr)
+		}
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
 		return ErrClosed
-	}
-	var err error
-	if !d.opts.ReadOnly && d.failed == nil {
-		err = d.ix.FlushTail(context.Background(), d.opts.FS, d.dir)
-		if err != nil {
-			err = fmt.Errorf("fpdb: close: write deferred postings (the next Open writes them): %w", storageError(err))
-		}
 	}
 	d.closed = true
 	if cerr := d.pdb.Close(); err == nil {

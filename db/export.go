@@ -210,19 +210,8 @@ func Import(ctx context.Context, dir string, r io.Reader, opts *Options) (int, e
 	if opts != nil {
 		o = opts.Clone()
 	}
-	for _, c := range []struct {
-		name        string
-		given, want any
-		set         bool
-	}{
-		{"K", o.K, h.K, o.K != 0},
-		{"GroupWidths", fmt.Sprint(o.GroupWidths), fmt.Sprint(h.GroupWidths), len(o.GroupWidths) != 0},
-		{"ShingleWidth", o.ShingleWidth, h.ShingleWidth, o.ShingleWidth != 0},
-		{"Seed", o.Seed, h.Seed, o.Seed != 0},
-	} {
-		if c.set && fmt.Sprint(c.given) != fmt.Sprint(c.want) {
-			return 0, fmt.Errorf("fpdb: import: %w", &ParamsError{Param: c.name, Stored: fmt.Sprint(c.want), Given: fmt.Sprint(c.given)})
-		}
+	if err := checkParams(Params{K: h.K, GroupWidths: h.GroupWidths, ShingleWidth: h.ShingleWidth, Seed: h.Seed}, o); err != nil {
+		return 0, fmt.Errorf("fpdb: import: %w", err)
 	}
 	o.K, o.GroupWidths, o.ShingleWidth, o.Seed = h.K, slices.Clone(h.GroupWidths), h.ShingleWidth, h.Seed
 	o.ReadOnly, o.ErrorIfNotExist, o.BulkLoad = false, false, true

@@ -33,23 +33,24 @@ func (e *fatalError) Unwrap() error { return e.err }
 // writes a batch as one checksummed WAL record).
 func (d *DB) commit(b *pebble.Batch) (err error) {
 	defer func() {
-		r := recover()
-		if r == nil {
-			return
+		if r := recover(); r != nil {
+			d.failed = fmt.Errorf("%w: %w", ErrFailed, fatalCause(r))
+			err = d.failed
 		}
-		var cause error
-		switch v := r.(type) {
-		case *fatalError:
-			cause = v
-		case error:
-			cause = v
-		default:
-			panic(r)
-		}
-		d.failed = fmt.Errorf("%w: %w", ErrFailed, cause)
-		err = d.failed
 	}()
 	return b.Commit(d.wopts)
+}
+
+// fatalCause returns the error carried by r, a recovered panic of Pebble's
+// write path, and panics again with r when it is anything else.
+func fatalCause(r any) error {
+	switch v := r.(type) {
+	case *fatalError:
+		return v
+	case error:
+		return v
+	}
+	panic(r)
 }
 
 // firstError returns the first error in args, or nil.

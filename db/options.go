@@ -75,10 +75,11 @@ type Options struct {
 	// postings are written only when 1 048 576 documents are pending, at
 	// Flush and at Close: once per posting key for all of them, as
 	// sstables ingested in one atomic step. Loading many documents is then
-	// several times faster. The whole posting index is held in memory while
-	// loading (about 4 bytes per document and group). After a crash, Open
-	// rebuilds the pending postings from the stored fingerprints. Default
-	// false. Not with ReadOnly.
+	// several times faster. Until then, queries scan the pending documents'
+	// fingerprints besides probing the index. Writing the postings sorts
+	// 8 bytes per pending document at a time. After a crash, Open writes
+	// the pending postings from the stored fingerprints. Default false. Not
+	// with ReadOnly.
 	BulkLoad bool
 	// MemTableSize is the size in bytes of Pebble's memtable. Default 4 MiB;
 	// bulk loads run faster with more (64 MiB nearly doubles AddBatch of

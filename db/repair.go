@@ -66,6 +66,9 @@ func Repair(ctx context.Context, dir string, opts *Options) (*RepairReport, erro
 		return nil, err
 	}
 	defer lock.Close()
+	if err := index.RemoveTailFiles(o.FS, dir); err != nil {
+		return nil, fmt.Errorf("fpdb: repair %s: remove unfinished posting files: %w", dir, err)
+	}
 	d := &DB{dir: dir, opts: o, lock: lock, wopts: pebble.Sync}
 	err = d.open(given)
 	defer func() {
@@ -160,7 +163,7 @@ func (d *DB) repair(ctx context.Context, layout *index.Layout) (*RepairReport, e
 	}
 
 	// Rewrite the derived records from the kept documents.
-	for _, pfx := range []byte{keys.PrefixExtID, keys.PrefixHash, keys.PrefixPosting} {
+	for _, pfx := range []byte{keys.PrefixExtID, keys.PrefixPosting} {
 		lo, hi := keys.Range(pfx)
 		if err := b.DeleteRange(lo, hi, nil); err != nil {
 			return nil, err

@@ -120,6 +120,10 @@ func testSoak(t *testing.T, bulk bool) {
 					}
 					got := map[string]int{}
 					for _, mt := range res.Matches {
+						if _, dup := got[mt.ID]; dup {
+							fail(fmt.Errorf("query at %v: %s returned twice", thr, mt.ID))
+							return
+						}
 						got[mt.ID] = mt.Hamming
 					}
 					rh := index.Radius(k, thr)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/cockroachdb/pebble/v2"
-
 	"github.com/fpdb/fpdb/index"
 	"github.com/fpdb/fpdb/internal/keys"
 )
@@ -36,11 +34,21 @@ func (d *DB) Flush(ctx context.Context) error {
 
 // flushTail writes the deferred postings. writeMu is held, mu is not:
 // readers go on while the postings are written (they see the deferred
-// documents by scanning them until ApplyFlushTail).
-func (d *DB) flushTail(ctx context.Context) error {
+// documents by scanning them until ApplyFlushTail). The ingestion can write
+// the WAL, so a failure there panics like a failed commit; it is recovered
+// and marks the DB failed the same way (see commit).
+func (d *DB) flushTail(ctx context.Context) (err error) {
 	if d.ix.TailStart() == noTail {
 		return nil
 	}
+	defer func() {
+		if r := recover(); r != nil {
+			d.mu.Lock()
+			d.failed = fmt.Errorf("%w: %w", ErrFailed, fatalCause(r))
+			err = d.failed
+			d.mu.Unlock()
+		}
+	}()
 	if err := d.ix.FlushTail(ctx, d.opts.FS, d.dir); err != nil {
 		return fmt.Errorf("fpdb: write deferred postings: %w", storageError(err))
 	}
@@ -50,20 +58,26 @@ func (d *DB) flushTail(ctx context.Context) error {
 	return nil
 }
 
-// maybeFlushTail writes the deferred postings once bulkFlushDocs are
-// pending. writeMu is held, mu is not. A failure is logged, not returned:
-// the documents are stored, and their postings are written by the next
-// flush (at the latest by Close or the next Open).
+// maybeFlushTail writes the deferred postings once d.tailFlush documents
+// are pending. writeMu is held, mu is not; a closed or failed DB is left
+// alone. The flush is not cut short by the caller's context, whose call is
+// done. A failure is logged, not returned: the documents are stored, and
+// their postings are written by the next flush (at the latest by Close or
+// the next Open).
 func (d *DB) maybeFlushTail(ctx context.Context) {
-	if !d.ix.Deferring() || d.ix.TailStart() == noTail || d.ix.Cap()-int(d.ix.TailStart()) < d.tailFlush {
+	if !d.ix.Deferring() || d.ix.Cap()-int(d.ix.TailStart()) < d.tailFlush {
 		return
 	}
-	if err := d.flushTail(ctx); err != nil {
+	if d.readLocked() != nil {
+		return
+	}
+	d.mu.RUnlock()
+	if err := d.flushTail(context.WithoutCancel(ctx)); err != nil {
 		d.opts.Logger.Error("fpdb: deferred postings not written yet", "err", err)
 	}
 }
 
-// upgrade brings a format-1 database to format 2 in one synced batch: the
+// upgrade brings a format-1 database to format 2 in one batch: the
 // content-hash index is deleted and the meta record rewritten.
 func (d *DB) upgrade() error {
 	if d.params.FormatVersion >= FormatV2 {
@@ -76,7 +90,7 @@ func (d *DB) upgrade() error {
 	lo, hi := keys.Range(keys.PrefixHash)
 	_ = b.DeleteRange(lo, hi, nil)
 	_ = b.Set(keys.Meta(), encodeMeta(p), nil)
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := d.commit(b); err != nil {
 		return fmt.Errorf("upgrade to format %d: %w", FormatV2, storageError(err))
 	}
 	d.params = p
