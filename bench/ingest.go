@@ -243,7 +243,7 @@ func addDocs(ctx context.Context, dir string, o *db.Options, docs [][]byte, n in
 func addBatchDocs(ctx context.Context, dir string, docs [][]byte, n int) (float64, error) {
 	_ = os.RemoveAll(dir)
 	defer os.RemoveAll(dir)
-	d, err := db.Open(dir, &db.Options{MemTableSize: 64 << 20}) // as fpdb add --bulk
+	d, err := db.Open(dir, &db.Options{MemTableSize: 64 << 20}) // postings with every batch
 	if err != nil {
 		return 0, err
 	}

@@ -55,6 +55,3 @@ func NewRandomWorkload(n, k, queries int, sims []float64, seed uint64) *RandomWo
 	}
 	return w
 }
-
-// N returns the number of stored fingerprints.
-func (w *RandomWorkload) N() int { return len(w.Flat) / (w.K / 64) }

@@ -66,9 +66,6 @@ func (z *Zipf) Doc(size int) []string {
 	return words
 }
 
-// Rand returns the generator's random source (for edits).
-func (z *Zipf) Rand() *rand.Rand { return z.rng }
-
 // EditKind is a kind of word edit.
 type EditKind int
 

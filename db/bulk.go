@@ -238,9 +238,10 @@ func (d *DB) fingerprintBatch(ctx context.Context, docs []BatchDoc) ([]Doc, []er
 				set++
 			}
 		}
+		idErr := validID(bd.ID)
 		switch {
-		case validID(bd.ID) != nil:
-			errs[i] = validID(bd.ID)
+		case idErr != nil:
+			errs[i] = idErr
 		case set != 1:
 			errs[i] = ErrBadBatchDoc
 		case bd.Fingerprint != nil && len(bd.Fingerprint) != words:

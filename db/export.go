@@ -50,6 +50,10 @@ type ExportHeader struct {
 	Docs int `json:"docs"`
 }
 
+// FormatFingerprint returns fp in the hex form Export writes (and Import
+// reads): word 0 first, each word as 16 lower-case hex digits.
+func FormatFingerprint(fp []uint64) string { return bitvec.FormatHex(fp) }
+
 // ExportRecord is one document line of an export.
 type ExportRecord struct {
 	ID string `json:"id"`
@@ -146,7 +150,7 @@ func (d *DB) Export(ctx context.Context, w io.Writer) (int, error) {
 			return n, fmt.Errorf("fpdb: export: %w: fingerprint %d: %w", ErrCorrupt, seq, err)
 		}
 		rec := ExportRecord{
-			ID: doc.ID, Fingerprint: bitvec.FormatHex(fp), ContentHash: hex.EncodeToString(doc.ContentHash[:]),
+			ID: doc.ID, Fingerprint: FormatFingerprint(fp), ContentHash: hex.EncodeToString(doc.ContentHash[:]),
 			Source: doc.Source, Size: doc.Size, Words: doc.Words, Added: doc.Added.Format(time.RFC3339Nano),
 		}
 		if err := enc.Encode(rec); err != nil {

@@ -174,6 +174,9 @@ func (d *DB) Warm(ctx context.Context) error {
 	if d.closed {
 		return ErrClosed
 	}
+	if d.failed != nil {
+		return d.failed
+	}
 	if err := d.ix.Warm(ctx); err != nil {
 		return fmt.Errorf("fpdb: warm: %w", err)
 	}

@@ -26,7 +26,7 @@ func benchN() int {
 // batches, compacts it and warms the posting cache.
 func buildBench(b *testing.B, n, k int, widths []int) (*Index, [][]uint64) {
 	b.Helper()
-	db, err := pebble.Open(b.TempDir(), &pebble.Options{Merger: posting.Merger(), FormatMajorVersion: pebble.FormatNewest, Logger: quiet{}})
+	db, err := pebble.Open(b.TempDir(), &pebble.Options{Merger: posting.Merger(), FormatMajorVersion: pebble.FormatNewest, Logger: quietLogger{}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -73,12 +73,6 @@ func buildBench(b *testing.B, n, k int, widths []int) (*Index, [][]uint64) {
 		n, k, len(widths), float64(db.Metrics().DiskSpaceUsage())/float64(n))
 	return ix, queries
 }
-
-type quiet struct{}
-
-func (quiet) Infof(string, ...any)      {}
-func (quiet) Errorf(string, ...any)     {}
-func (quiet) Fatalf(f string, a ...any) { panic(fmt.Sprintf(f, a...)) }
 
 // BenchmarkSearch measures each plan per threshold on random 512-bit
 // fingerprints in 32 groups of 16 bits. Compare the plans' ns/op with the

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -228,7 +229,7 @@ func (o *addOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr io
 		return o.runBulk(ctx, d, inputs, stdin, stdout, rep)
 	}
 
-	var enc jsonEncoder
+	var enc *json.Encoder
 	if o.json {
 		enc = newJSONEncoder(stdout)
 	}
@@ -310,7 +311,7 @@ func isFatal(err error) bool {
 
 // addOne adds one document and prints its outcome. It returns fatal = true
 // with the error when the run must stop; other errors are reported on rep.
-func (o *addOptions) addOne(ctx context.Context, d *db.DB, in addInput, stdin io.Reader, stdout io.Writer, enc jsonEncoder, rep *addReport) (fatal bool, err error) {
+func (o *addOptions) addOne(ctx context.Context, d *db.DB, in addInput, stdin io.Reader, stdout io.Writer, enc *json.Encoder, rep *addReport) (fatal bool, err error) {
 	r := stdin
 	source := o.source
 	if in.path != "-" {

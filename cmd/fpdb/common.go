@@ -117,11 +117,6 @@ func pathError(err error, path string) error {
 	return err
 }
 
-// jsonEncoder writes JSON values; a *json.Encoder.
-type jsonEncoder interface {
-	Encode(v any) error
-}
-
 // opError is an error of one operation, printed as "OP: CAUSE". It wraps the
 // cause, so errors.Is still sees the db package's sentinels.
 type opError struct {

@@ -5,11 +5,12 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/fpdb/fpdb/db"
 )
 
 // getOptions are the flags and argument of "fpdb get".
@@ -64,15 +65,6 @@ Exit status: 0 on success; 2 on error, including an unknown ID.`,
 	return cmd
 }
 
-// fingerprintHex returns fp in hex, 16 digits per word, word 0 first.
-func fingerprintHex(fp []uint64) string {
-	var b strings.Builder
-	for _, w := range fp {
-		fmt.Fprintf(&b, "%016x", w)
-	}
-	return b.String()
-}
-
 func (o *getOptions) run(ctx context.Context, stdout io.Writer) (err error) {
 	d, err := openDB(o.dbDir, openReadOnly)
 	if err != nil {
@@ -93,7 +85,7 @@ func (o *getOptions) run(ctx context.Context, stdout io.Writer) (err error) {
 		Words:       doc.Words,
 		Added:       doc.Added.Format(time.RFC3339),
 		ContentHash: hex.EncodeToString(doc.ContentHash[:]),
-		Fingerprint: fingerprintHex(doc.Fingerprint),
+		Fingerprint: db.FormatFingerprint(doc.Fingerprint),
 	}
 	if o.json {
 		if err := newJSONEncoder(stdout).Encode(jd); err != nil {
