@@ -86,13 +86,15 @@ type BatchResult struct {
 //
 // Batches of 1 000 to 10 000 documents amortize the sync and the posting
 // operands well; the whole batch is held in memory.
-func (d *DB) AddBatch(ctx context.Context, docs []BatchDoc) (*BatchResult, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
+func (d *DB) AddBatch(ctx context.Context, docs []BatchDoc) (_ *BatchResult, err error) {
 	if d.opts.ReadOnly {
 		return nil, fmt.Errorf("fpdb: add batch: %w", ErrReadOnly)
 	}
+	ctx, leave, err := d.enterLong(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer leave(&err)
 	docsOut, errs := d.fingerprintBatch(ctx, docs)
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -120,10 +122,6 @@ func (d *DB) AddBatch(ctx context.Context, docs []BatchDoc) (*BatchResult, error
 	d.writeMu.Lock()
 	defer d.writeMu.Unlock()
 	defer d.maybeFlushTail(ctx) // runs after mu is released
-	if err := d.readLocked(); err != nil {
-		return nil, err
-	}
-	d.mu.RUnlock()
 	if uint64(d.nextSeq)+uint64(len(ok)) >= math.MaxUint32 {
 		return nil, fmt.Errorf("fpdb: add batch: %w", ErrIDSpaceExhausted)
 	}

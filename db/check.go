@@ -97,12 +97,15 @@ func storageError(err error) error {
 // also marked ErrCorrupt when Pebble reports corruption; ctx's error).
 // Writers (and the writing of deferred postings) wait while Check runs;
 // queries do not. Repair rebuilds what Check finds broken.
-func (d *DB) Check(ctx context.Context) error {
-	d.writeMu.Lock()
-	defer d.writeMu.Unlock()
-	if err := d.readLocked(); err != nil {
+func (d *DB) Check(ctx context.Context) (err error) {
+	ctx, leave, err := d.enterLong(ctx)
+	if err != nil {
 		return err
 	}
+	defer leave(&err)
+	d.writeMu.Lock()
+	defer d.writeMu.Unlock()
+	d.mu.RLock()
 	defer d.mu.RUnlock()
 	var p problems
 	meta, err := checkMeta(d.pdb, &p)

@@ -30,20 +30,18 @@ type CompactResult struct {
 // tombstone-density compactions pick up tables dense with deleted records;
 // Compact does it all at once. Readers proceed
 // meanwhile; writers wait until it is done.
-func (d *DB) Compact(ctx context.Context) (CompactResult, error) {
-	if err := ctx.Err(); err != nil {
-		return CompactResult{}, err
-	}
+func (d *DB) Compact(ctx context.Context) (_ CompactResult, err error) {
 	if d.opts.ReadOnly {
 		return CompactResult{}, fmt.Errorf("fpdb: compact: %w", ErrReadOnly)
 	}
-	// writeMu keeps Close away while Pebble compacts.
-	d.writeMu.Lock()
-	defer d.writeMu.Unlock()
-	if err := d.readLocked(); err != nil {
+	ctx, leave, err := d.enterLong(ctx)
+	if err != nil {
 		return CompactResult{}, err
 	}
-	d.mu.RUnlock()
+	defer leave(&err)
+	d.writeMu.Lock()
+	defer d.writeMu.Unlock()
+	defer exitOnStoragePanic(d.opts.Logger) // the flush rotates the WAL
 	start := time.Now()
 	var res CompactResult
 	// Flush first, so that the memtable's operands are compacted too.
@@ -94,18 +92,20 @@ type StorageStats struct {
 
 // StorageStats reads every posting list and scans the store's tombstones
 // to compute the storage statistics. It takes time proportional to the
-// database (seconds for millions of documents); writers wait meanwhile.
-func (d *DB) StorageStats(ctx context.Context) (*StorageStats, error) {
-	if err := ctx.Err(); err != nil {
+// database (seconds for millions of documents); queries and writes go on
+// meanwhile, so the figures are those of a moment during the call.
+func (d *DB) StorageStats(ctx context.Context) (_ *StorageStats, err error) {
+	ctx, leave, err := d.enterLong(ctx)
+	if err != nil {
 		return nil, err
 	}
-	if err := d.readLocked(); err != nil {
-		return nil, err
-	}
-	defer d.mu.RUnlock()
+	defer leave(&err)
+	d.mu.RLock()
+	docs := d.ix.Len()
+	d.mu.RUnlock()
 	m := d.pdb.Metrics()
 	st := &StorageStats{
-		Docs:           d.ix.Len(),
+		Docs:           docs,
 		DiskBytes:      int64(m.DiskSpaceUsage()),
 		CompactionDebt: m.Compact.EstimatedDebt,
 	}
@@ -116,7 +116,7 @@ func (d *DB) StorageStats(ctx context.Context) (*StorageStats, error) {
 	// are not reused), so each tombstone in its range is one deleted
 	// document version not yet compacted away.
 	lo, hi := keys.Range(keys.PrefixDoc)
-	err := d.pdb.ScanInternal(ctx, block.CategoryUnknown, lo, hi,
+	err = d.pdb.ScanInternal(ctx, block.CategoryUnknown, lo, hi,
 		func(k *pebble.InternalKey, _ pebble.LazyValue, _ pebble.IteratorLevel) error {
 			switch k.Kind() {
 			case pebble.InternalKeyKindDelete, pebble.InternalKeyKindSingleDelete, pebble.InternalKeyKindDeleteSized:

@@ -41,6 +41,9 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(crashChildEnv); spec != "" {
 		os.Exit(crashChild(spec))
 	}
+	if spec := os.Getenv(faultChildEnv); spec != "" {
+		os.Exit(faultChild(spec))
+	}
 	if dir := os.Getenv(lockChildEnv); dir != "" {
 		os.Exit(lockChild(dir))
 	}

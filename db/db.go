@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -46,14 +47,19 @@ type DB struct {
 	// hold it shared; a writer holds it exclusively while it commits its
 	// batch and applies it to memory, so readers see each write whole.
 	mu      sync.RWMutex
-	closed  bool
-	failed  error      // set when a commit failed fatally; see commit
+	closed  bool       // the store is closed (Stats reports the last counts)
 	docs    []docEntry // by internal id; ext == "" when not stored
 	nextSeq uint32
 
 	builders sync.Pool // *fingerprint.Builder
 
 	tailFlush int // deferred documents that trigger a flush (bulkFlushDocs)
+
+	// life tracks the calls in flight, so that Close waits for them.
+	life lifecycle
+	// walArmed makes a WAL failure end the process (walGuardFS): set once
+	// the store is open, cleared when Close begins closing it.
+	walArmed atomic.Bool
 }
 
 // docEntry is what queries need of a stored document.
@@ -99,11 +105,13 @@ func Open(dir string, opts *Options) (*DB, error) {
 		}
 	}
 	d := &DB{dir: dir, opts: o, lock: lock, wopts: pebble.Sync, tailFlush: bulkFlushDocs}
+	d.life.init()
 	if o.NoSync {
 		d.wopts = pebble.NoSync
 	}
 	err = d.open(given)
 	if err == nil {
+		d.walArmed.Store(true)
 		err = d.load()
 	}
 	if err != nil {
@@ -199,7 +207,7 @@ func (d *DB) open(given *Options) error {
 		MaxOpenFiles:       o.MaxOpenFiles,
 		MemTableSize:       uint64(o.MemTableSize),
 		ReadOnly:           o.ReadOnly,
-		FS:                 pebbleFS(o),
+		FS:                 pebbleFS(o, &d.walArmed),
 		Logger:             slogLogger{o.Logger},
 		EventListener:      eventListener(o.Logger),
 	}
@@ -270,7 +278,8 @@ func (d *DB) create() error {
 	defer b.Close()
 	_ = b.Set(keys.Meta(), encodeMeta(d.params), nil)
 	_ = b.Set(keys.NextID(), encodeSeq(0), nil)
-	if err := b.Commit(pebble.Sync); err != nil {
+	defer exitOnStoragePanic(d.opts.Logger)
+	if err := b.Commit(pebble.Sync); err != nil { // synced even with NoSync
 		return fmt.Errorf("fpdb: create %s: %w", d.dir, err)
 	}
 	return nil
@@ -366,29 +375,37 @@ func (d *DB) setEntry(seq uint32, e docEntry) {
 	d.docs[seq] = e
 }
 
-// Close closes the database. Calls after Close return ErrClosed.
-func (d *DB) Close() error {
-	d.writeMu.Lock()
-	defer d.writeMu.Unlock()
-	var err error
-	if !d.opts.ReadOnly && d.readLocked() == nil {
-		// Readers go on while deferred postings are written.
-		d.mu.RUnlock()
-		if ferr := d.flushTail(context.Background()); ferr != nil {
-			err = fmt.Errorf("fpdb: close: %w (the next Open writes them)", ferr)
-		}
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
+// Close closes the database; it is CloseContext without a deadline.
+func (d *DB) Close() error { return d.CloseContext(context.Background()) }
+
+// CloseContext closes the database. New calls fail with ErrClosed from the
+// moment it begins; long calls in flight (Export, Pairs, Clusters, Check,
+// StorageStats, Warm, AddBatch's fingerprinting, the bulk deletes) are
+// cancelled and return an error wrapping ErrClosed; CloseContext waits for
+// every call in flight to return, writes the postings a bulk load deferred
+// (cut short when ctx is done: the next Open writes them), closes the
+// store and releases the lock. A second Close returns ErrClosed.
+func (d *DB) CloseContext(ctx context.Context) error {
+	if !d.beginClose() {
 		return ErrClosed
 	}
-	d.closed = true
-	if cerr := d.pdb.Close(); err == nil {
-		err = cerr
+	var err error
+	if !d.opts.ReadOnly {
+		d.writeMu.Lock()
+		if ferr := d.flushTail(ctx); ferr != nil {
+			err = fmt.Errorf("fpdb: close: %w (the next Open writes them)", ferr)
+		}
+		d.writeMu.Unlock()
 	}
-	if uerr := d.lock.Close(); err == nil {
-		err = uerr
+	d.mu.Lock()
+	d.closed = true
+	d.mu.Unlock()
+	d.walArmed.Store(false) // a failure to close the WAL is returned
+	if cerr := d.pdb.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("fpdb: close: %w", cerr)
+	}
+	if uerr := d.lock.Close(); err == nil && uerr != nil {
+		err = fmt.Errorf("fpdb: close: unlock: %w", uerr)
 	}
 	return err
 }
@@ -422,21 +439,6 @@ func validID(id string) error {
 func validThreshold(r float64) error {
 	if math.IsNaN(r) || r <= 0 || r > 1 {
 		return fmt.Errorf("%w: got %v", ErrInvalidThreshold, r)
-	}
-	return nil
-}
-
-// readLocked takes the shared lock and fails on a closed or failed DB.
-func (d *DB) readLocked() error {
-	d.mu.RLock()
-	if d.closed {
-		d.mu.RUnlock()
-		return ErrClosed
-	}
-	if d.failed != nil {
-		err := d.failed
-		d.mu.RUnlock()
-		return err
 	}
 	return nil
 }
@@ -475,15 +477,8 @@ func (s slogLogger) Errorf(format string, args ...any) {
 	s.l.Error(fmt.Sprintf(format, args...))
 }
 
-// Fatalf logs and panics with a *fatalError: Pebble calls it on
-// unrecoverable errors and does not expect it to return. DB.commit recovers
-// the panic when it happens in the caller's goroutine (a failed WAL write or
-// sync); see docs/RELIABILITY.md.
+// Fatalf is called by Pebble on errors it cannot recover from, and must
+// not return: fpdb ends the process (see storageFailure).
 func (s slogLogger) Fatalf(format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
-	s.l.Error(msg)
-	if !strings.HasPrefix(msg, "pebble: ") {
-		msg = "pebble: " + msg
-	}
-	panic(&fatalError{msg: msg, err: firstError(args)})
+	storageFailure(s.l, fmt.Sprintf(format, args...))
 }

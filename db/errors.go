@@ -42,11 +42,6 @@ var (
 	ErrInvalidThreshold = errors.New("fpdb: threshold must be in (0, 1]")
 	// ErrInvalidOptions is returned by Options.Validate.
 	ErrInvalidOptions = errors.New("fpdb: invalid options")
-	// ErrFailed is returned by every call but Close after a write to storage
-	// failed in a way the storage engine cannot recover from (a WAL write or
-	// sync error, a full disk). Close the DB and reopen it: the failed write
-	// is then wholly present or wholly absent.
-	ErrFailed = errors.New("fpdb: database failed after a storage error; close and reopen it")
 	// ErrIDSpaceExhausted is returned when all 2^32 internal ids were used.
 	ErrIDSpaceExhausted = errors.New("fpdb: internal id space exhausted")
 

@@ -74,13 +74,13 @@ type ExportRecord struct {
 // document, in the order they were stored. It reads a snapshot taken at
 // the call, so writes may proceed meanwhile. It returns the number of
 // documents written.
-func (d *DB) Export(ctx context.Context, w io.Writer) (int, error) {
-	if err := ctx.Err(); err != nil {
+func (d *DB) Export(ctx context.Context, w io.Writer) (_ int, err error) {
+	ctx, leave, err := d.enterLong(ctx)
+	if err != nil {
 		return 0, err
 	}
-	if err := d.readLocked(); err != nil {
-		return 0, err
-	}
+	defer leave(&err)
+	d.mu.RLock()
 	snap := d.pdb.NewSnapshot()
 	count := d.ix.Len()
 	d.mu.RUnlock()

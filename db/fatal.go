@@ -3,64 +3,57 @@ package db
 import (
 	"fmt"
 	"log/slog"
+	"os"
+	"runtime"
 	"slices"
 	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
 )
 
-// fatalError is the panic value of slogLogger.Fatalf: an error Pebble
-// considers unrecoverable. err is the first error among Fatalf's arguments,
-// kept so that callers can test the cause (for example syscall.ENOSPC).
-type fatalError struct {
-	msg string
-	err error
+// exitStorageFailure is the exit status of a process that fpdb ends
+// because its storage failed (EX_IOERR of sysexits.h).
+const exitStorageFailure = 74
+
+// storageFailure ends the process after a storage failure that Pebble
+// cannot recover from: a failed WAL write or sync, a failed MANIFEST
+// write, a WAL that cannot be rotated. Pebble's commit pipeline and file
+// accounting are left in an unknown state then (it panics with its own
+// mutexes released, which can end the process with a runtime fatal error
+// that no recover catches), so fpdb follows Pebble's own stance and its
+// default logger: log the cause, print it on standard error and exit. No
+// acknowledged write is lost: every write acknowledged before the failure
+// is in the WAL, and the next Open replays it (TestStorageFailureExits).
+func storageFailure(l *slog.Logger, cause any) {
+	l.Error("fpdb: fatal storage error: the process exits", "err", cause, "status", exitStorageFailure)
+	fmt.Fprintf(os.Stderr, "fpdb: fatal storage error: %v\n"+
+		"fpdb: exiting with status %d; reopening the database keeps every acknowledged write\n",
+		cause, exitStorageFailure)
+	os.Exit(exitStorageFailure)
 }
 
-func (e *fatalError) Error() string { return e.msg }
+// exitOnStoragePanic is deferred around every call into Pebble's write
+// path (commits, flushes, ingestions, compactions): Pebble reports a
+// failed WAL write by panicking in the caller's goroutine, and a program
+// that recovers panics (net/http does, per request) must not go on with
+// Pebble in that state. A panic that is a Go runtime error is a bug, not a
+// storage failure: it is re-raised unchanged.
+func exitOnStoragePanic(l *slog.Logger) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	if _, bug := r.(runtime.Error); bug {
+		panic(r)
+	}
+	storageFailure(l, r)
+}
 
-func (e *fatalError) Unwrap() error { return e.err }
-
-// commit commits b with the DB's write options; mu is held exclusively.
-//
-// When a WAL write or sync fails, Pebble calls Logger.Fatalf (or panics
-// with the error) in the committing goroutine, which is this one: its
-// commit pipeline cannot continue. commit recovers that panic instead of
-// letting it end the caller's process, marks the DB failed and returns an
-// error wrapping ErrFailed and the cause. From then on every call but Close
-// returns that error, without touching Pebble. The batch may or may not be
-// in the database when it is reopened, but wholly or not at all (Pebble
-// writes a batch as one checksummed WAL record).
-func (d *DB) commit(b *pebble.Batch) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			d.failed = fmt.Errorf("%w: %w", ErrFailed, fatalCause(r))
-			err = d.failed
-		}
-	}()
+// commit commits b with the DB's write options. A storage failure ends the
+// process (see storageFailure); any other error is returned.
+func (d *DB) commit(b *pebble.Batch) error {
+	defer exitOnStoragePanic(d.opts.Logger)
 	return b.Commit(d.wopts)
-}
-
-// fatalCause returns the error carried by r, a recovered panic of Pebble's
-// write path, and panics again with r when it is anything else.
-func fatalCause(r any) error {
-	switch v := r.(type) {
-	case *fatalError:
-		return v
-	case error:
-		return v
-	}
-	panic(r)
-}
-
-// firstError returns the first error in args, or nil.
-func firstError(args []any) error {
-	for _, a := range args {
-		if e, ok := a.(error); ok {
-			return e
-		}
-	}
-	return nil
 }
 
 // eventListener returns fpdb's Pebble event listener. Pebble's default

@@ -1,7 +1,6 @@
 package db
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -96,18 +95,6 @@ func TestPostingChurn(t *testing.T) {
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
-// faultCase is a storage fault injected while the DB runs.
-type faultCase struct {
-	name string
-	// inject returns the error to inject into op, or nil; n counts the
-	// operations seen since the fault was switched on.
-	inject func(op errorfs.Op, n int64) error
-	// cause is an error the failed call must also wrap, if any.
-	cause error
-	// stillBroken: the fault persists when the DB is first reopened.
-	stillBroken bool
-}
-
 func isWAL(op errorfs.Op) bool { return strings.HasSuffix(op.Path, ".log") }
 
 // diskFull fails every operation that needs space, as a full disk does.
@@ -129,173 +116,6 @@ type fsError struct {
 
 func (e *fsError) Error() string { return fmt.Sprintf("%v %s: %v", e.op.Kind, e.op.Path, e.err) }
 func (e *fsError) Unwrap() error { return e.err }
-
-var faultCases = []faultCase{
-	{name: "WAL write error", inject: func(op errorfs.Op, _ int64) error {
-		if op.Kind == errorfs.OpFileWrite && isWAL(op) {
-			return errorfs.ErrInjected
-		}
-		return nil
-	}, cause: errorfs.ErrInjected},
-	{name: "WAL sync error", inject: func(op errorfs.Op, _ int64) error {
-		if op.Kind == errorfs.OpFileSyncData && isWAL(op) {
-			return errorfs.ErrInjected
-		}
-		return nil
-	}, cause: errorfs.ErrInjected},
-	{name: "a later WAL write fails", inject: func(op errorfs.Op, n int64) error {
-		if op.Kind == errorfs.OpFileWrite && isWAL(op) && n >= 2 {
-			return errorfs.ErrInjected
-		}
-		return nil
-	}, cause: errorfs.ErrInjected},
-	{name: "disk full", inject: diskFull, cause: syscall.ENOSPC, stillBroken: true},
-}
-
-// TestWriteFaults injects write errors, sync errors and a full disk while
-// documents are added, replaced and deleted. The failing call must return
-// an error wrapping ErrFailed (and the cause), every later call but Close
-// must fail the same way without touching the store, and the database must
-// reopen clean: every acknowledged write present, the failed one wholly
-// present or wholly absent, Check passing. A crash (losing unsynced data)
-// right after the failure must keep every acknowledged write too.
-func TestWriteFaults(t *testing.T) {
-	for _, fc := range faultCases {
-		t.Run(fc.name, func(t *testing.T) {
-			mem := vfs.NewCrashableMem()
-			var on atomic.Bool
-			var seen atomic.Int64
-			fs := errorfs.Wrap(mem, errorfs.InjectorFunc(func(op errorfs.Op) error {
-				if !on.Load() {
-					return nil
-				}
-				return fc.inject(op, seen.Add(1)-1)
-			}))
-			d, err := Open("db", &Options{FS: fs})
-			if err != nil {
-				t.Fatal(err)
-			}
-			model := map[string]uint64{}
-			for i := range 20 {
-				id := fmt.Sprintf("doc%03d", i)
-				if _, err := d.Add(ctx, id, []byte(crashText(uint64(i))), nil); err != nil {
-					t.Fatal(err)
-				}
-				model[id] = uint64(i)
-			}
-			on.Store(true)
-			// Add, replace and delete until a call fails.
-			type op struct {
-				del bool
-				id  string
-				ts  uint64
-			}
-			var failed *op
-			var ferr error
-			for i := 0; failed == nil && i < 12; i++ {
-				o := op{del: i%3 == 2, id: fmt.Sprintf("doc%03d", (i*7)%30), ts: uint64(100 + i)}
-				if o.del {
-					ferr = d.Delete(ctx, o.id)
-					if errors.Is(ferr, ErrNotFound) {
-						ferr = nil
-					}
-				} else {
-					_, ferr = d.Add(ctx, o.id, []byte(crashText(o.ts)), nil)
-				}
-				switch {
-				case ferr != nil:
-					failed = &o
-				case o.del:
-					delete(model, o.id)
-				default:
-					model[o.id] = o.ts
-				}
-			}
-			if failed == nil {
-				t.Fatal("no call failed: the fault was not injected")
-			}
-			if !errors.Is(ferr, ErrFailed) || (fc.cause != nil && !errors.Is(ferr, fc.cause)) {
-				t.Fatalf("failed call: %v, want ErrFailed wrapping %v", ferr, fc.cause)
-			}
-			t.Logf("failed %+v: %v", *failed, ferr)
-			// Later calls fail without touching the store.
-			if _, err := d.Add(ctx, "later", []byte("some later words"), nil); !errors.Is(err, ErrFailed) {
-				t.Errorf("Add after failure: %v", err)
-			}
-			if _, err := d.Query(ctx, []byte(crashText(1)), QueryOptions{Threshold: 0.5}); !errors.Is(err, ErrFailed) {
-				t.Errorf("Query after failure: %v", err)
-			}
-			if _, err := d.Get(ctx, "doc001"); !errors.Is(err, ErrFailed) {
-				t.Errorf("Get after failure: %v", err)
-			}
-			if err := d.Check(ctx); !errors.Is(err, ErrFailed) {
-				t.Errorf("Check after failure: %v", err)
-			}
-			crashed := mem.CrashClone(vfs.CrashCloneCfg{}) // power loss now: synced data only
-			_ = d.Close()                                  // may report the fault
-			if err := d.Close(); !errors.Is(err, ErrClosed) {
-				t.Errorf("second Close: %v", err)
-			}
-			if fc.stillBroken {
-				// Still full: Open fails with an error, it does not panic.
-				if d, err := Open("db", &Options{FS: fs}); err == nil {
-					if _, err := d.Add(ctx, "x", []byte("more words here"), nil); err == nil {
-						t.Error("Add on a full disk succeeded")
-					}
-					_ = d.Close()
-				} else {
-					t.Logf("open on a full disk: %v", err)
-				}
-			}
-			on.Store(false)
-			for _, c := range []struct {
-				name string
-				fs   vfs.FS
-			}{{"reopen", fs}, {"after power loss", crashed}} {
-				d := openTest(t, "db", &Options{FS: c.fs})
-				var v verifier
-				m := maps(model)
-				old, had := m[failed.id]
-				cands := []uint64{failed.ts}
-				if failed.del {
-					cands = nil
-				}
-				if had {
-					cands = append(cands, old)
-				}
-				got, found, err := v.state(d, failed.id, cands...)
-				if err != nil {
-					t.Fatalf("%s: failed call left %s half done: %v", c.name, failed.id, err)
-				}
-				switch {
-				case failed.del && !found:
-					delete(m, failed.id)
-				case !failed.del && found && got == failed.ts:
-					m[failed.id] = failed.ts
-				}
-				ids := make([]string, 30)
-				for i := range ids {
-					ids[i] = fmt.Sprintf("doc%03d", i)
-				}
-				if err := v.verify(d, m, ids); err != nil {
-					t.Fatalf("%s: %v", c.name, err)
-				}
-				if err := d.Check(ctx); err != nil {
-					t.Fatalf("%s: Check: %v", c.name, err)
-				}
-				closeChecked(t, d)
-			}
-		})
-	}
-}
-
-func maps(m map[string]uint64) map[string]uint64 {
-	c := make(map[string]uint64, len(m))
-	for k, v := range m {
-		c[k] = v
-	}
-	return c
-}
 
 // TestFlushFaults makes every sstable write fail while a memtable flush
 // runs: Pebble retries the flush in the background, writes keep succeeding

@@ -63,13 +63,19 @@ type PairsStats struct {
 // exactly the set a comparison of all pairs gives. It runs on a snapshot
 // taken at the call, so writes may proceed meanwhile and fn may call any
 // method of d. fn is called on the calling goroutine as pairs are found, in
-// no particular order; an error from fn stops the run and is returned.
+// no particular order; an error from fn stops the run and is returned. fn
+// must not call Close, which waits for the run to end.
 func (d *DB) Pairs(ctx context.Context, r float64, fn func(Pair) error) (PairsStats, error) {
 	return d.PairsWith(ctx, PairsOptions{Threshold: r}, fn)
 }
 
 // PairsWith is Pairs with options (progress, forced plan).
-func (d *DB) PairsWith(ctx context.Context, o PairsOptions, fn func(Pair) error) (PairsStats, error) {
+func (d *DB) PairsWith(ctx context.Context, o PairsOptions, fn func(Pair) error) (_ PairsStats, err error) {
+	ctx, leave, err := d.enterLong(ctx)
+	if err != nil {
+		return PairsStats{}, err
+	}
+	defer leave(&err)
 	snap, err := d.pairsSnapshot(ctx, o, false)
 	if err != nil {
 		return PairsStats{}, err
@@ -94,9 +100,7 @@ func (d *DB) pairsSnapshot(ctx context.Context, o PairsOptions, withStore bool) 
 	if err := validThreshold(o.Threshold); err != nil {
 		return nil, fmt.Errorf("fpdb: pairs: %w", err)
 	}
-	if err := d.readLocked(); err != nil {
-		return nil, err
-	}
+	d.mu.RLock()
 	defer d.mu.RUnlock()
 	s := &pairsSnapshot{k: d.params.K, fps: d.ix.Snapshot()}
 	n := s.fps.Len()
@@ -185,7 +189,12 @@ type ClusterOptions struct {
 // (union-find over the verified pairs of Pairs with o.Threshold; documents
 // without any near duplicate are in no cluster). Clusters are sorted by
 // size, largest first, then by their first member's id.
-func (d *DB) Clusters(ctx context.Context, o ClusterOptions) ([]Cluster, PairsStats, error) {
+func (d *DB) Clusters(ctx context.Context, o ClusterOptions) (_ []Cluster, _ PairsStats, err error) {
+	ctx, leave, err := d.enterLong(ctx)
+	if err != nil {
+		return nil, PairsStats{}, err
+	}
+	defer leave(&err)
 	if o.Keep < KeepNone || o.Keep > KeepFirst {
 		return nil, PairsStats{}, fmt.Errorf("fpdb: clusters: unknown keep policy %d", o.Keep)
 	}

@@ -60,9 +60,11 @@ func checkQuery(ctx context.Context, o QueryOptions) error {
 }
 
 func (d *DB) search(ctx context.Context, fp []uint64, hash [16]byte, hasHash bool, o QueryOptions) (*QueryResult, error) {
-	if err := d.readLocked(); err != nil {
+	if err := d.enter(ctx); err != nil {
 		return nil, err
 	}
+	defer d.leave()
+	d.mu.RLock()
 	defer d.mu.RUnlock()
 	return d.searchLocked(ctx, fp, hash, hasHash, o, "")
 }
@@ -118,9 +120,11 @@ func (d *DB) Get(ctx context.Context, id string) (*Doc, error) {
 	if err := validID(id); err != nil {
 		return nil, fmt.Errorf("fpdb: get: %w", err)
 	}
-	if err := d.readLocked(); err != nil {
+	if err := d.enter(ctx); err != nil {
 		return nil, err
 	}
+	defer d.leave()
+	d.mu.RLock()
 	defer d.mu.RUnlock()
 	seq, found, err := d.lookup(id)
 	if err != nil {
@@ -165,18 +169,18 @@ func (d *DB) Stats() Stats {
 // Warm loads every posting list into memory, so that no query reads posting
 // lists from disk afterwards (queries fill this cache lazily otherwise). It
 // costs about 4 bytes per document and group. Writes keep the cache in
-// sync. Servers that answer many queries call it once after Open.
-func (d *DB) Warm(ctx context.Context) error {
+// sync. Servers that answer many queries call it once after Open. Queries
+// go on while it runs (they fill the same cache); writers wait.
+func (d *DB) Warm(ctx context.Context) (err error) {
+	ctx, leave, err := d.enterLong(ctx)
+	if err != nil {
+		return err
+	}
+	defer leave(&err)
+	// Writers change cached lists; readers only add lists read from the
+	// store, which writeMu keeps as Warm reads them.
 	d.writeMu.Lock()
 	defer d.writeMu.Unlock()
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		return ErrClosed
-	}
-	if d.failed != nil {
-		return d.failed
-	}
 	if err := d.ix.Warm(ctx); err != nil {
 		return fmt.Errorf("fpdb: warm: %w", err)
 	}

@@ -45,10 +45,12 @@ func (d *DB) DeleteMany(ctx context.Context, ids []string) (*DeleteResult, error
 }
 
 // deleteMany is DeleteMany with chunk documents per batch.
-func (d *DB) deleteMany(ctx context.Context, ids []string, chunk int) (*DeleteResult, error) {
-	if err := d.bulkDeletePrecheck(ctx); err != nil {
+func (d *DB) deleteMany(ctx context.Context, ids []string, chunk int) (_ *DeleteResult, err error) {
+	ctx, leave, err := d.enterBulkDelete(ctx)
+	if err != nil {
 		return nil, err
 	}
+	defer leave(&err)
 	for _, id := range ids {
 		if err := validID(id); err != nil {
 			return nil, fmt.Errorf("fpdb: delete: %w", err)
@@ -65,11 +67,7 @@ func (d *DB) deleteMany(ctx context.Context, ids []string, chunk int) (*DeleteRe
 			uniq = append(uniq, id)
 		}
 	}
-	if err := d.readLocked(); err != nil {
-		return res, err
-	}
 	seqs, err := d.lookupMany(uniq)
-	d.mu.RUnlock()
 	if err != nil {
 		return res, fmt.Errorf("fpdb: delete: %w", err)
 	}
@@ -89,19 +87,21 @@ func (d *DB) deleteMany(ctx context.Context, ids []string, chunk int) (*DeleteRe
 // DeletePrefix removes every document whose id starts with prefix (not
 // empty), in atomic batches like DeleteMany, and returns how many it
 // removed.
-func (d *DB) DeletePrefix(ctx context.Context, prefix string) (int, error) {
+func (d *DB) DeletePrefix(ctx context.Context, prefix string) (_ int, err error) {
 	if prefix == "" {
 		return 0, fmt.Errorf("fpdb: delete: %w", ErrEmptyPrefix)
 	}
-	if err := d.bulkDeletePrecheck(ctx); err != nil {
+	ctx, leave, err := d.enterBulkDelete(ctx)
+	if err != nil {
 		return 0, err
 	}
+	defer leave(&err)
 	d.writeMu.Lock()
 	defer d.writeMu.Unlock()
 	lo := keys.ExtID(prefix)
 	_, hi := keys.Range(keys.PrefixExtID)
 	var vs []victim
-	err := d.scanLocked(ctx, lo, hi, func(k, v []byte) (bool, error) {
+	err = d.scanLocked(ctx, lo, hi, func(k, v []byte) (bool, error) {
 		if !bytes.HasPrefix(k, lo) {
 			return false, nil
 		}
@@ -124,15 +124,17 @@ func (d *DB) DeletePrefix(ctx context.Context, prefix string) (int, error) {
 
 // DeleteOlderThan removes every document added before t, in atomic batches
 // like DeleteMany, and returns how many it removed.
-func (d *DB) DeleteOlderThan(ctx context.Context, t time.Time) (int, error) {
-	if err := d.bulkDeletePrecheck(ctx); err != nil {
+func (d *DB) DeleteOlderThan(ctx context.Context, t time.Time) (_ int, err error) {
+	ctx, leave, err := d.enterBulkDelete(ctx)
+	if err != nil {
 		return 0, err
 	}
+	defer leave(&err)
 	d.writeMu.Lock()
 	defer d.writeMu.Unlock()
 	lo, hi := keys.Range(keys.PrefixDoc)
 	var vs []victim
-	err := d.scanLocked(ctx, lo, hi, func(k, v []byte) (bool, error) {
+	err = d.scanLocked(ctx, lo, hi, func(k, v []byte) (bool, error) {
 		seq, err := keys.ParseDoc(k)
 		if err != nil {
 			return false, fmt.Errorf("%w: %w", ErrCorrupt, err)
@@ -152,23 +154,17 @@ func (d *DB) DeleteOlderThan(ctx context.Context, t time.Time) (int, error) {
 	return d.deleteVictims(ctx, vs, DeleteChunk)
 }
 
-func (d *DB) bulkDeletePrecheck(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
+// enterBulkDelete is enterLong for the bulk deletes.
+func (d *DB) enterBulkDelete(ctx context.Context) (context.Context, func(*error), error) {
 	if d.opts.ReadOnly {
-		return fmt.Errorf("fpdb: delete: %w", ErrReadOnly)
+		return nil, nil, fmt.Errorf("fpdb: delete: %w", ErrReadOnly)
 	}
-	return nil
+	return d.enterLong(ctx)
 }
 
 // scanLocked calls fn for each key in [lo, hi) until fn returns false; the
 // caller holds writeMu, so the keys stay as read.
 func (d *DB) scanLocked(ctx context.Context, lo, hi []byte, fn func(k, v []byte) (bool, error)) error {
-	if err := d.readLocked(); err != nil {
-		return err
-	}
-	defer d.mu.RUnlock()
 	it, err := d.pdb.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
 		return err
@@ -210,10 +206,6 @@ func (d *DB) deleteVictims(ctx context.Context, vs []victim, chunk int) (int, er
 
 // deleteChunk deletes vs in one atomic batch; writeMu is held.
 func (d *DB) deleteChunk(vs []victim) error {
-	if err := d.readLocked(); err != nil {
-		return err
-	}
-	d.mu.RUnlock()
 	b := d.pdb.NewBatch()
 	defer b.Close()
 	seqs := make([]uint32, len(vs))

@@ -19,36 +19,30 @@ const bulkFlushDocs = 1 << 20
 // (Options.BulkLoad), so that the database is fully indexed on disk. Close
 // does it too; without deferred documents Flush does nothing. Queries run
 // meanwhile.
-func (d *DB) Flush(ctx context.Context) error {
+func (d *DB) Flush(ctx context.Context) (err error) {
 	if d.opts.ReadOnly {
 		return fmt.Errorf("fpdb: flush: %w", ErrReadOnly)
 	}
-	d.writeMu.Lock()
-	defer d.writeMu.Unlock()
-	if err := d.readLocked(); err != nil {
+	ctx, leave, err := d.enterLong(ctx)
+	if err != nil {
 		return err
 	}
-	d.mu.RUnlock()
+	defer leave(&err)
+	d.writeMu.Lock()
+	defer d.writeMu.Unlock()
 	return d.flushTail(ctx)
 }
 
 // flushTail writes the deferred postings. writeMu is held, mu is not:
 // readers go on while the postings are written (they see the deferred
-// documents by scanning them until ApplyFlushTail). The ingestion can write
-// the WAL, so a failure there panics like a failed commit; it is recovered
-// and marks the DB failed the same way (see commit).
-func (d *DB) flushTail(ctx context.Context) (err error) {
+// documents by scanning them until ApplyFlushTail). The ingestion can
+// write the WAL (it flushes an overlapping memtable), so a storage failure
+// there ends the process like one in a commit (see storageFailure).
+func (d *DB) flushTail(ctx context.Context) error {
 	if d.ix.TailStart() == noTail {
 		return nil
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			d.mu.Lock()
-			d.failed = fmt.Errorf("%w: %w", ErrFailed, fatalCause(r))
-			err = d.failed
-			d.mu.Unlock()
-		}
-	}()
+	defer exitOnStoragePanic(d.opts.Logger)
 	if err := d.ix.FlushTail(ctx, d.opts.FS, d.dir); err != nil {
 		return fmt.Errorf("fpdb: write deferred postings: %w", storageError(err))
 	}
@@ -59,19 +53,15 @@ func (d *DB) flushTail(ctx context.Context) (err error) {
 }
 
 // maybeFlushTail writes the deferred postings once d.tailFlush documents
-// are pending. writeMu is held, mu is not; a closed or failed DB is left
-// alone. The flush is not cut short by the caller's context, whose call is
-// done. A failure is logged, not returned: the documents are stored, and
-// their postings are written by the next flush (at the latest by Close or
-// the next Open).
+// are pending. writeMu is held, mu is not; the caller's call is in flight,
+// so the DB is open. The flush is not cut short by the caller's context,
+// whose call is done. A failure is logged, not returned: the documents are
+// stored, and their postings are written by the next flush (at the latest
+// by Close or the next Open).
 func (d *DB) maybeFlushTail(ctx context.Context) {
 	if !d.ix.Deferring() || d.ix.Cap()-int(d.ix.TailStart()) < d.tailFlush {
 		return
 	}
-	if d.readLocked() != nil {
-		return
-	}
-	d.mu.RUnlock()
 	if err := d.flushTail(context.WithoutCancel(ctx)); err != nil {
 		d.opts.Logger.Error("fpdb: deferred postings not written yet", "err", err)
 	}

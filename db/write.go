@@ -81,12 +81,14 @@ func (d *DB) addPrecheck(ctx context.Context, id string, opts *AddOptions) (*Add
 
 // store runs the optional check and writes doc in one batch.
 func (d *DB) store(ctx context.Context, doc Doc, hasHash bool, o *AddOptions) (*AddResult, error) {
+	if err := d.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer d.leave()
 	d.writeMu.Lock()
 	defer d.writeMu.Unlock()
 	defer d.maybeFlushTail(ctx) // runs after mu is released
-	if err := d.readLocked(); err != nil {
-		return nil, err
-	}
+	d.mu.RLock()
 	res := &AddResult{}
 	var err error
 	if o.Threshold > 0 {
@@ -163,12 +165,12 @@ func (d *DB) Delete(ctx context.Context, id string) error {
 	if d.opts.ReadOnly {
 		return fmt.Errorf("fpdb: delete %q: %w", id, ErrReadOnly)
 	}
-	d.writeMu.Lock()
-	defer d.writeMu.Unlock()
-	if err := d.readLocked(); err != nil {
+	if err := d.enter(ctx); err != nil {
 		return err
 	}
-	d.mu.RUnlock()
+	defer d.leave()
+	d.writeMu.Lock()
+	defer d.writeMu.Unlock()
 	seq, found, err := d.lookup(id)
 	if err != nil {
 		return fmt.Errorf("fpdb: delete %q: %w", id, err)

@@ -1,0 +1,95 @@
+package db
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// lifecycle tracks the calls in flight on a DB, so that Close can wait for
+// them: Pebble must not be closed while a call holds one of its iterators
+// or snapshots (bbolt's Close waits for its readers the same way).
+type lifecycle struct {
+	mu      sync.Mutex
+	idle    sync.Cond // signalled when ops drops to 0 while closing
+	ops     int       // calls between enter and leave
+	closing bool      // Close has begun: enter fails with ErrClosed
+
+	// done is cancelled when Close begins; long calls derive their context
+	// from it (see enterLong), so Close does not wait for a long export.
+	done   context.Context
+	cancel context.CancelFunc
+}
+
+func (l *lifecycle) init() {
+	l.idle.L = &l.mu
+	l.done, l.cancel = context.WithCancel(context.Background())
+}
+
+// enter registers a call. It fails with ctx's error when ctx is done and
+// with ErrClosed once Close has begun. Every successful enter is paired
+// with one leave.
+func (d *DB) enter(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	l := &d.life
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closing {
+		return ErrClosed
+	}
+	l.ops++
+	return nil
+}
+
+// leave ends a call registered by enter.
+func (d *DB) leave() {
+	l := &d.life
+	l.mu.Lock()
+	l.ops--
+	if l.ops == 0 && l.closing {
+		l.idle.Broadcast()
+	}
+	l.mu.Unlock()
+}
+
+// enterLong is enter for a call that may run long (an export, a pairs
+// run, a scan of the store): the returned context is also cancelled, with
+// cause ErrClosed, when Close begins, so that Close does not wait for the
+// call to finish. The caller defers leave(&err), which also turns that
+// cancellation into an error wrapping ErrClosed.
+func (d *DB) enterLong(ctx context.Context) (context.Context, func(*error), error) {
+	if err := d.enter(ctx); err != nil {
+		return nil, nil, err
+	}
+	cctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(d.life.done, func() { cancel(ErrClosed) })
+	return cctx, func(errp *error) {
+		closed := context.Cause(cctx) == ErrClosed && ctx.Err() == nil
+		stop()
+		cancel(nil)
+		if closed && *errp != nil && !errors.Is(*errp, ErrClosed) {
+			*errp = fmt.Errorf("%w: %w", ErrClosed, *errp)
+		}
+		d.leave()
+	}, nil
+}
+
+// beginClose marks the DB closing, cancels the long calls in flight and
+// waits until no call runs. It reports false when Close had begun already.
+func (d *DB) beginClose() bool {
+	l := &d.life
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closing {
+		return false
+	}
+	l.closing = true
+	l.cancel()
+	for l.ops > 0 {
+		l.idle.Wait()
+	}
+	return true
+}

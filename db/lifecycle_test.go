@@ -1,0 +1,261 @@
+package db
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+)
+
+// blockingWriter blocks its first Write until release is closed, after
+// telling started.
+type blockingWriter struct {
+	once    sync.Once
+	started chan struct{}
+	release chan struct{}
+}
+
+func (w *blockingWriter) Write(p []byte) (int, error) {
+	w.once.Do(func() { close(w.started) })
+	<-w.release
+	return len(p), nil
+}
+
+// lifecycleDB returns a DB holding n random fingerprints, with near
+// duplicates, so that exports and pairs runs have work to do.
+func lifecycleDB(t *testing.T, n int) *DB {
+	t.Helper()
+	d, err := Open(t.TempDir(), &Options{Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(7, 7))
+	docs := make([]BatchDoc, n)
+	for i := range docs {
+		fp := make([]uint64, DefaultK/64)
+		for j := range fp {
+			fp[j] = r.Uint64()
+		}
+		if i%2 == 1 {
+			copy(fp, docs[i-1].Fingerprint)
+			fp[0] ^= 1
+		}
+		docs[i] = BatchDoc{ID: fmt.Sprintf("doc%05d", i), Fingerprint: fp}
+	}
+	if _, err := d.AddBatch(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// TestCloseDuringLongCalls closes the DB while a long call is in the
+// middle of its work (it holds a Pebble snapshot or iterator then): Close
+// must cancel it, wait for it to return and close the store without a
+// panic; the call returns an error wrapping ErrClosed (or nil when it had
+// finished), and every method afterwards returns ErrClosed.
+func TestCloseDuringLongCalls(t *testing.T) {
+	type call struct {
+		name string
+		// run starts the call; it must block in wait() once it holds
+		// store state, until Close has begun.
+		run func(d *DB, wait func()) error
+	}
+	calls := []call{
+		{"Export", func(d *DB, wait func()) error {
+			w := &blockingWriter{started: make(chan struct{}), release: make(chan struct{})}
+			go func() { <-w.started; wait(); close(w.release) }()
+			_, err := d.Export(ctx, w)
+			return err
+		}},
+		{"Pairs", func(d *DB, wait func()) error {
+			first := true
+			_, err := d.Pairs(ctx, 0.9, func(Pair) error {
+				if first {
+					first = false
+					wait()
+				}
+				return nil
+			})
+			return err
+		}},
+		{"Clusters keep-oldest", func(d *DB, wait func()) error {
+			var o ClusterOptions
+			o.Threshold, o.Keep = 0.9, KeepOldest
+			o.Progress = func(done, total int) {
+				if done > 0 {
+					wait()
+				}
+			}
+			_, _, err := d.Clusters(ctx, o)
+			return err
+		}},
+	}
+	for _, c := range calls {
+		t.Run(c.name, func(t *testing.T) {
+			d := lifecycleDB(t, 4000)
+			closing := make(chan struct{})
+			inCall := make(chan struct{})
+			var once sync.Once
+			wait := func() {
+				once.Do(func() {
+					close(inCall)
+					<-closing
+					time.Sleep(50 * time.Millisecond) // Close is waiting now
+				})
+			}
+			res := make(chan error, 1)
+			go func() { res <- c.run(d, wait) }()
+			<-inCall
+			close(closing)
+			if err := d.Close(); err != nil {
+				t.Fatalf("Close: %v", err)
+			}
+			select {
+			case err := <-res:
+				if err != nil && !errors.Is(err, ErrClosed) {
+					t.Errorf("%s during Close: %v, want nil or ErrClosed", c.name, err)
+				}
+			default:
+				t.Fatal("Close returned before the call it had to wait for")
+			}
+			checkAllClosed(t, d)
+		})
+	}
+}
+
+// checkAllClosed calls every method of a closed DB: each returns ErrClosed.
+func checkAllClosed(t *testing.T, d *DB) {
+	t.Helper()
+	fp := make([]uint64, DefaultK/64)
+	q := QueryOptions{Threshold: 0.8}
+	errs := map[string]error{}
+	_, errs["Add"] = d.Add(ctx, "x", []byte("some words here to add"), nil)
+	_, errs["AddFingerprint"] = d.AddFingerprint(ctx, "x", fp, nil)
+	_, errs["AddBatch"] = d.AddBatch(ctx, []BatchDoc{{ID: "x", Fingerprint: fp}})
+	errs["Delete"] = d.Delete(ctx, "x")
+	_, errs["DeleteMany"] = d.DeleteMany(ctx, []string{"x"})
+	_, errs["DeletePrefix"] = d.DeletePrefix(ctx, "x")
+	_, errs["DeleteOlderThan"] = d.DeleteOlderThan(ctx, time.Now())
+	_, errs["Query"] = d.Query(ctx, []byte("some words here to query"), q)
+	_, errs["QueryFingerprint"] = d.QueryFingerprint(ctx, fp, q)
+	_, errs["Get"] = d.Get(ctx, "doc00001")
+	errs["Warm"] = d.Warm(ctx)
+	errs["Flush"] = d.Flush(ctx)
+	errs["Check"] = d.Check(ctx)
+	_, errs["Compact"] = d.Compact(ctx)
+	_, errs["StorageStats"] = d.StorageStats(ctx)
+	_, errs["Export"] = d.Export(ctx, io.Discard)
+	_, errs["Pairs"] = d.Pairs(ctx, 0.9, func(Pair) error { return nil })
+	_, _, errs["Clusters"] = d.Clusters(ctx, ClusterOptions{PairsOptions: PairsOptions{Threshold: 0.9}})
+	errs["Close"] = d.Close()
+	for name, err := range errs {
+		if !errors.Is(err, ErrClosed) {
+			t.Errorf("%s after Close: %v, want ErrClosed", name, err)
+		}
+	}
+	_ = d.Stats() // allowed: the counts at Close
+}
+
+// TestCloseConcurrent closes the DB while goroutines query, add and export
+// in a loop: no panic, no race, each call either succeeds or returns
+// ErrClosed, and the database reopens with every acknowledged add.
+func TestCloseConcurrent(t *testing.T) {
+	for round := range 5 {
+		d := lifecycleDB(t, 500)
+		dir := d.Dir()
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		acked := map[string]bool{}
+		stop := make(chan struct{})
+		fail := make(chan error, 16)
+		worker := func(w int) {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(round), uint64(w)))
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				var err error
+				switch w % 4 {
+				case 0:
+					id := fmt.Sprintf("w%d-%d", w, i)
+					if _, err = d.Add(ctx, id, []byte(text(r.Uint64(), 40)), nil); err == nil {
+						mu.Lock()
+						acked[id] = true
+						mu.Unlock()
+					}
+				case 1:
+					_, err = d.Query(ctx, []byte(text(r.Uint64(), 40)), QueryOptions{Threshold: 0.5})
+				case 2:
+					_, err = d.Export(ctx, io.Discard)
+				case 3:
+					_, err = d.Pairs(ctx, 0.9, func(Pair) error { return nil })
+				}
+				if errors.Is(err, ErrClosed) {
+					return
+				}
+				if err != nil {
+					fail <- fmt.Errorf("worker %d: %w", w, err)
+					return
+				}
+			}
+		}
+		for w := range 8 {
+			wg.Add(1)
+			go worker(w)
+		}
+		time.Sleep(time.Duration(20+round*30) * time.Millisecond)
+		if err := d.Close(); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+		close(stop)
+		wg.Wait()
+		close(fail)
+		for err := range fail {
+			t.Error(err)
+		}
+		d2 := openTest(t, dir, nil)
+		for id := range acked {
+			if _, err := d2.Get(ctx, id); err != nil {
+				t.Fatalf("acknowledged %s after Close and reopen: %v", id, err)
+			}
+		}
+		closeChecked(t, d2)
+	}
+}
+
+// TestCloseContext bounds the writing of deferred postings at Close: with
+// a done context Close still closes the store, and the next Open writes
+// them.
+func TestCloseContext(t *testing.T) {
+	dir := t.TempDir()
+	d, err := Open(dir, &Options{BulkLoad: true, Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp := make([]uint64, DefaultK/64)
+	for i := range 50 {
+		fp[0] = uint64(i)
+		if _, err := d.AddFingerprint(ctx, fmt.Sprint("d", i), fp, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := d.CloseContext(done); !errors.Is(err, context.Canceled) {
+		t.Fatalf("CloseContext(done): %v, want context.Canceled", err)
+	}
+	if err := d.Close(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Close after CloseContext: %v", err)
+	}
+	d = openTest(t, dir, nil)
+	if st := d.Stats(); st.Docs != 50 || st.Deferred != 0 {
+		t.Fatalf("after reopen: %d docs, %d deferred; want 50, 0", st.Docs, st.Deferred)
+	}
+}
