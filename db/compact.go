@@ -103,6 +103,7 @@ func (d *DB) StorageStats(ctx context.Context) (_ *StorageStats, err error) {
 	d.mu.RLock()
 	docs := d.ix.Len()
 	d.mu.RUnlock()
+	d.at("storage stats")
 	m := d.pdb.Metrics()
 	st := &StorageStats{
 		Docs:           docs,

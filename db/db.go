@@ -60,6 +60,10 @@ type DB struct {
 	// walArmed makes a WAL failure end the process (walGuardFS): set once
 	// the store is open, cleared when Close begins closing it.
 	walArmed atomic.Bool
+
+	// hook, when set by a test, is called at named points of long calls
+	// ("storage stats", "warm"), to hold them there.
+	hook func(point string)
 }
 
 // docEntry is what queries need of a stored document.
@@ -362,6 +366,13 @@ func (d *DB) load() error {
 		}
 	}
 	return nil
+}
+
+// at calls d.hook at a named point of a long call.
+func (d *DB) at(point string) {
+	if d.hook != nil {
+		d.hook(point)
+	}
 }
 
 func (d *DB) fpParams() fingerprint.Params {

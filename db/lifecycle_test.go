@@ -259,3 +259,61 @@ func TestCloseContext(t *testing.T) {
 		t.Fatalf("after reopen: %d docs, %d deferred; want 50, 0", st.Docs, st.Deferred)
 	}
 }
+
+// TestLongCallsDoNotStallQueries holds StorageStats and Warm in the middle
+// of their work while a writer queues behind them: queries must go on.
+// (With a shared lock held for the whole call, the queued writer's
+// exclusive lock blocked every later query; Warm held it exclusively.)
+func TestLongCallsDoNotStallQueries(t *testing.T) {
+	for _, point := range []string{"storage stats", "warm"} {
+		t.Run(point, func(t *testing.T) {
+			d := lifecycleDB(t, 200)
+			defer closeChecked(t, d)
+			held, release := make(chan struct{}), make(chan struct{})
+			var once sync.Once
+			d.hook = func(p string) {
+				if p == point {
+					once.Do(func() { close(held); <-release })
+				}
+			}
+			done := make(chan error, 1)
+			go func() {
+				var err error
+				if point == "warm" {
+					err = d.Warm(ctx)
+				} else {
+					_, err = d.StorageStats(ctx)
+				}
+				done <- err
+			}()
+			<-held
+			added := make(chan error, 1)
+			go func() {
+				_, err := d.AddFingerprint(ctx, "queued", make([]uint64, DefaultK/64), nil)
+				added <- err
+			}()
+			time.Sleep(20 * time.Millisecond) // the writer is queued
+			queried := make(chan error, 1)
+			go func() {
+				_, err := d.QueryFingerprint(ctx, make([]uint64, DefaultK/64), QueryOptions{Threshold: 0.9})
+				queried <- err
+			}()
+			select {
+			case err := <-queried:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(10 * time.Second):
+				close(release)
+				t.Fatalf("a query waited 10 s behind %s and a queued writer", point)
+			}
+			close(release)
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			if err := <-added; err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

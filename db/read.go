@@ -181,6 +181,7 @@ func (d *DB) Warm(ctx context.Context) (err error) {
 	// store, which writeMu keeps as Warm reads them.
 	d.writeMu.Lock()
 	defer d.writeMu.Unlock()
+	d.at("warm")
 	if err := d.ix.Warm(ctx); err != nil {
 		return fmt.Errorf("fpdb: warm: %w", err)
 	}
