@@ -35,6 +35,16 @@
 // serialized, and queries wait while a write commits. Only one DB value,
 // in one process, may have a directory open at a time (ErrLocked). Slices
 // in returned values belong to the caller. All fingerprints are kept in
-// memory (K/8 bytes per document) for verification and scanning. If Pebble
-// hits an unrecoverable internal error it panics with a message naming it.
+// memory (K/8 bytes per document) for verification and scanning.
+//
+// Close waits for the calls in flight (and cancels the long ones: Export,
+// Pairs, Clusters, Check, …, which then return an error wrapping
+// ErrClosed); every call after Close returns ErrClosed.
+//
+// A storage failure the storage engine cannot recover from — a failed WAL
+// write, sync or creation, a full disk under the WAL, a failed MANIFEST
+// write — ends the process with exit status 74 after logging the cause, as
+// Pebble itself does: no acknowledged write is lost, and the next Open
+// replays them. Run a service that embeds fpdb under a supervisor that
+// restarts it. See docs/RELIABILITY.md.
 package db
