@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"time"
 
@@ -118,79 +117,15 @@ func (d *DB) store(ctx context.Context, doc Doc, hasHash bool, o *AddOptions) (*
 	if err != nil {
 		return nil, fmt.Errorf("fpdb: add %q: %w", doc.ID, err)
 	}
-	seq := d.nextSeq
-	if seq == math.MaxUint32 {
-		return nil, fmt.Errorf("fpdb: add %q: %w", doc.ID, ErrIDSpaceExhausted)
-	}
-	doc.Seq = seq
-
-	b := d.pdb.NewBatch()
-	defer b.Close()
+	c := &change{adds: []Doc{doc}}
 	if found {
-		if err := d.stageDelete(b, old); err != nil {
-			return nil, fmt.Errorf("fpdb: add %q: replace: %w", doc.ID, err)
-		}
+		c.removes = []victim{{ext: doc.ID, seq: old}}
 	}
-	_ = b.Set(keys.ExtID(doc.ID), encodeSeq(seq), nil)
-	_ = b.Set(keys.Doc(seq), appendDocRecord(nil, &doc), nil)
-	_ = b.Set(keys.NextID(), encodeSeq(seq+1), nil)
-	if err := d.ix.StageAdd(b, seq, doc.Fingerprint); err != nil {
+	if err := d.write(c); err != nil {
 		return nil, fmt.Errorf("fpdb: add %q: %w", doc.ID, err)
 	}
-
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if err := d.commit(b); err != nil {
-		return nil, fmt.Errorf("fpdb: add %q: commit: %w", doc.ID, err)
-	}
-	if found {
-		d.applyDelete(old)
-	}
-	d.ix.ApplyAdd(seq, doc.Fingerprint)
-	d.setEntry(seq, docEntry{ext: doc.ID, hash: doc.ContentHash})
-	d.nextSeq = seq + 1
-	res.Stored, res.Replaced, res.Doc = true, found, doc
+	res.Stored, res.Replaced, res.Doc = true, found, c.adds[0]
 	return res, nil
-}
-
-// Delete removes the document with id in one atomic batch. It returns
-// ErrNotFound when there is none.
-func (d *DB) Delete(ctx context.Context, id string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := validID(id); err != nil {
-		return fmt.Errorf("fpdb: delete: %w", err)
-	}
-	if d.opts.ReadOnly {
-		return fmt.Errorf("fpdb: delete %q: %w", id, ErrReadOnly)
-	}
-	if err := d.enter(ctx); err != nil {
-		return err
-	}
-	defer d.leave()
-	d.writeMu.Lock()
-	defer d.writeMu.Unlock()
-	seq, found, err := d.lookup(id)
-	if err != nil {
-		return fmt.Errorf("fpdb: delete %q: %w", id, err)
-	}
-	if !found {
-		return fmt.Errorf("fpdb: delete %q: %w", id, ErrNotFound)
-	}
-	b := d.pdb.NewBatch()
-	defer b.Close()
-	if err := d.stageDelete(b, seq); err != nil {
-		return fmt.Errorf("fpdb: delete %q: %w", id, err)
-	}
-	_ = b.Delete(keys.ExtID(id), nil)
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if err := d.commit(b); err != nil {
-		return fmt.Errorf("fpdb: delete %q: commit: %w", id, err)
-	}
-	d.applyDelete(seq)
-	return nil
 }
 
 // lookup returns the internal id stored for ext. Callers hold writeMu (or
@@ -206,22 +141,6 @@ func (d *DB) lookup(ext string) (uint32, bool, error) {
 	defer closer.Close()
 	seq, err := decodeSeq(v)
 	return seq, err == nil, err
-}
-
-// stageDelete writes the removal of internal id seq (record, fingerprint,
-// postings) into b; the ext-id key is the caller's.
-func (d *DB) stageDelete(b *pebble.Batch, seq uint32) error {
-	if int(seq) >= len(d.docs) || d.docs[seq].ext == "" {
-		return fmt.Errorf("%w: id map names internal id %d, which is not stored", ErrCorrupt, seq)
-	}
-	_ = b.Delete(keys.Doc(seq), nil)
-	return d.ix.StageDelete(b, seq)
-}
-
-// applyDelete updates memory after a committed delete; mu is held.
-func (d *DB) applyDelete(seq uint32) {
-	d.ix.ApplyDelete(seq)
-	d.docs[seq] = docEntry{}
 }
 
 func encodeSeq(seq uint32) []byte { return binary.BigEndian.AppendUint32(nil, seq) }

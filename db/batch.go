@@ -15,7 +15,6 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
-	"github.com/fpdb/fpdb/index"
 	"github.com/fpdb/fpdb/internal/keys"
 )
 
@@ -122,16 +121,6 @@ func (d *DB) AddBatch(ctx context.Context, docs []BatchDoc) (_ *BatchResult, err
 	d.writeMu.Lock()
 	defer d.writeMu.Unlock()
 	defer d.maybeFlushTail(ctx) // runs after mu is released
-	if uint64(d.nextSeq)+uint64(len(ok)) >= math.MaxUint32 {
-		return nil, fmt.Errorf("fpdb: add batch: %w", ErrIDSpaceExhausted)
-	}
-	now := time.Now().UTC()
-	b := d.pdb.NewBatch()
-	defer b.Close()
-	adds := make([]index.Entry, 0, len(ok))
-	var removes []uint32
-	rec := make([]byte, 0, 256)
-	seq := d.nextSeq
 	okIDs := make([]string, len(ok))
 	for j, i := range ok {
 		okIDs[j] = docsOut[i].ID
@@ -140,48 +129,25 @@ func (d *DB) AddBatch(ctx context.Context, docs []BatchDoc) (_ *BatchResult, err
 	if err != nil {
 		return nil, fmt.Errorf("fpdb: add batch: %w", err)
 	}
+	now := time.Now().UTC()
+	c := &change{adds: make([]Doc, len(ok))}
 	for j, i := range ok {
-		doc := &docsOut[i]
-		if old, found := olds[j], olds[j] != noSeq; found {
-			if int(old) >= len(d.docs) || d.docs[old].ext == "" {
-				return nil, fmt.Errorf("fpdb: add batch: %q: %w: id map names internal id %d, which is not stored", doc.ID, ErrCorrupt, old)
-			}
-			_ = b.Delete(keys.Doc(old), nil)
-			removes = append(removes, old)
+		doc := docsOut[i]
+		if olds[j] != noSeq {
+			c.removes = append(c.removes, victim{ext: doc.ID, seq: olds[j]})
 		}
 		if doc.Added.IsZero() {
 			doc.Added = now
 		}
-		doc.Seq = seq
-		seq++
-		rec = appendDocRecord(rec[:0], doc)
-		_ = b.Set(keys.ExtID(doc.ID), encodeSeq(doc.Seq), nil)
-		_ = b.Set(keys.Doc(doc.Seq), rec, nil)
-		adds = append(adds, index.Entry{ID: doc.Seq, FP: doc.Fingerprint})
-	}
-	_ = b.Set(keys.NextID(), encodeSeq(seq), nil)
-	if err := d.ix.StageMany(b, adds, removes); err != nil {
-		return nil, fmt.Errorf("fpdb: add batch: %w", err)
+		c.adds[j] = doc
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if err := d.commit(b); err != nil {
-		return nil, fmt.Errorf("fpdb: add batch: commit: %w", err)
+	if err := d.write(c); err != nil {
+		return nil, fmt.Errorf("fpdb: add batch: %w", err)
 	}
-	for _, old := range removes {
-		d.applyDelete(old)
-	}
-	d.ix.ApplyMany(adds)
-	for _, i := range ok {
-		doc := &docsOut[i]
-		d.setEntry(doc.Seq, docEntry{ext: doc.ID, hash: doc.ContentHash})
-	}
-	d.nextSeq = seq
-	res.Stored, res.Replaced = len(ok), len(removes)
+	res.Stored, res.Replaced = len(ok), len(c.removes)
 	return res, nil
 }
 

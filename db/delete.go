@@ -29,10 +29,35 @@ type DeleteResult struct {
 	NotFound []string
 }
 
-// victim is a document to delete.
-type victim struct {
-	ext string
-	seq uint32
+// Delete removes the document with id in one atomic batch. It returns
+// ErrNotFound when there is none.
+func (d *DB) Delete(ctx context.Context, id string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := validID(id); err != nil {
+		return fmt.Errorf("fpdb: delete: %w", err)
+	}
+	if d.opts.ReadOnly {
+		return fmt.Errorf("fpdb: delete %q: %w", id, ErrReadOnly)
+	}
+	if err := d.enter(ctx); err != nil {
+		return err
+	}
+	defer d.leave()
+	d.writeMu.Lock()
+	defer d.writeMu.Unlock()
+	seq, found, err := d.lookup(id)
+	if err != nil {
+		return fmt.Errorf("fpdb: delete %q: %w", id, err)
+	}
+	if !found {
+		return fmt.Errorf("fpdb: delete %q: %w", id, ErrNotFound)
+	}
+	if err := d.write(&change{removes: []victim{{ext: id, seq: seq}}, unmap: []string{id}}); err != nil {
+		return fmt.Errorf("fpdb: delete %q: %w", id, err)
+	}
+	return nil
 }
 
 // DeleteMany removes the documents with the given ids. Ids that are not
@@ -206,27 +231,12 @@ func (d *DB) deleteVictims(ctx context.Context, vs []victim, chunk int) (int, er
 
 // deleteChunk deletes vs in one atomic batch; writeMu is held.
 func (d *DB) deleteChunk(vs []victim) error {
-	b := d.pdb.NewBatch()
-	defer b.Close()
-	seqs := make([]uint32, len(vs))
+	c := &change{removes: vs, unmap: make([]string, len(vs))}
 	for i, v := range vs {
-		if int(v.seq) >= len(d.docs) || d.docs[v.seq].ext != v.ext {
-			return fmt.Errorf("fpdb: delete %q: %w: id map names internal id %d, which is not that document", v.ext, ErrCorrupt, v.seq)
-		}
-		_ = b.Delete(keys.ExtID(v.ext), nil)
-		_ = b.Delete(keys.Doc(v.seq), nil)
-		seqs[i] = v.seq
+		c.unmap[i] = v.ext
 	}
-	if err := d.ix.StageMany(b, nil, seqs); err != nil {
+	if err := d.write(c); err != nil {
 		return fmt.Errorf("fpdb: delete: %w", err)
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if err := d.commit(b); err != nil {
-		return fmt.Errorf("fpdb: delete: commit: %w", err)
-	}
-	for _, s := range seqs {
-		d.applyDelete(s)
 	}
 	return nil
 }

@@ -49,13 +49,6 @@ func exitOnStoragePanic(l *slog.Logger) {
 	storageFailure(l, r)
 }
 
-// commit commits b with the DB's write options. A storage failure ends the
-// process (see storageFailure); any other error is returned.
-func (d *DB) commit(b *pebble.Batch) error {
-	defer exitOnStoragePanic(d.opts.Logger)
-	return b.Commit(d.wopts)
-}
-
 // eventListener returns fpdb's Pebble event listener. Pebble's default
 // DataCorruption handler calls Logger.Fatalf in whatever goroutine read the
 // damaged block, often a background compaction, where nothing can recover

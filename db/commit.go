@@ -1,0 +1,98 @@
+package db
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/fpdb/fpdb/index"
+	"github.com/fpdb/fpdb/internal/keys"
+)
+
+// change is one atomic write: the documents it stores and the stored
+// documents it removes. Every write of documents — Add, AddBatch, Delete,
+// the bulk deletes — is one change, staged, committed and applied by
+// DB.write, so that all of them keep the same invariants.
+type change struct {
+	// adds are the documents to store; write assigns their internal ids
+	// (Doc.Seq), in order, from the next id.
+	adds []Doc
+	// removes are the stored documents this change removes: the previous
+	// versions of replaced documents and the deleted ones.
+	removes []victim
+	// unmap are the ids whose id-map entry goes (the deleted documents; a
+	// replaced document's entry is overwritten by its add).
+	unmap []string
+}
+
+// victim is a stored document to remove: its id and internal id.
+type victim struct {
+	ext string
+	seq uint32
+}
+
+// write stages c in one Pebble batch (document records, id map, next id,
+// and through the index the fingerprints and postings or the bulk-load
+// tail), commits it and applies it to memory. writeMu is held; write takes
+// mu exclusively for the commit and the memory update only, so readers see
+// the change whole.
+func (d *DB) write(c *change) error {
+	if uint64(d.nextSeq)+uint64(len(c.adds)) >= math.MaxUint32 {
+		return ErrIDSpaceExhausted
+	}
+	b := d.pdb.NewBatch()
+	defer b.Close()
+	removes := make([]uint32, len(c.removes))
+	for i, v := range c.removes {
+		if int(v.seq) >= len(d.docs) || d.docs[v.seq].ext != v.ext {
+			return fmt.Errorf("%q: %w: id map names internal id %d, which is not that document", v.ext, ErrCorrupt, v.seq)
+		}
+		_ = b.Delete(keys.Doc(v.seq), nil)
+		removes[i] = v.seq
+	}
+	for _, ext := range c.unmap {
+		_ = b.Delete(keys.ExtID(ext), nil)
+	}
+	seq := d.nextSeq
+	entries := make([]index.Entry, len(c.adds))
+	rec := make([]byte, 0, 256)
+	for i := range c.adds {
+		doc := &c.adds[i]
+		doc.Seq = seq
+		seq++
+		rec = appendDocRecord(rec[:0], doc)
+		_ = b.Set(keys.ExtID(doc.ID), encodeSeq(doc.Seq), nil)
+		_ = b.Set(keys.Doc(doc.Seq), rec, nil)
+		entries[i] = index.Entry{ID: doc.Seq, FP: doc.Fingerprint}
+	}
+	if len(c.adds) > 0 {
+		_ = b.Set(keys.NextID(), encodeSeq(seq), nil)
+	}
+	if err := d.ix.StageMany(b, entries, removes); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.commit(b); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	for _, r := range removes {
+		d.ix.ApplyDelete(r)
+		d.docs[r] = docEntry{}
+	}
+	d.ix.ApplyMany(entries)
+	for i := range c.adds {
+		doc := &c.adds[i]
+		d.setEntry(doc.Seq, docEntry{ext: doc.ID, hash: doc.ContentHash})
+	}
+	d.nextSeq = seq
+	return nil
+}
+
+// commit commits b with the DB's write options. A storage failure ends the
+// process (see storageFailure); any other error is returned.
+func (d *DB) commit(b *pebble.Batch) error {
+	defer exitOnStoragePanic(d.opts.Logger)
+	return b.Commit(d.wopts)
+}
