@@ -3,14 +3,13 @@ package db
 import (
 	"context"
 	"fmt"
-	"math/bits"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/sstable/block"
 
+	"github.com/fpdb/fpdb/index"
 	"github.com/fpdb/fpdb/internal/keys"
-	"github.com/fpdb/fpdb/internal/posting"
 )
 
 // CompactResult describes a compaction.
@@ -129,34 +128,12 @@ func (d *DB) StorageStats(ctx context.Context) (_ *StorageStats, err error) {
 		return nil, fmt.Errorf("fpdb: storage stats: %w", err)
 	}
 
-	var buckets [33]int
-	lo, hi = keys.Range(keys.PrefixPosting)
-	it, err := d.pdb.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	ps, err := index.ReadPostingStats(ctx, d.pdb)
 	if err != nil {
-		return nil, fmt.Errorf("fpdb: storage stats: %w", err)
+		return nil, fmt.Errorf("fpdb: storage stats: %w", storageError(err))
 	}
-	defer it.Close()
-	for it.First(); it.Valid(); it.Next() {
-		v, err := it.ValueAndErr()
-		if err != nil {
-			return nil, fmt.Errorf("fpdb: storage stats: %w", err)
-		}
-		n := 0
-		if err := posting.ForEach(v, func(uint32) { n++ }); err != nil {
-			return nil, fmt.Errorf("fpdb: storage stats: %w: posting %x: %w", ErrCorrupt, it.Key(), err)
-		}
-		if n == 0 {
-			continue
-		}
-		st.PostingKeys++
-		st.PostingIDs += int64(n)
-		st.MaxPosting = max(st.MaxPosting, n)
-		buckets[bits.Len(uint(n))-1]++
-	}
-	if err := it.Error(); err != nil {
-		return nil, fmt.Errorf("fpdb: storage stats: %w", err)
-	}
-	for b, keys := range buckets {
+	st.PostingKeys, st.PostingIDs, st.MaxPosting = ps.Keys, ps.IDs, ps.Max
+	for b, keys := range ps.Lengths {
 		if keys > 0 {
 			st.PostingLengths = append(st.PostingLengths, LengthBucket{Min: 1 << b, Max: 1<<(b+1) - 1, Keys: keys})
 		}

@@ -22,7 +22,6 @@ import (
 	"github.com/fpdb/fpdb/internal/fingerprint"
 	"github.com/fpdb/fpdb/internal/keys"
 	"github.com/fpdb/fpdb/internal/normalize"
-	"github.com/fpdb/fpdb/internal/posting"
 )
 
 // pebbleFormat is the Pebble format major version fpdb creates and keeps
@@ -171,7 +170,7 @@ func probeDir(fs vfs.FS, dir string) (bool, error) {
 	if err != nil || !desc.Exists {
 		return false, fmt.Errorf("%w: %s has files but no fpdb database", ErrNotFPDB, dir)
 	}
-	if m := optionsMerger(fs, desc.OptionsFilename); m != "" && m != posting.MergerName {
+	if m := optionsMerger(fs, desc.OptionsFilename); m != "" && m != index.MergerName {
 		return false, fmt.Errorf("%w: %s is a Pebble store with merge operator %q", ErrNotFPDB, dir, m)
 	}
 	return true, nil
@@ -207,7 +206,7 @@ func (d *DB) open(given *Options) error {
 	popts := &pebble.Options{
 		Cache:              cache,
 		FormatMajorVersion: pebbleFormat,
-		Merger:             posting.Merger(),
+		Merger:             index.Merger(),
 		MaxOpenFiles:       o.MaxOpenFiles,
 		MemTableSize:       uint64(o.MemTableSize),
 		ReadOnly:           o.ReadOnly,
@@ -275,7 +274,7 @@ func (d *DB) create() error {
 		Seed:             o.Seed,
 		HashVersion:      fingerprint.HashVersion,
 		NormalizeVersion: normalize.Version,
-		Merger:           posting.MergerName,
+		Merger:           index.MergerName,
 		Created:          time.Now().UTC().Truncate(time.Second),
 	}
 	b := d.pdb.NewBatch()
@@ -301,8 +300,8 @@ func checkBuild(p Params) error {
 	if p.NormalizeVersion != normalize.Version {
 		return &ParamsError{Param: "NormalizeVersion", Stored: fmt.Sprint(p.NormalizeVersion), Given: fmt.Sprint(normalize.Version)}
 	}
-	if p.Merger != posting.MergerName {
-		return &ParamsError{Param: "Merger", Stored: p.Merger, Given: posting.MergerName}
+	if p.Merger != index.MergerName {
+		return &ParamsError{Param: "Merger", Stored: p.Merger, Given: index.MergerName}
 	}
 	return nil
 }
