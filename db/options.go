@@ -72,13 +72,13 @@ type Options struct {
 	// BulkLoad defers the posting writes of added documents: each document's
 	// records are still written atomically (and synced unless NoSync) before
 	// its Add or AddBatch returns, and queries see it at once, but its m
-	// postings are written only when 1 048 576 documents are pending, at
+	// postings are written only when 1 048 576 documents are deferred, at
 	// Flush and at Close: once per posting key for all of them, as
 	// sstables ingested in one atomic step. Loading many documents is then
-	// several times faster. Until then, queries scan the pending documents'
+	// several times faster. Until then, queries scan the deferred documents'
 	// fingerprints besides probing the index. Writing the postings sorts
-	// 8 bytes per pending document at a time. After a crash, Open writes
-	// the pending postings from the stored fingerprints. Default false. Not
+	// 8 bytes per deferred document at a time. After a crash, Open writes
+	// the deferred postings from the stored fingerprints. Default false. Not
 	// with ReadOnly.
 	BulkLoad bool
 	// MemTableSize is the size in bytes of Pebble's memtable. Default 4 MiB;

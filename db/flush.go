@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/fpdb/fpdb/index"
-	"github.com/fpdb/fpdb/internal/keys"
 )
 
 const noTail = index.NoTail
@@ -53,7 +52,7 @@ func (d *DB) flushTail(ctx context.Context) error {
 }
 
 // maybeFlushTail writes the deferred postings once d.tailFlush documents
-// are pending. writeMu is held, mu is not; the caller's call is in flight,
+// are deferred. writeMu is held, mu is not; the caller's call is in flight,
 // so the DB is open. The flush is not cut short by the caller's context,
 // whose call is done. A failure is logged, not returned: the documents are
 // stored, and their postings are written by the next flush (at the latest
@@ -65,24 +64,4 @@ func (d *DB) maybeFlushTail(ctx context.Context) {
 	if err := d.flushTail(context.WithoutCancel(ctx)); err != nil {
 		d.opts.Logger.Error("fpdb: deferred postings not written yet", "err", err)
 	}
-}
-
-// upgrade brings a format-1 database to format 2 in one batch: the
-// content-hash index is deleted and the meta record rewritten.
-func (d *DB) upgrade() error {
-	if d.params.FormatVersion >= FormatV2 {
-		return nil
-	}
-	p := d.params
-	p.FormatVersion = FormatV2
-	b := d.pdb.NewBatch()
-	defer b.Close()
-	lo, hi := keys.Range(keys.PrefixHash)
-	_ = b.DeleteRange(lo, hi, nil)
-	_ = b.Set(keys.Meta(), encodeMeta(p), nil)
-	if err := d.commit(b); err != nil {
-		return fmt.Errorf("upgrade to format %d: %w", FormatV2, storageError(err))
-	}
-	d.params = p
-	return nil
 }
