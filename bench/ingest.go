@@ -121,7 +121,7 @@ func (s *Suite) runIngest(ctx context.Context) error {
 	res.BatchDocsPerSec = rate
 	s.logf("db.AddBatch texts: %.0f docs/s", rate)
 
-	// AddFingerprint one at a time, NoSync.
+	// Add of fingerprints one at a time, NoSync.
 	fps := NewRandomWorkload(max(c.AddFPs, c.StageAddDocs), 512, 0, nil, c.Seed+8)
 	nOne := min(c.AddFPs, c.AddFPsOne)
 	dir = filepath.Join(c.TmpDir, "ingest-fp")
@@ -132,7 +132,7 @@ func (s *Suite) runIngest(ctx context.Context) error {
 	}
 	start = time.Now()
 	for i := range nOne {
-		if _, err := d.AddFingerprint(ctx, fmt.Sprintf("fp%08d", i), fps.Flat[i*8:(i+1)*8], nil); err != nil {
+		if _, err := d.Add(ctx, db.Input{ID: fmt.Sprintf("fp%08d", i), Fingerprint: fps.Flat[i*8 : (i+1)*8]}, nil); err != nil {
 			d.Close()
 			return err
 		}
@@ -143,7 +143,7 @@ func (s *Suite) runIngest(ctx context.Context) error {
 	}
 	_ = os.RemoveAll(dir)
 	res.AddFPs, res.AddFPPerSec = nOne, float64(nOne)/el
-	s.logf("db.AddFingerprint NoSync: %.0f fp/s", res.AddFPPerSec)
+	s.logf("db.Add of a fingerprint NoSync: %.0f fp/s", res.AddFPPerSec)
 
 	// AddBatch of fingerprints, batches of 10 000, synced per batch, with
 	// BulkLoad and a 64 MiB memtable as `fpdb add --bulk`; the time includes
@@ -157,9 +157,9 @@ func (s *Suite) runIngest(ctx context.Context) error {
 	const batch = 10_000
 	for lo := 0; lo < c.AddFPs; lo += batch {
 		hi := min(lo+batch, c.AddFPs)
-		bd := make([]db.BatchDoc, 0, hi-lo)
+		bd := make([]db.Input, 0, hi-lo)
 		for i := lo; i < hi; i++ {
-			bd = append(bd, db.BatchDoc{ID: fmt.Sprintf("fp%08d", i), Fingerprint: fps.Flat[i*8 : (i+1)*8]})
+			bd = append(bd, db.Input{ID: fmt.Sprintf("fp%08d", i), Fingerprint: fps.Flat[i*8 : (i+1)*8]})
 		}
 		br, err := d.AddBatch(ctx, bd)
 		if err != nil {
@@ -226,7 +226,7 @@ func addDocs(ctx context.Context, dir string, o *db.Options, docs [][]byte, n in
 	}
 	start := time.Now()
 	for i, t := range texts {
-		if _, err := d.Add(ctx, fmt.Sprintf("doc%08d", i), t, nil); err != nil {
+		if _, err := d.Add(ctx, db.Input{ID: fmt.Sprintf("doc%08d", i), Text: t}, nil); err != nil {
 			d.Close()
 			return 0, 0, err
 		}
@@ -249,9 +249,9 @@ func addBatchDocs(ctx context.Context, dir string, docs [][]byte, n int) (float6
 	}
 	defer d.Close()
 	rng := rand.New(rand.NewPCG(uint64(n), 2))
-	all := make([]db.BatchDoc, n)
+	all := make([]db.Input, n)
 	for i := range all {
-		all[i] = db.BatchDoc{ID: fmt.Sprintf("doc%08d", i), Text: append(fmt.Appendf(nil, "doc%d w%x ", i, rng.Uint64()), docs[i%len(docs)]...)}
+		all[i] = db.Input{ID: fmt.Sprintf("doc%08d", i), Text: append(fmt.Appendf(nil, "doc%d w%x ", i, rng.Uint64()), docs[i%len(docs)]...)}
 	}
 	start := time.Now()
 	for lo := 0; lo < n; lo += 1000 {

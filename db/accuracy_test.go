@@ -60,7 +60,7 @@ func TestAccuracyDebianCorpus(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := d.Add(ctx, id, text, nil)
+		res, err := d.Add(ctx, Input{ID: id, Text: text}, nil)
 		if err != nil {
 			t.Logf("not stored: %v", err)
 			continue

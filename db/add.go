@@ -15,42 +15,96 @@ import (
 	"github.com/fpdb/fpdb/internal/keys"
 )
 
-// Add fingerprints text and stores it under id, replacing any document with
-// that id. With opts.Threshold > 0 it first finds the stored near duplicates
-// (see AddOptions). The write is one atomic batch, durable on return unless
-// Options.NoSync. A nil opts means no check.
-func (d *DB) Add(ctx context.Context, id string, text []byte, opts *AddOptions) (*AddResult, error) {
-	return d.AddReader(ctx, id, bytes.NewReader(text), opts)
+// ErrBadInput is the error for an Input that does not set exactly one of
+// Text, Reader, Open and Fingerprint.
+var ErrBadInput = errors.New("fpdb: input must set exactly one of Text, Reader, Open and Fingerprint")
+
+// Input is a document to store: its id, exactly one of Text, Reader, Open
+// and Fingerprint, and metadata.
+type Input struct {
+	// ID is the document id; a stored document with this id is replaced.
+	ID string
+	// Text is the document's text.
+	Text []byte
+	// Reader is read to the end for the document's text, in bounded memory
+	// however long it is.
+	Reader io.Reader
+	// Open opens the document's text; it is read to the end and closed
+	// (by AddBatch on one of its fingerprinting goroutines, so that a batch
+	// of files holds only a few open at a time).
+	Open func() (io.ReadCloser, error)
+	// Fingerprint is a fingerprint computed elsewhere with the database's
+	// K, ShingleWidth and Seed.
+	Fingerprint []uint64
+	// ContentHash, Size and Words are stored with a Fingerprint (they are
+	// computed from a text). A zero ContentHash means none: matches of the
+	// document are then never flagged Exact.
+	ContentHash [16]byte
+	Size        int64
+	Words       int
+	// Source names where the document came from (a path, a URL); may be
+	// empty.
+	Source string
+	// Added is recorded as the time the document was added; the zero value
+	// means the time of the write.
+	Added time.Time
 }
 
-// AddReader is Add reading the text from r; long texts are streamed in
-// bounded memory.
-func (d *DB) AddReader(ctx context.Context, id string, r io.Reader, opts *AddOptions) (*AddResult, error) {
-	o, err := d.addPrecheck(ctx, id, opts)
+// Add stores the document in (fingerprinting its text), replacing any
+// document with its id. With opts.Threshold > 0 it first finds the stored
+// near duplicates (see AddOptions). The write is one atomic batch, durable
+// on return unless Options.NoSync. A nil opts means no check.
+func (d *DB) Add(ctx context.Context, in Input, opts *AddOptions) (*AddResult, error) {
+	o, err := d.addPrecheck(ctx, in.ID, opts)
 	if err != nil {
 		return nil, err
+	}
+	doc, err := d.prepare(&in)
+	if err != nil {
+		return nil, fmt.Errorf("fpdb: add %q: %w", in.ID, err)
+	}
+	return d.store(ctx, doc, o)
+}
+
+// prepare checks in and turns it into the document to store, fingerprinting
+// its text. It does not validate the id.
+func (d *DB) prepare(in *Input) (Doc, error) {
+	set := 0
+	for _, b := range []bool{in.Text != nil, in.Reader != nil, in.Open != nil, in.Fingerprint != nil} {
+		if b {
+			set++
+		}
+	}
+	if set != 1 {
+		return Doc{}, ErrBadInput
+	}
+	doc := Doc{ID: in.ID, Source: in.Source, Added: in.Added.UTC()}
+	if in.Fingerprint != nil {
+		if want := d.params.K / 64; len(in.Fingerprint) != want {
+			return Doc{}, fmt.Errorf("%w: %d bits, want K = %d", ErrBadFingerprint, 64*len(in.Fingerprint), d.params.K)
+		}
+		doc.Fingerprint = slices.Clone(in.Fingerprint)
+		doc.ContentHash, doc.Size, doc.Words = in.ContentHash, in.Size, in.Words
+		return doc, nil
+	}
+	r := in.Reader
+	switch {
+	case in.Open != nil:
+		rc, err := in.Open()
+		if err != nil {
+			return Doc{}, err
+		}
+		defer rc.Close()
+		r = rc
+	case in.Text != nil:
+		r = bytes.NewReader(in.Text)
 	}
 	res, size, err := d.build(r)
 	if err != nil {
-		return nil, fmt.Errorf("fpdb: add %q: %w", id, err)
+		return Doc{}, err
 	}
-	doc := Doc{ID: id, Fingerprint: res.FP, ContentHash: res.ContentHash, Source: o.Source, Size: size, Words: res.Words}
-	return d.store(ctx, doc, true, o)
-}
-
-// AddFingerprint stores a fingerprint computed elsewhere (with the same K,
-// ShingleWidth and Seed) under id. opts.ContentHash, when non-zero, is
-// stored as its content hash.
-func (d *DB) AddFingerprint(ctx context.Context, id string, fp []uint64, opts *AddOptions) (*AddResult, error) {
-	o, err := d.addPrecheck(ctx, id, opts)
-	if err != nil {
-		return nil, err
-	}
-	if want := d.params.K / 64; len(fp) != want {
-		return nil, fmt.Errorf("fpdb: add %q: %w: %d bits, want K = %d", id, ErrBadFingerprint, 64*len(fp), d.params.K)
-	}
-	doc := Doc{ID: id, Fingerprint: slices.Clone(fp), ContentHash: o.ContentHash, Source: o.Source}
-	return d.store(ctx, doc, o.ContentHash != [16]byte{}, o)
+	doc.Fingerprint, doc.ContentHash, doc.Size, doc.Words = res.FP, res.ContentHash, size, res.Words
+	return doc, nil
 }
 
 func (d *DB) addPrecheck(ctx context.Context, id string, opts *AddOptions) (*AddOptions, error) {
@@ -79,7 +133,7 @@ func (d *DB) addPrecheck(ctx context.Context, id string, opts *AddOptions) (*Add
 }
 
 // store runs the optional check and writes doc in one batch.
-func (d *DB) store(ctx context.Context, doc Doc, hasHash bool, o *AddOptions) (*AddResult, error) {
+func (d *DB) store(ctx context.Context, doc Doc, o *AddOptions) (*AddResult, error) {
 	if err := d.enter(ctx); err != nil {
 		return nil, err
 	}
@@ -92,7 +146,7 @@ func (d *DB) store(ctx context.Context, doc Doc, hasHash bool, o *AddOptions) (*
 	var err error
 	if o.Threshold > 0 {
 		var qr *QueryResult
-		qr, err = d.searchLocked(ctx, doc.Fingerprint, doc.ContentHash, hasHash, QueryOptions{Threshold: o.Threshold}, doc.ID)
+		qr, err = d.searchLocked(ctx, doc.Fingerprint, doc.ContentHash, doc.ContentHash != [16]byte{}, QueryOptions{Threshold: o.Threshold}, doc.ID)
 		if err == nil {
 			res.Matches = qr.Matches
 			if o.Limit > 0 && len(res.Matches) > o.Limit {
@@ -104,7 +158,9 @@ func (d *DB) store(ctx context.Context, doc Doc, hasHash bool, o *AddOptions) (*
 	if err != nil {
 		return nil, fmt.Errorf("fpdb: add %q: %w", doc.ID, err)
 	}
-	doc.Added = time.Now().UTC()
+	if doc.Added.IsZero() {
+		doc.Added = time.Now().UTC()
+	}
 	if o.Reject && len(res.Matches) > 0 {
 		res.Doc = doc
 		return res, nil

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"runtime"
 	"slices"
@@ -22,34 +21,6 @@ import (
 // an earlier document of the same batch has its id.
 var ErrDuplicateInBatch = errors.New("fpdb: id given twice in one batch")
 
-// ErrBadBatchDoc is the reason a document of AddBatch is skipped when it
-// does not set exactly one of Text, Open and Fingerprint.
-var ErrBadBatchDoc = errors.New("fpdb: batch document must set exactly one of Text, Open and Fingerprint")
-
-// BatchDoc is one document of AddBatch. Exactly one of Text, Open and
-// Fingerprint must be set.
-type BatchDoc struct {
-	// ID is the document id; a stored document with this id is replaced.
-	ID string
-	// Text is the document's text.
-	Text []byte
-	// Open opens the document's text; AddBatch reads it to the end and
-	// closes it, on one of its fingerprinting goroutines.
-	Open func() (io.ReadCloser, error)
-	// Fingerprint is a fingerprint computed elsewhere (K bits).
-	Fingerprint []uint64
-	// ContentHash, Size and Words are stored with a Fingerprint (AddBatch
-	// computes them from a text).
-	ContentHash [16]byte
-	Size        int64
-	Words       int
-	// Source names where the document came from; may be empty.
-	Source string
-	// Added is recorded as the time the document was added; the zero value
-	// means the time of the batch.
-	Added time.Time
-}
-
 // BatchSkip is a document of a batch that was not stored, and why.
 type BatchSkip struct {
 	// Index is the document's position in the batch.
@@ -57,7 +28,7 @@ type BatchSkip struct {
 	// ID is the document's id.
 	ID string
 	// Err is the reason: wraps ErrInvalidID, ErrBinary, ErrNoWords,
-	// ErrBadFingerprint, ErrDuplicateInBatch, ErrBadBatchDoc or the error
+	// ErrBadFingerprint, ErrDuplicateInBatch, ErrBadInput or the error
 	// of Open or of reading the text.
 	Err error
 }
@@ -85,7 +56,7 @@ type BatchResult struct {
 //
 // Batches of 1 000 to 10 000 documents amortize the sync and the posting
 // operands well; the whole batch is held in memory.
-func (d *DB) AddBatch(ctx context.Context, docs []BatchDoc) (_ *BatchResult, err error) {
+func (d *DB) AddBatch(ctx context.Context, docs []Input) (_ *BatchResult, err error) {
 	if d.opts.ReadOnly {
 		return nil, fmt.Errorf("fpdb: add batch: %w", ErrReadOnly)
 	}
@@ -186,33 +157,19 @@ func (d *DB) lookupMany(ids []string) ([]uint32, error) {
 	return out, it.Close()
 }
 
-// fingerprintBatch validates docs and fingerprints their texts on
-// GOMAXPROCS goroutines. It returns the documents to store (by batch
-// position) and, for each, nil or why it is skipped.
-func (d *DB) fingerprintBatch(ctx context.Context, docs []BatchDoc) ([]Doc, []error) {
+// fingerprintBatch checks docs and fingerprints their texts on GOMAXPROCS
+// goroutines. It returns the documents to store (by batch position) and,
+// for each, nil or why it is skipped.
+func (d *DB) fingerprintBatch(ctx context.Context, docs []Input) ([]Doc, []error) {
 	out := make([]Doc, len(docs))
 	errs := make([]error, len(docs))
-	words := d.params.K / 64
 	var texts []int
 	for i := range docs {
-		bd := &docs[i]
-		set := 0
-		for _, b := range []bool{bd.Text != nil, bd.Open != nil, bd.Fingerprint != nil} {
-			if b {
-				set++
-			}
-		}
-		idErr := validID(bd.ID)
 		switch {
-		case idErr != nil:
-			errs[i] = idErr
-		case set != 1:
-			errs[i] = ErrBadBatchDoc
-		case bd.Fingerprint != nil && len(bd.Fingerprint) != words:
-			errs[i] = fmt.Errorf("%w: %d bits, want K = %d", ErrBadFingerprint, 64*len(bd.Fingerprint), d.params.K)
-		case bd.Fingerprint != nil:
-			out[i] = Doc{ID: bd.ID, Fingerprint: slices.Clone(bd.Fingerprint), ContentHash: bd.ContentHash,
-				Source: bd.Source, Size: bd.Size, Words: bd.Words, Added: bd.Added.UTC()}
+		case validID(docs[i].ID) != nil:
+			errs[i] = validID(docs[i].ID)
+		case docs[i].Fingerprint != nil:
+			out[i], errs[i] = d.prepare(&docs[i])
 		default:
 			texts = append(texts, i)
 		}
@@ -227,7 +184,7 @@ func (d *DB) fingerprintBatch(ctx context.Context, docs []BatchDoc) ([]Doc, []er
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				out[i], errs[i] = d.fingerprintText(&docs[i])
+				out[i], errs[i] = d.prepare(&docs[i])
 			}
 		}()
 	}
@@ -240,29 +197,4 @@ func (d *DB) fingerprintBatch(ctx context.Context, docs []BatchDoc) ([]Doc, []er
 	close(work)
 	wg.Wait()
 	return out, errs
-}
-
-// fingerprintText fingerprints the text of bd.
-func (d *DB) fingerprintText(bd *BatchDoc) (Doc, error) {
-	var r io.Reader
-	if bd.Open != nil {
-		rc, err := bd.Open()
-		if err != nil {
-			return Doc{}, err
-		}
-		defer rc.Close()
-		r = rc
-	} else {
-		r = bytes.NewReader(bd.Text)
-	}
-	res, size, err := d.build(r)
-	if err != nil {
-		return Doc{}, err
-	}
-	doc := Doc{ID: bd.ID, Fingerprint: res.FP, ContentHash: res.ContentHash, Source: bd.Source,
-		Size: size, Words: res.Words}
-	if !bd.Added.IsZero() {
-		doc.Added = bd.Added.UTC()
-	}
-	return doc, nil
 }

@@ -38,20 +38,20 @@ func nearFP(r *rand.Rand, fp []uint64, flips int) []uint64 {
 
 // fpBatch returns n fingerprint documents "prefix-i", about a third of
 // them near copies of an earlier one.
-func fpBatch(r *rand.Rand, prefix string, n, k int) []BatchDoc {
-	docs := make([]BatchDoc, n)
+func fpBatch(r *rand.Rand, prefix string, n, k int) []Input {
+	docs := make([]Input, n)
 	for i := range docs {
 		fp := randFP(r, k)
 		if i > 0 && r.IntN(3) == 0 {
 			fp = nearFP(r, docs[r.IntN(i)].Fingerprint, r.IntN(k/8))
 		}
-		docs[i] = BatchDoc{ID: fmt.Sprintf("%s-%05d", prefix, i), Fingerprint: fp}
+		docs[i] = Input{ID: fmt.Sprintf("%s-%05d", prefix, i), Fingerprint: fp}
 	}
 	return docs
 }
 
 // addBatch calls AddBatch and fails the test on an error or a skip.
-func addBatch(t testing.TB, d *DB, docs []BatchDoc) *BatchResult {
+func addBatch(t testing.TB, d *DB, docs []Input) *BatchResult {
 	t.Helper()
 	res, err := d.AddBatch(ctx, docs)
 	if err != nil {
@@ -93,7 +93,7 @@ func TestAddBatchEqualsAddOneByOne(t *testing.T) {
 		docs := fpBatch(r, fmt.Sprint("fp", round), 300, k)
 		// Texts too, and ids that replace documents of earlier rounds.
 		for i := range 20 {
-			docs = append(docs, BatchDoc{ID: fmt.Sprintf("text-%d-%d", round, i), Text: []byte(text(uint64(i), 200)), Source: "s"})
+			docs = append(docs, Input{ID: fmt.Sprintf("text-%d-%d", round, i), Text: []byte(text(uint64(i), 200)), Source: "s"})
 		}
 		for i := range 10 {
 			if round > 0 {
@@ -107,9 +107,9 @@ func TestAddBatchEqualsAddOneByOne(t *testing.T) {
 		for _, bd := range docs {
 			var err error
 			if bd.Text != nil {
-				_, err = single.Add(ctx, bd.ID, bd.Text, &AddOptions{Source: bd.Source})
+				_, err = single.Add(ctx, Input{ID: bd.ID, Text: bd.Text, Source: bd.Source}, nil)
 			} else {
-				_, err = single.AddFingerprint(ctx, bd.ID, bd.Fingerprint, nil)
+				_, err = single.Add(ctx, Input{ID: bd.ID, Fingerprint: bd.Fingerprint}, nil)
 			}
 			if err != nil {
 				t.Fatal(err)
@@ -145,7 +145,7 @@ func TestAddBatchSkips(t *testing.T) {
 	d := openTest(t, "", nil)
 	k := d.Params().K
 	openErr := errors.New("cannot open")
-	docs := []BatchDoc{
+	docs := []Input{
 		{ID: "ok", Text: []byte("a perfectly fine little document")},
 		{ID: "", Text: []byte("no id")},
 		{ID: "binary", Text: []byte("abc\x00\x01\x02def")},
@@ -166,7 +166,7 @@ func TestAddBatchSkips(t *testing.T) {
 	}
 	want := map[string]error{
 		"": ErrInvalidID, "binary": ErrBinary, "empty": ErrNoWords, "short-fp": ErrBadFingerprint,
-		"ok": ErrDuplicateInBatch, "both": ErrBadBatchDoc, "none": ErrBadBatchDoc, "open-fails": openErr,
+		"ok": ErrDuplicateInBatch, "both": ErrBadInput, "none": ErrBadInput, "open-fails": openErr,
 	}
 	if res.Stored != 3 || len(res.Skipped) != len(want) {
 		t.Fatalf("stored %d, skipped %v", res.Stored, res.Skipped)
@@ -187,7 +187,7 @@ func TestAddBatchSkips(t *testing.T) {
 		t.Errorf("opened: %+v, %v", doc, err)
 	}
 	// Nothing to store: no error, nothing written.
-	res, err = d.AddBatch(ctx, []BatchDoc{{ID: "x"}})
+	res, err = d.AddBatch(ctx, []Input{{ID: "x"}})
 	if err != nil || res.Stored != 0 || len(res.Skipped) != 1 {
 		t.Fatalf("all skipped: %+v, %v", res, err)
 	}
@@ -196,13 +196,13 @@ func TestAddBatchSkips(t *testing.T) {
 func TestAddBatchReadOnlyAndClosed(t *testing.T) {
 	dir := t.TempDir()
 	d := openTest(t, dir, nil)
-	addBatch(t, d, []BatchDoc{{ID: "a", Text: []byte("one two three four five")}})
+	addBatch(t, d, []Input{{ID: "a", Text: []byte("one two three four five")}})
 	closeChecked(t, d)
-	if _, err := d.AddBatch(ctx, []BatchDoc{{ID: "b", Text: []byte("six seven")}}); !errors.Is(err, ErrClosed) {
+	if _, err := d.AddBatch(ctx, []Input{{ID: "b", Text: []byte("six seven")}}); !errors.Is(err, ErrClosed) {
 		t.Errorf("closed: %v", err)
 	}
 	ro := openTest(t, dir, &Options{ReadOnly: true})
-	if _, err := ro.AddBatch(ctx, []BatchDoc{{ID: "b", Text: []byte("six seven")}}); !errors.Is(err, ErrReadOnly) {
+	if _, err := ro.AddBatch(ctx, []Input{{ID: "b", Text: []byte("six seven")}}); !errors.Is(err, ErrReadOnly) {
 		t.Errorf("read-only: %v", err)
 	}
 }
@@ -275,9 +275,9 @@ func BenchmarkAddBatch(b *testing.B) {
 		}
 	}
 	r := rand.New(rand.NewPCG(1, 1))
-	docs := make([]BatchDoc, n)
+	docs := make([]Input, n)
 	for i := range docs {
-		docs[i] = BatchDoc{ID: "doc-" + strconv.Itoa(i), Fingerprint: randFP(r, DefaultK)}
+		docs[i] = Input{ID: "doc-" + strconv.Itoa(i), Fingerprint: randFP(r, DefaultK)}
 	}
 	for _, bulk := range []bool{true, false} {
 		name := "bulk-load"
@@ -310,9 +310,9 @@ func BenchmarkAddBatch(b *testing.B) {
 // of 1 000 (fingerprinting on all cores).
 func BenchmarkAddBatchText(b *testing.B) {
 	const n = 4000
-	docs := make([]BatchDoc, n)
+	docs := make([]Input, n)
 	for i := range docs {
-		docs[i] = BatchDoc{ID: "doc-" + strconv.Itoa(i), Text: []byte(text(uint64(i), 2000))}
+		docs[i] = Input{ID: "doc-" + strconv.Itoa(i), Text: []byte(text(uint64(i), 2000))}
 	}
 	for b.Loop() {
 		b.StopTimer()
@@ -359,7 +359,7 @@ func TestBulkLoadEqualsNormal(t *testing.T) {
 		}
 		for _, d := range []*DB{bulk, normal} {
 			addBatch(t, d, docs)
-			if _, err := d.AddFingerprint(ctx, fmt.Sprint("single", round), docs[20].Fingerprint, nil); err != nil {
+			if _, err := d.Add(ctx, Input{ID: fmt.Sprint("single", round), Fingerprint: docs[20].Fingerprint}, nil); err != nil {
 				t.Fatal(err)
 			}
 			for i := range 15 {
@@ -412,9 +412,9 @@ func BenchmarkDiskPerTextDoc(b *testing.B) {
 			b.Fatal(err)
 		}
 		for lo := 0; lo < n; lo += 10_000 {
-			var docs []BatchDoc
+			var docs []Input
 			for i := lo; i < min(n, lo+10_000); i++ {
-				docs = append(docs, BatchDoc{ID: fmt.Sprintf("doc%07d", i), Text: []byte(text(uint64(i), 330)),
+				docs = append(docs, Input{ID: fmt.Sprintf("doc%07d", i), Text: []byte(text(uint64(i), 330)),
 					Source: fmt.Sprintf("crawl/%07d.txt", i)})
 			}
 			addBatch(b, d, docs)
@@ -475,7 +475,7 @@ func TestBulkLoadClose(t *testing.T) {
 	if _, err := d.AddBatch(ctx, fpBatch(r, "b", 5, 512)); !errors.Is(err, ErrClosed) {
 		t.Fatalf("AddBatch after Close: %v, want ErrClosed", err)
 	}
-	if _, err := d.AddFingerprint(ctx, "c", randFP(r, 512), nil); !errors.Is(err, ErrClosed) {
+	if _, err := d.Add(ctx, Input{ID: "c", Fingerprint: randFP(r, 512)}, nil); !errors.Is(err, ErrClosed) {
 		t.Fatalf("AddFingerprint after Close: %v, want ErrClosed", err)
 	}
 	re := openTest(t, dir, nil)

@@ -136,7 +136,7 @@ func TestCorruptFiles(t *testing.T) {
 		id := fmt.Sprintf("doc%03d", i)
 		ids = append(ids, id)
 		model[id] = uint64(1000 + i)
-		if _, err := d.Add(ctx, id, []byte(crashText(uint64(1000+i))), nil); err != nil {
+		if _, err := d.Add(ctx, Input{ID: id, Text: []byte(crashText(uint64(1000 + i)))}, nil); err != nil {
 			t.Fatal(err)
 		}
 		if i == 39 {

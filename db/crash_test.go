@@ -114,10 +114,11 @@ func crashChild(spec string) int {
 				return 3
 			}
 			var o *AddOptions
+			in := Input{ID: id, Text: []byte(crashText(ts))}
 			if n%3 == 0 {
-				o = &AddOptions{Threshold: 0.8, Source: "crash"}
+				o, in.Source = &AddOptions{Threshold: 0.8}, "crash"
 			}
-			if _, err := d.Add(ctx, id, []byte(crashText(ts)), o); err != nil {
+			if _, err := d.Add(ctx, in, o); err != nil {
 				fmt.Fprintln(os.Stderr, "add:", err)
 				return 4
 			}
@@ -458,7 +459,7 @@ func TestPowerLoss(t *testing.T) {
 					err = nil
 				}
 			} else {
-				_, err = d.Add(ctx, o.id, []byte(crashText(o.ts)), nil)
+				_, err = d.Add(ctx, Input{ID: o.id, Text: []byte(crashText(o.ts))}, nil)
 			}
 			if err != nil {
 				errc <- err

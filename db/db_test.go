@@ -84,14 +84,14 @@ func edit(s string, every int) string {
 func TestAddQueryGetDelete(t *testing.T) {
 	d := openTest(t, "", nil)
 	orig := text(1, 400)
-	if _, err := d.Add(ctx, "orig", []byte(orig), &AddOptions{Source: "orig.txt"}); err != nil {
+	if _, err := d.Add(ctx, Input{ID: "orig", Text: []byte(orig), Source: "orig.txt"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.Add(ctx, "other", []byte(text(2, 400)), nil); err != nil {
+	if _, err := d.Add(ctx, Input{ID: "other", Text: []byte(text(2, 400))}, nil); err != nil {
 		t.Fatal(err)
 	}
 	// A near duplicate: 1 word in 40 changed (Jaccard about 0.82).
-	res, err := d.Add(ctx, "near", []byte(edit(orig, 40)), &AddOptions{Threshold: 0.5})
+	res, err := d.Add(ctx, Input{ID: "near", Text: []byte(edit(orig, 40))}, &AddOptions{Threshold: 0.5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,10 +138,10 @@ func TestAddQueryGetDelete(t *testing.T) {
 func TestCheckThenAddReject(t *testing.T) {
 	d := openTest(t, "", nil)
 	orig := text(3, 300)
-	if _, err := d.Add(ctx, "a", []byte(orig), nil); err != nil {
+	if _, err := d.Add(ctx, Input{ID: "a", Text: []byte(orig)}, nil); err != nil {
 		t.Fatal(err)
 	}
-	res, err := d.Add(ctx, "b", []byte(orig), &AddOptions{Threshold: 0.9, Reject: true})
+	res, err := d.Add(ctx, Input{ID: "b", Text: []byte(orig)}, &AddOptions{Threshold: 0.9, Reject: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestCheckThenAddReject(t *testing.T) {
 	if _, err := d.Get(ctx, "b"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("rejected document was stored: %v", err)
 	}
-	res, err = d.Add(ctx, "c", []byte(text(4, 300)), &AddOptions{Threshold: 0.9, Reject: true})
+	res, err = d.Add(ctx, Input{ID: "c", Text: []byte(text(4, 300))}, &AddOptions{Threshold: 0.9, Reject: true})
 	if err != nil || !res.Stored || len(res.Matches) != 0 {
 		t.Fatalf("unique document: %+v %v", res, err)
 	}
@@ -160,10 +160,10 @@ func TestCheckThenAddReject(t *testing.T) {
 func TestReplace(t *testing.T) {
 	d := openTest(t, "", nil)
 	a, b := text(5, 300), text(6, 300)
-	if _, err := d.Add(ctx, "x", []byte(a), nil); err != nil {
+	if _, err := d.Add(ctx, Input{ID: "x", Text: []byte(a)}, nil); err != nil {
 		t.Fatal(err)
 	}
-	res, err := d.Add(ctx, "x", []byte(b), &AddOptions{Threshold: 0.5})
+	res, err := d.Add(ctx, Input{ID: "x", Text: []byte(b)}, &AddOptions{Threshold: 0.5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func TestPersistence(t *testing.T) {
 			s = edit(s, 5+i)
 		}
 		texts = append(texts, s)
-		if _, err := d.Add(ctx, fmt.Sprint("doc", i), []byte(s), nil); err != nil {
+		if _, err := d.Add(ctx, Input{ID: fmt.Sprint("doc", i), Text: []byte(s)}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -322,7 +322,7 @@ func TestReadOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.Add(ctx, "a", []byte(text(9, 50)), nil); err != nil {
+	if _, err := d.Add(ctx, Input{ID: "a", Text: []byte(text(9, 50))}, nil); err != nil {
 		t.Fatal(err)
 	}
 	closeChecked(t, d)
@@ -330,7 +330,7 @@ func TestReadOnly(t *testing.T) {
 	if q, err := ro.Query(ctx, []byte(text(9, 50)), QueryOptions{Threshold: 1}); err != nil || len(q.Matches) != 1 {
 		t.Fatalf("read-only query: %+v %v", q, err)
 	}
-	if _, err := ro.Add(ctx, "b", []byte("x y"), nil); !errors.Is(err, ErrReadOnly) {
+	if _, err := ro.Add(ctx, Input{ID: "b", Text: []byte("x y")}, nil); !errors.Is(err, ErrReadOnly) {
 		t.Fatalf("read-only add: %v", err)
 	}
 	if err := ro.Delete(ctx, "a"); !errors.Is(err, ErrReadOnly) {
@@ -340,7 +340,7 @@ func TestReadOnly(t *testing.T) {
 
 func TestBadInputLeavesDBUnchanged(t *testing.T) {
 	d := openTest(t, "", nil)
-	if _, err := d.Add(ctx, "good", []byte(text(7, 100)), nil); err != nil {
+	if _, err := d.Add(ctx, Input{ID: "good", Text: []byte(text(7, 100))}, nil); err != nil {
 		t.Fatal(err)
 	}
 	before := dump(t, d)
@@ -350,12 +350,26 @@ func TestBadInputLeavesDBUnchanged(t *testing.T) {
 		do   func() error
 		want error
 	}{
-		{"binary", func() error { _, err := d.Add(ctx, "bin", []byte("abc\x00\x01\x02 def"), nil); return err }, ErrBinary},
-		{"non-UTF-8", func() error { _, err := d.Add(ctx, "latin1", []byte("caf\xe9 cr\xe8me"), nil); return err }, ErrBinary},
-		{"empty", func() error { _, err := d.Add(ctx, "empty", nil, nil); return err }, ErrNoWords},
-		{"punctuation", func() error { _, err := d.Add(ctx, "punct", []byte("... !!! --- ??? <br/>"), nil); return err }, ErrNoWords},
+		{"binary", func() error {
+			_, err := d.Add(ctx, Input{ID: "bin", Text: []byte("abc\x00\x01\x02 def")}, nil)
+			return err
+		}, ErrBinary},
+		{"non-UTF-8", func() error {
+			_, err := d.Add(ctx, Input{ID: "latin1", Text: []byte("caf\xe9 cr\xe8me")}, nil)
+			return err
+		}, ErrBinary},
+		{"empty", func() error { _, err := d.Add(ctx, Input{ID: "empty", Text: []byte{}}, nil); return err }, ErrNoWords},
+		{"no text", func() error { _, err := d.Add(ctx, Input{ID: "none"}, nil); return err }, ErrBadInput},
+		{"text and fingerprint", func() error {
+			_, err := d.Add(ctx, Input{ID: "two", Text: []byte("two sources"), Fingerprint: make([]uint64, 8)}, nil)
+			return err
+		}, ErrBadInput},
+		{"punctuation", func() error {
+			_, err := d.Add(ctx, Input{ID: "punct", Text: []byte("... !!! --- ??? <br/>")}, nil)
+			return err
+		}, ErrNoWords},
 		{"threshold 0", func() error {
-			_, err := d.Add(ctx, "t0", []byte("a b c"), &AddOptions{Threshold: -0.5})
+			_, err := d.Add(ctx, Input{ID: "t0", Text: []byte("a b c")}, &AddOptions{Threshold: -0.5})
 			return err
 		}, ErrInvalidThreshold},
 		{"threshold 1.5", func() error {
@@ -366,14 +380,14 @@ func TestBadInputLeavesDBUnchanged(t *testing.T) {
 			_, err := d.Query(ctx, []byte("a b c"), QueryOptions{})
 			return err
 		}, ErrInvalidThreshold},
-		{"short fingerprint", func() error { _, err := d.AddFingerprint(ctx, "fp", make([]uint64, 7), nil); return err }, ErrBadFingerprint},
+		{"short fingerprint", func() error { _, err := d.Add(ctx, Input{ID: "fp", Fingerprint: make([]uint64, 7)}, nil); return err }, ErrBadFingerprint},
 		{"short query fingerprint", func() error {
 			_, err := d.QueryFingerprint(ctx, make([]uint64, 9), QueryOptions{Threshold: 0.5})
 			return err
 		}, ErrBadFingerprint},
-		{"empty id", func() error { _, err := d.Add(ctx, "", []byte("a b c"), nil); return err }, ErrInvalidID},
-		{"long id", func() error { _, err := d.Add(ctx, long, []byte("a b c"), nil); return err }, ErrInvalidID},
-		{"non-UTF-8 id", func() error { _, err := d.Add(ctx, "a\xff", []byte("a b c"), nil); return err }, ErrInvalidID},
+		{"empty id", func() error { _, err := d.Add(ctx, Input{ID: "", Text: []byte("a b c")}, nil); return err }, ErrInvalidID},
+		{"long id", func() error { _, err := d.Add(ctx, Input{ID: long, Text: []byte("a b c")}, nil); return err }, ErrInvalidID},
+		{"non-UTF-8 id", func() error { _, err := d.Add(ctx, Input{ID: "a\xff", Text: []byte("a b c")}, nil); return err }, ErrInvalidID},
 		{"delete unknown", func() error { return d.Delete(ctx, "nobody") }, ErrNotFound},
 	}
 	for _, c := range cases {
@@ -386,7 +400,7 @@ func TestBadInputLeavesDBUnchanged(t *testing.T) {
 		}
 	}
 	// Errors name the input.
-	_, err := d.Add(ctx, "bin", []byte("abc\x00"), nil)
+	_, err := d.Add(ctx, Input{ID: "bin", Text: []byte("abc\x00")}, nil)
 	if err == nil || !strings.Contains(err.Error(), `"bin"`) {
 		t.Errorf("error does not name the id: %v", err)
 	}
@@ -419,7 +433,7 @@ func TestOracle(t *testing.T) {
 		return out
 	}
 	put := func(id string, fp []uint64) {
-		if _, err := d.AddFingerprint(ctx, id, fp, nil); err != nil {
+		if _, err := d.Add(ctx, Input{ID: id, Fingerprint: fp}, nil); err != nil {
 			t.Fatal(err)
 		}
 		model[id] = fp
@@ -512,7 +526,7 @@ func TestConcurrent(t *testing.T) {
 				var err error
 				switch r.IntN(4) {
 				case 0, 1:
-					_, err = d.Add(ctx, id, []byte(edit(base[r.IntN(8)], 3+r.IntN(20))), &AddOptions{Threshold: 0.8})
+					_, err = d.Add(ctx, Input{ID: id, Text: []byte(edit(base[r.IntN(8)], 3+r.IntN(20)))}, &AddOptions{Threshold: 0.8})
 				case 2:
 					if err = d.Delete(ctx, id); errors.Is(err, ErrNotFound) {
 						err = nil
@@ -537,7 +551,7 @@ func TestConcurrent(t *testing.T) {
 func TestIDs(t *testing.T) {
 	d := openTest(t, "", nil)
 	for _, id := range []string{"a", "dir/file.txt", "ünïcødé", strings.Repeat("z", MaxIDLen), "with space"} {
-		if _, err := d.Add(ctx, id, []byte(text(11, 30)), nil); err != nil {
+		if _, err := d.Add(ctx, Input{ID: id, Text: []byte(text(11, 30))}, nil); err != nil {
 			t.Errorf("id %q: %v", id, err)
 		}
 		if doc, err := d.Get(ctx, id); err != nil || doc.ID != id {
@@ -549,11 +563,11 @@ func TestIDs(t *testing.T) {
 func TestAddReaderMatchesAdd(t *testing.T) {
 	d := openTest(t, "", nil)
 	s := text(12, 500)
-	a, err := d.Add(ctx, "a", []byte(s), nil)
+	a, err := d.Add(ctx, Input{ID: "a", Text: []byte(s)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := d.AddReader(ctx, "b", bytes.NewBufferString(s), nil)
+	b, err := d.Add(ctx, Input{ID: "b", Reader: bytes.NewBufferString(s)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -568,7 +582,7 @@ func TestInMemoryFS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.Add(ctx, "a", []byte(text(13, 40)), nil); err != nil {
+	if _, err := d.Add(ctx, Input{ID: "a", Text: []byte(text(13, 40))}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Open("db", &Options{FS: fs}); !errors.Is(err, ErrLocked) {
@@ -585,7 +599,7 @@ func TestWarm(t *testing.T) {
 	d := openTest(t, "", nil)
 	texts := []string{text(21, 200), text(22, 200), edit(text(21, 200), 9)}
 	for i, s := range texts {
-		if _, err := d.Add(ctx, fmt.Sprint("w", i), []byte(s), nil); err != nil {
+		if _, err := d.Add(ctx, Input{ID: fmt.Sprint("w", i), Text: []byte(s)}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -594,7 +608,7 @@ func TestWarm(t *testing.T) {
 	}
 	// Writes after Warm keep the complete cache right (Check compares it
 	// with Pebble at cleanup).
-	if _, err := d.Add(ctx, "w3", []byte(edit(texts[1], 40)), nil); err != nil {
+	if _, err := d.Add(ctx, Input{ID: "w3", Text: []byte(edit(texts[1], 40))}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.Delete(ctx, "w0"); err != nil {

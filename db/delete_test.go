@@ -85,11 +85,11 @@ func TestDeletePrefixAndOlderThan(t *testing.T) {
 	r := rand.New(rand.NewPCG(6, 6))
 	k := d.Params().K
 	t0 := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
-	var docs []BatchDoc
+	var docs []Input
 	var ids []string
 	for i := range 300 {
 		id := fmt.Sprintf("%s/%03d", []string{"crawl-a", "crawl-b", "crawl-ab", "other"}[i%4], i)
-		docs = append(docs, BatchDoc{ID: id, Fingerprint: randFP(r, k), Added: t0.Add(time.Duration(i) * time.Hour)})
+		docs = append(docs, Input{ID: id, Fingerprint: randFP(r, k), Added: t0.Add(time.Duration(i) * time.Hour)})
 		ids = append(ids, id)
 	}
 	addBatch(t, d, docs)
@@ -139,10 +139,10 @@ func TestDeletePrefixAndOlderThan(t *testing.T) {
 func BenchmarkDeleteMany(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 1))
 	const n, del = 110_000, 100_000
-	docs := make([]BatchDoc, n)
+	docs := make([]Input, n)
 	ids := make([]string, del)
 	for i := range docs {
-		docs[i] = BatchDoc{ID: fmt.Sprintf("doc-%06d", i), Fingerprint: randFP(r, DefaultK)}
+		docs[i] = Input{ID: fmt.Sprintf("doc-%06d", i), Fingerprint: randFP(r, DefaultK)}
 		if i < del {
 			ids[i] = docs[i].ID
 		}
@@ -179,7 +179,7 @@ func BenchmarkDeleteMany(b *testing.B) {
 func TestBulkDeletesClosedAndReadOnly(t *testing.T) {
 	dir := t.TempDir()
 	d := openTest(t, dir, nil)
-	addBatch(t, d, []BatchDoc{{ID: "a", Text: []byte("one two three four five")}})
+	addBatch(t, d, []Input{{ID: "a", Text: []byte("one two three four five")}})
 	closeChecked(t, d)
 	if _, err := d.DeleteMany(ctx, []string{"a"}); !errors.Is(err, ErrClosed) {
 		t.Errorf("DeleteMany closed: %v", err)

@@ -13,11 +13,11 @@
 //	d, err := db.Open("fpdb-data", nil) // nil: default options
 //	if err != nil { ... }
 //	defer d.Close()
-//	res, err := d.Add(ctx, "proposal-17", text, &db.AddOptions{Threshold: 0.7})
+//	res, err := d.Add(ctx, db.Input{ID: "proposal-17", Text: text}, &db.AddOptions{Threshold: 0.7})
 //	for _, m := range res.Matches { fmt.Println(m.ID, m.Similarity, m.Exact) }
 //	q, err := d.Query(ctx, other, db.QueryOptions{Threshold: 0.8})
 //
-// Each Add, AddFingerprint and Delete is one atomic Pebble batch: after a
+// Each Add, AddBatch and Delete is one atomic Pebble batch: after a
 // crash a document is either fully present or fully absent. Writes are
 // synced before they return unless Options.NoSync is set. K, the group
 // widths, the shingle width and the seed are fixed when the database is

@@ -237,7 +237,7 @@ func (d *DB) importDocs(ctx context.Context, br *bufio.Reader, h ExportHeader) (
 	}
 	n := 0
 	lineNo := 1
-	batch := make([]BatchDoc, 0, ImportBatch)
+	batch := make([]Input, 0, ImportBatch)
 	lines := make([]int, 0, ImportBatch)
 	flush := func() error {
 		if len(batch) == 0 {
@@ -290,25 +290,25 @@ func (d *DB) importDocs(ctx context.Context, br *bufio.Reader, h ExportHeader) (
 }
 
 // batchDoc decodes the fields of rec.
-func (rec *ExportRecord) batchDoc(k int) (BatchDoc, error) {
+func (rec *ExportRecord) batchDoc(k int) (Input, error) {
 	fp, err := bitvec.ParseHex(rec.Fingerprint, k)
 	if err != nil {
-		return BatchDoc{}, fmt.Errorf("fingerprint: %w", err)
+		return Input{}, fmt.Errorf("fingerprint: %w", err)
 	}
-	bd := BatchDoc{ID: rec.ID, Fingerprint: fp, Source: rec.Source, Size: rec.Size, Words: rec.Words}
+	bd := Input{ID: rec.ID, Fingerprint: fp, Source: rec.Source, Size: rec.Size, Words: rec.Words}
 	hb, err := hex.DecodeString(rec.ContentHash)
 	if err != nil || len(hb) != len(bd.ContentHash) {
-		return BatchDoc{}, fmt.Errorf("content_hash %q: want %d hex bytes", rec.ContentHash, len(bd.ContentHash))
+		return Input{}, fmt.Errorf("content_hash %q: want %d hex bytes", rec.ContentHash, len(bd.ContentHash))
 	}
 	copy(bd.ContentHash[:], hb)
 	if rec.Words < 0 {
-		return BatchDoc{}, fmt.Errorf("negative words %d", rec.Words)
+		return Input{}, fmt.Errorf("negative words %d", rec.Words)
 	}
 	if bd.Added, err = time.Parse(time.RFC3339Nano, rec.Added); err != nil {
-		return BatchDoc{}, fmt.Errorf("added: %w", err)
+		return Input{}, fmt.Errorf("added: %w", err)
 	}
 	if y := bd.Added.Year(); y < 1678 || y > 2261 {
-		return BatchDoc{}, fmt.Errorf("added %s: out of range", rec.Added)
+		return Input{}, fmt.Errorf("added %s: out of range", rec.Added)
 	}
 	return bd, nil
 }

@@ -97,7 +97,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 
 func TestImportRejects(t *testing.T) {
 	src := openTest(t, "", nil)
-	addBatch(t, src, []BatchDoc{
+	addBatch(t, src, []Input{
 		{ID: "a", Text: []byte("one two three four five six")},
 		{ID: "b", Text: []byte("seven eight nine ten eleven")},
 	})
@@ -135,7 +135,7 @@ func TestImportRejects(t *testing.T) {
 	// A database with documents is not a target; Options must agree.
 	dir := t.TempDir()
 	d := openTest(t, dir, nil)
-	addBatch(t, d, []BatchDoc{{ID: "x", Text: []byte("some words here")}})
+	addBatch(t, d, []Input{{ID: "x", Text: []byte("some words here")}})
 	closeChecked(t, d)
 	if _, err := Import(ctx, dir, strings.NewReader(exp), nil); !errors.Is(err, ErrNotEmpty) {
 		t.Fatalf("non-empty target: %v", err)

@@ -135,7 +135,7 @@ func TestFlushFaults(t *testing.T) {
 	done := make(chan error, 1)
 	for i := range 40 {
 		id := fmt.Sprintf("doc%03d", i%30)
-		if _, err := d.Add(ctx, id, []byte(crashText(uint64(i))), nil); err != nil {
+		if _, err := d.Add(ctx, Input{ID: id, Text: []byte(crashText(uint64(i)))}, nil); err != nil {
 			t.Fatal(err)
 		}
 		model[id] = uint64(i)

@@ -34,7 +34,7 @@ func lifecycleDB(t *testing.T, n int) *DB {
 		t.Fatal(err)
 	}
 	r := rand.New(rand.NewPCG(7, 7))
-	docs := make([]BatchDoc, n)
+	docs := make([]Input, n)
 	for i := range docs {
 		fp := make([]uint64, DefaultK/64)
 		for j := range fp {
@@ -44,7 +44,7 @@ func lifecycleDB(t *testing.T, n int) *DB {
 			copy(fp, docs[i-1].Fingerprint)
 			fp[0] ^= 1
 		}
-		docs[i] = BatchDoc{ID: fmt.Sprintf("doc%05d", i), Fingerprint: fp}
+		docs[i] = Input{ID: fmt.Sprintf("doc%05d", i), Fingerprint: fp}
 	}
 	if _, err := d.AddBatch(ctx, docs); err != nil {
 		t.Fatal(err)
@@ -133,9 +133,9 @@ func checkAllClosed(t *testing.T, d *DB) {
 	fp := make([]uint64, DefaultK/64)
 	q := QueryOptions{Threshold: 0.8}
 	errs := map[string]error{}
-	_, errs["Add"] = d.Add(ctx, "x", []byte("some words here to add"), nil)
-	_, errs["AddFingerprint"] = d.AddFingerprint(ctx, "x", fp, nil)
-	_, errs["AddBatch"] = d.AddBatch(ctx, []BatchDoc{{ID: "x", Fingerprint: fp}})
+	_, errs["Add"] = d.Add(ctx, Input{ID: "x", Text: []byte("some words here to add")}, nil)
+	_, errs["AddFingerprint"] = d.Add(ctx, Input{ID: "x", Fingerprint: fp}, nil)
+	_, errs["AddBatch"] = d.AddBatch(ctx, []Input{{ID: "x", Fingerprint: fp}})
 	errs["Delete"] = d.Delete(ctx, "x")
 	_, errs["DeleteMany"] = d.DeleteMany(ctx, []string{"x"})
 	_, errs["DeletePrefix"] = d.DeletePrefix(ctx, "x")
@@ -185,7 +185,7 @@ func TestCloseConcurrent(t *testing.T) {
 				switch w % 4 {
 				case 0:
 					id := fmt.Sprintf("w%d-%d", w, i)
-					if _, err = d.Add(ctx, id, []byte(text(r.Uint64(), 40)), nil); err == nil {
+					if _, err = d.Add(ctx, Input{ID: id, Text: []byte(text(r.Uint64(), 40))}, nil); err == nil {
 						mu.Lock()
 						acked[id] = true
 						mu.Unlock()
@@ -242,7 +242,7 @@ func TestCloseContext(t *testing.T) {
 	fp := make([]uint64, DefaultK/64)
 	for i := range 50 {
 		fp[0] = uint64(i)
-		if _, err := d.AddFingerprint(ctx, fmt.Sprint("d", i), fp, nil); err != nil {
+		if _, err := d.Add(ctx, Input{ID: fmt.Sprint("d", i), Fingerprint: fp}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -289,7 +289,7 @@ func TestLongCallsDoNotStallQueries(t *testing.T) {
 			<-held
 			added := make(chan error, 1)
 			go func() {
-				_, err := d.AddFingerprint(ctx, "queued", make([]uint64, DefaultK/64), nil)
+				_, err := d.Add(ctx, Input{ID: "queued", Fingerprint: make([]uint64, DefaultK/64)}, nil)
 				added <- err
 			}()
 			time.Sleep(20 * time.Millisecond) // the writer is queued

@@ -110,7 +110,7 @@ func TestHugeDocument(t *testing.T) {
 	stop := peakHeap()
 	start := time.Now()
 	size := int64(mb) << 20
-	res, err := d.AddReader(ctx, "huge", &wordReader{r: rand.New(rand.NewPCG(1, 2)), left: size}, nil)
+	res, err := d.Add(ctx, Input{ID: "huge", Reader: &wordReader{r: rand.New(rand.NewPCG(1, 2)), left: size}}, nil)
 	peak := stop()
 	if err != nil {
 		t.Fatal(err)
@@ -165,7 +165,7 @@ func TestManyTinyFiles(t *testing.T) {
 			return err
 		}
 		defer f.Close()
-		if _, err := d.AddReader(ctx, path, f, nil); err != nil {
+		if _, err := d.Add(ctx, Input{ID: path, Reader: f}, nil); err != nil {
 			return err
 		}
 		added++
@@ -217,7 +217,7 @@ func TestReadOnlyDirectory(t *testing.T) {
 	d := openTest(t, dir, nil)
 	texts := []string{text(501, 80), text(502, 80)}
 	for i, s := range texts {
-		if _, err := d.Add(ctx, fmt.Sprint("doc", i), []byte(s), nil); err != nil {
+		if _, err := d.Add(ctx, Input{ID: fmt.Sprint("doc", i), Text: []byte(s)}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -232,7 +232,7 @@ func TestReadOnlyDirectory(t *testing.T) {
 				t.Fatalf("read-only query: %+v %v", q, err)
 			}
 		}
-		if _, err := ro.Add(ctx, "x", []byte("a few words"), nil); !errors.Is(err, ErrReadOnly) {
+		if _, err := ro.Add(ctx, Input{ID: "x", Text: []byte("a few words")}, nil); !errors.Is(err, ErrReadOnly) {
 			t.Fatalf("Add on a read-only DB: %v", err)
 		}
 		if err := ro.Check(ctx); err != nil {
@@ -305,7 +305,7 @@ func dirListing(t *testing.T, dir string) string {
 func TestTwoProcesses(t *testing.T) {
 	dir := t.TempDir()
 	d := openTest(t, dir, nil)
-	if _, err := d.Add(ctx, "a", []byte(text(601, 40)), nil); err != nil {
+	if _, err := d.Add(ctx, Input{ID: "a", Text: []byte(text(601, 40))}, nil); err != nil {
 		t.Fatal(err)
 	}
 	closeChecked(t, d)

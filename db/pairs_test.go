@@ -70,9 +70,9 @@ func plantedDB(t *testing.T, d *DB, seed uint64) []string {
 	for i := range 6 {
 		txt := text(uint64(i), 300)
 		docs = append(docs,
-			BatchDoc{ID: fmt.Sprintf("t%d", i), Text: []byte(txt)},
-			BatchDoc{ID: fmt.Sprintf("t%d-copy", i), Text: []byte(strings.ToUpper(txt))},
-			BatchDoc{ID: fmt.Sprintf("t%d-near", i), Text: []byte(edit(txt, 30))})
+			Input{ID: fmt.Sprintf("t%d", i), Text: []byte(txt)},
+			Input{ID: fmt.Sprintf("t%d-copy", i), Text: []byte(strings.ToUpper(txt))},
+			Input{ID: fmt.Sprintf("t%d-near", i), Text: []byte(edit(txt, 30))})
 	}
 	addBatch(t, d, docs)
 	for _, bd := range docs {
@@ -80,7 +80,7 @@ func plantedDB(t *testing.T, d *DB, seed uint64) []string {
 	}
 	// Replace some (new internal ids), delete others.
 	for i := 0; i < 400; i += 13 {
-		if _, err := d.AddFingerprint(ctx, docs[i].ID, nearFP(r, docs[i+1].Fingerprint, 5), nil); err != nil {
+		if _, err := d.Add(ctx, Input{ID: docs[i].ID, Fingerprint: nearFP(r, docs[i+1].Fingerprint, 5)}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -205,7 +205,7 @@ func TestClustersMatchBruteForce(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 3))
 	base := randFP(r, d.Params().K)
 	t0 := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
-	chain := []BatchDoc{
+	chain := []Input{
 		{ID: "z-new", Fingerprint: base, Added: t0.Add(3 * time.Hour)},
 		{ID: "y-old", Fingerprint: nearFP(r, base, 10), Added: t0},
 		{ID: "x-mid", Fingerprint: nearFP(r, base, 10), Added: t0.Add(time.Hour)},

@@ -127,7 +127,7 @@ func TestCheckAndRepair(t *testing.T) {
 			for i := range 10 {
 				id := fmt.Sprint("doc", i)
 				texts[id] = text(uint64(300+i), 120)
-				if _, err := d.Add(ctx, id, []byte(texts[id]), nil); err != nil {
+				if _, err := d.Add(ctx, Input{ID: id, Text: []byte(texts[id])}, nil); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -203,7 +203,7 @@ func TestCheckAndRepair(t *testing.T) {
 				}
 			}
 			// Adds keep working and a second Repair has nothing to do.
-			if _, err := d.Add(ctx, "after", []byte(text(399, 80)), nil); err != nil {
+			if _, err := d.Add(ctx, Input{ID: "after", Text: []byte(text(399, 80))}, nil); err != nil {
 				t.Fatal(err)
 			}
 			closeChecked(t, d)
@@ -251,7 +251,7 @@ func TestUpgradeFromFormat1(t *testing.T) {
 	var queries []string
 	for i := range 20 {
 		txt := text(uint64(i), 100)
-		if _, err := d.Add(ctx, fmt.Sprint("doc", i), []byte(txt), nil); err != nil {
+		if _, err := d.Add(ctx, Input{ID: fmt.Sprint("doc", i), Text: []byte(txt)}, nil); err != nil {
 			t.Fatal(err)
 		}
 		queries = append(queries, edit(txt, 40))

@@ -75,7 +75,7 @@ func testSoak(t *testing.T, bulk bool) {
 				case op < 4: // add or replace a near duplicate of a base text
 					s := edit(bases[r.IntN(len(bases))], 2+r.IntN(30))
 					m.version.Add(1)
-					res, err := d.Add(ctx, id, []byte(s), &AddOptions{Threshold: 0.9, Limit: 3})
+					res, err := d.Add(ctx, Input{ID: id, Text: []byte(s)}, &AddOptions{Threshold: 0.9, Limit: 3})
 					if err != nil {
 						fail(err)
 						return

@@ -105,10 +105,10 @@ func faultChild(spec string) int {
 		_ = out.Flush()
 	}
 	batch := func(from, n int) {
-		docs := make([]BatchDoc, n)
+		docs := make([]Input, n)
 		for i := range docs {
 			seed := uint64(from + i)
-			docs[i] = BatchDoc{ID: fmt.Sprintf("d%05d", seed), Fingerprint: faultFP(seed)}
+			docs[i] = Input{ID: fmt.Sprintf("d%05d", seed), Fingerprint: faultFP(seed)}
 			say("try add %s %d", docs[i].ID, seed)
 		}
 		if _, err := d.AddBatch(ctx, docs); err != nil {
@@ -122,7 +122,7 @@ func faultChild(spec string) int {
 	add := func(seed int) {
 		id := fmt.Sprintf("d%05d", seed%3000) // some replace a stored one
 		say("try add %s %d", id, seed)
-		if _, err := d.AddFingerprint(ctx, id, faultFP(uint64(seed)), nil); err != nil {
+		if _, err := d.Add(ctx, Input{ID: id, Fingerprint: faultFP(uint64(seed))}, nil); err != nil {
 			say("err %v", err)
 			return
 		}

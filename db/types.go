@@ -126,10 +126,6 @@ type AddOptions struct {
 	Reject bool
 	// Limit caps the matches returned; 0 means no limit.
 	Limit int
-	// Source names where the document came from; stored as metadata.
-	Source string
-	// ContentHash is used by AddFingerprint when non-zero (Add computes it).
-	ContentHash [16]byte
 }
 
 // AddResult is the outcome of an add.

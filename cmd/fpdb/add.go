@@ -326,11 +326,11 @@ func (o *addOptions) addOne(ctx context.Context, d *db.DB, in addInput, stdin io
 			source = in.path
 		}
 	}
-	res, err := d.AddReader(ctx, in.id, r, &db.AddOptions{
+	res, err := d.Add(ctx, db.Input{ID: in.id, Reader: r, Source: source}, &db.AddOptions{
 		Threshold: o.threshold,
 		Reject:    o.reject,
-		Source:    source,
 	})
+
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return false, nil // interrupted: the caller stops

@@ -52,7 +52,7 @@ func (o *addOptions) runBulk(ctx context.Context, d *db.DB, inputs []addInput, s
 		sum.Skipped++
 		sum.SkippedReasons[skipReason(err)]++
 	}
-	var batch []db.BatchDoc
+	var batch []db.Input
 	var paths []string
 	flush := func() error {
 		if len(batch) == 0 {
@@ -80,7 +80,7 @@ func (o *addOptions) runBulk(ctx context.Context, d *db.DB, inputs []addInput, s
 			skip(in.path, "", in.err)
 			continue
 		}
-		bd := db.BatchDoc{ID: in.id, Source: o.source}
+		bd := db.Input{ID: in.id, Source: o.source}
 		if in.path == "-" {
 			text, err := io.ReadAll(stdin)
 			if err != nil {
