@@ -120,11 +120,7 @@ func (d *DB) pairsSnapshot(ctx context.Context, o PairsOptions, withStore bool) 
 // positions (a < b) and distance.
 func (s *pairsSnapshot) run(ctx context.Context, o PairsOptions, fn func(a, b int, dist int) error) (PairsStats, error) {
 	rh := index.Radius(s.k, o.Threshold)
-	plan, err := o.Plan.index()
-	if err != nil {
-		return PairsStats{}, fmt.Errorf("fpdb: pairs: %w", err)
-	}
-	st, err := s.fps.Pairs(ctx, rh, index.PairOptions{Plan: plan, Progress: o.Progress}, func(pr index.Pair) error {
+	st, err := s.fps.Pairs(ctx, rh, index.PairOptions{Plan: o.Plan, Progress: o.Progress}, func(pr index.Pair) error {
 		return fn(pr.A, pr.B, pr.Dist)
 	})
 	out := PairsStats{Docs: s.fps.Len(), Pairs: st.Pairs, Plan: st.Plan.String(), Radius: rh,

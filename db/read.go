@@ -74,19 +74,11 @@ func (d *DB) search(ctx context.Context, fp []uint64, hash [16]byte, hasHash boo
 func (d *DB) searchLocked(ctx context.Context, fp []uint64, hash [16]byte, hasHash bool, o QueryOptions, skip string) (*QueryResult, error) {
 	k := d.params.K
 	rh := index.Radius(k, o.Threshold)
-	plan, err := o.Plan.index()
+	hits, st, err := d.ix.Search(ctx, fp, rh, o.Plan)
 	if err != nil {
 		return nil, fmt.Errorf("fpdb: query: %w", err)
 	}
-	hits, st, err := d.ix.Search(ctx, fp, rh, plan)
-	if err != nil {
-		return nil, fmt.Errorf("fpdb: query: %w", err)
-	}
-	res := &QueryResult{Stats: QueryStats{
-		Plan: st.Plan.String(), Radius: st.Radius, MinHits: st.MinHits, Probes: st.Probes,
-		Postings: st.Postings, Candidates: st.Candidates, Verified: st.Verified, Reads: st.Reads,
-		Recall: st.Recall, Elapsed: st.Elapsed,
-	}}
+	res := &QueryResult{Stats: st}
 	res.Matches = make([]Match, 0, len(hits))
 	for _, h := range hits {
 		e := d.docs[h.ID]
@@ -186,22 +178,4 @@ func (d *DB) Warm(ctx context.Context) (err error) {
 		return fmt.Errorf("fpdb: warm: %w", err)
 	}
 	return nil
-}
-
-// index returns the index plan p asks for.
-func (p Plan) index() (index.Plan, error) {
-	ip := index.Plan{Tau: p.Tau, MinHits: p.MinHits, MinRecall: p.MinRecall}
-	switch p.Kind {
-	case PlanAuto:
-		ip.Kind = index.Auto
-	case PlanProbe:
-		ip.Kind = index.Probe
-	case PlanScan:
-		ip.Kind = index.Scan
-	case PlanApprox:
-		ip.Kind = index.Approx
-	default:
-		return ip, fmt.Errorf("unknown plan kind %d", p.Kind)
-	}
-	return ip, nil
 }

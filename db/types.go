@@ -1,6 +1,10 @@
 package db
 
-import "time"
+import (
+	"time"
+
+	"github.com/fpdb/fpdb/index"
+)
 
 // Doc is a stored document.
 type Doc struct {
@@ -37,37 +41,30 @@ type Match struct {
 	Exact bool
 }
 
-// Plan selects how a query finds its candidates. Every plan returns the
-// same, exact result set; they differ only in cost.
-type Plan struct {
-	// Kind is the plan kind. PlanAuto (the zero value) lets the planner pick.
-	Kind PlanKind
-	// Tau is the per-group probe radius of PlanProbe.
-	Tau int
-	// MinHits, when > 0, raises the count filter of PlanProbe above the
-	// exact one: fewer candidates, but documents may be missed.
-	MinHits int
-	// MinRecall is the least expected recall of a PlanApprox plan, in (0, 1].
-	MinRecall float64
-}
+// Plan selects how a query finds its candidates: the planner's choice
+// (PlanAuto, the zero value), a forced probe radius or the scan — all of
+// which return exactly the set a linear scan returns — or PlanApprox, which
+// may miss matches. It is the index's plan type.
+type Plan = index.Plan
 
 // PlanKind is a kind of query plan.
-type PlanKind int
+type PlanKind = index.PlanKind
 
 // Plan kinds.
 const (
 	// PlanAuto lets the planner pick the cheapest exact plan.
-	PlanAuto PlanKind = iota
+	PlanAuto = index.Auto
 	// PlanProbe probes, in every group, all values within Plan.Tau bits of
-	// the query's group value and keeps documents hit in enough groups.
-	PlanProbe
+	// the query's group value and keeps documents hit in enough groups
+	// (Plan.MinHits above the exact count filter trades recall for speed).
+	PlanProbe = index.Probe
 	// PlanScan compares the query with every stored fingerprint.
-	PlanScan
+	PlanScan = index.Scan
 	// PlanApprox lets the planner also use approximate probe plans whose
 	// expected recall (for a document at the threshold's Hamming radius,
 	// under the binomial model of independent fingerprint bits) is at least
 	// Plan.MinRecall. It is never the default: its answers may miss matches.
-	PlanApprox
+	PlanApprox = index.Approx
 )
 
 // QueryOptions configure a query.
@@ -82,30 +79,9 @@ type QueryOptions struct {
 	Plan Plan
 }
 
-// QueryStats describes how a query was executed.
-type QueryStats struct {
-	// Plan is the plan executed ("probe tau=1", "scan").
-	Plan string
-	// Radius is the Hamming radius ⌊K(1−r)/2⌋ of the threshold.
-	Radius int
-	// MinHits is the count filter: the groups a document had to hit.
-	MinHits int
-	// Probes is the number of posting keys looked up.
-	Probes int
-	// Postings is the number of posting ids read.
-	Postings int
-	// Candidates is the number of documents that passed the count filter.
-	Candidates int
-	// Verified is the number of fingerprints compared exactly.
-	Verified int
-	// Reads is the number of posting lists read from Pebble (the others
-	// came from the in-memory posting cache).
-	Reads int
-	// Recall is the plan's expected recall: 1 for exact plans.
-	Recall float64
-	// Elapsed is the time the search took (fingerprinting excluded).
-	Elapsed time.Duration
-}
+// QueryStats describes how a query was executed (the plan, the count
+// filter, the work done); it is the index's search statistics type.
+type QueryStats = index.Stats
 
 // QueryResult is the answer to a query.
 type QueryResult struct {

@@ -176,7 +176,7 @@ func (o *queryOptions) run(ctx context.Context, tauSet bool, stdin io.Reader, st
 		if o.explain {
 			s := res.Stats
 			err := enc.Encode(map[string]jsonExplain{"explain": {
-				Plan: s.Plan, Radius: s.Radius, MinHits: s.MinHits, Probes: s.Probes,
+				Plan: s.Plan.String(), Radius: s.Radius, MinHits: s.MinHits, Probes: s.Probes,
 				Postings: s.Postings, Candidates: s.Candidates, Verified: s.Verified,
 				Reads: s.Reads, Recall: s.Recall, ElapsedNS: int64(s.Elapsed),
 			}})
