@@ -16,7 +16,7 @@ import (
 // DB.write, so that all of them keep the same invariants.
 type change struct {
 	// adds are the documents to store; write assigns their internal ids
-	// (Doc.Seq), in order, from the next id.
+	// (Doc.seq), in order, from the next id.
 	adds []Doc
 	// removes are the stored documents this change removes: the previous
 	// versions of replaced documents and the deleted ones.
@@ -59,12 +59,12 @@ func (d *DB) write(c *change) error {
 	rec := make([]byte, 0, 256)
 	for i := range c.adds {
 		doc := &c.adds[i]
-		doc.Seq = seq
+		doc.seq = seq
 		seq++
 		rec = appendDocRecord(rec[:0], doc)
-		_ = b.Set(keys.ExtID(doc.ID), encodeSeq(doc.Seq), nil)
-		_ = b.Set(keys.Doc(doc.Seq), rec, nil)
-		entries[i] = index.Entry{ID: doc.Seq, FP: doc.Fingerprint}
+		_ = b.Set(keys.ExtID(doc.ID), encodeSeq(doc.seq), nil)
+		_ = b.Set(keys.Doc(doc.seq), rec, nil)
+		entries[i] = index.Entry{ID: doc.seq, FP: doc.Fingerprint}
 	}
 	if len(c.adds) > 0 {
 		_ = b.Set(keys.NextID(), encodeSeq(seq), nil)
@@ -84,7 +84,7 @@ func (d *DB) write(c *change) error {
 	d.ix.ApplyMany(entries)
 	for i := range c.adds {
 		doc := &c.adds[i]
-		d.setEntry(doc.Seq, docEntry{ext: doc.ID, hash: doc.ContentHash})
+		d.setEntry(doc.seq, docEntry{ext: doc.ID, hash: doc.ContentHash})
 	}
 	d.nextSeq = seq
 	return nil

@@ -12,9 +12,9 @@ import (
 	"github.com/fpdb/fpdb/internal/keys"
 )
 
-// DeleteChunk is the number of documents the bulk deletes (DeleteMany,
+// deleteChunkDocs is the number of documents the bulk deletes (DeleteMany,
 // DeletePrefix, DeleteOlderThan) remove per atomic batch.
-const DeleteChunk = 10_000
+const deleteChunkDocs = 10_000
 
 // ErrEmptyPrefix is returned by DeletePrefix for an empty prefix, which
 // would delete every document.
@@ -62,11 +62,11 @@ func (d *DB) Delete(ctx context.Context, id string) error {
 
 // DeleteMany removes the documents with the given ids. Ids that are not
 // stored are listed in the result, not an error. The deletes are written in
-// atomic batches of DeleteChunk documents, each with one posting merge
+// atomic batches of deleteChunkDocs documents, each with one posting merge
 // operand per key; a crash or an error leaves every batch fully applied or
 // not at all, and the result counts the documents deleted before an error.
 func (d *DB) DeleteMany(ctx context.Context, ids []string) (*DeleteResult, error) {
-	return d.deleteMany(ctx, ids, DeleteChunk)
+	return d.deleteMany(ctx, ids, deleteChunkDocs)
 }
 
 // deleteMany is DeleteMany with chunk documents per batch.
@@ -144,7 +144,7 @@ func (d *DB) DeletePrefix(ctx context.Context, prefix string) (_ int, err error)
 	if err != nil {
 		return 0, fmt.Errorf("fpdb: delete prefix %q: %w", prefix, err)
 	}
-	return d.deleteVictims(ctx, vs, DeleteChunk)
+	return d.deleteVictims(ctx, vs, deleteChunkDocs)
 }
 
 // DeleteOlderThan removes every document added before t, in atomic batches
@@ -176,7 +176,7 @@ func (d *DB) DeleteOlderThan(ctx context.Context, t time.Time) (_ int, err error
 	if err != nil {
 		return 0, fmt.Errorf("fpdb: delete older than %s: %w", t.Format(time.RFC3339), err)
 	}
-	return d.deleteVictims(ctx, vs, DeleteChunk)
+	return d.deleteVictims(ctx, vs, deleteChunkDocs)
 }
 
 // enterBulkDelete is enterLong for the bulk deletes.

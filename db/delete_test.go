@@ -26,7 +26,7 @@ func TestDeleteMany(t *testing.T) {
 	d := openTest(t, "", nil)
 	r := rand.New(rand.NewPCG(4, 4))
 	k := d.Params().K
-	const chunk = 500 // DeleteChunk in small, so that the test runs several
+	const chunk = 500 // deleteChunkDocs in small, so that the test runs several
 	docs := fpBatch(r, "a", 4*chunk+100, k)
 	addBatch(t, d, docs)
 	var ids, del []string
@@ -135,7 +135,7 @@ func TestDeletePrefixAndOlderThan(t *testing.T) {
 }
 
 // BenchmarkDeleteMany deletes 100 000 documents of a compacted
-// 110 000-document database by id list (synced batches of DeleteChunk).
+// 110 000-document database by id list (synced batches of deleteChunkDocs).
 func BenchmarkDeleteMany(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 1))
 	const n, del = 110_000, 100_000

@@ -170,8 +170,8 @@ func (d *DB) Export(ctx context.Context, w io.Writer) (_ int, err error) {
 	return n, nil
 }
 
-// ImportBatch is the number of documents Import writes per atomic batch.
-const ImportBatch = 10_000
+// importBatchDocs is the number of documents Import writes per atomic batch.
+const importBatchDocs = 10_000
 
 // Import creates the database in dir (which must hold no database, or an
 // empty one) with the creation parameters of the export read from r, and
@@ -182,7 +182,7 @@ const ImportBatch = 10_000
 // The export's hash and normalization versions must be this build's (the
 // fingerprints of new texts would not be comparable otherwise); its format
 // version may be older, which makes Import the migration path between
-// format versions. Documents are written in atomic batches of ImportBatch;
+// format versions. Documents are written in atomic batches of importBatchDocs;
 // on error the database holds a prefix of the export. It returns the
 // number of documents imported.
 func Import(ctx context.Context, dir string, r io.Reader, opts *Options) (int, error) {
@@ -232,13 +232,13 @@ func Import(ctx context.Context, dir string, r io.Reader, opts *Options) (int, e
 
 // importDocs stores the document lines of an export.
 func (d *DB) importDocs(ctx context.Context, br *bufio.Reader, h ExportHeader) (int, error) {
-	if st := d.Stats(); st.Docs > 0 || st.NextSeq > 0 {
+	if st := d.Stats(); st.Docs > 0 || d.nextSeq > 0 {
 		return 0, fmt.Errorf("fpdb: import: %w: %s holds %d documents", ErrNotEmpty, d.dir, st.Docs)
 	}
 	n := 0
 	lineNo := 1
-	batch := make([]Input, 0, ImportBatch)
-	lines := make([]int, 0, ImportBatch)
+	batch := make([]Input, 0, importBatchDocs)
+	lines := make([]int, 0, importBatchDocs)
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil
@@ -274,7 +274,7 @@ func (d *DB) importDocs(ctx context.Context, br *bufio.Reader, h ExportHeader) (
 		}
 		batch = append(batch, bd)
 		lines = append(lines, lineNo)
-		if len(batch) == ImportBatch {
+		if len(batch) == importBatchDocs {
 			if err := flush(); err != nil {
 				return n, err
 			}

@@ -35,7 +35,7 @@ func bruteForcePairs(docs map[string]*Doc, k int, r float64) []Pair {
 	var out []Pair
 	for _, a := range docs {
 		for _, b := range docs {
-			if a.Seq >= b.Seq {
+			if a.seq >= b.seq {
 				continue
 			}
 			h := bitvec.Hamming(a.Fingerprint, b.Fingerprint)
@@ -190,7 +190,7 @@ func components(docs map[string]*Doc, pairs []Pair) [][]string {
 	var out [][]string
 	for _, g := range groups {
 		if len(g) > 1 {
-			slices.SortFunc(g, func(a, b string) int { return int(docs[a].Seq) - int(docs[b].Seq) })
+			slices.SortFunc(g, func(a, b string) int { return int(docs[a].seq) - int(docs[b].seq) })
 			out = append(out, g)
 		}
 	}

@@ -141,7 +141,7 @@ func (d *DB) Get(ctx context.Context, id string) (*Doc, error) {
 	if fp == nil {
 		return nil, fmt.Errorf("fpdb: get %q: %w: internal id %d has no fingerprint", id, ErrCorrupt, seq)
 	}
-	doc.Seq = seq
+	doc.seq = seq
 	doc.Fingerprint = slices.Clone(fp)
 	return &doc, nil
 }
@@ -151,7 +151,7 @@ func (d *DB) Get(ctx context.Context, id string) (*Doc, error) {
 func (d *DB) Stats() Stats {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	s := Stats{Params: d.Params(), Docs: d.ix.Len(), NextSeq: d.nextSeq, Deferred: d.ix.TailLen()}
+	s := Stats{Params: d.Params(), Docs: d.ix.Len(), Deferred: d.ix.TailLen()}
 	if !d.closed {
 		s.DiskBytes = int64(d.pdb.Metrics().DiskSpaceUsage())
 	}

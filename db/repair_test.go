@@ -31,7 +31,7 @@ func seqOf(t *testing.T, d *DB, id string) uint32 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return doc.Seq
+	return doc.seq
 }
 
 func pset(t *testing.T, d *DB, k, v []byte) {
@@ -264,7 +264,7 @@ func TestUpgradeFromFormat1(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pset(t, d, keys.Hash(doc.ContentHash, doc.Seq), nil)
+		pset(t, d, keys.Hash(doc.ContentHash, doc.seq), nil)
 	}
 	if err := d.Close(); err != nil {
 		t.Fatal(err)

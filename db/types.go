@@ -10,8 +10,9 @@ import (
 type Doc struct {
 	// ID is the caller-given id, unique in the database.
 	ID string
-	// Seq is the internal id. A replaced document gets a new Seq.
-	Seq uint32
+	// seq is the internal document number (a replaced document gets a new
+	// one); it is not part of the API.
+	seq uint32
 	// Fingerprint is the K-bit fingerprint: bit j is bit j%64 of word j/64.
 	Fingerprint []uint64
 	// ContentHash is a 128-bit hash of the normalized text; all zero for a
@@ -146,8 +147,6 @@ type Stats struct {
 	Params Params
 	// Docs is the number of live documents.
 	Docs int
-	// NextSeq is the next internal id to be assigned.
-	NextSeq uint32
 	// DiskBytes is the size of the database files.
 	DiskBytes int64
 	// Deferred is the number of documents whose postings a bulk load has

@@ -23,7 +23,6 @@ type getOptions struct {
 // jsonDoc is the JSON form of a stored document.
 type jsonDoc struct {
 	ID          string `json:"id"`
-	Seq         uint32 `json:"seq"`
 	Source      string `json:"source"`
 	Size        int64  `json:"size"`
 	Words       int    `json:"words"`
@@ -44,7 +43,7 @@ digits per 64-bit word, word 0 first). The database must exist.
 
 With --json, one object:
 
-  {"id": "a.txt", "seq": 1, "source": "a.txt", "size": 1834, "words": 310,
+  {"id": "a.txt", "source": "a.txt", "size": 1834, "words": 310,
    "added": "2025-01-02T15:04:05Z", "content_hash": "…", "fingerprint": "…"}
 
 Exit status: 0 on success; 2 on error, including an unknown ID.`,
@@ -79,7 +78,6 @@ func (o *getOptions) run(ctx context.Context, stdout io.Writer) (err error) {
 	}
 	jd := jsonDoc{
 		ID:          doc.ID,
-		Seq:         doc.Seq,
 		Source:      doc.Source,
 		Size:        doc.Size,
 		Words:       doc.Words,
@@ -95,7 +93,6 @@ func (o *getOptions) run(ctx context.Context, stdout io.Writer) (err error) {
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "id\t%s\n", jd.ID)
-	fmt.Fprintf(tw, "seq\t%d\n", jd.Seq)
 	fmt.Fprintf(tw, "source\t%s\n", jd.Source)
 	fmt.Fprintf(tw, "size\t%d\n", jd.Size)
 	fmt.Fprintf(tw, "words\t%d\n", jd.Words)

@@ -240,7 +240,7 @@ func TestAddQueryGetDeleteStats(t *testing.T) {
 		t.Errorf("added = %q (%v)", doc.Added, err)
 	}
 	r = runFPDB(t, "", db("get", "testdata/corpus/bees.txt")...).mustCode(t, exitOK)
-	for _, want := range []string{"fingerprint   " + doc.Fingerprint, "content hash  " + doc.ContentHash, "seq ", "words "} {
+	for _, want := range []string{"fingerprint   " + doc.Fingerprint, "content hash  " + doc.ContentHash, "source ", "words "} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("get output lacks %q:\n%s", want, r.stdout)
 		}

@@ -30,7 +30,6 @@ type jsonStats struct {
 	NormalizeVersion int    `json:"normalize_version"`
 	Merger           string `json:"merger"`
 	Created          string `json:"created"`
-	NextSeq          uint32 `json:"next_seq"`
 	DiskBytes        int64  `json:"disk_bytes"`
 	// Deferred counts documents whose postings a bulk load left unwritten
 	// (a crash before its Close; the next writable open writes them).
@@ -73,7 +72,7 @@ every posting list: seconds for millions of documents.
 
 With --json, one object with the keys docs, k, m, group_widths,
 shingle_width, seed, format_version, hash_version, normalize_version, merger,
-created, next_seq, disk_bytes, deferred_postings_docs, deleted_not_compacted, bytes_per_doc,
+created, disk_bytes, deferred_postings_docs, deleted_not_compacted, bytes_per_doc,
 compaction_debt_bytes, posting_keys, posting_ids, max_posting and
 posting_lengths (a list of {"min", "max", "keys"}).`,
 		Example: `  fpdb stats
@@ -112,7 +111,6 @@ func (o *statsOptions) run(ctx context.Context, stdout io.Writer) (err error) {
 		NormalizeVersion: p.NormalizeVersion,
 		Merger:           p.Merger,
 		Created:          p.Created.Format(time.RFC3339),
-		NextSeq:          st.NextSeq,
 		DiskBytes:        st.DiskBytes,
 		Deferred:         st.Deferred,
 
@@ -149,7 +147,6 @@ func (o *statsOptions) run(ctx context.Context, stdout io.Writer) (err error) {
 	fmt.Fprintf(tw, "normalize version\t%d\n", js.NormalizeVersion)
 	fmt.Fprintf(tw, "merger\t%s\n", js.Merger)
 	fmt.Fprintf(tw, "created\t%s\n", js.Created)
-	fmt.Fprintf(tw, "next seq\t%d\n", js.NextSeq)
 	fmt.Fprintf(tw, "disk bytes\t%d\n", js.DiskBytes)
 	if js.Deferred > 0 {
 		fmt.Fprintf(tw, "postings deferred (bulk load)\t%d docs\n", js.Deferred)
