@@ -98,13 +98,11 @@ func storageError(err error) error {
 // Writers (and the writing of deferred postings) wait while Check runs;
 // queries do not. Repair rebuilds what Check finds broken.
 func (d *DB) Check(ctx context.Context) (err error) {
-	ctx, leave, err := d.enterLong(ctx)
+	ctx, leave, err := d.enterWriter(ctx, "check", false)
 	if err != nil {
 		return err
 	}
 	defer leave(&err)
-	d.writeMu.Lock()
-	defer d.writeMu.Unlock()
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	var p problems

@@ -30,16 +30,11 @@ type CompactResult struct {
 // Compact does it all at once. Readers proceed
 // meanwhile; writers wait until it is done.
 func (d *DB) Compact(ctx context.Context) (_ CompactResult, err error) {
-	if d.opts.ReadOnly {
-		return CompactResult{}, fmt.Errorf("fpdb: compact: %w", ErrReadOnly)
-	}
-	ctx, leave, err := d.enterLong(ctx)
+	ctx, leave, err := d.enterWriter(ctx, "compact", true)
 	if err != nil {
 		return CompactResult{}, err
 	}
 	defer leave(&err)
-	d.writeMu.Lock()
-	defer d.writeMu.Unlock()
 	defer exitOnStoragePanic(d.opts.Logger) // the flush rotates the WAL
 	start := time.Now()
 	var res CompactResult

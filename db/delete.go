@@ -71,7 +71,7 @@ func (d *DB) DeleteMany(ctx context.Context, ids []string) (*DeleteResult, error
 
 // deleteMany is DeleteMany with chunk documents per batch.
 func (d *DB) deleteMany(ctx context.Context, ids []string, chunk int) (_ *DeleteResult, err error) {
-	ctx, leave, err := d.enterBulkDelete(ctx)
+	ctx, leave, err := d.enterWriter(ctx, "delete", true)
 	if err != nil {
 		return nil, err
 	}
@@ -81,8 +81,6 @@ func (d *DB) deleteMany(ctx context.Context, ids []string, chunk int) (_ *Delete
 			return nil, fmt.Errorf("fpdb: delete: %w", err)
 		}
 	}
-	d.writeMu.Lock()
-	defer d.writeMu.Unlock()
 	res := &DeleteResult{}
 	seen := make(map[string]struct{}, len(ids))
 	uniq := make([]string, 0, len(ids))
@@ -116,13 +114,11 @@ func (d *DB) DeletePrefix(ctx context.Context, prefix string) (_ int, err error)
 	if prefix == "" {
 		return 0, fmt.Errorf("fpdb: delete: %w", ErrEmptyPrefix)
 	}
-	ctx, leave, err := d.enterBulkDelete(ctx)
+	ctx, leave, err := d.enterWriter(ctx, "delete", true)
 	if err != nil {
 		return 0, err
 	}
 	defer leave(&err)
-	d.writeMu.Lock()
-	defer d.writeMu.Unlock()
 	lo := keys.ExtID(prefix)
 	_, hi := keys.Range(keys.PrefixExtID)
 	var vs []victim
@@ -150,13 +146,11 @@ func (d *DB) DeletePrefix(ctx context.Context, prefix string) (_ int, err error)
 // DeleteOlderThan removes every document added before t, in atomic batches
 // like DeleteMany, and returns how many it removed.
 func (d *DB) DeleteOlderThan(ctx context.Context, t time.Time) (_ int, err error) {
-	ctx, leave, err := d.enterBulkDelete(ctx)
+	ctx, leave, err := d.enterWriter(ctx, "delete", true)
 	if err != nil {
 		return 0, err
 	}
 	defer leave(&err)
-	d.writeMu.Lock()
-	defer d.writeMu.Unlock()
 	lo, hi := keys.Range(keys.PrefixDoc)
 	var vs []victim
 	err = d.scanLocked(ctx, lo, hi, func(k, v []byte) (bool, error) {
@@ -177,14 +171,6 @@ func (d *DB) DeleteOlderThan(ctx context.Context, t time.Time) (_ int, err error
 		return 0, fmt.Errorf("fpdb: delete older than %s: %w", t.Format(time.RFC3339), err)
 	}
 	return d.deleteVictims(ctx, vs, deleteChunkDocs)
-}
-
-// enterBulkDelete is enterLong for the bulk deletes.
-func (d *DB) enterBulkDelete(ctx context.Context) (context.Context, func(*error), error) {
-	if d.opts.ReadOnly {
-		return nil, nil, fmt.Errorf("fpdb: delete: %w", ErrReadOnly)
-	}
-	return d.enterLong(ctx)
 }
 
 // scanLocked calls fn for each key in [lo, hi) until fn returns false; the

@@ -19,16 +19,11 @@ const bulkFlushDocs = 1 << 20
 // does it too; without deferred documents Flush does nothing. Queries run
 // meanwhile.
 func (d *DB) Flush(ctx context.Context) (err error) {
-	if d.opts.ReadOnly {
-		return fmt.Errorf("fpdb: flush: %w", ErrReadOnly)
-	}
-	ctx, leave, err := d.enterLong(ctx)
+	ctx, leave, err := d.enterWriter(ctx, "flush", true)
 	if err != nil {
 		return err
 	}
 	defer leave(&err)
-	d.writeMu.Lock()
-	defer d.writeMu.Unlock()
 	return d.flushTail(ctx)
 }
 

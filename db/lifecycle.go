@@ -77,6 +77,25 @@ func (d *DB) enterLong(ctx context.Context) (context.Context, func(*error), erro
 	}, nil
 }
 
+// enterWriter is enterLong for a call that writes, or must see no write
+// while it runs (Check, Warm, Flush, Compact, the bulk deletes): it also
+// takes writeMu, which the returned leave releases. With write set, a
+// read-only DB refuses the call with ErrReadOnly (op names it).
+func (d *DB) enterWriter(ctx context.Context, op string, write bool) (context.Context, func(*error), error) {
+	if write && d.opts.ReadOnly {
+		return nil, nil, fmt.Errorf("fpdb: %s: %w", op, ErrReadOnly)
+	}
+	ctx, leave, err := d.enterLong(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	d.writeMu.Lock()
+	return ctx, func(errp *error) {
+		d.writeMu.Unlock()
+		leave(errp)
+	}, nil
+}
+
 // beginClose marks the DB closing, cancels the long calls in flight and
 // waits until no call runs. It reports false when Close had begun already.
 func (d *DB) beginClose() bool {

@@ -164,15 +164,13 @@ func (d *DB) Stats() Stats {
 // sync. Servers that answer many queries call it once after Open. Queries
 // go on while it runs (they fill the same cache); writers wait.
 func (d *DB) Warm(ctx context.Context) (err error) {
-	ctx, leave, err := d.enterLong(ctx)
+	// Writers change cached lists; readers only add lists read from the
+	// store, which writeMu keeps as Warm reads them.
+	ctx, leave, err := d.enterWriter(ctx, "warm", false)
 	if err != nil {
 		return err
 	}
 	defer leave(&err)
-	// Writers change cached lists; readers only add lists read from the
-	// store, which writeMu keeps as Warm reads them.
-	d.writeMu.Lock()
-	defer d.writeMu.Unlock()
 	d.at("warm")
 	if err := d.ix.Warm(ctx); err != nil {
 		return fmt.Errorf("fpdb: warm: %w", err)
