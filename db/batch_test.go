@@ -221,7 +221,7 @@ func TestAddBatchCrash(t *testing.T) {
 func testAddBatchCrash(t *testing.T, bulk bool) {
 	r := rand.New(rand.NewPCG(9, 9))
 	mem := vfs.NewCrashableMem()
-	d, err := Open("db", &Options{FS: mem, NoSync: true, BulkLoad: bulk})
+	d, err := Open("db", &Options{fs: mem, NoSync: true, BulkLoad: bulk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +240,7 @@ func testAddBatchCrash(t *testing.T, bulk bool) {
 	}
 	closeChecked(t, d)
 	for i, fs := range clones {
-		c, err := Open("db", &Options{FS: fs})
+		c, err := Open("db", &Options{fs: fs})
 		if err != nil {
 			t.Fatalf("clone %d: %v", i, err)
 		}

@@ -441,7 +441,7 @@ func TestPowerLoss(t *testing.T) {
 		ops[i] = op{del: rng.IntN(4) == 0, id: fmt.Sprintf("doc%03d", rng.IntN(crashIDs)), ts: rng.Uint64() % 1_000_000_000}
 	}
 	mem := vfs.NewCrashableMem()
-	d, err := Open("db", &Options{FS: mem})
+	d, err := Open("db", &Options{fs: mem})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -504,7 +504,7 @@ func TestPowerLoss(t *testing.T) {
 	ids := crashIDList()
 	var v verifier
 	for i, c := range clones {
-		d, err := Open("db", &Options{FS: c.fs})
+		d, err := Open("db", &Options{fs: c.fs})
 		if err != nil {
 			t.Fatalf("clone %d: open after power loss: %v", i, err)
 		}

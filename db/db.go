@@ -84,7 +84,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 	if o.ReadOnly {
 		o.ErrorIfNotExist = true
 	}
-	fs := o.FS
+	fs := o.fs
 	exists, err := probeDir(fs, dir)
 	if err != nil {
 		return nil, err

@@ -578,18 +578,18 @@ func TestAddReaderMatchesAdd(t *testing.T) {
 
 func TestInMemoryFS(t *testing.T) {
 	fs := vfs.NewMem()
-	d, err := Open("db", &Options{FS: fs})
+	d, err := Open("db", &Options{fs: fs})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := d.Add(ctx, Input{ID: "a", Text: []byte(text(13, 40))}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Open("db", &Options{FS: fs}); !errors.Is(err, ErrLocked) {
+	if _, err := Open("db", &Options{fs: fs}); !errors.Is(err, ErrLocked) {
 		t.Fatalf("second open on the same FS: %v", err)
 	}
 	closeChecked(t, d)
-	d = openTest(t, "db", &Options{FS: fs})
+	d = openTest(t, "db", &Options{fs: fs})
 	if d.Stats().Docs != 1 {
 		t.Fatalf("docs = %d after reopen", d.Stats().Docs)
 	}

@@ -130,7 +130,7 @@ func TestFlushFaults(t *testing.T) {
 		}
 		return nil
 	}))
-	d := openTest(t, "db", &Options{FS: fs})
+	d := openTest(t, "db", &Options{fs: fs})
 	model := map[string]uint64{}
 	done := make(chan error, 1)
 	for i := range 40 {
@@ -155,7 +155,7 @@ func TestFlushFaults(t *testing.T) {
 		t.Fatal("flush did not complete 30 s after the fault cleared")
 	}
 	closeChecked(t, d)
-	d = openTest(t, "db", &Options{FS: mem})
+	d = openTest(t, "db", &Options{fs: mem})
 	var v verifier
 	ids := make([]string, 30)
 	for i := range ids {

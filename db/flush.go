@@ -37,7 +37,7 @@ func (d *DB) flushTail(ctx context.Context) error {
 		return nil
 	}
 	defer exitOnStoragePanic(d.opts.Logger)
-	if err := d.ix.FlushTail(ctx, d.opts.FS, d.dir); err != nil {
+	if err := d.ix.FlushTail(ctx, d.opts.fs, d.dir); err != nil {
 		return fmt.Errorf("fpdb: write deferred postings: %w", storageError(err))
 	}
 	d.mu.Lock()

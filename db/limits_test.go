@@ -225,7 +225,7 @@ func TestReadOnlyDirectory(t *testing.T) {
 	before := dirListing(t, dir)
 
 	check := func(t *testing.T, fs vfs.FS) {
-		ro := openTest(t, dir, &Options{ReadOnly: true, FS: fs})
+		ro := openTest(t, dir, &Options{ReadOnly: true, fs: fs})
 		for i, s := range texts {
 			q, err := ro.Query(ctx, []byte(s), QueryOptions{Threshold: 1})
 			if err != nil || len(q.Matches) != 1 || q.Matches[0].ID != fmt.Sprint("doc", i) {
@@ -239,7 +239,7 @@ func TestReadOnlyDirectory(t *testing.T) {
 			t.Fatal(err)
 		}
 		closeChecked(t, ro)
-		if d, err := Open(dir, &Options{FS: fs}); err == nil {
+		if d, err := Open(dir, &Options{fs: fs}); err == nil {
 			_ = d.Close()
 			t.Fatal("read-write Open on a read-only file system succeeded")
 		} else {

@@ -87,9 +87,11 @@ type Options struct {
 	MemTableSize int64
 	// Logger receives Pebble's and fpdb's log messages. Default: discarded.
 	Logger *slog.Logger
-	// FS is the file system the database lives on. Default vfs.Default (the
-	// operating system's); tests pass an in-memory or fault-injecting one.
-	FS vfs.FS
+
+	// fs is the file system the database lives on: vfs.Default (the
+	// operating system's) unless a test sets an in-memory or
+	// fault-injecting one. Pebble's file system type is not part of the API.
+	fs vfs.FS
 }
 
 // DefaultOptions returns a fresh Options with every default filled in.
@@ -129,8 +131,8 @@ func (o *Options) EnsureDefaults() *Options {
 	if o.MemTableSize == 0 {
 		o.MemTableSize = DefaultMemTableSize
 	}
-	if o.FS == nil {
-		o.FS = vfs.Default
+	if o.fs == nil {
+		o.fs = vfs.Default
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

@@ -54,19 +54,19 @@ func Repair(ctx context.Context, dir string, opts *Options) (*RepairReport, erro
 		return nil, fmt.Errorf("fpdb: repair %s: %w", dir, ErrReadOnly)
 	}
 	o.ErrorIfNotExist = true
-	exists, err := probeDir(o.FS, dir)
+	exists, err := probeDir(o.fs, dir)
 	if err != nil {
 		return nil, err
 	}
 	if !exists {
 		return nil, fmt.Errorf("fpdb: repair: %w: %s", ErrNotExist, dir)
 	}
-	lock, err := lockDir(o.FS, dir, false)
+	lock, err := lockDir(o.fs, dir, false)
 	if err != nil {
 		return nil, err
 	}
 	defer lock.Close()
-	if err := index.RemoveTailFiles(o.FS, dir); err != nil {
+	if err := index.RemoveTailFiles(o.fs, dir); err != nil {
 		return nil, fmt.Errorf("fpdb: repair %s: remove unfinished posting files: %w", dir, err)
 	}
 	d := &DB{dir: dir, opts: o, lock: lock, wopts: pebble.Sync}

@@ -90,7 +90,7 @@ func faultChild(spec string) int {
 		}
 		return nil
 	}))}
-	o := &Options{FS: fs, Logger: discardLogger(), BulkLoad: path == "bulk flush"}
+	o := &Options{fs: fs, Logger: discardLogger(), BulkLoad: path == "bulk flush"}
 	if path == "rotate" {
 		o.MemTableSize = 256 << 10
 	}

@@ -20,9 +20,9 @@ import (
 // armed.
 func pebbleFS(o *Options, armed *atomic.Bool) vfs.FS {
 	if o.ReadOnly {
-		return noLockFS{o.FS}
+		return noLockFS{o.fs}
 	}
-	return walGuardFS{FS: o.FS, log: o.Logger, armed: armed}
+	return walGuardFS{FS: o.fs, log: o.Logger, armed: armed}
 }
 
 // noLockFS is a vfs.FS whose Lock does nothing.
