@@ -69,7 +69,7 @@ func faultFP(seed uint64) []uint64 {
 	return fp
 }
 
-// faultChild opens the database in dir, stores 2 000 documents, switches
+// faultChild opens the database in dir, stores 600 documents, switches
 // the fault on and then writes along path until the process ends. It
 // prints "try" before each call and "ack" after each call that returned
 // nil, as "try|ack add ID SEED" and "try|ack del ID"; a batch is one try
@@ -120,7 +120,7 @@ func faultChild(spec string) int {
 		}
 	}
 	add := func(seed int) {
-		id := fmt.Sprintf("d%05d", seed%3000) // some replace a stored one
+		id := fmt.Sprintf("d%05d", seed%900) // some replace a stored one
 		say("try add %s %d", id, seed)
 		if _, err := d.Add(ctx, Input{ID: id, Fingerprint: faultFP(uint64(seed))}, nil); err != nil {
 			say("err %v", err)
@@ -128,15 +128,13 @@ func faultChild(spec string) int {
 		}
 		say("ack add %s %d", id, seed)
 	}
-	for i := 0; i < 2000; i += 500 {
-		batch(i, 500)
-	}
+	batch(0, 600)
 	if path == "bulk flush" {
 		if err := d.Flush(ctx); err != nil {
 			fmt.Fprintln(os.Stderr, "flush:", err)
 			return 3
 		}
-		batch(2000, 50) // deferred until the Flush below
+		batch(600, 50) // deferred until the Flush below
 	}
 	on.Store(true)
 	for round := range 50 {
@@ -146,7 +144,7 @@ func faultChild(spec string) int {
 			for i := range 200 {
 				add(next + i)
 				if i%7 == 0 {
-					id := fmt.Sprintf("d%05d", (next+i)%2000)
+					id := fmt.Sprintf("d%05d", (next+i)%600)
 					say("try del %s", id)
 					if err := d.Delete(ctx, id); err != nil && !errors.Is(err, ErrNotFound) {
 						say("err %v", err)
@@ -163,9 +161,9 @@ func faultChild(spec string) int {
 			}
 			batch(next, 50)
 		case "delete batch":
-			ids := make([]string, 300)
+			ids := make([]string, 100)
 			for i := range ids {
-				ids[i] = fmt.Sprintf("d%05d", 300*round+i)
+				ids[i] = fmt.Sprintf("d%05d", 100*round+i)
 				say("try del %s", ids[i])
 			}
 			if _, err := d.DeleteMany(ctx, ids); err != nil {
