@@ -33,7 +33,7 @@ func bruteForce(flat []uint64, stride int, q []uint64, rh int) []index.Hit {
 
 // TestAlgGMatchesBruteForce checks alg.G against a brute-force scan on a
 // small index with the paper's layout, for every feasible radius, and that
-// BulkStore and BuildStore (StageAdd) build stores that answer alike.
+// BulkStore and BuildStore (Stage) build stores that answer alike.
 func TestAlgGMatchesBruteForce(t *testing.T) {
 	const n, k = 3000, 64
 	w := NewRandomWorkload(n, k, 20, DefaultPlantSims, 3)

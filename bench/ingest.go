@@ -191,7 +191,7 @@ func (s *Suite) runIngest(ctx context.Context) error {
 	_ = os.RemoveAll(dir)
 	s.logf("db.AddBatch fingerprints: %.0f fp/s; %.0f B/doc on disk after db.Compact", res.BatchFPPerSec, res.DBBytesPerDoc)
 
-	// index.StageAdd in batches of 1 000, NoSync, then Flush + Compact.
+	// index.Stage in batches of 1 000, NoSync, then Flush + Compact.
 	layout, err := index.NewLayout(512, DefaultWidths(512))
 	if err != nil {
 		return err
@@ -204,7 +204,7 @@ func (s *Suite) runIngest(ctx context.Context) error {
 	res.StageAddFPPerSec = st.Build.FPPerSec
 	res.StageAddBytesPerFP = st.Build.BytesPerFP
 	st.Close()
-	s.logf("index.StageAdd batches of 1000: %.0f fp/s, %.0f B/fp after compaction", res.StageAddFPPerSec, res.StageAddBytesPerFP)
+	s.logf("index.Stage batches of 1000: %.0f fp/s, %.0f B/fp after compaction", res.StageAddFPPerSec, res.StageAddBytesPerFP)
 	res.PeakRSS = PeakRSS()
 	return nil
 }

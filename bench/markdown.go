@@ -166,7 +166,7 @@ func Markdown(rep *Report, plots []string) string {
 		fmt.Fprintf(&b, "| `db.AddBatch` of texts, batches of 1 000, synced, %d documents (fingerprinting on all cores) | %.0f docs/s |\n", in.BulkDocs, in.BatchDocsPerSec)
 		fmt.Fprintf(&b, "| `db.Add of a fingerprint` one at a time, NoSync, %d fingerprints | %.0f fp/s |\n", in.AddFPs, in.AddFPPerSec)
 		fmt.Fprintf(&b, "| `db.AddBatch` of fingerprints, BulkLoad, batches of 10 000, synced, Close included, %d fingerprints | %.0f fp/s; %.0f B/doc on disk after `db.Compact` (whole database: ids, records, fingerprints, postings) |\n", in.BatchFPs, in.BatchFPPerSec, in.DBBytesPerDoc)
-		fmt.Fprintf(&b, "| `index.StageAdd`, batches of 1 000, NoSync, %d fingerprints | %.0f fp/s; %.0f B/fp after Flush + Compact |\n", in.StageAddDocs, in.StageAddFPPerSec, in.StageAddBytesPerFP)
+		fmt.Fprintf(&b, "| `index.Stage`, batches of 1 000, NoSync, %d fingerprints | %.0f fp/s; %.0f B/fp after Flush + Compact |\n", in.StageAddDocs, in.StageAddFPPerSec, in.StageAddBytesPerFP)
 		fmt.Fprintf(&b, "| peak RSS after the ingest section | %.0f MiB |\n\n", float64(in.PeakRSS)/(1<<20))
 	}
 

@@ -35,7 +35,7 @@ type BuildStats struct {
 	Docs       int           `json:"docs"`
 	K          int           `json:"k"`
 	Widths     []int         `json:"group_widths"`
-	Ingest     time.Duration `json:"ingest_ns"`    // batched StageAdd + commit (NoSync)
+	Ingest     time.Duration `json:"ingest_ns"`    // batched Stage + commit (NoSync)
 	Compact    time.Duration `json:"compact_ns"`   // Flush + Compact
 	Warm       time.Duration `json:"warm_ns"`      // Index.Warm (posting cache filled)
 	DiskBytes  int64         `json:"disk_bytes"`   // after Flush + Compact
@@ -77,7 +77,7 @@ func (quietLogger) Fatalf(format string, args ...any) {
 }
 
 // BuildStore writes the n fingerprints of flat (k bits each, id = position)
-// into a fresh Pebble store in dir with index.StageAdd, in NoSync batches of
+// into a fresh Pebble store in dir with index.Stage, in NoSync batches of
 // batch documents, then flushes and compacts the store so that reads see a
 // warm, compacted state, and fills the index's posting cache (Index.Warm). It is the ingest path of
 // fpdb (one merge operand per posting per document) and is slow for
@@ -87,7 +87,7 @@ func BuildStore(ctx context.Context, dir string, layout *index.Layout, flat []ui
 		b := pdb.NewBatch()
 		defer func() { b.Close() }()
 		for i := 0; i < n; i++ {
-			if err := ix.StageAdd(b, uint32(i), flat[i*stride:(i+1)*stride]); err != nil {
+			if err := ix.Stage(b, []index.Entry{{ID: uint32(i), FP: flat[i*stride : (i+1)*stride]}}, nil); err != nil {
 				return err
 			}
 			if (i+1)%batch == 0 || i == n-1 {
@@ -106,7 +106,7 @@ func BuildStore(ctx context.Context, dir string, layout *index.Layout, flat []ui
 // records and one posting value per key holding every id with that group
 // value, in fpdb's on-disk format (keys.Fingerprint, keys.Posting,
 // posting.EncodeAdd) — but aggregates the postings in memory first and
-// writes each posting key once, in key order. Index.StageAdd writes one
+// writes each posting key once, in key order. Index.Stage of one document writes one
 // merge operand per posting per document, which Pebble then merges one by
 // one: too slow to build indexes of millions of documents within the
 // suite's time budget.
@@ -195,7 +195,7 @@ func build(ctx context.Context, dir string, layout *index.Layout, flat []uint64,
 		return nil, fmt.Errorf("bench: build %s: %w", dir, err)
 	}
 	for i := 0; i < n; i++ {
-		ix.ApplyAdd(uint32(i), flat[i*stride:(i+1)*stride])
+		ix.Apply([]index.Entry{{ID: uint32(i), FP: flat[i*stride : (i+1)*stride]}}, nil)
 	}
 	st.Ingest = time.Since(start)
 	start = time.Now()

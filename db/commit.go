@@ -69,7 +69,7 @@ func (d *DB) write(c *change) error {
 	if len(c.adds) > 0 {
 		_ = b.Set(keys.NextID(), encodeSeq(seq), nil)
 	}
-	if err := d.ix.StageMany(b, entries, removes); err != nil {
+	if err := d.ix.Stage(b, entries, removes); err != nil {
 		return err
 	}
 	d.mu.Lock()
@@ -77,11 +77,10 @@ func (d *DB) write(c *change) error {
 	if err := d.commit(b); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
+	d.ix.Apply(entries, removes)
 	for _, r := range removes {
-		d.ix.ApplyDelete(r)
 		d.docs[r] = docEntry{}
 	}
-	d.ix.ApplyMany(entries)
 	for i := range c.adds {
 		doc := &c.adds[i]
 		d.setEntry(doc.seq, docEntry{ext: doc.ID, hash: doc.ContentHash})

@@ -16,12 +16,22 @@ type Entry struct {
 	FP []uint64
 }
 
-// ApplyMany records in memory that every entry of adds is stored, like
-// ApplyAdd for each, but updates each cached posting list once.
-func (ix *Index) ApplyMany(adds []Entry) {
+// Apply records in memory a change whose batch (written by Stage with the
+// same adds and removes) has committed: the ids of removes are no longer
+// stored, the entries of adds are.
+func (ix *Index) Apply(adds []Entry, removes []uint32) {
+	for _, id := range removes {
+		ix.applyDelete(id)
+	}
+	ix.applyMany(adds)
+}
+
+// applyMany records in memory that every entry of adds is stored, like
+// applyAdd for each, but updates each cached posting list once.
+func (ix *Index) applyMany(adds []Entry) {
 	if len(adds) < 64 {
 		for _, e := range adds {
-			ix.ApplyAdd(e.ID, e.FP)
+			ix.applyAdd(e.ID, e.FP)
 		}
 		return
 	}
@@ -63,13 +73,15 @@ func eachRun(ks []uint64, buf []uint32, fn func(y uint32, ids []uint32) error) e
 	return nil
 }
 
-// StageMany writes into batch b the addition of every entry of adds (their
+// Stage writes into batch b the addition of every entry of adds (their
 // fingerprints and postings) and the removal of every id of removes (which
 // must be live), with ONE merge operand per posting key for the whole
 // batch: the operation "remove these ids, add those" on that key. The ids of
-// adds must be distinct, not live and not in removes. Call ApplyAdd and
-// ApplyDelete for each after the batch committed.
-func (ix *Index) StageMany(b *pebble.Batch, adds []Entry, removes []uint32) error {
+// adds must be distinct, not live and not in removes. Call Apply with the
+// same adds and removes after the batch committed. Stage and Apply are the
+// index's one write protocol: for one document, a batch of them, a bulk
+// load (whose adds get no posting operands, see Defer) and deletes alike.
+func (ix *Index) Stage(b *pebble.Batch, adds []Entry, removes []uint32) error {
 	l := ix.Layout()
 	m, stride := l.M(), l.K/64
 	deferred := ix.deferAdds()

@@ -52,10 +52,10 @@ func postingsOf(t *testing.T, pdb *pebble.DB, ix *Index) map[uint32][]uint32 {
 	return out
 }
 
-// TestStageManyEqualsOneByOne applies the same random adds and deletes in
-// batches with StageMany and one document at a time with StageAdd and
-// StageDelete: the posting lists must be equal, and both indexes pass Check.
-func TestStageManyEqualsOneByOne(t *testing.T) {
+// TestStageBatchEqualsOneByOne applies the same random adds and deletes in
+// batches and one document at a time with Stage: the posting lists must be
+// equal, and both indexes pass Check.
+func TestStageBatchEqualsOneByOne(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 5))
 	widths := []int{4, 4, 4, 4, 8, 8, 16, 16}
 	pdbA, bulk := openMemIndex(t, 64, widths)
@@ -74,38 +74,38 @@ func TestStageManyEqualsOneByOne(t *testing.T) {
 		dels, live = slices.Clone(live[:nd]), live[nd:]
 
 		b := pdbA.NewBatch()
-		if err := bulk.StageMany(b, adds, dels); err != nil {
+		if err := bulk.Stage(b, adds, dels); err != nil {
 			t.Fatal(err)
 		}
 		if err := b.Commit(pebble.NoSync); err != nil {
 			t.Fatal(err)
 		}
 		for _, id := range dels {
-			bulk.ApplyDelete(id)
+			bulk.Apply(nil, []uint32{id})
 		}
 		for _, e := range adds {
-			bulk.ApplyAdd(e.ID, e.FP)
+			bulk.Apply([]Entry{{ID: e.ID, FP: e.FP}}, nil)
 		}
 
 		for _, id := range dels {
 			b := pdbB.NewBatch()
-			if err := single.StageDelete(b, id); err != nil {
+			if err := single.Stage(b, nil, []uint32{id}); err != nil {
 				t.Fatal(err)
 			}
 			if err := b.Commit(pebble.NoSync); err != nil {
 				t.Fatal(err)
 			}
-			single.ApplyDelete(id)
+			single.Apply(nil, []uint32{id})
 		}
 		for _, e := range adds {
 			b := pdbB.NewBatch()
-			if err := single.StageAdd(b, e.ID, e.FP); err != nil {
+			if err := single.Stage(b, []Entry{{ID: e.ID, FP: e.FP}}, nil); err != nil {
 				t.Fatal(err)
 			}
 			if err := b.Commit(pebble.NoSync); err != nil {
 				t.Fatal(err)
 			}
-			single.ApplyAdd(e.ID, e.FP)
+			single.Apply([]Entry{{ID: e.ID, FP: e.FP}}, nil)
 			live = append(live, e.ID)
 		}
 		if err := bulk.Check(context.Background()); err != nil {
@@ -123,18 +123,18 @@ func TestStageManyEqualsOneByOne(t *testing.T) {
 	}
 }
 
-func TestStageManyRejects(t *testing.T) {
+func TestStageRejects(t *testing.T) {
 	pdb, ix := openMemIndex(t, 64, []int{16, 16, 16, 16})
 	b := pdb.NewBatch()
 	defer b.Close()
-	if err := ix.StageMany(b, []Entry{{ID: 1, FP: []uint64{1, 2}}}, nil); err == nil {
+	if err := ix.Stage(b, []Entry{{ID: 1, FP: []uint64{1, 2}}}, nil); err == nil {
 		t.Error("a fingerprint of the wrong length was accepted")
 	}
-	if err := ix.StageMany(b, nil, []uint32{9}); err == nil {
+	if err := ix.Stage(b, nil, []uint32{9}); err == nil {
 		t.Error("the delete of an unknown id was accepted")
 	}
 	fp := []uint64{7}
-	if err := ix.StageMany(b, []Entry{{ID: 3, FP: fp}, {ID: 3, FP: fp}}, nil); err == nil {
+	if err := ix.Stage(b, []Entry{{ID: 3, FP: fp}, {ID: 3, FP: fp}}, nil); err == nil {
 		t.Error("an id added twice was accepted")
 	}
 }

@@ -14,8 +14,8 @@ const (
 )
 
 // postingCache holds decoded posting lists (sorted ids) by merged value y.
-// A list is read from Pebble on its first probe and kept; ApplyAdd and
-// ApplyDelete keep cached lists equal to what Pebble holds. Once Warm has
+// A list is read from Pebble on its first probe and kept; Apply keeps
+// cached lists equal to what Pebble holds. Once Warm has
 // loaded every posting key the cache is complete: a value it does not hold
 // has no documents, and no probe reads Pebble any more.
 //

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/fpdb/fpdb/internal/bitvec"
@@ -101,7 +100,7 @@ func (ix *Index) Load(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("%w: fingerprint %d: %w", ErrCorrupt, id, err)
 		}
-		ix.ApplyAdd(id, fp)
+		ix.applyAdd(id, fp)
 	}
 	if err := it.Error(); err != nil {
 		return err
@@ -109,54 +108,8 @@ func (ix *Index) Load(ctx context.Context) error {
 	return ix.loadTail()
 }
 
-// StageAdd writes fingerprint fp of id and its m postings into batch b.
-func (ix *Index) StageAdd(b *pebble.Batch, id uint32, fp []uint64) error {
-	if len(fp) != ix.stride {
-		return fmt.Errorf("%w: %d words, want %d", bitvec.ErrBadFingerprint, len(fp), ix.stride)
-	}
-	if err := b.Set(keys.Fingerprint(id), bitvec.AppendBytes(nil, fp), nil); err != nil {
-		return err
-	}
-	if ix.deferAdds() {
-		if err := ix.checkDeferredID(id); err != nil {
-			return err
-		}
-		return ix.stageTailMark(b, id)
-	}
-	op := posting.EncodeAdd(roaring.BitmapOf(id))
-	for i := range ix.layout.Widths {
-		if err := b.Merge(keys.Posting(ix.layout.Value(fp, i)), op, nil); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// StageDelete writes the removal of id (its fingerprint and its postings)
-// into batch b. id must be live.
-func (ix *Index) StageDelete(b *pebble.Batch, id uint32) error {
-	fp := ix.Fingerprint(id)
-	if fp == nil {
-		return fmt.Errorf("index: delete of unknown id %d", id)
-	}
-	if err := b.Delete(keys.Fingerprint(id), nil); err != nil {
-		return err
-	}
-	if ix.inTail(id) {
-		return nil // no postings in Pebble
-	}
-	op := posting.EncodeRemove(roaring.BitmapOf(id))
-	for i := range ix.layout.Widths {
-		if err := b.Merge(keys.Posting(ix.layout.Value(fp, i)), op, nil); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// ApplyAdd records in memory that id is stored with fingerprint fp. Call it
-// after the batch of StageAdd committed.
-func (ix *Index) ApplyAdd(id uint32, fp []uint64) {
+// applyAdd records in memory that id is stored with fingerprint fp.
+func (ix *Index) applyAdd(id uint32, fp []uint64) {
 	ix.storeFP(id, fp)
 	if ix.inTail(id) || !ix.cache.tracking() {
 		return // the cache mirrors Pebble, which has no postings of the tail
@@ -191,8 +144,8 @@ func (ix *Index) storeFP(id uint32, fp []uint64) {
 	ix.live[id/64] |= 1 << (id % 64)
 }
 
-// ApplyDelete records in memory that id is no longer stored.
-func (ix *Index) ApplyDelete(id uint32) {
+// applyDelete records in memory that id is no longer stored.
+func (ix *Index) applyDelete(id uint32) {
 	if !ix.Live(id) {
 		return
 	}

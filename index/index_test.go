@@ -47,33 +47,30 @@ func newTestStore(t *testing.T, k int, widths []int) *testStore {
 
 func (s *testStore) add(id uint32, fp []uint64) {
 	s.t.Helper()
-	b := s.db.NewBatch()
 	if s.model[id] != nil {
-		if err := s.ix.StageDelete(b, id); err != nil {
-			s.t.Fatal(err)
-		}
+		s.del(id) // a replace: the delete, then the add
 	}
-	if err := s.ix.StageAdd(b, id, fp); err != nil {
+	b := s.db.NewBatch()
+	if err := s.ix.Stage(b, []Entry{{ID: id, FP: fp}}, nil); err != nil {
 		s.t.Fatal(err)
 	}
 	if err := b.Commit(pebble.NoSync); err != nil {
 		s.t.Fatal(err)
 	}
-	s.ix.ApplyDelete(id)
-	s.ix.ApplyAdd(id, fp)
+	s.ix.Apply([]Entry{{ID: id, FP: fp}}, nil)
 	s.model[id] = slices.Clone(fp)
 }
 
 func (s *testStore) del(id uint32) {
 	s.t.Helper()
 	b := s.db.NewBatch()
-	if err := s.ix.StageDelete(b, id); err != nil {
+	if err := s.ix.Stage(b, nil, []uint32{id}); err != nil {
 		s.t.Fatal(err)
 	}
 	if err := b.Commit(pebble.NoSync); err != nil {
 		s.t.Fatal(err)
 	}
-	s.ix.ApplyDelete(id)
+	s.ix.Apply(nil, []uint32{id})
 	delete(s.model, id)
 }
 
@@ -296,7 +293,7 @@ func TestTailMatchesOracle(t *testing.T) {
 				}
 			}
 			s.ix.Defer()
-			if err := s.ix.StageAdd(s.db.NewBatch(), 3, randFP(r, words)); err == nil {
+			if err := s.ix.Stage(s.db.NewBatch(), []Entry{{ID: 3, FP: randFP(r, words)}}, nil); err == nil {
 				t.Fatal("a deferred add below the largest id was accepted")
 			}
 			mark := id

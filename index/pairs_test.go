@@ -116,14 +116,14 @@ func TestPairsMatchesBruteForce(t *testing.T) {
 			for i, fp := range fps {
 				adds = append(adds, Entry{ID: uint32(i), FP: fp})
 			}
-			if err := ix.StageMany(b, adds, nil); err != nil {
+			if err := ix.Stage(b, adds, nil); err != nil {
 				t.Fatal(err)
 			}
 			if err := b.Commit(pebble.NoSync); err != nil {
 				t.Fatal(err)
 			}
 			for _, e := range adds {
-				ix.ApplyAdd(e.ID, e.FP)
+				ix.Apply([]Entry{{ID: e.ID, FP: e.FP}}, nil)
 				model[e.ID] = e.FP
 			}
 			// Delete some: the snapshot must leave them out.
@@ -132,14 +132,14 @@ func TestPairsMatchesBruteForce(t *testing.T) {
 			for id := uint32(0); id < 250; id += 7 {
 				dels = append(dels, id)
 			}
-			if err := ix.StageMany(b, nil, dels); err != nil {
+			if err := ix.Stage(b, nil, dels); err != nil {
 				t.Fatal(err)
 			}
 			if err := b.Commit(pebble.NoSync); err != nil {
 				t.Fatal(err)
 			}
 			for _, id := range dels {
-				ix.ApplyDelete(id)
+				ix.Apply(nil, []uint32{id})
 				delete(model, id)
 			}
 			snap := ix.Snapshot()
@@ -200,14 +200,14 @@ func TestPairsStopsOnCallbackError(t *testing.T) {
 		fp := []uint64{r.Uint64() & 0xff} // many close pairs
 		adds = append(adds, Entry{ID: uint32(i), FP: fp})
 	}
-	if err := ix.StageMany(b, adds, nil); err != nil {
+	if err := ix.Stage(b, adds, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.Commit(pebble.NoSync); err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range adds {
-		ix.ApplyAdd(e.ID, e.FP)
+		ix.Apply([]Entry{{ID: e.ID, FP: e.FP}}, nil)
 	}
 	stop := errors.New("stop")
 	calls := 0
