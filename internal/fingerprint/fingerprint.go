@@ -11,6 +11,7 @@ import (
 	"github.com/fpdb/fpdb/internal/minhash"
 	"github.com/fpdb/fpdb/internal/normalize"
 	"github.com/fpdb/fpdb/internal/shingle"
+	"github.com/fpdb/fpdb/internal/splitmix"
 )
 
 // HashVersion is the version of the shingle-hash and min-hash scheme
@@ -60,15 +61,7 @@ func (p Params) Validate() error {
 // SplitMix64 steps.
 func (p Params) seeds() (shingleSeed, minhashSeed uint64) {
 	x := p.Seed
-	return splitmix(&x), splitmix(&x)
-}
-
-func splitmix(x *uint64) uint64 {
-	*x += 0x9e3779b97f4a7c15
-	z := *x
-	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
-	z = (z ^ z>>27) * 0x94d049bb133111eb
-	return z ^ z>>31
+	return splitmix.Next(&x), splitmix.Next(&x)
 }
 
 // ErrNoWords is returned for a document without a single word (empty,

@@ -3,6 +3,8 @@ package minhash
 import (
 	"fmt"
 	"math/bits"
+
+	"github.com/fpdb/fpdb/internal/splitmix"
 )
 
 // MaxK is the largest fingerprint size New accepts.
@@ -32,9 +34,9 @@ func New(k int, seed uint64) (*Sketcher, error) {
 		min:    make([]uint64, k),
 		filled: make([]uint64, k/64),
 	}
-	s.seed = splitmix(&seed)
-	s.probe = splitmix(&seed)
-	s.out = splitmix(&seed)
+	s.seed = splitmix.Next(&seed)
+	s.probe = splitmix.Next(&seed)
+	s.out = splitmix.Next(&seed)
 	return s, nil
 }
 
@@ -50,7 +52,7 @@ func (s *Sketcher) Reset() {
 // Add adds one element (a shingle hash) to the set. Adding an element twice
 // has no further effect.
 func (s *Sketcher) Add(h uint64) {
-	v := mix(h ^ s.seed)
+	v := splitmix.Mix(h ^ s.seed)
 	bin, _ := bits.Mul64(v, uint64(s.k))
 	w, b := bin>>6, uint64(1)<<(bin&63)
 	switch {
@@ -90,7 +92,7 @@ func (s *Sketcher) Fingerprint(dst []uint64) {
 			}
 			v = s.min[j]
 		}
-		dst[i>>6] |= (mix(v^s.out+uint64(i)*phi) >> 63) << (i & 63)
+		dst[i>>6] |= (splitmix.Mix(v^s.out+uint64(i)*splitmix.Phi) >> 63) << (i & 63)
 	}
 }
 
@@ -108,10 +110,10 @@ const maxProbes = 64
 // use the same sequence.) It requires s.n > 0.
 func (s *Sketcher) densify(i int) int {
 	k := uint64(s.k)
-	x := s.probe ^ uint64(i)*psi
+	x := s.probe ^ uint64(i)*splitmix.Psi
 	for probes := 0; probes < maxProbes*s.k; probes += 4 {
-		x += phi
-		r := mix(x)
+		x += splitmix.Phi
+		r := splitmix.Mix(x)
 		for c := 0; c < 4; c++ {
 			j := (r & 0xffff) * k >> 16
 			if s.filled[j>>6]&(1<<(j&63)) != 0 {
@@ -133,26 +135,4 @@ func (s *Sketcher) nextFilled(i int) int {
 		}
 	}
 	return i // unreachable while s.n > 0
-}
-
-const (
-	phi = 0x9e3779b97f4a7c15 // 2^64 / golden ratio, odd
-	psi = 0xc2b2ae3d27d4eb4f
-)
-
-// mix is the SplitMix64 finalizer, a bijection on uint64 with full
-// avalanche.
-func mix(x uint64) uint64 {
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	x ^= x >> 31
-	return x
-}
-
-// splitmix advances the SplitMix64 state *x and returns its next output.
-func splitmix(x *uint64) uint64 {
-	*x += phi
-	return mix(*x)
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/bits"
+
+	"github.com/fpdb/fpdb/internal/splitmix"
 )
 
 // MaxWidth is the largest shingle width New accepts.
@@ -28,8 +30,8 @@ func New(w int, seed uint64) (*Shingler, error) {
 	}
 	return &Shingler{
 		w:    w,
-		seed: mix(seed ^ 0x736869_6e676c65), // "shingle"
-		init: mix(seed + 0x9e3779b97f4a7c15),
+		seed: splitmix.Mix(seed ^ 0x736869_6e676c65), // "shingle"
+		init: splitmix.Mix(seed + 0x9e3779b97f4a7c15),
 		ring: make([]uint64, w),
 	}, nil
 }
@@ -80,28 +82,12 @@ func (s *Shingler) hash(start, n int) uint64 {
 	x := s.init
 	j := start
 	for i := 0; i < n; i++ {
-		x = bits.RotateLeft64((x^s.ring[j])*prime1+uint64(i+1)*phi, 29)
+		x = bits.RotateLeft64((x^s.ring[j])*prime1+uint64(i+1)*splitmix.Phi, 29)
 		if j++; j == len(s.ring) {
 			j = 0
 		}
 	}
-	return mix(x ^ uint64(n)*psi)
-}
-
-const (
-	phi = 0x9e3779b97f4a7c15 // 2^64 / golden ratio, odd
-	psi = 0xc2b2ae3d27d4eb4f // an XXH64 prime
-)
-
-// mix is the SplitMix64 finalizer, a bijection on uint64 with full
-// avalanche.
-func mix(x uint64) uint64 {
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	x ^= x >> 31
-	return x
+	return splitmix.Mix(x ^ uint64(n)*splitmix.Psi)
 }
 
 // XXH64 primes.
