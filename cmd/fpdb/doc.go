@@ -9,5 +9,7 @@
 // the directory given by --db (default $FPDB_DB, else ./fpdb-data). The tool only parses
 // flags and prints: all the work is done by package
 // github.com/fpdb/fpdb/db. Exit status 0 means success, 1 means that "fpdb
-// add" found near duplicates, 2 means an error (see "fpdb add --help").
+// add" found near duplicates, 2 means an error (see "fpdb add --help"), 74
+// means that the storage failed under a write (the db package ends the
+// process; no acknowledged write is lost).
 package main

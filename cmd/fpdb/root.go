@@ -55,7 +55,11 @@ resemblance of their sets of word shingles at or above a threshold).
 
 The database is the directory given by --db, by default $` + envDB + ` if it is
 set, else ` + defaultDBDir + `. "fpdb add" creates it; the other commands
-require it to exist.`,
+require it to exist.
+
+Exit status: 0 success, 1 "fpdb add" found near duplicates, 2 an error, 74
+the storage failed under a write (a failed WAL write or sync, a full disk;
+every write reported done is kept).`,
 		Example: `  fpdb add docs/                          # add every file under docs/
   fpdb add --reject --threshold 0.8 new.txt # store new.txt unless it has near duplicates
   cat page.txt | fpdb add --id page-17 -    # add standard input
