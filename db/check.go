@@ -5,9 +5,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -68,6 +70,97 @@ func (p *problems) err(dir string) error {
 		return nil
 	}
 	return &CheckError{Dir: dir, Problems: slices.Clone(p.list), Omitted: p.omitted}
+}
+
+// corrupt returns an error wrapping ErrCorrupt that lists the problems
+// found by op (e.g. "open") in dir; there must be at least one.
+func (p *problems) corrupt(op, dir string) error {
+	s := strings.Join(p.list, "; ")
+	if p.omitted > 0 {
+		s += fmt.Sprintf("; and %d more", p.omitted)
+	}
+	return fmt.Errorf("fpdb: %s %s: %w: %s (Repair, fpdb check --repair, rebuilds the database from its intact documents)", op, dir, ErrCorrupt, s)
+}
+
+// Problems that Open and Check both report, worded alike.
+const (
+	msgNoFingerprint = "document %d (%q) has no fingerprint"
+	msgNoRecord      = "fingerprint %d has no document record"
+	msgBeyondNext    = "internal id %d is at or beyond the next internal id %d"
+)
+
+// nextLimit returns the largest next internal id accepted for a store
+// whose largest stored internal id is maxSeq (-1: none) and whose
+// fingerprints have k bits. The in-memory arrays indexed by internal id
+// grow to the next id at the next add, so a damaged next-id record far
+// beyond the stored ids would make that add allocate memory for ids never
+// assigned (hundreds of GB for an id near 2^32). The limit is 4 times the
+// stored id range, and at least 256 MiB worth of ids: deleting the newest
+// documents leaves a legitimate gap below it. Repair resets a next id
+// beyond it.
+func nextLimit(maxSeq int64, k int) int64 {
+	perID := int64(k/8) + int64(unsafe.Sizeof(docEntry{}))
+	return min(max(4*(maxSeq+1), (256<<20)/perID), math.MaxUint32)
+}
+
+// checkNext reports a next internal id that is not beyond every stored id
+// (maxSeq, -1 when none), or is implausibly far beyond them (nextLimit).
+func checkNext(maxSeq int64, next uint32, k int, p *problems) {
+	switch lim := nextLimit(maxSeq, k); {
+	case maxSeq >= int64(next):
+		p.add(msgBeyondNext, maxSeq, next)
+	case int64(next) > lim:
+		p.add("next internal id %d is far beyond the largest stored internal id %d (at most %d accepted): the next-id record is damaged", next, maxSeq, lim)
+	}
+}
+
+// checkTail reports a tail mark at or beyond the next internal id: the mark
+// is the id of the first document whose postings were deferred.
+func checkTail(tail, next uint32, p *problems) {
+	if tail != index.NoTail && tail >= next {
+		p.add("tail mark %d is at or beyond the next internal id %d", tail, next)
+	}
+}
+
+// readNextID reads the next-id record; a missing or undecodable one is a
+// problem, a read failure an error.
+func readNextID(pdb *pebble.DB, p *problems) (uint32, error) {
+	raw, closer, err := pdb.Get(keys.NextID())
+	switch {
+	case errors.Is(err, pebble.ErrNotFound):
+		p.add("next-id record is missing")
+		return 0, nil
+	case err != nil:
+		return 0, fmt.Errorf("read next-id record: %w", storageError(err))
+	}
+	defer closer.Close()
+	next, err := decodeSeq(raw)
+	if err != nil {
+		p.add("next-id record: %v", err)
+	}
+	return next, nil
+}
+
+// lastSeq returns the largest internal id with a document record, or -1.
+func lastSeq(pdb *pebble.DB) (int64, error) {
+	lo, hi := keys.Range(keys.PrefixDoc)
+	it, err := pdb.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return 0, fmt.Errorf("read document records: %w", storageError(err))
+	}
+	seq := int64(-1)
+	if it.Last() {
+		s, err := keys.ParseDoc(it.Key())
+		if err != nil {
+			_ = it.Close()
+			return 0, fmt.Errorf("%w: %w", ErrCorrupt, err)
+		}
+		seq = int64(s)
+	}
+	if err := it.Close(); err != nil {
+		return 0, fmt.Errorf("read document records: %w", storageError(err))
+	}
+	return seq, nil
 }
 
 // storageError marks a Pebble corruption error (a checksum mismatch, a
@@ -219,23 +312,14 @@ func scanStore(ctx context.Context, pdb *pebble.DB, layout *index.Layout, format
 		recs:   make(map[uint32]recInfo),
 		ext:    make(map[string]uint32),
 	}
-	raw, closer, err := pdb.Get(keys.NextID())
-	switch {
-	case errors.Is(err, pebble.ErrNotFound):
-		p.add("next-id record is missing")
-	case err != nil:
-		return nil, fmt.Errorf("read next-id record: %w", storageError(err))
-	default:
-		st.next, err = decodeSeq(raw)
-		_ = closer.Close()
-		if err != nil {
-			p.add("next-id record: %v", err)
-		} else {
-			st.nextOK = true
-		}
+	before := p.count()
+	next, err := readNextID(pdb, p)
+	if err != nil {
+		return nil, err
 	}
+	st.next, st.nextOK = next, p.count() == before
 	st.tail = index.NoTail
-	raw, closer, err = pdb.Get(keys.Tail())
+	raw, closer, err := pdb.Get(keys.Tail())
 	switch {
 	case errors.Is(err, pebble.ErrNotFound):
 	case err != nil:
@@ -248,7 +332,6 @@ func scanStore(ctx context.Context, pdb *pebble.DB, layout *index.Layout, format
 		}
 		_ = closer.Close()
 	}
-	st.fps = newFPTable(layout, st.next)
 	bad := func(k []byte) { st.badKeys = append(st.badKeys, slices.Clone(k)) }
 
 	err = eachKV(ctx, pdb, keys.PrefixDoc, "document records", func(k, v []byte) {
@@ -270,6 +353,14 @@ func scanStore(ctx context.Context, pdb *pebble.DB, layout *index.Layout, format
 	if err != nil {
 		return nil, err
 	}
+	// Fingerprints below the next id go into a dense table, unless the next
+	// id is implausible (nextLimit); any others (only in a damaged store)
+	// into a map.
+	maxRec := int64(-1)
+	if len(st.recOrder) > 0 {
+		maxRec = int64(st.recOrder[len(st.recOrder)-1])
+	}
+	st.fps = newFPTable(layout, uint32(min(int64(st.next), nextLimit(maxRec, layout.K))))
 	err = eachKV(ctx, pdb, keys.PrefixExtID, "ext-id entries", func(k, v []byte) {
 		ext, err := keys.ParseExtID(k)
 		if err != nil {
@@ -366,7 +457,7 @@ func (st *diskState) verify(p *problems) {
 		}
 		fp := st.fps.get(seq)
 		if fp == nil {
-			p.add("document %d (%q) has no fingerprint", seq, r.ext)
+			p.add(msgNoFingerprint, seq, r.ext)
 			continue
 		}
 		for g := range st.layout.M() {
@@ -381,7 +472,7 @@ func (st *diskState) verify(p *problems) {
 	st.fps.each(func(seq uint32, _ []uint64) {
 		maxSeq = max(maxSeq, int64(seq))
 		if _, ok := st.recs[seq]; !ok {
-			p.add("fingerprint %d has no document record", seq)
+			p.add(msgNoRecord, seq)
 		}
 	})
 	for _, ext := range st.extOrder {
@@ -392,8 +483,9 @@ func (st *diskState) verify(p *problems) {
 			p.add("ext-id %q names internal id %d, which is document %q", ext, seq, r.ext)
 		}
 	}
-	if st.nextOK && maxSeq >= int64(st.next) {
-		p.add("internal id %d is at or beyond the next internal id %d", maxSeq, st.next)
+	if st.nextOK {
+		checkNext(maxSeq, st.next, st.layout.K, p)
+		checkTail(st.tail, st.next, p)
 	}
 }
 

@@ -1,17 +1,22 @@
 package db
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/fpdb/fpdb/internal/keys"
@@ -235,4 +240,275 @@ func TestCorruptFiles(t *testing.T) {
 		}
 	}
 	t.Logf("%d byte flips in Pebble files, 0 panics, 0 wrong answers:%s", flips, sb.String())
+}
+
+// hugeAlloc is the heap allocation (runtime.MemStats.TotalAlloc) above which
+// TestCorruptStore calls a damaged store's Open, use and Repair a huge
+// allocation: the 60-document database needs a few MB.
+const hugeAlloc = 256 << 20
+
+// rawUpdate changes the Pebble store of the closed database in dir directly.
+func rawUpdate(t *testing.T, dir string, fn func(p *pebble.DB) error) {
+	t.Helper()
+	p, err := pebble.Open(dir, &pebble.Options{Merger: posting.Merger(), FormatMajorVersion: pebbleFormat, Logger: slogLogger{discardLogger()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fn(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rawCopy sets key to the value stored under from.
+func rawCopy(p *pebble.DB, from, key []byte) error {
+	v, closer, err := p.Get(from)
+	if err != nil {
+		return err
+	}
+	defer closer.Close()
+	return p.Set(key, v, pebble.Sync)
+}
+
+// storeDamage is one way of damaging the store of TestCorruptStore's
+// database (documents "doc000".."doc059" at internal ids 0..59, of which
+// doc050..doc054 are deleted; the next internal id is 60).
+type storeDamage struct {
+	name   string
+	damage func(p *pebble.DB) error
+	// atOpen: Open must fail (the damage would make a query or a later
+	// write panic or allocate without bound); otherwise Open must succeed
+	// and Check must find it.
+	atOpen bool
+	// want is what the error of Open (or Check) must say; found, what
+	// Repair must list among the problems it found (default want).
+	want, found string
+	// lost are the documents Repair must drop, strays the keys of no
+	// document it must drop; refused: Repair must fail.
+	lost    []string
+	strays  int
+	refused bool
+}
+
+const strayID = 0xFFFFFFF0
+
+var storeDamages = []storeDamage{
+	{name: "stray fingerprint just beyond the id map", atOpen: true,
+		damage: func(p *pebble.DB) error { return rawCopy(p, keys.Fingerprint(0), keys.Fingerprint(60)) },
+		want:   "fingerprint 60 is at or beyond the next internal id 60", found: "fingerprint 60 has no document record", strays: 1},
+	{name: "stray fingerprint at internal id 2^32-16", atOpen: true,
+		damage: func(p *pebble.DB) error { return rawCopy(p, keys.Fingerprint(0), keys.Fingerprint(strayID)) },
+		want:   "fingerprint 4294967280 is at or beyond the next internal id 60", found: "fingerprint 4294967280 has no document record", strays: 1},
+	{name: "fingerprint of a deleted document", atOpen: true,
+		damage: func(p *pebble.DB) error { return rawCopy(p, keys.Fingerprint(0), keys.Fingerprint(52)) },
+		want:   "fingerprint 52 has no document record", strays: 1},
+	{name: "document record beyond the next id", atOpen: true,
+		damage: func(p *pebble.DB) error { return rawCopy(p, keys.Doc(0), keys.Doc(60)) },
+		want:   "internal id 60 is at or beyond the next internal id 60", strays: 1},
+	{name: "document record at internal id 2^32-16", atOpen: true,
+		damage: func(p *pebble.DB) error { return rawCopy(p, keys.Doc(0), keys.Doc(strayID)) },
+		want:   "internal id 4294967280 is at or beyond the next internal id 60", strays: 1},
+	{name: "document record without fingerprint", atOpen: true,
+		damage: func(p *pebble.DB) error { return p.Delete(keys.Fingerprint(7), pebble.Sync) },
+		want:   `document 7 ("doc007") has no fingerprint`, lost: []string{"doc007"}},
+	{name: "fingerprint without document record", atOpen: true,
+		damage: func(p *pebble.DB) error { return p.Delete(keys.Doc(8), pebble.Sync) },
+		want:   "fingerprint 8 has no document record", lost: []string{"doc008"}},
+	{name: "fingerprint of 1 MiB", atOpen: true,
+		damage: func(p *pebble.DB) error { return p.Set(keys.Fingerprint(9), make([]byte, 1<<20), pebble.Sync) },
+		want:   "fingerprint 9", lost: []string{"doc009"}},
+	{name: "next id 2^32-1", atOpen: true,
+		damage: func(p *pebble.DB) error { return p.Set(keys.NextID(), encodeSeq(math.MaxUint32), pebble.Sync) },
+		want:   "next internal id 4294967295 is far beyond the largest stored internal id 59"},
+	{name: "next id with a flipped high byte", atOpen: true,
+		damage: func(p *pebble.DB) error { return p.Set(keys.NextID(), encodeSeq(0x0100003c), pebble.Sync) },
+		want:   "next internal id 16777276 is far beyond the largest stored internal id 59"},
+	{name: "next id too small", atOpen: true,
+		damage: func(p *pebble.DB) error { return p.Set(keys.NextID(), encodeSeq(3), pebble.Sync) },
+		want:   "internal id 59 is at or beyond the next internal id 3"},
+	{name: "next id missing", atOpen: true,
+		damage: func(p *pebble.DB) error { return p.Delete(keys.NextID(), pebble.Sync) },
+		want:   "next-id record is missing"},
+	{name: "next id of 3 bytes", atOpen: true,
+		damage: func(p *pebble.DB) error { return p.Set(keys.NextID(), []byte{0, 0, 60}, pebble.Sync) },
+		want:   "internal id is 3 bytes, want 4"},
+	{name: "tail mark 2^32-16", atOpen: true,
+		damage: func(p *pebble.DB) error { return p.Set(keys.Tail(), encodeSeq(strayID), pebble.Sync) },
+		want:   "tail mark 4294967280 is at or beyond the next internal id 60"},
+	{name: "tail mark of 3 bytes", atOpen: true,
+		damage: func(p *pebble.DB) error { return p.Set(keys.Tail(), []byte{1, 2, 3}, pebble.Sync) },
+		want:   "tail mark 010203: want 4 bytes"},
+	{name: "id map names internal id 2^32-16",
+		damage: func(p *pebble.DB) error { return p.Set(keys.ExtID("doc000"), encodeSeq(strayID), pebble.Sync) },
+		want:   `ext-id "doc000" names internal id 4294967280, which has no document record`},
+	{name: "posting names internal id 2^32-16",
+		damage: func(p *pebble.DB) error {
+			return p.Merge(keys.Posting(7), posting.EncodeAdd(roaring.BitmapOf(strayID)), pebble.Sync)
+		},
+		want: "posting key 7 (group 0) names internal id 4294967280, which has no fingerprint"},
+	{name: "posting key beyond every group",
+		damage: func(p *pebble.DB) error {
+			return p.Merge(keys.Posting(strayID), posting.EncodeAdd(roaring.BitmapOf(1)), pebble.Sync)
+		},
+		want: "posting key 4294967280 is outside every group"},
+	{name: "posting value garbled",
+		damage: func(p *pebble.DB) error { return p.Set(keys.Posting(7), []byte{0xff, 0xff, 0xff}, pebble.Sync) },
+		want:   "posting key 7"},
+	{name: "meta record garbled", atOpen: true, refused: true,
+		damage: func(p *pebble.DB) error {
+			return p.Set(keys.Meta(), []byte(`{"format_version":2,"k":4096}XXXX`), pebble.Sync)
+		},
+		want: "meta record checksum mismatch"},
+}
+
+// TestCorruptStore damages the records of a closed database in each way of
+// storeDamages (stray and missing keys, huge counters, garbled values) and
+// checks that Open fails with ErrCorrupt naming the damage (or that Open
+// succeeds and Check names it), that nothing panics and nothing allocates
+// hugely (TotalAlloc around Open, a query, an add, Check and Repair), and
+// that Repair either repairs the database (Check then passes and every
+// document it keeps is whole) or refuses with ErrCorrupt.
+func TestCorruptStore(t *testing.T) {
+	src := t.TempDir()
+	d, err := Open(src, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fps := map[string][]uint64{}
+	for i := range 60 {
+		id := fmt.Sprintf("doc%03d", i)
+		if _, err := d.Add(ctx, Input{ID: id, Text: []byte(crashText(uint64(1000 + i)))}, nil); err != nil {
+			t.Fatal(err)
+		}
+		fps[id] = seqFP(t, d, id)
+		if i == 39 {
+			if err := d.pdb.Flush(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for i := 50; i < 55; i++ {
+		id := fmt.Sprintf("doc%03d", i)
+		if err := d.Delete(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		delete(fps, id)
+	}
+	closeChecked(t, d)
+
+	var tried, repaired, refused, panics, huge int
+	var maxAlloc uint64
+	for _, c := range storeDamages {
+		t.Run(c.name, func(t *testing.T) {
+			dir := copyDir(t, src)
+			rawUpdate(t, dir, c.damage)
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			defer func() {
+				if p := recover(); p != nil {
+					panics++
+					t.Errorf("panic: %v\n%s", p, debug.Stack())
+				}
+				runtime.ReadMemStats(&after)
+				alloc := after.TotalAlloc - before.TotalAlloc
+				maxAlloc = max(maxAlloc, alloc)
+				if alloc > hugeAlloc {
+					huge++
+					t.Errorf("allocated %d MB", alloc>>20)
+				}
+			}()
+			tried++
+			added := useDamaged(t, dir, c)
+			rep, err := Repair(ctx, dir, nil)
+			if c.refused {
+				if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), c.want) {
+					t.Fatalf("Repair: %v, want it refused with ErrCorrupt naming %q", err, c.want)
+				}
+				refused++
+				return
+			}
+			if err != nil {
+				t.Fatalf("Repair: %v", err)
+			}
+			found := cmp.Or(c.found, c.want)
+			if !rep.Changed || !strings.Contains(strings.Join(rep.Problems, "\n"), found) {
+				t.Errorf("Repair found %q, want %q", rep.Problems, found)
+			}
+			if len(rep.Dropped) != len(c.lost)+c.strays || rep.Kept != len(fps)-len(c.lost)+added {
+				t.Errorf("Repair kept %d, dropped %q; want %d documents and %d stray keys dropped", rep.Kept, rep.Dropped, len(c.lost), c.strays)
+			}
+			d := openTest(t, dir, nil) // Check runs at cleanup
+			if err := d.Check(ctx); err != nil {
+				t.Fatalf("Check after Repair: %v", err)
+			}
+			for id, fp := range fps {
+				doc, err := d.Get(ctx, id)
+				switch {
+				case slices.Contains(c.lost, id):
+					if !errors.Is(err, ErrNotFound) {
+						t.Errorf("%s: Get after Repair: %v, want ErrNotFound", id, err)
+					}
+				case err != nil:
+					t.Errorf("%s: Get after Repair: %v", id, err)
+				case !slices.Equal(doc.Fingerprint, fp):
+					t.Errorf("%s: fingerprint changed by Repair", id)
+				}
+			}
+			if _, err := d.Add(ctx, Input{ID: "after", Text: []byte(crashText(7))}, nil); err != nil {
+				t.Fatal(err)
+			}
+			repaired++
+		})
+	}
+	t.Logf("%d damaged stores: %d panics, %d huge allocations (largest %.1f MB for Open, use, Check and Repair), %d repaired, %d refused by Repair",
+		tried, panics, huge, float64(maxAlloc)/(1<<20), repaired, refused)
+}
+
+// seqFP returns the stored fingerprint of id.
+func seqFP(t *testing.T, d *DB, id string) []uint64 {
+	t.Helper()
+	doc, err := d.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc.Fingerprint
+}
+
+// useDamaged opens the damaged database in dir: Open must fail with
+// ErrCorrupt naming the damage when c.atOpen, else succeed, answer a query
+// and take an add without panicking, and Check must name the damage. It
+// returns the number of documents it added.
+func useDamaged(t *testing.T, dir string, c storeDamage) int {
+	t.Helper()
+	d, err := Open(dir, nil)
+	if c.atOpen {
+		if err == nil {
+			_, qerr := d.Query(ctx, []byte(crashText(1003)), QueryOptions{Threshold: 0.5})
+			_, aerr := d.Add(ctx, Input{ID: "new", Text: []byte(crashText(7))}, nil)
+			_ = d.Close()
+			t.Fatalf("Open succeeded (then Query: %v, Add: %v); want ErrCorrupt naming %q", qerr, aerr, c.want)
+		}
+		if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), dir) {
+			t.Fatalf("Open: %v; want ErrCorrupt naming %s and %q", err, dir, c.want)
+		}
+		return 0
+	}
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer d.Close()
+	if _, err := d.Query(ctx, []byte(crashText(1003)), QueryOptions{Threshold: 0.5}); err != nil && !errors.Is(err, ErrCorrupt) {
+		t.Errorf("Query: %v", err)
+	}
+	if _, err := d.Add(ctx, Input{ID: "new", Text: []byte(crashText(7))}, nil); err != nil {
+		t.Errorf("Add: %v", err)
+	}
+	err = d.Check(ctx)
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), c.want) {
+		t.Fatalf("Check: %v; want ErrCorrupt naming %q", err, c.want)
+	}
+	return 1
 }

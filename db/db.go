@@ -306,7 +306,12 @@ func checkBuild(p Params) error {
 	return nil
 }
 
-// load builds the in-memory state from the store.
+// load builds the in-memory state from the store. Every size it reads from
+// disk is bounded before memory is allocated by it: the next internal id
+// against the largest stored one (nextLimit), every stored id against the
+// next id; and every document record must have its fingerprint and the
+// reverse, since queries and writes rely on both. A store that breaks any
+// of these fails with ErrCorrupt naming each problem.
 func (d *DB) load() error {
 	ctx := context.Background()
 	layout, err := index.NewLayout(d.params.K, d.params.GroupWidths)
@@ -316,19 +321,27 @@ func (d *DB) load() error {
 	if _, err := fingerprint.NewBuilder(d.fpParams()); err != nil {
 		return fmt.Errorf("fpdb: open %s: %w: %w", d.dir, ErrCorrupt, err)
 	}
+	var p problems
+	next, err := readNextID(d.pdb, &p)
+	if err != nil {
+		return fmt.Errorf("fpdb: open %s: %w", d.dir, err)
+	}
+	maxSeq, err := lastSeq(d.pdb)
+	if err != nil {
+		return fmt.Errorf("fpdb: open %s: %w", d.dir, err)
+	}
+	if p.count() == 0 {
+		checkNext(maxSeq, next, layout.K, &p)
+	}
+	if p.count() > 0 {
+		return p.corrupt("open", d.dir)
+	}
+	d.nextSeq = next
 	d.ix = index.New(d.pdb, layout)
-	if err := d.ix.Load(ctx); err != nil {
+	if err := d.ix.Load(ctx, next); err != nil {
 		return fmt.Errorf("fpdb: open %s: %w", d.dir, storageError(err))
 	}
-	raw, closer, err := d.pdb.Get(keys.NextID())
-	if err != nil {
-		return fmt.Errorf("fpdb: open %s: read next id: %w", d.dir, err)
-	}
-	d.nextSeq, err = decodeSeq(raw)
-	_ = closer.Close()
-	if err != nil {
-		return fmt.Errorf("fpdb: open %s: next id: %w", d.dir, err)
-	}
+	d.docs = make([]docEntry, 0, maxSeq+1) // maxSeq < next ≤ nextLimit
 	lo, hi := keys.Range(keys.PrefixDoc)
 	it, err := d.pdb.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
@@ -348,6 +361,19 @@ func (d *DB) load() error {
 	}
 	if err := it.Error(); err != nil {
 		return fmt.Errorf("fpdb: open %s: read document records: %w", d.dir, storageError(err))
+	}
+	for seq := range max(len(d.docs), d.ix.Cap()) {
+		rec := seq < len(d.docs) && d.docs[seq].ext != ""
+		switch fp := d.ix.Live(uint32(seq)); {
+		case rec && !fp:
+			p.add(msgNoFingerprint, seq, d.docs[seq].ext)
+		case fp && !rec:
+			p.add(msgNoRecord, seq)
+		}
+	}
+	checkTail(d.ix.TailStart(), next, &p)
+	if p.count() > 0 {
+		return p.corrupt("open", d.dir)
 	}
 	if d.opts.ReadOnly {
 		return nil // a tail left by a crash is scanned by queries

@@ -342,3 +342,62 @@ func TestTwoProcesses(t *testing.T) {
 		t.Fatalf("docs = %d", d.Stats().Docs)
 	}
 }
+
+// TestOpenLayoutLimits opens new databases with creation parameters that
+// break a limit of the index layout. Open must refuse them before it
+// writes anything (an error wrapping ErrInvalidOptions and naming the
+// limit; the directory stays without a database), and a later Open with
+// valid options must create the database there.
+func TestOpenLayoutLimits(t *testing.T) {
+	wide := make([]int, 0, 256)
+	for range 256 {
+		wide = append(wide, 16)
+	}
+	cases := []struct {
+		name string
+		opts *Options
+		want []string
+	}{
+		{"K=4096 with the default group width: 256 groups", &Options{K: 4096}, []string{"256 groups, at most 255"}},
+		{"K=8192", &Options{K: 8192}, []string{"512 groups, at most 255"}},
+		{"256 explicit groups", &Options{K: 4096, GroupWidths: wide}, []string{"256 groups, at most 255"}},
+		{"K beyond the min-hash limit", &Options{K: 1 << 17, GroupWidths: []int{24}}, []string{"K = 131072"}},
+		{"K and shingle width both wrong", &Options{K: 100, ShingleWidth: 65}, []string{"K = 100", "ShingleWidth = 65"}},
+		{"group too wide", &Options{K: 64, GroupWidths: []int{32, 32}}, []string{"width 32"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if err := c.opts.Clone().EnsureDefaults().Validate(); !errors.Is(err, ErrInvalidOptions) {
+				t.Errorf("Validate: %v, want ErrInvalidOptions", err)
+			}
+			parent := t.TempDir()
+			dir := filepath.Join(parent, "db")
+			_, err := Open(dir, c.opts)
+			if !errors.Is(err, ErrInvalidOptions) {
+				t.Fatalf("Open: %v, want ErrInvalidOptions", err)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Open: %v, want it to name %q", err, w)
+				}
+			}
+			if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("Open with invalid options created %s: %v", dir, err)
+			}
+			// The same options on an existing empty directory write nothing.
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Open(dir, c.opts); !errors.Is(err, ErrInvalidOptions) {
+				t.Fatalf("second Open: %v, want ErrInvalidOptions", err)
+			}
+			if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+				t.Fatalf("Open with invalid options wrote %v", ents)
+			}
+			d := openTest(t, dir, &Options{K: 2048})
+			if _, err := d.Add(ctx, Input{ID: "a", Text: []byte(text(1, 50))}, nil); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

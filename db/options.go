@@ -8,6 +8,8 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/fpdb/fpdb/index"
+	"github.com/fpdb/fpdb/internal/fingerprint"
+	"github.com/fpdb/fpdb/internal/minhash"
 )
 
 // Default values of Options.
@@ -29,7 +31,12 @@ const (
 	// MaxIDLen is the longest document id accepted, in bytes.
 	MaxIDLen = 1024
 	// MaxGroupWidth is the widest index group accepted, in bits.
-	MaxGroupWidth = 24
+	MaxGroupWidth = index.MaxGroupWidth
+	// MaxGroups is the largest number of index groups accepted: with the
+	// default group width, K is at most 4080.
+	MaxGroups = index.MaxGroups
+	// MaxK is the longest fingerprint accepted, in bits.
+	MaxK = minhash.MaxK
 )
 
 // Options configure a DB. The zero value of every field means its default;
@@ -40,13 +47,14 @@ const (
 // zero values take the recorded ones, and non-zero values that differ from
 // the recorded ones make Open fail with a *ParamsError.
 type Options struct {
-	// K is the fingerprint length in bits, a positive multiple of 64.
-	// Default 512.
+	// K is the fingerprint length in bits, a positive multiple of 64, at
+	// most MaxK. Default 512.
 	K int
 	// GroupWidths are the widths in bits of the index groups, in order; they
-	// must sum to K, and each must be in [1, MaxGroupWidth]. Default: K/16
-	// groups of 16 bits (or, when K is not a multiple of 16, widths as equal
-	// as possible near 16 bits).
+	// must sum to K, each must be in [1, MaxGroupWidth], and there may be at
+	// most MaxGroups of them. Default: K/16 groups of 16 bits (or, when K is
+	// not a multiple of 16, widths as equal as possible near 16 bits), so
+	// that a K above 4080 needs wider groups.
 	GroupWidths []int
 	// ShingleWidth is the number of consecutive words in a shingle. Default 4.
 	ShingleWidth int
@@ -141,23 +149,23 @@ func (o *Options) EnsureDefaults() *Options {
 }
 
 // Validate reports every problem of o at once. It expects defaults filled.
+// It checks the creation parameters with the same code that builds the
+// fingerprints and the index layout from them, so that options it accepts
+// always make a database that opens again.
 func (o *Options) Validate() error {
 	var errs []error
-	if o.K <= 0 || o.K%64 != 0 || o.K > 1<<16 {
-		errs = append(errs, fmt.Errorf("K = %d: must be a positive multiple of 64, at most 65536", o.K))
+	fp := fingerprint.Params{K: o.K, ShingleWidth: o.ShingleWidth, Seed: o.Seed}
+	if err := fp.Validate(); err != nil {
+		errs = append(errs, err)
 	}
-	sum := 0
-	for i, w := range o.GroupWidths {
-		if w < 1 || w > MaxGroupWidth {
-			errs = append(errs, fmt.Errorf("GroupWidths[%d] = %d: must be in [1, %d]", i, w, MaxGroupWidth))
+	if o.K > 0 && o.K%64 == 0 {
+		// An invalid K is reported above; the layout would repeat it.
+		if _, err := index.NewLayout(o.K, o.GroupWidths); err != nil {
+			if len(o.GroupWidths) > MaxGroups {
+				err = fmt.Errorf("%w (GroupWidths: give at most %d groups, at most %d bits wide)", err, MaxGroups, MaxGroupWidth)
+			}
+			errs = append(errs, err)
 		}
-		sum += w
-	}
-	if sum != o.K {
-		errs = append(errs, fmt.Errorf("GroupWidths %v sum to %d, want K = %d", o.GroupWidths, sum, o.K))
-	}
-	if o.ShingleWidth < 1 || o.ShingleWidth > 64 {
-		errs = append(errs, fmt.Errorf("ShingleWidth = %d: must be in [1, 64]", o.ShingleWidth))
 	}
 	if o.CacheSize < 0 {
 		errs = append(errs, fmt.Errorf("CacheSize = %d: must not be negative", o.CacheSize))

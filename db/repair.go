@@ -192,8 +192,13 @@ func (d *DB) repair(ctx context.Context, layout *index.Layout) (*RepairReport, e
 	for _, y := range ys {
 		_ = b.Set(keys.Posting(y), posting.EncodeAdd(lists[y]), nil)
 	}
-	next := uint32(min(maxSeq+1, int64(^uint32(0))))
-	if st.nextOK && st.next > next {
+	// Ids of dropped documents may be given again: none of their keys is
+	// left. A next id beyond the kept ones stays unless it is implausible.
+	next := uint32(0)
+	if len(kept) > 0 {
+		next = kept[len(kept)-1] + 1
+	}
+	if st.nextOK && st.next > next && int64(st.next) <= nextLimit(int64(next)-1, layout.K) {
 		next = st.next
 	}
 	_ = b.Set(keys.NextID(), encodeSeq(next), nil)

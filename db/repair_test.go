@@ -19,7 +19,8 @@ type corruption struct {
 	name string
 	// damage breaks the store of d, which holds docs "doc0".."doc9".
 	damage func(t *testing.T, d *DB)
-	// want are substrings Check (or Open) must report.
+	// want are substrings Check (or Repair) must report; when Open fails,
+	// its error must contain the first.
 	want []string
 	// lost are the ids Repair must drop (their record or fingerprint is gone).
 	lost []string
@@ -138,8 +139,12 @@ func TestCheckAndRepair(t *testing.T) {
 			if err := d.Close(); err != nil {
 				t.Fatal(err)
 			}
-			// Open loads document records and fingerprints: a damaged one
-			// fails Open; anything else is found by Check.
+			// Open loads document records and fingerprints and checks that
+			// each has the other: such damage fails Open (which names the
+			// first problem of want, and Repair all of them); anything else
+			// is found by Check.
+			want := strings.NewReplacer("“", `"`, "”", `"`).Replace(strings.Join(c.want, "\n"))
+			wants := strings.Split(want, "\n")
 			var report string
 			d, err = Open(dir, nil)
 			if err != nil {
@@ -147,6 +152,7 @@ func TestCheckAndRepair(t *testing.T) {
 					t.Fatalf("Open: %v, want ErrCorrupt", err)
 				}
 				report = err.Error()
+				wants = wants[:1]
 			} else {
 				err := d.Check(ctx)
 				var ce *CheckError
@@ -158,8 +164,7 @@ func TestCheckAndRepair(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			for _, w := range c.want {
-				w = strings.NewReplacer("“", `"`, "”", `"`).Replace(w)
+			for _, w := range wants {
 				if !strings.Contains(report, w) {
 					t.Errorf("report lacks %q:\n%s", w, report)
 				}
@@ -171,6 +176,11 @@ func TestCheckAndRepair(t *testing.T) {
 			}
 			if !rep.Changed || len(rep.Problems) == 0 {
 				t.Fatalf("Repair changed nothing: %+v", rep)
+			}
+			for _, w := range strings.Split(want, "\n") {
+				if !slices.ContainsFunc(rep.Problems, func(p string) bool { return strings.Contains(p, w) }) {
+					t.Errorf("Repair's problems lack %q: %q", w, rep.Problems)
+				}
 			}
 			if len(rep.Dropped) != len(c.lost) || rep.Kept != 10-len(c.lost) {
 				t.Errorf("Repair kept %d, dropped %q; want %d lost", rep.Kept, rep.Dropped, len(c.lost))

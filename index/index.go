@@ -79,8 +79,11 @@ func (ix *Index) Fingerprint(id uint32) []uint64 {
 	return ix.fps[int(id)*ix.stride : (int(id)+1)*ix.stride]
 }
 
-// Load reads every stored fingerprint into memory.
-func (ix *Index) Load(ctx context.Context) error {
+// Load reads every stored fingerprint into memory. next bounds the internal
+// ids: a fingerprint of an id at or beyond it is refused with ErrCorrupt
+// before any memory is sized by it, so that a damaged key cannot make Load
+// allocate memory for ids that were never assigned; the caller bounds next.
+func (ix *Index) Load(ctx context.Context, next uint32) error {
 	lo, hi := keys.Range(keys.PrefixFingerprint)
 	it, err := ix.db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
@@ -91,6 +94,9 @@ func (ix *Index) Load(ctx context.Context) error {
 		id, err := keys.ParseFingerprint(it.Key())
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrCorrupt, err)
+		}
+		if id >= next {
+			return fmt.Errorf("%w: fingerprint %d is at or beyond the next internal id %d", ErrCorrupt, id, next)
 		}
 		v, err := it.ValueAndErr()
 		if err != nil {

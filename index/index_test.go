@@ -78,7 +78,7 @@ func (s *testStore) del(id uint32) {
 func (s *testStore) reopen() {
 	s.t.Helper()
 	s.ix = New(s.db, s.ix.layout)
-	if err := s.ix.Load(context.Background()); err != nil {
+	if err := s.ix.Load(context.Background(), NoTail); err != nil {
 		s.t.Fatal(err)
 	}
 }

@@ -13,15 +13,61 @@ import (
 // damage deletes key from the Pebble store of the closed database in dir.
 func damage(t *testing.T, dir string, key []byte) {
 	t.Helper()
+	rawUpdate(t, dir, func(p *pebble.DB) error { return p.Delete(key, pebble.Sync) })
+}
+
+// rawUpdate changes the Pebble store of the closed database in dir.
+func rawUpdate(t *testing.T, dir string, fn func(p *pebble.DB) error) {
+	t.Helper()
 	p, err := pebble.Open(dir, &pebble.Options{Merger: posting.Merger(), FormatMajorVersion: pebble.FormatValueSeparation})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Delete(key, pebble.Sync); err != nil {
+	if err := fn(p); err != nil {
 		t.Fatal(err)
 	}
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCheckCommandStrayKey damages the store in a way Open refuses (a
+// fingerprint key far beyond every stored id): every command fails with
+// the reason, check reports it as a problem, check --repair drops the key,
+// and a damaged meta record makes check --repair say why it cannot repair.
+func TestCheckCommandStrayKey(t *testing.T) {
+	dir := dbDir(t)
+	runFPDB(t, "", "--db", dir, "add", corpus).mustCode(t, exitDuplicates)
+	rawUpdate(t, dir, func(p *pebble.DB) error {
+		v, closer, err := p.Get(keys.Fingerprint(0))
+		if err != nil {
+			return err
+		}
+		defer closer.Close()
+		return p.Set(keys.Fingerprint(0xFFFFFFF0), v, pebble.Sync)
+	})
+	const stray = "fingerprint 4294967280 is at or beyond the next internal id"
+	r := runFPDB(t, "", "--db", dir, "query", corpus+"bees.txt").mustCode(t, exitFailure)
+	if !strings.Contains(r.stderr, stray) {
+		t.Fatalf("query of a damaged database:\n%s", r.stderr)
+	}
+	r = runFPDB(t, "", "--db", dir, "check").mustCode(t, exitProblems)
+	if !strings.Contains(r.stdout, "problem: ") || !strings.Contains(r.stdout, stray) {
+		t.Fatalf("check of a damaged database:\n%s", r.stdout)
+	}
+	r = runFPDB(t, "", "--db", dir, "check", "--repair").mustCode(t, exitOK)
+	if !strings.Contains(r.stdout, "dropped: internal id 4294967280: fingerprint without a document record") || !strings.Contains(r.stdout, "ok: ") {
+		t.Fatalf("check --repair:\n%s", r.stdout)
+	}
+	r = runFPDB(t, "", "--db", dir, "query", corpus+"bees.txt").mustCode(t, exitOK)
+	if !strings.Contains(r.stdout, "bees.txt") {
+		t.Fatalf("query after check --repair:\n%s", r.stdout)
+	}
+
+	rawUpdate(t, dir, func(p *pebble.DB) error { return p.Set(keys.Meta(), []byte("{}0000"), pebble.Sync) })
+	r = runFPDB(t, "", "--db", dir, "check", "--repair").mustCode(t, exitFailure)
+	if !strings.Contains(r.stderr, "meta record") {
+		t.Fatalf("check --repair with a damaged meta record:\n%s", r.stderr)
 	}
 }
 
