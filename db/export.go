@@ -86,18 +86,11 @@ func (d *DB) Export(ctx context.Context, w io.Writer) (_ int, err error) {
 	d.mu.RUnlock()
 	defer snap.Close()
 
-	p := d.Params()
-	bw := bufio.NewWriterSize(w, 1<<16)
-	enc := json.NewEncoder(bw)
-	enc.SetEscapeHTML(false)
-	h := ExportHeader{
-		Export: ExportVersion, FormatVersion: p.FormatVersion, K: p.K, GroupWidths: p.GroupWidths,
-		ShingleWidth: p.ShingleWidth, Seed: p.Seed, HashVersion: p.HashVersion,
-		NormalizeVersion: p.NormalizeVersion, Created: p.Created.Format(time.RFC3339), Docs: count,
-	}
-	if err := enc.Encode(h); err != nil {
+	ew, err := newExportWriter(w, d.Params(), count)
+	if err != nil {
 		return 0, fmt.Errorf("fpdb: export: %w", err)
 	}
+	k := ew.k
 	lo, hi := keys.Range(keys.PrefixDoc)
 	docs, err := snap.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
@@ -145,15 +138,11 @@ func (d *DB) Export(ctx context.Context, w io.Writer) (_ int, err error) {
 		if err != nil {
 			return n, fmt.Errorf("fpdb: export: %w", err)
 		}
-		fp, err := bitvec.FromBytes(fv, p.K)
+		fp, err := bitvec.FromBytes(fv, k)
 		if err != nil {
 			return n, fmt.Errorf("fpdb: export: %w: fingerprint %d: %w", ErrCorrupt, seq, err)
 		}
-		rec := ExportRecord{
-			ID: doc.ID, Fingerprint: FormatFingerprint(fp), ContentHash: hex.EncodeToString(doc.ContentHash[:]),
-			Source: doc.Source, Size: doc.Size, Words: doc.Words, Added: doc.Added.Format(time.RFC3339Nano),
-		}
-		if err := enc.Encode(rec); err != nil {
+		if err := ew.write(&doc, fp); err != nil {
 			return n, fmt.Errorf("fpdb: export: %w", err)
 		}
 		n++
@@ -164,11 +153,47 @@ func (d *DB) Export(ctx context.Context, w io.Writer) (_ int, err error) {
 	if n != count {
 		return n, fmt.Errorf("fpdb: export: %w: %d document records, %d fingerprints", ErrCorrupt, n, count)
 	}
-	if err := bw.Flush(); err != nil {
+	if err := ew.flush(); err != nil {
 		return n, fmt.Errorf("fpdb: export: %w", err)
 	}
 	return n, nil
 }
+
+// exportWriter writes the export format: the header, then one line per
+// document.
+type exportWriter struct {
+	bw  *bufio.Writer
+	enc *json.Encoder
+	k   int
+}
+
+// newExportWriter writes the header line for a database with parameters p
+// and docs documents.
+func newExportWriter(w io.Writer, p Params, docs int) (*exportWriter, error) {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	h := ExportHeader{
+		Export: ExportVersion, FormatVersion: p.FormatVersion, K: p.K, GroupWidths: p.GroupWidths,
+		ShingleWidth: p.ShingleWidth, Seed: p.Seed, HashVersion: p.HashVersion,
+		NormalizeVersion: p.NormalizeVersion, Created: p.Created.Format(time.RFC3339), Docs: docs,
+	}
+	if err := enc.Encode(h); err != nil {
+		return nil, err
+	}
+	return &exportWriter{bw: bw, enc: enc, k: p.K}, nil
+}
+
+// write writes the line of one document.
+func (e *exportWriter) write(doc *Doc, fp []uint64) error {
+	return e.enc.Encode(ExportRecord{
+		ID: doc.ID, Fingerprint: FormatFingerprint(fp), ContentHash: hex.EncodeToString(doc.ContentHash[:]),
+		Source: doc.Source, Size: doc.Size, Words: doc.Words, Added: doc.Added.Format(time.RFC3339Nano),
+	})
+}
+
+// flush writes what is buffered.
+func (e *exportWriter) flush() error { return e.bw.Flush() }
 
 // importBatchDocs is the number of documents Import writes per atomic batch.
 const importBatchDocs = 10_000

@@ -88,6 +88,9 @@ func Repair(ctx context.Context, dir string, opts *Options) (*RepairReport, erro
 	}
 	rep, err := d.repair(ctx, layout)
 	if err != nil {
+		if pebble.IsCorruptionError(err) {
+			return nil, fmt.Errorf("fpdb: repair %s: %w (a damaged block of the store's files cannot be rebuilt in place: Salvage, fpdb export --salvage, writes every readable document, to Import into a new database)", dir, err)
+		}
 		return nil, fmt.Errorf("fpdb: repair %s: %w", dir, err)
 	}
 	if err := d.pdb.Close(); err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -108,4 +109,34 @@ func TestCheckCommandErrors(t *testing.T) {
 	}
 	runFPDB(t, "", "--db", dir, "check", "--repair").mustCode(t, exitFailure)
 	runFPDB(t, "", "--db", dir, "check", "extra").mustCode(t, exitFailure)
+}
+
+// TestExportSalvage: export --salvage writes a database's readable
+// documents for import into a new one, lists what it left out (here a
+// document whose fingerprint key was deleted), and refuses, naming the
+// reason, when the meta record is gone.
+func TestExportSalvage(t *testing.T) {
+	dir := dbDir(t)
+	runFPDB(t, "", "--db", dir, "add", corpus).mustCode(t, exitDuplicates)
+	id := corpus + "bees.txt"
+	damage(t, dir, keys.Fingerprint(0))
+	runFPDB(t, "", "--db", dir, "query", id).mustCode(t, exitFailure)
+	out := filepath.Join(t.TempDir(), "rescued.jsonl")
+	r := runFPDB(t, "", "--db", dir, "export", "--salvage", "-o", out).mustCode(t, exitOK)
+	if !strings.Contains(r.stderr, "dropped: internal id 0: document") || !strings.Contains(r.stderr, "salvaged ") {
+		t.Fatalf("export --salvage:\n%s", r.stderr)
+	}
+	fresh := dbDir(t)
+	runFPDB(t, "", "--db", fresh, "import", out).mustCode(t, exitOK)
+	runFPDB(t, "", "--db", fresh, "check").mustCode(t, exitOK)
+	r = runFPDB(t, "", "--db", fresh, "query", id).mustCode(t, exitOK)
+	if !strings.Contains(r.stdout, id) {
+		t.Fatalf("query of the salvaged database:\n%s", r.stdout)
+	}
+
+	damage(t, dir, keys.Meta())
+	r = runFPDB(t, "", "--db", dir, "export", "--salvage").mustCode(t, exitFailure)
+	if !strings.Contains(r.stderr, dir) {
+		t.Fatalf("export --salvage without a meta record:\n%s", r.stderr)
+	}
 }

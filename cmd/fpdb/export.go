@@ -7,12 +7,15 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/fpdb/fpdb/db"
 )
 
 // exportOptions are the flags of "fpdb export".
 type exportOptions struct {
 	*globalOptions
-	output string
+	output  string
+	salvage bool
 }
 
 func newExportCommand(g *globalOptions) *cobra.Command {
@@ -34,24 +37,27 @@ then one line per document, in the order they were stored:
 
 "fpdb import" reads it into a new database that answers every query as this one
 does; it is also the way to move a database to a newer format version. The
-database is read on a snapshot.`,
+database is read on a snapshot.
+
+With --salvage, export reads a database that open or "fpdb check --repair"
+refuse because parts of its files are damaged (a checksum mismatch in a
+block, say): it writes every document whose record and fingerprint can still
+be read, skips the damaged blocks, and lists on standard error what it could
+not read. Import the output into a new database.`,
 		Example: `  fpdb export > backup.jsonl
-  fpdb --db old export | fpdb --db new import -`,
+  fpdb --db old export | fpdb --db new import -
+  fpdb --db damaged export --salvage -o rescued.jsonl && fpdb --db new import rescued.jsonl`,
 		Args: noArgs("export"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().StringVarP(&o.output, "output", "o", "", "write to `FILE` instead of standard output")
+	cmd.Flags().BoolVar(&o.salvage, "salvage", false, "read a damaged database: write every readable document, skip damaged blocks")
 	return cmd
 }
 
 func (o *exportOptions) run(ctx context.Context, stdout, stderr io.Writer) (err error) {
-	d, err := openDB(o.dbDir, openReadOnly)
-	if err != nil {
-		return failure(err)
-	}
-	defer closeDB(d, &err)
 	w := stdout
 	if o.output != "" {
 		f, err := os.Create(o.output)
@@ -65,6 +71,14 @@ func (o *exportOptions) run(ctx context.Context, stdout, stderr io.Writer) (err 
 		}()
 		w = f
 	}
+	if o.salvage {
+		return o.runSalvage(ctx, w, stderr)
+	}
+	d, err := openDB(o.dbDir, openReadOnly)
+	if err != nil {
+		return failure(err)
+	}
+	defer closeDB(d, &err)
 	n, err := d.Export(ctx, w)
 	if err != nil {
 		return failure(newOpError("export", err, "export"))
@@ -72,5 +86,23 @@ func (o *exportOptions) run(ctx context.Context, stdout, stderr io.Writer) (err 
 	if o.output != "" {
 		fmt.Fprintf(stderr, "exported %d documents to %s\n", n, o.output)
 	}
+	return nil
+}
+
+// runSalvage writes what db.Salvage can read and reports the rest.
+func (o *exportOptions) runSalvage(ctx context.Context, w, stderr io.Writer) error {
+	rep, err := db.Salvage(ctx, o.dbDir, w, nil)
+	if rep != nil {
+		for _, u := range rep.Unreadable {
+			fmt.Fprintf(stderr, "unreadable: %v\n", u)
+		}
+		for _, s := range rep.Dropped {
+			fmt.Fprintf(stderr, "dropped: %s\n", s)
+		}
+	}
+	if err != nil {
+		return failure(newOpError("export", err, "export"))
+	}
+	fmt.Fprintf(stderr, "salvaged %d documents (%d unreadable ranges, %d dropped)\n", rep.Docs, len(rep.Unreadable), len(rep.Dropped))
 	return nil
 }

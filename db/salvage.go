@@ -1,0 +1,259 @@
+package db
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/fpdb/fpdb/internal/bitvec"
+	"github.com/fpdb/fpdb/internal/keys"
+)
+
+// SalvageReport describes what Salvage read and what it could not.
+type SalvageReport struct {
+	// Docs is the number of documents written.
+	Docs int
+	// Unreadable lists the ranges of internal ids whose document records or
+	// fingerprints could not be read (a damaged block of the store).
+	Unreadable []UnreadableRange
+	// Dropped lists the documents left out though something of them was
+	// read: a record without its fingerprint or the reverse, an undecodable
+	// record or fingerprint, an older copy of an id.
+	Dropped []string
+}
+
+// UnreadableRange is a range of internal ids Salvage could not read.
+type UnreadableRange struct {
+	// What is "fingerprints" or "document records".
+	What string
+	// From and To are the first and last internal id of the range.
+	From, To uint32
+	// Err is the read error.
+	Err error
+}
+
+// String describes the range.
+func (u UnreadableRange) String() string {
+	switch {
+	case u.From == u.To:
+		return fmt.Sprintf("%s: internal id %d: %v", u.What, u.From, u.Err)
+	case u.To == math.MaxUint32:
+		return fmt.Sprintf("%s: internal ids %d and above: %v", u.What, u.From, u.Err)
+	}
+	return fmt.Sprintf("%s: internal ids %d to %d: %v", u.What, u.From, u.To, u.Err)
+}
+
+// Salvage writes every document of the database in dir that can still be
+// read to w, in the export format (see Export), for a database that Open or
+// Repair refuse because parts of its files are damaged. It reads the store
+// without changing it: when a block of document records or fingerprints
+// cannot be read (a checksum mismatch, say), it skips to the next readable
+// key and lists the ids it skipped. Only whole documents (record and
+// fingerprint both readable and valid) are written; when two records carry
+// the same id, the newest stays. Import the output into a new database:
+//
+//	fpdb export --salvage -o rescued.jsonl && fpdb --db new import rescued.jsonl
+//
+// The meta record (the creation parameters) must be readable. The
+// documents are held in memory until written (about K/8 + 100 bytes each).
+// opts gives run-time settings (nil: defaults); the database must not be
+// open elsewhere for writing (ErrLocked).
+func Salvage(ctx context.Context, dir string, w io.Writer, opts *Options) (*SalvageReport, error) {
+	given, o, err := prepareOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	o.ReadOnly, o.ErrorIfNotExist = true, true
+	exists, err := probeDir(o.fs, dir)
+	if err != nil {
+		return nil, err
+	}
+	if !exists {
+		return nil, fmt.Errorf("fpdb: salvage: %w: %s", ErrNotExist, dir)
+	}
+	lock, err := lockDir(o.fs, dir, true)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Close()
+	d := &DB{dir: dir, opts: o, lock: lock}
+	err = d.open(given)
+	defer func() {
+		if d.pdb != nil {
+			_ = d.pdb.Close()
+		}
+	}()
+	if err != nil {
+		return nil, fmt.Errorf("fpdb: salvage: %w", err)
+	}
+	rep, err := d.salvage(ctx, w)
+	if err != nil {
+		return rep, fmt.Errorf("fpdb: salvage %s: %w", dir, err)
+	}
+	return rep, nil
+}
+
+// salvage reads the open store and writes what it can to w.
+func (d *DB) salvage(ctx context.Context, w io.Writer) (*SalvageReport, error) {
+	rep := &SalvageReport{}
+	k := d.params.K
+	fps := make(map[uint32][]uint64)
+	err := readSalvage(ctx, d.pdb, keys.PrefixFingerprint, keys.Fingerprint, keys.ParseFingerprint, "fingerprints", rep,
+		func(seq uint32, v []byte) {
+			fp, err := bitvec.FromBytes(v, k)
+			if err != nil {
+				rep.drop(seq, "fingerprint: %v", err)
+				return
+			}
+			fps[seq] = fp
+		})
+	if err != nil {
+		return rep, err
+	}
+	var docs []Doc
+	newest := make(map[string]int) // ext id → index in docs
+	err = readSalvage(ctx, d.pdb, keys.PrefixDoc, keys.Doc, keys.ParseDoc, "document records", rep,
+		func(seq uint32, v []byte) {
+			doc, err := decodeDocRecord(v)
+			if err != nil {
+				rep.drop(seq, "%v", err)
+				return
+			}
+			fp, ok := fps[seq]
+			if !ok {
+				rep.drop(seq, "document %q has no readable fingerprint", doc.ID)
+				return
+			}
+			delete(fps, seq)
+			doc.seq, doc.Fingerprint = seq, fp
+			if i, ok := newest[doc.ID]; ok {
+				rep.drop(docs[i].seq, "document %q: an older copy of the id", doc.ID)
+				docs[i].ID = "" // records are read in increasing internal id order
+			}
+			newest[doc.ID] = len(docs)
+			docs = append(docs, doc)
+		})
+	if err != nil {
+		return rep, err
+	}
+	orphans := make([]uint32, 0, len(fps))
+	for seq := range fps {
+		orphans = append(orphans, seq)
+	}
+	slices.Sort(orphans)
+	for _, seq := range orphans {
+		rep.drop(seq, "fingerprint without a readable document record")
+	}
+	ew, err := newExportWriter(w, d.params, len(newest))
+	if err != nil {
+		return rep, err
+	}
+	for i := range docs {
+		if docs[i].ID == "" {
+			continue
+		}
+		if err := ew.write(&docs[i], docs[i].Fingerprint); err != nil {
+			return rep, err
+		}
+		rep.Docs++
+	}
+	return rep, ew.flush()
+}
+
+// drop lists a document left out.
+func (r *SalvageReport) drop(seq uint32, why string, args ...any) {
+	r.Dropped = append(r.Dropped, fmt.Sprintf("internal id %d: ", seq)+fmt.Sprintf(why, args...))
+}
+
+// readSalvage calls fn for every readable key of the range of internal ids
+// keyed by key (prefix pfx), in increasing order. When the store fails to
+// read a block, it finds the smallest id beyond it from which reading
+// works again (salvageResume), lists the ids skipped in rep.Unreadable and
+// goes on from there. Only a cancelled ctx stops it.
+func readSalvage(ctx context.Context, r pebble.Reader, pfx byte, key func(uint32) []byte, parse func([]byte) (uint32, error),
+	what string, rep *SalvageReport, fn func(seq uint32, v []byte)) error {
+	_, hi := keys.Range(pfx)
+	for from := int64(0); from <= math.MaxUint32; {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		it, err := r.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: key(uint32(from)), UpperBound: hi})
+		if err != nil {
+			return fmt.Errorf("read %s: %w", what, err)
+		}
+		next := from // the first id not yet read
+		n := 0
+		for it.First(); it.Valid(); it.Next() {
+			if n++; n%4096 == 0 && ctx.Err() != nil {
+				break
+			}
+			seq, err := parse(it.Key())
+			if err != nil {
+				continue // not an id key: nothing to salvage
+			}
+			next = int64(seq) + 1
+			v, err := it.ValueAndErr()
+			if err != nil {
+				rep.Unreadable = append(rep.Unreadable, UnreadableRange{what, seq, seq, err})
+				continue
+			}
+			fn(seq, v)
+		}
+		ierr := it.Error()
+		_ = it.Close()
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if ierr == nil || next > math.MaxUint32 {
+			return nil
+		}
+		resume := salvageResume(ctx, r, key, hi, next)
+		rep.Unreadable = append(rep.Unreadable, UnreadableRange{what, uint32(next), uint32(min(resume-1, math.MaxUint32)), ierr})
+		from = resume
+	}
+	return nil
+}
+
+// salvageResume returns the smallest id s > from at which an iterator
+// positions without error (math.MaxUint32+1 when there is none), by
+// doubling the step from from, then bisecting. Positioning at s reads the
+// block that holds s: it fails exactly while s lies in a damaged block.
+func salvageResume(ctx context.Context, r pebble.Reader, key func(uint32) []byte, hi []byte, from int64) int64 {
+	readable := func(s int64) bool {
+		it, err := r.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: key(uint32(s)), UpperBound: hi})
+		if err != nil {
+			return false
+		}
+		it.First()
+		ok := it.Error() == nil
+		_ = it.Close()
+		return ok
+	}
+	bad, step := from, int64(1)
+	for {
+		s := from + step
+		if s > math.MaxUint32 {
+			if bad == math.MaxUint32 || !readable(math.MaxUint32) {
+				return math.MaxUint32 + 1
+			}
+			s = math.MaxUint32
+		}
+		if readable(s) {
+			// bad is unreadable, s readable: bisect.
+			for s-bad > 1 {
+				mid := bad + (s-bad)/2
+				if readable(mid) {
+					s = mid
+				} else {
+					bad = mid
+				}
+			}
+			return s
+		}
+		bad, step = s, step*2
+	}
+}
