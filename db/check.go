@@ -2,7 +2,6 @@ package db
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -16,7 +15,6 @@ import (
 	"github.com/fpdb/fpdb/index"
 	"github.com/fpdb/fpdb/internal/bitvec"
 	"github.com/fpdb/fpdb/internal/keys"
-	"github.com/fpdb/fpdb/internal/posting"
 )
 
 // maxListed caps the problems a CheckError lists one by one.
@@ -318,19 +316,13 @@ func scanStore(ctx context.Context, pdb *pebble.DB, layout *index.Layout, format
 		return nil, err
 	}
 	st.next, st.nextOK = next, p.count() == before
-	st.tail = index.NoTail
-	raw, closer, err := pdb.Get(keys.Tail())
+	st.tail, err = index.ReadTailMark(pdb)
 	switch {
-	case errors.Is(err, pebble.ErrNotFound):
+	case errors.Is(err, index.ErrCorrupt):
+		p.add("%v", strings.TrimPrefix(err.Error(), index.ErrCorrupt.Error()+": "))
+		st.tail = index.NoTail
 	case err != nil:
-		return nil, fmt.Errorf("read tail mark: %w", storageError(err))
-	default:
-		if len(raw) == 4 {
-			st.tail = binary.BigEndian.Uint32(raw)
-		} else {
-			p.add("tail mark %x: want 4 bytes", raw)
-		}
-		_ = closer.Close()
+		return nil, storageError(err)
 	}
 	bad := func(k []byte) { st.badKeys = append(st.badKeys, slices.Clone(k)) }
 
@@ -398,7 +390,7 @@ func scanStore(ctx context.Context, pdb *pebble.DB, layout *index.Layout, format
 	if err != nil {
 		return nil, err
 	}
-	if format >= FormatV2 {
+	if format >= formatV2 {
 		// Format 1 kept a content-hash index (its 'h' keys stay, unused,
 		// until a writable Open upgrades it); in format 2 any is stray.
 		err = eachKV(ctx, pdb, keys.PrefixHash, "content-hash entries", func(k, _ []byte) {
@@ -409,37 +401,18 @@ func scanStore(ctx context.Context, pdb *pebble.DB, layout *index.Layout, format
 			return nil, err
 		}
 	}
-	err = eachKV(ctx, pdb, keys.PrefixPosting, "postings", func(k, v []byte) {
-		y, err := keys.ParsePosting(k)
-		if err != nil {
-			p.add("posting key %x: %v", k, err)
-			bad(k)
-			return
-		}
-		g := layout.Group(y)
-		if g < 0 {
-			p.add("posting key %d is outside every group", y)
-			bad(k)
-			return
-		}
-		err = posting.ForEach(v, func(seq uint32) {
-			fp := st.fps.get(seq)
-			switch {
-			case fp == nil:
-				p.add("posting key %d (group %d) names internal id %d, which has no fingerprint", y, g, seq)
-			case layout.Value(fp, g) != y:
-				p.add("posting key %d (group %d) names internal id %d, whose group value is key %d", y, g, seq, layout.Value(fp, g))
-			default:
-				st.fps.markGroup(seq, g)
+	err = index.VerifyPostings(ctx, pdb, layout, index.PostingVerifier{
+		Fingerprint: st.fps.get,
+		Found:       st.fps.markGroup,
+		Problem: func(msg string, key []byte) {
+			p.add("%s", msg)
+			if key != nil {
+				bad(key)
 			}
-		})
-		if err != nil {
-			p.add("posting key %d: %v", y, err)
-			bad(k)
-		}
+		},
 	})
 	if err != nil {
-		return nil, err
+		return nil, storageError(err)
 	}
 	return st, nil
 }

@@ -267,7 +267,7 @@ func (d *DB) create() error {
 	}
 	o := d.opts
 	d.params = Params{
-		FormatVersion:    FormatNewest,
+		FormatVersion:    formatNewest,
 		K:                o.K,
 		GroupWidths:      slices.Clone(o.GroupWidths),
 		ShingleWidth:     o.ShingleWidth,
@@ -291,8 +291,8 @@ func (d *DB) create() error {
 // checkBuild refuses databases whose data this build would compute or read
 // differently.
 func checkBuild(p Params) error {
-	if p.FormatVersion < FormatMinSupported || p.FormatVersion > FormatNewest {
-		return fmt.Errorf("%w: format %d, this build reads %d..%d", ErrFormatVersion, p.FormatVersion, FormatMinSupported, FormatNewest)
+	if p.FormatVersion < formatMinSupported || p.FormatVersion > formatNewest {
+		return fmt.Errorf("%w: format %d, this build reads %d..%d", ErrFormatVersion, p.FormatVersion, formatMinSupported, formatNewest)
 	}
 	if p.HashVersion != fingerprint.HashVersion {
 		return &ParamsError{Param: "HashVersion", Stored: fmt.Sprint(p.HashVersion), Given: fmt.Sprint(fingerprint.HashVersion)}

@@ -13,21 +13,21 @@ import (
 // Format versions of the on-disk layout (docs/format.md). Numbers are never
 // reused.
 const (
-	// FormatV1 is the first format: meta, next id, doc records, ext-id map,
+	// formatV1 is the first format: meta, next id, doc records, ext-id map,
 	// fingerprints, content-hash index ('h' keys) and posting lists with
 	// add/remove merge operands.
-	FormatV1 = 1
-	// FormatV2 adds the tail mark (key 0x00 "tail": documents added in
+	formatV1 = 1
+	// formatV2 adds the tail mark (key 0x00 "tail": documents added in
 	// bulk-load mode whose postings are not yet written) and drops the
 	// content-hash index ('h' keys; the hash stays in the document record
 	// and exact duplicates are found in memory). Open upgrades a format-1
 	// database in place unless it is read-only.
-	FormatV2 = 2
+	formatV2 = 2
 
-	// FormatNewest is the format new databases are created with.
-	FormatNewest = FormatV2
-	// FormatMinSupported is the oldest format this build opens.
-	FormatMinSupported = FormatV1
+	// formatNewest is the format new databases are created with.
+	formatNewest = formatV2
+	// formatMinSupported is the oldest format this build opens.
+	formatMinSupported = formatV1
 )
 
 // metaRecord is the stored form of Params: JSON followed by a CRC-32C of

@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/fpdb/fpdb/index"
 	"github.com/fpdb/fpdb/internal/keys"
-	"github.com/fpdb/fpdb/internal/posting"
 )
 
 // RepairReport describes what Repair found and did.
@@ -166,34 +164,16 @@ func (d *DB) repair(ctx context.Context, layout *index.Layout) (*RepairReport, e
 	}
 
 	// Rewrite the derived records from the kept documents.
-	for _, pfx := range []byte{keys.PrefixExtID, keys.PrefixPosting} {
-		lo, hi := keys.Range(pfx)
-		if err := b.DeleteRange(lo, hi, nil); err != nil {
-			return nil, err
-		}
+	lo, hi := keys.Range(keys.PrefixExtID)
+	if err := b.DeleteRange(lo, hi, nil); err != nil {
+		return nil, err
 	}
-	lists := make(map[uint32]*roaring.Bitmap)
 	for _, seq := range kept {
-		r := st.recs[seq]
-		_ = b.Set(keys.ExtID(r.ext), encodeSeq(seq), nil)
-		fp := st.fps.get(seq)
-		for g := range layout.M() {
-			y := layout.Value(fp, g)
-			bm := lists[y]
-			if bm == nil {
-				bm = roaring.New()
-				lists[y] = bm
-			}
-			bm.Add(seq)
-		}
+		_ = b.Set(keys.ExtID(st.recs[seq].ext), encodeSeq(seq), nil)
 	}
-	ys := make([]uint32, 0, len(lists))
-	for y := range lists {
-		ys = append(ys, y)
-	}
-	slices.Sort(ys)
-	for _, y := range ys {
-		_ = b.Set(keys.Posting(y), posting.EncodeAdd(lists[y]), nil)
+	postings, err := index.StageRebuild(b, layout, kept, st.fps.get)
+	if err != nil {
+		return nil, err
 	}
 	// Ids of dropped documents may be given again: none of their keys is
 	// left. A next id beyond the kept ones stays unless it is implausible.
@@ -205,13 +185,12 @@ func (d *DB) repair(ctx context.Context, layout *index.Layout) (*RepairReport, e
 		next = st.next
 	}
 	_ = b.Set(keys.NextID(), encodeSeq(next), nil)
-	_ = b.Delete(keys.Tail(), nil) // every kept document has its postings now
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if err := d.commit(b); err != nil {
 		return nil, fmt.Errorf("commit: %w", err)
 	}
-	rep.Kept, rep.Postings, rep.Changed = len(kept), len(ys), true
+	rep.Kept, rep.Postings, rep.Changed = len(kept), postings, true
 	return rep, nil
 }

@@ -267,7 +267,7 @@ func TestUpgradeFromFormat1(t *testing.T) {
 		queries = append(queries, edit(txt, 40))
 	}
 	p := d.Params()
-	p.FormatVersion = FormatV1
+	p.FormatVersion = formatV1
 	pset(t, d, keys.Meta(), encodeMeta(p))
 	for i := range 20 {
 		doc, err := d.Get(ctx, fmt.Sprint("doc", i))
@@ -302,7 +302,7 @@ func TestUpgradeFromFormat1(t *testing.T) {
 	}
 
 	ro := openTest(t, dir, &Options{ReadOnly: true})
-	if v := ro.Params().FormatVersion; v != FormatV1 || hashKeys(ro) != 20 {
+	if v := ro.Params().FormatVersion; v != formatV1 || hashKeys(ro) != 20 {
 		t.Fatalf("read-only: format %d with %d content-hash keys, want 1 and 20", v, hashKeys(ro))
 	}
 	before := answers(ro)
@@ -312,7 +312,7 @@ func TestUpgradeFromFormat1(t *testing.T) {
 	closeChecked(t, ro)
 
 	rw := openTest(t, dir, nil)
-	if v := rw.Params().FormatVersion; v != FormatV2 || hashKeys(rw) != 0 {
+	if v := rw.Params().FormatVersion; v != formatV2 || hashKeys(rw) != 0 {
 		t.Fatalf("after a writable open: format %d with %d content-hash keys, want 2 and 0", v, hashKeys(rw))
 	}
 	if after := answers(rw); after != before {

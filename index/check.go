@@ -115,7 +115,7 @@ func (ix *Index) Check(ctx context.Context) error {
 	if err := ix.CheckCache(ctx); err != nil {
 		report("%v", err)
 	}
-	onDiskTail, err := ix.readTailMark()
+	onDiskTail, err := ReadTailMark(ix.db)
 	if err != nil {
 		report("%v", err)
 	} else if onDiskTail != ix.tailStart {

@@ -3,7 +3,6 @@ package index
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -92,26 +91,9 @@ func (ix *Index) stageTailMark(b *pebble.Batch, first uint32) error {
 // holds no live document: no id ≥ W may get postings until FlushTail resets
 // it.
 func (ix *Index) loadTail() error {
-	w, err := ix.readTailMark()
+	w, err := ReadTailMark(ix.db)
 	ix.tailStart = w
 	return err
-}
-
-// readTailMark reads the tail mark from Pebble (NoTail when absent, as in
-// format version 1).
-func (ix *Index) readTailMark() (uint32, error) {
-	v, closer, err := ix.db.Get(keys.Tail())
-	if errors.Is(err, pebble.ErrNotFound) {
-		return NoTail, nil
-	}
-	if err != nil {
-		return 0, fmt.Errorf("index: read tail mark: %w", err)
-	}
-	defer closer.Close()
-	if len(v) != 4 {
-		return 0, fmt.Errorf("%w: tail mark %x: want 4 bytes", ErrCorrupt, v)
-	}
-	return binary.BigEndian.Uint32(v), nil
 }
 
 // FlushTail writes the postings of the tail's documents (one merge operand

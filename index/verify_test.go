@@ -1,0 +1,104 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/fpdb/fpdb/internal/keys"
+	"github.com/fpdb/fpdb/internal/posting"
+)
+
+// TestRebuildAndVerify rebuilds the postings of a store with StageRebuild
+// (over stale keys and a tail mark), checks that VerifyPostings finds every
+// id in each of its groups and no problem, then damages postings and checks
+// that each damage is reported (and which keys a rebuild must delete).
+func TestRebuildAndVerify(t *testing.T) {
+	ctx := context.Background()
+	pdb, err := pebble.Open("", &pebble.Options{FS: vfs.NewMem(), Merger: posting.Merger(), FormatMajorVersion: pebble.FormatNewest, Logger: quietLogger{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pdb.Close()
+	l, err := NewLayout(128, []int{16, 16, 16, 16, 16, 16, 16, 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	fps := map[uint32][]uint64{}
+	var ids []uint32
+	for id := uint32(0); id < 300; id += 1 + uint32(r.IntN(3)) {
+		fps[id] = []uint64{r.Uint64(), r.Uint64()}
+		ids = append(ids, id)
+	}
+	fp := func(id uint32) []uint64 { return fps[id] }
+	// Stale state the rebuild must replace.
+	_ = pdb.Set(keys.Posting(5), posting.EncodeAdd(roaring.BitmapOf(999)), nil)
+	_ = pdb.Set(keys.Tail(), []byte{0, 0, 0, 7}, nil)
+
+	b := pdb.NewBatch()
+	n, err := StageRebuild(b, l, ids, fp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	if tail, err := ReadTailMark(pdb); err != nil || tail != NoTail {
+		t.Fatalf("tail mark after rebuild: %d, %v", tail, err)
+	}
+	verify := func() (map[[2]int]bool, []string, int) {
+		found := map[[2]int]bool{}
+		var problems []string
+		badKeys := 0
+		err := VerifyPostings(ctx, pdb, l, PostingVerifier{
+			Fingerprint: fp,
+			Found:       func(id uint32, g int) { found[[2]int{int(id), g}] = true },
+			Problem: func(msg string, key []byte) {
+				problems = append(problems, msg)
+				if key != nil {
+					badKeys++
+				}
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return found, problems, badKeys
+	}
+	found, problems, _ := verify()
+	if len(problems) != 0 || len(found) != len(ids)*l.M() || n == 0 {
+		t.Fatalf("after rebuild: %d keys, %d of %d found, problems %q", n, len(found), len(ids)*l.M(), problems)
+	}
+
+	y := l.Value(fps[ids[0]], 0)
+	_ = pdb.Merge(keys.Posting(y), posting.EncodeAdd(roaring.BitmapOf(ids[1], 100000)), nil)
+	_ = pdb.Set(keys.Posting(1<<30), posting.EncodeAdd(roaring.BitmapOf(1)), nil)
+	_ = pdb.Set(keys.Posting(l.Value(fps[ids[2]], 1)), []byte{0xff, 0xff}, nil)
+	_, problems, badKeys := verify()
+	want := []string{
+		"names internal id 100000, which has no fingerprint",
+		"whose group value is key",
+		"is outside every group",
+		fmt.Sprintf("posting key %d:", l.Value(fps[ids[2]], 1)),
+	}
+	for _, w := range want {
+		if !slices.ContainsFunc(problems, func(p string) bool { return strings.Contains(p, w) }) {
+			t.Errorf("problems lack %q: %q", w, problems)
+		}
+	}
+	if badKeys != 2 {
+		t.Errorf("%d keys to delete, want 2 (outside every group, undecodable)", badKeys)
+	}
+	_ = pdb.Set(keys.Tail(), []byte{1, 2, 3}, nil)
+	if _, err := ReadTailMark(pdb); err == nil || !strings.Contains(err.Error(), "tail mark 010203: want 4 bytes") {
+		t.Fatalf("ReadTailMark of 3 bytes: %v", err)
+	}
+}
