@@ -207,3 +207,30 @@ func decodeSeq(b []byte) (uint32, error) {
 	}
 	return binary.BigEndian.Uint32(b), nil
 }
+
+// AddOptions configure an add.
+type AddOptions struct {
+	// Threshold, when > 0, makes the add first look for stored documents
+	// with resemblance ≥ Threshold and return them in AddResult.Matches. The
+	// check and the store happen under one lock: no other write comes
+	// between them.
+	Threshold float64
+	// Reject makes the add store nothing when the check found a match.
+	Reject bool
+	// Limit caps the matches returned; 0 means no limit.
+	Limit int
+}
+
+// AddResult is the outcome of an add.
+type AddResult struct {
+	// Stored reports that the document was written.
+	Stored bool
+	// Replaced reports that a document with the same id was replaced.
+	Replaced bool
+	// Matches are the stored documents found by the check (other than the
+	// document's own previous version), sorted like query matches.
+	Matches []Match
+	// Doc is the document as stored (or as it would have been stored when
+	// Reject refused it).
+	Doc Doc
+}

@@ -83,3 +83,25 @@ func checkParams(stored Params, o *Options) error {
 	}
 	return nil
 }
+
+// Params are the creation parameters of a database.
+type Params struct {
+	// FormatVersion is the on-disk format version.
+	FormatVersion int
+	// K is the fingerprint length in bits.
+	K int
+	// GroupWidths are the index group widths.
+	GroupWidths []int
+	// ShingleWidth is the number of words per shingle.
+	ShingleWidth int
+	// Seed seeds the hash functions.
+	Seed uint64
+	// HashVersion is the version of the shingle-hash and min-hash scheme.
+	HashVersion int
+	// NormalizeVersion is the version of the text normalization.
+	NormalizeVersion int
+	// Merger is the name of the posting merge operator.
+	Merger string
+	// Created is when the database was created.
+	Created time.Time
+}

@@ -177,3 +177,79 @@ func (d *DB) Warm(ctx context.Context) (err error) {
 	}
 	return nil
 }
+
+// Match is a stored document similar to a query.
+type Match struct {
+	// ID is the matching document's id.
+	ID string
+	// Similarity is the estimated resemblance 1 − 2·Hamming/K.
+	Similarity float64
+	// Hamming is the Hamming distance between the fingerprints.
+	Hamming int
+	// Exact reports that the content hashes are equal (the normalized texts
+	// are identical).
+	Exact bool
+}
+
+// Plan selects how a query finds its candidates: the planner's choice
+// (PlanAuto, the zero value), a forced probe radius or the scan — all of
+// which return exactly the set a linear scan returns — or PlanApprox, which
+// may miss matches. It is the index's plan type.
+type Plan = index.Plan
+
+// PlanKind is a kind of query plan.
+type PlanKind = index.PlanKind
+
+// Plan kinds.
+const (
+	// PlanAuto lets the planner pick the cheapest exact plan.
+	PlanAuto = index.Auto
+	// PlanProbe probes, in every group, all values within Plan.Tau bits of
+	// the query's group value and keeps documents hit in enough groups
+	// (Plan.MinHits above the exact count filter trades recall for speed).
+	PlanProbe = index.Probe
+	// PlanScan compares the query with every stored fingerprint.
+	PlanScan = index.Scan
+	// PlanApprox lets the planner also use approximate probe plans whose
+	// expected recall (for a document at the threshold's Hamming radius,
+	// under the binomial model of independent fingerprint bits) is at least
+	// Plan.MinRecall. It is never the default: its answers may miss matches.
+	PlanApprox = index.Approx
+)
+
+// QueryOptions configure a query.
+type QueryOptions struct {
+	// Threshold is the minimum estimated resemblance, in (0, 1].
+	Threshold float64
+	// Limit caps the number of matches returned (the closest first); 0
+	// means no limit.
+	Limit int
+	// Plan forces a plan; the zero value lets the planner choose. Forcing a
+	// probe plan that cannot be exact for the threshold is an error.
+	Plan Plan
+}
+
+// QueryStats describes how a query was executed (the plan, the count
+// filter, the work done); it is the index's search statistics type.
+type QueryStats = index.Stats
+
+// QueryResult is the answer to a query.
+type QueryResult struct {
+	// Matches are sorted by Hamming distance, then by id.
+	Matches []Match
+	// Stats describe the execution.
+	Stats QueryStats
+}
+
+// Stats summarize a database.
+type Stats struct {
+	// Params are the creation parameters.
+	Params Params
+	// Docs is the number of live documents.
+	Docs int
+	// DiskBytes is the size of the database files.
+	DiskBytes int64
+	// Deferred is the number of documents whose postings a bulk load has
+	// not written yet (Options.BulkLoad; Flush writes them).
+	Deferred int
+}

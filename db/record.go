@@ -73,3 +73,26 @@ func decodeDocRecord(b []byte) (Doc, error) {
 	d.Size, d.Words, d.Added = size, int(words), time.Unix(0, added).UTC()
 	return d, nil
 }
+
+// Doc is a stored document.
+type Doc struct {
+	// ID is the caller-given id, unique in the database.
+	ID string
+	// seq is the internal document number (a replaced document gets a new
+	// one); it is not part of the API.
+	seq uint32
+	// Fingerprint is the K-bit fingerprint: bit j is bit j%64 of word j/64.
+	Fingerprint []uint64
+	// ContentHash is a 128-bit hash of the normalized text; all zero for a
+	// document added by fingerprint without one.
+	ContentHash [16]byte
+	// Source names where the document came from (a path, a URL); may be empty.
+	Source string
+	// Size is the size of the original text in bytes (0 when added by
+	// fingerprint).
+	Size int64
+	// Words is the number of normalized words (0 when added by fingerprint).
+	Words int
+	// Added is when the document was stored.
+	Added time.Time
+}
