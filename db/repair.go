@@ -44,39 +44,14 @@ type RepairReport struct {
 // Repair changes nothing, and running Repair again is harmless. A database
 // with no problems is left untouched.
 func Repair(ctx context.Context, dir string, opts *Options) (*RepairReport, error) {
-	given, o, err := prepareOptions(opts)
-	if err != nil {
-		return nil, err
-	}
-	if o.ReadOnly {
+	if opts != nil && opts.ReadOnly {
 		return nil, fmt.Errorf("fpdb: repair %s: %w", dir, ErrReadOnly)
 	}
-	o.ErrorIfNotExist = true
-	exists, err := probeDir(o.fs, dir)
+	d, release, err := openStore("repair", dir, opts, false)
 	if err != nil {
 		return nil, err
 	}
-	if !exists {
-		return nil, fmt.Errorf("fpdb: repair: %w: %s", ErrNotExist, dir)
-	}
-	lock, err := lockDir(o.fs, dir, false)
-	if err != nil {
-		return nil, err
-	}
-	defer lock.Close()
-	if err := index.RemoveTailFiles(o.fs, dir); err != nil {
-		return nil, fmt.Errorf("fpdb: repair %s: remove unfinished posting files: %w", dir, err)
-	}
-	d := &DB{dir: dir, opts: o, lock: lock, wopts: pebble.Sync}
-	err = d.open(given)
-	defer func() {
-		if d.pdb != nil {
-			_ = d.pdb.Close()
-		}
-	}()
-	if err != nil {
-		return nil, fmt.Errorf("fpdb: repair: %w", err)
-	}
+	defer release()
 	layout, err := index.NewLayout(d.params.K, d.params.GroupWidths)
 	if err != nil {
 		return nil, fmt.Errorf("fpdb: repair %s: %w: %w", dir, ErrCorrupt, err)
@@ -96,6 +71,47 @@ func Repair(ctx context.Context, dir string, opts *Options) (*RepairReport, erro
 	}
 	d.pdb = nil
 	return rep, nil
+}
+
+// openStore opens the store of the closed database in dir for op (Repair,
+// Salvage) without loading it: it takes the lock (shared when readOnly),
+// removes unfinished posting files unless readOnly, opens Pebble and reads
+// the meta record. release closes Pebble and the lock.
+func openStore(op, dir string, opts *Options, readOnly bool) (d *DB, release func(), err error) {
+	given, o, err := prepareOptions(opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	o.ReadOnly, o.ErrorIfNotExist = readOnly, true
+	exists, err := probeDir(o.fs, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !exists {
+		return nil, nil, fmt.Errorf("fpdb: %s: %w: %s", op, ErrNotExist, dir)
+	}
+	lock, err := lockDir(o.fs, dir, readOnly)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !readOnly {
+		if err := index.RemoveTailFiles(o.fs, dir); err != nil {
+			_ = lock.Close()
+			return nil, nil, fmt.Errorf("fpdb: %s %s: remove unfinished posting files: %w", op, dir, err)
+		}
+	}
+	d = &DB{dir: dir, opts: o, lock: lock, wopts: pebble.Sync}
+	release = func() {
+		if d.pdb != nil {
+			_ = d.pdb.Close()
+		}
+		_ = lock.Close()
+	}
+	if err := d.open(given); err != nil {
+		release()
+		return nil, nil, fmt.Errorf("fpdb: %s: %w", op, err)
+	}
+	return d, release, nil
 }
 
 // repair scans the open store and rewrites its derived records.

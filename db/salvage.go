@@ -63,33 +63,11 @@ func (u UnreadableRange) String() string {
 // opts gives run-time settings (nil: defaults); the database must not be
 // open elsewhere for writing (ErrLocked).
 func Salvage(ctx context.Context, dir string, w io.Writer, opts *Options) (*SalvageReport, error) {
-	given, o, err := prepareOptions(opts)
+	d, release, err := openStore("salvage", dir, opts, true)
 	if err != nil {
 		return nil, err
 	}
-	o.ReadOnly, o.ErrorIfNotExist = true, true
-	exists, err := probeDir(o.fs, dir)
-	if err != nil {
-		return nil, err
-	}
-	if !exists {
-		return nil, fmt.Errorf("fpdb: salvage: %w: %s", ErrNotExist, dir)
-	}
-	lock, err := lockDir(o.fs, dir, true)
-	if err != nil {
-		return nil, err
-	}
-	defer lock.Close()
-	d := &DB{dir: dir, opts: o, lock: lock}
-	err = d.open(given)
-	defer func() {
-		if d.pdb != nil {
-			_ = d.pdb.Close()
-		}
-	}()
-	if err != nil {
-		return nil, fmt.Errorf("fpdb: salvage: %w", err)
-	}
+	defer release()
 	rep, err := d.salvage(ctx, w)
 	if err != nil {
 		return rep, fmt.Errorf("fpdb: salvage %s: %w", dir, err)
