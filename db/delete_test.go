@@ -196,7 +196,7 @@ func TestBulkDeletesClosedAndReadOnly(t *testing.T) {
 	if _, err := d.Export(ctx, io.Discard); !errors.Is(err, ErrClosed) {
 		t.Errorf("Export closed: %v", err)
 	}
-	if _, err := d.Pairs(ctx, 0.9, func(Pair) error { return nil }); !errors.Is(err, ErrClosed) {
+	if _, err := d.Pairs(ctx, PairsOptions{Threshold: 0.9}, func(Pair) error { return nil }); !errors.Is(err, ErrClosed) {
 		t.Errorf("Pairs closed: %v", err)
 	}
 	ro := openTest(t, dir, &Options{ReadOnly: true})

@@ -79,7 +79,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 	sameAnswers(t, src, dst, probes, 0.7, 0.9)
 	pairsOf := func(d *DB) []Pair {
 		var ps []Pair
-		if _, err := d.Pairs(ctx, 0.8, func(p Pair) error { ps = append(ps, p); return nil }); err != nil {
+		if _, err := d.Pairs(ctx, PairsOptions{Threshold: 0.8}, func(p Pair) error { ps = append(ps, p); return nil }); err != nil {
 			t.Fatal(err)
 		}
 		sortDBPairs(ps)

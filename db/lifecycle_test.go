@@ -73,13 +73,14 @@ func TestCloseDuringLongCalls(t *testing.T) {
 		}},
 		{"Pairs", func(d *DB, wait func()) error {
 			first := true
-			_, err := d.Pairs(ctx, 0.9, func(Pair) error {
+			_, err := d.Pairs(ctx, PairsOptions{Threshold: 0.9}, func(Pair) error {
 				if first {
 					first = false
 					wait()
 				}
 				return nil
 			})
+
 			return err
 		}},
 		{"Clusters keep-oldest", func(d *DB, wait func()) error {
@@ -149,7 +150,7 @@ func checkAllClosed(t *testing.T, d *DB) {
 	_, errs["Compact"] = d.Compact(ctx)
 	_, errs["StorageStats"] = d.StorageStats(ctx)
 	_, errs["Export"] = d.Export(ctx, io.Discard)
-	_, errs["Pairs"] = d.Pairs(ctx, 0.9, func(Pair) error { return nil })
+	_, errs["Pairs"] = d.Pairs(ctx, PairsOptions{Threshold: 0.9}, func(Pair) error { return nil })
 	_, _, errs["Clusters"] = d.Clusters(ctx, ClusterOptions{PairsOptions: PairsOptions{Threshold: 0.9}})
 	errs["Close"] = d.Close()
 	for name, err := range errs {
@@ -195,7 +196,7 @@ func TestCloseConcurrent(t *testing.T) {
 				case 2:
 					_, err = d.Export(ctx, io.Discard)
 				case 3:
-					_, err = d.Pairs(ctx, 0.9, func(Pair) error { return nil })
+					_, err = d.Pairs(ctx, PairsOptions{Threshold: 0.9}, func(Pair) error { return nil })
 				}
 				if errors.Is(err, ErrClosed) {
 					return

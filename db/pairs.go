@@ -28,7 +28,7 @@ type Pair struct {
 	Exact bool
 }
 
-// PairsOptions configure PairsWith and Clusters.
+// PairsOptions configure Pairs and Clusters.
 type PairsOptions struct {
 	// Threshold is the minimum estimated resemblance, in (0, 1].
 	Threshold float64
@@ -37,7 +37,8 @@ type PairsOptions struct {
 	// calling goroutine.
 	Progress func(done, total int)
 	// Plan forces a plan, as in QueryOptions; the zero value lets the
-	// planner choose. Every plan gives the same pairs.
+	// planner choose. Every exact plan gives the same pairs; an approximate
+	// one (PlanApprox) a subset.
 	Plan Plan
 }
 
@@ -59,18 +60,14 @@ type PairsStats struct {
 }
 
 // Pairs calls fn for every pair of stored documents with estimated
-// resemblance ≥ r, exactly once, each verified by exact Hamming distance:
-// exactly the set a comparison of all pairs gives. It runs on a snapshot
-// taken at the call, so writes may proceed meanwhile and fn may call any
-// method of d. fn is called on the calling goroutine as pairs are found, in
-// no particular order; an error from fn stops the run and is returned. fn
-// must not call Close, which waits for the run to end.
-func (d *DB) Pairs(ctx context.Context, r float64, fn func(Pair) error) (PairsStats, error) {
-	return d.PairsWith(ctx, PairsOptions{Threshold: r}, fn)
-}
-
-// PairsWith is Pairs with options (progress, forced plan).
-func (d *DB) PairsWith(ctx context.Context, o PairsOptions, fn func(Pair) error) (_ PairsStats, err error) {
+// resemblance ≥ o.Threshold, exactly once, each verified by exact Hamming
+// distance: exactly the set a comparison of all pairs gives (a subset with
+// an approximate plan). It runs on a snapshot taken at the call, so writes
+// may proceed meanwhile and fn may call any method of d. fn is called on
+// the calling goroutine as pairs are found, in no particular order; an
+// error from fn stops the run and is returned. fn must not call Close,
+// which waits for the run to end.
+func (d *DB) Pairs(ctx context.Context, o PairsOptions, fn func(Pair) error) (_ PairsStats, err error) {
 	ctx, leave, err := d.enterLong(ctx)
 	if err != nil {
 		return PairsStats{}, err

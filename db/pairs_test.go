@@ -104,12 +104,13 @@ func TestPairsMatchesBruteForce(t *testing.T) {
 		for _, plan := range []Plan{{}, {Kind: PlanScan}} {
 			var got []Pair
 			progressed := false
-			st, err := d.PairsWith(ctx, PairsOptions{Threshold: r, Plan: plan, Progress: func(done, total int) {
+			st, err := d.Pairs(ctx, PairsOptions{Threshold: r, Plan: plan, Progress: func(done, total int) {
 				progressed = done == total && total == len(docs)
 			}}, func(p Pair) error {
 				got = append(got, p)
 				return nil
 			})
+
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -128,7 +129,7 @@ func TestPairsMatchesBruteForce(t *testing.T) {
 			t.Fatalf("only %d pairs at 0.9: the test proves little", len(want))
 		}
 	}
-	if _, err := d.Pairs(ctx, 0, func(Pair) error { return nil }); !errors.Is(err, ErrInvalidThreshold) {
+	if _, err := d.Pairs(ctx, PairsOptions{Threshold: 0}, func(Pair) error { return nil }); !errors.Is(err, ErrInvalidThreshold) {
 		t.Errorf("threshold 0: %v", err)
 	}
 }
@@ -141,13 +142,14 @@ func TestPairsCallbackMayWrite(t *testing.T) {
 	ids := plantedDB(t, d, 2)
 	want := bruteForcePairs(allDocs(t, d, ids), d.Params().K, 0.8)
 	var got []Pair
-	_, err := d.Pairs(ctx, 0.8, func(p Pair) error {
+	_, err := d.Pairs(ctx, PairsOptions{Threshold: 0.8}, func(p Pair) error {
 		got = append(got, p)
 		if err := d.Delete(ctx, p.B); err != nil && !errors.Is(err, ErrNotFound) {
 			return err
 		}
 		return nil
 	})
+
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +159,7 @@ func TestPairsCallbackMayWrite(t *testing.T) {
 	}
 	// Every document that had an earlier near duplicate is gone now.
 	var left []Pair
-	if _, err := d.Pairs(ctx, 0.8, func(p Pair) error { left = append(left, p); return nil }); err != nil {
+	if _, err := d.Pairs(ctx, PairsOptions{Threshold: 0.8}, func(p Pair) error { left = append(left, p); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if len(left) != 0 {

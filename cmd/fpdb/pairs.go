@@ -81,7 +81,7 @@ func (o *pairsOptions) run(ctx context.Context, stdout, stderr io.Writer) (err e
 	}
 	ttyOut := prog != nil && isTerminal(stdout)
 	var werr error
-	st, err := d.PairsWith(ctx, db.PairsOptions{
+	st, err := d.Pairs(ctx, db.PairsOptions{
 		Threshold: o.threshold,
 		Progress: func(done, total int) {
 			if ttyOut {
@@ -108,6 +108,7 @@ func (o *pairsOptions) run(ctx context.Context, stdout, stderr io.Writer) (err e
 		}
 		return werr
 	})
+
 	prog.clear()
 	if ferr := bw.Flush(); err == nil && ferr != nil {
 		err = ferr
