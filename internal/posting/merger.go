@@ -28,12 +28,12 @@ func newValueMerger(key, value []byte) (pebble.ValueMerger, error) {
 	addB, remB, err := split(value)
 	if err == nil && len(addB) > 0 {
 		if err = walk(addB, nil); err != nil {
-			err = fmt.Errorf("Add: %w", err)
+			err = fmt.Errorf("add set: %w", err)
 		}
 	}
 	if err == nil && len(remB) > 0 {
 		if err = walk(remB, nil); err != nil {
-			err = fmt.Errorf("Remove: %w", err)
+			err = fmt.Errorf("remove set: %w", err)
 		}
 	}
 	if err != nil {

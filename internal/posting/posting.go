@@ -137,11 +137,11 @@ func Decode(b []byte) (*Op, error) {
 	}
 	add, err := decodeBitmap(addB)
 	if err != nil {
-		return nil, fmt.Errorf("Add: %w", err)
+		return nil, fmt.Errorf("add set: %w", err)
 	}
 	rem, err := decodeBitmap(remB)
 	if err != nil {
-		return nil, fmt.Errorf("Remove: %w", err)
+		return nil, fmt.Errorf("remove set: %w", err)
 	}
 	if !rem.IsEmpty() && !add.IsEmpty() {
 		rem.AndNot(add)
