@@ -42,22 +42,9 @@ type PairsOptions struct {
 	Plan Plan
 }
 
-// PairsStats describe an all-pairs run.
-type PairsStats struct {
-	// Docs is the number of documents compared.
-	Docs int
-	// Pairs is the number of pairs found.
-	Pairs int64
-	// Plan is the plan executed ("probe tau=0", "scan").
-	Plan string
-	// Radius is the Hamming radius of the threshold.
-	Radius int
-	// Candidates is the number of candidate pairs that passed the count
-	// filter; Verified the number of exact Hamming comparisons.
-	Candidates, Verified int64
-	// Elapsed is the time the run took.
-	Elapsed time.Duration
-}
+// PairsStats describe an all-pairs run: the documents compared, the plan,
+// the Hamming radius, the count filter, the work done and the pairs found.
+type PairsStats = index.PairStats
 
 // Pairs calls fn for every pair of stored documents with estimated
 // resemblance ≥ o.Threshold, exactly once, each verified by exact Hamming
@@ -120,15 +107,13 @@ func (s *pairsSnapshot) run(ctx context.Context, o PairsOptions, fn func(a, b in
 	st, err := s.fps.Pairs(ctx, rh, index.PairOptions{Plan: o.Plan, Progress: o.Progress}, func(pr index.Pair) error {
 		return fn(pr.A, pr.B, pr.Dist)
 	})
-	out := PairsStats{Docs: s.fps.Len(), Pairs: st.Pairs, Plan: st.Plan.String(), Radius: rh,
-		Candidates: st.Candidates, Verified: st.Verified, Elapsed: st.Elapsed}
 	if err != nil {
 		if errors.Is(err, index.ErrInfeasible) {
-			return out, fmt.Errorf("fpdb: pairs: %w", err)
+			return st, fmt.Errorf("fpdb: pairs: %w", err)
 		}
-		return out, err
+		return st, err
 	}
-	return out, nil
+	return st, nil
 }
 
 // pair returns the Pair of snapshot positions a and b.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -39,11 +38,6 @@ type Index struct {
 	counters counterPool
 	cache    postingCache
 	recalls  recallCache
-
-	tailsOnce sync.Once
-	tails     [][]float64 // candidateRate by tau, t
-	tauProbes []float64   // probes per query by tau
-	tauHit    []float64   // expected posting ids per document by tau
 }
 
 // New returns the index stored in db with the given layout. Call Load to

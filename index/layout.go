@@ -28,6 +28,8 @@ type Layout struct {
 	Widths []int
 	Starts []int
 	Offset []uint32
+
+	stats *layoutStats // shared by copies; see plan.go
 }
 
 // SplitWidths splits k bits into m groups as equal as possible (the first
@@ -51,7 +53,7 @@ func NewLayout(k int, widths []int) (*Layout, error) {
 	if k <= 0 || k%64 != 0 {
 		return nil, fmt.Errorf("%w: K = %d is not a positive multiple of 64", ErrLayout, k)
 	}
-	l := &Layout{K: k, Widths: append([]int(nil), widths...)}
+	l := &Layout{K: k, Widths: append([]int(nil), widths...), stats: new(layoutStats)}
 	var off uint64
 	start := 0
 	for i, w := range widths {

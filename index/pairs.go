@@ -73,9 +73,13 @@ type PairOptions struct {
 
 // PairStats count the work of an all-pairs run.
 type PairStats struct {
-	Plan       Plan
-	Radius     int
-	MinHits    int   // count filter t (0 for a scan)
+	Docs    int // documents compared
+	Plan    Plan
+	Radius  int
+	MinHits int // count filter t (0 for a scan)
+	// Recall is the plan's expected recall: 1 for exact plans, else the
+	// probability that a pair at distance exactly Radius is found.
+	Recall     float64
 	Postings   int64 // posting ids read (probe)
 	Candidates int64 // documents that passed the count filter (probe)
 	Verified   int64 // exact Hamming comparisons
@@ -92,36 +96,54 @@ const (
 	pairCostScanWord = 1.5   // one word of a linear scan
 )
 
-// ChoosePairs returns the plan Pairs picks for radius rh: the probe radius
-// τ or the scan with the least estimated cost per document.
-func (s *Snapshot) ChoosePairs(rh int) Plan {
-	half := float64(len(s.ids)) / 2 // documents before an average one
-	best, bestCost := Plan{Kind: Scan}, half*float64(s.stride)*pairCostScanWord
-	m := s.layout.M()
-	for tau := 0; tau <= MaxTau; tau++ {
-		t := MinHits(m, rh, tau)
-		if t < 1 {
-			continue
-		}
-		var probes, postings, pHit float64
-		for _, w := range s.layout.Widths {
-			b := float64(bitvec.BallSize(w, tau))
-			probes += b
-			p := b / math.Exp2(float64(w))
-			postings += half * p
-			pHit += p
-		}
-		cands := half * binomTail(m, pHit/float64(m), t)
-		cost := probes*pairCostProbe + postings*pairCostPosting + cands*pairCostVerify
-		if cost < bestCost {
-			best, bestCost = Plan{Kind: Probe, Tau: tau}, cost
-		}
+// choosePairs returns the plan Pairs runs for radius rh and the requested
+// plan p: p itself unless it is Auto or Approx, else the plan of least
+// estimated cost per document by the shared cost model (plan.go) with the
+// prices of in-memory posting lists; an Approx plan may raise the count
+// filter while the expected recall stays ≥ p.MinRecall. It also returns
+// the plan's expected recall.
+func (s *Snapshot) choosePairs(rh int, p Plan) (Plan, float64, error) {
+	switch p.Kind {
+	case Auto, Approx:
+	case Probe, Scan:
+		return p, 1, nil
+	default:
+		return p, 0, fmt.Errorf("index: unknown plan kind %d", p.Kind)
 	}
-	return best
+	approx := p.Kind == Approx
+	if approx && !(p.MinRecall > 0 && p.MinRecall <= 1) {
+		return p, 0, fmt.Errorf("index: approximate plan needs a recall in (0, 1], got %v", p.MinRecall)
+	}
+	l := s.layout
+	half := float64(len(s.ids)) / 2 // documents before an average one
+	cost := func(tau, t int) float64 {
+		return l.probesPerQuery(tau)*pairCostProbe + half*l.hitsPerDoc(tau)*pairCostPosting +
+			half*l.candidateRate(tau, t)*pairCostVerify
+	}
+	dists := make(map[int][]float64) // WithinDist by tau, computed on demand
+	recall := func(tau, t int) float64 {
+		if t <= MinHits(l.M(), rh, tau) {
+			return 1
+		}
+		d, ok := dists[tau]
+		if !ok {
+			d = l.WithinDist(rh, tau)
+			dists[tau] = d
+		}
+		return tail(d, t)
+	}
+	best, _, rec := l.cheapest(rh, half*float64(s.stride)*pairCostScanWord, cost, approx, p.MinRecall, recall)
+	return best, rec, nil
 }
 
 // pairChunk is the number of documents a worker takes at a time.
 const pairChunk = 512
+
+// pairBatch is the most pairs a worker buffers before it hands them to the
+// caller's goroutine, which bounds the memory of a run whatever the number
+// of pairs of one document (a cluster of n exact duplicates has n²/2): at
+// most about 3 × workers × pairBatch pairs are in memory at once.
+const pairBatch = 4096
 
 // Pairs calls fn for every pair of documents of the snapshot within Hamming
 // distance rh, exactly once, with A < B. Each document is compared only with
@@ -134,8 +156,8 @@ const pairChunk = 512
 // the run and is returned.
 func (s *Snapshot) Pairs(ctx context.Context, rh int, o PairOptions, fn func(Pair) error) (PairStats, error) {
 	start := time.Now()
-	st := PairStats{Radius: rh}
 	n := len(s.ids)
+	st := PairStats{Docs: n, Radius: rh, Recall: 1}
 	if rh < 0 || n < 2 {
 		st.Plan = Plan{Kind: Scan}
 		if o.Progress != nil {
@@ -143,25 +165,31 @@ func (s *Snapshot) Pairs(ctx context.Context, rh int, o PairOptions, fn func(Pai
 		}
 		return st, nil
 	}
-	p := o.Plan
-	if p.Kind == Auto {
-		p = s.ChoosePairs(rh)
+	p, recall, err := s.choosePairs(rh, o.Plan)
+	if err != nil {
+		return st, err
 	}
-	st.Plan = p
+	st.Plan, st.Recall = p, recall
 	var pl *postingLists
-	switch p.Kind {
-	case Scan:
-	case Probe:
-		st.MinHits = MinHits(s.layout.M(), rh, p.Tau)
-		if p.Tau < 0 || st.MinHits < 1 {
-			return st, fmt.Errorf("%w: tau=%d, radius %d, %d groups", ErrInfeasible, p.Tau, rh, s.layout.M())
+	if p.Kind == Probe {
+		m := s.layout.M()
+		exact := MinHits(m, rh, p.Tau)
+		st.MinHits = exact
+		if p.MinHits > 0 {
+			st.MinHits = max(exact, p.MinHits)
 		}
-		if uint64(n)*uint64(s.layout.M()) > math.MaxUint32 {
-			return st, fmt.Errorf("index: pairs: %d documents × %d groups exceed the in-memory posting lists; use a scan", n, s.layout.M())
+		switch {
+		case p.Tau < 0 || st.MinHits < 1:
+			return st, fmt.Errorf("%w: tau=%d, radius %d, %d groups", ErrInfeasible, p.Tau, rh, m)
+		case st.MinHits > m:
+			return st, fmt.Errorf("index: count filter %d above the %d groups", st.MinHits, m)
+		case uint64(len(s.ids))*uint64(m) > math.MaxUint32:
+			return st, fmt.Errorf("index: pairs: %d documents × %d groups exceed the in-memory posting lists; use a scan", len(s.ids), m)
+		}
+		if st.MinHits > exact && o.Plan.Kind != Approx {
+			st.Recall = s.layout.Recall(rh, p.Tau, st.MinHits)
 		}
 		pl = s.buildPostings()
-	default:
-		return st, fmt.Errorf("index: unknown plan kind %d", p.Kind)
 	}
 
 	workers := o.Workers
@@ -186,22 +214,42 @@ func (s *Snapshot) Pairs(ctx context.Context, rh int, o PairOptions, fn func(Pai
 			if pl != nil {
 				w.counts = make([]uint8, n)
 			}
-			for ctx.Err() == nil {
+			// send hands the pairs found so far, the documents finished
+			// and the work counters to the caller's goroutine; false once
+			// the run is stopped.
+			send := func(docs int) bool {
+				r := result{pairs: w.buf, docs: docs, postings: w.postings, cands: w.ncands, verified: w.verified}
+				w.buf, w.postings, w.ncands, w.verified = nil, 0, 0, 0
+				select {
+				case results <- r:
+					return true
+				case <-ctx.Done():
+					return false
+				}
+			}
+			stopped := false
+			w.emit = func(pr Pair) {
+				if stopped {
+					return
+				}
+				if w.buf == nil {
+					w.buf = make([]Pair, 0, pairBatch)
+				}
+				w.buf = append(w.buf, pr)
+				if len(w.buf) == pairBatch && !send(0) {
+					stopped = true
+				}
+			}
+			for ctx.Err() == nil && !stopped {
 				lo := int(next.Add(pairChunk)) - pairChunk
 				if lo >= n {
 					return
 				}
 				hi := min(lo+pairChunk, n)
-				var r result
-				for a := lo; a < hi; a++ {
-					r.pairs = w.doc(a, r.pairs)
+				for a := lo; a < hi && !stopped; a++ {
+					w.doc(a)
 				}
-				r.docs = hi - lo
-				r.postings, r.cands, r.verified = w.postings, w.ncands, w.verified
-				w.postings, w.ncands, w.verified = 0, 0, 0
-				select {
-				case results <- r:
-				case <-ctx.Done():
+				if !stopped && !send(hi-lo) {
 					return
 				}
 			}
@@ -260,21 +308,23 @@ type pairWorker struct {
 	counts  []uint8
 	touched []int32
 	cands   []int32
-	spans   [][]int32 // one group's lists, fetched before they are counted
+	spans   [][]int32  // one group's lists, fetched before they are counted
+	emit    func(Pair) // receives every pair found
+	buf     []Pair     // pairs not yet sent
 
 	postings, ncands, verified int64
 }
 
-// doc appends to out the pairs of position a with the positions before it.
-func (w *pairWorker) doc(a int, out []Pair) []Pair {
+// doc emits the pairs of position a with the positions before it.
+func (w *pairWorker) doc(a int) {
 	s := w.s
 	q := s.Fingerprint(a)
 	if w.pl == nil {
 		bitvec.Scan(s.fps[:a*s.stride], s.stride, q, w.rh, func(i, d int) {
-			out = append(out, Pair{A: i, B: a, Dist: d})
+			w.emit(Pair{A: i, B: a, Dist: d})
 		})
 		w.verified += int64(a)
-		return out
+		return
 	}
 	l := s.layout
 	lim := int32(a)
@@ -314,10 +364,9 @@ func (w *pairWorker) doc(a int, out []Pair) []Pair {
 	w.verified += int64(len(w.cands))
 	for _, p := range w.cands {
 		if d := bitvec.Hamming(q, s.Fingerprint(int(p))); d <= w.rh {
-			out = append(out, Pair{A: int(p), B: a, Dist: d})
+			w.emit(Pair{A: int(p), B: a, Dist: d})
 		}
 	}
-	return out
 }
 
 // postingLists are the posting lists of a snapshot in memory: for each

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -257,5 +258,133 @@ func BenchmarkPairs(b *testing.B) {
 				b.Logf("%s: %v, %d pairs, %d candidates", st.Plan, st.Elapsed, st.Pairs, st.Candidates)
 			}
 		})
+	}
+}
+
+// snapshotOf builds a snapshot of fps (position i = internal id i).
+func snapshotOf(t testing.TB, k int, widths []int, fps [][]uint64) *Snapshot {
+	t.Helper()
+	l, err := NewLayout(k, widths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Snapshot{layout: l, stride: k / 64}
+	for i, fp := range fps {
+		s.ids = append(s.ids, uint32(i))
+		s.fps = append(s.fps, fp...)
+	}
+	return s
+}
+
+// collectPairs runs Pairs and returns the pairs as internal ids, sorted.
+func collectPairs(t *testing.T, s *Snapshot, rh int, p Plan) ([]Pair, PairStats) {
+	t.Helper()
+	var got []Pair
+	st, err := s.Pairs(context.Background(), rh, PairOptions{Plan: p}, func(pr Pair) error {
+		got = append(got, Pair{A: int(s.ID(pr.A)), B: int(s.ID(pr.B)), Dist: pr.Dist})
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("plan %v: %v", p, err)
+	}
+	sortPairs(got)
+	return got, st
+}
+
+// TestPairsApproximatePlans: a forced count filter above the exact one
+// (Plan.MinHits) and the Approx plan kind are honoured: each returns a
+// subset of the exact pairs, the forced filter strictly fewer on this data,
+// and Approx at least its requested recall, measured against brute force.
+func TestPairsApproximatePlans(t *testing.T) {
+	const k = 256
+	widths := slices.Repeat([]int{16}, 16)
+	r := rand.New(rand.NewPCG(21, 5))
+	fps := plantedFPs(r, 1500, k)
+	model := map[uint32][]uint64{}
+	for i, fp := range fps {
+		model[uint32(i)] = fp
+	}
+	s := snapshotOf(t, k, widths, fps)
+	rh := k / 16 // r = 0.875
+	want := bruteForcePairs(model, rh)
+	exact := map[Pair]bool{}
+	for _, p := range want {
+		exact[p] = true
+	}
+	subset := func(got []Pair, what string) {
+		for _, p := range got {
+			if !exact[p] {
+				t.Fatalf("%s returned %v, which brute force does not", what, p)
+			}
+		}
+	}
+	tExact := MinHits(len(widths), rh, 1)
+	forced := Plan{Kind: Probe, Tau: 1, MinHits: tExact + 4}
+	got, st := collectPairs(t, s, rh, forced)
+	subset(got, "a forced count filter")
+	if st.MinHits != tExact+4 || len(got) >= len(want) || st.Recall >= 1 {
+		t.Errorf("forced t=%d: stats t=%d recall %.3f, %d pairs of %d: the count filter was not applied", tExact+4, st.MinHits, st.Recall, len(got), len(want))
+	}
+	for _, minRecall := range []float64{0.5, 0.9, 0.99} {
+		got, st := collectPairs(t, s, rh, Plan{Kind: Approx, MinRecall: minRecall})
+		subset(got, "an approximate plan")
+		measured := float64(len(got)) / float64(len(want))
+		t.Logf("approx recall ≥ %.2f: plan %v, expected %.3f, measured %.3f (%d of %d pairs)", minRecall, st.Plan, st.Recall, measured, len(got), len(want))
+		if st.Recall < minRecall || measured < minRecall {
+			t.Errorf("approx recall ≥ %.2f: plan %v expected %.3f, measured %.3f", minRecall, st.Plan, st.Recall, measured)
+		}
+	}
+	if _, err := s.Pairs(context.Background(), rh, PairOptions{Plan: Plan{Kind: Probe, Tau: 1, MinHits: 17}}, func(Pair) error { return nil }); err == nil {
+		t.Error("a count filter above the number of groups was accepted")
+	}
+	if _, err := s.Pairs(context.Background(), rh, PairOptions{Plan: Plan{Kind: Approx}}, func(Pair) error { return nil }); err == nil {
+		t.Error("an approximate plan without a recall was accepted")
+	}
+	if len(want) < 100 {
+		t.Fatalf("only %d planted pairs: the test proves little", len(want))
+	}
+}
+
+// TestPairsBoundedMemory runs all pairs of 3 000 identical fingerprints
+// (4 498 500 pairs, all from one cluster) with each plan and checks that
+// every pair comes exactly once while the heap stays small: the pairs are
+// handed over in bounded batches, never a whole chunk or document at once.
+func TestPairsBoundedMemory(t *testing.T) {
+	const n, k = 3000, 64
+	fps := make([][]uint64, n)
+	for i := range fps {
+		fps[i] = []uint64{0x0123456789abcdef}
+	}
+	s := snapshotOf(t, k, []int{8, 8, 8, 8, 8, 8, 8, 8}, fps)
+	for _, p := range []Plan{{Kind: Scan}, {Kind: Probe, Tau: 0}} {
+		seen := make([]uint64, (n*(n-1)/2+63)/64)
+		var base, ms runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&base)
+		var peak uint64
+		count := 0
+		st, err := s.Pairs(context.Background(), 0, PairOptions{Plan: p, Workers: 2}, func(pr Pair) error {
+			i := pr.B*(pr.B-1)/2 + pr.A
+			if pr.A >= pr.B || seen[i/64]&(1<<(i%64)) != 0 {
+				return fmt.Errorf("pair %v out of order or twice", pr)
+			}
+			seen[i/64] |= 1 << (i % 64)
+			if count++; count%200_000 == 0 {
+				runtime.ReadMemStats(&ms)
+				peak = max(peak, ms.HeapAlloc)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		grown := float64(peak-min(peak, base.HeapAlloc)) / (1 << 20)
+		t.Logf("plan %v: %d pairs, heap grew by at most %.1f MB while they streamed", st.Plan, count, grown)
+		if count != n*(n-1)/2 {
+			t.Fatalf("%d pairs, want %d", count, n*(n-1)/2)
+		}
+		if grown > 16 {
+			t.Errorf("plan %v: the heap grew by %.1f MB while the pairs streamed; want them in bounded batches", st.Plan, grown)
+		}
 	}
 }

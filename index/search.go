@@ -135,8 +135,9 @@ func (ix *Index) rangeScanCost(n int) float64 {
 func (ix *Index) probeCost(tau, t int) float64 {
 	n := float64(ix.n)
 	hit := ix.cacheHitRate()
-	cands := n * ix.candidateRate(tau, t) // also fills ix.tauProbes, ix.tauHit
-	probes, postings := ix.tauProbes[tau], n*ix.tauHit[tau]
+	l := ix.layout
+	cands := n * l.candidateRate(tau, t)
+	probes, postings := l.probesPerQuery(tau), n*l.hitsPerDoc(tau)
 	cost := costQuery + probes*(hit*costProbeHit+(1-hit)*costProbeMiss) +
 		postings*costPosting + cands*costVerify + float64(ix.Cap())*costClearByte/16
 	if ix.tailScanned() {
@@ -160,65 +161,14 @@ func (ix *Index) cacheHitRate() float64 {
 	return min(1, float64(ix.cache.keys.Load())/distinct)
 }
 
+// choose returns the cheapest plan for radius rh by the cost model of
+// Search (probeCost, scanCost), with its cost and expected recall.
 func (ix *Index) choose(rh int, approx bool, minRecall float64) (Plan, float64, float64) {
-	best, bestCost, bestRecall := Plan{Kind: Scan}, ix.scanCost(), 1.0
-	if bestCost <= costQuery {
-		return best, bestCost, bestRecall // no probe plan beats so small a scan
+	scan := ix.scanCost()
+	if scan <= costQuery {
+		return Plan{Kind: Scan}, scan, 1 // no probe plan beats so small a scan
 	}
-	m := ix.layout.M()
-	for tau := 0; tau <= MaxTau; tau++ {
-		exact := MinHits(m, rh, tau)
-		if exact >= 1 {
-			if c := ix.probeCost(tau, exact); c < bestCost {
-				best, bestCost, bestRecall = Plan{Kind: Probe, Tau: tau}, c, 1
-			}
-		}
-		if !approx {
-			continue
-		}
-		// Raise t above the exact filter while the recall stays high enough.
-		for t := max(exact+1, 1); t <= m; t++ {
-			rec := ix.recall(rh, tau, t)
-			if rec < minRecall {
-				break
-			}
-			if c := ix.probeCost(tau, t); c < bestCost {
-				best, bestCost, bestRecall = Plan{Kind: Probe, Tau: tau, MinHits: t}, c, rec
-			}
-		}
-	}
-	return best, bestCost, bestRecall
-}
-
-// candidateRate returns the share of unrelated (random) documents that
-// pass count filter t at probe radius tau: Pr[Binomial(m, p̄) ≥ t] with p̄
-// the mean chance that a group lands within tau bits. It depends on the
-// layout only and is computed once, with the probes per query and the
-// expected posting ids per document of each tau.
-func (ix *Index) candidateRate(tau, t int) float64 {
-	ix.tailsOnce.Do(func() {
-		m := ix.layout.M()
-		ix.tails = make([][]float64, MaxTau+1)
-		ix.tauProbes = make([]float64, MaxTau+1)
-		ix.tauHit = make([]float64, MaxTau+1)
-		for tau := range ix.tails {
-			var pSum float64
-			for _, w := range ix.layout.Widths {
-				b := float64(bitvec.BallSize(w, tau))
-				ix.tauProbes[tau] += b
-				pSum += b / math.Exp2(float64(w))
-			}
-			ix.tauHit[tau] = pSum
-			ix.tails[tau] = make([]float64, m+2)
-			for t := range ix.tails[tau] {
-				ix.tails[tau][t] = binomTail(m, min(1, pSum/float64(m)), t)
-			}
-		}
-	})
-	if t < 0 || t >= len(ix.tails[tau]) {
-		return 1
-	}
-	return ix.tails[tau][t]
+	return ix.layout.cheapest(rh, scan, ix.probeCost, approx, minRecall, func(tau, t int) float64 { return ix.recall(rh, tau, t) })
 }
 
 // binomTail returns Pr[Binomial(m, p) ≥ t].
