@@ -138,3 +138,72 @@ func TestStageRejects(t *testing.T) {
 		t.Error("an id added twice was accepted")
 	}
 }
+
+// addBatch adds the documents of adds in one Stage and one Apply (the path
+// of a batch: 64 or more entries update the cached lists in runs).
+func (s *testStore) addBatch(adds []Entry) {
+	s.t.Helper()
+	b := s.db.NewBatch()
+	if err := s.ix.Stage(b, adds, nil); err != nil {
+		s.t.Fatal(err)
+	}
+	if err := b.Commit(pebble.NoSync); err != nil {
+		s.t.Fatal(err)
+	}
+	s.ix.Apply(adds, nil)
+	for _, e := range adds {
+		s.model[e.ID] = slices.Clone(e.FP)
+	}
+}
+
+// TestDeferredBatchesWithTrackingCache bulk-loads batches of deferred
+// documents into an index whose posting cache is complete (so every write
+// updates it) while every plan is checked against the oracle between the
+// batches: the cache must mirror Pebble, which holds no postings of the
+// deferred documents, or a probe would count them twice (once from the
+// cache, once from the scan of the deferred ones).
+func TestDeferredBatchesWithTrackingCache(t *testing.T) {
+	const k = 128
+	s := newTestStore(t, k, []int{16, 16, 16, 16, 16, 16, 16, 16})
+	r := rand.New(rand.NewPCG(17, 4))
+	id := uint32(0)
+	var queries [][]uint64
+	var first []Entry
+	for i := range 400 {
+		fp := randFP(r, k/64)
+		if i%40 == 0 {
+			queries = append(queries, fp)
+		}
+		first = append(first, Entry{ID: id, FP: fp})
+		id++
+	}
+	s.addBatch(first)
+	if err := s.ix.Warm(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s.ix.Defer()
+	for batch := range 4 {
+		var adds []Entry
+		for i := range 100 {
+			fp := randFP(r, k/64)
+			if i%10 == 0 { // near neighbours of the queries, deferred
+				fp = flipN(r, queries[(batch*10+i/10)%len(queries)], r.IntN(12))
+			}
+			adds = append(adds, Entry{ID: id, FP: fp})
+			id++
+		}
+		s.addBatch(adds)
+		found := 0
+		for _, q := range queries {
+			for _, thr := range []float64{0.95, 0.85} {
+				found += s.checkAllPlans(q, thr)
+			}
+		}
+		if found <= len(queries) {
+			t.Fatalf("batch %d: the queries found only themselves; the test proves nothing", batch)
+		}
+	}
+	if s.ix.TailLen() != 400 {
+		t.Fatalf("%d deferred documents, want 400", s.ix.TailLen())
+	}
+}
