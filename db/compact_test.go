@@ -1,7 +1,9 @@
 package db
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -43,6 +45,35 @@ func TestCompactAndStorageStats(t *testing.T) {
 	if keys != before.PostingKeys || before.MaxPosting > maxLen {
 		t.Fatalf("buckets %v do not add up to %d keys / max %d", before.PostingLengths, before.PostingKeys, before.MaxPosting)
 	}
+	// Answers of every plan, before and after compaction, for queries near
+	// kept and near deleted documents: the same sets, equal to the scan's.
+	plans := []Plan{{Kind: PlanScan}, {Kind: PlanProbe, Tau: 1}, {Kind: PlanProbe, Tau: 2}, {Kind: PlanProbe, Tau: 3}}
+	answers := func() [][]string {
+		var out [][]string
+		for i := range 40 {
+			q := nearFP(r, docs[2480+i].Fingerprint, 20)
+			var scan []string
+			for j, p := range plans {
+				res, err := d.QueryFingerprint(ctx, q, QueryOptions{Threshold: 0.8, Plan: p})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got []string
+				for _, m := range res.Matches {
+					got = append(got, fmt.Sprintf("%s@%d", m.ID, m.Hamming))
+				}
+				if j == 0 {
+					scan = got
+				} else if !slices.Equal(got, scan) {
+					t.Fatalf("query %d plan %v: %v, scan %v", i, p, got, scan)
+				}
+				out = append(out, got)
+			}
+		}
+		return out
+	}
+	r = rand.New(rand.NewPCG(9, 9))
+	want := answers()
 	res, err := d.Compact(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -54,23 +85,24 @@ func TestCompactAndStorageStats(t *testing.T) {
 	if after.DeletedNotCompacted != 0 || after.Docs != 500 || after.PostingIDs != before.PostingIDs {
 		t.Fatalf("after compaction: %+v", after)
 	}
-	if res.BytesAfter >= res.BytesBefore {
-		t.Errorf("compaction did not shrink the database: %d → %d bytes", res.BytesBefore, res.BytesAfter)
+	// Pebble may have compacted the deleted records already in the
+	// background while the queries ran; Compact must not grow the store.
+	if res.BytesAfter > res.BytesBefore || res.BytesAfter >= st.DiskBytes {
+		t.Errorf("compaction: %d → %d bytes, %d before the deletes", res.BytesBefore, res.BytesAfter, st.DiskBytes)
 	}
-	// Queries are unchanged by compaction.
-	for i := range 20 {
-		q := nearFP(r, docs[2500+i].Fingerprint, 20)
-		a, err := d.QueryFingerprint(ctx, q, QueryOptions{Threshold: 0.8})
-		if err != nil {
-			t.Fatal(err)
+	r = rand.New(rand.NewPCG(9, 9))
+	got := answers()
+	nonEmpty := 0
+	for i := range want {
+		if !slices.Equal(got[i], want[i]) {
+			t.Fatalf("answer %d changed by compaction: %v, before %v", i, got[i], want[i])
 		}
-		s, err := d.QueryFingerprint(ctx, q, QueryOptions{Threshold: 0.8, Plan: Plan{Kind: PlanScan}})
-		if err != nil {
-			t.Fatal(err)
+		if len(want[i]) > 0 {
+			nonEmpty++
 		}
-		if len(a.Matches) == 0 || len(a.Matches) != len(s.Matches) {
-			t.Fatalf("query %d: %v vs scan %v", i, a.Matches, s.Matches)
-		}
+	}
+	if nonEmpty < len(want)/4 {
+		t.Fatalf("only %d of %d answers hold a match: the test proves little", nonEmpty, len(want))
 	}
 	ro := d.Dir()
 	closeChecked(t, d)
