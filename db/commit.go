@@ -86,6 +86,9 @@ func (d *DB) write(c *change) error {
 		d.setEntry(doc.seq, docEntry{ext: doc.ID, hash: doc.ContentHash})
 	}
 	d.nextSeq = seq
+	d.metrics.writes.Add(1)
+	d.metrics.added.Add(int64(len(c.adds)))
+	d.metrics.deleted.Add(int64(len(removes)))
 	return nil
 }
 

@@ -56,6 +56,8 @@ type DB struct {
 
 	// life tracks the calls in flight, so that Close waits for them.
 	life lifecycle
+	// metrics count queries and writes (Metrics).
+	metrics metrics
 	// walArmed makes a WAL failure end the process (walGuardFS): set once
 	// the store is open, cleared when Close begins closing it.
 	walArmed atomic.Bool

@@ -13,11 +13,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2"
-
 	"github.com/fpdb/fpdb/internal/bitvec"
 	"github.com/fpdb/fpdb/internal/fingerprint"
-	"github.com/fpdb/fpdb/internal/keys"
 	"github.com/fpdb/fpdb/internal/normalize"
 )
 
@@ -90,64 +87,8 @@ func (d *DB) Export(ctx context.Context, w io.Writer) (_ int, err error) {
 	if err != nil {
 		return 0, fmt.Errorf("fpdb: export: %w", err)
 	}
-	k := ew.k
-	lo, hi := keys.Range(keys.PrefixDoc)
-	docs, err := snap.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	n, err := eachDoc(ctx, snap, ew.k, func(doc *Doc) error { return ew.write(doc, doc.Fingerprint) })
 	if err != nil {
-		return 0, fmt.Errorf("fpdb: export: %w", err)
-	}
-	defer docs.Close()
-	flo, fhi := keys.Range(keys.PrefixFingerprint)
-	fps, err := snap.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: flo, UpperBound: fhi})
-	if err != nil {
-		return 0, fmt.Errorf("fpdb: export: %w", err)
-	}
-	defer fps.Close()
-	n := 0
-	fps.First()
-	for docs.First(); docs.Valid(); docs.Next() {
-		if n%1024 == 0 {
-			if err := ctx.Err(); err != nil {
-				return n, err
-			}
-		}
-		seq, err := keys.ParseDoc(docs.Key())
-		if err != nil {
-			return n, fmt.Errorf("fpdb: export: %w: %w", ErrCorrupt, err)
-		}
-		v, err := docs.ValueAndErr()
-		if err != nil {
-			return n, fmt.Errorf("fpdb: export: %w", err)
-		}
-		doc, err := decodeDocRecord(v)
-		if err != nil {
-			return n, fmt.Errorf("fpdb: export: document %d: %w", seq, err)
-		}
-		// Both ranges are in internal id order: advance to seq.
-		fkey := keys.Fingerprint(seq)
-		for fps.Valid() && bytes.Compare(fps.Key(), fkey) < 0 {
-			fps.Next()
-		}
-		if !fps.Valid() || !bytes.Equal(fps.Key(), fkey) {
-			if err := fps.Error(); err != nil {
-				return n, fmt.Errorf("fpdb: export: %w", err)
-			}
-			return n, fmt.Errorf("fpdb: export: %w: document %d has no fingerprint", ErrCorrupt, seq)
-		}
-		fv, err := fps.ValueAndErr()
-		if err != nil {
-			return n, fmt.Errorf("fpdb: export: %w", err)
-		}
-		fp, err := bitvec.FromBytes(fv, k)
-		if err != nil {
-			return n, fmt.Errorf("fpdb: export: %w: fingerprint %d: %w", ErrCorrupt, seq, err)
-		}
-		if err := ew.write(&doc, fp); err != nil {
-			return n, fmt.Errorf("fpdb: export: %w", err)
-		}
-		n++
-	}
-	if err := docs.Error(); err != nil {
 		return n, fmt.Errorf("fpdb: export: %w", err)
 	}
 	if n != count {

@@ -43,6 +43,7 @@ func (d *DB) flushTail(ctx context.Context) error {
 	d.mu.Lock()
 	d.ix.ApplyFlushTail()
 	d.mu.Unlock()
+	d.metrics.flushes.Add(1)
 	return nil
 }
 

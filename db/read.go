@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -66,7 +69,11 @@ func (d *DB) search(ctx context.Context, fp []uint64, hash [16]byte, hasHash boo
 	defer d.leave()
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	return d.searchLocked(ctx, fp, hash, hasHash, o, "")
+	res, err := d.searchLocked(ctx, fp, hash, hasHash, o, "")
+	if err == nil {
+		d.metrics.query(&res.Stats)
+	}
+	return res, err
 }
 
 // searchLocked runs a query; mu is held shared. Matches named skip are left
@@ -252,4 +259,54 @@ type Stats struct {
 	// Deferred is the number of documents whose postings a bulk load has
 	// not written yet (Options.BulkLoad; Flush writes them).
 	Deferred int
+}
+
+// QueryMany answers Query for each of texts, in order: result i is the
+// answer for texts[i]. It fingerprints and searches on all cores
+// (GOMAXPROCS goroutines), each query seeing the database as of its own
+// search, as with one Query per text. It stops at the first error, which
+// names the text's index.
+func (d *DB) QueryMany(ctx context.Context, texts [][]byte, opts QueryOptions) ([]*QueryResult, error) {
+	if err := checkQuery(ctx, opts); err != nil {
+		return nil, err
+	}
+	if err := d.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer d.leave()
+	out := make([]*QueryResult, len(texts))
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(texts)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				i := int(next.Add(1)) - 1
+				if i >= len(texts) {
+					return
+				}
+				res, _, err := d.build(bytes.NewReader(texts[i]))
+				if err != nil {
+					cancel(fmt.Errorf("fpdb: query of text %d: %w", i, err))
+					return
+				}
+				d.mu.RLock()
+				out[i], err = d.searchLocked(ctx, res.FP, res.ContentHash, true, opts, "")
+				d.mu.RUnlock()
+				if err != nil {
+					cancel(fmt.Errorf("%w (text %d)", err, i))
+					return
+				}
+				d.metrics.query(&out[i].Stats)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return nil, err
+	}
+	return out, nil
 }

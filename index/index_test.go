@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -393,5 +394,22 @@ func TestSplitWidths(t *testing.T) {
 	}
 	if SplitWidths(64, 0) != nil || SplitWidths(64, 65) != nil {
 		t.Fatal("SplitWidths accepted m outside (0, k]")
+	}
+}
+
+// TestScanHonoursCancellation: a scan with a done context returns its error
+// instead of an answer.
+func TestScanHonoursCancellation(t *testing.T) {
+	s := newTestStore(t, 64, []int{16, 16, 16, 16})
+	r := rand.New(rand.NewPCG(1, 1))
+	for i := range 100 {
+		s.add(uint32(i), randFP(r, 1))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, p := range []Plan{{Kind: Scan}, {Kind: Auto}} {
+		if _, _, err := s.ix.Search(ctx, randFP(r, 1), 8, p); !errors.Is(err, context.Canceled) {
+			t.Errorf("plan %v with a cancelled context: %v", p, err)
+		}
 	}
 }

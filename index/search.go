@@ -224,7 +224,10 @@ func (ix *Index) Search(ctx context.Context, q []uint64, rh int, p Plan) ([]Hit,
 	var err error
 	switch p.Kind {
 	case Scan:
-		hits = ix.scan(q, rh, &st)
+		hits, err = ix.scan(ctx, q, rh, &st)
+		if err != nil {
+			return nil, st, err
+		}
 	case Probe:
 		t := MinHits(ix.layout.M(), rh, p.Tau)
 		if p.MinHits > 0 {
@@ -243,7 +246,11 @@ func (ix *Index) Search(ctx context.Context, q []uint64, rh int, p Plan) ([]Hit,
 		if ix.tailScanned() {
 			// Documents whose postings are deferred (tail.go).
 			st.Verified += ix.TailLen()
-			hits = append(hits, ix.scanRange(q, rh, int(ix.tailStart), ix.Cap())...)
+			more, err := ix.scanRange(ctx, q, rh, int(ix.tailStart), ix.Cap())
+			if err != nil {
+				return nil, st, err
+			}
+			hits = append(hits, more...)
 		}
 	default:
 		return nil, st, fmt.Errorf("index: unknown plan kind %d", p.Kind)
@@ -260,13 +267,18 @@ func (ix *Index) Search(ctx context.Context, q []uint64, rh int, p Plan) ([]Hit,
 
 // scan compares q with every stored fingerprint, on several cores when
 // the array is large.
-func (ix *Index) scan(q []uint64, rh int, st *Stats) []Hit {
+func (ix *Index) scan(ctx context.Context, q []uint64, rh int, st *Stats) ([]Hit, error) {
 	st.Verified = ix.n
-	return ix.scanRange(q, rh, 0, ix.Cap())
+	return ix.scanRange(ctx, q, rh, 0, ix.Cap())
 }
 
-// scanRange compares q with the fingerprints of ids [from, to).
-func (ix *Index) scanRange(q []uint64, rh int, from, to int) []Hit {
+// scanBlock is the number of fingerprints a scan compares between two
+// checks of its context (a few milliseconds at most).
+const scanBlock = 1 << 16
+
+// scanRange compares q with the fingerprints of ids [from, to). It stops
+// with ctx's error once ctx is done.
+func (ix *Index) scanRange(ctx context.Context, q []uint64, rh int, from, to int) ([]Hit, error) {
 	n := to - from
 	workers := scanWorkers(n, ix.stride)
 	parts := make([][]Hit, workers)
@@ -275,11 +287,14 @@ func (ix *Index) scanRange(q []uint64, rh int, from, to int) []Hit {
 		lo, hi := from+n*w/workers, from+n*(w+1)/workers
 		run := func() {
 			var hits []Hit
-			bitvec.Scan(ix.fps[lo*ix.stride:hi*ix.stride], ix.stride, q, rh, func(i, d int) {
-				if id := uint32(lo + i); ix.Live(id) {
-					hits = append(hits, Hit{ID: id, Dist: d})
-				}
-			})
+			for b := lo; b < hi && ctx.Err() == nil; b += scanBlock {
+				e := min(b+scanBlock, hi)
+				bitvec.Scan(ix.fps[b*ix.stride:e*ix.stride], ix.stride, q, rh, func(i, d int) {
+					if id := uint32(b + i); ix.Live(id) {
+						hits = append(hits, Hit{ID: id, Dist: d})
+					}
+				})
+			}
 			parts[w] = hits
 		}
 		if w == workers-1 {
@@ -290,7 +305,10 @@ func (ix *Index) scanRange(q []uint64, rh int, from, to int) []Hit {
 		go func() { defer wg.Done(); run() }()
 	}
 	wg.Wait()
-	return slices.Concat(parts...)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return slices.Concat(parts...), nil
 }
 
 // postingReader reads posting lists from Pebble for one query, through the

@@ -97,6 +97,7 @@ every write reported done is kept).`,
 		newExportCommand(g),
 		newImportCommand(g),
 		newCompactCommand(g),
+		newBackupCommand(g),
 		newVersionCommand(),
 	)
 	return root

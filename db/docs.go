@@ -1,0 +1,135 @@
+package db
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/fpdb/fpdb/internal/bitvec"
+	"github.com/fpdb/fpdb/internal/keys"
+)
+
+// Docs calls fn for every stored document, in the order they were stored,
+// with its metadata and fingerprint. It reads a snapshot taken at the call:
+// writes may proceed meanwhile (fn may call any method of d but Close) and
+// are not seen. An error from fn stops the iteration and is returned.
+func (d *DB) Docs(ctx context.Context, fn func(Doc) error) (err error) {
+	ctx, leave, err := d.enterLong(ctx)
+	if err != nil {
+		return err
+	}
+	defer leave(&err)
+	d.mu.RLock()
+	snap := d.pdb.NewSnapshot()
+	d.mu.RUnlock()
+	defer snap.Close()
+	var ferr error
+	_, err = eachDoc(ctx, snap, d.params.K, func(doc *Doc) error {
+		if err := fn(*doc); err != nil {
+			ferr = err
+			return err
+		}
+		return nil
+	})
+	if ferr != nil {
+		return ferr
+	}
+	if err != nil {
+		return fmt.Errorf("fpdb: docs: %w", err)
+	}
+	return nil
+}
+
+// Len returns the number of stored documents.
+func (d *DB) Len() int {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.ix.Len()
+}
+
+// Has reports whether a document is stored under id.
+func (d *DB) Has(ctx context.Context, id string) (bool, error) {
+	if err := validID(id); err != nil {
+		return false, fmt.Errorf("fpdb: has: %w", err)
+	}
+	if err := d.enter(ctx); err != nil {
+		return false, err
+	}
+	defer d.leave()
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	_, found, err := d.lookup(id)
+	if err != nil {
+		return false, fmt.Errorf("fpdb: has %q: %w", id, storageError(err))
+	}
+	return found, nil
+}
+
+// eachDoc calls fn for every document of the snapshot in internal id
+// order, with its record and its k-bit fingerprint (fn may keep the Doc).
+// It returns the number of documents passed to fn.
+func eachDoc(ctx context.Context, snap *pebble.Snapshot, k int, fn func(*Doc) error) (int, error) {
+	lo, hi := keys.Range(keys.PrefixDoc)
+	docs, err := snap.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return 0, storageError(err)
+	}
+	defer docs.Close()
+	flo, fhi := keys.Range(keys.PrefixFingerprint)
+	fps, err := snap.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: flo, UpperBound: fhi})
+	if err != nil {
+		return 0, storageError(err)
+	}
+	defer fps.Close()
+	n := 0
+	fps.First()
+	for docs.First(); docs.Valid(); docs.Next() {
+		if n%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return n, err
+			}
+		}
+		seq, err := keys.ParseDoc(docs.Key())
+		if err != nil {
+			return n, fmt.Errorf("%w: %w", ErrCorrupt, err)
+		}
+		v, err := docs.ValueAndErr()
+		if err != nil {
+			return n, storageError(err)
+		}
+		doc, err := decodeDocRecord(v)
+		if err != nil {
+			return n, fmt.Errorf("document %d: %w", seq, err)
+		}
+		// Both ranges are in internal id order: advance to seq.
+		fkey := keys.Fingerprint(seq)
+		for fps.Valid() && bytes.Compare(fps.Key(), fkey) < 0 {
+			fps.Next()
+		}
+		if !fps.Valid() || !bytes.Equal(fps.Key(), fkey) {
+			if err := fps.Error(); err != nil {
+				return n, storageError(err)
+			}
+			return n, fmt.Errorf("%w: document %d has no fingerprint", ErrCorrupt, seq)
+		}
+		fv, err := fps.ValueAndErr()
+		if err != nil {
+			return n, storageError(err)
+		}
+		doc.Fingerprint, err = bitvec.FromBytes(fv, k)
+		if err != nil {
+			return n, fmt.Errorf("%w: fingerprint %d: %w", ErrCorrupt, seq, err)
+		}
+		doc.seq = seq
+		if err := fn(&doc); err != nil {
+			return n, err
+		}
+		n++
+	}
+	if err := docs.Error(); err != nil {
+		return n, storageError(err)
+	}
+	return n, nil
+}
