@@ -87,9 +87,12 @@ func BuildStore(ctx context.Context, dir string, layout *index.Layout, flat []ui
 		b := pdb.NewBatch()
 		defer func() { b.Close() }()
 		for i := 0; i < n; i++ {
-			if err := ix.Stage(b, []index.Entry{{ID: uint32(i), FP: flat[i*stride : (i+1)*stride]}}, nil); err != nil {
+			// Staged only: build loads the memory from the store.
+			w, err := ix.Stage(b, []index.Entry{{ID: uint32(i), FP: flat[i*stride : (i+1)*stride]}}, nil)
+			if err != nil {
 				return err
 			}
+			w.Abort()
 			if (i+1)%batch == 0 || i == n-1 {
 				if err := b.Commit(pebble.NoSync); err != nil {
 					return err
@@ -194,10 +197,11 @@ func build(ctx context.Context, dir string, layout *index.Layout, flat []uint64,
 		pdb.Close()
 		return nil, fmt.Errorf("bench: build %s: %w", dir, err)
 	}
-	for i := 0; i < n; i++ {
-		ix.Apply([]index.Entry{{ID: uint32(i), FP: flat[i*stride : (i+1)*stride]}}, nil)
-	}
 	st.Ingest = time.Since(start)
+	if err := ix.Load(ctx, uint32(n)); err != nil { // as Open does
+		pdb.Close()
+		return nil, fmt.Errorf("bench: load %s: %w", dir, err)
+	}
 	start = time.Now()
 	if err := pdb.Flush(); err != nil {
 		pdb.Close()

@@ -140,7 +140,7 @@ func (d *DB) store(ctx context.Context, doc Doc, o *AddOptions) (*AddResult, err
 	defer d.leave()
 	d.writeMu.Lock()
 	defer d.writeMu.Unlock()
-	defer d.maybeFlushTail(ctx) // runs after mu is released
+	defer d.maybeFlushDeferred(ctx) // runs after mu is released
 	d.mu.RLock()
 	res := &AddResult{}
 	var err error

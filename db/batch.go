@@ -91,7 +91,7 @@ func (d *DB) AddBatch(ctx context.Context, docs []Input) (_ *BatchResult, err er
 
 	d.writeMu.Lock()
 	defer d.writeMu.Unlock()
-	defer d.maybeFlushTail(ctx) // runs after mu is released
+	defer d.maybeFlushDeferred(ctx) // runs after mu is released
 	okIDs := make([]string, len(ok))
 	for j, i := range ok {
 		okIDs[j] = docsOut[i].ID

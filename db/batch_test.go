@@ -225,7 +225,7 @@ func testAddBatchCrash(t *testing.T, bulk bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.tailFlush = 700
+	d.flushAt = 700
 	const batches, per = 12, 150
 	k := d.Params().K
 	for j := range batches {
@@ -345,7 +345,7 @@ func TestBulkLoadEqualsNormal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bulk.tailFlush = 700
+	bulk.flushAt = 700
 	normal := openTest(t, "", nil)
 	k := normal.Params().K
 	var probes [][]uint64
@@ -459,13 +459,13 @@ func TestBulkLoadClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.tailFlush = 1 << 30
+	d.flushAt = 1 << 30
 	r := rand.New(rand.NewPCG(3, 4))
 	addBatch(t, d, fpBatch(r, "a", 50, d.Params().K))
 	if n := d.Stats().Deferred; n != 50 {
 		t.Fatalf("%d deferred, want 50", n)
 	}
-	d.tailFlush = 10 // pending documents above the threshold at Close
+	d.flushAt = 10 // pending documents above the threshold at Close
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -112,11 +112,11 @@ func checkNext(maxSeq int64, next uint32, k int, p *problems) {
 	}
 }
 
-// checkTail reports a tail mark at or beyond the next internal id: the mark
+// checkDeferredMark reports a deferred mark at or beyond the next internal id: the mark
 // is the id of the first document whose postings were deferred.
-func checkTail(tail, next uint32, p *problems) {
-	if tail != index.NoTail && tail >= next {
-		p.add("tail mark %d is at or beyond the next internal id %d", tail, next)
+func checkDeferredMark(mark, next uint32, p *problems) {
+	if mark != index.NoDeferred && mark >= next {
+		p.add("deferred mark %d is at or beyond the next internal id %d", mark, next)
 	}
 }
 
@@ -177,7 +177,7 @@ func storageError(err error) error {
 //     record decodes and is beyond every stored internal id;
 //   - every document record decodes and has its fingerprint, the ext-id entry
 //     naming it and exactly its m posting entries (one per group, under its
-//     group value), or none when it is in the tail of a bulk load;
+//     group value), or none when its postings are deferred by a bulk load;
 //   - no fingerprint, ext-id entry or posting names an internal id that has
 //     no document record (or names the wrong one); a format-2 store has no
 //     content-hash key;
@@ -211,8 +211,8 @@ func (d *DB) Check(ctx context.Context) (err error) {
 	st.verify(&p)
 
 	// Memory against disk.
-	if st.tail != d.ix.TailStart() {
-		p.add("tail mark is %d on disk, %d in memory", st.tail, d.ix.TailStart())
+	if st.mark != d.ix.DeferredFrom() {
+		p.add("deferred mark is %d on disk, %d in memory", st.mark, d.ix.DeferredFrom())
 	}
 	if st.nextOK && st.next != d.nextSeq {
 		p.add("next internal id is %d on disk, %d in memory", st.next, d.nextSeq)
@@ -289,7 +289,7 @@ type diskState struct {
 
 	next   uint32
 	nextOK bool
-	tail   uint32 // the tail mark: ids ≥ tail have no postings yet
+	mark   uint32 // the deferred mark: ids ≥ mark have no postings yet
 
 	recs     map[uint32]recInfo // decodable document records
 	recOrder []uint32           // their internal ids, ascending
@@ -316,11 +316,11 @@ func scanStore(ctx context.Context, pdb *pebble.DB, layout *index.Layout, format
 		return nil, err
 	}
 	st.next, st.nextOK = next, p.count() == before
-	st.tail, err = index.ReadTailMark(pdb)
+	st.mark, err = index.ReadDeferredMark(pdb)
 	switch {
 	case errors.Is(err, index.ErrCorrupt):
 		p.add("%v", strings.TrimPrefix(err.Error(), index.ErrCorrupt.Error()+": "))
-		st.tail = index.NoTail
+		st.mark = index.NoDeferred
 	case err != nil:
 		return nil, storageError(err)
 	}
@@ -435,9 +435,9 @@ func (st *diskState) verify(p *problems) {
 		}
 		for g := range st.layout.M() {
 			switch in := st.fps.hasGroup(seq, g); {
-			case seq >= st.tail && in:
-				p.add("document %d (%q) is in the tail (postings not yet written) but in posting key %d (group %d)", seq, r.ext, st.layout.Value(fp, g), g)
-			case seq < st.tail && !in:
+			case seq >= st.mark && in:
+				p.add("document %d (%q) has deferred postings (not yet written) but in posting key %d (group %d)", seq, r.ext, st.layout.Value(fp, g), g)
+			case seq < st.mark && !in:
 				p.add("document %d (%q) is missing from posting key %d (group %d)", seq, r.ext, st.layout.Value(fp, g), g)
 			}
 		}
@@ -458,7 +458,7 @@ func (st *diskState) verify(p *problems) {
 	}
 	if st.nextOK {
 		checkNext(maxSeq, st.next, st.layout.K, p)
-		checkTail(st.tail, st.next, p)
+		checkDeferredMark(st.mark, st.next, p)
 	}
 }
 

@@ -34,9 +34,9 @@ type victim struct {
 
 // write stages c in one Pebble batch (document records, id map, next id,
 // and through the index the fingerprints and postings or the bulk-load
-// tail), commits it and applies it to memory. writeMu is held; write takes
-// mu exclusively for the commit and the memory update only, so readers see
-// the change whole.
+// deferred mark), commits it and applies it to memory. writeMu is held;
+// write takes mu exclusively (and the index its own lock) for the commit
+// and the memory update only, so readers see the change whole.
 func (d *DB) write(c *change) error {
 	if uint64(d.nextSeq)+uint64(len(c.adds)) >= math.MaxUint32 {
 		return ErrIDSpaceExhausted
@@ -69,15 +69,16 @@ func (d *DB) write(c *change) error {
 	if len(c.adds) > 0 {
 		_ = b.Set(keys.NextID(), encodeSeq(seq), nil)
 	}
-	if err := d.ix.Stage(b, entries, removes); err != nil {
+	w, err := d.ix.Stage(b, entries, removes)
+	if err != nil {
 		return err
 	}
+	defer w.Abort()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err := d.commit(b); err != nil {
+	if err := w.Commit(func() error { return d.commit(b) }); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
-	d.ix.Apply(entries, removes)
 	for _, r := range removes {
 		d.docs[r] = docEntry{}
 	}

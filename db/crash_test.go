@@ -82,7 +82,7 @@ func crashChild(spec string) int {
 		}
 		return log.Sync()
 	}
-	// Odd cycles bulk-load: postings deferred to the tail and flushed
+	// Odd cycles bulk-load: postings deferred and flushed
 	// every few documents, so kills land in flushes too.
 	bulk := cycle%2 == 1
 	d, err := Open(dir, &Options{BulkLoad: bulk})
@@ -90,7 +90,7 @@ func crashChild(spec string) int {
 		fmt.Fprintln(os.Stderr, "open:", err)
 		return 3
 	}
-	d.tailFlush = 1 + cycle%17
+	d.flushAt = 1 + cycle%17
 	if err := logf("R %d", cycle); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 3
@@ -361,7 +361,7 @@ func TestCrash(t *testing.T) {
 			}
 		}
 
-		// Every fourth cycle reopens in bulk-load mode: a tail the child
+		// Every fourth cycle reopens in bulk-load mode: deferred postings the child
 		// left is then served from memory, not written at Open.
 		d, err := Open(dir, &Options{BulkLoad: c%4 == 3})
 		if err != nil {

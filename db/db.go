@@ -42,9 +42,11 @@ type DB struct {
 	// writeMu serializes writers, so that a check-then-add sees no other
 	// write between its check and its store.
 	writeMu sync.Mutex
-	// mu guards the in-memory state below and the index's memory: readers
-	// hold it shared; a writer holds it exclusively while it commits its
-	// batch and applies it to memory, so readers see each write whole.
+	// mu guards the in-memory state below (the index guards its own):
+	// readers hold it shared while they map the index's hits to documents;
+	// a writer holds it exclusively while it commits its batch and applies
+	// it to memory, so readers see each write whole. Lock order: writeMu,
+	// then mu, then the index's locks.
 	mu      sync.RWMutex
 	closed  bool       // the store is closed (Stats reports the last counts)
 	docs    []docEntry // by internal id; ext == "" when not stored
@@ -52,7 +54,7 @@ type DB struct {
 
 	builders sync.Pool // *fingerprint.Builder
 
-	tailFlush int // deferred documents that trigger a flush (bulkFlushDocs)
+	flushAt int // deferred documents that trigger a flush (bulkFlushDocs)
 
 	// life tracks the calls in flight, so that Close waits for them.
 	life lifecycle
@@ -104,12 +106,12 @@ func Open(dir string, opts *Options) (*DB, error) {
 		return nil, err
 	}
 	if !o.ReadOnly {
-		if err := index.RemoveTailFiles(fs, dir); err != nil {
+		if err := index.RemoveFlushFiles(fs, dir); err != nil {
 			_ = lock.Close()
 			return nil, fmt.Errorf("fpdb: open %s: remove unfinished posting files: %w", dir, err)
 		}
 	}
-	d := &DB{dir: dir, opts: o, lock: lock, wopts: pebble.Sync, tailFlush: bulkFlushDocs}
+	d := &DB{dir: dir, opts: o, lock: lock, wopts: pebble.Sync, flushAt: bulkFlushDocs}
 	d.life.init()
 	if o.NoSync {
 		d.wopts = pebble.NoSync
@@ -373,12 +375,12 @@ func (d *DB) load() error {
 			p.add(msgNoRecord, seq)
 		}
 	}
-	checkTail(d.ix.TailStart(), next, &p)
+	checkDeferredMark(d.ix.DeferredFrom(), next, &p)
 	if p.count() > 0 {
 		return p.corrupt("open", d.dir)
 	}
 	if d.opts.ReadOnly {
-		return nil // a tail left by a crash is scanned by queries
+		return nil // deferred postings left by a crash is scanned by queries
 	}
 	if err := d.upgrade(); err != nil {
 		return fmt.Errorf("fpdb: open %s: %w", d.dir, err)
@@ -388,7 +390,7 @@ func (d *DB) load() error {
 		d.ix.Defer()
 	default:
 		// Postings deferred by a bulk load that did not close.
-		if err := d.flushTail(ctx); err != nil {
+		if err := d.flushDeferred(ctx); err != nil {
 			return fmt.Errorf("fpdb: open %s: %w", d.dir, err)
 		}
 	}
@@ -430,7 +432,7 @@ func (d *DB) CloseContext(ctx context.Context) error {
 	var err error
 	if !d.opts.ReadOnly {
 		d.writeMu.Lock()
-		if ferr := d.flushTail(ctx); ferr != nil {
+		if ferr := d.flushDeferred(ctx); ferr != nil {
 			err = fmt.Errorf("fpdb: close: %w (the next Open writes them)", ferr)
 		}
 		d.writeMu.Unlock()

@@ -7,10 +7,10 @@ import (
 	"github.com/fpdb/fpdb/index"
 )
 
-const noTail = index.NoTail
+const noDeferred = index.NoDeferred
 
 // bulkFlushDocs is the number of documents whose postings a bulk load
-// defers before it writes them (Options.BulkLoad); DB.tailFlush, which
+// defers before it writes them (Options.BulkLoad); DB.flushAt, which
 // tests lower.
 const bulkFlushDocs = 1 << 20
 
@@ -24,40 +24,37 @@ func (d *DB) Flush(ctx context.Context) (err error) {
 		return err
 	}
 	defer leave(&err)
-	return d.flushTail(ctx)
+	return d.flushDeferred(ctx)
 }
 
-// flushTail writes the deferred postings. writeMu is held, mu is not:
+// flushDeferred writes the deferred postings. writeMu is held, mu is not:
 // readers go on while the postings are written (they see the deferred
-// documents by scanning them until ApplyFlushTail). The ingestion can
+// documents by scanning them until the index records the flush). The ingestion can
 // write the WAL (it flushes an overlapping memtable), so a storage failure
 // there ends the process like one in a commit (see storageFailure).
-func (d *DB) flushTail(ctx context.Context) error {
-	if d.ix.TailStart() == noTail {
+func (d *DB) flushDeferred(ctx context.Context) error {
+	if d.ix.DeferredFrom() == noDeferred {
 		return nil
 	}
 	defer exitOnStoragePanic(d.opts.Logger)
-	if err := d.ix.FlushTail(ctx, d.opts.fs, d.dir); err != nil {
+	if err := d.ix.FlushDeferred(ctx, d.opts.fs, d.dir); err != nil {
 		return fmt.Errorf("fpdb: write deferred postings: %w", storageError(err))
 	}
-	d.mu.Lock()
-	d.ix.ApplyFlushTail()
-	d.mu.Unlock()
 	d.metrics.flushes.Add(1)
 	return nil
 }
 
-// maybeFlushTail writes the deferred postings once d.tailFlush documents
+// maybeFlushDeferred writes the deferred postings once d.flushAt documents
 // are deferred. writeMu is held, mu is not; the caller's call is in flight,
 // so the DB is open. The flush is not cut short by the caller's context,
 // whose call is done. A failure is logged, not returned: the documents are
 // stored, and their postings are written by the next flush (at the latest
 // by Close or the next Open).
-func (d *DB) maybeFlushTail(ctx context.Context) {
-	if !d.ix.Deferring() || d.ix.Cap()-int(d.ix.TailStart()) < d.tailFlush {
+func (d *DB) maybeFlushDeferred(ctx context.Context) {
+	if !d.ix.Deferring() || d.ix.Cap()-int(d.ix.DeferredFrom()) < d.flushAt {
 		return
 	}
-	if err := d.flushTail(context.WithoutCancel(ctx)); err != nil {
+	if err := d.flushDeferred(context.WithoutCancel(ctx)); err != nil {
 		d.opts.Logger.Error("fpdb: deferred postings not written yet", "err", err)
 	}
 }

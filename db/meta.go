@@ -17,7 +17,7 @@ const (
 	// fingerprints, content-hash index ('h' keys) and posting lists with
 	// add/remove merge operands.
 	formatV1 = 1
-	// formatV2 adds the tail mark (key 0x00 "tail": documents added in
+	// formatV2 adds the deferred mark (key 0x00 "tail": documents added in
 	// bulk-load mode whose postings are not yet written) and drops the
 	// content-hash index ('h' keys; the hash stays in the document record
 	// and exact duplicates are found in memory). Open upgrades a format-1

@@ -149,7 +149,7 @@ func (d *DB) Get(ctx context.Context, id string) (*Doc, error) {
 		return nil, fmt.Errorf("fpdb: get %q: %w: internal id %d has no fingerprint", id, ErrCorrupt, seq)
 	}
 	doc.seq = seq
-	doc.Fingerprint = slices.Clone(fp)
+	doc.Fingerprint = fp // a copy
 	return &doc, nil
 }
 
@@ -158,7 +158,7 @@ func (d *DB) Get(ctx context.Context, id string) (*Doc, error) {
 func (d *DB) Stats() Stats {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	s := Stats{Params: d.Params(), Docs: d.ix.Len(), Deferred: d.ix.TailLen()}
+	s := Stats{Params: d.Params(), Docs: d.ix.Len(), Deferred: d.ix.DeferredLen()}
 	if !d.closed {
 		s.DiskBytes = int64(d.pdb.Metrics().DiskSpaceUsage())
 	}

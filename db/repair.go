@@ -95,7 +95,7 @@ func openStore(op, dir string, opts *Options, readOnly bool) (d *DB, release fun
 		return nil, nil, err
 	}
 	if !readOnly {
-		if err := index.RemoveTailFiles(o.fs, dir); err != nil {
+		if err := index.RemoveFlushFiles(o.fs, dir); err != nil {
 			_ = lock.Close()
 			return nil, nil, fmt.Errorf("fpdb: %s %s: remove unfinished posting files: %w", op, dir, err)
 		}

@@ -34,7 +34,7 @@ type soakDoc struct {
 func TestSoak(t *testing.T) {
 	t.Run("normal", func(t *testing.T) { testSoak(t, false) })
 	// Bulk load: postings deferred and written every 50 documents, while
-	// the other goroutines query (FlushTail runs beside readers).
+	// the other goroutines query (FlushDeferred runs beside readers).
 	t.Run("bulk load", func(t *testing.T) { testSoak(t, true) })
 }
 
@@ -49,7 +49,7 @@ func testSoak(t *testing.T, bulk bool) {
 	const workers, idsPerWorker = 8, 40
 	dir := t.TempDir()
 	d := openTest(t, dir, &Options{NoSync: true, BulkLoad: bulk})
-	d.tailFlush = 50
+	d.flushAt = 50
 	k := d.Params().K
 	seed := testSeed(t)
 	bases := make([]string, 12)

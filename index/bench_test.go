@@ -41,14 +41,12 @@ func buildBench(b *testing.B, n, k int, widths []int) (*Index, [][]uint64) {
 	var entries []Entry
 	flush := func() {
 		batch := db.NewBatch()
-		if err := ix.Stage(batch, entries, nil); err != nil {
+		w, err := ix.Stage(batch, entries, nil)
+		if err != nil {
 			b.Fatal(err)
 		}
-		if err := batch.Commit(pebble.NoSync); err != nil {
+		if err := w.Commit(func() error { return batch.Commit(pebble.NoSync) }); err != nil {
 			b.Fatal(err)
-		}
-		for _, e := range entries {
-			ix.Apply([]Entry{{ID: e.ID, FP: e.FP}}, nil)
 		}
 		entries = entries[:0]
 	}

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -16,10 +17,47 @@ type Entry struct {
 	FP []uint64
 }
 
-// Apply records in memory a change whose batch (written by Stage with the
-// same adds and removes) has committed: the ids of removes are no longer
-// stored, the entries of adds are.
-func (ix *Index) Apply(adds []Entry, removes []uint32) {
+// Write is a change staged into a Pebble batch by Stage. Until it is
+// committed or aborted, no other writer runs on the index.
+type Write struct {
+	ix      *Index
+	adds    []Entry
+	removes []uint32
+	done    bool
+}
+
+// Commit calls commit, which must commit the batch Stage wrote into, with
+// readers excluded, and when it succeeds records the change in memory (the
+// ids of removes are no longer stored, the entries of adds are) before
+// readers resume: a search sees the change whole or not at all. It returns
+// commit's error, after which the index is unchanged.
+func (w *Write) Commit(commit func() error) error {
+	if w.done {
+		return errors.New("index: write committed or aborted already")
+	}
+	w.done = true
+	defer w.ix.wmu.Unlock()
+	w.ix.mu.Lock()
+	defer w.ix.mu.Unlock()
+	if err := commit(); err != nil {
+		return err
+	}
+	w.ix.apply(w.adds, w.removes)
+	return nil
+}
+
+// Abort ends a write that is not committed; after Commit it does nothing,
+// so it may be deferred.
+func (w *Write) Abort() {
+	if w.done {
+		return
+	}
+	w.done = true
+	w.ix.wmu.Unlock()
+}
+
+// apply records a committed change in memory; wmu and mu are held.
+func (ix *Index) apply(adds []Entry, removes []uint32) {
 	for _, id := range removes {
 		ix.applyDelete(id)
 	}
@@ -45,7 +83,7 @@ func (ix *Index) applyMany(adds []Entry) {
 	m := l.M()
 	var ks []uint64
 	for _, e := range adds {
-		if ix.inTail(e.ID) {
+		if ix.isDeferred(e.ID) {
 			continue // the cache mirrors Pebble
 		}
 		for i := 0; i < m; i++ {
@@ -77,24 +115,36 @@ func eachRun(ks []uint64, buf []uint32, fn func(y uint32, ids []uint32) error) e
 // fingerprints and postings) and the removal of every id of removes (which
 // must be live), with ONE merge operand per posting key for the whole
 // batch: the operation "remove these ids, add those" on that key. The ids of
-// adds must be distinct, not live and not in removes. Call Apply with the
-// same adds and removes after the batch committed. Stage and Apply are the
-// index's one write protocol: for one document, a batch of them, a bulk
-// load (whose adds get no posting operands, see Defer) and deletes alike.
-func (ix *Index) Stage(b *pebble.Batch, adds []Entry, removes []uint32) error {
-	l := ix.Layout()
+// adds must be distinct, not live and not in removes. It returns the
+// staged Write: commit b through its Commit, or call its Abort; no other
+// writer runs in between (the adds and removes must not change meanwhile).
+// Stage and Commit are the index's one write protocol: for one document, a
+// batch of them, a bulk load (whose adds get no posting operands, see
+// Defer) and deletes alike.
+func (ix *Index) Stage(b *pebble.Batch, adds []Entry, removes []uint32) (*Write, error) {
+	ix.wmu.Lock()
+	if err := ix.stage(b, adds, removes); err != nil {
+		ix.wmu.Unlock()
+		return nil, err
+	}
+	return &Write{ix: ix, adds: adds, removes: removes}, nil
+}
+
+// stage is Stage; wmu is held.
+func (ix *Index) stage(b *pebble.Batch, adds []Entry, removes []uint32) error {
+	l := ix.layout
 	m, stride := l.M(), l.K/64
 	deferred := ix.deferAdds()
 	var addKeys []uint64
 	if !deferred {
 		addKeys = make([]uint64, 0, len(adds)*m)
 	}
-	first := uint32(NoTail)
+	first := uint32(NoDeferred)
 	for _, e := range adds {
 		if len(e.FP) != stride {
 			return fmt.Errorf("%w: id %d has %d words, want %d", bitvec.ErrBadFingerprint, e.ID, len(e.FP), stride)
 		}
-		if ix.Live(e.ID) {
+		if ix.isLive(e.ID) {
 			return fmt.Errorf("index: add of live id %d", e.ID)
 		}
 		if err := ix.checkDeferredID(e.ID); err != nil {
@@ -102,24 +152,24 @@ func (ix *Index) Stage(b *pebble.Batch, adds []Entry, removes []uint32) error {
 		}
 		first = min(first, e.ID)
 		if deferred {
-			continue // the tail: no posting operands
+			continue // deferred: no posting operands
 		}
 		for i := 0; i < m; i++ {
 			addKeys = append(addKeys, uint64(l.Value(e.FP, i))<<32|uint64(e.ID))
 		}
 	}
 	if deferred && len(adds) > 0 {
-		if err := ix.stageTailMark(b, first); err != nil {
+		if err := ix.stageDeferredMark(b, first); err != nil {
 			return err
 		}
 	}
 	remKeys := make([]uint64, 0, len(removes)*m)
 	for _, id := range removes {
-		fp := ix.Fingerprint(id)
+		fp := ix.fingerprint(id)
 		if fp == nil {
 			return fmt.Errorf("index: delete of unknown id %d", id)
 		}
-		if ix.inTail(id) {
+		if ix.isDeferred(id) {
 			continue // no postings in Pebble
 		}
 		for i := 0; i < m; i++ {

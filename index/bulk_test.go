@@ -74,38 +74,33 @@ func TestStageBatchEqualsOneByOne(t *testing.T) {
 		dels, live = slices.Clone(live[:nd]), live[nd:]
 
 		b := pdbA.NewBatch()
-		if err := bulk.Stage(b, adds, dels); err != nil {
+		w, err := bulk.Stage(b, adds, dels)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if err := b.Commit(pebble.NoSync); err != nil {
+		if err := w.Commit(func() error { return b.Commit(pebble.NoSync) }); err != nil {
 			t.Fatal(err)
-		}
-		for _, id := range dels {
-			bulk.Apply(nil, []uint32{id})
-		}
-		for _, e := range adds {
-			bulk.Apply([]Entry{{ID: e.ID, FP: e.FP}}, nil)
 		}
 
 		for _, id := range dels {
 			b := pdbB.NewBatch()
-			if err := single.Stage(b, nil, []uint32{id}); err != nil {
+			w, err := single.Stage(b, nil, []uint32{id})
+			if err != nil {
 				t.Fatal(err)
 			}
-			if err := b.Commit(pebble.NoSync); err != nil {
+			if err := w.Commit(func() error { return b.Commit(pebble.NoSync) }); err != nil {
 				t.Fatal(err)
 			}
-			single.Apply(nil, []uint32{id})
 		}
 		for _, e := range adds {
 			b := pdbB.NewBatch()
-			if err := single.Stage(b, []Entry{{ID: e.ID, FP: e.FP}}, nil); err != nil {
+			w, err := single.Stage(b, []Entry{{ID: e.ID, FP: e.FP}}, nil)
+			if err != nil {
 				t.Fatal(err)
 			}
-			if err := b.Commit(pebble.NoSync); err != nil {
+			if err := w.Commit(func() error { return b.Commit(pebble.NoSync) }); err != nil {
 				t.Fatal(err)
 			}
-			single.Apply([]Entry{{ID: e.ID, FP: e.FP}}, nil)
 			live = append(live, e.ID)
 		}
 		if err := bulk.Check(context.Background()); err != nil {
@@ -127,14 +122,14 @@ func TestStageRejects(t *testing.T) {
 	pdb, ix := openMemIndex(t, 64, []int{16, 16, 16, 16})
 	b := pdb.NewBatch()
 	defer b.Close()
-	if err := ix.Stage(b, []Entry{{ID: 1, FP: []uint64{1, 2}}}, nil); err == nil {
+	if _, err := ix.Stage(b, []Entry{{ID: 1, FP: []uint64{1, 2}}}, nil); err == nil {
 		t.Error("a fingerprint of the wrong length was accepted")
 	}
-	if err := ix.Stage(b, nil, []uint32{9}); err == nil {
+	if _, err := ix.Stage(b, nil, []uint32{9}); err == nil {
 		t.Error("the delete of an unknown id was accepted")
 	}
 	fp := []uint64{7}
-	if err := ix.Stage(b, []Entry{{ID: 3, FP: fp}, {ID: 3, FP: fp}}, nil); err == nil {
+	if _, err := ix.Stage(b, []Entry{{ID: 3, FP: fp}, {ID: 3, FP: fp}}, nil); err == nil {
 		t.Error("an id added twice was accepted")
 	}
 }
@@ -144,13 +139,13 @@ func TestStageRejects(t *testing.T) {
 func (s *testStore) addBatch(adds []Entry) {
 	s.t.Helper()
 	b := s.db.NewBatch()
-	if err := s.ix.Stage(b, adds, nil); err != nil {
+	w, err := s.ix.Stage(b, adds, nil)
+	if err != nil {
 		s.t.Fatal(err)
 	}
-	if err := b.Commit(pebble.NoSync); err != nil {
+	if err := w.Commit(func() error { return b.Commit(pebble.NoSync) }); err != nil {
 		s.t.Fatal(err)
 	}
-	s.ix.Apply(adds, nil)
 	for _, e := range adds {
 		s.model[e.ID] = slices.Clone(e.FP)
 	}
@@ -203,7 +198,7 @@ func TestDeferredBatchesWithTrackingCache(t *testing.T) {
 			t.Fatalf("batch %d: the queries found only themselves; the test proves nothing", batch)
 		}
 	}
-	if s.ix.TailLen() != 400 {
-		t.Fatalf("%d deferred documents, want 400", s.ix.TailLen())
+	if s.ix.DeferredLen() != 400 {
+		t.Fatalf("%d deferred documents, want 400", s.ix.DeferredLen())
 	}
 }

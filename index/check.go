@@ -21,7 +21,10 @@ const maxProblems = 20
 // m postings; no posting names a document that is not stored; the posting
 // cache equals Pebble (CheckCache). It returns
 // nil or an error wrapping ErrCorrupt that lists the problems found.
+// Writers wait while it runs; readers do not.
 func (ix *Index) Check(ctx context.Context) error {
+	ix.wmu.Lock()
+	defer ix.wmu.Unlock()
 	var problems []error
 	report := func(format string, args ...any) {
 		if len(problems) < maxProblems {
@@ -55,7 +58,7 @@ func (ix *Index) Check(ctx context.Context) error {
 			report("fingerprint %d: %v", id, err)
 			continue
 		}
-		mem := ix.Fingerprint(id)
+		mem := ix.fingerprint(id)
 		if mem == nil || bitvec.Hamming(mem, fp) != 0 {
 			report("fingerprint %d on disk differs from memory", id)
 		}
@@ -68,7 +71,7 @@ func (ix *Index) Check(ctx context.Context) error {
 	}
 
 	// Postings: each id live, in the right group value, once per group.
-	seen := make([]uint16, ix.Cap())
+	seen := make([]uint16, ix.capacity())
 	lo, hi = keys.Range(keys.PrefixPosting)
 	it, err = ix.db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
@@ -95,7 +98,7 @@ func (ix *Index) Check(ctx context.Context) error {
 			return err
 		}
 		err = posting.ForEach(v, func(id uint32) {
-			fp := ix.Fingerprint(id)
+			fp := ix.fingerprint(id)
 			switch {
 			case fp == nil:
 				report("posting %d (group %d) names id %d, which is not stored", y, g, id)
@@ -112,22 +115,22 @@ func (ix *Index) Check(ctx context.Context) error {
 	if err := it.Close(); err != nil {
 		return err
 	}
-	if err := ix.CheckCache(ctx); err != nil {
+	if err := ix.checkCache(ctx); err != nil {
 		report("%v", err)
 	}
-	onDiskTail, err := ReadTailMark(ix.db)
+	onDiskMark, err := ReadDeferredMark(ix.db)
 	if err != nil {
 		report("%v", err)
-	} else if onDiskTail != ix.tailStart {
-		report("tail mark on disk is %d, in memory %d", onDiskTail, ix.tailStart)
+	} else if onDiskMark != ix.deferFrom {
+		report("deferred mark on disk is %d, in memory %d", onDiskMark, ix.deferFrom)
 	}
 	m := ix.layout.M()
 	for id := range seen {
 		want := m
-		if uint32(id) >= onDiskTail {
+		if uint32(id) >= onDiskMark {
 			want = 0 // in the tail: postings not written yet
 		}
-		if ix.Live(uint32(id)) && int(seen[id]) != want {
+		if ix.isLive(uint32(id)) && int(seen[id]) != want {
 			report("id %d is in %d postings, want %d", id, seen[id], want)
 		}
 	}
@@ -142,7 +145,14 @@ func head32(ids []uint32) []uint32 { return ids[:min(len(ids), 8)] }
 // CheckCache verifies that every cached posting list equals the one Pebble
 // holds (a complete cache must also hold every non-empty list). It returns
 // nil or an error wrapping ErrCorrupt that lists the differences.
+// Writers wait while it runs; readers do not.
 func (ix *Index) CheckCache(ctx context.Context) error {
+	ix.wmu.Lock()
+	defer ix.wmu.Unlock()
+	return ix.checkCache(ctx)
+}
+
+func (ix *Index) checkCache(ctx context.Context) error {
 	var problems []error
 	report := func(format string, args ...any) {
 		if len(problems) < maxProblems {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -20,54 +22,85 @@ var ErrCorrupt = errors.New("index: corrupt")
 // ('f' ‖ id), mirrored in memory as one contiguous array for verification
 // and for the linear scan.
 //
-// Index does no locking of its own: the caller serializes writers against
-// each other and against readers (Search, Fingerprint, Check). Any number of
-// readers may run at once.
+// An Index is safe for concurrent use. Any number of readers (Search,
+// Snapshot, Fingerprint, …) run at once. Writers — a staged Write until it
+// is applied or aborted, Defer, FlushDeferred, Warm, Check — run one at a
+// time; readers wait only while a writer changes the index's memory (Write.Commit,
+// the end of FlushDeferred), never while it builds a batch or reads Pebble.
 type Index struct {
 	db     *pebble.DB
 	layout *Layout
 	stride int // words per fingerprint
 
-	fps  []uint64 // fingerprint of id i at fps[i*stride:(i+1)*stride]
-	live []uint64 // bit i set when id i is stored
-	n    int      // live documents
+	// wmu serializes writers. Every change to the fields below happens
+	// with wmu held and mu held exclusively, so a writer reads them
+	// without mu, and a reader holds mu shared.
+	wmu sync.Mutex
+	mu  sync.RWMutex
 
-	tailStart uint32 // see tail.go: ids ≥ tailStart have no postings in Pebble
-	deferring bool   // adds are deferred to the tail
+	fps      []uint64 // fingerprint of id i at fps[i*stride:(i+1)*stride]
+	liveBits []uint64 // bit i set when id i is stored
+	n        int      // live documents
+
+	deferFrom uint32 // see deferred.go: ids ≥ deferFrom have no postings in Pebble
+	deferring bool   // adds are deferred
 
 	counters counterPool
-	cache    postingCache
+	cache    postingCache // its own synchronization: readers fill it
 	recalls  recallCache
 }
 
 // New returns the index stored in db with the given layout. Call Load to
 // read the stored fingerprints.
 func New(db *pebble.DB, layout *Layout) *Index {
-	ix := &Index{db: db, layout: layout, stride: layout.K / 64, tailStart: NoTail}
+	ix := &Index{db: db, layout: layout, stride: layout.K / 64, deferFrom: NoDeferred}
 	ix.cache.init(layout.Space())
 	return ix
 }
 
-// Layout returns the group layout.
+// Layout returns the group layout (immutable).
 func (ix *Index) Layout() *Layout { return ix.layout }
 
 // Len returns the number of live documents.
-func (ix *Index) Len() int { return ix.n }
+func (ix *Index) Len() int {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.n
+}
 
 // Cap returns one more than the largest internal id ever seen (the length of
 // the in-memory arrays).
-func (ix *Index) Cap() int { return len(ix.fps) / ix.stride }
+func (ix *Index) Cap() int {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.capacity()
+}
+
+func (ix *Index) capacity() int { return len(ix.fps) / ix.stride }
 
 // Live reports whether internal id id is stored.
 func (ix *Index) Live(id uint32) bool {
-	w := int(id / 64)
-	return w < len(ix.live) && ix.live[w]&(1<<(id%64)) != 0
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.isLive(id)
 }
 
-// Fingerprint returns the stored fingerprint of id (a view into the index's
-// memory: do not modify; valid until the next write), or nil.
+func (ix *Index) isLive(id uint32) bool {
+	w := int(id / 64)
+	return w < len(ix.liveBits) && ix.liveBits[w]&(1<<(id%64)) != 0
+}
+
+// Fingerprint returns a copy of the stored fingerprint of id, or nil.
 func (ix *Index) Fingerprint(id uint32) []uint64 {
-	if !ix.Live(id) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return slices.Clone(ix.fingerprint(id))
+}
+
+// fingerprint returns the stored fingerprint of id, a view into memory, or
+// nil.
+func (ix *Index) fingerprint(id uint32) []uint64 {
+	if !ix.isLive(id) {
 		return nil
 	}
 	return ix.fps[int(id)*ix.stride : (int(id)+1)*ix.stride]
@@ -78,6 +111,10 @@ func (ix *Index) Fingerprint(id uint32) []uint64 {
 // before any memory is sized by it, so that a damaged key cannot make Load
 // allocate memory for ids that were never assigned; the caller bounds next.
 func (ix *Index) Load(ctx context.Context, next uint32) error {
+	ix.wmu.Lock()
+	defer ix.wmu.Unlock()
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
 	lo, hi := keys.Range(keys.PrefixFingerprint)
 	it, err := ix.db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
@@ -105,14 +142,14 @@ func (ix *Index) Load(ctx context.Context, next uint32) error {
 	if err := it.Error(); err != nil {
 		return err
 	}
-	return ix.loadTail()
+	return ix.loadDeferredMark()
 }
 
 // applyAdd records in memory that id is stored with fingerprint fp.
 func (ix *Index) applyAdd(id uint32, fp []uint64) {
 	ix.storeFP(id, fp)
-	if ix.inTail(id) || !ix.cache.tracking() {
-		return // the cache mirrors Pebble, which has no postings of the tail
+	if ix.isDeferred(id) || !ix.cache.tracking() {
+		return // the cache mirrors Pebble, which has no postings of the deferred documents
 	}
 	for i := range ix.layout.Widths {
 		ix.cache.add(ix.layout.Value(fp, i), id)
@@ -132,28 +169,28 @@ func (ix *Index) storeFP(id uint32, fp []uint64) {
 		}
 	}
 	copy(ix.fps[int(id)*ix.stride:], fp)
-	if ix.deferAdds() && id < ix.tailStart {
-		ix.tailStart = id
+	if ix.deferAdds() && id < ix.deferFrom {
+		ix.deferFrom = id
 	}
-	for int(id/64) >= len(ix.live) {
-		ix.live = append(ix.live, 0)
+	for int(id/64) >= len(ix.liveBits) {
+		ix.liveBits = append(ix.liveBits, 0)
 	}
-	if !ix.Live(id) {
+	if !ix.isLive(id) {
 		ix.n++
 	}
-	ix.live[id/64] |= 1 << (id % 64)
+	ix.liveBits[id/64] |= 1 << (id % 64)
 }
 
 // applyDelete records in memory that id is no longer stored.
 func (ix *Index) applyDelete(id uint32) {
-	if !ix.Live(id) {
+	if !ix.isLive(id) {
 		return
 	}
 	fp := ix.fps[int(id)*ix.stride : (int(id)+1)*ix.stride]
 	for i := range ix.layout.Widths {
 		ix.cache.remove(ix.layout.Value(fp, i), id)
 	}
-	ix.live[id/64] &^= 1 << (id % 64)
+	ix.liveBits[id/64] &^= 1 << (id % 64)
 	clear(fp)
 	ix.n--
 }
@@ -162,6 +199,8 @@ func (ix *Index) applyDelete(id uint32) {
 // through the posting cache. The slice is shared with the cache: do not
 // modify it; it is valid until the next write.
 func (ix *Index) Posting(ctx context.Context, y uint32) ([]uint32, error) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
 	if ids, ok := ix.cache.get(y); ok {
 		return ids, nil
 	}
@@ -172,9 +211,10 @@ func (ix *Index) Posting(ctx context.Context, y uint32) ([]uint32, error) {
 
 // Warm reads every posting list into the in-memory cache, after which no
 // probe reads Pebble. It costs about 4 bytes per posting id plus a map
-// entry per posting key. Like a write, Warm must not run concurrently with
-// other calls.
+// entry per posting key. Writers wait while it runs; readers do not.
 func (ix *Index) Warm(ctx context.Context) error {
+	ix.wmu.Lock()
+	defer ix.wmu.Unlock()
 	lo, hi := keys.Range(keys.PrefixPosting)
 	it, err := ix.db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {

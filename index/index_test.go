@@ -52,26 +52,26 @@ func (s *testStore) add(id uint32, fp []uint64) {
 		s.del(id) // a replace: the delete, then the add
 	}
 	b := s.db.NewBatch()
-	if err := s.ix.Stage(b, []Entry{{ID: id, FP: fp}}, nil); err != nil {
+	w, err := s.ix.Stage(b, []Entry{{ID: id, FP: fp}}, nil)
+	if err != nil {
 		s.t.Fatal(err)
 	}
-	if err := b.Commit(pebble.NoSync); err != nil {
+	if err := w.Commit(func() error { return b.Commit(pebble.NoSync) }); err != nil {
 		s.t.Fatal(err)
 	}
-	s.ix.Apply([]Entry{{ID: id, FP: fp}}, nil)
 	s.model[id] = slices.Clone(fp)
 }
 
 func (s *testStore) del(id uint32) {
 	s.t.Helper()
 	b := s.db.NewBatch()
-	if err := s.ix.Stage(b, nil, []uint32{id}); err != nil {
+	w, err := s.ix.Stage(b, nil, []uint32{id})
+	if err != nil {
 		s.t.Fatal(err)
 	}
-	if err := b.Commit(pebble.NoSync); err != nil {
+	if err := w.Commit(func() error { return b.Commit(pebble.NoSync) }); err != nil {
 		s.t.Fatal(err)
 	}
-	s.ix.Apply(nil, []uint32{id})
 	delete(s.model, id)
 }
 
@@ -79,7 +79,7 @@ func (s *testStore) del(id uint32) {
 func (s *testStore) reopen() {
 	s.t.Helper()
 	s.ix = New(s.db, s.ix.layout)
-	if err := s.ix.Load(context.Background(), NoTail); err != nil {
+	if err := s.ix.Load(context.Background(), NoDeferred); err != nil {
 		s.t.Fatal(err)
 	}
 }
@@ -264,11 +264,11 @@ func TestForcedInfeasiblePlan(t *testing.T) {
 	}
 }
 
-// TestTailMatchesOracle adds documents with postings deferred to the tail,
-// deletes and replaces documents on both sides of the tail mark, and
+// TestDeferredMatchesOracle adds documents with postings deferred to the tail,
+// deletes and replaces documents on both sides of the deferred mark, and
 // compares every plan with the oracle: with the tail in memory, after a
-// reopen that rebuilds it from the fingerprints, and after FlushTail.
-func TestTailMatchesOracle(t *testing.T) {
+// reopen that rebuilds it from the fingerprints, and after FlushDeferred.
+func TestDeferredMatchesOracle(t *testing.T) {
 	for _, tc := range []struct {
 		k      int
 		widths []int
@@ -294,7 +294,7 @@ func TestTailMatchesOracle(t *testing.T) {
 				}
 			}
 			s.ix.Defer()
-			if err := s.ix.Stage(s.db.NewBatch(), []Entry{{ID: 3, FP: randFP(r, words)}}, nil); err == nil {
+			if _, err := s.ix.Stage(s.db.NewBatch(), []Entry{{ID: 3, FP: randFP(r, words)}}, nil); err == nil {
 				t.Fatal("a deferred add below the largest id was accepted")
 			}
 			mark := id
@@ -312,8 +312,8 @@ func TestTailMatchesOracle(t *testing.T) {
 			for i := 0; i < 200; i++ {
 				addNew(randFP(r, words))
 			}
-			if got := s.ix.TailStart(); got != mark {
-				t.Fatalf("tail mark %d, want %d", got, mark)
+			if got := s.ix.DeferredFrom(); got != mark {
+				t.Fatalf("deferred mark %d, want %d", got, mark)
 			}
 			// Deletes below and above the mark.
 			for i := uint32(0); i < id; i += 7 {
@@ -335,7 +335,7 @@ func TestTailMatchesOracle(t *testing.T) {
 				}
 			}
 			check("deferred")
-			if s.ix.TailLen() == 0 {
+			if s.ix.DeferredLen() == 0 {
 				t.Fatal("empty tail: the test proves nothing")
 			}
 			if err := s.ix.Warm(context.Background()); err != nil {
@@ -346,14 +346,14 @@ func TestTailMatchesOracle(t *testing.T) {
 			}
 			check("deferred, warmed")
 			s.reopen() // not deferring any more; the tail is rebuilt
-			if got := s.ix.TailStart(); got != mark {
-				t.Fatalf("after reopen: tail mark %d, want %d", got, mark)
+			if got := s.ix.DeferredFrom(); got != mark {
+				t.Fatalf("after reopen: deferred mark %d, want %d", got, mark)
 			}
 			check("reopened with a tail")
-			if err := s.ix.FlushTail(context.Background(), s.fs, ""); err != nil {
+			if err := s.ix.FlushDeferred(context.Background(), s.fs, ""); err != nil {
 				t.Fatal(err)
 			}
-			// Queries between the ingest and ApplyFlushTail (readers run
+			// Queries between the ingest and applyFlush (readers run
 			// then): lists read from Pebble now hold tail ids as well,
 			// which the tail scan also finds. Near the tail's own
 			// documents, whose lists are mostly not cached yet.
@@ -367,12 +367,12 @@ func TestTailMatchesOracle(t *testing.T) {
 			if queried == 0 {
 				t.Fatal("no tail document to query")
 			}
-			s.ix.ApplyFlushTail()
-			if s.ix.TailStart() != NoTail {
-				t.Fatal("tail not empty after FlushTail")
+			s.ix.applyFlush()
+			if s.ix.DeferredFrom() != NoDeferred {
+				t.Fatal("tail not empty after FlushDeferred")
 			}
-			if names, _ := s.fs.List(""); slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, TailFilePrefix) }) {
-				t.Errorf("FlushTail left its files: %v", names)
+			if names, _ := s.fs.List(""); slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, FlushFilePrefix) }) {
+				t.Errorf("FlushDeferred left its files: %v", names)
 			}
 			check("flushed")
 			for i := 0; i < 50; i++ { // normal adds after the flush

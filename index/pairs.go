@@ -25,15 +25,16 @@ type Snapshot struct {
 	fps    []uint64 // fingerprint of position p at fps[p*stride:(p+1)*stride]
 }
 
-// Snapshot copies the live fingerprints. Like Search, it must not run
-// concurrently with a write.
+// Snapshot copies the live fingerprints.
 func (ix *Index) Snapshot() *Snapshot {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
 	l := ix.Layout()
 	s := &Snapshot{layout: l, stride: l.K / 64}
-	s.ids = make([]uint32, 0, ix.Len())
-	s.fps = make([]uint64, 0, ix.Len()*s.stride)
-	for id := 0; id < ix.Cap(); id++ {
-		if fp := ix.Fingerprint(uint32(id)); fp != nil {
+	s.ids = make([]uint32, 0, ix.n)
+	s.fps = make([]uint64, 0, ix.n*s.stride)
+	for id := 0; id < ix.capacity(); id++ {
+		if fp := ix.fingerprint(uint32(id)); fp != nil {
 			s.ids = append(s.ids, uint32(id))
 			s.fps = append(s.fps, fp...)
 		}
@@ -130,7 +131,7 @@ func (s *Snapshot) choosePairs(rh int, p Plan) (Plan, float64, error) {
 			d = l.WithinDist(rh, tau)
 			dists[tau] = d
 		}
-		return tail(d, t)
+		return atLeast(d, t)
 	}
 	best, _, rec := l.cheapest(rh, half*float64(s.stride)*pairCostScanWord, cost, approx, p.MinRecall, recall)
 	return best, rec, nil

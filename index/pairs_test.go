@@ -117,14 +117,14 @@ func TestPairsMatchesBruteForce(t *testing.T) {
 			for i, fp := range fps {
 				adds = append(adds, Entry{ID: uint32(i), FP: fp})
 			}
-			if err := ix.Stage(b, adds, nil); err != nil {
+			w, err := ix.Stage(b, adds, nil)
+			if err != nil {
 				t.Fatal(err)
 			}
-			if err := b.Commit(pebble.NoSync); err != nil {
+			if err := w.Commit(func() error { return b.Commit(pebble.NoSync) }); err != nil {
 				t.Fatal(err)
 			}
 			for _, e := range adds {
-				ix.Apply([]Entry{{ID: e.ID, FP: e.FP}}, nil)
 				model[e.ID] = e.FP
 			}
 			// Delete some: the snapshot must leave them out.
@@ -133,14 +133,14 @@ func TestPairsMatchesBruteForce(t *testing.T) {
 			for id := uint32(0); id < 250; id += 7 {
 				dels = append(dels, id)
 			}
-			if err := ix.Stage(b, nil, dels); err != nil {
+			w, err = ix.Stage(b, nil, dels)
+			if err != nil {
 				t.Fatal(err)
 			}
-			if err := b.Commit(pebble.NoSync); err != nil {
+			if err := w.Commit(func() error { return b.Commit(pebble.NoSync) }); err != nil {
 				t.Fatal(err)
 			}
 			for _, id := range dels {
-				ix.Apply(nil, []uint32{id})
 				delete(model, id)
 			}
 			snap := ix.Snapshot()
@@ -201,18 +201,16 @@ func TestPairsStopsOnCallbackError(t *testing.T) {
 		fp := []uint64{r.Uint64() & 0xff} // many close pairs
 		adds = append(adds, Entry{ID: uint32(i), FP: fp})
 	}
-	if err := ix.Stage(b, adds, nil); err != nil {
+	w, err := ix.Stage(b, adds, nil)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Commit(pebble.NoSync); err != nil {
+	if err := w.Commit(func() error { return b.Commit(pebble.NoSync) }); err != nil {
 		t.Fatal(err)
-	}
-	for _, e := range adds {
-		ix.Apply([]Entry{{ID: e.ID, FP: e.FP}}, nil)
 	}
 	stop := errors.New("stop")
 	calls := 0
-	_, err := ix.Snapshot().Pairs(context.Background(), 4, PairOptions{Workers: 2}, func(Pair) error {
+	_, err = ix.Snapshot().Pairs(context.Background(), 4, PairOptions{Workers: 2}, func(Pair) error {
 		calls++
 		if calls == 10 {
 			return stop

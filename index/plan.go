@@ -19,7 +19,7 @@ import (
 // layoutStats are the layout's statistics, computed once.
 type layoutStats struct {
 	once   sync.Once
-	tails  [][]float64 // candidate rate by tau, t
+	rates  [][]float64 // candidate rate by tau, t
 	probes []float64   // probes per query by tau
 	hit    []float64   // expected posting ids per document by tau
 }
@@ -28,10 +28,10 @@ func (l *Layout) stat() *layoutStats {
 	s := l.stats
 	s.once.Do(func() {
 		m := l.M()
-		s.tails = make([][]float64, MaxTau+1)
+		s.rates = make([][]float64, MaxTau+1)
 		s.probes = make([]float64, MaxTau+1)
 		s.hit = make([]float64, MaxTau+1)
-		for tau := range s.tails {
+		for tau := range s.rates {
 			var pSum float64
 			for _, w := range l.Widths {
 				b := float64(bitvec.BallSize(w, tau))
@@ -39,9 +39,9 @@ func (l *Layout) stat() *layoutStats {
 				pSum += b / math.Exp2(float64(w))
 			}
 			s.hit[tau] = pSum
-			s.tails[tau] = make([]float64, m+2)
-			for t := range s.tails[tau] {
-				s.tails[tau][t] = binomTail(m, min(1, pSum/float64(m)), t)
+			s.rates[tau] = make([]float64, m+2)
+			for t := range s.rates[tau] {
+				s.rates[tau][t] = binomTail(m, min(1, pSum/float64(m)), t)
 			}
 		}
 	})
@@ -52,11 +52,11 @@ func (l *Layout) stat() *layoutStats {
 // pass count filter t at probe radius tau: Pr[Binomial(m, p̄) ≥ t] with p̄
 // the mean chance that a group lands within tau bits.
 func (l *Layout) candidateRate(tau, t int) float64 {
-	tails := l.stat().tails[tau]
-	if t < 0 || t >= len(tails) {
+	rates := l.stat().rates[tau]
+	if t < 0 || t >= len(rates) {
 		return 1
 	}
-	return tails[t]
+	return rates[t]
 }
 
 // probesPerQuery returns the number of values a query probes at radius

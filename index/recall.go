@@ -20,11 +20,11 @@ func (l *Layout) Recall(d, tau, t int) float64 {
 	if t > l.M() || d < 0 || d > l.K {
 		return 0
 	}
-	return tail(l.WithinDist(d, tau), t)
+	return atLeast(l.WithinDist(d, tau), t)
 }
 
-// tail returns the sum of dist[t:], at most 1.
-func tail(dist []float64, t int) float64 {
+// atLeast returns the sum of dist[t:], at most 1.
+func atLeast(dist []float64, t int) float64 {
 	s := 0.0
 	for c := t; c < len(dist); c++ {
 		s += dist[c]
@@ -106,5 +106,5 @@ func (ix *Index) recall(rh, tau, t int) float64 {
 		}
 		ix.recalls.m[key] = dist
 	}
-	return tail(dist, t)
+	return atLeast(dist, t)
 }

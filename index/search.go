@@ -123,7 +123,7 @@ func scanWorkers(n, stride int) int {
 }
 
 // scanCost estimates the scan in nanoseconds.
-func (ix *Index) scanCost() float64 { return ix.rangeScanCost(ix.Cap()) }
+func (ix *Index) scanCost() float64 { return ix.rangeScanCost(ix.capacity()) }
 
 // rangeScanCost estimates scanning n fingerprints (scanRange).
 func (ix *Index) rangeScanCost(n int) float64 {
@@ -139,9 +139,9 @@ func (ix *Index) probeCost(tau, t int) float64 {
 	cands := n * l.candidateRate(tau, t)
 	probes, postings := l.probesPerQuery(tau), n*l.hitsPerDoc(tau)
 	cost := costQuery + probes*(hit*costProbeHit+(1-hit)*costProbeMiss) +
-		postings*costPosting + cands*costVerify + float64(ix.Cap())*costClearByte/16
-	if ix.tailScanned() {
-		cost += ix.rangeScanCost(ix.Cap() - int(ix.tailStart))
+		postings*costPosting + cands*costVerify + float64(ix.capacity())*costClearByte/16
+	if ix.scansDeferred() {
+		cost += ix.rangeScanCost(ix.capacity() - int(ix.deferFrom))
 	}
 	return cost
 }
@@ -201,6 +201,8 @@ func lgammaInt(x int) float64 {
 // approximate plan (Approx, or Probe with MinHits above the exact filter)
 // returns a subset, with Stats.Recall its expected recall.
 func (ix *Index) Search(ctx context.Context, q []uint64, rh int, p Plan) ([]Hit, Stats, error) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
 	start := time.Now()
 	st := Stats{Radius: rh, Recall: 1}
 	if len(q) != ix.stride {
@@ -243,10 +245,10 @@ func (ix *Index) Search(ctx context.Context, q []uint64, rh int, p Plan) ([]Hit,
 		if err != nil {
 			return nil, st, err
 		}
-		if ix.tailScanned() {
-			// Documents whose postings are deferred (tail.go).
-			st.Verified += ix.TailLen()
-			more, err := ix.scanRange(ctx, q, rh, int(ix.tailStart), ix.Cap())
+		if ix.scansDeferred() {
+			// Documents whose postings are deferred (deferred.go).
+			st.Verified += ix.deferredLen()
+			more, err := ix.scanRange(ctx, q, rh, int(ix.deferFrom), ix.capacity())
 			if err != nil {
 				return nil, st, err
 			}
@@ -269,7 +271,7 @@ func (ix *Index) Search(ctx context.Context, q []uint64, rh int, p Plan) ([]Hit,
 // the array is large.
 func (ix *Index) scan(ctx context.Context, q []uint64, rh int, st *Stats) ([]Hit, error) {
 	st.Verified = ix.n
-	return ix.scanRange(ctx, q, rh, 0, ix.Cap())
+	return ix.scanRange(ctx, q, rh, 0, ix.capacity())
 }
 
 // scanBlock is the number of fingerprints a scan compares between two
@@ -290,7 +292,7 @@ func (ix *Index) scanRange(ctx context.Context, q []uint64, rh int, from, to int
 			for b := lo; b < hi && ctx.Err() == nil; b += scanBlock {
 				e := min(b+scanBlock, hi)
 				bitvec.Scan(ix.fps[b*ix.stride:e*ix.stride], ix.stride, q, rh, func(i, d int) {
-					if id := uint32(b + i); ix.Live(id) {
+					if id := uint32(b + i); ix.isLive(id) {
 						hits = append(hits, Hit{ID: id, Dist: d})
 					}
 				})
@@ -346,10 +348,10 @@ func (r *postingReader) read(y uint32) ([]uint32, error) {
 	} else if err := r.it.Error(); err != nil {
 		return nil, fmt.Errorf("index: posting %d: %w", y, err)
 	}
-	// Between FlushTail's ingest and ApplyFlushTail, Pebble's lists hold
-	// tail ids already; the tail scan finds those, and the cache mirrors
-	// the postings below the tail mark, so they are cut off here.
-	if t := r.ix.tailStart; t != NoTail {
+	// Between FlushDeferred's ingest and applyFlush, Pebble's lists hold
+	// deferred ids already; the scan of the deferred documents finds those, and the cache mirrors
+	// the postings below the deferred mark, so they are cut off here.
+	if t := r.ix.deferFrom; t != NoDeferred {
 		i, _ := slices.BinarySearch(ids, t)
 		ids = ids[:i]
 	}
@@ -384,7 +386,7 @@ func (ix *Index) probe(ctx context.Context, q []uint64, rh, tau, t int, st *Stat
 
 	r := ix.newReader(ctx)
 	defer r.close()
-	c := ix.counters.get(ix.Cap())
+	c := ix.counters.get(ix.capacity())
 	defer ix.counters.put(c)
 	counts, touched := c.counts, c.touched
 	limit := uint32(len(counts))
@@ -432,7 +434,7 @@ func (ix *Index) probe(ctx context.Context, q []uint64, rh, tau, t int, st *Stat
 
 	var hits []Hit
 	for _, id := range cands {
-		fp := ix.Fingerprint(id)
+		fp := ix.fingerprint(id)
 		if fp == nil {
 			continue
 		}

@@ -14,20 +14,20 @@ import (
 	"github.com/fpdb/fpdb/internal/posting"
 )
 
-// ReadTailMark reads the tail mark of the store r: the internal id of the
-// first document whose postings are deferred, or NoTail when there is none
+// ReadDeferredMark reads the deferred mark of the store r: the internal id of the
+// first document whose postings are deferred, or NoDeferred when there is none
 // (as in format version 1). A mark that does not decode is ErrCorrupt.
-func ReadTailMark(r pebble.Reader) (uint32, error) {
-	v, closer, err := r.Get(keys.Tail())
+func ReadDeferredMark(r pebble.Reader) (uint32, error) {
+	v, closer, err := r.Get(keys.DeferredMark())
 	if errors.Is(err, pebble.ErrNotFound) {
-		return NoTail, nil
+		return NoDeferred, nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("index: read tail mark: %w", err)
+		return 0, fmt.Errorf("index: read deferred mark: %w", err)
 	}
 	defer closer.Close()
 	if len(v) != 4 {
-		return 0, fmt.Errorf("%w: tail mark %x: want 4 bytes", ErrCorrupt, v)
+		return 0, fmt.Errorf("%w: deferred mark %x: want 4 bytes", ErrCorrupt, v)
 	}
 	return binary.BigEndian.Uint32(v), nil
 }
@@ -102,7 +102,7 @@ func VerifyPostings(ctx context.Context, r pebble.Reader, l *Layout, v PostingVe
 
 // StageRebuild stages into b the replacement of every posting key of the
 // store by the posting lists of the documents ids (ascending, each with
-// its fingerprint fp(id)), and the removal of the tail mark: afterwards
+// its fingerprint fp(id)), and the removal of the deferred mark: afterwards
 // every one of them has its postings. It returns the number of posting
 // keys written. The in-memory state of an Index open on the store is not
 // changed: rebuild a closed store.
@@ -134,7 +134,7 @@ func StageRebuild(b *pebble.Batch, l *Layout, ids []uint32, fp func(id uint32) [
 			return 0, err
 		}
 	}
-	if err := b.Delete(keys.Tail(), nil); err != nil {
+	if err := b.Delete(keys.DeferredMark(), nil); err != nil {
 		return 0, err
 	}
 	return len(ys), nil

@@ -17,7 +17,7 @@ import (
 )
 
 // TestRebuildAndVerify rebuilds the postings of a store with StageRebuild
-// (over stale keys and a tail mark), checks that VerifyPostings finds every
+// (over stale keys and a deferred mark), checks that VerifyPostings finds every
 // id in each of its groups and no problem, then damages postings and checks
 // that each damage is reported (and which keys a rebuild must delete).
 func TestRebuildAndVerify(t *testing.T) {
@@ -41,7 +41,7 @@ func TestRebuildAndVerify(t *testing.T) {
 	fp := func(id uint32) []uint64 { return fps[id] }
 	// Stale state the rebuild must replace.
 	_ = pdb.Set(keys.Posting(5), posting.EncodeAdd(roaring.BitmapOf(999)), nil)
-	_ = pdb.Set(keys.Tail(), []byte{0, 0, 0, 7}, nil)
+	_ = pdb.Set(keys.DeferredMark(), []byte{0, 0, 0, 7}, nil)
 
 	b := pdb.NewBatch()
 	n, err := StageRebuild(b, l, ids, fp)
@@ -51,8 +51,8 @@ func TestRebuildAndVerify(t *testing.T) {
 	if err := b.Commit(pebble.Sync); err != nil {
 		t.Fatal(err)
 	}
-	if tail, err := ReadTailMark(pdb); err != nil || tail != NoTail {
-		t.Fatalf("tail mark after rebuild: %d, %v", tail, err)
+	if tail, err := ReadDeferredMark(pdb); err != nil || tail != NoDeferred {
+		t.Fatalf("deferred mark after rebuild: %d, %v", tail, err)
 	}
 	verify := func() (map[[2]int]bool, []string, int) {
 		found := map[[2]int]bool{}
@@ -97,8 +97,8 @@ func TestRebuildAndVerify(t *testing.T) {
 	if badKeys != 2 {
 		t.Errorf("%d keys to delete, want 2 (outside every group, undecodable)", badKeys)
 	}
-	_ = pdb.Set(keys.Tail(), []byte{1, 2, 3}, nil)
-	if _, err := ReadTailMark(pdb); err == nil || !strings.Contains(err.Error(), "tail mark 010203: want 4 bytes") {
-		t.Fatalf("ReadTailMark of 3 bytes: %v", err)
+	_ = pdb.Set(keys.DeferredMark(), []byte{1, 2, 3}, nil)
+	if _, err := ReadDeferredMark(pdb); err == nil || !strings.Contains(err.Error(), "deferred mark 010203: want 4 bytes") {
+		t.Fatalf("ReadDeferredMark of 3 bytes: %v", err)
 	}
 }

@@ -46,7 +46,7 @@ consistent now); 1 when problems were found; 2 on any other error.`,
 			return o.run(cmd.Context(), cmd.OutOrStdout())
 		},
 	}
-	cmd.Flags().BoolVar(&o.repair, "repair", false, "rebuild the id map, postings, next id and tail mark from the document records and fingerprints")
+	cmd.Flags().BoolVar(&o.repair, "repair", false, "rebuild the id map, postings, next id and deferred mark from the document records and fingerprints")
 	return cmd
 }
 

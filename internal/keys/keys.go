@@ -35,9 +35,9 @@ func Meta() []byte { return []byte{PrefixSystem, 'm', 'e', 't', 'a'} }
 // NextID is the key of the next internal id counter.
 func NextID() []byte { return []byte{PrefixSystem, 'n', 'e', 'x', 't'} }
 
-// Tail is the key of the index's tail mark: the smallest internal id whose
+// Tail is the key of the index's deferred mark: the smallest internal id whose
 // postings are not yet written (format version 2).
-func Tail() []byte { return []byte{PrefixSystem, 't', 'a', 'i', 'l'} }
+func DeferredMark() []byte { return []byte{PrefixSystem, 't', 'a', 'i', 'l'} }
 
 func prefixed32(p byte, v uint32) []byte {
 	k := make([]byte, 5)
