@@ -234,7 +234,9 @@ func (ix *Index) eachDeferredRun(ctx context.Context, ids []uint32, fn func(y ui
 }
 
 // scansDeferred reports whether probe plans must scan the deferred documents.
-func (ix *Index) scansDeferred() bool { return ix.deferFrom != NoDeferred && int(ix.deferFrom) < ix.capacity() }
+func (ix *Index) scansDeferred() bool {
+	return ix.deferFrom != NoDeferred && int(ix.deferFrom) < ix.capacity()
+}
 
 // RemoveFlushFiles deletes the sstables a crashed FlushDeferred left in dir.
 func RemoveFlushFiles(fs vfs.FS, dir string) error {
