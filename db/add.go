@@ -175,7 +175,7 @@ func (d *DB) store(ctx context.Context, doc Doc, o *AddOptions) (*AddResult, err
 	}
 	c := &change{adds: []Doc{doc}}
 	if found {
-		c.removes = []victim{{ext: doc.ID, seq: old}}
+		c.removes = []victim{{ext: doc.ID, iid: old}}
 	}
 	if err := d.write(c); err != nil {
 		return nil, fmt.Errorf("fpdb: add %q: %w", doc.ID, err)
@@ -195,13 +195,13 @@ func (d *DB) lookup(ext string) (uint32, bool, error) {
 		return 0, false, err
 	}
 	defer closer.Close()
-	seq, err := decodeSeq(v)
-	return seq, err == nil, err
+	iid, err := decodeIID(v)
+	return iid, err == nil, err
 }
 
-func encodeSeq(seq uint32) []byte { return binary.BigEndian.AppendUint32(nil, seq) }
+func encodeIID(iid uint32) []byte { return binary.BigEndian.AppendUint32(nil, iid) }
 
-func decodeSeq(b []byte) (uint32, error) {
+func decodeIID(b []byte) (uint32, error) {
 	if len(b) != 4 {
 		return 0, fmt.Errorf("%w: internal id is %d bytes, want 4", ErrCorrupt, len(b))
 	}

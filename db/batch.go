@@ -104,8 +104,8 @@ func (d *DB) AddBatch(ctx context.Context, docs []Input) (_ *BatchResult, err er
 	c := &change{adds: make([]Doc, len(ok))}
 	for j, i := range ok {
 		doc := docsOut[i]
-		if olds[j] != noSeq {
-			c.removes = append(c.removes, victim{ext: doc.ID, seq: olds[j]})
+		if olds[j] != noIID {
+			c.removes = append(c.removes, victim{ext: doc.ID, iid: olds[j]})
 		}
 		if doc.Added.IsZero() {
 			doc.Added = now
@@ -122,10 +122,10 @@ func (d *DB) AddBatch(ctx context.Context, docs []Input) (_ *BatchResult, err er
 	return res, nil
 }
 
-// noSeq marks an id that is not stored in lookupMany's answer.
-const noSeq = math.MaxUint32
+// noIID marks an id that is not stored in lookupMany's answer.
+const noIID = math.MaxUint32
 
-// lookupMany returns the internal id stored for each of ids, or noSeq. It
+// lookupMany returns the internal id stored for each of ids, or noIID. It
 // seeks one iterator in key order, which is much cheaper than a Get per id.
 // writeMu is held.
 func (d *DB) lookupMany(ids []string) ([]uint32, error) {
@@ -142,11 +142,11 @@ func (d *DB) lookupMany(ids []string) ([]uint32, error) {
 	}
 	for _, i := range order {
 		k := keys.ExtID(ids[i])
-		out[i] = noSeq
+		out[i] = noIID
 		if it.SeekGE(k) && bytes.Equal(it.Key(), k) {
 			v, err := it.ValueAndErr()
 			if err == nil {
-				out[i], err = decodeSeq(v)
+				out[i], err = decodeIID(v)
 			}
 			if err != nil {
 				_ = it.Close()

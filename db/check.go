@@ -88,7 +88,7 @@ const (
 )
 
 // nextLimit returns the largest next internal id accepted for a store
-// whose largest stored internal id is maxSeq (-1: none) and whose
+// whose largest stored internal id is maxIID (-1: none) and whose
 // fingerprints have k bits. The in-memory arrays indexed by internal id
 // grow to the next id at the next add, so a damaged next-id record far
 // beyond the stored ids would make that add allocate memory for ids never
@@ -96,19 +96,19 @@ const (
 // stored id range, and at least 256 MiB worth of ids: deleting the newest
 // documents leaves a legitimate gap below it. Repair resets a next id
 // beyond it.
-func nextLimit(maxSeq int64, k int) int64 {
+func nextLimit(maxIID int64, k int) int64 {
 	perID := int64(k/8) + int64(unsafe.Sizeof(docEntry{}))
-	return min(max(4*(maxSeq+1), (256<<20)/perID), math.MaxUint32)
+	return min(max(4*(maxIID+1), (256<<20)/perID), math.MaxUint32)
 }
 
 // checkNext reports a next internal id that is not beyond every stored id
-// (maxSeq, -1 when none), or is implausibly far beyond them (nextLimit).
-func checkNext(maxSeq int64, next uint32, k int, p *problems) {
-	switch lim := nextLimit(maxSeq, k); {
-	case maxSeq >= int64(next):
-		p.add(msgBeyondNext, maxSeq, next)
+// (maxIID, -1 when none), or is implausibly far beyond them (nextLimit).
+func checkNext(maxIID int64, next uint32, k int, p *problems) {
+	switch lim := nextLimit(maxIID, k); {
+	case maxIID >= int64(next):
+		p.add(msgBeyondNext, maxIID, next)
 	case int64(next) > lim:
-		p.add("next internal id %d is far beyond the largest stored internal id %d (at most %d accepted): the next-id record is damaged", next, maxSeq, lim)
+		p.add("next internal id %d is far beyond the largest stored internal id %d (at most %d accepted): the next-id record is damaged", next, maxIID, lim)
 	}
 }
 
@@ -132,33 +132,33 @@ func readNextID(pdb *pebble.DB, p *problems) (uint32, error) {
 		return 0, fmt.Errorf("read next-id record: %w", storageError(err))
 	}
 	defer closer.Close()
-	next, err := decodeSeq(raw)
+	next, err := decodeIID(raw)
 	if err != nil {
 		p.add("next-id record: %v", err)
 	}
 	return next, nil
 }
 
-// lastSeq returns the largest internal id with a document record, or -1.
-func lastSeq(pdb *pebble.DB) (int64, error) {
+// lastIID returns the largest internal id with a document record, or -1.
+func lastIID(pdb *pebble.DB) (int64, error) {
 	lo, hi := keys.Range(keys.PrefixDoc)
 	it, err := pdb.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
 		return 0, fmt.Errorf("read document records: %w", storageError(err))
 	}
-	seq := int64(-1)
+	iid := int64(-1)
 	if it.Last() {
 		s, err := keys.ParseDoc(it.Key())
 		if err != nil {
 			_ = it.Close()
 			return 0, fmt.Errorf("%w: %w", ErrCorrupt, err)
 		}
-		seq = int64(s)
+		iid = int64(s)
 	}
 	if err := it.Close(); err != nil {
 		return 0, fmt.Errorf("read document records: %w", storageError(err))
 	}
-	return seq, nil
+	return iid, nil
 }
 
 // storageError marks a Pebble corruption error (a checksum mismatch, a
@@ -214,36 +214,36 @@ func (d *DB) Check(ctx context.Context) (err error) {
 	if st.mark != d.ix.DeferredFrom() {
 		p.add("deferred mark is %d on disk, %d in memory", st.mark, d.ix.DeferredFrom())
 	}
-	if st.nextOK && st.next != d.nextSeq {
-		p.add("next internal id is %d on disk, %d in memory", st.next, d.nextSeq)
+	if st.nextOK && st.next != d.nextIID {
+		p.add("next internal id is %d on disk, %d in memory", st.next, d.nextIID)
 	}
-	for seq, e := range d.docs {
+	for iid, e := range d.docs {
 		if e.ext == "" {
 			continue
 		}
-		r, ok := st.recs[uint32(seq)]
+		r, ok := st.recs[uint32(iid)]
 		if !ok {
-			p.add("document %d (%q) is in memory but has no document record", seq, e.ext)
+			p.add("document %d (%q) is in memory but has no document record", iid, e.ext)
 		} else if r.ext != e.ext || r.hash != e.hash {
-			p.add("document %d: memory holds id %q hash %x, the record id %q hash %x", seq, e.ext, e.hash, r.ext, r.hash)
+			p.add("document %d: memory holds id %q hash %x, the record id %q hash %x", iid, e.ext, e.hash, r.ext, r.hash)
 		}
 	}
-	for _, seq := range st.recOrder {
-		if int(seq) >= len(d.docs) || d.docs[seq].ext == "" {
-			p.add("document %d (%q) is on disk but not in memory", seq, st.recs[seq].ext)
+	for _, iid := range st.recOrder {
+		if int(iid) >= len(d.docs) || d.docs[iid].ext == "" {
+			p.add("document %d (%q) is on disk but not in memory", iid, st.recs[iid].ext)
 		}
 	}
-	st.fps.each(func(seq uint32, fp []uint64) {
-		mem := d.ix.Fingerprint(seq)
+	st.fps.each(func(iid uint32, fp []uint64) {
+		mem := d.ix.Fingerprint(iid)
 		if mem == nil {
-			p.add("fingerprint %d is on disk but not in memory", seq)
+			p.add("fingerprint %d is on disk but not in memory", iid)
 		} else if !slices.Equal(mem, fp) {
-			p.add("fingerprint %d on disk differs from memory", seq)
+			p.add("fingerprint %d on disk differs from memory", iid)
 		}
 	})
-	for seq := range d.ix.Cap() {
-		if d.ix.Live(uint32(seq)) && st.fps.get(uint32(seq)) == nil {
-			p.add("fingerprint %d is in memory but not on disk", seq)
+	for iid := range d.ix.Cap() {
+		if d.ix.Live(uint32(iid)) && st.fps.get(uint32(iid)) == nil {
+			p.add("fingerprint %d is in memory but not on disk", iid)
 		}
 	}
 	if st.fps.n != d.ix.Len() {
@@ -327,7 +327,7 @@ func scanStore(ctx context.Context, pdb *pebble.DB, layout *index.Layout, format
 	bad := func(k []byte) { st.badKeys = append(st.badKeys, slices.Clone(k)) }
 
 	err = eachKV(ctx, pdb, keys.PrefixDoc, "document records", func(k, v []byte) {
-		seq, err := keys.ParseDoc(k)
+		iid, err := keys.ParseDoc(k)
 		if err != nil {
 			p.add("document key %x: %v", k, err)
 			bad(k)
@@ -335,12 +335,12 @@ func scanStore(ctx context.Context, pdb *pebble.DB, layout *index.Layout, format
 		}
 		doc, err := decodeDocRecord(v)
 		if err != nil {
-			p.add("document %d: %v", seq, err)
+			p.add("document %d: %v", iid, err)
 			bad(k)
 			return
 		}
-		st.recs[seq] = recInfo{ext: doc.ID, hash: doc.ContentHash}
-		st.recOrder = append(st.recOrder, seq)
+		st.recs[iid] = recInfo{ext: doc.ID, hash: doc.ContentHash}
+		st.recOrder = append(st.recOrder, iid)
 	})
 	if err != nil {
 		return nil, err
@@ -360,20 +360,20 @@ func scanStore(ctx context.Context, pdb *pebble.DB, layout *index.Layout, format
 			bad(k)
 			return
 		}
-		seq, err := decodeSeq(v)
+		iid, err := decodeIID(v)
 		if err != nil {
 			p.add("ext-id %q: %v", ext, err)
 			bad(k)
 			return
 		}
-		st.ext[ext] = seq
+		st.ext[ext] = iid
 		st.extOrder = append(st.extOrder, ext)
 	})
 	if err != nil {
 		return nil, err
 	}
 	err = eachKV(ctx, pdb, keys.PrefixFingerprint, "fingerprints", func(k, v []byte) {
-		seq, err := keys.ParseFingerprint(k)
+		iid, err := keys.ParseFingerprint(k)
 		if err != nil {
 			p.add("fingerprint key %x: %v", k, err)
 			bad(k)
@@ -381,11 +381,11 @@ func scanStore(ctx context.Context, pdb *pebble.DB, layout *index.Layout, format
 		}
 		fp, err := bitvec.FromBytes(v, layout.K)
 		if err != nil {
-			p.add("fingerprint %d: %v", seq, err)
+			p.add("fingerprint %d: %v", iid, err)
 			bad(k)
 			return
 		}
-		st.fps.put(seq, fp)
+		st.fps.put(iid, fp)
 	})
 	if err != nil {
 		return nil, err
@@ -419,45 +419,45 @@ func scanStore(ctx context.Context, pdb *pebble.DB, layout *index.Layout, format
 
 // verify cross-checks the records st holds against each other.
 func (st *diskState) verify(p *problems) {
-	maxSeq := int64(-1)
-	for _, seq := range st.recOrder {
-		r := st.recs[seq]
-		maxSeq = max(maxSeq, int64(seq))
+	maxIID := int64(-1)
+	for _, iid := range st.recOrder {
+		r := st.recs[iid]
+		maxIID = max(maxIID, int64(iid))
 		if got, ok := st.ext[r.ext]; !ok {
-			p.add("document %d (%q) has no ext-id entry", seq, r.ext)
-		} else if got != seq {
-			p.add("document %d (%q): its ext-id entry names internal id %d", seq, r.ext, got)
+			p.add("document %d (%q) has no ext-id entry", iid, r.ext)
+		} else if got != iid {
+			p.add("document %d (%q): its ext-id entry names internal id %d", iid, r.ext, got)
 		}
-		fp := st.fps.get(seq)
+		fp := st.fps.get(iid)
 		if fp == nil {
-			p.add(msgNoFingerprint, seq, r.ext)
+			p.add(msgNoFingerprint, iid, r.ext)
 			continue
 		}
 		for g := range st.layout.M() {
-			switch in := st.fps.hasGroup(seq, g); {
-			case seq >= st.mark && in:
-				p.add("document %d (%q) has deferred postings (not yet written) but in posting key %d (group %d)", seq, r.ext, st.layout.Value(fp, g), g)
-			case seq < st.mark && !in:
-				p.add("document %d (%q) is missing from posting key %d (group %d)", seq, r.ext, st.layout.Value(fp, g), g)
+			switch in := st.fps.hasGroup(iid, g); {
+			case iid >= st.mark && in:
+				p.add("document %d (%q) has deferred postings (not yet written) but in posting key %d (group %d)", iid, r.ext, st.layout.Value(fp, g), g)
+			case iid < st.mark && !in:
+				p.add("document %d (%q) is missing from posting key %d (group %d)", iid, r.ext, st.layout.Value(fp, g), g)
 			}
 		}
 	}
-	st.fps.each(func(seq uint32, _ []uint64) {
-		maxSeq = max(maxSeq, int64(seq))
-		if _, ok := st.recs[seq]; !ok {
-			p.add(msgNoRecord, seq)
+	st.fps.each(func(iid uint32, _ []uint64) {
+		maxIID = max(maxIID, int64(iid))
+		if _, ok := st.recs[iid]; !ok {
+			p.add(msgNoRecord, iid)
 		}
 	})
 	for _, ext := range st.extOrder {
-		seq := st.ext[ext]
-		if r, ok := st.recs[seq]; !ok {
-			p.add("ext-id %q names internal id %d, which has no document record", ext, seq)
+		iid := st.ext[ext]
+		if r, ok := st.recs[iid]; !ok {
+			p.add("ext-id %q names internal id %d, which has no document record", ext, iid)
 		} else if r.ext != ext {
-			p.add("ext-id %q names internal id %d, which is document %q", ext, seq, r.ext)
+			p.add("ext-id %q names internal id %d, which is document %q", ext, iid, r.ext)
 		}
 	}
 	if st.nextOK {
-		checkNext(maxSeq, st.next, st.layout.K, p)
+		checkNext(maxIID, st.next, st.layout.K, p)
 		checkDeferredMark(st.mark, st.next, p)
 	}
 }
@@ -513,63 +513,63 @@ func newFPTable(l *index.Layout, limit uint32) *fpTable {
 	return t
 }
 
-func (t *fpTable) rowOf(seq uint32) []uint64 {
-	if seq < t.limit {
-		if int(seq/64) >= len(t.has) || t.has[seq/64]&(1<<(seq%64)) == 0 {
+func (t *fpTable) rowOf(iid uint32) []uint64 {
+	if iid < t.limit {
+		if int(iid/64) >= len(t.has) || t.has[iid/64]&(1<<(iid%64)) == 0 {
 			return nil
 		}
-		return t.dense[int(seq)*t.row : (int(seq)+1)*t.row]
+		return t.dense[int(iid)*t.row : (int(iid)+1)*t.row]
 	}
-	return t.extra[seq]
+	return t.extra[iid]
 }
 
-func (t *fpTable) put(seq uint32, fp []uint64) {
+func (t *fpTable) put(iid uint32, fp []uint64) {
 	var r []uint64
-	if seq < t.limit {
-		need := (int(seq) + 1) * t.row
+	if iid < t.limit {
+		need := (int(iid) + 1) * t.row
 		if need > len(t.dense) {
 			t.dense = append(t.dense, make([]uint64, need-len(t.dense))...)
 		}
-		for int(seq/64) >= len(t.has) {
+		for int(iid/64) >= len(t.has) {
 			t.has = append(t.has, 0)
 		}
-		if t.has[seq/64]&(1<<(seq%64)) == 0 {
+		if t.has[iid/64]&(1<<(iid%64)) == 0 {
 			t.n++
 		}
-		t.has[seq/64] |= 1 << (seq % 64)
-		r = t.dense[int(seq)*t.row : (int(seq)+1)*t.row]
+		t.has[iid/64] |= 1 << (iid % 64)
+		r = t.dense[int(iid)*t.row : (int(iid)+1)*t.row]
 	} else {
-		if t.extra[seq] == nil {
+		if t.extra[iid] == nil {
 			t.n++
 		}
 		r = make([]uint64, t.row)
-		t.extra[seq] = r
+		t.extra[iid] = r
 	}
 	copy(r, fp)
 	clear(r[t.stride:])
 }
 
-// get returns the fingerprint of seq, or nil.
-func (t *fpTable) get(seq uint32) []uint64 {
-	if r := t.rowOf(seq); r != nil {
+// get returns the fingerprint of iid, or nil.
+func (t *fpTable) get(iid uint32) []uint64 {
+	if r := t.rowOf(iid); r != nil {
 		return r[:t.stride]
 	}
 	return nil
 }
 
-func (t *fpTable) markGroup(seq uint32, g int) {
-	if r := t.rowOf(seq); r != nil {
+func (t *fpTable) markGroup(iid uint32, g int) {
+	if r := t.rowOf(iid); r != nil {
 		r[t.stride+g/64] |= 1 << (g % 64)
 	}
 }
 
-func (t *fpTable) hasGroup(seq uint32, g int) bool {
-	r := t.rowOf(seq)
+func (t *fpTable) hasGroup(iid uint32, g int) bool {
+	r := t.rowOf(iid)
 	return r != nil && r[t.stride+g/64]&(1<<(g%64)) != 0
 }
 
 // each calls fn for every fingerprint, by ascending internal id.
-func (t *fpTable) each(fn func(seq uint32, fp []uint64)) {
+func (t *fpTable) each(fn func(iid uint32, fp []uint64)) {
 	for w, word := range t.has {
 		for word != 0 {
 			b := uint32(w*64) + uint32(bits.TrailingZeros64(word))
@@ -578,11 +578,11 @@ func (t *fpTable) each(fn func(seq uint32, fp []uint64)) {
 		}
 	}
 	extra := make([]uint32, 0, len(t.extra))
-	for seq := range t.extra {
-		extra = append(extra, seq)
+	for iid := range t.extra {
+		extra = append(extra, iid)
 	}
 	slices.Sort(extra)
-	for _, seq := range extra {
-		fn(seq, t.extra[seq][:t.stride])
+	for _, iid := range extra {
+		fn(iid, t.extra[iid][:t.stride])
 	}
 }

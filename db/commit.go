@@ -16,7 +16,7 @@ import (
 // DB.write, so that all of them keep the same invariants.
 type change struct {
 	// adds are the documents to store; write assigns their internal ids
-	// (Doc.seq), in order, from the next id.
+	// (Doc.iid), in order, from the next id.
 	adds []Doc
 	// removes are the stored documents this change removes: the previous
 	// versions of replaced documents and the deleted ones.
@@ -29,7 +29,7 @@ type change struct {
 // victim is a stored document to remove: its id and internal id.
 type victim struct {
 	ext string
-	seq uint32
+	iid uint32
 }
 
 // write stages c in one Pebble batch (document records, id map, next id,
@@ -38,36 +38,36 @@ type victim struct {
 // write takes mu exclusively (and the index its own lock) for the commit
 // and the memory update only, so readers see the change whole.
 func (d *DB) write(c *change) error {
-	if uint64(d.nextSeq)+uint64(len(c.adds)) >= math.MaxUint32 {
+	if uint64(d.nextIID)+uint64(len(c.adds)) >= math.MaxUint32 {
 		return ErrIDSpaceExhausted
 	}
 	b := d.pdb.NewBatch()
 	defer b.Close()
 	removes := make([]uint32, len(c.removes))
 	for i, v := range c.removes {
-		if int(v.seq) >= len(d.docs) || d.docs[v.seq].ext != v.ext {
-			return fmt.Errorf("%q: %w: id map names internal id %d, which is not that document", v.ext, ErrCorrupt, v.seq)
+		if int(v.iid) >= len(d.docs) || d.docs[v.iid].ext != v.ext {
+			return fmt.Errorf("%q: %w: id map names internal id %d, which is not that document", v.ext, ErrCorrupt, v.iid)
 		}
-		_ = b.Delete(keys.Doc(v.seq), nil)
-		removes[i] = v.seq
+		_ = b.Delete(keys.Doc(v.iid), nil)
+		removes[i] = v.iid
 	}
 	for _, ext := range c.unmap {
 		_ = b.Delete(keys.ExtID(ext), nil)
 	}
-	seq := d.nextSeq
+	iid := d.nextIID
 	entries := make([]index.Entry, len(c.adds))
 	rec := make([]byte, 0, 256)
 	for i := range c.adds {
 		doc := &c.adds[i]
-		doc.seq = seq
-		seq++
+		doc.iid = iid
+		iid++
 		rec = appendDocRecord(rec[:0], doc)
-		_ = b.Set(keys.ExtID(doc.ID), encodeSeq(doc.seq), nil)
-		_ = b.Set(keys.Doc(doc.seq), rec, nil)
-		entries[i] = index.Entry{ID: doc.seq, FP: doc.Fingerprint}
+		_ = b.Set(keys.ExtID(doc.ID), encodeIID(doc.iid), nil)
+		_ = b.Set(keys.Doc(doc.iid), rec, nil)
+		entries[i] = index.Entry{ID: doc.iid, FP: doc.Fingerprint}
 	}
 	if len(c.adds) > 0 {
-		_ = b.Set(keys.NextID(), encodeSeq(seq), nil)
+		_ = b.Set(keys.NextID(), encodeIID(iid), nil)
 	}
 	w, err := d.ix.Stage(b, entries, removes)
 	if err != nil {
@@ -84,9 +84,9 @@ func (d *DB) write(c *change) error {
 	}
 	for i := range c.adds {
 		doc := &c.adds[i]
-		d.setEntry(doc.seq, docEntry{ext: doc.ID, hash: doc.ContentHash})
+		d.setEntry(doc.iid, docEntry{ext: doc.ID, hash: doc.ContentHash})
 	}
-	d.nextSeq = seq
+	d.nextIID = iid
 	d.metrics.writes.Add(1)
 	d.metrics.added.Add(int64(len(c.adds)))
 	d.metrics.deleted.Add(int64(len(removes)))

@@ -320,13 +320,13 @@ var storeDamages = []storeDamage{
 		damage: func(p *pebble.DB) error { return p.Set(keys.Fingerprint(9), make([]byte, 1<<20), pebble.Sync) },
 		want:   "fingerprint 9", lost: []string{"doc009"}},
 	{name: "next id 2^32-1", atOpen: true,
-		damage: func(p *pebble.DB) error { return p.Set(keys.NextID(), encodeSeq(math.MaxUint32), pebble.Sync) },
+		damage: func(p *pebble.DB) error { return p.Set(keys.NextID(), encodeIID(math.MaxUint32), pebble.Sync) },
 		want:   "next internal id 4294967295 is far beyond the largest stored internal id 59"},
 	{name: "next id with a flipped high byte", atOpen: true,
-		damage: func(p *pebble.DB) error { return p.Set(keys.NextID(), encodeSeq(0x0100003c), pebble.Sync) },
+		damage: func(p *pebble.DB) error { return p.Set(keys.NextID(), encodeIID(0x0100003c), pebble.Sync) },
 		want:   "next internal id 16777276 is far beyond the largest stored internal id 59"},
 	{name: "next id too small", atOpen: true,
-		damage: func(p *pebble.DB) error { return p.Set(keys.NextID(), encodeSeq(3), pebble.Sync) },
+		damage: func(p *pebble.DB) error { return p.Set(keys.NextID(), encodeIID(3), pebble.Sync) },
 		want:   "internal id 59 is at or beyond the next internal id 3"},
 	{name: "next id missing", atOpen: true,
 		damage: func(p *pebble.DB) error { return p.Delete(keys.NextID(), pebble.Sync) },
@@ -335,13 +335,13 @@ var storeDamages = []storeDamage{
 		damage: func(p *pebble.DB) error { return p.Set(keys.NextID(), []byte{0, 0, 60}, pebble.Sync) },
 		want:   "internal id is 3 bytes, want 4"},
 	{name: "deferred mark 2^32-16", atOpen: true,
-		damage: func(p *pebble.DB) error { return p.Set(keys.DeferredMark(), encodeSeq(strayID), pebble.Sync) },
+		damage: func(p *pebble.DB) error { return p.Set(keys.DeferredMark(), encodeIID(strayID), pebble.Sync) },
 		want:   "deferred mark 4294967280 is at or beyond the next internal id 60"},
 	{name: "deferred mark of 3 bytes", atOpen: true,
 		damage: func(p *pebble.DB) error { return p.Set(keys.DeferredMark(), []byte{1, 2, 3}, pebble.Sync) },
 		want:   "deferred mark 010203: want 4 bytes"},
 	{name: "id map names internal id 2^32-16",
-		damage: func(p *pebble.DB) error { return p.Set(keys.ExtID("doc000"), encodeSeq(strayID), pebble.Sync) },
+		damage: func(p *pebble.DB) error { return p.Set(keys.ExtID("doc000"), encodeIID(strayID), pebble.Sync) },
 		want:   `ext-id "doc000" names internal id 4294967280, which has no document record`},
 	{name: "posting names internal id 2^32-16",
 		damage: func(p *pebble.DB) error {
@@ -382,7 +382,7 @@ func TestCorruptStore(t *testing.T) {
 		if _, err := d.Add(ctx, Input{ID: id, Text: []byte(crashText(uint64(1000 + i)))}, nil); err != nil {
 			t.Fatal(err)
 		}
-		fps[id] = seqFP(t, d, id)
+		fps[id] = storedFP(t, d, id)
 		if i == 39 {
 			if err := d.pdb.Flush(); err != nil {
 				t.Fatal(err)
@@ -467,8 +467,8 @@ func TestCorruptStore(t *testing.T) {
 		tried, panics, huge, float64(maxAlloc)/(1<<20), repaired, refused)
 }
 
-// seqFP returns the stored fingerprint of id.
-func seqFP(t *testing.T, d *DB, id string) []uint64 {
+// storedFP returns the stored fingerprint of id.
+func storedFP(t *testing.T, d *DB, id string) []uint64 {
 	t.Helper()
 	doc, err := d.Get(ctx, id)
 	if err != nil {

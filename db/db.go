@@ -50,7 +50,7 @@ type DB struct {
 	mu      sync.RWMutex
 	closed  bool       // the store is closed (Stats reports the last counts)
 	docs    []docEntry // by internal id; ext == "" when not stored
-	nextSeq uint32
+	nextIID uint32
 
 	builders sync.Pool // *fingerprint.Builder
 
@@ -284,7 +284,7 @@ func (d *DB) create() error {
 	b := d.pdb.NewBatch()
 	defer b.Close()
 	_ = b.Set(keys.Meta(), encodeMeta(d.params), nil)
-	_ = b.Set(keys.NextID(), encodeSeq(0), nil)
+	_ = b.Set(keys.NextID(), encodeIID(0), nil)
 	defer exitOnStoragePanic(d.opts.Logger)
 	if err := b.Commit(pebble.Sync); err != nil { // synced even with NoSync
 		return fmt.Errorf("fpdb: create %s: %w", d.dir, err)
@@ -330,22 +330,22 @@ func (d *DB) load() error {
 	if err != nil {
 		return fmt.Errorf("fpdb: open %s: %w", d.dir, err)
 	}
-	maxSeq, err := lastSeq(d.pdb)
+	maxIID, err := lastIID(d.pdb)
 	if err != nil {
 		return fmt.Errorf("fpdb: open %s: %w", d.dir, err)
 	}
 	if p.count() == 0 {
-		checkNext(maxSeq, next, layout.K, &p)
+		checkNext(maxIID, next, layout.K, &p)
 	}
 	if p.count() > 0 {
 		return p.corrupt("open", d.dir)
 	}
-	d.nextSeq = next
+	d.nextIID = next
 	d.ix = index.New(d.pdb, layout)
 	if err := d.ix.Load(ctx, next); err != nil {
 		return fmt.Errorf("fpdb: open %s: %w", d.dir, storageError(err))
 	}
-	d.docs = make([]docEntry, 0, maxSeq+1) // maxSeq < next ≤ nextLimit
+	d.docs = make([]docEntry, 0, maxIID+1) // maxIID < next ≤ nextLimit
 	lo, hi := keys.Range(keys.PrefixDoc)
 	it, err := d.pdb.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
@@ -353,26 +353,26 @@ func (d *DB) load() error {
 	}
 	defer it.Close()
 	for it.First(); it.Valid(); it.Next() {
-		seq, err := keys.ParseDoc(it.Key())
+		iid, err := keys.ParseDoc(it.Key())
 		if err != nil {
 			return fmt.Errorf("fpdb: open %s: %w: %w", d.dir, ErrCorrupt, err)
 		}
 		doc, err := decodeDocRecord(it.Value())
 		if err != nil {
-			return fmt.Errorf("fpdb: open %s: document %d: %w", d.dir, seq, err)
+			return fmt.Errorf("fpdb: open %s: document %d: %w", d.dir, iid, err)
 		}
-		d.setEntry(seq, docEntry{ext: doc.ID, hash: doc.ContentHash})
+		d.setEntry(iid, docEntry{ext: doc.ID, hash: doc.ContentHash})
 	}
 	if err := it.Error(); err != nil {
 		return fmt.Errorf("fpdb: open %s: read document records: %w", d.dir, storageError(err))
 	}
-	for seq := range max(len(d.docs), d.ix.Cap()) {
-		rec := seq < len(d.docs) && d.docs[seq].ext != ""
-		switch fp := d.ix.Live(uint32(seq)); {
+	for iid := range max(len(d.docs), d.ix.Cap()) {
+		rec := iid < len(d.docs) && d.docs[iid].ext != ""
+		switch fp := d.ix.Live(uint32(iid)); {
 		case rec && !fp:
-			p.add(msgNoFingerprint, seq, d.docs[seq].ext)
+			p.add(msgNoFingerprint, iid, d.docs[iid].ext)
 		case fp && !rec:
-			p.add(msgNoRecord, seq)
+			p.add(msgNoRecord, iid)
 		}
 	}
 	checkDeferredMark(d.ix.DeferredFrom(), next, &p)
@@ -408,11 +408,11 @@ func (d *DB) fpParams() fingerprint.Params {
 	return fingerprint.Params{K: d.params.K, ShingleWidth: d.params.ShingleWidth, Seed: d.params.Seed}
 }
 
-func (d *DB) setEntry(seq uint32, e docEntry) {
-	if int(seq) >= len(d.docs) {
-		d.docs = append(d.docs, make([]docEntry, int(seq)+1-len(d.docs))...)
+func (d *DB) setEntry(iid uint32, e docEntry) {
+	if int(iid) >= len(d.docs) {
+		d.docs = append(d.docs, make([]docEntry, int(iid)+1-len(d.docs))...)
 	}
-	d.docs[seq] = e
+	d.docs[iid] = e
 }
 
 // Close closes the database; it is CloseContext without a deadline.

@@ -47,14 +47,14 @@ func (d *DB) Delete(ctx context.Context, id string) error {
 	defer d.leave()
 	d.writeMu.Lock()
 	defer d.writeMu.Unlock()
-	seq, found, err := d.lookup(id)
+	iid, found, err := d.lookup(id)
 	if err != nil {
 		return fmt.Errorf("fpdb: delete %q: %w", id, err)
 	}
 	if !found {
 		return fmt.Errorf("fpdb: delete %q: %w", id, ErrNotFound)
 	}
-	if err := d.write(&change{removes: []victim{{ext: id, seq: seq}}, unmap: []string{id}}); err != nil {
+	if err := d.write(&change{removes: []victim{{ext: id, iid: iid}}, unmap: []string{id}}); err != nil {
 		return fmt.Errorf("fpdb: delete %q: %w", id, err)
 	}
 	return nil
@@ -90,17 +90,17 @@ func (d *DB) deleteMany(ctx context.Context, ids []string, chunk int) (_ *Delete
 			uniq = append(uniq, id)
 		}
 	}
-	seqs, err := d.lookupMany(uniq)
+	iids, err := d.lookupMany(uniq)
 	if err != nil {
 		return res, fmt.Errorf("fpdb: delete: %w", err)
 	}
 	var vs []victim
 	for i, id := range uniq {
-		if seqs[i] == noSeq {
+		if iids[i] == noIID {
 			res.NotFound = append(res.NotFound, id)
 			continue
 		}
-		vs = append(vs, victim{ext: id, seq: seqs[i]})
+		vs = append(vs, victim{ext: id, iid: iids[i]})
 	}
 	n, err := d.deleteVictims(ctx, vs, chunk)
 	res.Deleted = n
@@ -130,11 +130,11 @@ func (d *DB) DeletePrefix(ctx context.Context, prefix string) (_ int, err error)
 		if err != nil {
 			return false, fmt.Errorf("%w: %w", ErrCorrupt, err)
 		}
-		seq, err := decodeSeq(v)
+		iid, err := decodeIID(v)
 		if err != nil {
 			return false, err
 		}
-		vs = append(vs, victim{ext: ext, seq: seq})
+		vs = append(vs, victim{ext: ext, iid: iid})
 		return true, nil
 	})
 	if err != nil {
@@ -154,16 +154,16 @@ func (d *DB) DeleteOlderThan(ctx context.Context, t time.Time) (_ int, err error
 	lo, hi := keys.Range(keys.PrefixDoc)
 	var vs []victim
 	err = d.scanLocked(ctx, lo, hi, func(k, v []byte) (bool, error) {
-		seq, err := keys.ParseDoc(k)
+		iid, err := keys.ParseDoc(k)
 		if err != nil {
 			return false, fmt.Errorf("%w: %w", ErrCorrupt, err)
 		}
 		doc, err := decodeDocRecord(v)
 		if err != nil {
-			return false, fmt.Errorf("document %d: %w", seq, err)
+			return false, fmt.Errorf("document %d: %w", iid, err)
 		}
 		if doc.Added.Before(t) {
-			vs = append(vs, victim{ext: doc.ID, seq: seq})
+			vs = append(vs, victim{ext: doc.ID, iid: iid})
 		}
 		return true, nil
 	})

@@ -91,7 +91,7 @@ func eachDoc(ctx context.Context, snap *pebble.Snapshot, k int, fn func(*Doc) er
 				return n, err
 			}
 		}
-		seq, err := keys.ParseDoc(docs.Key())
+		iid, err := keys.ParseDoc(docs.Key())
 		if err != nil {
 			return n, fmt.Errorf("%w: %w", ErrCorrupt, err)
 		}
@@ -101,10 +101,10 @@ func eachDoc(ctx context.Context, snap *pebble.Snapshot, k int, fn func(*Doc) er
 		}
 		doc, err := decodeDocRecord(v)
 		if err != nil {
-			return n, fmt.Errorf("document %d: %w", seq, err)
+			return n, fmt.Errorf("document %d: %w", iid, err)
 		}
-		// Both ranges are in internal id order: advance to seq.
-		fkey := keys.Fingerprint(seq)
+		// Both ranges are in internal id order: advance to iid.
+		fkey := keys.Fingerprint(iid)
 		for fps.Valid() && bytes.Compare(fps.Key(), fkey) < 0 {
 			fps.Next()
 		}
@@ -112,7 +112,7 @@ func eachDoc(ctx context.Context, snap *pebble.Snapshot, k int, fn func(*Doc) er
 			if err := fps.Error(); err != nil {
 				return n, storageError(err)
 			}
-			return n, fmt.Errorf("%w: document %d has no fingerprint", ErrCorrupt, seq)
+			return n, fmt.Errorf("%w: document %d has no fingerprint", ErrCorrupt, iid)
 		}
 		fv, err := fps.ValueAndErr()
 		if err != nil {
@@ -120,9 +120,9 @@ func eachDoc(ctx context.Context, snap *pebble.Snapshot, k int, fn func(*Doc) er
 		}
 		doc.Fingerprint, err = bitvec.FromBytes(fv, k)
 		if err != nil {
-			return n, fmt.Errorf("%w: fingerprint %d: %w", ErrCorrupt, seq, err)
+			return n, fmt.Errorf("%w: fingerprint %d: %w", ErrCorrupt, iid, err)
 		}
-		doc.seq = seq
+		doc.iid = iid
 		if err := fn(&doc); err != nil {
 			return n, err
 		}

@@ -198,7 +198,7 @@ func Import(ctx context.Context, dir string, r io.Reader, opts *Options) (int, e
 
 // importDocs stores the document lines of an export.
 func (d *DB) importDocs(ctx context.Context, br *bufio.Reader, h ExportHeader) (int, error) {
-	if st := d.Stats(); st.Docs > 0 || d.nextSeq > 0 {
+	if st := d.Stats(); st.Docs > 0 || d.nextIID > 0 {
 		return 0, fmt.Errorf("fpdb: import: %w: %s holds %d documents", ErrNotEmpty, d.dir, st.Docs)
 	}
 	n := 0

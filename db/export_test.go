@@ -70,7 +70,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got.seq = doc.seq
+		got.iid = doc.iid
 		if !slices.Equal(got.Fingerprint, doc.Fingerprint) || got.ContentHash != doc.ContentHash || got.Source != doc.Source ||
 			got.Size != doc.Size || got.Words != doc.Words || !got.Added.Equal(doc.Added) {
 			t.Fatalf("%q: imported %+v, original %+v", doc.ID, got, doc)

@@ -73,17 +73,17 @@ func FuzzDocRecordRoundTrip(f *testing.F) {
 	})
 }
 
-// FuzzDecodeSeq: internal id values decode only at 4 bytes.
-func FuzzDecodeSeq(f *testing.F) {
+// FuzzDecodeIID: internal id values decode only at 4 bytes.
+func FuzzDecodeIID(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 1})
 	f.Add([]byte{0, 0, 1})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		seq, err := decodeSeq(b)
+		iid, err := decodeIID(b)
 		if (err == nil) != (len(b) == 4) {
-			t.Fatalf("decodeSeq(%x): %v", b, err)
+			t.Fatalf("decodeIID(%x): %v", b, err)
 		}
-		if err == nil && !bytes.Equal(encodeSeq(seq), b) {
-			t.Fatalf("round trip of %x: %x", b, encodeSeq(seq))
+		if err == nil && !bytes.Equal(encodeIID(iid), b) {
+			t.Fatalf("round trip of %x: %x", b, encodeIID(iid))
 		}
 	})
 }

@@ -264,9 +264,9 @@ func (d *DB) Clusters(ctx context.Context, o ClusterOptions) (_ []Cluster, _ Pai
 	return out, st, nil
 }
 
-// added reads the time document seq was added from the store snapshot.
-func (s *pairsSnapshot) added(seq uint32) (time.Time, error) {
-	v, closer, err := s.pdb.Get(keys.Doc(seq))
+// added reads the time document iid was added from the store snapshot.
+func (s *pairsSnapshot) added(iid uint32) (time.Time, error) {
+	v, closer, err := s.pdb.Get(keys.Doc(iid))
 	if err != nil {
 		return time.Time{}, err
 	}

@@ -35,7 +35,7 @@ func bruteForcePairs(docs map[string]*Doc, k int, r float64) []Pair {
 	var out []Pair
 	for _, a := range docs {
 		for _, b := range docs {
-			if a.seq >= b.seq {
+			if a.iid >= b.iid {
 				continue
 			}
 			h := bitvec.Hamming(a.Fingerprint, b.Fingerprint)
@@ -168,7 +168,7 @@ func TestPairsCallbackMayWrite(t *testing.T) {
 }
 
 // components returns the connected components (of size ≥ 2) of the
-// pairs, each sorted by seq, by brute force (repeated relaxation).
+// pairs, each sorted by iid, by brute force (repeated relaxation).
 func components(docs map[string]*Doc, pairs []Pair) [][]string {
 	label := map[string]string{}
 	for id := range docs {
@@ -192,7 +192,7 @@ func components(docs map[string]*Doc, pairs []Pair) [][]string {
 	var out [][]string
 	for _, g := range groups {
 		if len(g) > 1 {
-			slices.SortFunc(g, func(a, b string) int { return int(docs[a].seq) - int(docs[b].seq) })
+			slices.SortFunc(g, func(a, b string) int { return int(docs[a].iid) - int(docs[b].iid) })
 			out = append(out, g)
 		}
 	}

@@ -125,16 +125,16 @@ func (d *DB) Get(ctx context.Context, id string) (*Doc, error) {
 	defer d.leave()
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	seq, found, err := d.lookup(id)
+	iid, found, err := d.lookup(id)
 	if err != nil {
 		return nil, fmt.Errorf("fpdb: get %q: %w", id, err)
 	}
 	if !found {
 		return nil, fmt.Errorf("fpdb: get %q: %w", id, ErrNotFound)
 	}
-	v, closer, err := d.pdb.Get(keys.Doc(seq))
+	v, closer, err := d.pdb.Get(keys.Doc(iid))
 	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, fmt.Errorf("fpdb: get %q: %w: id map names internal id %d without a record", id, ErrCorrupt, seq)
+		return nil, fmt.Errorf("fpdb: get %q: %w: id map names internal id %d without a record", id, ErrCorrupt, iid)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("fpdb: get %q: %w", id, err)
@@ -144,11 +144,11 @@ func (d *DB) Get(ctx context.Context, id string) (*Doc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fpdb: get %q: %w", id, err)
 	}
-	fp := d.ix.Fingerprint(seq)
+	fp := d.ix.Fingerprint(iid)
 	if fp == nil {
-		return nil, fmt.Errorf("fpdb: get %q: %w: internal id %d has no fingerprint", id, ErrCorrupt, seq)
+		return nil, fmt.Errorf("fpdb: get %q: %w: internal id %d has no fingerprint", id, ErrCorrupt, iid)
 	}
-	doc.seq = seq
+	doc.iid = iid
 	doc.Fingerprint = fp // a copy
 	return &doc, nil
 }

@@ -78,9 +78,9 @@ func decodeDocRecord(b []byte) (Doc, error) {
 type Doc struct {
 	// ID is the caller-given id, unique in the database.
 	ID string
-	// seq is the internal document number (a replaced document gets a new
+	// iid is the internal document number (a replaced document gets a new
 	// one); it is not part of the API.
-	seq uint32
+	iid uint32
 	// Fingerprint is the K-bit fingerprint: bit j is bit j%64 of word j/64.
 	Fingerprint []uint64
 	// ContentHash is a 128-bit hash of the normalized text; all zero for a

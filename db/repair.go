@@ -134,42 +134,42 @@ func (d *DB) repair(ctx context.Context, layout *index.Layout) (*RepairReport, e
 	// Choose the documents to keep.
 	b := d.pdb.NewBatch()
 	defer b.Close()
-	drop := func(seq uint32, why string, args ...any) {
-		rep.Dropped = append(rep.Dropped, fmt.Sprintf("internal id %d: ", seq)+fmt.Sprintf(why, args...))
-		_ = b.Delete(keys.Doc(seq), nil)
-		_ = b.Delete(keys.Fingerprint(seq), nil)
+	drop := func(iid uint32, why string, args ...any) {
+		rep.Dropped = append(rep.Dropped, fmt.Sprintf("internal id %d: ", iid)+fmt.Sprintf(why, args...))
+		_ = b.Delete(keys.Doc(iid), nil)
+		_ = b.Delete(keys.Fingerprint(iid), nil)
 	}
 	byExt := make(map[string][]uint32)
 	var extOrder []string
-	maxSeq := int64(-1)
-	for _, seq := range st.recOrder {
-		maxSeq = max(maxSeq, int64(seq))
-		r := st.recs[seq]
-		if st.fps.get(seq) == nil {
-			drop(seq, "document %q has no usable fingerprint", r.ext)
+	maxIID := int64(-1)
+	for _, iid := range st.recOrder {
+		maxIID = max(maxIID, int64(iid))
+		r := st.recs[iid]
+		if st.fps.get(iid) == nil {
+			drop(iid, "document %q has no usable fingerprint", r.ext)
 			continue
 		}
 		if byExt[r.ext] == nil {
 			extOrder = append(extOrder, r.ext)
 		}
-		byExt[r.ext] = append(byExt[r.ext], seq)
+		byExt[r.ext] = append(byExt[r.ext], iid)
 	}
-	st.fps.each(func(seq uint32, _ []uint64) {
-		maxSeq = max(maxSeq, int64(seq))
-		if _, ok := st.recs[seq]; !ok {
-			drop(seq, "fingerprint without a document record")
+	st.fps.each(func(iid uint32, _ []uint64) {
+		maxIID = max(maxIID, int64(iid))
+		if _, ok := st.recs[iid]; !ok {
+			drop(iid, "fingerprint without a document record")
 		}
 	})
 	var kept []uint32
 	for _, ext := range extOrder {
-		seqs := byExt[ext]
-		keep := seqs[len(seqs)-1] // the newest
-		if named, ok := st.ext[ext]; ok && slices.Contains(seqs, named) {
+		iids := byExt[ext]
+		keep := iids[len(iids)-1] // the newest
+		if named, ok := st.ext[ext]; ok && slices.Contains(iids, named) {
 			keep = named
 		}
-		for _, seq := range seqs {
-			if seq != keep {
-				drop(seq, "document %q is an older copy of the id, superseded by internal id %d", ext, keep)
+		for _, iid := range iids {
+			if iid != keep {
+				drop(iid, "document %q is an older copy of the id, superseded by internal id %d", ext, keep)
 			}
 		}
 		kept = append(kept, keep)
@@ -184,8 +184,8 @@ func (d *DB) repair(ctx context.Context, layout *index.Layout) (*RepairReport, e
 	if err := b.DeleteRange(lo, hi, nil); err != nil {
 		return nil, err
 	}
-	for _, seq := range kept {
-		_ = b.Set(keys.ExtID(st.recs[seq].ext), encodeSeq(seq), nil)
+	for _, iid := range kept {
+		_ = b.Set(keys.ExtID(st.recs[iid].ext), encodeIID(iid), nil)
 	}
 	postings, err := index.StageRebuild(b, layout, kept, st.fps.get)
 	if err != nil {
@@ -200,7 +200,7 @@ func (d *DB) repair(ctx context.Context, layout *index.Layout) (*RepairReport, e
 	if st.nextOK && st.next > next && int64(st.next) <= nextLimit(int64(next)-1, layout.K) {
 		next = st.next
 	}
-	_ = b.Set(keys.NextID(), encodeSeq(next), nil)
+	_ = b.Set(keys.NextID(), encodeIID(next), nil)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

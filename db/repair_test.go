@@ -32,7 +32,7 @@ func seqOf(t *testing.T, d *DB, id string) uint32 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return doc.seq
+	return doc.iid
 }
 
 func pset(t *testing.T, d *DB, k, v []byte) {
@@ -65,7 +65,7 @@ var corruptions = []corruption{
 	},
 	{
 		name:   "ext-id entry names another document",
-		damage: func(t *testing.T, d *DB) { pset(t, d, keys.ExtID("doc5"), encodeSeq(6)) },
+		damage: func(t *testing.T, d *DB) { pset(t, d, keys.ExtID("doc5"), encodeIID(6)) },
 		want:   []string{`document 5 ("doc5"): its ext-id entry names internal id 6`, `ext-id "doc5" names internal id 6, which is document "doc6"`},
 	},
 	{
@@ -84,7 +84,7 @@ var corruptions = []corruption{
 	},
 	{
 		name:   "next id too small",
-		damage: func(t *testing.T, d *DB) { pset(t, d, keys.NextID(), encodeSeq(3)) },
+		damage: func(t *testing.T, d *DB) { pset(t, d, keys.NextID(), encodeIID(3)) },
 		want:   []string{"internal id 9 is at or beyond the next internal id 3"},
 	},
 	{
@@ -274,7 +274,7 @@ func TestUpgradeFromFormat1(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pset(t, d, keys.Hash(doc.ContentHash, doc.seq), nil)
+		pset(t, d, keys.Hash(doc.ContentHash, doc.iid), nil)
 	}
 	if err := d.Close(); err != nil {
 		t.Fatal(err)

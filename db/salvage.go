@@ -81,13 +81,13 @@ func (d *DB) salvage(ctx context.Context, w io.Writer) (*SalvageReport, error) {
 	k := d.params.K
 	fps := make(map[uint32][]uint64)
 	err := readSalvage(ctx, d.pdb, keys.PrefixFingerprint, keys.Fingerprint, keys.ParseFingerprint, "fingerprints", rep,
-		func(seq uint32, v []byte) {
+		func(iid uint32, v []byte) {
 			fp, err := bitvec.FromBytes(v, k)
 			if err != nil {
-				rep.drop(seq, "fingerprint: %v", err)
+				rep.drop(iid, "fingerprint: %v", err)
 				return
 			}
-			fps[seq] = fp
+			fps[iid] = fp
 		})
 	if err != nil {
 		return rep, err
@@ -95,21 +95,21 @@ func (d *DB) salvage(ctx context.Context, w io.Writer) (*SalvageReport, error) {
 	var docs []Doc
 	newest := make(map[string]int) // ext id → index in docs
 	err = readSalvage(ctx, d.pdb, keys.PrefixDoc, keys.Doc, keys.ParseDoc, "document records", rep,
-		func(seq uint32, v []byte) {
+		func(iid uint32, v []byte) {
 			doc, err := decodeDocRecord(v)
 			if err != nil {
-				rep.drop(seq, "%v", err)
+				rep.drop(iid, "%v", err)
 				return
 			}
-			fp, ok := fps[seq]
+			fp, ok := fps[iid]
 			if !ok {
-				rep.drop(seq, "document %q has no readable fingerprint", doc.ID)
+				rep.drop(iid, "document %q has no readable fingerprint", doc.ID)
 				return
 			}
-			delete(fps, seq)
-			doc.seq, doc.Fingerprint = seq, fp
+			delete(fps, iid)
+			doc.iid, doc.Fingerprint = iid, fp
 			if i, ok := newest[doc.ID]; ok {
-				rep.drop(docs[i].seq, "document %q: an older copy of the id", doc.ID)
+				rep.drop(docs[i].iid, "document %q: an older copy of the id", doc.ID)
 				docs[i].ID = "" // records are read in increasing internal id order
 			}
 			newest[doc.ID] = len(docs)
@@ -119,12 +119,12 @@ func (d *DB) salvage(ctx context.Context, w io.Writer) (*SalvageReport, error) {
 		return rep, err
 	}
 	orphans := make([]uint32, 0, len(fps))
-	for seq := range fps {
-		orphans = append(orphans, seq)
+	for iid := range fps {
+		orphans = append(orphans, iid)
 	}
 	slices.Sort(orphans)
-	for _, seq := range orphans {
-		rep.drop(seq, "fingerprint without a readable document record")
+	for _, iid := range orphans {
+		rep.drop(iid, "fingerprint without a readable document record")
 	}
 	ew, err := newExportWriter(w, d.params, len(newest))
 	if err != nil {
@@ -143,8 +143,8 @@ func (d *DB) salvage(ctx context.Context, w io.Writer) (*SalvageReport, error) {
 }
 
 // drop lists a document left out.
-func (r *SalvageReport) drop(seq uint32, why string, args ...any) {
-	r.Dropped = append(r.Dropped, fmt.Sprintf("internal id %d: ", seq)+fmt.Sprintf(why, args...))
+func (r *SalvageReport) drop(iid uint32, why string, args ...any) {
+	r.Dropped = append(r.Dropped, fmt.Sprintf("internal id %d: ", iid)+fmt.Sprintf(why, args...))
 }
 
 // readSalvage calls fn for every readable key of the range of internal ids
@@ -153,7 +153,7 @@ func (r *SalvageReport) drop(seq uint32, why string, args ...any) {
 // works again (salvageResume), lists the ids skipped in rep.Unreadable and
 // goes on from there. Only a cancelled ctx stops it.
 func readSalvage(ctx context.Context, r pebble.Reader, pfx byte, key func(uint32) []byte, parse func([]byte) (uint32, error),
-	what string, rep *SalvageReport, fn func(seq uint32, v []byte)) error {
+	what string, rep *SalvageReport, fn func(iid uint32, v []byte)) error {
 	_, hi := keys.Range(pfx)
 	for from := int64(0); from <= math.MaxUint32; {
 		if err := ctx.Err(); err != nil {
@@ -169,17 +169,17 @@ func readSalvage(ctx context.Context, r pebble.Reader, pfx byte, key func(uint32
 			if n++; n%4096 == 0 && ctx.Err() != nil {
 				break
 			}
-			seq, err := parse(it.Key())
+			iid, err := parse(it.Key())
 			if err != nil {
 				continue // not an id key: nothing to salvage
 			}
-			next = int64(seq) + 1
+			next = int64(iid) + 1
 			v, err := it.ValueAndErr()
 			if err != nil {
-				rep.Unreadable = append(rep.Unreadable, UnreadableRange{what, seq, seq, err})
+				rep.Unreadable = append(rep.Unreadable, UnreadableRange{what, iid, iid, err})
 				continue
 			}
-			fn(seq, v)
+			fn(iid, v)
 		}
 		ierr := it.Error()
 		_ = it.Close()

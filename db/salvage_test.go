@@ -122,11 +122,11 @@ func TestSalvage(t *testing.T) {
 			if !errors.Is(err, ErrNotFound) {
 				t.Fatal(err)
 			}
-			seq := uint32(i)
-			covered := slices.ContainsFunc(rep.Unreadable, func(u UnreadableRange) bool { return u.From <= seq && seq <= u.To }) ||
-				slices.ContainsFunc(rep.Dropped, func(s string) bool { return strings.HasPrefix(s, fmt.Sprintf("internal id %d: ", seq)) })
+			iid := uint32(i)
+			covered := slices.ContainsFunc(rep.Unreadable, func(u UnreadableRange) bool { return u.From <= iid && iid <= u.To }) ||
+				slices.ContainsFunc(rep.Dropped, func(s string) bool { return strings.HasPrefix(s, fmt.Sprintf("internal id %d: ", iid)) })
 			if !covered {
-				t.Errorf("trial %d: %s (internal id %d) left out silently; report %v", trial, want.ID, seq, rep)
+				t.Errorf("trial %d: %s (internal id %d) left out silently; report %v", trial, want.ID, iid, rep)
 			}
 		}
 		if err := nd.Close(); err != nil {
