@@ -23,11 +23,12 @@
 // widths, the shingle width and the seed are fixed when the database is
 // created and checked at every Open.
 //
-// Docs iterates over the stored documents from a snapshot; Pairs and Clusters
-find every near-duplicate pair among them; Backup copies the open database;
-Metrics returns counters for a server to export. The examples show each.
-
-To load many documents, open with Options.BulkLoad and call AddBatch:
+// Docs iterates over the stored documents from a snapshot; Pairs and
+// Clusters find every near-duplicate pair among them; Backup copies the
+// open database; Metrics returns counters for a server to export. The
+// examples show each.
+//
+// To load many documents, open with Options.BulkLoad and call AddBatch:
 // each batch is still atomic and durable, and queries see it at once, but
 // the posting lists are written once per key for up to a million documents
 // (and by Flush and Close) — several times faster than writing them with
