@@ -2,42 +2,114 @@ package db
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
-// Backup writes a consistent copy of the open database to dir, which must
-// not exist, while reads and writes go on: every write acknowledged before
-// Backup was called is in the copy, each write is in it whole or not at
-// all, and the copy opens with Open like the original (documents whose
-// postings a bulk load deferred get them at its first writable Open).
-// Table files are hard-linked when dir is on the same file system, so a
-// backup costs little space at first and grows as the original compacts.
-// The database must be open for writing (ErrReadOnly otherwise).
-func (d *DB) Backup(ctx context.Context, dir string) (err error) {
-	_, leave, err := d.enterLong(ctx)
+// Backup writes a consistent copy of the database into dir while the
+// database stays open: queries and writes go on meanwhile. The copy holds
+// every write acknowledged before Backup was called (even with
+// Options.NoSync: the WAL is synced first) and possibly some later ones,
+// each write whole or absent, as after a crash. dir must not exist; its
+// parents are created. The copy is an fpdb database that Open opens like
+// any other (it has no lock held, and postings a bulk load deferred are
+// written by its first writable Open, see Options.BulkLoad).
+//
+// Backup runs on Pebble's checkpoint: table files are hard-linked when dir
+// is on the same file system as the database (the copy then costs little
+// space at first, and more as compactions rewrite the originals) and
+// copied otherwise; the WAL is copied. A failure removes dir. Backup is not
+// cut short by ctx once the copy has begun, and Close waits for it. A
+// read-only DB refuses it with ErrReadOnly.
+func (d *DB) Backup(ctx context.Context, dir string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if dir == "" {
+		return errors.New("fpdb: backup: empty destination directory")
+	}
+	if d.opts.ReadOnly {
+		// Pebble checkpoints only a writable store (it copies the OPTIONS
+		// file a writable Open writes).
+		return fmt.Errorf("fpdb: backup %s: %w (open it writable, or copy its directory: a read-only DB excludes every writer)", dir, ErrReadOnly)
+	}
+	if err := d.enter(ctx); err != nil {
+		return err
+	}
+	defer d.leave()
+	fsys := d.opts.fs
+	if _, err := fsys.Stat(dir); err == nil {
+		return fmt.Errorf("fpdb: backup %s: %w (the destination must not exist)", dir, fs.ErrExist)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("fpdb: backup %s: %w", dir, err)
+	}
+	if inside(d.dir, dir) {
+		return fmt.Errorf("fpdb: backup %s: the destination is inside the database directory %s", dir, d.dir)
+	}
+	// WithFlushedWAL syncs the WAL first, so that writes acknowledged with
+	// NoSync are in the copy. A storage failure there ends the process like
+	// one in a commit (see storageFailure).
+	if err := d.checkpoint(dir, pebble.WithFlushedWAL()); err != nil {
+		return fmt.Errorf("fpdb: backup %s: %w", dir, err)
+	}
+	// A read-only Open needs the lock file to exist (it opens it without
+	// creating it); the checkpoint has none.
+	if err := createLockFile(fsys, dir); err != nil {
+		_ = fsys.RemoveAll(dir)
+		return fmt.Errorf("fpdb: backup %s: %w", dir, err)
+	}
+	return nil
+}
+
+// checkpoint runs Pebble's checkpoint into dir.
+func (d *DB) checkpoint(dir string, opts ...pebble.CheckpointOption) error {
+	defer exitOnStoragePanic(d.opts.Logger)
+	return d.pdb.Checkpoint(dir, opts...)
+}
+
+// createLockFile creates fpdb's empty lock file in dir and syncs dir.
+func createLockFile(fsys vfs.FS, dir string) error {
+	f, err := fsys.Create(filepath.Join(dir, lockFileName), vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return err
 	}
-	defer leave(&err)
-	if d.opts.ReadOnly {
-		return fmt.Errorf("fpdb: backup %s: %w (a read-only open cannot checkpoint the store)", d.dir, ErrReadOnly)
-	}
-	// WithFlushedWAL syncs the writes made with NoSync first.
-	if err := d.pdb.Checkpoint(dir, pebble.WithFlushedWAL()); err != nil {
-		return fmt.Errorf("fpdb: backup %s to %s: %w", d.dir, dir, err)
-	}
-	// The lock file, so that a read-only Open of the copy finds it.
-	f, err := d.opts.fs.Create(filepath.Join(dir, lockFileName), "")
-	if err != nil {
-		return fmt.Errorf("fpdb: backup %s to %s: %w", d.dir, dir, err)
+	if err := f.Sync(); err != nil {
+		_ = f.Close()
+		return err
 	}
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("fpdb: backup %s to %s: %w", d.dir, dir, err)
+		return err
 	}
-	return nil
+	df, err := fsys.OpenDir(dir)
+	if err != nil {
+		return err
+	}
+	if err := df.Sync(); err != nil {
+		_ = df.Close()
+		return err
+	}
+	return df.Close()
+}
+
+// inside reports whether path is dir or lies under it (lexically, after
+// making both absolute).
+func inside(dir, path string) bool {
+	a, err1 := filepath.Abs(dir)
+	b, err2 := filepath.Abs(path)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	rel, err := filepath.Rel(a, b)
+	return err == nil && rel != ".." && !filepath.IsAbs(rel) && !startsWithDotDot(rel)
+}
+
+func startsWithDotDot(rel string) bool {
+	return len(rel) >= 3 && rel[:3] == ".."+string(filepath.Separator)
 }
 
 // Sync makes every acknowledged write durable: with Options.NoSync, writes

@@ -1,14 +1,22 @@
 package db
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 )
 
 // TestBackupUnderWrites backs a database (NoSync) up twice while a goroutine
@@ -271,13 +279,202 @@ func TestSyncAndMetrics(t *testing.T) {
 	}
 }
 
-// TestBackupReadOnly: a read-only DB refuses Backup with ErrReadOnly.
-func TestBackupReadOnly(t *testing.T) {
-	dir := t.TempDir()
-	d := openTest(t, dir, nil)
+// TestBackupErrors: the destination must not exist (nor be inside the
+// database), an empty name is refused, a read-only DB refuses, missing
+// parents are created, and after Close Backup returns ErrClosed.
+func TestBackupErrors(t *testing.T) {
+	root := t.TempDir()
+	d := openTest(t, filepath.Join(root, "db"), nil)
+	r := rand.New(rand.NewPCG(3, 4))
+	addBatch(t, d, fpBatch(r, "a", 50, DefaultK))
+	exist := filepath.Join(root, "exists")
+	if err := os.Mkdir(exist, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	err := d.Backup(ctx, exist)
+	if !errors.Is(err, fs.ErrExist) || !strings.Contains(err.Error(), "fpdb: backup "+exist) {
+		t.Errorf("Backup into an existing dir: %v, want fs.ErrExist naming the dir", err)
+	}
+	if err := d.Backup(ctx, filepath.Join(root, "db", "inner")); err == nil {
+		t.Error("Backup inside the database directory succeeded")
+	}
+	if err := d.Backup(ctx, ""); err == nil {
+		t.Error("Backup to \"\" succeeded")
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := d.Backup(cctx, filepath.Join(root, "cancelled")); !errors.Is(err, context.Canceled) {
+		t.Errorf("Backup with a cancelled context: %v", err)
+	}
 	closeChecked(t, d)
-	ro := openTest(t, dir, &Options{ReadOnly: true})
-	if err := ro.Backup(ctx, filepath.Join(t.TempDir(), "b")); !errors.Is(err, ErrReadOnly) {
-		t.Fatalf("Backup of a read-only DB: %v", err)
+
+	// A read-only DB refuses (Pebble checkpoints a writable store only).
+	ro, err := Open(filepath.Join(root, "db"), &Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ro.Backup(ctx, filepath.Join(root, "ro-backup")); !errors.Is(err, ErrReadOnly) {
+		t.Errorf("Backup of a read-only DB: %v, want ErrReadOnly", err)
+	}
+	if err := ro.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// A missing parent is created.
+	d = openTest(t, filepath.Join(root, "db"), nil)
+	if err := d.Backup(ctx, filepath.Join(root, "nested", "backup")); err != nil {
+		t.Fatal(err)
+	}
+	closeChecked(t, d)
+	b := openTest(t, filepath.Join(root, "nested", "backup"), &Options{ReadOnly: true})
+	if b.Len() != 50 {
+		t.Errorf("backup holds %d documents, want 50", b.Len())
+	}
+	if err := d.Backup(ctx, filepath.Join(root, "after-close")); !errors.Is(err, ErrClosed) {
+		t.Errorf("Backup after Close: %v, want ErrClosed", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "after-close")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Backup after Close left its destination: %v", err)
 	}
 }
+
+// TestBackupDestinationFailure: a full disk under the backup's copy of the
+// WAL is an error of Backup (the destination is removed), not a storage
+// failure of the database, which goes on.
+func TestBackupDestinationFailure(t *testing.T) {
+	mem := vfs.NewMem()
+	fsys := errorfs.Wrap(mem, errorfs.InjectorFunc(func(op errorfs.Op) error {
+		if strings.HasPrefix(op.Path, "backup") && strings.HasSuffix(op.Path, ".log") {
+			return diskFull(op, 0)
+		}
+		return nil
+	}))
+	d := openTest(t, "db", &Options{fs: fsys, Logger: discardLogger()})
+	r := rand.New(rand.NewPCG(5, 6))
+	addBatch(t, d, fpBatch(r, "a", 100, DefaultK))
+	err := d.Backup(ctx, "backup")
+	if !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("Backup onto a full disk: %v, want ENOSPC", err)
+	}
+	if _, err := mem.Stat("backup"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("failed Backup left its destination: %v", err)
+	}
+	addBatch(t, d, fpBatch(r, "b", 10, DefaultK))
+	if err := d.Backup(ctx, "copy"); err != nil {
+		t.Fatalf("Backup after a failed one: %v", err)
+	}
+	b := openTest(t, "copy", &Options{fs: mem})
+	if b.Len() != 110 {
+		t.Errorf("backup holds %d documents, want 110", b.Len())
+	}
+}
+
+// benchQueries stores 5 000 texts of 300 words and returns 64 edited
+// copies to query with.
+func benchQueries(b *testing.B) (*DB, [][]byte) {
+	d, err := Open(b.TempDir(), &Options{NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = d.Close() })
+	var in []Input
+	var texts [][]byte
+	for i := range 5000 {
+		s := text(uint64(i), 300)
+		in = append(in, Input{ID: fmt.Sprint("b", i), Text: []byte(s)})
+		if i%78 == 0 {
+			texts = append(texts, []byte(edit(s, 9)))
+		}
+	}
+	if _, err := d.AddBatch(ctx, in); err != nil {
+		b.Fatal(err)
+	}
+	return d, texts
+}
+
+// BenchmarkQueryLoop answers 64 texts with one Query each; compare with
+// BenchmarkQueryMany (ns/op is per 64 texts).
+func BenchmarkQueryLoop(b *testing.B) {
+	d, texts := benchQueries(b)
+	b.ResetTimer()
+	for range b.N {
+		for _, t := range texts {
+			if _, err := d.Query(ctx, t, QueryOptions{Threshold: 0.7}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// BenchmarkQueryMany answers the same 64 texts with one QueryMany.
+func BenchmarkQueryMany(b *testing.B) {
+	d, texts := benchQueries(b)
+	b.ResetTimer()
+	for range b.N {
+		if _, err := d.QueryMany(ctx, texts, QueryOptions{Threshold: 0.7}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestSyncNoSync: with NoSync, a simulated power loss (a crash clone of
+// the file system keeping only synced data) loses unsynced adds; after
+// Sync, every add acknowledged before it survives, and the recovered
+// database passes Check.
+func TestSyncNoSync(t *testing.T) {
+	mem := vfs.NewCrashableMem()
+	d := openTest(t, "db", &Options{fs: mem, NoSync: true})
+	r := rand.New(rand.NewPCG(31, 32))
+	add := func(prefix string, n int) []Input {
+		docs := fpBatch(r, prefix, n, DefaultK)
+		for _, in := range docs {
+			if _, err := d.Add(ctx, in, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return docs
+	}
+	// count opens a crash clone of the file system and counts the docs of
+	// want it holds.
+	count := func(want []Input) int {
+		t.Helper()
+		clone := mem.CrashClone(vfs.CrashCloneCfg{})
+		c, err := Open("db", &Options{fs: clone})
+		if err != nil {
+			t.Fatalf("Open after power loss: %v", err)
+		}
+		defer c.Close()
+		if err := c.Check(ctx); err != nil {
+			t.Fatalf("Check after power loss: %v", err)
+		}
+		n := 0
+		for _, in := range want {
+			if has, err := c.Has(ctx, in.ID); err != nil {
+				t.Fatal(err)
+			} else if has {
+				n++
+			}
+		}
+		return n
+	}
+
+	first := add("a", 40)
+	if n := count(first); n == len(first) {
+		t.Fatalf("all %d unsynced NoSync adds survived a power loss: the test cannot tell Sync works", n)
+	} else {
+		t.Logf("before Sync: %d of %d adds survive a power loss", n, len(first))
+	}
+	if err := d.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	second := add("b", 40) // unsynced again
+	if n := count(first); n != len(first) {
+		t.Fatalf("after Sync: %d of %d acknowledged adds survive a power loss", n, len(first))
+	}
+	if err := d.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(append(first, second...)); n != len(first)+len(second) {
+		t.Fatalf("after the second Sync: %d of %d adds survive", n, len(first)+len(second))
+	}
+}
+

@@ -73,9 +73,16 @@ func (fs walGuardFS) wrap(name string, f vfs.File, err error, op string) (vfs.Fi
 	return walGuardFile{File: f, fs: fs, name: name}, nil
 }
 
-// Create creates a file; a WAL file is guarded.
+// Create creates a file; a WAL file is guarded. A file created without a
+// write category is not the database's WAL even when its name ends in
+// ".log": Pebble's WAL manager names its category, while a checkpoint
+// (DB.Backup) copies the WAL into the backup without one, and a failure
+// there must be returned, not end the process.
 func (fs walGuardFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
 	f, err := fs.FS.Create(name, c)
+	if c == vfs.WriteCategoryUnspecified {
+		return f, err
+	}
 	return fs.wrap(name, f, err, "create")
 }
 
