@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -152,6 +153,11 @@ func checkAllClosed(t *testing.T, d *DB) {
 	_, errs["Export"] = d.Export(ctx, io.Discard)
 	_, errs["Pairs"] = d.Pairs(ctx, PairsOptions{Threshold: 0.9}, func(Pair) error { return nil })
 	_, _, errs["Clusters"] = d.Clusters(ctx, ClusterOptions{PairsOptions: PairsOptions{Threshold: 0.9}})
+	_, errs["QueryMany"] = d.QueryMany(ctx, [][]byte{[]byte("some words here to query")}, q)
+	errs["Docs"] = d.Docs(ctx, func(Doc) error { return nil })
+	_, errs["Has"] = d.Has(ctx, "doc00001")
+	errs["Backup"] = d.Backup(ctx, filepath.Join(t.TempDir(), "backup"))
+	errs["Sync"] = d.Sync(ctx)
 	errs["Close"] = d.Close()
 	for name, err := range errs {
 		if !errors.Is(err, ErrClosed) {
