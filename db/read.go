@@ -17,7 +17,9 @@ import (
 
 // Query fingerprints text and returns the stored documents whose estimated
 // resemblance is at least opts.Threshold: exactly the set a linear scan of
-// all stored fingerprints returns.
+// all stored fingerprints returns, unless opts.Plan is approximate
+// (PlanApprox, or PlanProbe with MinHits above the exact count filter),
+// whose answer may miss matches (QueryStats.Recall is its expected recall).
 func (d *DB) Query(ctx context.Context, text []byte, opts QueryOptions) (*QueryResult, error) {
 	return d.QueryReader(ctx, bytes.NewReader(text), opts)
 }

@@ -43,9 +43,11 @@ type Match struct {
 }
 
 // Plan selects how a query finds its candidates: the planner's choice
-// (PlanAuto, the zero value), a forced probe radius or the scan — all of
-// which return exactly the set a linear scan returns — or PlanApprox, which
-// may miss matches. It is the index's plan type.
+// (PlanAuto, the zero value), a forced probe radius with the exact count
+// filter or the scan — all of which return exactly the set a linear scan
+// returns — or an approximate plan (PlanApprox, or PlanProbe with MinHits
+// above the exact filter), which may miss matches. It is the index's plan
+// type.
 type Plan = index.Plan
 
 // PlanKind is a kind of query plan.
