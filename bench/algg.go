@@ -65,7 +65,7 @@ func FormatCount(x float64) string {
 }
 
 // AlgG answers the range query (q, rh) with the paper's alg.G (Manku, Jain,
-// Das Sarma, WWW 2007; ALGORITHM.md §2): a document within distance rh of q
+// Das Sarma, WWW 2007; docs/algorithm.md §2.2): a document within distance rh of q
 // matches q exactly in at least c = m − rh of the m groups, so the union,
 // over all C(m, c) choices of c groups, of the intersection of those
 // groups' exact-match lists holds every answer; each candidate is then

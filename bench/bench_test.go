@@ -84,7 +84,7 @@ func TestAlgGInfeasible(t *testing.T) {
 		t.Fatalf("C(32,7): %v %v", comb, err)
 	}
 	if got := Binomial(63, 3); got != 39711 {
-		t.Fatalf("C(63,3) = %v, want 39711 (ALGORITHM.md)", got)
+		t.Fatalf("C(63,3) = %v, want 39711 (docs/algorithm.md §2.2)", got)
 	}
 }
 

@@ -6,7 +6,9 @@
 // id; a query returns every stored document whose estimated resemblance
 // 1 − 2·Hamming/K is at least a threshold r — exactly the set a linear scan
 // of all fingerprints would return — using the group-merging index of
-// package index. Exact duplicates (identical normalized text) are flagged.
+// package index (docs/algorithm.md). Only a query that opts in to an
+// approximate plan (PlanApprox) may miss matches. Exact duplicates
+// (identical normalized text) are flagged.
 //
 // # Basics
 //

@@ -477,4 +477,3 @@ func TestSyncNoSync(t *testing.T) {
 		t.Fatalf("after the second Sync: %d of %d adds survive", n, len(first)+len(second))
 	}
 }
-

@@ -20,7 +20,9 @@ import (
 
 // Query fingerprints text and returns the stored documents whose estimated
 // resemblance is at least opts.Threshold: exactly the set a linear scan of
-// all stored fingerprints returns.
+// all stored fingerprints returns, unless opts.Plan is approximate
+// (PlanApprox, or PlanProbe with MinHits above the exact count filter),
+// whose answer may miss matches (QueryStats.Recall is its expected recall).
 func (d *DB) Query(ctx context.Context, text []byte, opts QueryOptions) (*QueryResult, error) {
 	return d.QueryReader(ctx, bytes.NewReader(text), opts)
 }
@@ -199,9 +201,11 @@ type Match struct {
 }
 
 // Plan selects how a query finds its candidates: the planner's choice
-// (PlanAuto, the zero value), a forced probe radius or the scan — all of
-// which return exactly the set a linear scan returns — or PlanApprox, which
-// may miss matches. It is the index's plan type.
+// (PlanAuto, the zero value), a forced probe radius with the exact count
+// filter or the scan — all of which return exactly the set a linear scan
+// returns — or an approximate plan (PlanApprox, or PlanProbe with MinHits
+// above the exact filter), which may miss matches. It is the index's plan
+// type.
 type Plan = index.Plan
 
 // PlanKind is a kind of query plan.

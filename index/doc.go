@@ -1,5 +1,5 @@
-// Package index is fpdb's group-merging index on Pebble (alg.H; see
-// docs/algorithm.md). A K-bit fingerprint is split into m groups; group i's value A_i is
+// Package index is fpdb's group-merging index on Pebble (docs/algorithm.md
+// §2, the paper's alg.H). A K-bit fingerprint is split into m groups; group i's value A_i is
 // merged into one key space as y_i = Offset_i + A_i, and the key 'p' ‖ y holds
 // the roaring bitmap of the documents that have y, written with fpdb's
 // posting merge operator. A query with Hamming radius rh probes, in every

@@ -19,7 +19,7 @@ const MaxGroupWidth = 24
 const MaxGroups = 255
 
 // Layout splits K-bit fingerprints into m groups and merges the group values
-// into one key space (ALGORITHM.md §2, alg.H): group i covers bits
+// into one key space (docs/algorithm.md §2.1): group i covers bits
 // [Start[i], Start[i]+Width[i]) and its value A_i maps to the merged value
 // y_i = Offset[i] + A_i, with Offset[0] = 0 and
 // Offset[i+1] = Offset[i] + 2^Width[i].
@@ -111,7 +111,7 @@ func (l *Layout) Group(y uint32) int {
 
 // Radius returns the Hamming radius of threshold r for k-bit fingerprints:
 // the largest h with Similarity(k, h) ≥ r, or -1 when there is none. It is
-// ⌊k(1−r)/2⌋ (ALGORITHM.md eq. 10) computed so that it agrees exactly with
+// ⌊k(1−r)/2⌋ (docs/algorithm.md §1.6) computed so that it agrees exactly with
 // the floating-point test Similarity(k, h) >= r used by the linear scan.
 func Radius(k int, r float64) int {
 	h := int(math.Floor(float64(k)*(1-r)/2)) + 1

@@ -31,9 +31,10 @@ and exactly its m posting entries (none while a bulk load defers them); no map
 entry or posting names a document that is not stored; the next internal id is
 beyond every stored one. Each violation found is printed on its own line.
 
-With --repair, the id map, every posting list and the next id are rebuilt from the document records and fingerprints, in one
-atomic write; a document whose record or fingerprint is unreadable cannot be
-kept and is listed as dropped. No other fpdb may have the database open.
+With --repair, the id map, every posting list, the next id and the tail mark
+are rebuilt from the document records and fingerprints, in one atomic write;
+a document whose record or fingerprint is unreadable cannot be kept and is
+listed as dropped. No other fpdb may have the database open.
 A damaged meta record, or damage inside Pebble's own files that makes the
 database unreadable, cannot be repaired: restore a backup.
 

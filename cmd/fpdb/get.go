@@ -36,10 +36,10 @@ func newGetCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "get [flags] ID",
 		Short: "Show a stored document",
-		Long: `Get prints what the database holds about the document ID: its internal
-sequence number, source, size in bytes, number of normalized words, the time
-it was added (RFC 3339), its content hash (hex) and its fingerprint (hex, 16
-digits per 64-bit word, word 0 first). The database must exist.
+		Long: `Get prints what the database holds about the document ID: its source, size
+in bytes, number of normalized words, the time it was added (RFC 3339), its
+content hash (hex) and its fingerprint (hex, 16 digits per 64-bit word, word
+0 first). The database must exist.
 
 With --json, one object:
 

@@ -58,8 +58,8 @@ func newStatsCommand(g *globalOptions) *cobra.Command {
 		Short: "Show database statistics and parameters",
 		Long: `Stats prints the number of stored documents, the creation parameters of the
 database (fingerprint bits K, number of index groups m and their widths,
-shingle width, seed, format and scheme versions, creation time), the next
-internal id and the size of the database files. The database must exist.
+shingle width, seed, format and scheme versions, creation time) and the
+size of the database files. The database must exist.
 
 Then the storage statistics: deleted documents whose space is not reclaimed
 yet (run "fpdb compact"), bytes per live document, the compaction work the

@@ -1,7 +1,7 @@
-// Package fingerprint composes the steps of ALGORITHM.md §1 into one call:
+// Package fingerprint composes the steps of docs/algorithm.md §1 into one call:
 // text → normalized words ([normalize]) → w-shingle hashes ([shingle]) →
 // k-bit one-permutation min-hash fingerprint ([minhash]), plus a 128-bit
-// content hash of the normalized text for exact-duplicate lookups (§1.8).
+// content hash of the normalized text for exact-duplicate lookups (§1.7).
 // A [Builder] streams its input with bounded memory and is reusable but not
 // safe for concurrent use; use one per goroutine.
 //

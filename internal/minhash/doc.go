@@ -1,5 +1,5 @@
 // Package minhash computes the k-bit fingerprint of a set of 64-bit shingle
-// hashes (ALGORITHM.md §1.4-1.6): k one-bit min-hashes, so that the Hamming
+// hashes (docs/algorithm.md §1.3-1.5): k one-bit min-hashes, so that the Hamming
 // distance H between two fingerprints estimates the Jaccard resemblance R of
 // the two sets by R̂ = 1 − 2H/k.
 //

@@ -69,7 +69,7 @@ func distinct(rng *rand.Rand, dst []uint64) {
 }
 
 // TestEstimatorStatistics checks that R̂ = 1 − 2H/k is unbiased and has the
-// variance of ALGORITHM.md §1.6, (1−R²)/k.
+// variance of docs/algorithm.md §1.5, (1−R²)/k.
 //
 // Measured (N = 1000 pairs each, fixed seeds; ratio = sample variance /
 // ((1−R²)/k), for R = 0.3 / 0.5 / 0.7 / 0.9):

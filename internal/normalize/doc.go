@@ -1,7 +1,7 @@
 // Package normalize turns raw document text into the stream of normalized
 // words that fpdb shingles and fingerprints: it is the first step of the
-// pipeline text → words → shingle hashes → min-hash fingerprint (ALGORITHM.md
-// §1.1). A [Tokenizer] reads its input in fixed-size chunks, so memory stays
+// pipeline text → words → shingle hashes → min-hash fingerprint
+// (docs/algorithm.md §1.1). A [Tokenizer] reads its input in fixed-size chunks, so memory stays
 // bounded for any input size; it rejects binary input (a NUL byte or invalid
 // UTF-8) with an [*InputError] that wraps [ErrBinary]; it drops HTML markup
 // (tags, comments, the content of script and style elements), decodes HTML

@@ -1,5 +1,5 @@
 // Package shingle turns the word stream of a document into the set of its
-// w-shingle hashes (ALGORITHM.md §1.2): every run of w consecutive words is a
+// w-shingle hashes (docs/algorithm.md §1.2): every run of w consecutive words is a
 // shingle, hashed to 64 bits; the document is represented by the set of those
 // hashes, whose Jaccard resemblance the min-hash sketch estimates.
 //
