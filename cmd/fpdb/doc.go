@@ -4,8 +4,9 @@
 // and stores it (or, with --reject, refuses it); "fpdb query" lists the stored
 // documents similar to a text without storing it; "fpdb get", "fpdb delete"
 // and "fpdb stats" inspect and edit the database; "fpdb pairs" and "fpdb
-// clusters" find every near-duplicate pair and group; "fpdb check", "export",
-// "import" and "compact" verify, move and shrink it. The database lives in
+// clusters" find every near-duplicate pair and group; "fpdb check",
+// "backup", "export" (with --salvage for a damaged store), "import" and
+// "compact" verify, copy, move and shrink it. The database lives in
 // the directory given by --db (default $FPDB_DB, else ./fpdb-data). The tool only parses
 // flags and prints: all the work is done by package
 // github.com/fpdb/fpdb/db. Exit status 0 means success, 1 means that "fpdb
