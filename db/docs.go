@@ -71,38 +71,14 @@ func (d *DB) Has(ctx context.Context, id string) (bool, error) {
 // order, with its record and its k-bit fingerprint (fn may keep the Doc).
 // It returns the number of documents passed to fn.
 func eachDoc(ctx context.Context, snap *pebble.Snapshot, k int, fn func(*Doc) error) (int, error) {
-	lo, hi := keys.Range(keys.PrefixDoc)
-	docs, err := snap.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lo, UpperBound: hi})
-	if err != nil {
-		return 0, storageError(err)
-	}
-	defer docs.Close()
 	flo, fhi := keys.Range(keys.PrefixFingerprint)
 	fps, err := snap.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: flo, UpperBound: fhi})
 	if err != nil {
 		return 0, storageError(err)
 	}
 	defer fps.Close()
-	n := 0
 	fps.First()
-	for docs.First(); docs.Valid(); docs.Next() {
-		if n%1024 == 0 {
-			if err := ctx.Err(); err != nil {
-				return n, err
-			}
-		}
-		iid, err := keys.ParseDoc(docs.Key())
-		if err != nil {
-			return n, fmt.Errorf("%w: %w", ErrCorrupt, err)
-		}
-		v, err := docs.ValueAndErr()
-		if err != nil {
-			return n, storageError(err)
-		}
-		doc, err := decodeDocRecord(v)
-		if err != nil {
-			return n, fmt.Errorf("document %d: %w", iid, err)
-		}
+	return eachRecord(ctx, snap, func(iid uint32, doc *Doc) error {
 		// Both ranges are in internal id order: advance to iid.
 		fkey := keys.Fingerprint(iid)
 		for fps.Valid() && bytes.Compare(fps.Key(), fkey) < 0 {
@@ -110,26 +86,55 @@ func eachDoc(ctx context.Context, snap *pebble.Snapshot, k int, fn func(*Doc) er
 		}
 		if !fps.Valid() || !bytes.Equal(fps.Key(), fkey) {
 			if err := fps.Error(); err != nil {
-				return n, storageError(err)
+				return storageError(err)
 			}
-			return n, fmt.Errorf("%w: document %d has no fingerprint", ErrCorrupt, iid)
+			return fmt.Errorf("%w: document %d has no fingerprint", ErrCorrupt, iid)
 		}
 		fv, err := fps.ValueAndErr()
 		if err != nil {
-			return n, storageError(err)
+			return storageError(err)
 		}
-		doc.Fingerprint, err = bitvec.FromBytes(fv, k)
-		if err != nil {
-			return n, fmt.Errorf("%w: fingerprint %d: %w", ErrCorrupt, iid, err)
+		if doc.Fingerprint, err = bitvec.FromBytes(fv, k); err != nil {
+			return fmt.Errorf("%w: fingerprint %d: %w", ErrCorrupt, iid, err)
 		}
 		doc.iid = iid
-		if err := fn(&doc); err != nil {
+		return fn(doc)
+	})
+}
+
+// eachRecord calls fn for every document record of the snapshot in
+// internal id order (without the fingerprint). It returns the number of
+// records passed to fn.
+func eachRecord(ctx context.Context, snap *pebble.Snapshot, fn func(iid uint32, doc *Doc) error) (int, error) {
+	lo, hi := keys.Range(keys.PrefixDoc)
+	it, err := snap.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return 0, storageError(err)
+	}
+	defer it.Close()
+	n := 0
+	for it.First(); it.Valid(); it.Next() {
+		if n%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return n, err
+			}
+		}
+		iid, err := keys.ParseDoc(it.Key())
+		if err != nil {
+			return n, fmt.Errorf("%w: %w", ErrCorrupt, err)
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return n, storageError(err)
+		}
+		doc, err := decodeDocRecord(v)
+		if err != nil {
+			return n, fmt.Errorf("document %d: %w", iid, err)
+		}
+		if err := fn(iid, &doc); err != nil {
 			return n, err
 		}
 		n++
 	}
-	if err := docs.Error(); err != nil {
-		return n, storageError(err)
-	}
-	return n, nil
+	return n, storageError(it.Error())
 }

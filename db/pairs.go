@@ -6,12 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
-
-	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/fpdb/fpdb/index"
-	"github.com/fpdb/fpdb/internal/keys"
 )
 
 // Pair is two stored documents whose estimated resemblance is at least the
@@ -40,6 +36,12 @@ type PairsOptions struct {
 	// planner choose. Every exact plan gives the same pairs; an approximate
 	// one (PlanApprox) a subset.
 	Plan Plan
+	// Detached, when not nil, is called once the run has copied what it
+	// needs (the fingerprints and ids, in memory) and no longer uses the
+	// database: from then on the run is not a call in flight, so the caller
+	// may Close the database there (a command-line tool releases it for
+	// other processes while the run goes on); ctx alone stops the run.
+	Detached func()
 }
 
 // PairsStats describe an all-pairs run: the documents compared, the plan,
@@ -55,16 +57,36 @@ type PairsStats = index.PairStats
 // error from fn stops the run and is returned. fn must not call Close,
 // which waits for the run to end.
 func (d *DB) Pairs(ctx context.Context, o PairsOptions, fn func(Pair) error) (_ PairsStats, err error) {
+	ctx, snap, end, err := d.beginPairs(ctx, o, false)
+	if err != nil {
+		return PairsStats{}, err
+	}
+	defer end(&err)
+	return snap.run(ctx, o, func(a, b, dist int) error { return fn(snap.pair(a, b, dist)) })
+}
+
+// beginPairs enters an all-pairs run as a long call and takes its snapshot.
+// When o.Detached is set, it then ends the call in flight and calls
+// o.Detached: the run goes on with the caller's ctx. The caller defers end
+// with the run's error.
+func (d *DB) beginPairs(ctx context.Context, o PairsOptions, withAdded bool) (_ context.Context, _ *pairsSnapshot, end func(*error), err error) {
+	parent := ctx
 	ctx, leave, err := d.enterLong(ctx)
 	if err != nil {
-		return PairsStats{}, err
+		return nil, nil, nil, err
 	}
-	defer leave(&err)
-	snap, err := d.pairsSnapshot(ctx, o, false)
+	s, err := d.pairsSnapshot(ctx, o, withAdded)
 	if err != nil {
-		return PairsStats{}, err
+		leave(&err)
+		return nil, nil, nil, err
 	}
-	return snap.run(ctx, o, func(a, b, dist int) error { return fn(snap.pair(a, b, dist)) })
+	if o.Detached == nil {
+		return ctx, s, leave, nil
+	}
+	var none error
+	leave(&none)
+	o.Detached()
+	return parent, s, func(*error) {}, nil
 }
 
 // pairsSnapshot is what an all-pairs run needs of the database, copied
@@ -74,10 +96,12 @@ type pairsSnapshot struct {
 	fps  *index.Snapshot
 	ext  []string   // by snapshot position
 	hash [][16]byte // by snapshot position
-	pdb  *pebble.Snapshot
+	// added is when each document was added (Doc.Added, Unix ns), read
+	// only for Clusters' KeepOldest.
+	added []int64
 }
 
-func (d *DB) pairsSnapshot(ctx context.Context, o PairsOptions, withStore bool) (*pairsSnapshot, error) {
+func (d *DB) pairsSnapshot(ctx context.Context, o PairsOptions, withAdded bool) (*pairsSnapshot, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -85,7 +109,6 @@ func (d *DB) pairsSnapshot(ctx context.Context, o PairsOptions, withStore bool) 
 		return nil, fmt.Errorf("fpdb: pairs: %w", err)
 	}
 	d.mu.RLock()
-	defer d.mu.RUnlock()
 	s := &pairsSnapshot{k: d.params.K, fps: d.ix.Snapshot()}
 	n := s.fps.Len()
 	s.ext = make([]string, n)
@@ -94,8 +117,26 @@ func (d *DB) pairsSnapshot(ctx context.Context, o PairsOptions, withStore bool) 
 		e := d.docs[s.fps.ID(p)]
 		s.ext[p], s.hash[p] = e.ext, e.hash
 	}
-	if withStore {
-		s.pdb = d.pdb.NewSnapshot()
+	if !withAdded {
+		d.mu.RUnlock()
+		return s, nil
+	}
+	snap := d.pdb.NewSnapshot()
+	d.mu.RUnlock()
+	defer snap.Close()
+	s.added = make([]int64, n)
+	p := 0
+	_, err := eachRecord(ctx, snap, func(iid uint32, doc *Doc) error {
+		for p < n && s.fps.ID(p) < iid {
+			p++
+		}
+		if p < n && s.fps.ID(p) == iid {
+			s.added[p] = doc.Added.UnixNano()
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("fpdb: clusters: %w", err)
 	}
 	return s, nil
 }
@@ -168,21 +209,14 @@ type ClusterOptions struct {
 // without any near duplicate are in no cluster). Clusters are sorted by
 // size, largest first, then by their first member's id.
 func (d *DB) Clusters(ctx context.Context, o ClusterOptions) (_ []Cluster, _ PairsStats, err error) {
-	ctx, leave, err := d.enterLong(ctx)
-	if err != nil {
-		return nil, PairsStats{}, err
-	}
-	defer leave(&err)
 	if o.Keep < KeepNone || o.Keep > KeepFirst {
 		return nil, PairsStats{}, fmt.Errorf("fpdb: clusters: unknown keep policy %d", o.Keep)
 	}
-	s, err := d.pairsSnapshot(ctx, o.PairsOptions, o.Keep == KeepOldest)
+	ctx, s, end, err := d.beginPairs(ctx, o.PairsOptions, o.Keep == KeepOldest)
 	if err != nil {
 		return nil, PairsStats{}, err
 	}
-	if s.pdb != nil {
-		defer s.pdb.Close()
-	}
+	defer end(&err)
 	n := s.fps.Len()
 	parent := make([]int32, n)
 	for i := range parent {
@@ -238,14 +272,10 @@ func (d *DB) Clusters(ctx context.Context, o ClusterOptions) (_ []Cluster, _ Pai
 				}
 			}
 		case KeepOldest:
-			var oldest time.Time
+			keep = 0 // members are in storing order: the first wins a tie
 			for i, p := range ps {
-				added, err := s.added(s.fps.ID(int(p)))
-				if err != nil {
-					return nil, st, fmt.Errorf("fpdb: clusters: %q: %w", s.ext[p], err)
-				}
-				if keep < 0 || added.Before(oldest) {
-					keep, oldest = i, added
+				if s.added[p] < s.added[ps[keep]] {
+					keep = i
 				}
 			}
 		}
@@ -262,18 +292,4 @@ func (d *DB) Clusters(ctx context.Context, o ClusterOptions) (_ []Cluster, _ Pai
 		return cmp.Compare(a.IDs[0], b.IDs[0])
 	})
 	return out, st, nil
-}
-
-// added reads the time document iid was added from the store snapshot.
-func (s *pairsSnapshot) added(iid uint32) (time.Time, error) {
-	v, closer, err := s.pdb.Get(keys.Doc(iid))
-	if err != nil {
-		return time.Time{}, err
-	}
-	defer closer.Close()
-	doc, err := decodeDocRecord(v)
-	if err != nil {
-		return time.Time{}, err
-	}
-	return doc.Added, nil
 }

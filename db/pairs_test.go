@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -269,6 +270,58 @@ func TestClustersMatchBruteForce(t *testing.T) {
 			if n := len(bruteForcePairs(docs, d.Params().K, thr)); pairs != n {
 				t.Fatalf("clusters count %d pairs, want %d", pairs, n)
 			}
+		}
+	}
+}
+
+// TestPairsDetached: with PairsOptions.Detached the run leaves the database
+// once it holds its snapshot: Close called there returns at once (it waits
+// for no call in flight), the run goes on to give every pair, and a
+// Clusters run detached gives the clusters an attached one gives.
+func TestPairsDetached(t *testing.T) {
+	dir := t.TempDir()
+	d := openTest(t, dir, nil)
+	plantedDB(t, d, 5)
+	opts := PairsOptions{Threshold: 0.8}
+	var want []Pair
+	if _, err := d.Pairs(ctx, opts, func(p Pair) error { want = append(want, p); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	wantC, _, err := d.Clusters(ctx, ClusterOptions{PairsOptions: opts, Keep: KeepOldest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeChecked(t, d)
+
+	for _, clusters := range []bool{false, true} {
+		d, err := Open(dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		closed := false
+		o := opts
+		o.Detached = func() {
+			if err := d.Close(); err != nil {
+				t.Error(err)
+			}
+			closed = true
+		}
+		if clusters {
+			got, _, err := d.Clusters(ctx, ClusterOptions{PairsOptions: o, Keep: KeepOldest})
+			if err != nil || !closed || !reflect.DeepEqual(got, wantC) {
+				t.Fatalf("detached Clusters: %v (closed %v), %d clusters, want %d", err, closed, len(got), len(wantC))
+			}
+			continue
+		}
+		var got []Pair
+		if _, err := d.Pairs(ctx, o, func(p Pair) error { got = append(got, p); return nil }); err != nil || !closed {
+			t.Fatalf("detached Pairs: %v (closed %v)", err, closed)
+		}
+		less := func(a, b Pair) int { return strings.Compare(a.A+"\x00"+a.B, b.A+"\x00"+b.B) }
+		slices.SortFunc(got, less)
+		slices.SortFunc(want, less)
+		if !slices.Equal(got, want) || len(want) == 0 {
+			t.Fatalf("detached Pairs gave %d pairs, want %d", len(got), len(want))
 		}
 	}
 }
