@@ -9,7 +9,7 @@ CRASH_CYCLES ?= 500
 DURATION ?= 10m
 
 .DEFAULT_GOAL := help
-.PHONY: help build test test-short vet lint format-check mod-tidy-check demo fuzz crash soak bench bench-full clean
+.PHONY: help build test test-deps test-short vet lint format-check mod-tidy-check demo fuzz crash soak bench bench-full clean
 
 help: ## print this help
 	@echo "fpdb make targets:"
@@ -18,7 +18,11 @@ help: ## print this help
 build: ## build the fpdb binary into bin/
 	$(GO) build -o $(BIN) ./cmd/fpdb
 
-test: vet format-check ## vet, format check and all tests with the race detector
+test-deps: ## install what the tests use beyond Go when it is missing (jq, from Debian's packages)
+	@command -v jq >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq jq >/dev/null; } || \
+	  { echo "make test needs jq (the help's pipelines use it): apt-get install jq"; exit 1; }
+
+test: test-deps vet format-check ## vet, format check and all tests with the race detector
 	$(GO) test -race -count=1 -timeout 30m ./...
 
 test-short: ## all tests without the race detector, skipping the slow ones

@@ -101,7 +101,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 			return nil, fmt.Errorf("fpdb: create %s: %w", dir, err)
 		}
 	}
-	lock, err := lockDir(fs, dir, o.ReadOnly)
+	lock, err := lockDir(fs, dir, o.ReadOnly, o.LockWait)
 	if err != nil {
 		return nil, err
 	}

@@ -335,8 +335,31 @@ func TestTwoProcesses(t *testing.T) {
 	if _, err := Repair(ctx, dir, nil); !errors.Is(err, ErrLocked) {
 		t.Fatalf("Repair while another process has the DB: %v", err)
 	}
+	// A bounded wait: too short, it fails naming the wait; long enough, it
+	// opens once the other process lets go.
+	start := time.Now()
+	if _, err := Open(dir, &Options{LockWait: 150 * time.Millisecond}); !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "waited 150ms") || time.Since(start) < 150*time.Millisecond {
+		t.Fatalf("Open with a short LockWait: %v after %v", err, time.Since(start))
+	}
+	opened := make(chan error, 1)
+	go func() {
+		d, err := Open(dir, &Options{LockWait: time.Minute})
+		if err == nil {
+			err = d.Close()
+		}
+		opened <- err
+	}()
+	time.Sleep(200 * time.Millisecond)
+	select {
+	case err := <-opened:
+		t.Fatalf("Open with LockWait returned while the other process held the DB: %v", err)
+	default:
+	}
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
+	if err := <-opened; err != nil {
+		t.Fatalf("Open with LockWait after the other process ended: %v", err)
+	}
 	d = openTest(t, dir, nil)
 	if d.Stats().Docs != 1 {
 		t.Fatalf("docs = %d", d.Stats().Docs)

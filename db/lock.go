@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
@@ -16,10 +17,28 @@ import (
 // process or another, gets ErrLocked with a clear message.
 const lockFileName = "FPDB.LOCK"
 
-// lockDir locks dir: with flock(2) on the operating system's file system
+// lockDir locks dir, retrying for up to wait while another holder has it
+// (ErrLocked then, naming the wait): with flock(2) on the operating system's file system
 // (so another process, or another DB in this process, is refused), with the
 // file system's own Lock otherwise.
-func lockDir(fs vfs.FS, dir string, readOnly bool) (io.Closer, error) {
+func lockDir(fs vfs.FS, dir string, readOnly bool, wait time.Duration) (io.Closer, error) {
+	deadline := time.Now().Add(wait)
+	delay := 5 * time.Millisecond
+	for {
+		l, err := lockOnce(fs, dir, readOnly)
+		if err == nil || !errors.Is(err, ErrLocked) || !time.Now().Before(deadline) {
+			if err != nil && wait > 0 && errors.Is(err, ErrLocked) {
+				err = fmt.Errorf("%w (waited %v)", err, wait)
+			}
+			return l, err
+		}
+		time.Sleep(min(delay, time.Until(deadline)))
+		delay = min(2*delay, 200*time.Millisecond)
+	}
+}
+
+// lockOnce tries to lock dir once.
+func lockOnce(fs vfs.FS, dir string, readOnly bool) (io.Closer, error) {
 	path := filepath.Join(dir, lockFileName)
 	if fs != vfs.Default {
 		l, err := fs.Lock(path)

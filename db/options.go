@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
@@ -73,6 +74,10 @@ type Options struct {
 	// ErrorIfNotExist makes Open fail with ErrNotExist instead of creating a
 	// database. ReadOnly implies it.
 	ErrorIfNotExist bool
+	// LockWait is how long Open (and Repair, Salvage) wait for a database
+	// another DB or process holds, retrying, before they fail with
+	// ErrLocked — like SQLite's busy timeout. Default 0: fail at once.
+	LockWait time.Duration
 	// CacheSize is the size in bytes of Pebble's block cache. Default 64 MiB.
 	CacheSize int64
 	// MaxOpenFiles limits the table files Pebble keeps open. Default 4096.
@@ -178,6 +183,9 @@ func (o *Options) Validate() error {
 	}
 	if o.MaxOpenFiles < 0 {
 		errs = append(errs, fmt.Errorf("MaxOpenFiles = %d: must not be negative", o.MaxOpenFiles))
+	}
+	if o.LockWait < 0 {
+		errs = append(errs, fmt.Errorf("LockWait = %v: must not be negative", o.LockWait))
 	}
 	if len(errs) == 0 {
 		return nil

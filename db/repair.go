@@ -90,7 +90,7 @@ func openStore(op, dir string, opts *Options, readOnly bool) (d *DB, release fun
 	if !exists {
 		return nil, nil, fmt.Errorf("fpdb: %s: %w: %s", op, ErrNotExist, dir)
 	}
-	lock, err := lockDir(o.fs, dir, readOnly)
+	lock, err := lockDir(o.fs, dir, readOnly, o.LockWait)
 	if err != nil {
 		return nil, nil, err
 	}

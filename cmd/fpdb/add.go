@@ -214,7 +214,7 @@ func (o *addOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr io
 	if o.bulk {
 		mode = openBulk
 	}
-	d, err := openDB(o.dbDir, mode)
+	d, err := o.openDB(mode)
 	if err != nil {
 		return failure(err)
 	}

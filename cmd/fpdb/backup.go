@@ -43,7 +43,7 @@ serves reads and writes.`,
 }
 
 func (o *backupOptions) run(ctx context.Context, dir string, stdout io.Writer) (err error) {
-	d, err := openDB(o.dbDir, openExisting)
+	d, err := o.openDB(openExisting)
 	if err != nil {
 		return failure(err)
 	}

@@ -62,10 +62,10 @@ func (o *checkOptions) run(ctx context.Context, stdout io.Writer) error {
 
 // runRepair runs db.Repair and prints what it found and did.
 func (o *checkOptions) runRepair(ctx context.Context, stdout io.Writer) error {
-	if err := requireDB(o.dbDir); err != nil {
+	if err := o.requireDB(); err != nil {
 		return failure(err)
 	}
-	rep, err := db.Repair(ctx, o.dbDir, nil)
+	rep, err := db.Repair(ctx, o.dbDir, &db.Options{LockWait: o.wait})
 	if err != nil {
 		return failure(newOpError("repair", err, "repair", "repair "+o.dbDir))
 	}
@@ -88,7 +88,7 @@ func (o *checkOptions) runRepair(ctx context.Context, stdout io.Writer) error {
 
 // verify opens the database read-only, runs Check and prints the result.
 func (o *checkOptions) verify(ctx context.Context, stdout io.Writer) (err error) {
-	d, err := openDB(o.dbDir, openReadOnly)
+	d, err := o.openDB(openReadOnly)
 	if errors.Is(err, db.ErrCorrupt) {
 		fmt.Fprintf(stdout, "problem: %s\n", errorText(err))
 		fmt.Fprintln(stdout, "1 problem; run 'fpdb check --repair' with no other fpdb using the database")
@@ -123,8 +123,8 @@ func (o *checkOptions) verify(ctx context.Context, stdout io.Writer) (err error)
 
 // requireDB refuses a missing (or locked, or foreign) database before
 // Repair is asked to open it; a corrupt one is left to Repair.
-func requireDB(dir string) error {
-	d, err := openDB(dir, openReadOnly)
+func (g *globalOptions) requireDB() error {
+	d, err := g.openDB(openReadOnly)
 	if errors.Is(err, db.ErrCorrupt) {
 		return nil
 	}

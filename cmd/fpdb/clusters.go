@@ -94,18 +94,25 @@ func (o *clustersOptions) run(ctx context.Context, stdout, stderr io.Writer) (er
 	if !ok {
 		return usageErrorf("invalid --keep %q: want oldest or first", o.keep)
 	}
-	d, err := openDB(o.dbDir, openReadOnly)
+	d, err := o.openDB(openReadOnly)
 	if err != nil {
 		return failure(err)
 	}
-	defer closeDB(d, &err)
+	open := true
+	defer func() {
+		if open {
+			closeDB(d, &err)
+		}
+	}()
+	// Release the database once the run holds its snapshot.
+	release := func() { open = false; closeDB(d, &err) }
 
 	var prog *progress
 	if isTerminal(stderr) {
 		prog = newProgress(stderr, time.Now)
 	}
 	cs, st, err := d.Clusters(ctx, db.ClusterOptions{
-		PairsOptions: db.PairsOptions{Threshold: o.threshold, Progress: func(done, _ int) { prog.update(done) }},
+		PairsOptions: db.PairsOptions{Threshold: o.threshold, Detached: release, Progress: func(done, _ int) { prog.update(done) }},
 		Keep:         keep,
 	})
 	prog.clear()
@@ -126,13 +133,13 @@ func (o *clustersOptions) run(ctx context.Context, stdout, stderr io.Writer) (er
 		fmt.Fprintf(stdout, "cluster %d: %d documents, %d pairs\n", i+1, len(c.IDs), c.Pairs)
 		if keep == db.KeepNone {
 			for _, id := range c.IDs {
-				fmt.Fprintf(stdout, "  %s\n", id)
+				fmt.Fprintf(stdout, "  %s\n", tsvField(id))
 			}
 			continue
 		}
-		fmt.Fprintf(stdout, "  keep %s\n", c.Keep)
+		fmt.Fprintf(stdout, "  keep %s\n", tsvField(c.Keep))
 		for _, id := range c.Drop {
-			if _, err := fmt.Fprintf(stdout, "  drop %s\n", id); err != nil {
+			if _, err := fmt.Fprintf(stdout, "  drop %s\n", tsvField(id)); err != nil {
 				return failure(err)
 			}
 		}

@@ -38,8 +38,9 @@ const bulkMemTableSize = 64 << 20
 
 // openDB opens the database in dir. Unless mode is openCreate, a missing
 // directory is an error and is never created.
-func openDB(dir string, mode openMode) (*db.DB, error) {
-	opts := &db.Options{}
+func (g *globalOptions) openDB(mode openMode) (*db.DB, error) {
+	dir := g.dbDir
+	opts := &db.Options{LockWait: g.wait}
 	switch mode {
 	case openExisting:
 		opts.ErrorIfNotExist = true
@@ -149,4 +150,14 @@ func noArgs(name string) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// tsvField returns id as one field of a line of text output: as it is,
+// unless it holds a tab, a newline or a carriage return, or starts with a
+// double quote, when it is written Go-quoted ("fpdb delete -" unquotes it).
+func tsvField(id string) string {
+	if strings.ContainsAny(id, "\t\n\r") || strings.HasPrefix(id, `"`) {
+		return strconv.Quote(id)
+	}
+	return id
 }

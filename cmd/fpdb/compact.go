@@ -35,7 +35,7 @@ before and after.`,
 }
 
 func (o *compactOptions) run(ctx context.Context, stdout io.Writer) (err error) {
-	d, err := openDB(o.dbDir, openExisting)
+	d, err := o.openDB(openExisting)
 	if err != nil {
 		return failure(err)
 	}

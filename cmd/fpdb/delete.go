@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -20,6 +21,8 @@ type deleteOptions struct {
 	ids       []string
 	prefix    string
 	olderThan string
+	dryRun    bool
+	null      bool
 }
 
 func newDeleteCommand(g *globalOptions) *cobra.Command {
@@ -32,7 +35,10 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
   delete ID...           the documents with these ids; prints "ID: deleted" for
                          each, and reports an id that is not stored on
                          standard error (the other ids are still deleted)
-  delete -               the ids read from standard input, one per line
+  delete -               the ids read from standard input, one per line (or,
+                         with -0, separated by NUL bytes); a line in double
+                         quotes is unquoted as Go does (how "fpdb pairs" and
+                         "clusters" write ids that hold a tab or a newline)
   delete --prefix P      every document whose id starts with P
   delete --older-than D  every document added more than D ago (a Go duration
                          such as 720h or 90m, or a number of days such as 30d)
@@ -41,13 +47,19 @@ The last three delete in atomic batches of 10 000 documents (100 000 documents
 take seconds) and print "N documents deleted"; ids read from standard input
 that are not stored are reported on standard error. Deleted documents are
 removed from every answer at once; their space is reclaimed by compaction
-("fpdb compact"). The database must exist.
+("fpdb compact"). The database must exist. Standard input is read to its end
+before the database is opened, so that "fpdb clusters … | fpdb delete -" works:
+the first command has released the database when the second opens it.
+
+--dry-run lists the ids that would be deleted, one per line, and the count on
+standard error, and changes nothing. An age of zero or less is refused.
 
 Exit status: 0 when every id given was deleted; 2 otherwise.`,
 		Example: `  fpdb delete corpus/a.txt corpus/b.txt
   fpdb delete - < stale-ids.txt
   fpdb delete --prefix https://old.example.org/
-  fpdb delete --older-than 720h`,
+  fpdb delete --older-than 720h --dry-run
+  fpdb clusters --threshold 0.9 --keep oldest --json | jq -r '.drop[]' | fpdb delete -`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			bulk := o.prefix != "" || cmd.Flags().Changed("prefix") || o.olderThan != ""
 			switch {
@@ -72,6 +84,8 @@ Exit status: 0 when every id given was deleted; 2 otherwise.`,
 	f := cmd.Flags()
 	f.StringVar(&o.prefix, "prefix", "", "delete every document whose id starts with `P`")
 	f.StringVar(&o.olderThan, "older-than", "", "delete every document added more than `AGE` ago (720h, 30d)")
+	f.BoolVar(&o.dryRun, "dry-run", false, "list what would be deleted, change nothing")
+	f.BoolVarP(&o.null, "null", "0", false, "with -: ids are separated by NUL bytes, not newlines")
 	return cmd
 }
 
@@ -79,14 +93,14 @@ Exit status: 0 when every id given was deleted; 2 otherwise.`,
 func parseAge(s string) (time.Duration, error) {
 	if days, ok := strings.CutSuffix(s, "d"); ok {
 		n, err := strconv.ParseUint(days, 10, 32)
-		if err != nil || n > 100_000 {
-			return 0, fmt.Errorf("invalid --older-than %q: want a duration (720h) or a number of days (30d)", s)
+		if err != nil || n == 0 || n > 100_000 {
+			return 0, fmt.Errorf("invalid --older-than %q: want a positive duration (720h) or number of days (30d)", s)
 		}
 		return time.Duration(n) * 24 * time.Hour, nil
 	}
 	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("invalid --older-than %q: want a duration (720h) or a number of days (30d)", s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("invalid --older-than %q: want a positive duration (720h) or number of days (30d)", s)
 	}
 	return d, nil
 }
@@ -98,52 +112,96 @@ func (o *deleteOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr
 			return usageError(err)
 		}
 	}
-	d, err := openDB(o.dbDir, openExisting)
+	stdinIDs := len(o.ids) == 1 && o.ids[0] == "-"
+	if stdinIDs {
+		// All of it before the database is opened: in a pipeline, the
+		// command that writes the ids holds the database until it ends.
+		if o.ids, err = readIDs(stdin, o.null); err != nil {
+			return failure(fmt.Errorf("delete: read standard input: %w", err))
+		}
+	}
+	d, err := o.openDB(openExisting)
 	if err != nil {
 		return failure(err)
 	}
 	defer closeDB(d, &err)
-
+	cutoff := time.Now().Add(-age)
+	if o.dryRun {
+		return o.dryRunList(ctx, d, cutoff, stdout, stderr)
+	}
 	var n int
 	switch {
 	case o.prefix != "":
 		n, err = d.DeletePrefix(ctx, o.prefix)
 	case o.olderThan != "":
-		n, err = d.DeleteOlderThan(ctx, time.Now().Add(-age))
-	case len(o.ids) == 1 && o.ids[0] == "-":
-		return o.deleteStdin(ctx, d, stdin, stdout, stderr)
+		n, err = d.DeleteOlderThan(ctx, cutoff)
+	case stdinIDs:
+		return o.deleteMany(ctx, d, stdout, stderr)
 	default:
 		return o.deleteArgs(ctx, d, stdout, stderr)
 	}
 	if err != nil {
 		if n > 0 {
-			fmt.Fprintf(stdout, "%d documents deleted\n", n)
+			fmt.Fprintln(stdout, countDocs(n, "deleted"))
 		}
 		return failure(newOpError("delete", err, "delete"))
 	}
-	fmt.Fprintf(stdout, "%d documents deleted\n", n)
+	fmt.Fprintln(stdout, countDocs(n, "deleted"))
 	return nil
 }
 
-// deleteStdin deletes the ids read from stdin, one per line.
-func (o *deleteOptions) deleteStdin(ctx context.Context, d *db.DB, stdin io.Reader, stdout, stderr io.Writer) error {
+// countDocs says "1 document deleted", "2 documents deleted".
+func countDocs(n int, what string) string {
+	if n == 1 {
+		return "1 document " + what
+	}
+	return fmt.Sprintf("%d documents %s", n, what)
+}
+
+// readIDs reads ids one per line (NUL-separated with null), unquoting a
+// line in double quotes, and skipping empty ones.
+func readIDs(r io.Reader, null bool) ([]string, error) {
 	var ids []string
-	sc := bufio.NewScanner(stdin)
-	sc.Buffer(make([]byte, 64<<10), 4*db.MaxIDLen)
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 8*db.MaxIDLen)
+	if null {
+		sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
+			if i := bytes.IndexByte(data, 0); i >= 0 {
+				return i + 1, data[:i], nil
+			}
+			if atEOF && len(data) > 0 {
+				return len(data), data, nil
+			}
+			return 0, nil, nil
+		})
+	}
 	for sc.Scan() {
-		if id := strings.TrimSuffix(sc.Text(), "\r"); id != "" {
+		id := sc.Text()
+		if !null {
+			id = strings.TrimSuffix(id, "\r")
+			if len(id) >= 2 && id[0] == '"' {
+				u, err := strconv.Unquote(id)
+				if err != nil {
+					return nil, fmt.Errorf("bad quoted id %s: %w", id, err)
+				}
+				id = u
+			}
+		}
+		if id != "" {
 			ids = append(ids, id)
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return failure(fmt.Errorf("delete: read standard input: %w", err))
-	}
-	res, err := d.DeleteMany(ctx, ids)
+	return ids, sc.Err()
+}
+
+// deleteMany deletes the ids read from standard input, in batches.
+func (o *deleteOptions) deleteMany(ctx context.Context, d *db.DB, stdout, stderr io.Writer) error {
+	res, err := d.DeleteMany(ctx, o.ids)
 	if res != nil {
 		for _, id := range res.NotFound {
 			fmt.Fprintf(stderr, "fpdb: delete %q: %s\n", id, errorText(db.ErrNotFound))
 		}
-		fmt.Fprintf(stdout, "%d documents deleted\n", res.Deleted)
+		fmt.Fprintln(stdout, countDocs(res.Deleted, "deleted"))
 	}
 	if err != nil {
 		return failure(newOpError("delete", err, "delete"))
@@ -151,6 +209,45 @@ func (o *deleteOptions) deleteStdin(ctx context.Context, d *db.DB, stdin io.Read
 	if len(res.NotFound) > 0 {
 		return &exitError{code: exitFailure}
 	}
+	return nil
+}
+
+// dryRunList prints the ids a delete would remove and their count.
+func (o *deleteOptions) dryRunList(ctx context.Context, d *db.DB, cutoff time.Time, stdout, stderr io.Writer) error {
+	bw := bufio.NewWriter(stdout)
+	n := 0
+	var err error
+	if o.prefix != "" || o.olderThan != "" {
+		err = d.Docs(ctx, func(doc db.Doc) error {
+			if (o.prefix != "" && strings.HasPrefix(doc.ID, o.prefix)) || (o.olderThan != "" && doc.Added.Before(cutoff)) {
+				n++
+				_, err := fmt.Fprintln(bw, tsvField(doc.ID))
+				return err
+			}
+			return nil
+		})
+	} else {
+		for _, id := range o.ids {
+			has, herr := d.Has(ctx, id)
+			if herr != nil {
+				err = herr
+				break
+			}
+			if has {
+				n++
+				fmt.Fprintln(bw, tsvField(id))
+			} else {
+				fmt.Fprintf(stderr, "fpdb: delete %q: %s\n", id, errorText(db.ErrNotFound))
+			}
+		}
+	}
+	if ferr := bw.Flush(); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return failure(newOpError("delete", err, "delete", "docs"))
+	}
+	fmt.Fprintf(stderr, "%s (dry run: nothing changed)\n", countDocs(n, "would be deleted"))
 	return nil
 }
 

@@ -74,7 +74,7 @@ func (o *exportOptions) run(ctx context.Context, stdout, stderr io.Writer) (err 
 	if o.salvage {
 		return o.runSalvage(ctx, w, stderr)
 	}
-	d, err := openDB(o.dbDir, openReadOnly)
+	d, err := o.openDB(openReadOnly)
 	if err != nil {
 		return failure(err)
 	}
@@ -91,7 +91,7 @@ func (o *exportOptions) run(ctx context.Context, stdout, stderr io.Writer) (err 
 
 // runSalvage writes what db.Salvage can read and reports the rest.
 func (o *exportOptions) runSalvage(ctx context.Context, w, stderr io.Writer) error {
-	rep, err := db.Salvage(ctx, o.dbDir, w, nil)
+	rep, err := db.Salvage(ctx, o.dbDir, w, &db.Options{LockWait: o.wait})
 	if rep != nil {
 		for _, u := range rep.Unreadable {
 			fmt.Fprintf(stderr, "unreadable: %v\n", u)

@@ -65,7 +65,7 @@ Exit status: 0 on success; 2 on error, including an unknown ID.`,
 }
 
 func (o *getOptions) run(ctx context.Context, stdout io.Writer) (err error) {
-	d, err := openDB(o.dbDir, openReadOnly)
+	d, err := o.openDB(openReadOnly)
 	if err != nil {
 		return failure(err)
 	}

@@ -6,8 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fpdb/fpdb/db"
 )
@@ -88,7 +90,7 @@ func TestBulkPairsClusters(t *testing.T) {
 	}
 	for i, p := range corpusPairs {
 		f := strings.Split(lines[i], "\t")
-		if len(f) < 4 || f[0] != corpus+p[0] || f[1] != corpus+p[1] || !strings.HasPrefix(f[2], "similarity ") {
+		if len(f) < 4 || f[0] != corpus+p[0] || f[1] != corpus+p[1] || !isNumber(f[2]) || !isNumber(f[3]) {
 			t.Errorf("pair %d: %q", i, lines[i])
 		}
 		if exact := strings.HasSuffix(lines[i], "\texact"); exact != (p[0] == "volcano-copy.txt") {
@@ -209,10 +211,25 @@ func TestRetentionCompactStats(t *testing.T) {
 			t.Errorf("stats lacks %q:\n%s", want, r.stdout)
 		}
 	}
-	r = runFPDB(t, "", "--db", dir, "delete", "--older-than", "0s").mustCode(t, exitOK)
+	// A zero or negative age would delete everything: refused.
+	for _, age := range []string{"0s", "0", "0d", "-5m"} {
+		runFPDB(t, "", "--db", dir, "delete", "--older-than", age).mustCode(t, exitFailure)
+	}
+	time.Sleep(5 * time.Millisecond)
+	r = runFPDB(t, "", "--db", dir, "delete", "--older-than", "1ms", "--dry-run").mustCode(t, exitOK)
+	if got := strings.Count(r.stdout, "\n"); got != 7 || !strings.Contains(r.stderr, "7 documents would be deleted (dry run: nothing changed)") {
+		t.Errorf("delete --dry-run: %q %q", r.stdout, r.stderr)
+	}
+	r = runFPDB(t, "", "--db", dir, "delete", "--older-than", "1ms").mustCode(t, exitOK)
 	if r.stdout != "7 documents deleted\n" {
-		t.Errorf("delete --older-than 0s: %q", r.stdout)
+		t.Errorf("delete --older-than 1ms: %q", r.stdout)
 	}
 	checkDB(t, dir)
 	runFPDB(t, "", "--db", dbDir(t), "compact").mustCode(t, exitFailure) // no database
+}
+
+// isNumber reports whether s is a decimal number.
+func isNumber(s string) bool {
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil
 }

@@ -38,7 +38,11 @@ the fingerprints: the same set a comparison of all pairs gives. A is the
 document stored first. Pairs are printed as they are found (in no particular
 order), one per line:
 
-  A<TAB>B<TAB>similarity 0.914<TAB>hamming 22[<TAB>exact]
+  A<TAB>B<TAB>0.914<TAB>22[<TAB>exact]
+
+(similarity, then Hamming distance: awk -F'\t' '$3 >= 0.95' filters them; an id
+holding a tab or a newline is written Go-quoted, and "fpdb delete -" reads it
+back).
 
 With --json, one object per line:
 
@@ -48,10 +52,13 @@ With --json, one object per line:
 all cores; high thresholds are fast (R = 0.9 is one probe of the posting lists
 per document; R = 0.7 probes neighbouring values too); when the planner
 estimates it cheaper (small collections, low thresholds) all pairs are
-compared, in time quadratic in the number of documents. The database is read on a snapshot;
-when standard error is a terminal, a progress line and a summary are shown.`,
+compared, in time quadratic in the number of documents. The database is released
+as soon as the run has copied the fingerprints and ids it needs, so another
+fpdb process (an add, a delete) may write meanwhile; when standard error is a
+terminal, a progress line and a summary are shown.`,
 		Example: `  fpdb pairs --threshold 0.9
-  fpdb pairs --threshold 0.8 --json > pairs.jsonl`,
+  fpdb pairs --threshold 0.8 --json > pairs.jsonl
+  fpdb pairs --threshold 0.9 | awk -F'\t' '$3 >= 0.95 { print $2 }' | fpdb delete -`,
 		Args: noArgs("pairs"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -67,11 +74,18 @@ func (o *pairsOptions) run(ctx context.Context, stdout, stderr io.Writer) (err e
 	if err := checkThreshold(o.threshold); err != nil {
 		return err
 	}
-	d, err := openDB(o.dbDir, openReadOnly)
+	d, err := o.openDB(openReadOnly)
 	if err != nil {
 		return failure(err)
 	}
-	defer closeDB(d, &err)
+	open := true
+	defer func() {
+		if open {
+			closeDB(d, &err)
+		}
+	}()
+	// Release the database once the run holds its snapshot.
+	release := func() { open = false; closeDB(d, &err) }
 
 	bw := bufio.NewWriter(stdout)
 	enc := newJSONEncoder(bw)
@@ -83,6 +97,7 @@ func (o *pairsOptions) run(ctx context.Context, stdout, stderr io.Writer) (err e
 	var werr error
 	st, err := d.Pairs(ctx, db.PairsOptions{
 		Threshold: o.threshold,
+		Detached:  release,
 		Progress: func(done, total int) {
 			if ttyOut {
 				_ = bw.Flush()
@@ -97,7 +112,7 @@ func (o *pairsOptions) run(ctx context.Context, stdout, stderr io.Writer) (err e
 		if o.json {
 			werr = enc.Encode(jsonPair{A: p.A, B: p.B, Similarity: p.Similarity, Hamming: p.Hamming, Exact: p.Exact})
 		} else {
-			line := fmt.Sprintf("%s\t%s\tsimilarity %.3f\thamming %d", p.A, p.B, p.Similarity, p.Hamming)
+			line := fmt.Sprintf("%s\t%s\t%.3f\t%d", tsvField(p.A), tsvField(p.B), p.Similarity, p.Hamming)
 			if p.Exact {
 				line += "\texact"
 			}

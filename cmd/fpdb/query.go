@@ -155,7 +155,7 @@ func (o *queryOptions) run(ctx context.Context, tauSet bool, stdin io.Reader, st
 		r = f
 	}
 
-	d, err := openDB(o.dbDir, openReadOnly)
+	d, err := o.openDB(openReadOnly)
 	if err != nil {
 		return failure(err)
 	}

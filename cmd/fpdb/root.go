@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -39,7 +40,14 @@ const defaultDBDir = "./fpdb-data"
 type globalOptions struct {
 	// dbDir is the database directory (--db).
 	dbDir string
+	// wait is how long to wait for a database another process holds
+	// (--wait).
+	wait time.Duration
 }
+
+// defaultWait is the default of --wait: long enough for the other end of a
+// pipeline (fpdb clusters … | fpdb delete -) to finish with the database.
+const defaultWait = 30 * time.Second
 
 // NewRootCommand returns the fpdb root command with every subcommand. It
 // reads $FPDB_DB for the default of --db. Its input and outputs are set with
@@ -81,6 +89,8 @@ every write reported done is kept).`,
 	// Show the flag's default through the usage string only, so that help
 	// output does not depend on the environment twice.
 	root.PersistentFlags().Lookup("db").DefValue = ""
+	root.PersistentFlags().DurationVar(&g.wait, "wait", defaultWait,
+		"wait up to `DURATION` for a database another fpdb process holds, then fail (0: fail at once)")
 
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return usageError(err)

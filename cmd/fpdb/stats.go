@@ -87,7 +87,7 @@ posting_lengths (a list of {"min", "max", "keys"}).`,
 }
 
 func (o *statsOptions) run(ctx context.Context, stdout io.Writer) (err error) {
-	d, err := openDB(o.dbDir, openReadOnly)
+	d, err := o.openDB(openReadOnly)
 	if err != nil {
 		return failure(err)
 	}
