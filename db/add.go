@@ -48,6 +48,13 @@ type Input struct {
 	// Added is recorded as the time the document was added; the zero value
 	// means the time of the write.
 	Added time.Time
+	// ReplaceUnchanged stores the document even when the document stored
+	// under its id has the same content (content hash and fingerprint). By
+	// default such a document is left as it is — its time added and its
+	// place in storing order stay — and reported as unchanged
+	// (AddResult.Unchanged, BatchResult.Unchanged), so that re-adding a
+	// crawl does not make old documents new.
+	ReplaceUnchanged bool
 }
 
 // Add stores the document in (fingerprinting its text), replacing any
@@ -63,7 +70,7 @@ func (d *DB) Add(ctx context.Context, in Input, opts *AddOptions) (*AddResult, e
 	if err != nil {
 		return nil, fmt.Errorf("fpdb: add %q: %w", in.ID, err)
 	}
-	return d.store(ctx, doc, o)
+	return d.store(ctx, doc, o, in.ReplaceUnchanged)
 }
 
 // prepare checks in and turns it into the document to store, fingerprinting
@@ -133,7 +140,7 @@ func (d *DB) addPrecheck(ctx context.Context, id string, opts *AddOptions) (*Add
 }
 
 // store runs the optional check and writes doc in one batch.
-func (d *DB) store(ctx context.Context, doc Doc, o *AddOptions) (*AddResult, error) {
+func (d *DB) store(ctx context.Context, doc Doc, o *AddOptions, replaceUnchanged bool) (*AddResult, error) {
 	if err := d.enter(ctx); err != nil {
 		return nil, err
 	}
@@ -173,6 +180,10 @@ func (d *DB) store(ctx context.Context, doc Doc, o *AddOptions) (*AddResult, err
 	if err != nil {
 		return nil, fmt.Errorf("fpdb: add %q: %w", doc.ID, err)
 	}
+	if found && !replaceUnchanged && d.unchanged(old, &doc) {
+		res.Unchanged, res.Doc = true, doc
+		return res, nil
+	}
 	c := &change{adds: []Doc{doc}}
 	if found {
 		c.removes = []victim{{ext: doc.ID, iid: old}}
@@ -197,6 +208,13 @@ func (d *DB) lookup(ext string) (uint32, bool, error) {
 	defer closer.Close()
 	iid, err := decodeIID(v)
 	return iid, err == nil, err
+}
+
+// unchanged reports whether the document stored at iid has the content of
+// doc: the same content hash and fingerprint. writeMu is held.
+func (d *DB) unchanged(iid uint32, doc *Doc) bool {
+	return int(iid) < len(d.docs) && d.docs[iid].hash == doc.ContentHash &&
+		slices.Equal(d.ix.Fingerprint(iid), doc.Fingerprint)
 }
 
 func encodeIID(iid uint32) []byte { return binary.BigEndian.AppendUint32(nil, iid) }
@@ -227,6 +245,9 @@ type AddResult struct {
 	Stored bool
 	// Replaced reports that a document with the same id was replaced.
 	Replaced bool
+	// Unchanged reports that the document stored under the id has the same
+	// content, and was left as it is (see Input.ReplaceUnchanged).
+	Unchanged bool
 	// Matches are the stored documents found by the check (other than the
 	// document's own previous version), sorted like query matches.
 	Matches []Match

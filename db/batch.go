@@ -39,6 +39,9 @@ type BatchResult struct {
 	Stored int
 	// Replaced is the number of them that replaced a stored document.
 	Replaced int
+	// Unchanged is the number of documents left as they were: the document
+	// stored under the id has the same content (see Input.ReplaceUnchanged).
+	Unchanged int
 	// Skipped are the documents not written, in batch order.
 	Skipped []BatchSkip
 }
@@ -101,16 +104,23 @@ func (d *DB) AddBatch(ctx context.Context, docs []Input) (_ *BatchResult, err er
 		return nil, fmt.Errorf("fpdb: add batch: %w", err)
 	}
 	now := time.Now().UTC()
-	c := &change{adds: make([]Doc, len(ok))}
+	c := &change{adds: make([]Doc, 0, len(ok))}
 	for j, i := range ok {
 		doc := docsOut[i]
 		if olds[j] != noIID {
+			if !docs[i].ReplaceUnchanged && d.unchanged(olds[j], &doc) {
+				res.Unchanged++
+				continue
+			}
 			c.removes = append(c.removes, victim{ext: doc.ID, iid: olds[j]})
 		}
 		if doc.Added.IsZero() {
 			doc.Added = now
 		}
-		c.adds[j] = doc
+		c.adds = append(c.adds, doc)
+	}
+	if len(c.adds) == 0 {
+		return res, nil
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -118,7 +128,7 @@ func (d *DB) AddBatch(ctx context.Context, docs []Input) (_ *BatchResult, err er
 	if err := d.write(c); err != nil {
 		return nil, fmt.Errorf("fpdb: add batch: %w", err)
 	}
-	res.Stored, res.Replaced = len(ok), len(c.removes)
+	res.Stored, res.Replaced = len(c.adds), len(c.removes)
 	return res, nil
 }
 

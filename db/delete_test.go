@@ -210,3 +210,40 @@ func TestBulkDeletesClosedAndReadOnly(t *testing.T) {
 		t.Error("a read-only delete deleted")
 	}
 }
+
+// TestAddUnchanged: re-adding a document whose content is unchanged leaves
+// it as it is (its time added and place in storing order stay), alone or
+// in a batch; ReplaceUnchanged forces the replace; a changed text replaces.
+func TestAddUnchanged(t *testing.T) {
+	d := openTest(t, "", nil)
+	txt := []byte(text(77, 120))
+	t0 := time.Date(2021, 5, 1, 0, 0, 0, 0, time.UTC)
+	if _, err := d.Add(ctx, Input{ID: "a", Text: txt, Added: t0}, nil); err != nil {
+		t.Fatal(err)
+	}
+	res, err := d.Add(ctx, Input{ID: "a", Text: txt}, &AddOptions{Threshold: 0.5})
+	if err != nil || !res.Unchanged || res.Stored || res.Replaced || len(res.Matches) != 0 {
+		t.Fatalf("re-add of an unchanged text: %+v, %v", res, err)
+	}
+	if doc, _ := d.Get(ctx, "a"); !doc.Added.Equal(t0) {
+		t.Fatalf("time added changed to %v", doc.Added)
+	}
+	br, err := d.AddBatch(ctx, []Input{{ID: "a", Text: txt}, {ID: "b", Text: []byte(text(78, 120))}})
+	if err != nil || br.Unchanged != 1 || br.Stored != 1 || br.Replaced != 0 {
+		t.Fatalf("batch with an unchanged text: %+v, %v", br, err)
+	}
+	if doc, _ := d.Get(ctx, "a"); !doc.Added.Equal(t0) {
+		t.Fatalf("time added changed by the batch to %v", doc.Added)
+	}
+	res, err = d.Add(ctx, Input{ID: "a", Text: txt, ReplaceUnchanged: true}, nil)
+	if err != nil || !res.Stored || !res.Replaced || res.Unchanged {
+		t.Fatalf("forced re-add: %+v, %v", res, err)
+	}
+	if doc, _ := d.Get(ctx, "a"); doc.Added.Equal(t0) {
+		t.Fatal("forced re-add kept the old time added")
+	}
+	res, err = d.Add(ctx, Input{ID: "a", Text: []byte(edit(string(txt), 5))}, nil)
+	if err != nil || !res.Stored || !res.Replaced {
+		t.Fatalf("re-add of a changed text: %+v, %v", res, err)
+	}
+}

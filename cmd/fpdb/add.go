@@ -8,8 +8,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -30,6 +32,12 @@ type addOptions struct {
 	bulk         bool
 	batch        int
 	thresholdSet bool // --threshold was given
+	replace      bool
+
+	exclude, include []string
+	filesFrom        string
+	null             bool
+	follow           bool
 }
 
 // addInput is one document to add.
@@ -41,10 +49,11 @@ type addInput struct {
 
 // jsonAddSummary is the JSON summary printed by add for each document.
 type jsonAddSummary struct {
-	Query    string `json:"query"`
-	Stored   bool   `json:"stored"`
-	Replaced bool   `json:"replaced"`
-	Matches  int    `json:"matches"`
+	Query     string `json:"query"`
+	Stored    bool   `json:"stored"`
+	Replaced  bool   `json:"replaced"`
+	Unchanged bool   `json:"unchanged"`
+	Matches   int    `json:"matches"`
 }
 
 func newAddCommand(g *globalOptions) *cobra.Command {
@@ -60,7 +69,19 @@ The database is created if it does not exist.
 A PATH is a file, a directory (its regular files are added, recursively, in
 sorted order) or "-" for standard input, which requires --id. A document's id
 is, by default, its path as given, cleaned and with forward slashes; adding an
-id that is already stored replaces that document.
+id that is already stored replaces that document — unless its content is
+unchanged: then it is left as it is (its time added stays) and reported as
+"ID: unchanged"; --replace stores it anew all the same. A path given twice is
+added once.
+
+Walking a directory skips the database's own directory (and any other fpdb
+database), hidden files and directories (names starting with "."; .git, .hg
+and .svn among them) and, unless --follow is given, symbolic links (counted
+in a note on standard error). --exclude GLOB leaves out the files whose name
+or path matches GLOB; with --include GLOB only matching files are added (both
+repeatable, path.Match syntax, matched against the base name, the path under
+the directory given and the path). --files-from FILE reads the paths from FILE ("-": standard input), one
+per line, or NUL-separated with -0 (as find -print0 writes them).
 
 An input that cannot be added (missing or unreadable, binary or not UTF-8,
 without any word) is reported on standard error as "fpdb: add PATH: ERROR"
@@ -106,10 +127,18 @@ Exit status:
   fpdb add --threshold 0.9 corpus/
   fpdb add --reject --json new.txt
   fpdb add --bulk crawl/
+  fpdb add --exclude '*.log' --include '*.txt' --include '*.html' docs/
+  find crawl -newer stamp -type f -print0 | fpdb add --files-from - -0
   curl -s https://example.com/x.txt | fpdb add --id example-x --source https://example.com/x.txt -`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
+			if len(args) == 0 && o.filesFrom == "" {
 				return usageErrorf("add: no PATH given (use - for standard input)")
+			}
+			if o.null && o.filesFrom == "" {
+				return usageErrorf("add: -0 needs --files-from")
+			}
+			if cmd.Flags().Changed("batch") && !o.bulk {
+				return usageErrorf("add: --batch needs --bulk")
 			}
 			return nil
 		},
@@ -127,6 +156,12 @@ Exit status:
 	f.StringVar(&o.source, "source", "", "`SOURCE` recorded with the documents (default: the path)")
 	f.BoolVar(&o.bulk, "bulk", false, "load fast in atomic batches, without the near-duplicate check")
 	f.IntVar(&o.batch, "batch", 1000, "documents per atomic batch with --bulk (`N`)")
+	f.BoolVar(&o.replace, "replace", false, "store documents anew even when their content is unchanged")
+	f.StringArrayVar(&o.exclude, "exclude", nil, "leave out files whose name or path matches `GLOB` (repeatable)")
+	f.StringArrayVar(&o.include, "include", nil, "add only files whose name or path matches `GLOB` (repeatable)")
+	f.StringVar(&o.filesFrom, "files-from", "", "read the paths to add from `FILE` (- for standard input), one per line")
+	f.BoolVarP(&o.null, "null", "0", false, "with --files-from: paths are separated by NUL bytes")
+	f.BoolVar(&o.follow, "follow", false, "follow symbolic links when walking directories")
 	return cmd
 }
 
@@ -198,7 +233,10 @@ func (o *addOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr io
 		return err
 	}
 	rep := &addReport{stderr: stderr}
-	inputs := o.collect()
+	inputs, err := o.collect(stdin, stderr)
+	if err != nil {
+		return failure(err)
+	}
 	if len(inputs) == 0 {
 		return failure(errors.New("add: no files to add"))
 	}
@@ -262,18 +300,34 @@ func (o *addOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr io
 	return nil
 }
 
-// collect expands the PATH arguments into the documents to add, in order.
-// A path that cannot be read is kept with its error, to be reported in turn.
-func (o *addOptions) collect() []addInput {
+// collect expands the PATH arguments (and --files-from) into the
+// documents to add, in order, once each. A path that cannot be read is kept
+// with its error, to be reported in turn.
+func (o *addOptions) collect(stdin io.Reader, stderr io.Writer) ([]addInput, error) {
+	paths := o.paths
+	if o.filesFrom != "" {
+		more, err := o.readFilesFrom(stdin)
+		if err != nil {
+			return nil, err
+		}
+		paths = append(slices.Clone(paths), more...)
+	}
 	var inputs []addInput
+	seen := map[string]bool{}
+	links := 0
 	add := func(path string) {
 		id := o.id
 		if id == "" {
 			id = filepath.ToSlash(filepath.Clean(path))
 		}
+		if seen[id] {
+			return // given twice: added once, whatever --batch
+		}
+		seen[id] = true
 		inputs = append(inputs, addInput{path: path, id: id})
 	}
-	for _, p := range o.paths {
+	dbAbs, _ := filepath.Abs(o.dbDir)
+	for _, p := range paths {
 		if p == "-" {
 			add(p)
 			continue
@@ -287,19 +341,118 @@ func (o *addOptions) collect() []addInput {
 			add(p)
 			continue
 		}
-		// WalkDir visits the entries of each directory in lexical order.
-		_ = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				inputs = append(inputs, addInput{path: path, err: err})
+		visited := map[string]bool{}
+		var walk func(dir string)
+		walk = func(dir string) {
+			if real, err := filepath.EvalSymlinks(dir); err == nil {
+				if visited[real] {
+					return // a symbolic link loop
+				}
+				visited[real] = true
+			}
+			start := dir
+			if fi, err := os.Lstat(dir); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+				start = dir + string(filepath.Separator) // WalkDir then follows it
+			}
+			// WalkDir visits the entries of each directory in lexical order.
+			_ = filepath.WalkDir(start, func(path string, d fs.DirEntry, err error) error {
+				if err != nil {
+					inputs = append(inputs, addInput{path: path, err: err})
+					return nil
+				}
+				if path != start && strings.HasPrefix(d.Name(), ".") {
+					if d.IsDir() {
+						return filepath.SkipDir
+					}
+					return nil
+				}
+				if d.IsDir() {
+					if isDatabaseDir(path, dbAbs) {
+						return filepath.SkipDir
+					}
+					return nil
+				}
+				if d.Type()&fs.ModeSymlink != 0 {
+					if !o.follow {
+						links++
+						return nil
+					}
+					fi, err := os.Stat(path)
+					switch {
+					case err != nil:
+						inputs = append(inputs, addInput{path: path, err: err})
+					case fi.IsDir():
+						walk(path)
+					case fi.Mode().IsRegular() && o.wanted(p, path):
+						add(path)
+					}
+					return nil
+				}
+				if d.Type().IsRegular() && o.wanted(p, path) {
+					add(path)
+				}
 				return nil
-			}
-			if d.Type().IsRegular() {
-				add(path)
-			}
-			return nil
-		})
+			})
+		}
+		walk(p)
 	}
-	return inputs
+	if links > 0 {
+		fmt.Fprintf(stderr, "fpdb: add: %d symbolic links skipped (--follow follows them)\n", links)
+	}
+	return inputs, nil
+}
+
+// wanted applies --exclude and --include to a file found by walking the
+// directory root: a glob may match its base name, its path under root or
+// its path as found.
+func (o *addOptions) wanted(root, file string) bool {
+	names := []string{filepath.Base(file), filepath.ToSlash(file)}
+	if rel, err := filepath.Rel(root, file); err == nil {
+		names = append(names, filepath.ToSlash(rel))
+	}
+	match := func(globs []string) bool {
+		for _, g := range globs {
+			for _, n := range names {
+				if ok, _ := path.Match(g, n); ok {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	if match(o.exclude) {
+		return false
+	}
+	return len(o.include) == 0 || match(o.include)
+}
+
+// isDatabaseDir reports whether dir is the database (its absolute path is
+// dbAbs) or another fpdb database (it holds fpdb's lock file).
+func isDatabaseDir(dir, dbAbs string) bool {
+	if abs, err := filepath.Abs(dir); err == nil && abs == dbAbs {
+		return true
+	}
+	_, err := os.Stat(filepath.Join(dir, "FPDB.LOCK"))
+	return err == nil
+}
+
+// readFilesFrom reads the paths of --files-from, one per line or
+// NUL-separated with -0.
+func (o *addOptions) readFilesFrom(stdin io.Reader) ([]string, error) {
+	r := stdin
+	if o.filesFrom != "-" {
+		f, err := os.Open(o.filesFrom)
+		if err != nil {
+			return nil, fmt.Errorf("add: --files-from: %w", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	paths, err := readIDs(r, o.null)
+	if err != nil {
+		return nil, fmt.Errorf("add: --files-from %s: %w", o.filesFrom, err)
+	}
+	return paths, nil
 }
 
 // isFatal reports whether an error of one document means that the others
@@ -326,7 +479,7 @@ func (o *addOptions) addOne(ctx context.Context, d *db.DB, in addInput, stdin io
 			source = in.path
 		}
 	}
-	res, err := d.Add(ctx, db.Input{ID: in.id, Reader: r, Source: source}, &db.AddOptions{
+	res, err := d.Add(ctx, db.Input{ID: in.id, Reader: r, Source: source, ReplaceUnchanged: o.replace}, &db.AddOptions{
 		Threshold: o.threshold,
 		Reject:    o.reject,
 	})
@@ -354,7 +507,7 @@ func (o *addOptions) addOne(ctx context.Context, d *db.DB, in addInput, stdin io
 				return true, err
 			}
 		}
-		err := enc.Encode(jsonAddSummary{Query: in.id, Stored: res.Stored, Replaced: res.Replaced, Matches: len(res.Matches)})
+		err := enc.Encode(jsonAddSummary{Query: in.id, Stored: res.Stored, Replaced: res.Replaced, Unchanged: res.Unchanged, Matches: len(res.Matches)})
 		return err != nil, err
 	}
 	if n := len(res.Matches); n > 0 {
@@ -371,6 +524,8 @@ func (o *addOptions) addOne(ctx context.Context, d *db.DB, in addInput, stdin io
 	}
 	status := "stored"
 	switch {
+	case res.Unchanged:
+		status = "unchanged"
 	case !res.Stored:
 		status = "rejected"
 	case res.Replaced:

@@ -18,6 +18,7 @@ import (
 type jsonBulkSummary struct {
 	Stored         int            `json:"stored"`
 	Replaced       int            `json:"replaced"`
+	Unchanged      int            `json:"unchanged"`
 	Skipped        int            `json:"skipped"`
 	SkippedReasons map[string]int `json:"skipped_reasons"`
 	Seconds        float64        `json:"seconds"`
@@ -67,7 +68,8 @@ func (o *addOptions) runBulk(ctx context.Context, d *db.DB, inputs []addInput, s
 		}
 		sum.Stored += res.Stored
 		sum.Replaced += res.Replaced
-		rep.progress.update(sum.Stored + sum.Skipped)
+		sum.Unchanged += res.Unchanged
+		rep.progress.update(sum.Stored + sum.Unchanged + sum.Skipped)
 		batch, paths = batch[:0], paths[:0]
 		return nil
 	}
@@ -80,7 +82,7 @@ func (o *addOptions) runBulk(ctx context.Context, d *db.DB, inputs []addInput, s
 			skip(in.path, "", in.err)
 			continue
 		}
-		bd := db.Input{ID: in.id, Source: o.source}
+		bd := db.Input{ID: in.id, Source: o.source, ReplaceUnchanged: o.replace}
 		if in.path == "-" {
 			text, err := io.ReadAll(stdin)
 			if err != nil {
@@ -125,7 +127,7 @@ func (o *addOptions) runBulk(ctx context.Context, d *db.DB, inputs []addInput, s
 			return failure(err)
 		}
 	} else {
-		line := fmt.Sprintf("bulk: %d stored (%d replaced), %d skipped", sum.Stored, sum.Replaced, sum.Skipped)
+		line := fmt.Sprintf("bulk: %d stored (%d replaced), %d unchanged, %d skipped", sum.Stored, sum.Replaced, sum.Unchanged, sum.Skipped)
 		if sum.Skipped > 0 {
 			var rs []string
 			for r, n := range sum.SkippedReasons {

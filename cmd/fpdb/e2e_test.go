@@ -201,8 +201,8 @@ func TestE2EBadInputs(t *testing.T) {
 	if !strings.Contains(r.stderr, "4 of 6 inputs failed") {
 		t.Errorf("stderr lacks the summary:\n%s", r.stderr)
 	}
-	// The good files were still added (tides replaced itself, no duplicate).
-	if !strings.Contains(r.stdout, "corpus/railway.txt: stored\n") || !strings.Contains(r.stdout, "corpus/tides.txt: stored (replaced") {
+	// The good files were still added (tides unchanged, no duplicate).
+	if !strings.Contains(r.stdout, "corpus/railway.txt: stored\n") || !strings.Contains(r.stdout, "corpus/tides.txt: unchanged\n") {
 		t.Errorf("stdout:\n%s", r.stdout)
 	}
 	if n := docsCount(t, dir); n != 3 {

@@ -70,14 +70,19 @@ func TestLifecycleUsageErrors(t *testing.T) {
 func TestBulkPairsClusters(t *testing.T) {
 	dir := dbDir(t)
 	r := runFPDB(t, "", "--db", dir, "add", "--bulk", "--batch", "5", corpus, bad).mustCode(t, exitFailure)
-	if !strings.HasPrefix(r.stdout, "bulk: 12 stored (0 replaced), 4 skipped (2 binary or not UTF-8, 2 no words) in ") {
+	if !strings.HasPrefix(r.stdout, "bulk: 12 stored (0 replaced), 0 unchanged, 4 skipped (2 binary or not UTF-8, 2 no words) in ") {
 		t.Errorf("summary:\n%s", r.stdout)
 	}
 	if strings.Count(r.stderr, "fpdb: add "+bad) != 4 {
 		t.Errorf("skipped inputs not reported:\n%s", r.stderr)
 	}
-	// Again: every document replaced, JSON summary, exit 0.
+	// Again: every document unchanged, JSON summary, exit 0; with
+	// --replace, every one replaced.
 	r = runFPDB(t, "", "--db", dir, "add", "--bulk", "--json", corpus).mustCode(t, exitOK)
+	if s := jsonLines(t, r.stdout); len(s) != 1 || s[0]["stored"] != 0.0 || s[0]["unchanged"] != 12.0 || s[0]["skipped"] != 0.0 {
+		t.Errorf("JSON summary: %s", r.stdout)
+	}
+	r = runFPDB(t, "", "--db", dir, "add", "--bulk", "--replace", "--json", corpus).mustCode(t, exitOK)
 	if s := jsonLines(t, r.stdout); len(s) != 1 || s[0]["stored"] != 12.0 || s[0]["replaced"] != 12.0 || s[0]["skipped"] != 0.0 {
 		t.Errorf("JSON summary: %s", r.stdout)
 	}

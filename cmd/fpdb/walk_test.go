@@ -1,0 +1,124 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// walkTree makes a tree of texts: a.txt, sub/b.txt, notes.md, a hidden
+// file, a .git directory, a symbolic link to a.txt and one to sub/, and
+// returns its root.
+func walkTree(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	texts, err := os.ReadDir(corpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(i int) []byte {
+		b, err := os.ReadFile(filepath.Join(corpus, texts[i].Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for i, f := range []string{"a.txt", "sub/b.txt", "notes.md", ".hidden.txt", ".git/objects/x.txt"} {
+		p := filepath.Join(root, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, read(2*i), 0o644); err != nil { // unrelated texts
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("a.txt", filepath.Join(root, "link.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("sub", filepath.Join(root, "linkdir")); err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// storedIDs lists the ids in the database, relative to root.
+func storedIDs(t *testing.T, dir, root string) []string {
+	t.Helper()
+	r := runFPDB(t, "", "--db", dir, "export").mustCode(t, exitOK)
+	var ids []string
+	for _, js := range jsonLines(t, r.stdout)[1:] {
+		id, _ := js["id"].(string)
+		rel, err := filepath.Rel(root, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, filepath.ToSlash(rel))
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// TestAddWalk: a directory walk skips the database inside it (so adding
+// "." twice works), hidden files, .git and, unless --follow, symbolic links
+// (with a note); --exclude, --include and --files-from -0 select files; a
+// path given twice is added once whatever --batch; re-adding unchanged
+// files leaves them as they are.
+func TestAddWalk(t *testing.T) {
+	root := walkTree(t)
+	dir := filepath.Join(root, "fpdb-data")
+	r := runFPDB(t, "", "--db", dir, "add", "--threshold", "0.99", root).mustCode(t, exitOK)
+	if !strings.Contains(r.stderr, "2 symbolic links skipped") {
+		t.Errorf("no note of the skipped links:\n%s", r.stderr)
+	}
+	if got := storedIDs(t, dir, root); !slices.Equal(got, []string{"a.txt", "notes.md", "sub/b.txt"}) {
+		t.Fatalf("stored %v", got)
+	}
+	// Again, with the database now inside the tree: nothing from it is
+	// read, every file is unchanged.
+	r = runFPDB(t, "", "--db", dir, "add", "--threshold", "0.99", root).mustCode(t, exitOK)
+	if strings.Count(r.stdout, ": unchanged\n") != 3 || strings.Contains(r.stdout, "fpdb-data") {
+		t.Fatalf("second add:\n%s\n%s", r.stdout, r.stderr)
+	}
+	r = runFPDB(t, "", "--db", dir, "add", "--replace", filepath.Join(root, "a.txt")).mustCode(t, exitOK)
+	if !strings.Contains(r.stdout, "stored (replaced the previous version)") {
+		t.Fatalf("add --replace:\n%s", r.stdout)
+	}
+
+	for _, c := range []struct {
+		args []string
+		want []string
+		code int
+	}{
+		// The links are copies: near duplicates (exit 1).
+		{[]string{"--follow"}, []string{"a.txt", "link.txt", "linkdir/b.txt", "notes.md", "sub/b.txt"}, exitDuplicates},
+		{[]string{"--exclude", "*.md"}, []string{"a.txt", "sub/b.txt"}, exitOK},
+		{[]string{"--include", "*.md", "--include", "sub/*"}, []string{"notes.md", "sub/b.txt"}, exitOK},
+		{[]string{"--exclude", "sub/*"}, []string{"a.txt", "notes.md"}, exitOK},
+	} {
+		d := dbDir(t)
+		runFPDB(t, "", append(append([]string{"--db", d, "add", "--threshold", "0.99"}, c.args...), root)...).mustCode(t, c.code)
+		if got := storedIDs(t, d, root); !slices.Equal(got, c.want) {
+			t.Errorf("add %v: stored %v, want %v", c.args, got, c.want)
+		}
+	}
+
+	d := dbDir(t)
+	list := filepath.Join(root, "a.txt") + "\x00" + filepath.Join(root, "notes.md") + "\x00"
+	runFPDB(t, list, "--db", d, "add", "--threshold", "0.99", "--files-from", "-", "-0").mustCode(t, exitOK)
+	if got := storedIDs(t, d, root); !slices.Equal(got, []string{"a.txt", "notes.md"}) {
+		t.Errorf("--files-from - -0: stored %v", got)
+	}
+
+	a := filepath.Join(root, "a.txt")
+	for _, batch := range []string{"1", "10"} {
+		d := dbDir(t)
+		r := runFPDB(t, "", "--db", d, "add", "--bulk", "--batch", batch, a, a).mustCode(t, exitOK)
+		if !strings.HasPrefix(r.stdout, "bulk: 1 stored (0 replaced), 0 unchanged, 0 skipped") {
+			t.Errorf("--batch %s with a path given twice:\n%s%s", batch, r.stdout, r.stderr)
+		}
+	}
+	runFPDB(t, "", "--db", dbDir(t), "add", "--batch", "5", a).mustCode(t, exitFailure)
+	runFPDB(t, "", "--db", dbDir(t), "add", "-0", a).mustCode(t, exitFailure)
+}
