@@ -34,11 +34,15 @@ type Params struct {
 	// Seed selects the hash functions; the shingle and min-hash seeds are
 	// derived from it.
 	Seed uint64
+	// NormalizeVersion selects the text normalization rules; 0 means
+	// normalize.Version.
+	NormalizeVersion int
 }
 
-// DefaultParams returns K = 512, ShingleWidth = 4 and Seed = DefaultSeed.
+// DefaultParams returns K = 512, ShingleWidth = 4, Seed = DefaultSeed and
+// the current normalization rules.
 func DefaultParams() Params {
-	return Params{K: 512, ShingleWidth: 4, Seed: DefaultSeed}
+	return Params{K: 512, ShingleWidth: 4, Seed: DefaultSeed, NormalizeVersion: normalize.Version}
 }
 
 // ErrInvalidParams is wrapped by the errors of Params.Validate.
@@ -53,6 +57,9 @@ func (p Params) Validate() error {
 	}
 	if p.ShingleWidth < 1 || p.ShingleWidth > shingle.MaxWidth {
 		errs = append(errs, fmt.Errorf("%w: ShingleWidth = %d is outside [1, %d]", ErrInvalidParams, p.ShingleWidth, shingle.MaxWidth))
+	}
+	if v := p.NormalizeVersion; v != 0 && (v < normalize.MinVersion || v > normalize.Version) {
+		errs = append(errs, fmt.Errorf("%w: NormalizeVersion = %d is outside [%d, %d]", ErrInvalidParams, v, normalize.MinVersion, normalize.Version))
 	}
 	return errors.Join(errs...)
 }
@@ -120,7 +127,7 @@ func NewBuilder(p Params) (*Builder, error) {
 	}
 	b := &Builder{
 		p:    p,
-		tok:  normalize.NewTokenizer(),
+		tok:  &normalize.Tokenizer{Version: p.NormalizeVersion},
 		sh:   sh,
 		mh:   mh,
 		sha:  sha256.New(),
@@ -149,11 +156,19 @@ func (b *Builder) shingle(h uint64) {
 	b.shingles++
 }
 
-// FromReader reads r to EOF and returns the fingerprint of its text. Memory
-// use is bounded whatever the input size. Errors wrap normalize.ErrBinary
-// (NUL byte or invalid UTF-8, as a *normalize.InputError), ErrNoWords, or
-// the error of r.
+// FromReader reads r to EOF and returns the fingerprint of its text,
+// sniffing whether it is markup (normalize.FormatAuto). Memory use is
+// bounded whatever the input size. Errors wrap normalize.ErrBinary (NUL
+// byte or invalid UTF-8, as a *normalize.InputError), ErrNoWords, or the
+// error of r.
 func (b *Builder) FromReader(r io.Reader) (Result, error) {
+	return b.Read(r, normalize.FormatAuto)
+}
+
+// Read is FromReader for text of the given format (the normalization rules
+// of version 1 ignore it).
+func (b *Builder) Read(r io.Reader, f normalize.Format) (Result, error) {
+	b.tok.Format = f
 	b.sh.Reset()
 	b.mh.Reset()
 	b.sha.Reset()

@@ -226,11 +226,13 @@ var goldenTexts = []struct{ name, text string }{
 	{"unicode", "ΣΑΣ İstanbul straße Привет 日本語のテキスト ภาษาไทย 한국어 café\u0301 ½"},
 	{"short", "just three words"},
 	{"one", "word"},
+	{"code", "for (i = 0; i<n; i++) if (x>0) y = a<b ? a : b; /* <stdio.h> &amp; */"},
+	{"evasive", "ﬁnal Ｆｕｌｌ w\u200bo\u200br\u200bd pаypal Cafe\u0301 STRASSE ⑴"},
 }
 
-func goldenLine(t *testing.T, k int, name, text string) string {
+func goldenLine(t *testing.T, version, k int, name, text string) string {
 	t.Helper()
-	res, err := mustBuilder(t, Params{K: k, ShingleWidth: 4, Seed: DefaultSeed}).FromBytes([]byte(text))
+	res, err := mustBuilder(t, Params{K: k, ShingleWidth: 4, Seed: DefaultSeed, NormalizeVersion: version}).FromBytes([]byte(text))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,21 +244,39 @@ func goldenLine(t *testing.T, k int, name, text string) string {
 		hex.EncodeToString(res.ContentHash[:]), fp.String())
 }
 
-// TestGolden pins the output for fixed texts. A failure means stored
-// fingerprints would change: bump HashVersion or normalize.Version, then
-// regenerate with go test -run TestGolden -update.
+// TestGolden pins the output for fixed texts under every normalization
+// version (testdata/golden.txt for version 1, golden-vN.txt for the
+// others). A failure means stored fingerprints would change: bump
+// HashVersion or normalize.Version (keeping the old rules), then regenerate
+// the new version's file with go test -run TestGolden -update.
 func TestGolden(t *testing.T) {
+	for v := normalize.MinVersion; v <= normalize.Version; v++ {
+		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) { testGolden(t, v) })
+	}
+}
+
+func testGolden(t *testing.T, version int) {
 	path := filepath.Join("testdata", "golden.txt")
+	if version > 1 {
+		path = filepath.Join("testdata", fmt.Sprintf("golden-v%d.txt", version))
+	}
+	texts := goldenTexts
+	if version == 1 {
+		texts = texts[:6] // the texts pinned when version 1 was current
+	}
 	var lines []string
 	for _, k := range []int{512, 64} {
-		for _, g := range goldenTexts {
-			lines = append(lines, goldenLine(t, k, g.name, g.text))
+		for _, g := range texts {
+			lines = append(lines, goldenLine(t, version, k, g.name, g.text))
 		}
 	}
 	if *update {
+		if _, err := os.Stat(path); err == nil && version < normalize.Version {
+			t.Skipf("%s pins a released version: not rewritten", path)
+		}
 		header := fmt.Sprintf("# fingerprint golden vectors: HashVersion %d, normalize.Version %d, ShingleWidth 4, Seed %#x\n"+
 			"# k\tname\twords\tshingles\tcontent hash\tfingerprint (FP[0] FP[1] ... as 16 hex digits each)\n",
-			HashVersion, normalize.Version, uint64(DefaultSeed))
+			HashVersion, version, uint64(DefaultSeed))
 		if err := os.WriteFile(path, []byte(header+strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -7,11 +7,25 @@ import (
 	"io"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/cases"
 )
 
-// Version is the version of the normalization rules. Bump it whenever the
-// words produced for some input change.
-const Version = 1
+// Version is the version of the normalization rules that new databases use.
+// Bump it whenever the words produced for some input change, and keep the
+// older versions working: stored fingerprints depend on them.
+//
+// Version 1 takes markup out of every input (a '<' followed by a letter
+// starts a tag) and lower-cases with simple case mapping. Version 2 strips
+// markup only from HTML and XML (see [Format]), and normalizes Unicode:
+// compatibility decomposition (NFKD) of every character, full case folding,
+// canonical composition (NFC) of each word, default-ignorable code points
+// removed, and Cyrillic and Greek letters that look like Latin ones read as
+// those Latin letters (see the package documentation).
+const Version = 2
+
+// MinVersion is the oldest version of the rules a Tokenizer still applies.
+const MinVersion = 1
 
 // MaxWordLen is the largest word, in bytes, that a [Tokenizer] emits; longer
 // runs of word characters are split into several words.
@@ -60,10 +74,14 @@ const (
 	cSpecial        // '<', '&', NUL or a non-ASCII byte: slow path
 )
 
-var asciiClass = func() (t [256]uint8) {
+// asciiClass classifies bytes when '<' and '&' may start markup;
+// asciiText when they are punctuation (plain text under version 2).
+var asciiClass, asciiText = classTable(true), classTable(false)
+
+func classTable(markup bool) (t [256]uint8) {
 	for c := 0; c < 256; c++ {
 		switch {
-		case c >= utf8.RuneSelf, c == 0, c == '<', c == '&':
+		case c >= utf8.RuneSelf, c == 0, markup && (c == '<' || c == '&'):
 			t[c] = cSpecial
 		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
 			t[c] = cWord
@@ -74,7 +92,7 @@ var asciiClass = func() (t [256]uint8) {
 		}
 	}
 	return t
-}()
+}
 
 // Markup states.
 const (
@@ -101,9 +119,16 @@ var rawEnd = [...]string{rawScript: "</script", rawStyle: "</style"}
 const maxTagName = 8
 
 // Tokenizer splits text into normalized words. The zero value is ready to
-// use; NewTokenizer is provided for symmetry. A Tokenizer is reusable but not
-// safe for concurrent use.
+// use (the current [Version], [FormatAuto]); NewTokenizer is provided for
+// symmetry. A Tokenizer is reusable but not safe for concurrent use.
 type Tokenizer struct {
+	// Version selects the rules: 0 means [Version]; otherwise a version in
+	// [MinVersion, Version]. Words refuses any other value.
+	Version int
+	// Format says whether the input is plain text or markup (version 2;
+	// version 1 treats every input alike).
+	Format Format
+
 	buf []byte // read buffer, bufSize bytes
 	off int64  // stream offset of buf[0]
 	fn  func(word []byte)
@@ -126,6 +151,16 @@ type Tokenizer struct {
 
 	sawWord bool // a word was emitted
 	html    bool // a tag came before the first word: the input is HTML
+
+	v2     bool        // version 2 rules
+	markup bool        // '<' and '&' may start markup
+	class  *[256]uint8 // asciiClass or asciiText
+	uni    bool        // the current word holds a non-ASCII character (version 2)
+	fold   cases.Caser // full case folding (version 2)
+	hasFld bool        // fold is set
+	fbuf   []byte      // folded word
+	nbuf   []byte      // folded word in NFC
+	obuf   []byte      // a piece of the normalized word being emitted
 }
 
 // NewTokenizer returns a Tokenizer with its read buffer allocated.
@@ -134,34 +169,44 @@ func NewTokenizer() *Tokenizer {
 }
 
 // Words reads r to EOF and calls fn for each normalized word, in order. The
-// word holds lower-case UTF-8 and is valid only during the call. If the
-// input holds a NUL byte or invalid UTF-8, Words returns an *InputError
-// (wrapping ErrBinary) after having emitted the words before it. Errors from
-// r other than io.EOF are returned wrapped.
+// word holds lower-case (version 2: case-folded) UTF-8 and is valid only
+// during the call. If the input holds a NUL byte or invalid UTF-8, Words
+// returns an *InputError (wrapping ErrBinary) after having emitted the words
+// before it. Errors from r other than io.EOF are returned wrapped; so is an
+// invalid Version or Format.
 func (t *Tokenizer) Words(r io.Reader, fn func(word []byte)) error {
 	if t.buf == nil {
 		t.buf = make([]byte, bufSize)
 	}
-	t.reset(fn)
+	if err := t.reset(fn); err != nil {
+		return err
+	}
 	defer func() { t.fn = nil }()
-	carry, empty := 0, 0
-	for {
-		n, rerr := r.Read(t.buf[carry:])
-		if n < 0 || n > len(t.buf)-carry {
-			return fmt.Errorf("normalize: read: invalid count %d: %w", n, io.ErrShortBuffer)
-		}
-		eof := errors.Is(rerr, io.EOF)
-		if rerr != nil && !eof {
-			return fmt.Errorf("normalize: read: %w", rerr)
-		}
-		if n == 0 && !eof {
-			if empty++; empty >= maxEmptyReads {
-				return fmt.Errorf("normalize: read: %w", io.ErrNoProgress)
+	end, eof := 0, false
+	sniffed := false
+	if t.v2 && t.Format == FormatAuto {
+		// Read the first SniffLen bytes (or all of a shorter input) to
+		// decide whether it is markup.
+		for end < SniffLen && !eof {
+			n, e, err := t.fill(r, end)
+			if err != nil {
+				return err
 			}
-			continue
+			end, eof = end+n, e
 		}
-		empty = 0
-		end := carry + n
+		t.setMarkup(Sniff(t.buf[:end]) == FormatMarkup)
+		sniffed = true
+	}
+	carry := 0
+	for {
+		if !sniffed {
+			n, e, err := t.fill(r, carry)
+			if err != nil {
+				return err
+			}
+			end, eof = carry+n, e
+		}
+		sniffed = false
 		used, err := t.process(t.buf[:end], eof)
 		if err != nil {
 			return err
@@ -176,11 +221,45 @@ func (t *Tokenizer) Words(r io.Reader, fn func(word []byte)) error {
 	return nil
 }
 
-func (t *Tokenizer) reset(fn func([]byte)) {
+// fill reads from r into t.buf[from:] until it gets at least one byte or the
+// end of the input.
+func (t *Tokenizer) fill(r io.Reader, from int) (n int, eof bool, err error) {
+	for empty := 0; ; {
+		n, rerr := r.Read(t.buf[from:])
+		if n < 0 || n > len(t.buf)-from {
+			return 0, false, fmt.Errorf("normalize: read: invalid count %d: %w", n, io.ErrShortBuffer)
+		}
+		eof := errors.Is(rerr, io.EOF)
+		if rerr != nil && !eof {
+			return 0, false, fmt.Errorf("normalize: read: %w", rerr)
+		}
+		if n > 0 || eof {
+			return n, eof, nil
+		}
+		if empty++; empty >= maxEmptyReads {
+			return 0, false, fmt.Errorf("normalize: read: %w", io.ErrNoProgress)
+		}
+	}
+}
+
+// ErrRules is wrapped by the error of Words for an unknown Version or Format.
+var ErrRules = errors.New("normalize: unknown rules")
+
+func (t *Tokenizer) reset(fn func([]byte)) error {
+	v := t.Version
+	if v == 0 {
+		v = Version
+	}
+	if v < MinVersion || v > Version {
+		return fmt.Errorf("%w: version %d (this build knows %d to %d)", ErrRules, t.Version, MinVersion, Version)
+	}
+	if t.Format > FormatMarkup {
+		return fmt.Errorf("%w: format %d", ErrRules, t.Format)
+	}
 	t.fn = fn
 	t.off = 0
 	t.wlen = 0
-	t.single = false
+	t.single, t.uni = false, false
 	t.state = stText
 	t.entLen = 0
 	t.sawWord, t.html = false, false
@@ -188,6 +267,30 @@ func (t *Tokenizer) reset(fn func([]byte)) {
 		t.tagBuf = make([]byte, 0, MaxTagLen)
 	}
 	t.tagBuf = t.tagBuf[:0]
+	t.v2 = v >= 2
+	switch {
+	case !t.v2:
+		// Version 1: markup anywhere; HTML if a tag comes first.
+		t.markup, t.class = true, &asciiClass
+	case t.Format == FormatAuto:
+		t.setMarkup(false) // until Words has sniffed the input
+	default:
+		t.setMarkup(t.Format == FormatMarkup)
+	}
+	if t.v2 && !t.hasFld {
+		t.fold, t.hasFld = cases.Fold(), true
+	}
+	return nil
+}
+
+// setMarkup chooses the version 2 rules for markup or plain text.
+func (t *Tokenizer) setMarkup(markup bool) {
+	t.markup, t.html = markup, markup
+	if markup {
+		t.class = &asciiClass
+	} else {
+		t.class = &asciiText
+	}
 }
 
 // finish handles the end of the input.
@@ -258,14 +361,15 @@ func (t *Tokenizer) process(buf []byte, eof bool) (int, error) {
 // returns the index of the first byte it cannot handle (or len(buf)).
 func (t *Tokenizer) fastText(buf []byte, i int) int {
 	w := t.wlen
-	if t.single && i < len(buf) && buf[i] < utf8.RuneSelf && asciiClass[buf[i]] != cSpecial {
+	class := t.class
+	if t.single && i < len(buf) && buf[i] < utf8.RuneSelf && class[buf[i]] != cSpecial {
 		// Any ASCII byte ends a one-letter word.
 		t.flush()
 		w = 0
 	}
 	for ; i < len(buf); i++ {
 		c := buf[i]
-		switch asciiClass[c] {
+		switch class[c] {
 		case cWord:
 		case cUpper:
 			c += 'a' - 'A'
@@ -294,14 +398,18 @@ func (t *Tokenizer) fastText(buf []byte, i int) int {
 
 // flush emits the current word, if any.
 func (t *Tokenizer) flush() {
-	if t.wlen > 0 && t.fn != nil {
-		t.fn(t.word[:t.wlen])
-	}
 	if t.wlen > 0 {
+		switch {
+		case t.fn == nil:
+		case t.uni:
+			t.emitUnicode()
+		default:
+			t.fn(t.word[:t.wlen])
+		}
 		t.sawWord = true
 	}
 	t.wlen = 0
-	t.single = false
+	t.single, t.uni = false, false
 }
 
 // appendRune appends r to the current word, splitting overlong words.
@@ -319,11 +427,13 @@ func (t *Tokenizer) appendRune(r rune) {
 func (t *Tokenizer) step(r rune) bool {
 	switch t.state {
 	case stText:
-		switch r {
-		case '<':
+		switch {
+		case !t.markup:
+			t.text(r)
+		case r == '<':
 			t.flush()
 			t.state = stLT
-		case '&':
+		case r == '&':
 			t.ent[0] = '&'
 			t.entLen = 1
 			t.state = stEntity
@@ -510,6 +620,10 @@ func (t *Tokenizer) text(r rune) {
 		default:
 			t.flush()
 		}
+		return
+	}
+	if t.v2 {
+		t.text2(r)
 		return
 	}
 	if isIgnorable(r) {
