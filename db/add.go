@@ -48,6 +48,9 @@ type Input struct {
 	// Added is recorded as the time the document was added; the zero value
 	// means the time of the write.
 	Added time.Time
+	// TextOptions say how Text, Reader or Open's bytes are read (Source
+	// names the text for FormatAuto).
+	TextOptions
 	// ReplaceUnchanged stores the document even when the document stored
 	// under its id has the same content (content hash and fingerprint). By
 	// default such a document is left as it is — its time added and its
@@ -106,7 +109,7 @@ func (d *DB) prepare(in *Input) (Doc, error) {
 	case in.Text != nil:
 		r = bytes.NewReader(in.Text)
 	}
-	res, size, err := d.build(r)
+	res, size, err := d.build(r, in.TextOptions, in.Source)
 	if err != nil {
 		return Doc{}, err
 	}

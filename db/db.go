@@ -279,7 +279,7 @@ func (d *DB) create() error {
 		ShingleWidth:     o.ShingleWidth,
 		Seed:             o.Seed,
 		HashVersion:      fingerprint.HashVersion,
-		NormalizeVersion: normalize.Version,
+		NormalizeVersion: o.NormalizeVersion,
 		Merger:           index.MergerName,
 		Created:          time.Now().UTC().Truncate(time.Second),
 	}
@@ -303,8 +303,9 @@ func checkBuild(p Params) error {
 	if p.HashVersion != fingerprint.HashVersion {
 		return &ParamsError{Param: "HashVersion", Stored: fmt.Sprint(p.HashVersion), Given: fmt.Sprint(fingerprint.HashVersion)}
 	}
-	if p.NormalizeVersion != normalize.Version {
-		return &ParamsError{Param: "NormalizeVersion", Stored: fmt.Sprint(p.NormalizeVersion), Given: fmt.Sprint(normalize.Version)}
+	if p.NormalizeVersion < normalize.MinVersion || p.NormalizeVersion > normalize.Version {
+		return &ParamsError{Param: "NormalizeVersion", Stored: fmt.Sprint(p.NormalizeVersion),
+			Given: fmt.Sprintf("%d..%d (this build)", normalize.MinVersion, normalize.Version)}
 	}
 	if p.Merger != index.MergerName {
 		return &ParamsError{Param: "Merger", Stored: p.Merger, Given: index.MergerName}
@@ -407,7 +408,8 @@ func (d *DB) at(point string) {
 }
 
 func (d *DB) fpParams() fingerprint.Params {
-	return fingerprint.Params{K: d.params.K, ShingleWidth: d.params.ShingleWidth, Seed: d.params.Seed}
+	return fingerprint.Params{K: d.params.K, ShingleWidth: d.params.ShingleWidth, Seed: d.params.Seed,
+		NormalizeVersion: d.params.NormalizeVersion}
 }
 
 func (d *DB) setEntry(iid uint32, e docEntry) {
@@ -483,32 +485,6 @@ func validThreshold(r float64) error {
 		return fmt.Errorf("%w: got %v", ErrInvalidThreshold, r)
 	}
 	return nil
-}
-
-// build fingerprints the text read from r.
-func (d *DB) build(r io.Reader) (fingerprint.Result, int64, error) {
-	b, _ := d.builders.Get().(*fingerprint.Builder)
-	if b == nil {
-		var err error
-		if b, err = fingerprint.NewBuilder(d.fpParams()); err != nil {
-			return fingerprint.Result{}, 0, err
-		}
-	}
-	defer d.builders.Put(b)
-	cr := &countingReader{r: r}
-	res, err := b.FromReader(cr)
-	return res, cr.n, err
-}
-
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // slogLogger adapts a *slog.Logger to Pebble's Logger.

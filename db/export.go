@@ -173,17 +173,19 @@ func Import(ctx context.Context, dir string, r io.Reader, opts *Options) (int, e
 	if h.HashVersion != fingerprint.HashVersion {
 		return 0, fmt.Errorf("fpdb: import: %w", &ParamsError{Param: "HashVersion", Stored: strconv.Itoa(h.HashVersion), Given: strconv.Itoa(fingerprint.HashVersion)})
 	}
-	if h.NormalizeVersion != normalize.Version {
-		return 0, fmt.Errorf("fpdb: import: %w", &ParamsError{Param: "NormalizeVersion", Stored: strconv.Itoa(h.NormalizeVersion), Given: strconv.Itoa(normalize.Version)})
+	if h.NormalizeVersion < normalize.MinVersion || h.NormalizeVersion > normalize.Version {
+		return 0, fmt.Errorf("fpdb: import: %w", &ParamsError{Param: "NormalizeVersion", Stored: strconv.Itoa(h.NormalizeVersion),
+			Given: fmt.Sprintf("%d..%d (this build)", normalize.MinVersion, normalize.Version)})
 	}
 	o := &Options{}
 	if opts != nil {
 		o = opts.Clone()
 	}
-	if err := checkParams(Params{K: h.K, GroupWidths: h.GroupWidths, ShingleWidth: h.ShingleWidth, Seed: h.Seed}, o); err != nil {
+	if err := checkParams(Params{K: h.K, GroupWidths: h.GroupWidths, ShingleWidth: h.ShingleWidth, Seed: h.Seed, NormalizeVersion: h.NormalizeVersion}, o); err != nil {
 		return 0, fmt.Errorf("fpdb: import: %w", err)
 	}
 	o.K, o.GroupWidths, o.ShingleWidth, o.Seed = h.K, slices.Clone(h.GroupWidths), h.ShingleWidth, h.Seed
+	o.NormalizeVersion = h.NormalizeVersion
 	o.ReadOnly, o.ErrorIfNotExist, o.BulkLoad = false, false, true
 	d, err := Open(dir, o)
 	if err != nil {

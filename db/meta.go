@@ -81,6 +81,9 @@ func checkParams(stored Params, o *Options) error {
 	if o.Seed != 0 && o.Seed != stored.Seed {
 		return &ParamsError{Param: "Seed", Stored: strconv.FormatUint(stored.Seed, 10), Given: strconv.FormatUint(o.Seed, 10)}
 	}
+	if o.NormalizeVersion != 0 && o.NormalizeVersion != stored.NormalizeVersion {
+		return &ParamsError{Param: "NormalizeVersion", Stored: strconv.Itoa(stored.NormalizeVersion), Given: strconv.Itoa(o.NormalizeVersion)}
+	}
 	return nil
 }
 

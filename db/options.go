@@ -11,6 +11,7 @@ import (
 	"github.com/fpdb/fpdb/index"
 	"github.com/fpdb/fpdb/internal/fingerprint"
 	"github.com/fpdb/fpdb/internal/minhash"
+	"github.com/fpdb/fpdb/internal/normalize"
 )
 
 // Default values of Options.
@@ -38,13 +39,23 @@ const (
 	MaxGroups = index.MaxGroups
 	// MaxK is the longest fingerprint accepted, in bits.
 	MaxK = minhash.MaxK
+	// NormalizeVersion is the newest version of the text normalization
+	// rules, the default for new databases. Version 2 strips markup only
+	// from HTML and XML and normalizes Unicode (NFKC-like compatibility
+	// mapping, case folding, invisible characters removed, look-alike
+	// Cyrillic and Greek letters read as Latin); version 1 strips anything
+	// that looks like a tag from every text.
+	NormalizeVersion = normalize.Version
+	// MinNormalizeVersion is the oldest normalization version this build
+	// still fingerprints with: databases created with it keep working.
+	MinNormalizeVersion = normalize.MinVersion
 )
 
 // Options configure a DB. The zero value of every field means its default;
 // a nil *Options passed to Open means all defaults.
 //
-// K, GroupWidths, ShingleWidth and Seed are creation parameters: they are
-// recorded when the database is created. When opening an existing database,
+// K, GroupWidths, ShingleWidth, Seed and NormalizeVersion are creation
+// parameters: they are recorded when the database is created. When opening an existing database,
 // zero values take the recorded ones, and non-zero values that differ from
 // the recorded ones make Open fail with a *ParamsError.
 type Options struct {
@@ -63,6 +74,11 @@ type Options struct {
 	// DefaultSeed. Two databases compare fingerprints only if they share K,
 	// ShingleWidth and Seed.
 	Seed uint64
+	// NormalizeVersion is the version of the text normalization rules the
+	// database fingerprints texts with (see NormalizeVersion, the newest,
+	// and MinNormalizeVersion). Default: the newest for a new database;
+	// an existing database keeps the version it was created with.
+	NormalizeVersion int
 
 	// NoSync makes writes return before they reach stable storage. A crash
 	// may then lose the most recent writes (each still all or nothing). Use
@@ -135,6 +151,9 @@ func (o *Options) EnsureDefaults() *Options {
 	if o.Seed == 0 {
 		o.Seed = DefaultSeed
 	}
+	if o.NormalizeVersion == 0 {
+		o.NormalizeVersion = NormalizeVersion
+	}
 	if o.CacheSize == 0 {
 		o.CacheSize = DefaultCacheSize
 	}
@@ -159,7 +178,7 @@ func (o *Options) EnsureDefaults() *Options {
 // always make a database that opens again.
 func (o *Options) Validate() error {
 	var errs []error
-	fp := fingerprint.Params{K: o.K, ShingleWidth: o.ShingleWidth, Seed: o.Seed}
+	fp := fingerprint.Params{K: o.K, ShingleWidth: o.ShingleWidth, Seed: o.Seed, NormalizeVersion: o.NormalizeVersion}
 	if err := fp.Validate(); err != nil {
 		errs = append(errs, err)
 	}

@@ -32,7 +32,7 @@ func (d *DB) QueryReader(ctx context.Context, r io.Reader, opts QueryOptions) (*
 	if err := checkQuery(ctx, opts); err != nil {
 		return nil, err
 	}
-	res, _, err := d.build(r)
+	res, _, err := d.build(r, opts.TextOptions, "")
 	if err != nil {
 		return nil, fmt.Errorf("fpdb: query: %w", err)
 	}
@@ -238,6 +238,9 @@ type QueryOptions struct {
 	// Plan forces a plan; the zero value lets the planner choose. Forcing a
 	// probe plan that cannot be exact for the threshold is an error.
 	Plan Plan
+	// TextOptions say how the query text is read (Query, QueryReader,
+	// QueryMany).
+	TextOptions
 }
 
 // QueryStats describes how a query was executed (the plan, the count
@@ -292,7 +295,7 @@ func (d *DB) QueryMany(ctx context.Context, texts [][]byte, opts QueryOptions) (
 				if i >= len(texts) {
 					return
 				}
-				res, _, err := d.build(bytes.NewReader(texts[i]))
+				res, _, err := d.build(bytes.NewReader(texts[i]), opts.TextOptions, "")
 				if err != nil {
 					cancel(fmt.Errorf("fpdb: query of text %d: %w", i, err))
 					return
