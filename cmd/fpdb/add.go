@@ -38,6 +38,8 @@ type addOptions struct {
 	filesFrom        string
 	null             bool
 	follow           bool
+
+	text textFlags
 }
 
 // addInput is one document to add.
@@ -162,6 +164,7 @@ Exit status:
 	f.StringVar(&o.filesFrom, "files-from", "", "read the paths to add from `FILE` (- for standard input), one per line")
 	f.BoolVarP(&o.null, "null", "0", false, "with --files-from: paths are separated by NUL bytes")
 	f.BoolVar(&o.follow, "follow", false, "follow symbolic links when walking directories")
+	o.text.register(f)
 	return cmd
 }
 
@@ -479,7 +482,7 @@ func (o *addOptions) addOne(ctx context.Context, d *db.DB, in addInput, stdin io
 			source = in.path
 		}
 	}
-	res, err := d.Add(ctx, db.Input{ID: in.id, Reader: r, Source: source, ReplaceUnchanged: o.replace}, &db.AddOptions{
+	res, err := d.Add(ctx, db.Input{ID: in.id, Reader: r, Source: source, ReplaceUnchanged: o.replace, TextOptions: o.text.options(in.path)}, &db.AddOptions{
 		Threshold: o.threshold,
 		Reject:    o.reject,
 	})

@@ -82,7 +82,7 @@ func (o *addOptions) runBulk(ctx context.Context, d *db.DB, inputs []addInput, s
 			skip(in.path, "", in.err)
 			continue
 		}
-		bd := db.Input{ID: in.id, Source: o.source, ReplaceUnchanged: o.replace}
+		bd := db.Input{ID: in.id, Source: o.source, ReplaceUnchanged: o.replace, TextOptions: o.text.options(in.path)}
 		if in.path == "-" {
 			text, err := io.ReadAll(stdin)
 			if err != nil {
