@@ -9,7 +9,48 @@
 // letters, combining marks and digits. Everything else — punctuation, symbols,
 // emoji, white space — separates words and is dropped.
 //
-// # Word rules
+// # Versions
+//
+// The rules are versioned ([Version], the newest, down to [MinVersion]):
+// a database records the version it was created with and fingerprints
+// every text with it, so its stored fingerprints stay comparable. The
+// sections "Word rules" and "Markup" below describe version 1; version 2
+// differs as follows.
+//
+//   - Markup is removed only from markup ([Format]): with [FormatAuto] the
+//     first [SniffLen] bytes decide ([Sniff]: an XML declaration, a
+//     comment, a doctype or a common HTML element first, or an <html>,
+//     <head> or <body> tag anywhere in them); callers also use
+//     [FormatOfName] (.html, .htm, .xhtml, .shtml, .xml, .svg, .rss, .atom).
+//     Everything else is plain text, where '<' and '&' are punctuation and
+//     entities are not decoded: C sources, e-mail with <addresses>,
+//     Markdown (its inline HTML tags become words), text extracted from
+//     PDF. In markup, the version 1 rules for tags, comments, script and
+//     style and entities apply from the first byte.
+//   - Every non-ASCII character is replaced by its compatibility
+//     decomposition (NFKD) before the word rules see it: ligatures (ﬁ →
+//     fi), full-width and half-width forms, circled and superscript digits,
+//     "™" → "tm" and "½" → "1", "2" (the fraction slash separates).
+//   - Every default-ignorable code point (the Unicode property
+//     Default_Ignorable_Code_Point: zero-width space and joiners, word
+//     joiner, soft hyphen, BOM, variation selectors, bidi controls, tag
+//     characters, Hangul fillers, …) is removed: it neither joins nor
+//     splits words.
+//   - A word holding a non-ASCII character is case-folded (full Unicode
+//     case folding: "Straße" → "strasse", final sigma → σ, Cherokee to its
+//     capitals), Cyrillic and Greek letters that look like Latin ones are
+//     replaced by them (а → a, е → e, о → o, р → p, с → c, ο → o, ν → v, …;
+//     a fixed subset of Unicode's confusables, so "pаypal" with a Cyrillic
+//     а is "paypal"), and the word is composed (NFC). Composed and
+//     decomposed accents are therefore the same word. Greek and Cyrillic
+//     texts stay comparable with each other (the mapping is the same for
+//     every document); a few of their words may collide with Latin words
+//     that look the same, which only matters across languages.
+//
+// End-of-line hyphenation in PDF-extracted text ("docu-\nment") is not
+// undone: it cannot be told from a real hyphen at the end of a line.
+//
+// # Word rules (version 1)
 //
 // The segmentation is a simplified form of Unicode UAX #29 word boundaries:
 //
@@ -31,7 +72,7 @@
 //   - A word longer than [MaxWordLen] bytes is split into pieces of at most
 //     that length (at rune boundaries).
 //
-// # Markup
+// # Markup (version 1)
 //
 // A '<' followed by an ASCII letter, '/', '!' or '?' starts a tag that ends at
 // the next '>'; the tag is removed and separates words. A tag holds no '<':
