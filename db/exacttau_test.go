@@ -49,4 +49,3 @@ func TestExactTau(t *testing.T) {
 		t.Errorf("ExactTau(0): %v", err)
 	}
 }
-
