@@ -31,17 +31,17 @@ func registerCompletions(root *cobra.Command, g *globalOptions) {
 	for _, cmd := range root.Commands() {
 		switch cmd.Name() {
 		case "query":
-			_ = cmd.RegisterFlagCompletionFunc("plan", cobra.FixedCompletions([]string{
+			_ = cmd.RegisterFlagCompletionFunc("plan", fixedCompletions([]string{
 				"auto\tthe planner's choice among exact plans",
 				"scan\tcompare with every stored fingerprint",
 				"probe\tprobe the index within --tau bits (exact)",
 				"approx\tallow probe plans that may miss matches (--recall)",
-			}, cobra.ShellCompDirectiveNoFileComp))
+			}))
 		case "clusters":
-			_ = cmd.RegisterFlagCompletionFunc("keep", cobra.FixedCompletions([]string{
+			_ = cmd.RegisterFlagCompletionFunc("keep", fixedCompletions([]string{
 				"oldest\tkeep the document added first",
 				"first\tkeep the document whose id sorts first",
-			}, cobra.ShellCompDirectiveNoFileComp))
+			}))
 		case "get":
 			cmd.ValidArgsFunction = func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 				if len(args) > 0 {
@@ -94,4 +94,18 @@ func (g *globalOptions) completeIDs(ctx context.Context, prefix string, skip []s
 	}
 	slices.Sort(ids)
 	return ids, none
+}
+
+// fixedCompletions completes a flag value from choices ("value\tdescription"),
+// keeping those that start with what was typed; never files.
+func fixedCompletions(choices []string) cobra.CompletionFunc {
+	return func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		var out []string
+		for _, c := range choices {
+			if strings.HasPrefix(c, toComplete) {
+				out = append(out, c)
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
 }
