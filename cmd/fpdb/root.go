@@ -77,6 +77,10 @@ The database is the directory given by --db, by default $` + envDB + ` if it is
 set, else ` + defaultDBDir + `. "fpdb add" creates it; the other commands
 require it to exist.
 
+Shell completion (of flag values such as --plan and --keep, and of stored
+ids for get and delete): source <(fpdb completion bash); "fpdb completion
+--help" covers zsh, fish and PowerShell. "fpdb man DIR" writes the man pages.
+
 Exit status:
   0   success
   1   "fpdb add" found near duplicates; "fpdb query" found no match
