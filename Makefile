@@ -9,7 +9,7 @@ CRASH_CYCLES ?= 500
 DURATION ?= 10m
 
 .DEFAULT_GOAL := help
-.PHONY: help build test test-deps test-short vet lint format-check mod-tidy-check demo fuzz crash soak bench bench-full clean
+.PHONY: help build man test test-deps test-short vet lint format-check mod-tidy-check demo fuzz crash soak bench bench-full clean
 
 help: ## print this help
 	@echo "fpdb make targets:"
@@ -17,6 +17,10 @@ help: ## print this help
 
 build: ## build the fpdb binary into bin/
 	$(GO) build -o $(BIN) ./cmd/fpdb
+
+man: ## regenerate the man pages in docs/man/ (fpdb man; commit them: a test checks they are current)
+	rm -f docs/man/*.1
+	$(GO) run ./cmd/fpdb man docs/man
 
 test-deps: ## install what the tests use beyond Go when it is missing (jq, from Debian's packages)
 	@command -v jq >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq jq >/dev/null; } || \

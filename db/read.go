@@ -113,6 +113,17 @@ func (d *DB) searchLocked(ctx context.Context, fp []uint64, hash [16]byte, hasHa
 	return res, nil
 }
 
+// ExactTau returns the smallest Plan.Tau for which a PlanProbe query at
+// threshold is exact (returns every match a scan returns); a smaller Tau
+// is refused with ErrInfeasiblePlan, a larger one is exact too but probes
+// more values.
+func (d *DB) ExactTau(threshold float64) (int, error) {
+	if err := validThreshold(threshold); err != nil {
+		return 0, fmt.Errorf("fpdb: exact tau: %w", err)
+	}
+	return index.ExactTau(d.ix.Layout().M(), index.Radius(d.params.K, threshold)), nil
+}
+
 // Get returns the document stored under id, or ErrNotFound.
 func (d *DB) Get(ctx context.Context, id string) (*Doc, error) {
 	if err := ctx.Err(); err != nil {

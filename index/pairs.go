@@ -181,7 +181,7 @@ func (s *Snapshot) Pairs(ctx context.Context, rh int, o PairOptions, fn func(Pai
 		}
 		switch {
 		case p.Tau < 0 || st.MinHits < 1:
-			return st, fmt.Errorf("%w: tau=%d, radius %d, %d groups", ErrInfeasible, p.Tau, rh, m)
+			return st, infeasible(p.Tau, rh, m)
 		case st.MinHits > m:
 			return st, fmt.Errorf("index: count filter %d above the %d groups", st.MinHits, m)
 		case uint64(len(s.ids))*uint64(m) > math.MaxUint32:

@@ -113,6 +113,23 @@ const (
 // of the query's groups.
 func MinHits(m, rh, tau int) int { return m - rh/(tau+1) }
 
+// ExactTau returns the smallest probe radius τ ≥ 0 whose count filter
+// MinHits(m, rh, τ) is at least 1: the smallest τ for which a probe plan
+// over m groups is exact at Hamming radius rh. Every larger τ is exact too;
+// every smaller one is infeasible (ErrInfeasible).
+func ExactTau(m, rh int) int {
+	if m <= 0 || rh <= 0 {
+		return 0
+	}
+	return rh / m
+}
+
+// infeasible returns the ErrInfeasible error of probe radius tau at
+// Hamming radius rh over m groups, naming the radii that are exact.
+func infeasible(tau, rh, m int) error {
+	return fmt.Errorf("%w: tau=%d, radius %d, %d groups (tau %d or more is exact)", ErrInfeasible, tau, rh, m, ExactTau(m, rh))
+}
+
 // scanWorkers returns how many goroutines the scan of n fingerprints uses.
 func scanWorkers(n, stride int) int {
 	w := runtime.GOMAXPROCS(0)
@@ -236,7 +253,7 @@ func (ix *Index) Search(ctx context.Context, q []uint64, rh int, p Plan) ([]Hit,
 			t = max(t, p.MinHits)
 		}
 		if p.Tau < 0 || t < 1 {
-			return nil, st, fmt.Errorf("%w: tau=%d, radius %d, %d groups", ErrInfeasible, p.Tau, rh, ix.layout.M())
+			return nil, st, infeasible(p.Tau, rh, ix.layout.M())
 		}
 		if t > MinHits(ix.layout.M(), rh, p.Tau) {
 			st.Recall = ix.recall(rh, p.Tau, t)

@@ -161,3 +161,68 @@ func tsvField(id string) string {
 	}
 	return id
 }
+
+// inputError marks an error as the failure of one input (a file or standard
+// input given to add or query: missing, unreadable, not text, without any
+// word) rather than of the database or the command line. failure gives it
+// exit status exitInput.
+type inputError struct{ err error }
+
+func (e *inputError) Error() string { return e.err.Error() }
+
+func (e *inputError) Unwrap() error { return e.err }
+
+// asInputError marks err as the failure of an input (nil stays nil).
+func asInputError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &inputError{err: err}
+}
+
+// isInputError reports whether err, the error of the input read from path
+// ("-" for standard input), is the input's own fault: marked by
+// asInputError; the db package's ErrBinary (binary or not UTF-8), ErrNoWords
+// (empty, white space or punctuation only) or ErrInvalidID (a path that
+// makes no valid id); or a file system error (*fs.PathError) on path
+// itself (missing, unreadable, a directory that cannot be listed). Any
+// other error — the database's — is not.
+func isInputError(err error, path string) bool {
+	var ie *inputError
+	if errors.As(err, &ie) || errors.Is(err, db.ErrBinary) || errors.Is(err, db.ErrNoWords) || errors.Is(err, db.ErrInvalidID) {
+		return true
+	}
+	var pe *fs.PathError
+	return path != "" && errors.As(err, &pe) && pe.Path == path
+}
+
+// inputFailures counts the failed inputs of an add or query run by kind,
+// and gives the run's exit status: exitInput when every failure was the
+// input's own (isInputError), exitFailure when any was not.
+type inputFailures struct {
+	input int // inputs that could not be read or fingerprinted
+	other int // inputs that failed for another reason
+}
+
+// note counts the failure err of the input read from path.
+func (f *inputFailures) note(path string, err error) {
+	if isInputError(err, path) {
+		f.input++
+	} else {
+		f.other++
+	}
+}
+
+// count returns the number of failed inputs.
+func (f *inputFailures) count() int { return f.input + f.other }
+
+// failure returns the exitError of a run in which inputs failed, printing
+// err (nil: nothing more to print): exit status exitInput when only inputs
+// were at fault, exitFailure otherwise.
+func (f *inputFailures) failure(err error) *exitError {
+	code := exitFailure
+	if f.other == 0 && f.input > 0 {
+		code = exitInput
+	}
+	return &exitError{code: code, err: err}
+}

@@ -176,7 +176,7 @@ func TestE2EAddOriginals(t *testing.T) {
 
 	// Delete, then query no longer shows it.
 	exe(t, nil, "", "--db", dir, "delete", "corpus/bees.txt").mustCode(t, exitOK)
-	r = exe(t, nil, "", "--db", dir, "query", "corpus/bees-edited.txt").mustCode(t, exitOK)
+	r = exe(t, nil, "", "--db", dir, "query", "corpus/bees-edited.txt").mustCode(t, exitNoMatch)
 	if r.stdout != "" {
 		t.Errorf("query after delete:\n%s", r.stdout)
 	}

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -22,7 +27,12 @@ type queryOptions struct {
 	tau       int
 	recall    float64
 	explain   bool
-	path      string
+	paths     []string
+	tauSet    bool // --tau was given
+	recallSet bool // --recall was given
+
+	exclude, include []string
+	follow           bool
 }
 
 // jsonExplain is the JSON form of a query's execution statistics.
@@ -39,68 +49,113 @@ type jsonExplain struct {
 	ElapsedNS  int64   `json:"elapsed_ns"`
 }
 
+// planNames are the values of --plan, in the order the help gives them.
+var planNames = []string{"auto", "scan", "probe", "approx"}
+
 func newQueryCommand(g *globalOptions) *cobra.Command {
 	o := &queryOptions{globalOptions: g}
 	cmd := &cobra.Command{
-		Use:   "query [flags] PATH|-",
-		Short: "List the stored near duplicates of a document",
-		Long: `Query fingerprints the document in PATH (or standard input for "-") and lists
-the stored documents whose estimated resemblance to it is at least
---threshold, closest first, without storing anything. The database must exist.
+		Use:   "query [flags] PATH...|-",
+		Short: "List the stored near duplicates of documents",
+		Long: `Query fingerprints each document given and lists the stored documents whose
+estimated resemblance to it is at least --threshold, closest first, without
+storing anything. A PATH is a file, a directory (its files are queried,
+walked as "fpdb add" walks them: recursively, in sorted order, skipping hidden
+files, databases and, unless --follow, symbolic links; --exclude and
+--include select files) or "-" for standard input. The database must exist;
+it is opened once for all the inputs.
 
-Output: one line per match, "ID  similarity 0.906  hamming 24  exact" ("exact"
-when the normalized texts are identical); nothing when there is no match.
-With --json, one JSON object per line:
+Output for a single file or -: one line per match,
+"ID  similarity 0.906  hamming 24  exact" ("exact" when the normalized texts
+are identical); nothing when there is no match.
+
+Output for several PATHs or a directory: one tab-separated line per match,
+grouped by input in the order the inputs were given (or walked), each
+input's matches closest first; an input without a match prints nothing:
+
+  INPUT<TAB>ID<TAB>0.906<TAB>24[<TAB>exact]
+
+(the input as given or found, the match's id, the similarity, the Hamming
+distance: awk -F'\t' '$3 >= 0.9 { print $1 }' | sort -u lists the inputs
+with a close match; an input or id holding a tab or a newline is written
+Go-quoted).
+
+With --json, one JSON object per match, whatever the number of inputs:
 
   {"query": "PATH", "id": "ID", "similarity": 0.906, "hamming": 24, "exact": true}
 
---explain prints how the query ran (plan, Hamming radius, minimum group hits,
-probes, postings read, candidates, fingerprints verified, elapsed time) on
-standard error; with --json it is printed last on standard output as
+--explain prints how each query ran (plan, Hamming radius, minimum group
+hits, probes, postings read, candidates, fingerprints verified, elapsed time)
+on standard error, after an "input PATH" line when there are several inputs;
+with --json it is printed on standard output after the input's matches as
 
   {"explain": {"plan": "probe tau=2", "radius": 76, "min_hits": 7, "probes": 2239,
    "postings": 90, "candidates": 3, "verified": 3, "elapsed_ns": 81234}}
 
+(with "query": "PATH" added when there are several inputs).
+
 Every exact plan returns the same matches; --plan and --tau only change the
 cost. --plan probe looks up, in every index group, all the values within --tau
-bits of the query's group value; --tau alone implies --plan probe. A probe
-radius too small to find every match at the threshold is an error.
+bits of the query's group value; --tau alone implies --plan probe, and
+--plan probe without --tau uses the smallest radius that finds every match
+at the threshold. A probe radius too small for that is an error that names
+the radii that are large enough.
 
 --plan approx (never the default) also lets the planner use probe plans that
 may miss matches, when their expected recall for a match at the threshold is
 at least --recall (default 0.999); --explain states the plan's expected
-recall.
+recall. --recall without --plan approx is refused.
 
-Exit status: 0 on success, with or without matches; 2 on error.`,
+An input that cannot be queried (missing or unreadable, binary or not UTF-8,
+without any word) is reported on standard error as "fpdb: query PATH: ERROR"
+and the other inputs are still queried.
+
+Exit status (as grep's):
+  0  at least one input has a match
+  1  no input has a match
+  2  an error: bad flags, a database problem (wins over 3)
+  3  an input could not be read or fingerprinted (wins over 0 and 1)`,
 		Example: `  fpdb query draft.txt
   fpdb query --threshold 0.9 --limit 5 --json draft.txt
-  fpdb query --plan probe --tau 2 --explain draft.txt
+  fpdb query --plan probe --explain draft.txt
   fpdb query --plan approx --recall 0.999 --explain draft.txt
-  cat draft.txt | fpdb query -`,
+  fpdb query --threshold 0.9 incoming/ | awk -F'\t' '{ print $1 }' | sort -u
+  cat draft.txt | fpdb query -
+  if fpdb query --threshold 0.95 new.txt > /dev/null; then echo "seen before"; fi`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usageErrorf("query: want exactly one PATH or -, got %d arguments", len(args))
+			switch {
+			case len(args) == 0:
+				return usageErrorf("query: no PATH given (use - for standard input)")
+			case len(slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a != "-" })) > 1:
+				return usageErrorf("query: - (standard input) given more than once")
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.path = args[0]
-			return o.run(cmd.Context(), cmd.Flags().Changed("tau"), cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			o.paths = args
+			o.tauSet = cmd.Flags().Changed("tau")
+			o.recallSet = cmd.Flags().Changed("recall")
+			return o.run(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	f := cmd.Flags()
 	f.Float64Var(&o.threshold, "threshold", defaultThreshold, "minimum resemblance `R` of a match, in (0, 1]")
-	f.IntVar(&o.limit, "limit", 0, "print at most `N` matches, the closest (0: all)")
+	f.IntVar(&o.limit, "limit", 0, "print at most `N` matches per input, the closest (0: all)")
 	f.BoolVar(&o.json, "json", false, "print JSON lines")
-	f.StringVar(&o.plan, "plan", "auto", "query `PLAN`: auto, scan, probe or approx")
+	f.StringVar(&o.plan, "plan", "auto", "query `PLAN`: "+strings.Join(planNames[:len(planNames)-1], ", ")+" or "+planNames[len(planNames)-1])
 	f.Float64Var(&o.recall, "recall", 0.999, "least expected recall `R` of --plan approx, in (0, 1]")
-	f.IntVar(&o.tau, "tau", 0, "per-group probe radius `T` of --plan probe (implies it)")
+	f.IntVar(&o.tau, "tau", 0, "per-group probe radius `T` of --plan probe (implies it; default: the smallest exact one)")
 	f.BoolVar(&o.explain, "explain", false, "print how the query was executed")
+	f.StringArrayVar(&o.exclude, "exclude", nil, "in directories, leave out files whose name or path matches `GLOB` (repeatable)")
+	f.StringArrayVar(&o.include, "include", nil, "in directories, query only files whose name or path matches `GLOB` (repeatable)")
+	f.BoolVar(&o.follow, "follow", false, "follow symbolic links when walking directories")
 	return cmd
 }
 
-// queryPlan validates --plan and --tau and returns the plan they ask for.
-func (o *queryOptions) queryPlan(tauSet bool) (db.Plan, error) {
+// queryPlan validates --plan, --tau and --recall and returns the plan they
+// ask for. A probe plan without --tau has Tau -1: the caller sets the
+// smallest exact radius once the database is open.
+func (o *queryOptions) queryPlan() (db.Plan, error) {
 	var p db.Plan
 	switch o.plan {
 	case "auto":
@@ -119,40 +174,126 @@ func (o *queryOptions) queryPlan(tauSet bool) (db.Plan, error) {
 		return p, usageErrorf("invalid --plan %q: must be auto, scan, probe or approx", o.plan)
 	}
 	switch {
-	case tauSet && o.plan == "auto":
+	case o.recallSet && p.Kind != db.PlanApprox:
+		return p, usageErrorf("--recall %v needs --plan approx (the other plans are exact)", o.recall)
+	case o.tauSet && o.plan == "auto":
 		p.Kind = db.PlanProbe // --tau alone asks for a probe plan
-	case tauSet && p.Kind != db.PlanProbe:
+	case o.tauSet && p.Kind != db.PlanProbe:
 		return p, usageErrorf("--tau %d needs --plan probe", o.tau)
-	case !tauSet && p.Kind == db.PlanProbe:
-		return p, usageErrorf("--plan probe needs --tau T")
 	}
 	if o.tau < 0 {
 		return p, usageErrorf("invalid --tau %d: must not be negative", o.tau)
 	}
 	p.Tau = o.tau
+	if p.Kind == db.PlanProbe && !o.tauSet {
+		p.Tau = -1
+	}
 	return p, nil
 }
 
-func (o *queryOptions) run(ctx context.Context, tauSet bool, stdin io.Reader, stdout, stderr io.Writer) (err error) {
+// multi reports whether the query has several inputs: more than one PATH,
+// or a directory. It chooses the output format, whatever the directories
+// hold.
+func (o *queryOptions) multi() bool {
+	if len(o.paths) != 1 {
+		return true
+	}
+	fi, err := os.Stat(o.paths[0])
+	return o.paths[0] != "-" && err == nil && fi.IsDir()
+}
+
+// collect expands the PATH arguments into the inputs to query, with the
+// directory walker of "fpdb add". Its note about skipped symbolic links is
+// printed as query's.
+func (o *queryOptions) collect(stdin io.Reader, stderr io.Writer) ([]addInput, error) {
+	ao := &addOptions{globalOptions: o.globalOptions, paths: o.paths, exclude: o.exclude, include: o.include, follow: o.follow}
+	var note bytes.Buffer
+	inputs, err := ao.collect(stdin, &note)
+	if note.Len() > 0 {
+		io.WriteString(stderr, strings.ReplaceAll(note.String(), "fpdb: add: ", "fpdb: query: "))
+	}
+	return inputs, err
+}
+
+// readErrors is a reader that remembers its last read error, to tell an
+// input that could not be read from an error of the database.
+type readErrors struct {
+	r   io.Reader
+	err error
+}
+
+func (r *readErrors) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err != nil && err != io.EOF {
+		r.err = err
+	}
+	return n, err
+}
+
+// queryInput runs the query of one input. An error of the input itself (it
+// cannot be opened or read, it is not text, it has no words) is returned
+// marked by asInputError.
+func (o *queryOptions) queryInput(ctx context.Context, d *db.DB, in addInput, stdin io.Reader, qo db.QueryOptions) (*db.QueryResult, error) {
+	if in.err != nil {
+		return nil, asInputError(pathError(in.err, in.path))
+	}
+	r := &readErrors{r: stdin}
+	if in.path != "-" {
+		f, err := os.Open(in.path)
+		if err != nil {
+			return nil, asInputError(pathError(err, in.path))
+		}
+		defer f.Close()
+		r.r = f
+	}
+	res, err := d.QueryReader(ctx, r, qo)
+	switch {
+	case err == nil:
+		return res, nil
+	case r.err != nil:
+		return nil, asInputError(pathError(r.err, in.path))
+	case isInputError(err, in.path):
+		return nil, asInputError(err)
+	}
+	return nil, err
+}
+
+func (o *queryOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) (err error) {
 	if err := checkThreshold(o.threshold); err != nil {
 		return err
 	}
 	if o.limit < 0 {
 		return usageErrorf("invalid --limit %d: must not be negative", o.limit)
 	}
-	plan, err := o.queryPlan(tauSet)
+	plan, err := o.queryPlan()
 	if err != nil {
 		return err
 	}
-
-	r := stdin
-	if o.path != "-" {
-		f, err := os.Open(o.path)
-		if err != nil {
-			return failure(fmt.Errorf("query %s: %w", o.path, pathError(err, o.path)))
+	multi := o.multi()
+	inputs, err := o.collect(stdin, stderr)
+	if err != nil {
+		return failure(err)
+	}
+	if len(inputs) == 0 {
+		return failure(errors.New("query: no files to query"))
+	}
+	var failed inputFailures
+	fail := func(in addInput, err error) error {
+		failed.note(in.path, err)
+		err = newOpError("query "+in.path, err, "query")
+		if !multi {
+			return err // printed by the caller, once
 		}
-		defer f.Close()
-		r = f
+		fmt.Fprintf(stderr, "fpdb: %s\n", errorText(err))
+		return nil
+	}
+	if !slices.ContainsFunc(inputs, func(in addInput) bool { return in.err == nil }) {
+		// Nothing readable: report, without opening the database.
+		var last error
+		for _, in := range inputs {
+			last = fail(in, asInputError(pathError(in.err, in.path)))
+		}
+		return o.failed(failed, last, len(inputs))
 	}
 
 	d, err := o.openDB(openReadOnly)
@@ -160,43 +301,104 @@ func (o *queryOptions) run(ctx context.Context, tauSet bool, stdin io.Reader, st
 		return failure(err)
 	}
 	defer closeDB(d, &err)
-
-	res, err := d.QueryReader(ctx, r, db.QueryOptions{Threshold: o.threshold, Limit: o.limit, Plan: plan})
-	if err != nil {
-		return failure(newOpError("query "+o.path, err, "query"))
+	if plan.Kind == db.PlanProbe && plan.Tau < 0 {
+		if plan.Tau, err = d.ExactTau(o.threshold); err != nil {
+			return failure(newOpError("query", err, "exact tau"))
+		}
 	}
 
+	qo := db.QueryOptions{Threshold: o.threshold, Limit: o.limit, Plan: plan}
+	enc := newJSONEncoder(stdout)
+	matched := 0
+	var last error
+	for _, in := range inputs {
+		res, err := o.queryInput(ctx, d, in, stdin, qo)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return failure(fmt.Errorf("query: interrupted"))
+		case err != nil && isInputError(err, in.path):
+			last = fail(in, err)
+			continue
+		case err != nil:
+			return failure(newOpError("query "+in.path, err, "query"))
+		}
+		if len(res.Matches) > 0 {
+			matched++
+		}
+		if err := o.print(in.path, res, multi, enc, stdout, stderr); err != nil {
+			return failure(err)
+		}
+	}
+	if failed.count() > 0 {
+		return o.failed(failed, last, len(inputs))
+	}
+	if matched == 0 {
+		return &exitError{code: exitNoMatch}
+	}
+	return nil
+}
+
+// failed returns the error of a query run in which inputs failed: the
+// input's error with a single input, else a count (each input's error was
+// printed as it happened).
+func (o *queryOptions) failed(f inputFailures, last error, inputs int) error {
+	if last != nil {
+		return f.failure(last)
+	}
+	return f.failure(fmt.Errorf("query: %d of %d inputs failed", f.count(), inputs))
+}
+
+// print prints the matches of the query of input, and with --explain its
+// statistics.
+func (o *queryOptions) print(input string, res *db.QueryResult, multi bool, enc *json.Encoder, stdout, stderr io.Writer) error {
+	s := res.Stats
 	if o.json {
-		enc := newJSONEncoder(stdout)
 		for _, m := range res.Matches {
-			if err := enc.Encode(newJSONMatch(o.path, m)); err != nil {
-				return failure(err)
+			if err := enc.Encode(newJSONMatch(input, m)); err != nil {
+				return err
 			}
 		}
-		if o.explain {
-			s := res.Stats
-			err := enc.Encode(map[string]jsonExplain{"explain": {
-				Plan: s.Plan.String(), Radius: s.Radius, MinHits: s.MinHits, Probes: s.Probes,
-				Postings: s.Postings, Candidates: s.Candidates, Verified: s.Verified,
-				Reads: s.Reads, Recall: s.Recall, ElapsedNS: int64(s.Elapsed),
-			}})
-			if err != nil {
-				return failure(err)
-			}
+		if !o.explain {
+			return nil
 		}
-		return nil
+		ex := jsonExplain{
+			Plan: s.Plan.String(), Radius: s.Radius, MinHits: s.MinHits, Probes: s.Probes,
+			Postings: s.Postings, Candidates: s.Candidates, Verified: s.Verified,
+			Reads: s.Reads, Recall: s.Recall, ElapsedNS: int64(s.Elapsed),
+		}
+		if multi {
+			return enc.Encode(struct {
+				Query   string      `json:"query"`
+				Explain jsonExplain `json:"explain"`
+			}{input, ex})
+		}
+		return enc.Encode(map[string]jsonExplain{"explain": ex})
 	}
 
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	for _, m := range res.Matches {
-		fmt.Fprintf(tw, "%s\n", formatMatch(m))
-	}
-	if err := tw.Flush(); err != nil {
-		return failure(err)
+	if multi {
+		for _, m := range res.Matches {
+			line := fmt.Sprintf("%s\t%s\t%.3f\t%d", tsvField(input), tsvField(m.ID), m.Similarity, m.Hamming)
+			if m.Exact {
+				line += "\texact"
+			}
+			if _, err := fmt.Fprintln(stdout, line); err != nil {
+				return err
+			}
+		}
+	} else {
+		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+		for _, m := range res.Matches {
+			fmt.Fprintf(tw, "%s\n", formatMatch(m))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
 	}
 	if o.explain {
-		s := res.Stats
 		tw := tabwriter.NewWriter(stderr, 0, 0, 2, ' ', 0)
+		if multi {
+			fmt.Fprintf(tw, "input\t%s\n", input)
+		}
 		fmt.Fprintf(tw, "plan\t%s\n", s.Plan)
 		fmt.Fprintf(tw, "radius\t%d\n", s.Radius)
 		fmt.Fprintf(tw, "min hits\t%d\n", s.MinHits)

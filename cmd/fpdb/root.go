@@ -22,10 +22,22 @@ const (
 	// exitDuplicates means that "fpdb add" found near duplicates of at
 	// least one document (and no error happened).
 	exitDuplicates = 1
-	// exitFailure means an error: bad flags or arguments, an input that could
-	// not be read or fingerprinted, a database problem. It wins over
-	// exitDuplicates.
+	// exitNoMatch means that "fpdb query" found no match for any input
+	// (as grep exits 1 when no line matched). It is exitDuplicates' value:
+	// each command documents which of the two it means.
+	exitNoMatch = 1
+	// exitFailure means an error: bad flags or arguments, a database
+	// problem. It wins over exitInput, exitDuplicates and exitNoMatch.
 	exitFailure = 2
+	// exitInput means that an input of "fpdb add" or "fpdb query" could
+	// not be read or fingerprinted (missing, unreadable, binary or not
+	// UTF-8, without any word): the other inputs were processed. It wins
+	// over exitDuplicates and exitNoMatch, and loses to exitFailure.
+	exitInput = 3
+	// exitStorage is the exit status of a storage failure under a write
+	// (a failed WAL write or sync, a full disk): the db package ends the
+	// process with it.
+	exitStorage = 74
 )
 
 // envDB is the environment variable giving the default database directory.
@@ -65,21 +77,37 @@ The database is the directory given by --db, by default $` + envDB + ` if it is
 set, else ` + defaultDBDir + `. "fpdb add" creates it; the other commands
 require it to exist.
 
-Exit status: 0 success, 1 "fpdb add" found near duplicates, 2 an error, 74
-the storage failed under a write (a failed WAL write or sync, a full disk;
-every write reported done is kept).`,
+Shell completion (of flag values such as --plan and --keep, and of stored
+ids for get and delete): source <(fpdb completion bash); "fpdb completion
+--help" covers zsh, fish and PowerShell. "fpdb man DIR" writes the man pages.
+
+Exit status:
+  0   success
+  1   "fpdb add" found near duplicates; "fpdb query" found no match
+  2   an error: bad flags or arguments, a database problem (wins over 1 and 3)
+  3   an input of "fpdb add" or "fpdb query" could not be read or
+      fingerprinted (missing, unreadable, binary or not UTF-8, no words);
+      the other inputs were processed (wins over 1)
+  74  the storage failed under a write (a failed WAL write or sync, a full
+      disk; every write reported done is kept)`,
 		Example: `  fpdb add docs/                          # add every file under docs/
   fpdb add --reject --threshold 0.8 new.txt # store new.txt unless it has near duplicates
   cat page.txt | fpdb add --id page-17 -    # add standard input
   fpdb query --threshold 0.9 draft.txt      # list near duplicates, store nothing
   fpdb get docs/a.txt                       # show a stored document
+  fpdb list --prefix docs/                  # list stored documents
   fpdb delete docs/a.txt docs/b.txt
   fpdb pairs --threshold 0.9                # every pair of stored near duplicates
   fpdb clusters --threshold 0.9 --keep oldest
   fpdb --db /var/lib/fpdb stats`,
+		Version:       versionText(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
+	// "fpdb --version" prints what "fpdb version" prints. The flag is
+	// declared here so that cobra does not add a -v shorthand.
+	root.SetVersionTemplate("{{.Version}}")
+	root.Flags().Bool("version", false, "print the version of fpdb (as \"fpdb version\" does)")
 	def := defaultDBDir
 	if v, ok := os.LookupEnv(envDB); ok && v != "" {
 		def = v
@@ -99,6 +127,7 @@ every write reported done is kept).`,
 		newAddCommand(g),
 		newQueryCommand(g),
 		newGetCommand(g),
+		newListCommand(g),
 		newDeleteCommand(g),
 		newStatsCommand(g),
 		newCheckCommand(g),
@@ -109,7 +138,9 @@ every write reported done is kept).`,
 		newCompactCommand(g),
 		newBackupCommand(g),
 		newVersionCommand(),
+		newManCommand(),
 	)
+	registerCompletions(root, g)
 	return root
 }
 
@@ -177,8 +208,14 @@ func usageErrorf(format string, args ...any) *exitError {
 	return usageError(fmt.Errorf(format, args...))
 }
 
-// failure returns an exitError with code exitFailure for err.
+// failure returns an exitError for err: exit status exitInput when err was
+// marked by asInputError (an input could not be read or fingerprinted),
+// exitFailure otherwise.
 func failure(err error) *exitError {
+	var ie *inputError
+	if errors.As(err, &ie) {
+		return &exitError{code: exitInput, err: err}
+	}
 	return &exitError{code: exitFailure, err: err}
 }
 

@@ -88,23 +88,27 @@ func TestThresholdValidation(t *testing.T) {
 func TestUsageErrors(t *testing.T) {
 	dir := dbDir(t)
 	for name, args := range map[string][]string{
-		"unknown command":  {"frobnicate"},
-		"unknown flag":     {"add", "--frob", corpus + "bees.txt"},
-		"add no args":      {"add"},
-		"id two files":     {"add", "--id", "x", corpus + "bees.txt", corpus + "bread.txt"},
-		"id directory":     {"add", "--id", "x", corpus},
-		"stdin without id": {"add", "-"},
-		"stdin twice":      {"add", "--id", "x", "-", "-"},
-		"query no args":    {"query"},
-		"query two args":   {"query", corpus + "bees.txt", corpus + "bread.txt"},
-		"query bad plan":   {"query", "--plan", "fast", corpus + "bees.txt"},
-		"query tau scan":   {"query", "--plan", "scan", "--tau", "1", corpus + "bees.txt"},
-		"query probe":      {"query", "--plan", "probe", corpus + "bees.txt"},
-		"query limit":      {"query", "--limit", "-3", corpus + "bees.txt"},
-		"get no args":      {"get"},
-		"delete no args":   {"delete"},
-		"stats arg":        {"stats", "x"},
-		"version arg":      {"version", "x"},
+		"unknown command":   {"frobnicate"},
+		"unknown flag":      {"add", "--frob", corpus + "bees.txt"},
+		"add no args":       {"add"},
+		"id two files":      {"add", "--id", "x", corpus + "bees.txt", corpus + "bread.txt"},
+		"id directory":      {"add", "--id", "x", corpus},
+		"stdin without id":  {"add", "-"},
+		"stdin twice":       {"add", "--id", "x", "-", "-"},
+		"query no args":     {"query"},
+		"query stdin twice": {"query", "-", corpus + "bees.txt", "-"},
+		"query recall":      {"query", "--recall", "0.9", corpus + "bees.txt"},
+		"query recall scan": {"query", "--plan", "scan", "--recall", "0.9", corpus + "bees.txt"},
+		"list arg":          {"list", "x"},
+		"list json null":    {"list", "--json", "-0"},
+		"man no args":       {"man"},
+		"query bad plan":    {"query", "--plan", "fast", corpus + "bees.txt"},
+		"query tau scan":    {"query", "--plan", "scan", "--tau", "1", corpus + "bees.txt"},
+		"query limit":       {"query", "--limit", "-3", corpus + "bees.txt"},
+		"get no args":       {"get"},
+		"delete no args":    {"delete"},
+		"stats arg":         {"stats", "x"},
+		"version arg":       {"version", "x"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := runFPDB(t, "", append([]string{"--db", dir}, args...)...).mustCode(t, exitFailure)
@@ -216,8 +220,8 @@ func TestAddQueryGetDeleteStats(t *testing.T) {
 	}
 	// A probe radius that cannot be exact at the threshold is refused.
 	runFPDB(t, "", db("query", "--plan", "probe", "--tau", "0", corpus+"bees.txt")...).mustCode(t, exitFailure)
-	// No match: empty output, exit 0.
-	r = runFPDB(t, "", db("query", corpus+"railway.txt")...).mustCode(t, exitOK)
+	// No match: empty output, exit 1 (as grep).
+	r = runFPDB(t, "", db("query", corpus+"railway.txt")...).mustCode(t, exitNoMatch)
 	if r.stdout != "" {
 		t.Errorf("query with no match printed:\n%s", r.stdout)
 	}
@@ -356,8 +360,8 @@ func TestAddBadInputs(t *testing.T) {
 	}
 	// A bad input and near duplicates: 2 wins over 1.
 	runFPDB(t, "", "--db", dir, "add", corpus+"coffee.txt", bad+"empty.txt").mustCode(t, exitFailure)
-	// A bad query input.
-	r = runFPDB(t, "", "--db", dir, "query", bad+"binary.bin").mustCode(t, exitFailure)
+	// A bad query input: exit 3, an input error.
+	r = runFPDB(t, "", "--db", dir, "query", bad+"binary.bin").mustCode(t, exitInput)
 	if !strings.Contains(r.stderr, "binary.bin") {
 		t.Errorf("query of a binary file: %s", r.stderr)
 	}

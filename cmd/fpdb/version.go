@@ -56,8 +56,13 @@ func versionString() string {
 	return s
 }
 
+// versionText returns what "fpdb version" and "fpdb --version" print: the
+// version line and the Go version line.
+func versionText() string {
+	return fmt.Sprintf("%s\n%s %s/%s\n", versionString(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
+
 // printVersion prints the version and the Go version on w.
 func printVersion(w io.Writer) {
-	fmt.Fprintln(w, versionString())
-	fmt.Fprintf(w, "%s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	io.WriteString(w, versionText())
 }

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fpdb/fpdb/db"
+)
+
+// completionWait is the longest a shell completion waits for a database
+// another process holds: a Tab key must not hang for --wait.
+const completionWait = 200 * time.Millisecond
+
+// completionTimeout bounds the whole of an id completion.
+const completionTimeout = 5 * time.Second
+
+// registerCompletions sets the shell completions of flag values and
+// arguments: the names of --plan and --keep, directories for --db, and the
+// stored ids for the arguments of get and delete and for --prefix.
+func registerCompletions(root *cobra.Command, g *globalOptions) {
+	_ = root.RegisterFlagCompletionFunc("db", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return nil, cobra.ShellCompDirectiveFilterDirs
+	})
+	ids := func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		return g.completeIDs(cmd.Context(), toComplete, nil)
+	}
+	for _, cmd := range root.Commands() {
+		switch cmd.Name() {
+		case "query":
+			_ = cmd.RegisterFlagCompletionFunc("plan", fixedCompletions([]string{
+				"auto\tthe planner's choice among exact plans",
+				"scan\tcompare with every stored fingerprint",
+				"probe\tprobe the index within --tau bits (exact)",
+				"approx\tallow probe plans that may miss matches (--recall)",
+			}))
+		case "clusters":
+			_ = cmd.RegisterFlagCompletionFunc("keep", fixedCompletions([]string{
+				"oldest\tkeep the document added first",
+				"first\tkeep the document whose id sorts first",
+			}))
+		case "get":
+			cmd.ValidArgsFunction = func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+				if len(args) > 0 {
+					return nil, cobra.ShellCompDirectiveNoFileComp
+				}
+				return g.completeIDs(cmd.Context(), toComplete, nil)
+			}
+		case "delete":
+			cmd.ValidArgsFunction = func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+				if slices.Contains(args, "-") || cmd.Flags().Changed("prefix") || cmd.Flags().Changed("older-than") {
+					return nil, cobra.ShellCompDirectiveNoFileComp
+				}
+				return g.completeIDs(cmd.Context(), toComplete, args)
+			}
+			_ = cmd.RegisterFlagCompletionFunc("prefix", ids)
+		case "list":
+			_ = cmd.RegisterFlagCompletionFunc("prefix", ids)
+		}
+	}
+}
+
+// completeIDs returns the stored ids that start with prefix, sorted,
+// leaving out those in skip and those a shell cannot complete (holding a
+// tab or a newline). It opens the database read-only and waits at most
+// completionWait for it; on any error it offers nothing. Files are never
+// offered.
+func (g *globalOptions) completeIDs(ctx context.Context, prefix string, skip []string) ([]string, cobra.ShellCompDirective) {
+	const none = cobra.ShellCompDirectiveNoFileComp
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(ctx, completionTimeout)
+	defer cancel()
+	quick := *g
+	quick.wait = min(g.wait, completionWait)
+	d, err := quick.openDB(openReadOnly)
+	if err != nil {
+		return nil, none
+	}
+	defer d.Close()
+	var ids []string
+	err = d.Docs(ctx, func(doc db.Doc) error {
+		if strings.HasPrefix(doc.ID, prefix) && !strings.ContainsAny(doc.ID, "\t\n\r") && !slices.Contains(skip, doc.ID) {
+			ids = append(ids, doc.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, none
+	}
+	slices.Sort(ids)
+	return ids, none
+}
+
+// fixedCompletions completes a flag value from choices ("value\tdescription"),
+// keeping those that start with what was typed; never files.
+func fixedCompletions(choices []string) cobra.CompletionFunc {
+	return func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		var out []string
+		for _, c := range choices {
+			if strings.HasPrefix(c, toComplete) {
+				out = append(out, c)
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
