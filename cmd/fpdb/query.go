@@ -33,6 +33,8 @@ type queryOptions struct {
 
 	exclude, include []string
 	follow           bool
+
+	text textFlags
 }
 
 // jsonExplain is the JSON form of a query's execution statistics.
@@ -149,6 +151,7 @@ Exit status (as grep's):
 	f.StringArrayVar(&o.exclude, "exclude", nil, "in directories, leave out files whose name or path matches `GLOB` (repeatable)")
 	f.StringArrayVar(&o.include, "include", nil, "in directories, query only files whose name or path matches `GLOB` (repeatable)")
 	f.BoolVar(&o.follow, "follow", false, "follow symbolic links when walking directories")
+	o.text.register(f)
 	return cmd
 }
 
@@ -246,6 +249,7 @@ func (o *queryOptions) queryInput(ctx context.Context, d *db.DB, in addInput, st
 		defer f.Close()
 		r.r = f
 	}
+	qo.TextOptions = o.text.options(in.path)
 	res, err := d.QueryReader(ctx, r, qo)
 	switch {
 	case err == nil:
