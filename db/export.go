@@ -149,8 +149,10 @@ const importBatchDocs = 10_000
 // fingerprints of new texts would not be comparable otherwise); its format
 // version may be older, which makes Import the migration path between
 // format versions. Documents are written in atomic batches of importBatchDocs;
-// on error the database holds a prefix of the export. It returns the
-// number of documents imported.
+// on error, or when ctx is cancelled, the database holds a prefix of the
+// export made of whole batches (never part of a batch) and Import returns
+// its length with the error (ctx's error, wrapped, on cancellation). It
+// returns the number of documents imported.
 func Import(ctx context.Context, dir string, r io.Reader, opts *Options) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
@@ -222,6 +224,11 @@ func (d *DB) importDocs(ctx context.Context, br *bufio.Reader, h ExportHeader) (
 		return nil
 	}
 	for {
+		if err := ctx.Err(); err != nil {
+			// Stop between lines: the batches written so far stay, the
+			// pending one is dropped whole.
+			return n, fmt.Errorf("fpdb: import: %w", err)
+		}
 		line, err := readLine(br)
 		if errors.Is(err, io.EOF) {
 			break

@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -179,7 +180,7 @@ func (o *addOptions) validate() error {
 		}
 	}
 	if o.batch < 1 || o.batch > 1_000_000 {
-		return usageErrorf("add: invalid --batch %d: must be in [1, 1000000]", o.batch)
+		return usageError(&flagValueError{flag: "batch", value: strconv.Itoa(o.batch), reason: "must be in [1, 1000000]"})
 	}
 	stdin := 0
 	for _, p := range o.paths {
@@ -230,6 +231,9 @@ func (r *addReport) fail(path, id string, err error) {
 
 func (o *addOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) (err error) {
 	if err := o.validate(); err != nil {
+		return err
+	}
+	if _, err := o.dir(); err != nil {
 		return err
 	}
 	rep := &addReport{stderr: stderr}

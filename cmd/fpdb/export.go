@@ -58,6 +58,9 @@ not read. Import the output into a new database.`,
 }
 
 func (o *exportOptions) run(ctx context.Context, stdout, stderr io.Writer) (err error) {
+	if _, err := o.dir(); err != nil {
+		return err
+	}
 	w := stdout
 	if o.output != "" {
 		f, err := os.Create(o.output)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Exit codes of the fpdb command.
@@ -43,6 +44,9 @@ type globalOptions struct {
 	// wait is how long to wait for a database another process holds
 	// (--wait).
 	wait time.Duration
+	// dbFlag is the --db flag, to tell an empty --db from an empty
+	// $FPDB_DB (see dir).
+	dbFlag *pflag.Flag
 }
 
 // defaultWait is the default of --wait: long enough for the other end of a
@@ -81,20 +85,19 @@ every write reported done is kept).`,
 		SilenceUsage:  true,
 	}
 	def := defaultDBDir
-	if v, ok := os.LookupEnv(envDB); ok && v != "" {
-		def = v
+	if v, ok := os.LookupEnv(envDB); ok {
+		def = v // an empty $FPDB_DB is refused by dir, not ignored
 	}
 	root.PersistentFlags().StringVar(&g.dbDir, "db", def,
 		"database `DIR` (default $"+envDB+" if set, else "+defaultDBDir+")")
 	// Show the flag's default through the usage string only, so that help
 	// output does not depend on the environment twice.
-	root.PersistentFlags().Lookup("db").DefValue = ""
+	g.dbFlag = root.PersistentFlags().Lookup("db")
+	g.dbFlag.DefValue = ""
 	root.PersistentFlags().DurationVar(&g.wait, "wait", defaultWait,
 		"wait up to `DURATION` for a database another fpdb process holds, then fail (0: fail at once)")
 
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return usageError(err)
-	})
+	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(
 		newAddCommand(g),
 		newQueryCommand(g),
