@@ -301,13 +301,13 @@ func checkBuild(p Params) error {
 		return fmt.Errorf("%w: format %d, this build reads %d..%d", ErrFormatVersion, p.FormatVersion, formatMinSupported, formatNewest)
 	}
 	if p.HashVersion != fingerprint.HashVersion {
-		return &ParamsError{Param: "HashVersion", Stored: fmt.Sprint(p.HashVersion), Given: fmt.Sprint(fingerprint.HashVersion)}
+		return &ParamsError{Param: "HashVersion", Stored: fmt.Sprint(p.HashVersion), Given: fmt.Sprint(fingerprint.HashVersion), Build: true}
 	}
 	if p.NormalizeVersion != normalize.Version {
-		return &ParamsError{Param: "NormalizeVersion", Stored: fmt.Sprint(p.NormalizeVersion), Given: fmt.Sprint(normalize.Version)}
+		return &ParamsError{Param: "NormalizeVersion", Stored: fmt.Sprint(p.NormalizeVersion), Given: fmt.Sprint(normalize.Version), Build: true}
 	}
 	if p.Merger != index.MergerName {
-		return &ParamsError{Param: "Merger", Stored: p.Merger, Given: index.MergerName}
+		return &ParamsError{Param: "Merger", Stored: p.Merger, Given: index.MergerName, Build: true}
 	}
 	return nil
 }

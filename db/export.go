@@ -173,16 +173,20 @@ func Import(ctx context.Context, dir string, r io.Reader, opts *Options) (int, e
 		return 0, fmt.Errorf("fpdb: import: %w: export version %d, this build reads %d", ErrBadExport, h.Export, ExportVersion)
 	}
 	if h.HashVersion != fingerprint.HashVersion {
-		return 0, fmt.Errorf("fpdb: import: %w", &ParamsError{Param: "HashVersion", Stored: strconv.Itoa(h.HashVersion), Given: strconv.Itoa(fingerprint.HashVersion)})
+		return 0, fmt.Errorf("fpdb: import: %w", &ParamsError{Param: "HashVersion", Stored: strconv.Itoa(h.HashVersion), Given: strconv.Itoa(fingerprint.HashVersion), Export: true, Build: true})
 	}
 	if h.NormalizeVersion != normalize.Version {
-		return 0, fmt.Errorf("fpdb: import: %w", &ParamsError{Param: "NormalizeVersion", Stored: strconv.Itoa(h.NormalizeVersion), Given: strconv.Itoa(normalize.Version)})
+		return 0, fmt.Errorf("fpdb: import: %w", &ParamsError{Param: "NormalizeVersion", Stored: strconv.Itoa(h.NormalizeVersion), Given: strconv.Itoa(normalize.Version), Export: true, Build: true})
 	}
 	o := &Options{}
 	if opts != nil {
 		o = opts.Clone()
 	}
 	if err := checkParams(Params{K: h.K, GroupWidths: h.GroupWidths, ShingleWidth: h.ShingleWidth, Seed: h.Seed}, o); err != nil {
+		var pe *ParamsError
+		if errors.As(err, &pe) {
+			pe.Export = true // the stored value is the export's
+		}
 		return 0, fmt.Errorf("fpdb: import: %w", err)
 	}
 	o.K, o.GroupWidths, o.ShingleWidth, o.Seed = h.K, slices.Clone(h.GroupWidths), h.ShingleWidth, h.Seed

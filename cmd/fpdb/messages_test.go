@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -168,4 +169,71 @@ func TestImportInterrupted(t *testing.T) {
 		t.Errorf("after the interrupt: %s", r.stdout)
 	}
 	runFPDB(t, "", "--db", dir, "check").mustCode(t, exitOK)
+}
+
+// damageTables overwrites the bytes of every sstable of the closed
+// database in dir from the fraction lo of its length to hi with garbage,
+// after compacting it into sstables.
+func damageTables(t *testing.T, dir string, lo, hi float64) {
+	t.Helper()
+	runFPDB(t, "", "--db", dir, "compact").mustCode(t, exitOK)
+	ssts, err := filepath.Glob(filepath.Join(dir, "*.sst"))
+	if err != nil || len(ssts) == 0 {
+		t.Fatalf("no sstable in %s (%v)", dir, err)
+	}
+	for _, f := range ssts {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := int(lo * float64(len(b))); i < int(hi*float64(len(b))); i++ {
+			b[i] ^= 0x5a
+		}
+		if err := os.WriteFile(f, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestCorruptStoreMessages damages the sstables of a database: every
+// command that fails says what is wrong (Pebble's checksum mismatch and the
+// file), never Pebble's "<corruption detail carrier>".
+func TestCorruptStoreMessages(t *testing.T) {
+	// The first range holds the meta record (Open fails), the others
+	// posting and document blocks (Open succeeds, reads fail).
+	for _, r := range [][2]float64{{0.02, 0.05}, {0.4, 0.45}, {0.6, 0.65}} {
+		t.Run(fmt.Sprint(r), func(t *testing.T) { testCorruptStoreMessages(t, r[0], r[1]) })
+	}
+}
+
+func testCorruptStoreMessages(t *testing.T, lo, hi float64) {
+	dir := dbDir(t)
+	runFPDB(t, "", "--db", dir, "add", corpus).mustCode(t, exitDuplicates)
+	damageTables(t, dir, lo, hi)
+	failed := 0
+	for _, args := range [][]string{
+		{"stats"},
+		{"check"},
+		{"compact"},
+		{"query", corpus + "bees.txt"},
+		{"pairs", "--threshold", "0.5"},
+		{"export"},
+		{"get", "testdata/corpus/bees.txt"},
+	} {
+		r := runFPDB(t, "", append([]string{"--db", dir}, args...)...)
+		out := r.stdout + r.stderr
+		if strings.Contains(out, "carrier") {
+			t.Errorf("%v prints Pebble's carrier:\n%s", args, out)
+		}
+		if r.code == exitOK {
+			continue
+		}
+		failed++
+		if !strings.Contains(out, "checksum mismatch") || !strings.Contains(out, ".sst") {
+			t.Errorf("%v: exit %d, the message does not say what is wrong:\n%s", args, r.code, out)
+		}
+	}
+	if failed == 0 {
+		t.Fatal("no command failed on a damaged store")
+	}
 }
