@@ -37,9 +37,14 @@ const (
 // bulkMemTableSize is the memtable size of bulk loads.
 const bulkMemTableSize = 64 << 20
 
-// openDB opens the database in dir. Unless mode is openCreate, a missing
+// openDB opens the database in --db. Unless mode is openCreate, a missing
 // directory is an error and is never created.
 func (g *globalOptions) openDB(mode openMode) (*db.DB, error) {
+	return g.openDBWith(mode, nil)
+}
+
+// openDBWith is openDB with the creation parameters of c, if not nil.
+func (g *globalOptions) openDBWith(mode openMode, c *creationFlags) (*db.DB, error) {
 	dir, err := g.dir()
 	if err != nil {
 		return nil, err
@@ -63,7 +68,7 @@ func (g *globalOptions) openDB(mode openMode) (*db.DB, error) {
 		}
 	}
 	// The db package's errors name the directory already.
-	return db.Open(dir, opts)
+	return c.open(dir, opts)
 }
 
 // errEmptyDB is the sentinel of an empty --db or $FPDB_DB (emptyDBError).
@@ -94,11 +99,15 @@ func (g *globalOptions) dir() (string, error) {
 }
 
 // nDocs says "1 document", "2 documents".
-func nDocs(n int) string {
+func nDocs(n int) string { return plural(n, "document") }
+
+// plural says "1 input", "2 inputs": n and the noun, with an s unless n
+// is 1. The noun must take a plain s.
+func plural(n int, noun string) string {
 	if n == 1 {
-		return "1 document"
+		return "1 " + noun
 	}
-	return fmt.Sprintf("%d documents", n)
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // closeDB closes d and, when *errp is nil and Close fails, sets *errp to a
