@@ -305,12 +305,18 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 	}
 }
 
+// errCutShort is the error of a line that ends inside its JSON object.
+var errCutShort = errors.New("the JSON object is cut short (a truncated export?)")
+
 // strictUnmarshal decodes one JSON object into v, refusing unknown fields
 // and trailing data.
 func strictUnmarshal(b []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	if err := dec.Decode(v); errors.Is(err, io.ErrUnexpectedEOF) {
+		// Not Go's bare "unexpected EOF".
+		return errCutShort
+	} else if err != nil {
 		return err
 	}
 	if dec.More() {

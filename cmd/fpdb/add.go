@@ -297,7 +297,7 @@ func (o *addOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr io
 		for _, in := range inputs {
 			rep.fail(in.path, "", in.err)
 		}
-		return failure(fmt.Errorf("add: %d of %d inputs failed", len(inputs), len(inputs)))
+		return failure(fmt.Errorf("add: %d of %s failed", len(inputs), plural(len(inputs), "input")))
 	}
 
 	mode := openCreate
@@ -347,11 +347,11 @@ func (o *addOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr io
 	rep.progress.clear()
 	fmt.Fprintln(stderr, rep.summary(len(inputs), time.Since(start)))
 	if ctx.Err() != nil {
-		return failure(fmt.Errorf("add: interrupted: %d of %d inputs done", rep.added+rep.failed, len(inputs)))
+		return failure(fmt.Errorf("add: interrupted: %d of %s done", rep.added+rep.failed, plural(len(inputs), "input")))
 	}
 	switch {
 	case rep.failed > 0:
-		return failure(fmt.Errorf("add: %d of %d inputs failed", rep.failed, rep.inputs))
+		return failure(fmt.Errorf("add: %d of %s failed", rep.failed, plural(rep.inputs, "input")))
 	case rep.dups > 0:
 		return &exitError{code: exitDuplicates}
 	}
@@ -455,7 +455,7 @@ func (o *addOptions) collect(stdin io.Reader, stderr io.Writer) ([]addInput, err
 		walk(p)
 	}
 	if links > 0 {
-		fmt.Fprintf(stderr, "fpdb: add: %d symbolic links skipped (--follow follows them)\n", links)
+		fmt.Fprintf(stderr, "fpdb: add: %s skipped (--follow follows them)\n", plural(links, "symbolic link"))
 	}
 	return inputs, nil
 }

@@ -108,7 +108,7 @@ func (o *addOptions) runBulk(ctx context.Context, d *db.DB, inputs []addInput, s
 	}
 	rep.progress.clear()
 	if ctx.Err() != nil {
-		return failure(fmt.Errorf("add: interrupted: %d stored", sum.Stored))
+		return failure(fmt.Errorf("add: interrupted: %s stored", nDocs(sum.Stored)))
 	}
 	if err != nil {
 		return failure(newOpError("add", err, "add batch"))

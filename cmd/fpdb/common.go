@@ -103,11 +103,19 @@ func nDocs(n int) string { return plural(n, "document") }
 
 // plural says "1 input", "2 inputs": n and the noun, with an s unless n
 // is 1. The noun must take a plain s.
-func plural(n int, noun string) string {
+func plural[N int | int64](n N, noun string) string {
 	if n == 1 {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// pluralWord returns noun, with an s unless n is 1.
+func pluralWord(n int, noun string) string {
+	if n == 1 {
+		return noun
+	}
+	return noun + "s"
 }
 
 // closeDB closes d and, when *errp is nil and Close fails, sets *errp to a

@@ -137,7 +137,7 @@ func TestBulkPairsClusters(t *testing.T) {
 	}
 	// Low thresholds join nothing more; a threshold of 1 leaves the exact copy.
 	r = runFPDB(t, "", "--db", dir, "clusters", "--threshold", "1").mustCode(t, exitOK)
-	if r.stdout != "cluster 1: 2 documents, 1 pairs\n  "+corpus+"volcano-copy.txt\n  "+corpus+"volcano.txt\n" {
+	if r.stdout != "cluster 1: 2 documents, 1 pair\n  "+corpus+"volcano-copy.txt\n  "+corpus+"volcano.txt\n" {
 		t.Errorf("clusters at 1:\n%s", r.stdout)
 	}
 	checkDB(t, dir)

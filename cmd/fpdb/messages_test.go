@@ -237,3 +237,49 @@ func testCorruptStoreMessages(t *testing.T, lo, hi float64) {
 		t.Fatal("no command failed on a damaged store")
 	}
 }
+
+// TestPluralsAndRawErrors: counts of one read "1 input", "1 pair", "1
+// document"; Go's raw error texts (strconv's "invalid syntax", "unexpected
+// EOF", "context canceled") do not reach the user.
+func TestPluralsAndRawErrors(t *testing.T) {
+	r := runFPDB(t, "", "--db", dbDir(t), "add", corpus+"nope.txt").mustCode(t, exitFailure)
+	if !strings.Contains(r.stderr, "fpdb: add: 1 of 1 input failed\n") {
+		t.Errorf("stderr %q", r.stderr)
+	}
+	dir := dbDir(t)
+	runFPDB(t, "", "--db", dir, "add", corpus+"volcano.txt", corpus+"volcano-copy.txt").mustCode(t, exitDuplicates)
+	r = runFPDB(t, "", "--db", dir, "clusters", "--threshold", "0.9").mustCode(t, exitOK)
+	if !strings.HasPrefix(r.stdout, "cluster 1: 2 documents, 1 pair\n") {
+		t.Errorf("clusters stdout %q", r.stdout)
+	}
+	runFPDB(t, "", "--db", dir, "delete", corpus+"volcano-copy.txt").mustCode(t, exitOK)
+	r = runFPDB(t, "", "--db", dir, "check").mustCode(t, exitOK)
+	if !strings.HasPrefix(r.stdout, "ok: 1 document, ") {
+		t.Errorf("check stdout %q", r.stdout)
+	}
+	exp := runFPDB(t, "", "--db", dir, "export").mustCode(t, exitOK).stdout
+	r = runFPDB(t, exp, "--db", dbDir(t), "import", "-").mustCode(t, exitOK)
+	if !strings.HasPrefix(r.stdout, "imported 1 document into ") {
+		t.Errorf("import stdout %q", r.stdout)
+	}
+
+	for name, c := range map[string]struct {
+		stdin string
+		args  []string
+	}{
+		"truncated export line":   {exp[:len(exp)-40], []string{"--db", dbDir(t), "import", "-"}},
+		"truncated export header": {exp[:40], []string{"--db", dbDir(t), "import", "-"}},
+		"bad quoted id":           {`"abc` + "\n", []string{"--db", dir, "delete", "-"}},
+	} {
+		r := runFPDB(t, c.stdin, c.args...).mustCode(t, exitFailure)
+		for _, raw := range []string{"EOF", "invalid syntax", "strconv"} {
+			if strings.Contains(r.stderr, raw) {
+				t.Errorf("%s: stderr has Go's %q: %q", name, raw, r.stderr)
+			}
+		}
+	}
+	err := fmt.Errorf("export: %w", context.Canceled)
+	if got := errorText(err); got != "export: interrupted" {
+		t.Errorf("errorText(%v) = %q", err, got)
+	}
+}

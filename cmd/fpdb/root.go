@@ -187,9 +187,13 @@ func failure(err error) *exitError {
 
 // errorText returns the message of err without the "fpdb: " prefixes of the
 // db package's errors (at the start, or after ": "), since fpdb prints its
-// own prefix once. A path or id that contains "fpdb: " is left alone.
+// own prefix once, and with "interrupted" for a cancelled context. A path or id that contains "fpdb: " is left alone.
 func errorText(err error) string {
 	s := strings.TrimPrefix(err.Error(), "fpdb: ")
+	if errors.Is(err, context.Canceled) {
+		// Ctrl-C: say so, not Go's "context canceled".
+		s = strings.Replace(s, context.Canceled.Error(), "interrupted", 1)
+	}
 	for {
 		t := strings.ReplaceAll(s, ": fpdb: ", ": ")
 		if t == s {
