@@ -425,7 +425,7 @@ func (d *DB) Close() error { return d.CloseContext(context.Background()) }
 // StorageStats, Warm, AddBatch's fingerprinting, the bulk deletes) are
 // cancelled and return an error wrapping ErrClosed; CloseContext waits for
 // every call in flight to return, writes the postings a bulk load deferred
-// (cut short when ctx is done: the next Open writes them), closes the
+// (cut short when ctx is done: the next writable Open writes them), closes the
 // store and releases the lock. A second Close returns ErrClosed.
 func (d *DB) CloseContext(ctx context.Context) error {
 	if !d.beginClose() {
@@ -435,7 +435,7 @@ func (d *DB) CloseContext(ctx context.Context) error {
 	if !d.opts.ReadOnly {
 		d.writeMu.Lock()
 		if ferr := d.flushDeferred(ctx); ferr != nil {
-			err = fmt.Errorf("fpdb: close: %w (the next Open writes them)", ferr)
+			err = fmt.Errorf("fpdb: close: %w (the next writable Open writes them)", ferr)
 		}
 		d.writeMu.Unlock()
 	}
