@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"os"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fpdb/fpdb/db"
 )
 
 // readmePending are commands README's table lists before they reach this
@@ -157,5 +160,45 @@ func TestReadmePairsFormat(t *testing.T) {
 	}
 	if exact != 1 {
 		t.Errorf("want one exact pair (volcano):\n%s", r.stdout)
+	}
+}
+
+// TestDeferredWrittenByWritableOpen checks README's claim: postings a bulk
+// load left deferred are written by the next writable open (here
+// compact's), and read-only commands leave them deferred.
+func TestDeferredWrittenByWritableOpen(t *testing.T) {
+	dir := dbDir(t)
+	d, err := db.Open(dir, &db.Options{BulkLoad: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := os.ReadFile(corpus + "bees.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.AddBatch(context.Background(), []db.Input{{ID: "bees", Text: text}}); err != nil {
+		t.Fatal(err)
+	}
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	_ = d.CloseContext(done) // cut short: the postings stay deferred
+	deferred := func() string {
+		r := runFPDB(t, "", "--db", dir, "stats", "--json").mustCode(t, exitOK)
+		_, after, _ := strings.Cut(r.stdout, `"deferred_postings_docs":`)
+		n, _, _ := strings.Cut(after, ",")
+		return n
+	}
+	if n := deferred(); n != "1" {
+		t.Skipf("CloseContext with a done context wrote the postings (deferred %s)", n)
+	}
+	for _, args := range [][]string{{"query", corpus + "bees.txt"}, {"get", "bees"}, {"pairs", "--threshold", "0.9"}, {"export"}, {"check"}} {
+		runFPDB(t, "", append([]string{"--db", dir}, args...)...).mustCode(t, exitOK)
+		if n := deferred(); n != "1" {
+			t.Errorf("after read-only %v: %s documents deferred, want 1", args, n)
+		}
+	}
+	runFPDB(t, "", "--db", dir, "compact").mustCode(t, exitOK)
+	if n := deferred(); n != "0" {
+		t.Errorf("after a writable open (compact): %s documents deferred, want 0", n)
 	}
 }
