@@ -165,11 +165,45 @@ func lastIID(pdb *pebble.DB) (int64, error) {
 // damaged file) and the index's ErrCorrupt with ErrCorrupt as well, so that
 // callers can test for it.
 func storageError(err error) error {
+	err = pebbleDetail(err)
 	if err != nil && !errors.Is(err, ErrCorrupt) && (pebble.IsCorruptionError(err) || errors.Is(err, index.ErrCorrupt)) {
 		return fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
 	return err
 }
+
+// pebbleCarrier is the message of the value Pebble joins to a corruption
+// error to carry its DataCorruptionInfo; joined, it ends the error's
+// message on a line of its own.
+const pebbleCarrier = "<corruption detail carrier>"
+
+// pebbleDetail returns err, or, when its message holds Pebble's corruption
+// detail carrier, err wrapped in a *corruptionDetail whose message is the
+// detail itself and the damaged file.
+func pebbleDetail(err error) error {
+	var cd *corruptionDetail
+	if err == nil || errors.As(err, &cd) || !strings.Contains(err.Error(), pebbleCarrier) {
+		return err
+	}
+	return &corruptionDetail{err: err}
+}
+
+// corruptionDetail is a Pebble corruption error printed without Pebble's
+// "<corruption detail carrier>" line, naming the damaged file instead.
+// errors.Is and errors.As see the Pebble error through Unwrap.
+type corruptionDetail struct{ err error }
+
+func (e *corruptionDetail) Error() string {
+	s := strings.ReplaceAll(e.err.Error(), "\n"+pebbleCarrier, "")
+	s = strings.TrimSpace(strings.ReplaceAll(s, pebbleCarrier, ""))
+	if info := pebble.ExtractDataCorruptionInfo(e.err); info != nil && info.Path != "" && !strings.Contains(s, info.Path) {
+		s += " (file " + info.Path + ")"
+	}
+	return s
+}
+
+// Unwrap returns the Pebble error.
+func (e *corruptionDetail) Unwrap() error { return e.err }
 
 // Check verifies every on-disk invariant and that memory agrees with disk:
 //

@@ -40,11 +40,11 @@ func (d *DB) Compact(ctx context.Context) (_ CompactResult, err error) {
 	var res CompactResult
 	// Flush first, so that the memtable's operands are compacted too.
 	if err := d.pdb.Flush(); err != nil {
-		return res, fmt.Errorf("fpdb: compact: flush: %w", err)
+		return res, fmt.Errorf("fpdb: compact: flush: %w", storageError(err))
 	}
 	res.BytesBefore = d.pdb.Metrics().Total().TablesSize
 	if err := d.pdb.Compact(ctx, []byte{0x00}, []byte{0xff}, true); err != nil {
-		return res, fmt.Errorf("fpdb: compact: %w", err)
+		return res, fmt.Errorf("fpdb: compact: %w", storageError(err))
 	}
 	res.BytesAfter = d.pdb.Metrics().Total().TablesSize
 	res.Elapsed = time.Since(start)

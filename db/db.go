@@ -301,14 +301,14 @@ func checkBuild(p Params) error {
 		return fmt.Errorf("%w: format %d, this build reads %d..%d", ErrFormatVersion, p.FormatVersion, formatMinSupported, formatNewest)
 	}
 	if p.HashVersion != fingerprint.HashVersion {
-		return &ParamsError{Param: "HashVersion", Stored: fmt.Sprint(p.HashVersion), Given: fmt.Sprint(fingerprint.HashVersion)}
+		return &ParamsError{Param: "HashVersion", Stored: fmt.Sprint(p.HashVersion), Given: fmt.Sprint(fingerprint.HashVersion), Build: true}
 	}
 	if p.NormalizeVersion < normalize.MinVersion || p.NormalizeVersion > normalize.Version {
 		return &ParamsError{Param: "NormalizeVersion", Stored: fmt.Sprint(p.NormalizeVersion),
-			Given: fmt.Sprintf("%d..%d (this build)", normalize.MinVersion, normalize.Version)}
+			Given: fmt.Sprintf("%d to %d", normalize.MinVersion, normalize.Version), Build: true}
 	}
 	if p.Merger != index.MergerName {
-		return &ParamsError{Param: "Merger", Stored: p.Merger, Given: index.MergerName}
+		return &ParamsError{Param: "Merger", Stored: p.Merger, Given: index.MergerName, Build: true}
 	}
 	return nil
 }
@@ -427,7 +427,7 @@ func (d *DB) Close() error { return d.CloseContext(context.Background()) }
 // StorageStats, Warm, AddBatch's fingerprinting, the bulk deletes) are
 // cancelled and return an error wrapping ErrClosed; CloseContext waits for
 // every call in flight to return, writes the postings a bulk load deferred
-// (cut short when ctx is done: the next Open writes them), closes the
+// (cut short when ctx is done: the next writable Open writes them), closes the
 // store and releases the lock. A second Close returns ErrClosed.
 func (d *DB) CloseContext(ctx context.Context) error {
 	if !d.beginClose() {
@@ -437,7 +437,7 @@ func (d *DB) CloseContext(ctx context.Context) error {
 	if !d.opts.ReadOnly {
 		d.writeMu.Lock()
 		if ferr := d.flushDeferred(ctx); ferr != nil {
-			err = fmt.Errorf("fpdb: close: %w (the next Open writes them)", ferr)
+			err = fmt.Errorf("fpdb: close: %w (the next writable Open writes them)", ferr)
 		}
 		d.writeMu.Unlock()
 	}

@@ -59,15 +59,49 @@ var (
 )
 
 // ParamsError describes a creation parameter that differs between Options
-// and the database. errors.Is(err, ErrParamsMismatch) holds.
+// (or this build) and the database (or an export being imported).
+// errors.Is(err, ErrParamsMismatch) holds.
 type ParamsError struct {
 	Param  string // name of the parameter, e.g. "K"
-	Stored string // value recorded in the database
-	Given  string // value asked for in Options
+	Stored string // value recorded in the database (in the export if Export)
+	Given  string // value asked for in Options (this build's if Build)
+	// Export is set when Stored is the value recorded in an export read
+	// by Import, not in a database.
+	Export bool
+	// Build is set when Given is not an option but this build's own value
+	// (its hash or normalization version, its posting merger).
+	Build bool
 }
 
+// Error names both sides: "creation parameter K is 512 in the database,
+// but 256 was asked for", or, for a value of this build, "the export was
+// made with hash version 2; this build uses 1".
 func (e *ParamsError) Error() string {
-	return fmt.Sprintf("fpdb: creation parameter %s is %s in the database, but %s was asked for", e.Param, e.Stored, e.Given)
+	where := "the database"
+	if e.Export {
+		where = "the export"
+	}
+	if e.Build {
+		made := "was created"
+		if e.Export {
+			made = "was made"
+		}
+		return fmt.Sprintf("fpdb: %s %s with %s %s; this build uses %s", where, made, paramName(e.Param), e.Stored, e.Given)
+	}
+	return fmt.Sprintf("fpdb: creation parameter %s is %s in %s, but %s was asked for", e.Param, e.Stored, where, e.Given)
+}
+
+// paramName returns the name of a parameter of this build for a message.
+func paramName(param string) string {
+	switch param {
+	case "HashVersion":
+		return "hash version"
+	case "NormalizeVersion":
+		return "normalization version"
+	case "Merger":
+		return "posting merger"
+	}
+	return param
 }
 
 // Unwrap returns ErrParamsMismatch.

@@ -149,8 +149,10 @@ const importBatchDocs = 10_000
 // fingerprints of new texts would not be comparable otherwise); its format
 // version may be older, which makes Import the migration path between
 // format versions. Documents are written in atomic batches of importBatchDocs;
-// on error the database holds a prefix of the export. It returns the
-// number of documents imported.
+// on error, or when ctx is cancelled, the database holds a prefix of the
+// export made of whole batches (never part of a batch) and Import returns
+// its length with the error (ctx's error, wrapped, on cancellation). It
+// returns the number of documents imported.
 func Import(ctx context.Context, dir string, r io.Reader, opts *Options) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
@@ -171,17 +173,21 @@ func Import(ctx context.Context, dir string, r io.Reader, opts *Options) (int, e
 		return 0, fmt.Errorf("fpdb: import: %w: export version %d, this build reads %d", ErrBadExport, h.Export, ExportVersion)
 	}
 	if h.HashVersion != fingerprint.HashVersion {
-		return 0, fmt.Errorf("fpdb: import: %w", &ParamsError{Param: "HashVersion", Stored: strconv.Itoa(h.HashVersion), Given: strconv.Itoa(fingerprint.HashVersion)})
+		return 0, fmt.Errorf("fpdb: import: %w", &ParamsError{Param: "HashVersion", Stored: strconv.Itoa(h.HashVersion), Given: strconv.Itoa(fingerprint.HashVersion), Export: true, Build: true})
 	}
 	if h.NormalizeVersion < normalize.MinVersion || h.NormalizeVersion > normalize.Version {
 		return 0, fmt.Errorf("fpdb: import: %w", &ParamsError{Param: "NormalizeVersion", Stored: strconv.Itoa(h.NormalizeVersion),
-			Given: fmt.Sprintf("%d..%d (this build)", normalize.MinVersion, normalize.Version)})
+			Given: fmt.Sprintf("%d to %d", normalize.MinVersion, normalize.Version), Export: true, Build: true})
 	}
 	o := &Options{}
 	if opts != nil {
 		o = opts.Clone()
 	}
 	if err := checkParams(Params{K: h.K, GroupWidths: h.GroupWidths, ShingleWidth: h.ShingleWidth, Seed: h.Seed, NormalizeVersion: h.NormalizeVersion}, o); err != nil {
+		var pe *ParamsError
+		if errors.As(err, &pe) {
+			pe.Export = true // the stored value is the export's
+		}
 		return 0, fmt.Errorf("fpdb: import: %w", err)
 	}
 	o.K, o.GroupWidths, o.ShingleWidth, o.Seed = h.K, slices.Clone(h.GroupWidths), h.ShingleWidth, h.Seed
@@ -224,6 +230,11 @@ func (d *DB) importDocs(ctx context.Context, br *bufio.Reader, h ExportHeader) (
 		return nil
 	}
 	for {
+		if err := ctx.Err(); err != nil {
+			// Stop between lines: the batches written so far stay, the
+			// pending one is dropped whole.
+			return n, fmt.Errorf("fpdb: import: %w", err)
+		}
 		line, err := readLine(br)
 		if errors.Is(err, io.EOF) {
 			break
@@ -296,12 +307,18 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 	}
 }
 
+// errCutShort is the error of a line that ends inside its JSON object.
+var errCutShort = errors.New("the JSON object is cut short (a truncated export?)")
+
 // strictUnmarshal decodes one JSON object into v, refusing unknown fields
 // and trailing data.
 func strictUnmarshal(b []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	if err := dec.Decode(v); errors.Is(err, io.ErrUnexpectedEOF) {
+		// Not Go's bare "unexpected EOF".
+		return errCutShort
+	} else if err != nil {
 		return err
 	}
 	if dec.More() {

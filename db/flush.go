@@ -49,7 +49,7 @@ func (d *DB) flushDeferred(ctx context.Context) error {
 // so the DB is open. The flush is not cut short by the caller's context,
 // whose call is done. A failure is logged, not returned: the documents are
 // stored, and their postings are written by the next flush (at the latest
-// by Close or the next Open).
+// by Close or the next writable Open).
 func (d *DB) maybeFlushDeferred(ctx context.Context) {
 	if !d.ix.Deferring() || d.ix.Cap()-int(d.ix.DeferredFrom()) < d.flushAt {
 		return

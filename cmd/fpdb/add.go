@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -39,7 +40,12 @@ type addOptions struct {
 	null             bool
 	follow           bool
 
-	text textFlags
+	quiet    bool // --quiet: no per-document output
+	dupsOnly bool // --dups-only: per-document output only for near duplicates
+	progress bool // --progress: show progress even when stderr is not a terminal
+
+	creation creationFlags // --k, --group-bits, --shingle-width, --seed
+	text     textFlags
 }
 
 // addInput is one document to add.
@@ -101,8 +107,24 @@ text) and, after its matches, one summary per document
 
   {"query": "ID", "stored": true, "replaced": false, "matches": 2}
 
-When standard error is a terminal and more than one file is added, a
-progress line is shown there.
+--dups-only prints only the documents that have near duplicates; --quiet
+prints no line per document (errors and the summary only).
+
+Every add ends with a summary line on standard error (so that standard
+output stays parseable), e.g.
+
+  add: 14 inputs: 12 stored (0 replaced), 0 unchanged, 1 rejected, 1 failed; 4 with near duplicates in 35ms
+
+When standard error is a terminal and more than one file is added, or with
+--progress, a progress line is shown there: documents done of the total, a
+percentage, the rate and an estimate of the time left (on a terminal it is
+redrawn in place; otherwise one line every 2 s). --quiet hides it unless
+--progress is given.
+
+On a new database, --k, --group-bits, --shingle-width and --seed set its
+creation parameters (see "fpdb stats"); on an existing one a value that
+differs from the stored one is an error naming both, and an equal one is
+accepted.
 
 --bulk loads many documents fast: no near-duplicate check (find them
 afterwards with "fpdb pairs" or "fpdb clusters"), texts fingerprinted on all
@@ -110,15 +132,17 @@ cores, and --batch documents written per atomic batch (a crash leaves each
 batch wholly present or absent). The posting lists are written afterwards,
 once per key for up to a million documents, and before the summary, so its
 rate counts them. Inputs that cannot be added are reported on standard error
-as above; at the end a summary is printed, e.g. for 4 006 Debian texts:
+as above; at the end the summary is printed on standard error, e.g. for
+4 006 Debian texts:
 
   bulk: 4006 stored (0 replaced), 0 skipped in 450ms, 8894 docs/s
 
 (skipped inputs are counted by reason, e.g. "2 skipped (1 binary or not
 UTF-8, 1 no words)").
 
-With --json the summary is one object {"stored", "replaced", "skipped",
-"skipped_reasons", "seconds", "docs_per_second"}. Exit status 0, or 2 when an
+With --json the summary is also written to standard output as one object
+{"stored", "replaced", "unchanged", "skipped", "skipped_reasons", "seconds",
+"docs_per_second"}. Exit status 0, or 2 when an
 input was skipped.
 
 Exit status:
@@ -164,6 +188,10 @@ Exit status:
 	f.StringVar(&o.filesFrom, "files-from", "", "read the paths to add from `FILE` (- for standard input), one per line")
 	f.BoolVarP(&o.null, "null", "0", false, "with --files-from: paths are separated by NUL bytes")
 	f.BoolVar(&o.follow, "follow", false, "follow symbolic links when walking directories")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "print only errors and the final summary")
+	f.BoolVar(&o.dupsOnly, "dups-only", false, "print only the documents that have near duplicates (and the summary)")
+	f.BoolVar(&o.progress, "progress", false, "show progress on standard error even when it is not a terminal")
+	o.creation.register(f)
 	o.text.register(f)
 	return cmd
 }
@@ -179,10 +207,18 @@ func (o *addOptions) validate() error {
 			return usageErrorf("add: --bulk does not check for near duplicates, so --reject cannot be used")
 		case o.thresholdSet:
 			return usageErrorf("add: --bulk does not check for near duplicates, so --threshold cannot be used (run fpdb pairs afterwards)")
+		case o.dupsOnly:
+			return usageErrorf("add: --bulk does not check for near duplicates, so --dups-only cannot be used")
 		}
 	}
+	if o.quiet && o.dupsOnly {
+		return usageErrorf("add: --quiet and --dups-only cannot be used together")
+	}
+	if err := o.creation.validate(); err != nil {
+		return err
+	}
 	if o.batch < 1 || o.batch > 1_000_000 {
-		return usageErrorf("add: invalid --batch %d: must be in [1, 1000000]", o.batch)
+		return usageError(&flagValueError{flag: "batch", value: strconv.Itoa(o.batch), reason: "must be in [1, 1000000]"})
 	}
 	stdin := 0
 	for _, p := range o.paths {
@@ -219,7 +255,19 @@ type addReport struct {
 	inputs int // inputs seen, including the failed ones
 	failed int // inputs that could not be added
 	dups   int // documents with near duplicates
-	added  int // documents handled (stored or rejected)
+	added  int // documents handled (stored, rejected or unchanged)
+
+	stored    int // documents stored
+	replaced  int // of them, documents that replaced a stored one
+	unchanged int // documents left as they were
+	rejected  int // documents not stored (--reject)
+}
+
+// summary returns the final line of a (non-bulk) add of total inputs that
+// took el.
+func (r *addReport) summary(total int, el time.Duration) string {
+	return fmt.Sprintf("add: %s: %d stored (%d replaced), %d unchanged, %d rejected, %d failed; %d with near duplicates in %v",
+		plural(total, "input"), r.stored, r.replaced, r.unchanged, r.rejected, r.failed, r.dups, el.Round(time.Millisecond))
 }
 
 // fail reports a bad input; id is its document id, if known.
@@ -235,6 +283,9 @@ func (o *addOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr io
 	if err := o.validate(); err != nil {
 		return err
 	}
+	if _, err := o.dir(); err != nil {
+		return err
+	}
 	rep := &addReport{stderr: stderr}
 	inputs, err := o.collect(stdin, stderr)
 	if err != nil {
@@ -248,22 +299,27 @@ func (o *addOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr io
 		for _, in := range inputs {
 			rep.fail(in.path, "", in.err)
 		}
-		return failure(fmt.Errorf("add: %d of %d inputs failed", len(inputs), len(inputs)))
+		return failure(fmt.Errorf("add: %d of %s failed", len(inputs), plural(len(inputs), "input")))
 	}
 
 	mode := openCreate
 	if o.bulk {
 		mode = openBulk
 	}
-	d, err := o.openDB(mode)
+	start := time.Now()
+	d, err := o.openDBWith(mode, &o.creation)
 	if err != nil {
 		return failure(err)
 	}
 	defer closeDB(d, &err)
 
-	if len(inputs) > 1 && isTerminal(stderr) {
-		rep.progress = newProgress(stderr, time.Now)
-		rep.ttyOut = isTerminal(stdout)
+	if o.progress || (!o.quiet && len(inputs) > 1 && isTerminal(stderr)) {
+		rep.progress = newProgress(stderr, progressNow).withTotal(len(inputs))
+		if isTerminal(stderr) {
+			rep.ttyOut = isTerminal(stdout)
+		} else {
+			rep.progress.asLog()
+		}
 	}
 	defer rep.progress.clear()
 	if o.bulk {
@@ -291,12 +347,13 @@ func (o *addOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr io
 		rep.progress.update(rep.added)
 	}
 	rep.progress.clear()
+	fmt.Fprintln(stderr, rep.summary(len(inputs), time.Since(start)))
 	if ctx.Err() != nil {
-		return failure(fmt.Errorf("add: interrupted: %d of %d inputs done", rep.added+rep.failed, len(inputs)))
+		return failure(fmt.Errorf("add: interrupted: %d of %s done", rep.added+rep.failed, plural(len(inputs), "input")))
 	}
 	switch {
 	case rep.failed > 0:
-		return failure(fmt.Errorf("add: %d of %d inputs failed", rep.failed, rep.inputs))
+		return failure(fmt.Errorf("add: %d of %s failed", rep.failed, plural(rep.inputs, "input")))
 	case rep.dups > 0:
 		return &exitError{code: exitDuplicates}
 	}
@@ -400,7 +457,7 @@ func (o *addOptions) collect(stdin io.Reader, stderr io.Writer) ([]addInput, err
 		walk(p)
 	}
 	if links > 0 {
-		fmt.Fprintf(stderr, "fpdb: add: %d symbolic links skipped (--follow follows them)\n", links)
+		fmt.Fprintf(stderr, "fpdb: add: %s skipped (--follow follows them)\n", plural(links, "symbolic link"))
 	}
 	return inputs, nil
 }
@@ -499,6 +556,20 @@ func (o *addOptions) addOne(ctx context.Context, d *db.DB, in addInput, stdin io
 	rep.added++
 	if len(res.Matches) > 0 {
 		rep.dups++
+	}
+	switch {
+	case res.Unchanged:
+		rep.unchanged++
+	case !res.Stored:
+		rep.rejected++
+	default:
+		rep.stored++
+		if res.Replaced {
+			rep.replaced++
+		}
+	}
+	if o.quiet || (o.dupsOnly && len(res.Matches) == 0) {
+		return false, nil
 	}
 	if rep.ttyOut {
 		rep.progress.hide()

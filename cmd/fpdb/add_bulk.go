@@ -108,7 +108,7 @@ func (o *addOptions) runBulk(ctx context.Context, d *db.DB, inputs []addInput, s
 	}
 	rep.progress.clear()
 	if ctx.Err() != nil {
-		return failure(fmt.Errorf("add: interrupted: %d stored", sum.Stored))
+		return failure(fmt.Errorf("add: interrupted: %s stored", nDocs(sum.Stored)))
 	}
 	if err != nil {
 		return failure(newOpError("add", err, "add batch"))
@@ -122,11 +122,14 @@ func (o *addOptions) runBulk(ctx context.Context, d *db.DB, inputs []addInput, s
 	if sum.Seconds > 0 {
 		sum.DocsPerSecond = float64(sum.Stored) / sum.Seconds
 	}
+	// The summary line goes to standard error, as for every add; with
+	// --json the summary object is also the output.
 	if o.json {
 		if err := newJSONEncoder(stdout).Encode(sum); err != nil {
 			return failure(err)
 		}
-	} else {
+	}
+	{
 		line := fmt.Sprintf("bulk: %d stored (%d replaced), %d unchanged, %d skipped", sum.Stored, sum.Replaced, sum.Unchanged, sum.Skipped)
 		if sum.Skipped > 0 {
 			var rs []string
@@ -136,7 +139,7 @@ func (o *addOptions) runBulk(ctx context.Context, d *db.DB, inputs []addInput, s
 			slices.Sort(rs)
 			line += " (" + strings.Join(rs, ", ") + ")"
 		}
-		fmt.Fprintf(stdout, "%s in %v, %.0f docs/s\n", line, el.Round(time.Millisecond), sum.DocsPerSecond)
+		fmt.Fprintf(rep.stderr, "%s in %v, %.0f docs/s\n", line, el.Round(time.Millisecond), sum.DocsPerSecond)
 	}
 	if sum.Skipped > 0 {
 		return &exitError{code: exitFailure}

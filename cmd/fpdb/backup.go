@@ -52,6 +52,6 @@ func (o *backupOptions) run(ctx context.Context, dir string, stdout io.Writer) (
 	if err := d.Backup(ctx, dir); err != nil {
 		return failure(newOpError("backup", err, "backup"))
 	}
-	fmt.Fprintf(stdout, "backed up %d documents to %s in %v\n", d.Len(), dir, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "backed up %s to %s in %v\n", nDocs(d.Len()), dir, time.Since(start).Round(time.Millisecond))
 	return nil
 }

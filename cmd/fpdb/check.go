@@ -77,12 +77,12 @@ func (o *checkOptions) runRepair(ctx context.Context, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "found: %s\n", p)
 	}
 	if rep.Omitted > 0 {
-		fmt.Fprintf(stdout, "found: %d more problems\n", rep.Omitted)
+		fmt.Fprintf(stdout, "found: %d more %s\n", rep.Omitted, pluralWord(rep.Omitted, "problem"))
 	}
 	for _, p := range rep.Dropped {
 		fmt.Fprintf(stdout, "dropped: %s\n", p)
 	}
-	fmt.Fprintf(stdout, "repaired: %d documents kept, %d dropped, %d posting keys rewritten\n", rep.Kept, len(rep.Dropped), rep.Postings)
+	fmt.Fprintf(stdout, "repaired: %s kept, %d dropped, %s rewritten\n", nDocs(rep.Kept), len(rep.Dropped), plural(rep.Postings, "posting key"))
 	return nil
 }
 
@@ -109,7 +109,7 @@ func (o *checkOptions) verify(ctx context.Context, stdout io.Writer) (err error)
 		if ce.Omitted > 0 {
 			fmt.Fprintf(stdout, "problem: %d more not listed\n", ce.Omitted)
 		}
-		fmt.Fprintf(stdout, "%d problems; run 'fpdb check --repair' with no other fpdb using the database\n", n)
+		fmt.Fprintf(stdout, "%s; run 'fpdb check --repair' with no other fpdb using the database\n", plural(n, "problem"))
 		return &exitError{code: exitProblems}
 	case errors.Is(err, db.ErrCorrupt):
 		fmt.Fprintf(stdout, "problem: %s\n", errorText(err))
@@ -117,7 +117,7 @@ func (o *checkOptions) verify(ctx context.Context, stdout io.Writer) (err error)
 	case err != nil:
 		return failure(newOpError("check", err, "check "+o.dbDir))
 	}
-	fmt.Fprintf(stdout, "ok: %d documents, every invariant holds\n", d.Stats().Docs)
+	fmt.Fprintf(stdout, "ok: %s, every invariant holds\n", nDocs(d.Stats().Docs))
 	return nil
 }
 

@@ -130,7 +130,7 @@ func (o *clustersOptions) run(ctx context.Context, stdout, stderr io.Writer) (er
 			}
 			continue
 		}
-		fmt.Fprintf(stdout, "cluster %d: %d documents, %d pairs\n", i+1, len(c.IDs), c.Pairs)
+		fmt.Fprintf(stdout, "cluster %d: %s, %s\n", i+1, nDocs(len(c.IDs)), plural(c.Pairs, "pair"))
 		if keep == db.KeepNone {
 			for _, id := range c.IDs {
 				fmt.Fprintf(stdout, "  %s\n", tsvField(id))
@@ -145,7 +145,7 @@ func (o *clustersOptions) run(ctx context.Context, stdout, stderr io.Writer) (er
 		}
 	}
 	if prog != nil {
-		fmt.Fprintf(stderr, "%d clusters from %d pairs among %d documents in %v\n", len(cs), st.Pairs, st.Docs, st.Elapsed.Round(time.Millisecond))
+		fmt.Fprintf(stderr, "%s from %s among %s in %v\n", plural(len(cs), "cluster"), plural(st.Pairs, "pair"), nDocs(st.Docs), st.Elapsed.Round(time.Millisecond))
 	}
 	return nil
 }

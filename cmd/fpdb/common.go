@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/fpdb/fpdb/db"
 )
@@ -36,10 +37,18 @@ const (
 // bulkMemTableSize is the memtable size of bulk loads.
 const bulkMemTableSize = 64 << 20
 
-// openDB opens the database in dir. Unless mode is openCreate, a missing
+// openDB opens the database in --db. Unless mode is openCreate, a missing
 // directory is an error and is never created.
 func (g *globalOptions) openDB(mode openMode) (*db.DB, error) {
-	dir := g.dbDir
+	return g.openDBWith(mode, nil)
+}
+
+// openDBWith is openDB with the creation parameters of c, if not nil.
+func (g *globalOptions) openDBWith(mode openMode, c *creationFlags) (*db.DB, error) {
+	dir, err := g.dir()
+	if err != nil {
+		return nil, err
+	}
 	opts := &db.Options{LockWait: g.wait}
 	switch mode {
 	case openExisting:
@@ -59,7 +68,54 @@ func (g *globalOptions) openDB(mode openMode) (*db.DB, error) {
 		}
 	}
 	// The db package's errors name the directory already.
-	return db.Open(dir, opts)
+	return c.open(dir, opts)
+}
+
+// errEmptyDB is the sentinel of an empty --db or $FPDB_DB (emptyDBError).
+var errEmptyDB = errors.New("empty database directory")
+
+// emptyDBError is an empty database directory; env says it came from an
+// empty $FPDB_DB rather than from --db "".
+type emptyDBError struct{ env bool }
+
+func (e *emptyDBError) Error() string {
+	if e.env {
+		return "$" + envDB + " is set but empty: set it to a database directory, or unset it to use " + defaultDBDir
+	}
+	return "--db is empty: give a database directory (e.g. --db " + defaultDBDir + ")"
+}
+
+// Is reports errEmptyDB.
+func (e *emptyDBError) Is(target error) bool { return target == errEmptyDB }
+
+// dir returns the database directory, or a usage error when it is empty
+// (--db "", or $FPDB_DB set to "" and no --db), naming where the empty
+// value came from.
+func (g *globalOptions) dir() (string, error) {
+	if g.dbDir != "" {
+		return g.dbDir, nil
+	}
+	return "", usageError(&emptyDBError{env: g.dbFlag != nil && !g.dbFlag.Changed})
+}
+
+// nDocs says "1 document", "2 documents".
+func nDocs(n int) string { return plural(n, "document") }
+
+// plural says "1 input", "2 inputs": n and the noun, with an s unless n
+// is 1. The noun must take a plain s.
+func plural[N int | int64](n N, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// pluralWord returns noun, with an s unless n is 1.
+func pluralWord(n int, noun string) string {
+	if n == 1 {
+		return noun
+	}
+	return noun + "s"
 }
 
 // closeDB closes d and, when *errp is nil and Close fails, sets *errp to a
@@ -73,9 +129,68 @@ func closeDB(d *db.DB, errp *error) {
 // checkThreshold validates the value of a --threshold flag.
 func checkThreshold(r float64) error {
 	if !(r > 0 && r <= 1) {
-		return usageErrorf("invalid --threshold %s: must be in (0, 1]", strconv.FormatFloat(r, 'g', -1, 64))
+		return usageError(&flagValueError{flag: "threshold", value: strconv.FormatFloat(r, 'g', -1, 64), reason: "must be in (0, 1]"})
 	}
 	return nil
+}
+
+// errFlagValue is the sentinel of every bad flag value (flagValueError).
+var errFlagValue = errors.New("invalid flag value")
+
+// flagValueError is a bad value of a flag, printed as
+// `invalid value "abc" for --threshold: not a number`.
+type flagValueError struct {
+	flag   string // the flag's name, without dashes
+	value  string // the value as given
+	reason string // what is wrong with it
+	cause  error  // the parser's error, if any
+}
+
+func (e *flagValueError) Error() string {
+	return fmt.Sprintf("invalid value %q for --%s: %s", e.value, e.flag, e.reason)
+}
+
+// Is reports errFlagValue.
+func (e *flagValueError) Is(target error) bool { return target == errFlagValue }
+
+// Unwrap returns the parser's error.
+func (e *flagValueError) Unwrap() error { return e.cause }
+
+// flagError is the flag error function of every command (installed on the
+// root with SetFlagErrorFunc): a value that does not parse reads
+// `invalid value "abc" for --threshold: not a number` rather than the
+// parser's own text; every flag error is a usage error.
+func flagError(_ *cobra.Command, err error) error {
+	var ive *pflag.InvalidValueError
+	if !errors.As(err, &ive) || ive.GetFlag() == nil {
+		return usageError(err)
+	}
+	f := ive.GetFlag()
+	return usageError(&flagValueError{flag: f.Name, value: ive.GetValue(), reason: valueReason(f.Value.Type(), ive.Unwrap()), cause: ive.Unwrap()})
+}
+
+// valueReason says why a value of a flag of type typ (pflag's type name)
+// did not parse; cause is the parser's error.
+func valueReason(typ string, cause error) string {
+	var ne *strconv.NumError
+	if errors.As(cause, &ne) && errors.Is(ne.Err, strconv.ErrRange) {
+		return "out of range"
+	}
+	switch {
+	case strings.HasPrefix(typ, "float"):
+		return "not a number"
+	case strings.HasPrefix(typ, "uint"):
+		return "not a whole number ≥ 0"
+	case strings.HasPrefix(typ, "int"):
+		return "not a whole number"
+	case typ == "duration":
+		return "not a duration (e.g. 500ms, 30s, 2m)"
+	case typ == "bool":
+		return "not true or false"
+	case cause != nil:
+		return cause.Error()
+	}
+	return "invalid"
 }
 
 // newJSONEncoder returns an encoder writing one JSON value per line to w.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -150,6 +151,10 @@ func (o *deleteOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr
 	return nil
 }
 
+// errQuotedID is the error of an id that starts with a double quote but
+// is not a Go-quoted string.
+var errQuotedID = errors.New(`not a Go-quoted string (\" for a quote, \t for a tab)`)
+
 // countDocs says "1 document deleted", "2 documents deleted".
 func countDocs(n int, what string) string {
 	if n == 1 {
@@ -182,7 +187,8 @@ func readIDs(r io.Reader, null bool) ([]string, error) {
 			if len(id) >= 2 && id[0] == '"' {
 				u, err := strconv.Unquote(id)
 				if err != nil {
-					return nil, fmt.Errorf("bad quoted id %s: %w", id, err)
+					// strconv's "invalid syntax" says nothing to the user.
+					return nil, fmt.Errorf("bad quoted id %s: %w", id, errQuotedID)
 				}
 				id = u
 			}

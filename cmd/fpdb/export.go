@@ -58,6 +58,9 @@ not read. Import the output into a new database.`,
 }
 
 func (o *exportOptions) run(ctx context.Context, stdout, stderr io.Writer) (err error) {
+	if _, err := o.dir(); err != nil {
+		return err
+	}
 	w := stdout
 	if o.output != "" {
 		f, err := os.Create(o.output)
@@ -84,7 +87,7 @@ func (o *exportOptions) run(ctx context.Context, stdout, stderr io.Writer) (err 
 		return failure(newOpError("export", err, "export"))
 	}
 	if o.output != "" {
-		fmt.Fprintf(stderr, "exported %d documents to %s\n", n, o.output)
+		fmt.Fprintf(stderr, "exported %s to %s\n", nDocs(n), o.output)
 	}
 	return nil
 }
@@ -103,6 +106,6 @@ func (o *exportOptions) runSalvage(ctx context.Context, w, stderr io.Writer) err
 	if err != nil {
 		return failure(newOpError("export", err, "export"))
 	}
-	fmt.Fprintf(stderr, "salvaged %d documents (%d unreadable ranges, %d dropped)\n", rep.Docs, len(rep.Unreadable), len(rep.Dropped))
+	fmt.Fprintf(stderr, "salvaged %s (%s, %d dropped)\n", nDocs(rep.Docs), plural(len(rep.Unreadable), "unreadable range"), len(rep.Dropped))
 	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -30,8 +31,9 @@ normalization versions must be this build's; its format version may be older
 (import is the migration path between format versions).
 
 Documents are written in atomic batches of 10 000. On an error (a bad line, a
-truncated export) the database holds the batches written so far: remove it
-and import again.`,
+truncated export) or an interrupt (Ctrl-C: "interrupted: N documents
+imported") the database holds the whole batches written so far, never part
+of one: remove it and import again.`,
 		Example: `  fpdb --db restored import backup.jsonl
   fpdb --db old export | fpdb --db new import -`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -49,6 +51,10 @@ and import again.`,
 }
 
 func (o *importOptions) run(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
+	dir, err := o.dir()
+	if err != nil {
+		return err
+	}
 	r := stdin
 	if o.path != "-" {
 		f, err := os.Open(o.path)
@@ -58,10 +64,15 @@ func (o *importOptions) run(ctx context.Context, stdin io.Reader, stdout io.Writ
 		defer f.Close()
 		r = f
 	}
-	n, err := db.Import(ctx, o.dbDir, r, nil)
-	if err != nil {
+	n, err := db.Import(ctx, dir, r, nil)
+	switch {
+	case err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		// Batches are atomic: the database holds the first n documents
+		// of the export, whole.
+		return failure(fmt.Errorf("import: interrupted: %s imported into %s (remove it and import again)", nDocs(n), dir))
+	case err != nil:
 		return failure(newOpError("import", err, "import"))
 	}
-	fmt.Fprintf(stdout, "imported %d documents into %s\n", n, o.dbDir)
+	fmt.Fprintf(stdout, "imported %s into %s\n", nDocs(n), dir)
 	return nil
 }

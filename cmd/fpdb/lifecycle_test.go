@@ -70,8 +70,10 @@ func TestLifecycleUsageErrors(t *testing.T) {
 func TestBulkPairsClusters(t *testing.T) {
 	dir := dbDir(t)
 	r := runFPDB(t, "", "--db", dir, "add", "--bulk", "--batch", "5", corpus, bad).mustCode(t, exitFailure)
-	if !strings.HasPrefix(r.stdout, "bulk: 12 stored (0 replaced), 0 unchanged, 4 skipped (2 binary or not UTF-8, 2 no words) in ") {
-		t.Errorf("summary:\n%s", r.stdout)
+	// The summary is the last line of standard error; nothing on standard
+	// output.
+	if !strings.Contains(r.stderr, "\nbulk: 12 stored (0 replaced), 0 unchanged, 4 skipped (2 binary or not UTF-8, 2 no words) in ") || r.stdout != "" {
+		t.Errorf("summary:\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	}
 	if strings.Count(r.stderr, "fpdb: add "+bad) != 4 {
 		t.Errorf("skipped inputs not reported:\n%s", r.stderr)
@@ -135,7 +137,7 @@ func TestBulkPairsClusters(t *testing.T) {
 	}
 	// Low thresholds join nothing more; a threshold of 1 leaves the exact copy.
 	r = runFPDB(t, "", "--db", dir, "clusters", "--threshold", "1").mustCode(t, exitOK)
-	if r.stdout != "cluster 1: 2 documents, 1 pairs\n  "+corpus+"volcano-copy.txt\n  "+corpus+"volcano.txt\n" {
+	if r.stdout != "cluster 1: 2 documents, 1 pair\n  "+corpus+"volcano-copy.txt\n  "+corpus+"volcano.txt\n" {
 		t.Errorf("clusters at 1:\n%s", r.stdout)
 	}
 	checkDB(t, dir)

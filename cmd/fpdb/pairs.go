@@ -130,12 +130,12 @@ func (o *pairsOptions) run(ctx context.Context, stdout, stderr io.Writer) (err e
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return failure(fmt.Errorf("pairs: interrupted after %d pairs", st.Pairs))
+			return failure(fmt.Errorf("pairs: interrupted after %s", plural(st.Pairs, "pair")))
 		}
 		return failure(newOpError("pairs", err, "pairs"))
 	}
 	if prog != nil {
-		fmt.Fprintf(stderr, "%d pairs among %d documents in %v (%s)\n", st.Pairs, st.Docs, st.Elapsed.Round(time.Millisecond), st.Plan)
+		fmt.Fprintf(stderr, "%s among %s in %v (%s)\n", plural(st.Pairs, "pair"), nDocs(st.Docs), st.Elapsed.Round(time.Millisecond), st.Plan)
 	}
 	return nil
 }

@@ -8,16 +8,28 @@ import (
 	"time"
 )
 
+// progressNow is the clock of the progress lines of commands; tests set it.
+var progressNow = time.Now
+
 // progressInterval is the minimum time between two progress lines.
 const progressInterval = 200 * time.Millisecond
 
-// progress draws a "\rN docs, R docs/s" line on a terminal. A nil *progress
-// draws nothing.
+// progressLogInterval is the minimum time between two progress lines when
+// they are not drawn over each other (the output is not a terminal).
+const progressLogInterval = 2 * time.Second
+
+// progress draws a "\rN docs, R docs/s" line on a terminal, or, when the
+// total is known, "\rN/T docs (P%), R docs/s, ETA D". When the output is
+// not a terminal (--progress), each line is written on its own, ending in
+// a newline, at most every progressLogInterval. A nil *progress draws
+// nothing.
 type progress struct {
 	w     io.Writer
 	now   func() time.Time
 	start time.Time
 	last  time.Time
+	total int    // documents to do; 0 when unknown
+	log   bool   // write whole lines, not redrawn ones
 	line  string // the current progress line
 	width int    // length of the line on screen; 0 when none is shown
 }
@@ -28,6 +40,24 @@ func newProgress(w io.Writer, now func() time.Time) *progress {
 	return &progress{w: w, now: now, start: t, last: t}
 }
 
+// withTotal sets the number of documents to do, so that the line shows a
+// percentage and an estimate of the time left, and returns p.
+func (p *progress) withTotal(total int) *progress {
+	if p != nil {
+		p.total = total
+	}
+	return p
+}
+
+// asLog makes p write whole lines (for an output that is not a terminal)
+// and returns p.
+func (p *progress) asLog() *progress {
+	if p != nil {
+		p.log = true
+	}
+	return p
+}
+
 // update records that n documents are done and redraws the line, at most
 // every progressInterval.
 func (p *progress) update(n int) {
@@ -35,7 +65,11 @@ func (p *progress) update(n int) {
 		return
 	}
 	t := p.now()
-	if t.Sub(p.last) < progressInterval {
+	interval := progressInterval
+	if p.log {
+		interval = progressLogInterval
+	}
+	if t.Sub(p.last) < interval {
 		return
 	}
 	p.last = t
@@ -43,8 +77,30 @@ func (p *progress) update(n int) {
 	if s := t.Sub(p.start).Seconds(); s > 0 {
 		rate = float64(n) / s
 	}
-	p.line = fmt.Sprintf("%d docs, %.0f docs/s", n, rate)
+	if p.total <= 0 {
+		p.line = fmt.Sprintf("%d docs, %.0f docs/s", n, rate)
+	} else {
+		p.line = fmt.Sprintf("%d/%d docs (%d%%), %.0f docs/s, ETA %s", n, p.total, 100*n/p.total, rate, eta(n, p.total, rate))
+	}
+	if p.log {
+		fmt.Fprintln(p.w, p.line)
+		return
+	}
 	p.draw()
+}
+
+// eta returns the time left to do total documents when n are done at
+// rate documents per second, rounded to the second, or "?" before any is
+// done.
+func eta(n, total int, rate float64) string {
+	if n >= total {
+		return "0s"
+	}
+	if rate <= 0 || n == 0 {
+		return "?"
+	}
+	left := time.Duration(float64(total-n) / rate * float64(time.Second))
+	return left.Round(time.Second).String()
 }
 
 // draw writes the current line over the one on screen.
@@ -60,7 +116,7 @@ func (p *progress) draw() {
 // hide erases the line from the screen, so that other output can be
 // written to the terminal; show draws it again.
 func (p *progress) hide() {
-	if p == nil || p.width == 0 {
+	if p == nil || p.log || p.width == 0 {
 		return
 	}
 	fmt.Fprintf(p.w, "\r%s\r", strings.Repeat(" ", p.width))
@@ -69,7 +125,7 @@ func (p *progress) hide() {
 
 // show draws the line again after hide.
 func (p *progress) show() {
-	if p == nil || p.width != 0 || p.line == "" {
+	if p == nil || p.log || p.width != 0 || p.line == "" {
 		return
 	}
 	p.draw()

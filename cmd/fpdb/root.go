@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Exit codes of the fpdb command.
@@ -55,6 +56,9 @@ type globalOptions struct {
 	// wait is how long to wait for a database another process holds
 	// (--wait).
 	wait time.Duration
+	// dbFlag is the --db flag, to tell an empty --db from an empty
+	// $FPDB_DB (see dir).
+	dbFlag *pflag.Flag
 }
 
 // defaultWait is the default of --wait: long enough for the other end of a
@@ -109,20 +113,19 @@ Exit status:
 	root.SetVersionTemplate("{{.Version}}")
 	root.Flags().Bool("version", false, "print the version of fpdb (as \"fpdb version\" does)")
 	def := defaultDBDir
-	if v, ok := os.LookupEnv(envDB); ok && v != "" {
-		def = v
+	if v, ok := os.LookupEnv(envDB); ok {
+		def = v // an empty $FPDB_DB is refused by dir, not ignored
 	}
 	root.PersistentFlags().StringVar(&g.dbDir, "db", def,
 		"database `DIR` (default $"+envDB+" if set, else "+defaultDBDir+")")
 	// Show the flag's default through the usage string only, so that help
 	// output does not depend on the environment twice.
-	root.PersistentFlags().Lookup("db").DefValue = ""
+	g.dbFlag = root.PersistentFlags().Lookup("db")
+	g.dbFlag.DefValue = ""
 	root.PersistentFlags().DurationVar(&g.wait, "wait", defaultWait,
 		"wait up to `DURATION` for a database another fpdb process holds, then fail (0: fail at once)")
 
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return usageError(err)
-	})
+	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(
 		newAddCommand(g),
 		newQueryCommand(g),
@@ -221,9 +224,13 @@ func failure(err error) *exitError {
 
 // errorText returns the message of err without the "fpdb: " prefixes of the
 // db package's errors (at the start, or after ": "), since fpdb prints its
-// own prefix once. A path or id that contains "fpdb: " is left alone.
+// own prefix once, and with "interrupted" for a cancelled context. A path or id that contains "fpdb: " is left alone.
 func errorText(err error) string {
 	s := strings.TrimPrefix(err.Error(), "fpdb: ")
+	if errors.Is(err, context.Canceled) {
+		// Ctrl-C: say so, not Go's "context canceled".
+		s = strings.Replace(s, context.Canceled.Error(), "interrupted", 1)
+	}
 	for {
 		t := strings.ReplaceAll(s, ": fpdb: ", ": ")
 		if t == s {

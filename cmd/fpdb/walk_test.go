@@ -115,7 +115,7 @@ func TestAddWalk(t *testing.T) {
 	for _, batch := range []string{"1", "10"} {
 		d := dbDir(t)
 		r := runFPDB(t, "", "--db", d, "add", "--bulk", "--batch", batch, a, a).mustCode(t, exitOK)
-		if !strings.HasPrefix(r.stdout, "bulk: 1 stored (0 replaced), 0 unchanged, 0 skipped") {
+		if !strings.HasPrefix(r.stderr, "bulk: 1 stored (0 replaced), 0 unchanged, 0 skipped") {
 			t.Errorf("--batch %s with a path given twice:\n%s%s", batch, r.stdout, r.stderr)
 		}
 	}

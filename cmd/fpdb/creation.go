@@ -1,0 +1,210 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/spf13/pflag"
+
+	"github.com/fpdb/fpdb/db"
+)
+
+// creationFlags are the flags that set the creation parameters of a new
+// database (add --k, --group-bits, --shingle-width, --seed). On an
+// existing database they must equal the stored parameters.
+type creationFlags struct {
+	k, groupBits, shingleWidth int
+	seed                       uint64
+	normalizeVersion           int
+	flags                      *pflag.FlagSet // to tell a given flag from its default
+}
+
+// register adds the flags to f.
+func (c *creationFlags) register(f *pflag.FlagSet) {
+	c.flags = f
+	f.IntVar(&c.k, "k", db.DefaultK, "new database: fingerprint length in bits `K` (a multiple of 64)")
+	f.IntVar(&c.groupBits, "group-bits", db.DefaultGroupWidth, "new database: width in bits `W` of the index groups (K/W groups)")
+	f.IntVar(&c.shingleWidth, "shingle-width", db.DefaultShingleWidth, "new database: words per shingle `N`")
+	f.Uint64Var(&c.seed, "seed", db.DefaultSeed, "new database: `SEED` of the hash functions (decimal or 0x hex)")
+	f.IntVar(&c.normalizeVersion, "normalize-version", db.NormalizeVersion,
+		fmt.Sprintf("new database: text normalization rules `V` (%d to %d; 1 strips anything like a tag and does not normalize Unicode)", db.MinNormalizeVersion, db.NormalizeVersion))
+}
+
+// given reports whether the flag name was given.
+func (c *creationFlags) given(name string) bool {
+	return c.flags != nil && c.flags.Changed(name)
+}
+
+// validate checks the values given; the db package checks the rest (K a
+// multiple of 64, the group layout).
+func (c *creationFlags) validate() error {
+	bad := func(name string, v int, reason string) error {
+		return usageError(&flagValueError{flag: name, value: strconv.Itoa(v), reason: reason})
+	}
+	switch {
+	case c.given("k") && (c.k <= 0 || c.k%64 != 0 || c.k > db.MaxK):
+		return bad("k", c.k, fmt.Sprintf("must be a multiple of 64 in [64, %d]", db.MaxK))
+	case c.given("group-bits") && (c.groupBits < 1 || c.groupBits > db.MaxGroupWidth):
+		return bad("group-bits", c.groupBits, fmt.Sprintf("must be in [1, %d]", db.MaxGroupWidth))
+	case c.given("shingle-width") && c.shingleWidth < 1:
+		return bad("shingle-width", c.shingleWidth, "must be at least 1")
+	case c.given("seed") && c.seed == 0:
+		return usageError(&flagValueError{flag: "seed", value: "0", reason: "must not be 0"})
+	case c.given("normalize-version") && (c.normalizeVersion < db.MinNormalizeVersion || c.normalizeVersion > db.NormalizeVersion):
+		return bad("normalize-version", c.normalizeVersion, fmt.Sprintf("must be in [%d, %d]", db.MinNormalizeVersion, db.NormalizeVersion))
+	}
+	return nil
+}
+
+// apply sets the creation parameters given in o. The group widths need K:
+// when --group-bits is given without --k, k is the K to split (the
+// default for a new database, the stored one for an existing database).
+func (c *creationFlags) apply(o *db.Options, k int) {
+	if c.given("k") {
+		o.K = c.k
+		k = c.k
+	}
+	if c.given("group-bits") {
+		o.GroupWidths = db.EqualWidths(k, c.groupBits)
+	}
+	if c.given("shingle-width") {
+		o.ShingleWidth = c.shingleWidth
+	}
+	if c.given("seed") {
+		o.Seed = c.seed
+	}
+	if c.given("normalize-version") {
+		o.NormalizeVersion = c.normalizeVersion
+	}
+}
+
+// open opens the database with opts and the creation parameters given.
+// --group-bits without --k needs the stored K of an existing database:
+// the database is then opened without creating it first, and created with
+// the default K only when it does not exist.
+func (c *creationFlags) open(dir string, opts *db.Options) (*db.DB, error) {
+	if c == nil {
+		return db.Open(dir, opts)
+	}
+	if !c.given("group-bits") || c.given("k") {
+		o := opts.Clone()
+		c.apply(o, db.DefaultK)
+		return c.open1(dir, o)
+	}
+	o := opts.Clone()
+	c.apply(o, db.DefaultK)
+	o.GroupWidths = nil
+	o.ErrorIfNotExist = true
+	d, err := db.Open(dir, o)
+	if errors.Is(err, db.ErrNotExist) && !opts.ErrorIfNotExist {
+		o := opts.Clone()
+		c.apply(o, db.DefaultK)
+		return c.open1(dir, o)
+	}
+	if err != nil {
+		return nil, c.paramsError(err)
+	}
+	p := d.Params()
+	if want := db.EqualWidths(p.K, c.groupBits); !slices.Equal(want, p.GroupWidths) {
+		err := &db.ParamsError{Param: "GroupWidths", Stored: fmt.Sprint(p.GroupWidths), Given: fmt.Sprint(want)}
+		if cerr := d.Close(); cerr != nil {
+			return nil, errors.Join(c.paramsError(err), cerr)
+		}
+		return nil, c.paramsError(fmt.Errorf("fpdb: open %s: %w", dir, err))
+	}
+	return d, nil
+}
+
+// open1 opens the database with o, the creation parameters set.
+func (c *creationFlags) open1(dir string, o *db.Options) (*db.DB, error) {
+	d, err := db.Open(dir, o)
+	if err != nil {
+		return nil, c.paramsError(err)
+	}
+	return d, nil
+}
+
+// paramsError rewrites a *db.ParamsError in the terms of the flags:
+// "the database was created with --k 512, but --k 256 was given". Other
+// errors are returned as they are.
+func (c *creationFlags) paramsError(err error) error {
+	var pe *db.ParamsError
+	if !errors.As(err, &pe) || pe.Build || pe.Export {
+		return err
+	}
+	var stored, given string
+	switch pe.Param {
+	case "K":
+		stored, given = "--k "+pe.Stored, "--k "+pe.Given
+	case "GroupWidths":
+		stored, given = "--group-bits "+widthsText(pe.Stored), "--group-bits "+strconv.Itoa(c.groupBits)
+	case "ShingleWidth":
+		stored, given = "--shingle-width "+pe.Stored, "--shingle-width "+pe.Given
+	case "Seed":
+		// In hex, as fpdb stats prints it (--seed takes either).
+		stored, given = "--seed "+hexSeed(pe.Stored), "--seed "+hexSeed(pe.Given)
+	case "NormalizeVersion":
+		stored, given = "--normalize-version "+pe.Stored, "--normalize-version "+pe.Given
+	default:
+		return err
+	}
+	return &creationError{text: fmt.Sprintf("the database was created with %s, but %s was given (omit the flag, or give the stored value)", stored, given), err: err}
+}
+
+// widthsText describes stored group widths, printed by fmt as "[16 16 …]",
+// as a --group-bits value: the widest group (EqualWidths makes the first
+// groups the widest), with the number of groups.
+func widthsText(s string) string {
+	var ws []int
+	for _, f := range splitFields(s) {
+		if n, err := strconv.Atoi(f); err == nil {
+			ws = append(ws, n)
+		}
+	}
+	if len(ws) == 0 {
+		return s
+	}
+	return fmt.Sprintf("%d (%d groups)", slices.Max(ws), len(ws))
+}
+
+// splitFields splits "[1 2 3]" into "1", "2", "3".
+func splitFields(s string) []string {
+	var out []string
+	cur := ""
+	for _, r := range s {
+		if r >= '0' && r <= '9' {
+			cur += string(r)
+			continue
+		}
+		if cur != "" {
+			out = append(out, cur)
+			cur = ""
+		}
+	}
+	if cur != "" {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// creationError is a creation parameter mismatch worded with the flags. It
+// wraps the *db.ParamsError.
+type creationError struct {
+	text string
+	err  error
+}
+
+func (e *creationError) Error() string { return e.text }
+
+func (e *creationError) Unwrap() error { return e.err }
+
+// hexSeed returns the decimal seed s in hex, as fpdb stats prints it.
+func hexSeed(s string) string {
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return s
+	}
+	return "0x" + strconv.FormatUint(n, 16)
+}
