@@ -22,9 +22,11 @@ func TestImportVersionMessage(t *testing.T) {
 	for _, c := range []struct {
 		field, name string
 		build       int
+		uses        string // what the message says this build reads
 	}{
-		{"hash_version", "hash version", fingerprint.HashVersion},
-		{"normalize_version", "normalization version", normalize.Version},
+		{"hash_version", "hash version", fingerprint.HashVersion, strconv.Itoa(fingerprint.HashVersion)},
+		{"normalize_version", "normalization version", normalize.Version,
+			strconv.Itoa(normalize.MinVersion) + " to " + strconv.Itoa(normalize.Version)},
 	} {
 		old := `"` + c.field + `":` + strconv.Itoa(c.build) + ","
 		if !strings.Contains(exp, old) {
@@ -37,7 +39,7 @@ func TestImportVersionMessage(t *testing.T) {
 		if !errors.As(err, &pe) || !errors.Is(err, ErrParamsMismatch) || !pe.Export || !pe.Build {
 			t.Fatalf("%s %d: %v, want a *ParamsError of the export", c.field, other, err)
 		}
-		want := "the export was made with " + c.name + " " + strconv.Itoa(other) + "; this build uses " + strconv.Itoa(c.build)
+		want := "the export was made with " + c.name + " " + strconv.Itoa(other) + "; this build uses " + c.uses
 		if msg := err.Error(); !strings.Contains(msg, want) || strings.Contains(msg, "database") {
 			t.Errorf("message %q, want %q and no mention of the database", msg, want)
 		}
