@@ -1,6 +1,7 @@
 package textenc
 
 import (
+	"bufio"
 	"encoding/binary"
 	"unicode/utf8"
 
@@ -30,11 +31,32 @@ func cp1252Rune(b byte) rune {
 const asciiMask = 0x8080808080808080
 
 // validPrefix returns the length of the longest prefix of s made of complete
-// valid UTF-8 sequences.
+// valid UTF-8 sequences. The common case, valid UTF-8 up to a sequence that
+// the end of s may cut short, costs one utf8.Valid call.
 func validPrefix(s []byte) int {
-	if utf8.Valid(s) {
-		return len(s)
+	end := len(s)
+	for i := len(s) - 1; i >= 0 && i >= len(s)-(utf8.UTFMax-1); i-- {
+		if s[i] < utf8.RuneSelf {
+			break
+		}
+		if utf8.RuneStart(s[i]) {
+			end = i
+			break
+		}
 	}
+	if !utf8.Valid(s[:end]) {
+		return validPrefixSlow(s)
+	}
+	if end < len(s) {
+		if r, size := utf8.DecodeRune(s[end:]); r != utf8.RuneError || size > 1 {
+			end += size
+		}
+	}
+	return end
+}
+
+// validPrefixSlow is validPrefix for s that has an invalid byte.
+func validPrefixSlow(s []byte) int {
 	i := 0
 	for i < len(s) {
 		for i+8 <= len(s) && binary.LittleEndian.Uint64(s[i:])&asciiMask == 0 {
@@ -63,6 +85,7 @@ type fallback struct{ transform.NopResetter }
 
 // Transform implements transform.Transformer.
 func (fallback) Transform(dst, src []byte, atEOF bool) (nDst, nSrc int, err error) {
+	dirty := false // src has had an invalid byte: skip validPrefix's utf8.Valid try
 	for nSrc < len(src) {
 		room := len(dst) - nDst
 		if room == 0 {
@@ -72,7 +95,13 @@ func (fallback) Transform(dst, src []byte, atEOF bool) (nDst, nSrc int, err erro
 		if len(s) > room {
 			s = s[:room]
 		}
-		if n := validPrefix(s); n > 0 {
+		var n int
+		if dirty {
+			n = validPrefixSlow(s)
+		} else {
+			n = validPrefix(s)
+		}
+		if n > 0 {
 			copy(dst[nDst:], s[:n])
 			nDst += n
 			nSrc += n
@@ -88,6 +117,7 @@ func (fallback) Transform(dst, src []byte, atEOF bool) (nDst, nSrc int, err erro
 			}
 			r = cp1252Rune(s[0])
 			size = 1
+			dirty = true
 		}
 		// Either a Windows-1252 byte or a valid sequence too long for room.
 		if utf8.RuneLen(r) > room {
@@ -140,4 +170,69 @@ func (windows1252) Transform(dst, src []byte, atEOF bool) (nDst, nSrc int, err e
 		nSrc++
 	}
 	return nDst, nSrc, nil
+}
+
+// directReader decodes the text of br with a stateless transformer (fallback
+// or windows1252) straight into the caller's buffer: one buffer and two
+// copies per byte, where transform.NewReader would add two buffers and a
+// copy.
+type directReader struct {
+	br *bufio.Reader
+	t  transform.Transformer
+	// out holds decoded bytes for a caller's buffer too small for a rune;
+	// out[o0:o1] are still to be delivered.
+	out    [utf8.UTFMax]byte
+	o0, o1 int
+	err    error // the error that ended the input, once all is decoded
+}
+
+// Read implements io.Reader.
+func (d *directReader) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if d.o0 < d.o1 {
+		n := copy(p, d.out[d.o0:d.o1])
+		d.o0 += n
+		return n, nil
+	}
+	if d.err != nil {
+		return 0, d.err
+	}
+	need := 1
+	for {
+		var readErr error
+		if d.br.Buffered() < need {
+			_, readErr = d.br.Peek(need)
+		}
+		src, _ := d.br.Peek(d.br.Buffered())
+		atEOF := readErr != nil
+		dst := p
+		if len(p) < utf8.UTFMax {
+			dst = d.out[:]
+		}
+		nDst, nSrc, err := d.t.Transform(dst, src, atEOF)
+		if _, derr := d.br.Discard(nSrc); derr != nil {
+			return 0, derr // cannot happen: nSrc <= len(src)
+		}
+		if atEOF && nSrc == len(src) {
+			d.err = readErr
+		}
+		if nDst > 0 {
+			if len(p) < utf8.UTFMax {
+				d.o1 = nDst
+				d.o0 = copy(p, d.out[:nDst])
+				return d.o0, nil
+			}
+			return nDst, nil
+		}
+		switch {
+		case d.err != nil:
+			return 0, d.err
+		case err == transform.ErrShortSrc && !atEOF:
+			need = len(src) + 1
+		case err != nil && err != transform.ErrShortSrc && err != transform.ErrShortDst:
+			return 0, err
+		}
+	}
 }

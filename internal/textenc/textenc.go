@@ -9,7 +9,6 @@ import (
 
 	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/htmlindex"
-	"golang.org/x/text/transform"
 )
 
 // Options say how to decode.
@@ -149,7 +148,7 @@ func NewReader(r io.Reader, o Options) (io.Reader, Info, error) {
 			return decoder(br, name, enc, false), Info{Encoding: name, How: HowDeclared}, nil
 		}
 	}
-	return transform.NewReader(br, fallback{}), Info{Encoding: "utf-8", How: HowFallback}, nil
+	return &directReader{br: br, t: fallback{}}, Info{Encoding: "utf-8", How: HowFallback}, nil
 }
 
 // decoder returns the reader of br's text in the encoding enc named name.
@@ -163,9 +162,9 @@ func decoder(br *bufio.Reader, name string, enc encoding.Encoding, strict bool) 
 		if strict {
 			return br
 		}
-		return transform.NewReader(br, fallback{})
+		return &directReader{br: br, t: fallback{}}
 	case "windows-1252":
-		return transform.NewReader(br, windows1252{})
+		return &directReader{br: br, t: windows1252{}}
 	}
 	return enc.NewDecoder().Reader(br)
 }
