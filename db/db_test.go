@@ -354,10 +354,14 @@ func TestBadInputLeavesDBUnchanged(t *testing.T) {
 			_, err := d.Add(ctx, Input{ID: "bin", Text: []byte("abc\x00\x01\x02 def")}, nil)
 			return err
 		}, ErrBinary},
-		{"non-UTF-8", func() error {
-			_, err := d.Add(ctx, Input{ID: "latin1", Text: []byte("caf\xe9 cr\xe8me")}, nil)
+		{"not UTF-8 though UTF-8 was named", func() error {
+			_, err := d.Add(ctx, Input{ID: "latin1", Text: []byte("caf\xe9 cr\xe8me"), TextOptions: TextOptions{Encoding: "utf-8"}}, nil)
 			return err
 		}, ErrBinary},
+		{"unknown encoding", func() error {
+			_, err := d.Add(ctx, Input{ID: "enc", Text: []byte("plain words"), TextOptions: TextOptions{Encoding: "klingon-8"}}, nil)
+			return err
+		}, ErrInvalidOptions},
 		{"empty", func() error { _, err := d.Add(ctx, Input{ID: "empty", Text: []byte{}}, nil); return err }, ErrNoWords},
 		{"no text", func() error { _, err := d.Add(ctx, Input{ID: "none"}, nil); return err }, ErrBadInput},
 		{"text and fingerprint", func() error {

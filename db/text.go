@@ -1,11 +1,14 @@
 package db
 
 import (
+	"bufio"
+	"errors"
 	"fmt"
 	"io"
 
 	"github.com/fpdb/fpdb/internal/fingerprint"
 	"github.com/fpdb/fpdb/internal/normalize"
+	"github.com/fpdb/fpdb/internal/textenc"
 )
 
 // Format says whether a text is plain text or markup. It matters from
@@ -72,6 +75,35 @@ type TextOptions struct {
 	// Format says whether the text is plain text or HTML; default
 	// FormatAuto.
 	Format Format
+	// Encoding names the character encoding of the text by its WHATWG
+	// label ("utf-8", "latin1", "windows-1252", "shift_jis", "utf-16le",
+	// ...; case does not matter). "" or "auto" (the default) detects it,
+	// looking at no more than the first 1 024 bytes: a byte-order mark
+	// (UTF-8, UTF-16LE, UTF-16BE) wins; then, in HTML or XML, the charset a
+	// <meta> element or the XML declaration declares; otherwise the text is
+	// read as UTF-8, and each byte that is not part of valid UTF-8 as
+	// Windows-1252 (a superset of Latin-1), so Latin-1 and Windows-1252
+	// files are read correctly without being told. Other 8-bit and
+	// multi-byte encodings (Shift_JIS, GBK, KOI8-R, ...) must be named
+	// unless the markup declares them. A forced "utf-8" is strict: bytes
+	// that are not UTF-8 make the text binary (ErrBinary).
+	//
+	// Encodings are decoded from normalization version 2 on
+	// (Params.NormalizeVersion). A version 1 database reads UTF-8 only, as
+	// it always did: naming an encoding other than UTF-8 there gives
+	// ErrInvalidOptions.
+	Encoding string
+}
+
+// ParseEncoding returns the canonical name of the encoding label (see
+// TextOptions.Encoding): "auto" for "" and "auto". An unknown label gives
+// an error wrapping ErrInvalidOptions that names it.
+func ParseEncoding(label string) (string, error) {
+	name, err := textenc.Lookup(label)
+	if errors.Is(err, textenc.ErrUnknownEncoding) {
+		return "", fmt.Errorf("%w: %q is not a character encoding fpdb reads (its labels: https://encoding.spec.whatwg.org/#names-and-labels)", ErrInvalidOptions, label)
+	}
+	return name, err
 }
 
 // normalizeFormat resolves the format of a text named name.
@@ -102,8 +134,42 @@ func (d *DB) build(r io.Reader, to TextOptions, name string) (fingerprint.Result
 	}
 	defer d.builders.Put(b)
 	cr := &countingReader{r: r}
-	res, err := b.Read(cr, f)
+	text, err := d.decode(cr, to.Encoding, f)
+	if err != nil {
+		return fingerprint.Result{}, cr.n, err
+	}
+	res, err := b.Read(text, f)
 	return res, cr.n, err
+}
+
+// decode returns a reader of r's text as UTF-8 (see TextOptions.Encoding),
+// r itself on a version 1 database.
+func (d *DB) decode(r io.Reader, encoding string, f normalize.Format) (io.Reader, error) {
+	name, err := ParseEncoding(encoding)
+	if err != nil {
+		return nil, err
+	}
+	if d.params.NormalizeVersion < 2 {
+		if name != "auto" && name != "utf-8" {
+			return nil, fmt.Errorf("%w: Encoding %q: this database uses normalization version %d, which reads UTF-8 only (version 2 reads other encodings)",
+				ErrInvalidOptions, encoding, d.params.NormalizeVersion)
+		}
+		return r, nil
+	}
+	markup := f == normalize.FormatMarkup
+	if f == normalize.FormatAuto && name == "auto" {
+		// Whether a declared charset counts depends on the format, which
+		// auto decides from the first bytes.
+		br := bufio.NewReaderSize(r, normalize.SniffLen)
+		prefix, err := br.Peek(normalize.SniffLen)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, err
+		}
+		markup = normalize.Sniff(prefix) == normalize.FormatMarkup
+		r = br
+	}
+	text, _, err := textenc.NewReader(r, textenc.Options{Encoding: encoding, Markup: markup})
+	return text, err
 }
 
 type countingReader struct {

@@ -19,7 +19,7 @@ const completionWait = 200 * time.Millisecond
 const completionTimeout = 5 * time.Second
 
 // registerCompletions sets the shell completions of flag values and
-// arguments: the names of --plan and --keep, directories for --db, and the
+// arguments: the names of --plan, --keep, --format and --encoding, directories for --db, and the
 // stored ids for the arguments of get and delete and for --prefix.
 func registerCompletions(root *cobra.Command, g *globalOptions) {
 	_ = root.RegisterFlagCompletionFunc("db", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
@@ -29,6 +29,14 @@ func registerCompletions(root *cobra.Command, g *globalOptions) {
 		return g.completeIDs(cmd.Context(), toComplete, nil)
 	}
 	for _, cmd := range root.Commands() {
+		if cmd.Flags().Lookup("encoding") != nil {
+			_ = cmd.RegisterFlagCompletionFunc("encoding", fixedCompletions(encodingChoices))
+			_ = cmd.RegisterFlagCompletionFunc("format", fixedCompletions([]string{
+				"auto\tHTML/XML by extension or content, else plain text",
+				"text\tplain text: < and & are punctuation",
+				"html\tHTML or XML: tags, comments, scripts and styles dropped",
+			}))
+		}
 		switch cmd.Name() {
 		case "query":
 			_ = cmd.RegisterFlagCompletionFunc("plan", fixedCompletions([]string{

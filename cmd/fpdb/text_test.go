@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -116,4 +117,50 @@ func indexOf(s []string, v string) int {
 		}
 	}
 	return -1
+}
+
+// TestAddEncoding: a Latin-1 file is read as the text it encodes without
+// being told (an exact duplicate of its UTF-8 copy); --encoding names an
+// encoding that cannot be detected (Shift_JIS); a bad --encoding is refused
+// before anything is read, naming the label.
+func TestAddEncoding(t *testing.T) {
+	tmp := t.TempDir()
+	write := func(name string, b []byte) string {
+		p := filepath.Join(tmp, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	utf8 := strings.Repeat("Le château de la forêt était très général après l'été, à côté du café. ", 30)
+	latin1 := make([]byte, 0, len(utf8))
+	for _, r := range utf8 {
+		latin1 = append(latin1, byte(r)) // every rune here is below U+0100
+	}
+	dir := dbDir(t)
+	addJSON(t, dir, write("utf8.txt", []byte(utf8)))
+	objs := addJSON(t, dir, write("latin1.txt", latin1))
+	if len(objs) != 2 || objs[0]["id"] != filepath.Join(tmp, "utf8.txt") || objs[0]["exact"] != true {
+		t.Errorf("Latin-1 copy: %v, want utf8.txt as an exact duplicate", objs)
+	}
+	r := runFPDB(t, "", "--db", dir, "add", "--encoding", "utf-8", "--id", "strict", filepath.Join(tmp, "latin1.txt")).mustCode(t, exitFailure)
+	if !strings.Contains(r.stderr, "latin1.txt") {
+		t.Errorf("strict utf-8 on a Latin-1 file: %s, want the file named", r.stderr)
+	}
+
+	// "日本語の文書" in Shift_JIS, as words: 日本 語 の 文書.
+	sjis := []byte("\x93\xfa\x96\x7b \x8c\xea \x82\xcc \x95\xb6\x8f\x91 ")
+	addJSON(t, dir, "--id", "jp", write("jp.txt", []byte(strings.Repeat("日本 語 の 文書 ", 20))))
+	objs = addJSON(t, dir, "--encoding", "shift_jis", "--id", "jp-sjis", write("jp-sjis.txt", bytes.Repeat(sjis, 20)))
+	if len(objs) != 2 || objs[0]["id"] != "jp" || objs[0]["exact"] != true {
+		t.Errorf("--encoding shift_jis: %v, want jp as an exact duplicate", objs)
+	}
+	r = runFPDB(t, "", "--db", dir, "add", "--encoding", "klingon-8", filepath.Join(tmp, "utf8.txt")).mustCode(t, exitFailure)
+	if !strings.Contains(r.stderr, "klingon-8") {
+		t.Errorf("--encoding klingon-8: %s", r.stderr)
+	}
+	r = runFPDB(t, "", "--db", dir, "query", "--encoding", "latin1", filepath.Join(tmp, "latin1.txt")).mustCode(t, exitOK)
+	if !strings.Contains(r.stdout, "utf8.txt") {
+		t.Errorf("query --encoding latin1: %s", r.stdout)
+	}
 }
