@@ -142,13 +142,15 @@ UTF-8, 1 no words)").
 
 With --json the summary is also written to standard output as one object
 {"stored", "replaced", "unchanged", "skipped", "skipped_reasons", "seconds",
-"docs_per_second"}. Exit status 0, or 2 when an
-input was skipped.
+"docs_per_second"}. Exit status 0, or 3 when an input was skipped (2 when
+one failed for another reason than its own content).
 
 Exit status:
   0  every document was stored and no near duplicate was found
   1  near duplicates were found for at least one document
-  2  an error: an input failed, bad flags, a database problem (wins over 1)`,
+  2  an error: bad flags, a database problem (wins over 1 and 3)
+  3  an input could not be read or fingerprinted (missing, unreadable,
+     binary, no words); the other inputs were added (wins over 1)`,
 		Example: `  fpdb add a.txt b.txt
   fpdb add --threshold 0.9 corpus/
   fpdb add --reject --json new.txt
@@ -254,8 +256,10 @@ type addReport struct {
 	ttyOut bool
 	inputs int // inputs seen, including the failed ones
 	failed int // inputs that could not be added
-	dups   int // documents with near duplicates
-	added  int // documents handled (stored, rejected or unchanged)
+	// failures tells inputs at fault (exit status 3) from other failures.
+	failures inputFailures
+	dups     int // documents with near duplicates
+	added    int // documents handled (stored, rejected or unchanged)
 
 	stored    int // documents stored
 	replaced  int // of them, documents that replaced a stored one
@@ -273,6 +277,7 @@ func (r *addReport) summary(total int, el time.Duration) string {
 // fail reports a bad input; id is its document id, if known.
 func (r *addReport) fail(path, id string, err error) {
 	r.failed++
+	r.failures.note(path, err)
 	r.progress.hide()
 	defer r.progress.show()
 	err = newOpError("add "+path, pathError(err, path), fmt.Sprintf("add %q", id), "add")
@@ -299,7 +304,7 @@ func (o *addOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr io
 		for _, in := range inputs {
 			rep.fail(in.path, "", in.err)
 		}
-		return failure(fmt.Errorf("add: %d of %s failed", len(inputs), plural(len(inputs), "input")))
+		return rep.failures.failure(fmt.Errorf("add: %d of %s failed", len(inputs), plural(len(inputs), "input")))
 	}
 
 	mode := openCreate
@@ -353,7 +358,7 @@ func (o *addOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr io
 	}
 	switch {
 	case rep.failed > 0:
-		return failure(fmt.Errorf("add: %d of %s failed", rep.failed, plural(rep.inputs, "input")))
+		return rep.failures.failure(fmt.Errorf("add: %d of %s failed", rep.failed, plural(rep.inputs, "input")))
 	case rep.dups > 0:
 		return &exitError{code: exitDuplicates}
 	}

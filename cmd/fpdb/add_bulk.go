@@ -142,7 +142,7 @@ func (o *addOptions) runBulk(ctx context.Context, d *db.DB, inputs []addInput, s
 		fmt.Fprintf(rep.stderr, "%s in %v, %.0f docs/s\n", line, el.Round(time.Millisecond), sum.DocsPerSecond)
 	}
 	if sum.Skipped > 0 {
-		return &exitError{code: exitFailure}
+		return rep.failures.failure(nil)
 	}
 	return nil
 }

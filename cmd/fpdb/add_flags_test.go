@@ -33,7 +33,7 @@ func TestAddSummary(t *testing.T) {
 	if !strings.HasPrefix(r.stderr, "add: 1 input: 1 stored (0 replaced), 0 unchanged, 0 rejected, 0 failed; 0 with near duplicates in ") || strings.Count(r.stderr, "\n") != 1 {
 		t.Errorf("stderr %q, want the summary line", r.stderr)
 	}
-	r = runFPDB(t, "", "--db", dir, "add", "--reject", corpus+"bees.txt", corpus+"bees-edited.txt", bad+"empty.txt", corpus+"coffee.txt").mustCode(t, exitFailure)
+	r = runFPDB(t, "", "--db", dir, "add", "--reject", corpus+"bees.txt", corpus+"bees-edited.txt", bad+"empty.txt", corpus+"coffee.txt").mustCode(t, exitInput)
 	if !strings.Contains(r.stderr, "add: 4 inputs: 1 stored (0 replaced), 1 unchanged, 1 rejected, 1 failed; 1 with near duplicates in ") {
 		t.Errorf("stderr lacks the summary:\n%s", r.stderr)
 	}
@@ -55,7 +55,7 @@ func TestAddQuiet(t *testing.T) {
 	if !strings.HasPrefix(r.stderr, "add: 12 inputs: 12 stored") || strings.Count(r.stderr, "\n") != 1 {
 		t.Errorf("stderr %q, want the summary alone", r.stderr)
 	}
-	r = runFPDB(t, "", "--db", dir, "add", "-q", "--json", bad+"empty.txt", corpus+"railway.txt").mustCode(t, exitFailure)
+	r = runFPDB(t, "", "--db", dir, "add", "-q", "--json", bad+"empty.txt", corpus+"railway.txt").mustCode(t, exitInput)
 	if r.stdout != "" || !strings.Contains(r.stderr, "fpdb: add "+bad+"empty.txt: ") || !strings.Contains(r.stderr, "add: 2 inputs: 0 stored (0 replaced), 1 unchanged, 0 rejected, 1 failed") {
 		t.Errorf("-q --json with a bad input:\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	}

@@ -11,11 +11,6 @@ import (
 	"github.com/fpdb/fpdb/db"
 )
 
-// readmePending are commands README's table lists before they reach this
-// branch (list and man are added on another one). After the merge they
-// are in the CLI too, and the entries can go.
-var readmePending = []string{"list", "man"}
-
 // readmeSection returns the lines of README.md's section whose heading is
 // title, up to the next "## " heading.
 func readmeSection(t *testing.T, title string) []string {
@@ -118,8 +113,7 @@ func helpCommands(t *testing.T) []string {
 
 // TestReadmeCommandTable: README's command table lists exactly the
 // commands "fpdb help" lists — a command added to the CLI without a row
-// fails it, and so does a row for a command that does not exist (except
-// the pending ones, see readmePending).
+// fails it, and so does a row for a command that does not exist.
 func TestReadmeCommandTable(t *testing.T) {
 	readme, cli := readmeCommands(t), helpCommands(t)
 	for _, c := range cli {
@@ -128,7 +122,7 @@ func TestReadmeCommandTable(t *testing.T) {
 		}
 	}
 	for _, c := range readme {
-		if !slices.Contains(cli, c) && !slices.Contains(readmePending, c) {
+		if !slices.Contains(cli, c) {
 			t.Errorf("README.md's command table lists %q, which fpdb help does not", c)
 		}
 	}

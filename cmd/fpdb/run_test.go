@@ -338,8 +338,8 @@ func TestAddReject(t *testing.T) {
 
 func TestAddBadInputs(t *testing.T) {
 	dir := dbDir(t)
-	r := runFPDB(t, "", "--db", dir, "add", corpus+"coffee.txt", bad, corpus+"missing.txt", corpus+"tides.txt").mustCode(t, exitFailure)
-	for _, p := range []string{"binary.bin", "latin1.txt", "empty.txt", "punct.txt", "missing.txt"} {
+	r := runFPDB(t, "", "--db", dir, "add", corpus+"coffee.txt", bad, corpus+"missing.txt", corpus+"tides.txt").mustCode(t, exitInput)
+	for _, p := range []string{"binary.bin", "utf16-no-bom.txt", "empty.txt", "punct.txt", "missing.txt"} {
 		if !strings.Contains(r.stderr, "fpdb: add testdata/") || !strings.Contains(r.stderr, p+": ") {
 			t.Errorf("stderr does not report %s:\n%s", p, r.stderr)
 		}
@@ -358,8 +358,8 @@ func TestAddBadInputs(t *testing.T) {
 	if st.Docs != 2 {
 		t.Errorf("docs = %d, want 2", st.Docs)
 	}
-	// A bad input and near duplicates: 2 wins over 1.
-	runFPDB(t, "", "--db", dir, "add", corpus+"coffee.txt", bad+"empty.txt").mustCode(t, exitFailure)
+	// A bad input and near duplicates: 3 wins over 1.
+	runFPDB(t, "", "--db", dir, "add", corpus+"coffee.txt", bad+"empty.txt").mustCode(t, exitInput)
 	// A bad query input: exit 3, an input error.
 	r = runFPDB(t, "", "--db", dir, "query", bad+"binary.bin").mustCode(t, exitInput)
 	if !strings.Contains(r.stderr, "binary.bin") {
@@ -470,7 +470,7 @@ func TestProgress(t *testing.T) {
 
 func TestAddOnlyMissing(t *testing.T) {
 	dir := dbDir(t)
-	r := runFPDB(t, "", "--db", dir, "add", corpus+"nope.txt", corpus+"nope2.txt").mustCode(t, exitFailure)
+	r := runFPDB(t, "", "--db", dir, "add", corpus+"nope.txt", corpus+"nope2.txt").mustCode(t, exitInput)
 	want := "fpdb: add testdata/corpus/nope.txt: no such file or directory\n" +
 		"fpdb: add testdata/corpus/nope2.txt: no such file or directory\n" +
 		"fpdb: add: 2 of 2 inputs failed\n"
@@ -488,7 +488,7 @@ func TestAddOnlyMissing(t *testing.T) {
 }
 
 func TestAddErrorsInOrder(t *testing.T) {
-	r := runFPDB(t, "", "--db", dbDir(t), "add", bad+"empty.txt", corpus+"nope.txt", bad+"punct.txt", corpus+"coffee.txt").mustCode(t, exitFailure)
+	r := runFPDB(t, "", "--db", dbDir(t), "add", bad+"empty.txt", corpus+"nope.txt", bad+"punct.txt", corpus+"coffee.txt").mustCode(t, exitInput)
 	lines := strings.Split(r.stderr, "\n")
 	if len(lines) < 3 || !strings.Contains(lines[0], "empty.txt") || !strings.Contains(lines[1], "nope.txt") || !strings.Contains(lines[2], "punct.txt") {
 		t.Errorf("errors not in argument order:\n%s", r.stderr)

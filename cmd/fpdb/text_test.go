@@ -143,7 +143,7 @@ func TestAddEncoding(t *testing.T) {
 	if len(objs) != 2 || objs[0]["id"] != filepath.Join(tmp, "utf8.txt") || objs[0]["exact"] != true {
 		t.Errorf("Latin-1 copy: %v, want utf8.txt as an exact duplicate", objs)
 	}
-	r := runFPDB(t, "", "--db", dir, "add", "--encoding", "utf-8", "--id", "strict", filepath.Join(tmp, "latin1.txt")).mustCode(t, exitFailure)
+	r := runFPDB(t, "", "--db", dir, "add", "--encoding", "utf-8", "--id", "strict", filepath.Join(tmp, "latin1.txt")).mustCode(t, exitInput)
 	if !strings.Contains(r.stderr, "latin1.txt") {
 		t.Errorf("strict utf-8 on a Latin-1 file: %s, want the file named", r.stderr)
 	}
