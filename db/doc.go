@@ -25,6 +25,15 @@
 // widths, the shingle width and the seed are fixed when the database is
 // created and checked at every Open.
 //
+// Texts are bytes in any common encoding (TextOptions.Encoding: a
+// byte-order mark, a charset declared by HTML/XML, else UTF-8 with
+// Windows-1252 for the bytes that are not UTF-8), plain text or HTML
+// (TextOptions.Format: by Source's extension or by content); words are
+// Unicode-normalized (NFKC-like compatibility folding, case folding,
+// invisible characters dropped, Latin look-alikes read as Latin). These are
+// the rules of normalization version 2, a creation parameter: a database
+// made with version 1 keeps its rules.
+//
 // Docs iterates over the stored documents from a snapshot; Pairs and
 // Clusters find every near-duplicate pair among them; Backup copies the
 // open database; Metrics returns counters for a server to export. The
