@@ -1,12 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fpdb/fpdb/db"
 )
@@ -194,5 +199,121 @@ func TestDeferredWrittenByWritableOpen(t *testing.T) {
 	runFPDB(t, "", "--db", dir, "compact").mustCode(t, exitOK)
 	if n := deferred(); n != "0" {
 		t.Errorf("after a writable open (compact): %s documents deferred, want 0", n)
+	}
+}
+
+// readmeExamples returns the command lines of the sh blocks of README's
+// section title, without their comments.
+func readmeExamples(t *testing.T, title string) []string {
+	t.Helper()
+	var lines []string
+	in := false
+	for _, l := range readmeSection(t, title) {
+		switch {
+		case l == "```sh":
+			in = true
+		case l == "```":
+			in = false
+		case in:
+			if i := strings.Index(l, "  #"); i >= 0 {
+				l = l[:i]
+			}
+			if l = strings.TrimSpace(l); l != "" {
+				lines = append(lines, l)
+			}
+		}
+	}
+	return lines
+}
+
+// TestReadmeExamples runs the examples of README's "The command line" and
+// "Discovery and lifecycle" top to bottom, exactly as printed, in a
+// directory holding the files they name (the demo corpus under the names
+// README uses): every line must succeed (exit 0, or 1 where add found near
+// duplicates or query no match), and the database must pass check at the
+// end.
+func TestReadmeExamples(t *testing.T) {
+	if _, err := exec.LookPath("jq"); err != nil {
+		t.Fatal("jq is not installed: README's pipelines use it (make test installs it: apt-get install jq)")
+	}
+	bin := buildFPDB(t)
+	work := filepath.Join(t.TempDir(), "work")
+	src, err := filepath.Glob("../../examples/corpus/*")
+	if err != nil || len(src) < 10 {
+		t.Fatalf("examples/corpus: %v (%d files)", err, len(src))
+	}
+	text := func(i int) []byte {
+		b, err := os.ReadFile(src[i%len(src)])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	files := map[string][]byte{
+		"proposals/2024-017.txt": text(0), "new.txt": text(1), "page.html": text(13), "paper.txt": text(10),
+		"submissions/a.txt": text(2), "submissions/draft-b.txt": text(3), "submissions/c.md": text(4),
+		"inbox/x.txt": text(5), "incoming/y.txt": text(11), "incoming/z.txt": text(6),
+		"crawl/p1.txt": text(7), "crawl/p2.txt": text(12), "crawl/p3.txt": text(8),
+		"stale-ids.txt": []byte("crawl/p3.txt\n"),
+	}
+	for i, s := range src {
+		files["proposals/"+filepath.Base(s)] = text(i)
+	}
+	for name, b := range files {
+		p := filepath.Join(work, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// last-run is older than inbox/x.txt.
+	old := time.Now().Add(-time.Hour)
+	if err := os.WriteFile(filepath.Join(work, "last-run"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(filepath.Join(work, "last-run"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, title := range []string{"The command line", "Discovery and lifecycle"} {
+		lines = append(lines, readmeExamples(t, title)...)
+	}
+	if len(lines) < 25 {
+		t.Fatalf("only %d example lines in README: %q", len(lines), lines)
+	}
+	env := append(withoutEnvDB(os.Environ()), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	for _, line := range lines {
+		if line == "make build" {
+			continue
+		}
+		cmd := exec.Command("sh", "-c", line)
+		cmd.Dir, cmd.Env = work, env
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		// Exit 1 is success for add (near duplicates) and query (no match)
+		// when fpdb is the last command of the line.
+		segs := strings.Split(line, "|")
+		last := strings.TrimSpace(segs[len(segs)-1])
+		one := strings.HasPrefix(last, "fpdb add") || strings.HasPrefix(last, "fpdb query")
+		var ee *exec.ExitError
+		if err != nil && !(one && errors.As(err, &ee) && ee.ExitCode() == 1) {
+			t.Errorf("%s: %v\nstdout: %s\nstderr: %s", line, err, stdout.String(), stderr.String())
+		}
+	}
+	cmd := exec.Command(filepath.Join(bin, "fpdb"), "check")
+	cmd.Dir, cmd.Env = work, env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("fpdb check after README's examples: %v\n%s", err, out)
+	}
+	// The restored copy and the backup open as databases.
+	for _, d := range []string{filepath.Join(work, "restored"), filepath.Join(work, "..", "fpdb-backup-2026-11-22")} {
+		cmd := exec.Command(filepath.Join(bin, "fpdb"), "--db", d, "check")
+		cmd.Env = env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("fpdb --db %s check: %v\n%s", d, err, out)
+		}
 	}
 }
