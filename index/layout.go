@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/fpdb/fpdb/internal/bitvec"
+	"github.com/fpdb/fpdb/internal/minhash"
 )
 
 // ErrLayout is returned for an invalid group layout.
@@ -110,20 +111,10 @@ func (l *Layout) Group(y uint32) int {
 }
 
 // Radius returns the Hamming radius of threshold r for k-bit fingerprints:
-// the largest h with Similarity(k, h) ≥ r, or -1 when there is none. It is
-// ⌊k(1−r)/2⌋ (docs/algorithm.md §1.6) computed so that it agrees exactly with
-// the floating-point test Similarity(k, h) >= r used by the linear scan.
-func Radius(k int, r float64) int {
-	h := int(math.Floor(float64(k)*(1-r)/2)) + 1
-	if h > k {
-		h = k
-	}
-	for h >= 0 && Similarity(k, h) < r {
-		h--
-	}
-	return h
-}
+// the largest h with Similarity(k, h) ≥ r, or -1 when there is none (see
+// minhash.Radius).
+func Radius(k int, r float64) int { return minhash.Radius(k, r) }
 
 // Similarity returns the estimated resemblance 1 − 2h/k of two k-bit
 // fingerprints at Hamming distance h.
-func Similarity(k, h int) float64 { return 1 - 2*float64(h)/float64(k) }
+func Similarity(k, h int) float64 { return minhash.Similarity(k, h) }

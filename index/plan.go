@@ -4,6 +4,7 @@ import (
 	"math"
 	"sync"
 
+	"github.com/fpdb/fpdb/internal/binom"
 	"github.com/fpdb/fpdb/internal/bitvec"
 )
 
@@ -41,7 +42,7 @@ func (l *Layout) stat() *layoutStats {
 			s.hit[tau] = pSum
 			s.rates[tau] = make([]float64, m+2)
 			for t := range s.rates[tau] {
-				s.rates[tau][t] = binomTail(m, min(1, pSum/float64(m)), t)
+				s.rates[tau][t] = binom.Tail(m, min(1, pSum/float64(m)), t)
 			}
 		}
 	})

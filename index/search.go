@@ -188,30 +188,6 @@ func (ix *Index) choose(rh int, approx bool, minRecall float64) (Plan, float64, 
 	return ix.layout.cheapest(rh, scan, ix.probeCost, approx, minRecall, func(tau, t int) float64 { return ix.recall(rh, tau, t) })
 }
 
-// binomTail returns Pr[Binomial(m, p) ≥ t].
-func binomTail(m int, p float64, t int) float64 {
-	if t <= 0 {
-		return 1
-	}
-	if t > m {
-		return 0
-	}
-	if p >= 1 {
-		return 1
-	}
-	s := 0.0
-	for j := t; j <= m; j++ {
-		lg := lgammaInt(m+1) - lgammaInt(j+1) - lgammaInt(m-j+1)
-		s += math.Exp(lg + float64(j)*math.Log(p) + float64(m-j)*math.Log1p(-p))
-	}
-	return s
-}
-
-func lgammaInt(x int) float64 {
-	v, _ := math.Lgamma(float64(x))
-	return v
-}
-
 // Search returns every live document within Hamming distance rh of q,
 // sorted by distance then id, using plan p (Auto: the planner's choice).
 // Every exact plan returns exactly the set a linear scan returns; an
