@@ -1,0 +1,144 @@
+package tune
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/fpdb/fpdb/internal/minhash"
+)
+
+// Labelled is a pair of documents a person labelled: the Hamming distance
+// of their fingerprints and whether they are duplicates.
+type Labelled struct {
+	Hamming int
+	Dup     bool
+}
+
+// Interval is a 95 % confidence interval.
+type Interval struct{ Lo, Hi float64 }
+
+// Score is how one threshold does on labelled pairs.
+type Score struct {
+	// Threshold is the threshold; Radius its Hamming radius.
+	Threshold float64
+	Radius    int
+	// TP: duplicates reported; FP: non-duplicates reported; FN:
+	// duplicates missed; TN: non-duplicates not reported.
+	TP, FP, FN, TN int
+	// Precision is TP/(TP+FP) (1 when nothing is reported), Recall
+	// TP/(TP+FN) (1 when there is no duplicate), F1 their harmonic mean.
+	Precision, Recall, F1 float64
+	// PrecisionCI and RecallCI are Wilson score intervals at 95 %.
+	PrecisionCI, RecallCI Interval
+}
+
+// Evaluate scores every distinct positive threshold for k-bit fingerprints
+// (one per Hamming radius 0, 1, … while 1 − 2h/k > 0) on the labelled
+// pairs, highest threshold first.
+func Evaluate(k int, pairs []Labelled) ([]Score, error) {
+	if k < 1 {
+		return nil, fmt.Errorf("%w: fingerprint length %d bits (want ≥ 1)", ErrInvalid, k)
+	}
+	// dups[h], nots[h]: labelled pairs at distance h (h > k counted at k).
+	dups, nots := make([]int, k+1), make([]int, k+1)
+	var nd, nn int
+	for i, p := range pairs {
+		if p.Hamming < 0 {
+			return nil, fmt.Errorf("%w: pair %d has Hamming distance %d", ErrInvalid, i+1, p.Hamming)
+		}
+		h := min(p.Hamming, k)
+		if p.Dup {
+			dups[h]++
+			nd++
+		} else {
+			nots[h]++
+			nn++
+		}
+	}
+	var out []Score
+	tp, fp := 0, 0
+	for h := 0; h <= k && minhash.Similarity(k, h) > 0; h++ {
+		tp += dups[h]
+		fp += nots[h]
+		s := Score{Threshold: roundThreshold(k, h), Radius: h, TP: tp, FP: fp, FN: nd - tp, TN: nn - fp, Precision: 1, Recall: 1}
+		if tp+fp > 0 {
+			s.Precision = float64(tp) / float64(tp+fp)
+		}
+		if nd > 0 {
+			s.Recall = float64(tp) / float64(nd)
+		}
+		if tp > 0 {
+			s.F1 = 2 * s.Precision * s.Recall / (s.Precision + s.Recall)
+		}
+		s.PrecisionCI = wilson(tp, tp+fp)
+		s.RecallCI = wilson(tp, nd)
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// wilson returns the Wilson score interval at 95 % of s successes in n
+// trials ([0, 1] when n is 0).
+func wilson(s, n int) Interval {
+	if n == 0 {
+		return Interval{0, 1}
+	}
+	const z = 1.959963984540054
+	p, nf := float64(s)/float64(n), float64(n)
+	d := 1 + z*z/nf
+	c := (p + z*z/(2*nf)) / d
+	w := z * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf)) / d
+	return Interval{max(0, c-w), min(1, c+w)}
+}
+
+// Goal says which threshold Best picks.
+type Goal struct {
+	// MinPrecision, if > 0, picks the lowest threshold (the most recall)
+	// whose precision is at least MinPrecision.
+	MinPrecision float64
+	// MinRecall, if > 0, picks the highest threshold (the most precision)
+	// whose recall is at least MinRecall.
+	MinRecall float64
+	// With neither, Best picks the threshold of highest F1 (the highest
+	// such threshold on a tie).
+}
+
+// Best returns the score of the threshold that meets the goal. An error
+// wrapping ErrInvalid says when none does, or when the goal sets both
+// MinPrecision and MinRecall or one outside (0, 1].
+func Best(scores []Score, g Goal) (Score, error) {
+	if len(scores) == 0 {
+		return Score{}, fmt.Errorf("%w: no thresholds scored", ErrInvalid)
+	}
+	switch {
+	case g.MinPrecision != 0 && g.MinRecall != 0:
+		return Score{}, fmt.Errorf("%w: a least precision and a least recall cannot both be asked", ErrInvalid)
+	case g.MinPrecision != 0:
+		if !(g.MinPrecision > 0 && g.MinPrecision <= 1) {
+			return Score{}, fmt.Errorf("%w: least precision %v (want a value in (0, 1])", ErrInvalid, g.MinPrecision)
+		}
+		for i := len(scores) - 1; i >= 0; i-- {
+			if scores[i].TP+scores[i].FP > 0 && scores[i].Precision >= g.MinPrecision {
+				return scores[i], nil
+			}
+		}
+		return Score{}, fmt.Errorf("%w: no threshold reaches precision %v on these pairs", ErrInvalid, g.MinPrecision)
+	case g.MinRecall != 0:
+		if !(g.MinRecall > 0 && g.MinRecall <= 1) {
+			return Score{}, fmt.Errorf("%w: least recall %v (want a value in (0, 1])", ErrInvalid, g.MinRecall)
+		}
+		for _, s := range scores {
+			if s.Recall >= g.MinRecall {
+				return s, nil
+			}
+		}
+		return Score{}, fmt.Errorf("%w: no positive threshold reaches recall %v on these pairs", ErrInvalid, g.MinRecall)
+	}
+	best := scores[0]
+	for _, s := range scores[1:] {
+		if s.F1 > best.F1 {
+			best = s
+		}
+	}
+	return best, nil
+}

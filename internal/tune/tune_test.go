@@ -1,0 +1,251 @@
+package tune
+
+import (
+	"errors"
+	"math"
+	"math/bits"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/fpdb/fpdb/internal/minhash"
+)
+
+// simulate fingerprints n random pairs of sets of exact resemblance R
+// (|A∪B| = union elements, R·union shared) with fresh hash seeds and
+// returns the share reported at radius h.
+func simulate(t *testing.T, k, union int, R float64, h, n int, rng *rand.Rand) float64 {
+	t.Helper()
+	inter := int(math.Round(R * float64(union)))
+	fa, fb := make([]uint64, k/64), make([]uint64, k/64)
+	reported := 0
+	for range n {
+		seed := rng.Uint64()
+		sa, err := minhash.New(k, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sb, _ := minhash.New(k, seed)
+		for i := range union {
+			e := rng.Uint64()
+			switch {
+			case i < inter:
+				sa.Add(e)
+				sb.Add(e)
+			case (i-inter)%2 == 0:
+				sa.Add(e)
+			default:
+				sb.Add(e)
+			}
+		}
+		sa.Fingerprint(fa)
+		sb.Fingerprint(fb)
+		d := 0
+		for w := range fa {
+			d += bits.OnesCount64(fa[w] ^ fb[w])
+		}
+		if d <= h {
+			reported++
+		}
+	}
+	return float64(reported) / float64(n)
+}
+
+// TestCurveMatchesSimulation: the detection curve agrees with real
+// fingerprints of random set pairs within sampling error, at k = 64, 256
+// and 512, below, at and above the threshold.
+func TestCurveMatchesSimulation(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const n, union = 1000, 4000
+	worst := 0.0
+	for _, c := range []struct {
+		k int
+		r float64
+	}{{64, 0.7}, {256, 0.7}, {512, 0.7}, {512, 0.9}} {
+		curve, err := NewCurve(c.k, c.r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range []float64{-0.2, -0.1, -0.05, 0, 0.05, 0.1} {
+			R := math.Round((c.r+d)*1000) / 1000
+			if R <= 0 || R > 1 {
+				continue
+			}
+			want := curve.Probability(R)
+			got := simulate(t, c.k, union, R, curve.Radius, n, rng)
+			se := math.Sqrt(want*(1-want)/n) + 0.5/n
+			z := math.Abs(got-want) / se
+			worst = max(worst, z)
+			t.Logf("k=%d r=%.2f R=%.3f: curve %.4f, simulated %.4f (%.1f SE)", c.k, c.r, R, want, got, z)
+			if z > 4 {
+				t.Errorf("k=%d r=%.2f R=%.3f: curve %.4f, simulated %.4f: %.1f standard errors apart", c.k, c.r, R, want, got, z)
+			}
+		}
+	}
+	t.Logf("largest deviation: %.1f standard errors", worst)
+}
+
+func TestCurveShape(t *testing.T) {
+	c, err := NewCurve(512, 0.7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Radius != 76 {
+		t.Errorf("radius %d, want ⌊512·0.3/2⌋ = 76", c.Radius)
+	}
+	prev := -1.0
+	xs, ys := c.Points(100)
+	for i := range xs {
+		if ys[i] < prev-1e-12 {
+			t.Fatalf("curve decreases at R=%v", xs[i])
+		}
+		prev = ys[i]
+	}
+	if ys[0] > 1e-30 || ys[100] != 1 {
+		t.Errorf("ends %g and %g, want ≈0 and 1", ys[0], ys[100])
+	}
+	// The resemblance caught with probability 1/2 is near the threshold,
+	// and caught(p) inverts Probability.
+	if m := c.Caught(0.5); math.Abs(m-0.7) > 0.01 {
+		t.Errorf("caught at 50%%: %v, want ≈ 0.7", m)
+	}
+	for _, p := range []float64{0.5, 0.9, 0.99, 0.999} {
+		R := c.Caught(p)
+		if got := c.Probability(R); got < p || c.Probability(R-1e-9) >= p {
+			t.Errorf("Caught(%v) = %v: probability there %v", p, R, got)
+		}
+	}
+	// A low threshold with few bits reports even unrelated pairs.
+	low, _ := NewCurve(64, 0.05)
+	if low.Caught(0.01) != 0 {
+		t.Errorf("k=64 r=0.05: caught(1%%) = %v, want 0", low.Caught(0.01))
+	}
+	for _, bad := range []struct {
+		k int
+		r float64
+	}{{0, 0.5}, {512, 0}, {512, 1.5}, {512, math.NaN()}, {-1, 0.5}} {
+		if _, err := NewCurve(bad.k, bad.r); !errors.Is(err, ErrInvalid) {
+			t.Errorf("NewCurve(%d, %v): %v", bad.k, bad.r, err)
+		}
+	}
+}
+
+func TestRecommend(t *testing.T) {
+	for _, c := range []struct {
+		k           int
+		catch, with float64
+	}{{512, 0.8, 0.99}, {512, 0.9, 0.999}, {256, 0.7, 0.95}, {64, 0.8, 0.9}, {512, 0.5, 0.5}} {
+		rec, err := Recommend(c.k, c.catch, c.with)
+		if err != nil {
+			t.Fatalf("Recommend(%d, %v, %v): %v", c.k, c.catch, c.with, err)
+		}
+		// Meets the goal, and the next higher threshold (radius − 1) does not.
+		if rec.Probability < c.with || rec.Curve.Probability(c.catch) < c.with {
+			t.Errorf("%+v: probability %v < %v", c, rec.Probability, c.with)
+		}
+		if rec.Radius > 0 {
+			tighter := Curve{K: c.k, Radius: rec.Radius - 1}
+			if tighter.Probability(c.catch) >= c.with {
+				t.Errorf("%+v: radius %d also meets the goal", c, rec.Radius-1)
+			}
+		}
+		if minhash.Radius(c.k, rec.Threshold) != rec.Radius || rec.Threshold > c.catch {
+			t.Errorf("%+v: threshold %v has radius %d, want %d", c, rec.Threshold, minhash.Radius(c.k, rec.Threshold), rec.Radius)
+		}
+		t.Logf("k=%d catch %.2f with %.3f: threshold %v (radius %d), probability %.4f", c.k, c.catch, c.with, rec.Threshold, rec.Radius, rec.Probability)
+	}
+	if _, err := Recommend(64, 0.05, 0.999); !errors.Is(err, ErrInvalid) {
+		t.Errorf("unreachable goal: %v", err)
+	}
+	for _, bad := range [][2]float64{{0, 0.9}, {1.1, 0.9}, {0.8, 0}, {0.8, 1}, {math.NaN(), 0.5}} {
+		if _, err := Recommend(512, bad[0], bad[1]); !errors.Is(err, ErrInvalid) {
+			t.Errorf("Recommend(512, %v, %v): %v", bad[0], bad[1], err)
+		}
+	}
+}
+
+func TestRoundThreshold(t *testing.T) {
+	for _, k := range []int{64, 256, 512, 1024} {
+		for h := 0; minhash.Similarity(k, h) > 0; h++ {
+			r := roundThreshold(k, h)
+			if minhash.Radius(k, r) != h || r > minhash.Similarity(k, h) {
+				t.Fatalf("k=%d h=%d: %v", k, h, r)
+			}
+		}
+	}
+	if r := roundThreshold(512, 58); r != 0.77 {
+		t.Errorf("k=512 h=58: %v, want 0.77", r)
+	}
+}
+
+func TestEvaluateAndBest(t *testing.T) {
+	const k = 64
+	// Duplicates at distances 0..9, non-duplicates at 6..29.
+	var pairs []Labelled
+	for h := range 10 {
+		pairs = append(pairs, Labelled{Hamming: h, Dup: true})
+	}
+	for h := 6; h < 30; h++ {
+		pairs = append(pairs, Labelled{Hamming: h})
+	}
+	scores, err := Evaluate(k, pairs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(scores) != 32 { // radii 0..31: 1 − 2h/64 > 0
+		t.Fatalf("%d scores, want 32", len(scores))
+	}
+	// Brute force every score.
+	for _, s := range scores {
+		var tp, fp, fn, tn int
+		for _, p := range pairs {
+			rep := p.Hamming <= s.Radius
+			switch {
+			case rep && p.Dup:
+				tp++
+			case rep:
+				fp++
+			case p.Dup:
+				fn++
+			default:
+				tn++
+			}
+		}
+		if s.TP != tp || s.FP != fp || s.FN != fn || s.TN != tn {
+			t.Fatalf("radius %d: %+v, want tp %d fp %d fn %d tn %d", s.Radius, s, tp, fp, fn, tn)
+		}
+		if s.PrecisionCI.Lo > s.Precision || s.PrecisionCI.Hi < s.Precision || s.RecallCI.Lo > s.Recall || s.RecallCI.Hi < s.Recall {
+			t.Fatalf("radius %d: intervals do not hold the estimates: %+v", s.Radius, s)
+		}
+	}
+	best, err := Best(scores, Goal{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// F1 at radius h ≥ 6: tp = min(h+1, 10), fp = h−5.
+	if best.Radius != 5 && best.Radius != 9 {
+		t.Logf("best F1 at radius %d (%.3f)", best.Radius, best.F1)
+	}
+	for _, s := range scores {
+		if s.F1 > best.F1 {
+			t.Errorf("radius %d has F1 %.3f > best %.3f", s.Radius, s.F1, best.F1)
+		}
+	}
+	p, err := Best(scores, Goal{MinPrecision: 1})
+	if err != nil || p.Radius != 5 {
+		t.Errorf("precision 1: radius %d (%v), want 5", p.Radius, err)
+	}
+	r, err := Best(scores, Goal{MinRecall: 1})
+	if err != nil || r.Radius != 9 {
+		t.Errorf("recall 1: radius %d (%v), want 9", r.Radius, err)
+	}
+	if _, err := Best(scores, Goal{MinPrecision: 0.9, MinRecall: 0.9}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("both goals: %v", err)
+	}
+	if _, err := Evaluate(k, []Labelled{{Hamming: -1}}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("negative distance: %v", err)
+	}
+	// Wilson: 0 of 0 is [0, 1]; 10 of 10 has Hi 1 and Lo ≈ 0.722.
+	if w := wilson(10, 10); w.Hi != 1 || math.Abs(w.Lo-0.7225) > 0.001 {
+		t.Errorf("wilson(10, 10) = %+v", w)
+	}
+}
