@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -158,6 +159,8 @@ func checkAllClosed(t *testing.T, d *DB) {
 	_, errs["Has"] = d.Has(ctx, "doc00001")
 	errs["Backup"] = d.Backup(ctx, filepath.Join(t.TempDir(), "backup"))
 	errs["Sync"] = d.Sync(ctx)
+	_, errs["Fingerprint"] = d.Fingerprint(ctx, strings.NewReader("some words here"), TextOptions{})
+	_, errs["EstimateQuery"] = d.EstimateQuery(ctx, 0.8)
 	errs["Close"] = d.Close()
 	for name, err := range errs {
 		if !errors.Is(err, ErrClosed) {

@@ -469,3 +469,11 @@ func (cp *counterPool) put(c *counters) {
 	c.touched = c.touched[:0]
 	cp.p.Put(c)
 }
+
+// Estimate returns the plan Search would pick for radius rh (PlanAuto) and
+// its cost by the planner's model, in nanoseconds. The model errs towards
+// the scan and is fitted on one machine: read the cost as a rough figure.
+func (ix *Index) Estimate(rh int) (Plan, float64) {
+	p, cost, _ := ix.choose(rh, false, 1)
+	return p, cost
+}

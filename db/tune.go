@@ -1,0 +1,124 @@
+package db
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/fpdb/fpdb/index"
+	"github.com/fpdb/fpdb/internal/tune"
+)
+
+// Curve is the detection curve of a threshold for K-bit fingerprints: the
+// probability that a pair of true resemblance R (Jaccard of the shingle
+// sets) is reported, exact under the estimator's model — the fingerprints'
+// Hamming distance is Binomial(K, (1 − R)/2). Probability(R) evaluates it,
+// Caught(p) gives the least R reported with probability p, Points(n)
+// samples it. For documents much shorter than K·8 shingles it is
+// conservative (internal/tune's Caveats).
+type Curve = tune.Curve
+
+// Recommendation is a threshold chosen by Recommend: its Curve, what was
+// asked (Catch, With) and the probability of reporting a pair of
+// resemblance exactly Catch.
+type Recommendation = tune.Recommendation
+
+// LabelledPair is a pair a person labelled: the Hamming distance of the
+// two documents' fingerprints and whether they are duplicates.
+type LabelledPair = tune.Labelled
+
+// ThresholdScore is how one threshold does on labelled pairs: counts,
+// precision, recall, F1 and Wilson 95 % intervals.
+type ThresholdScore = tune.Score
+
+// ThresholdGoal says which threshold BestThreshold picks: the best F1 (the
+// zero value), the lowest threshold with a least precision, or the highest
+// with a least recall.
+type ThresholdGoal = tune.Goal
+
+// DetectionCurve returns the detection curve of threshold for k-bit
+// fingerprints. Errors wrap ErrInvalidOptions.
+func DetectionCurve(k int, threshold float64) (Curve, error) {
+	c, err := tune.NewCurve(k, threshold)
+	return c, tuneError(err)
+}
+
+// Recommend returns the highest threshold for k-bit fingerprints that
+// reports pairs of true resemblance ≥ catch with probability ≥ with (for
+// instance 0.8 and 0.99), as the shortest decimal with that Hamming radius.
+// Errors wrap ErrInvalidOptions, also when no positive threshold meets the
+// goal.
+func Recommend(k int, catch, with float64) (Recommendation, error) {
+	r, err := tune.Recommend(k, catch, with)
+	return r, tuneError(err)
+}
+
+// EvaluateThresholds scores every distinct positive threshold for k-bit
+// fingerprints on labelled pairs, highest threshold first.
+func EvaluateThresholds(k int, pairs []LabelledPair) ([]ThresholdScore, error) {
+	s, err := tune.Evaluate(k, pairs)
+	return s, tuneError(err)
+}
+
+// BestThreshold returns the score of the threshold that meets the goal
+// among scores from EvaluateThresholds. Errors wrap ErrInvalidOptions,
+// also when no threshold meets the goal.
+func BestThreshold(scores []ThresholdScore, g ThresholdGoal) (ThresholdScore, error) {
+	s, err := tune.Best(scores, g)
+	return s, tuneError(err)
+}
+
+// tuneError turns an error of package tune into one wrapping
+// ErrInvalidOptions, keeping its detail.
+func tuneError(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, tune.ErrInvalid) {
+		return fmt.Errorf("%w: %s", ErrInvalidOptions, strings.TrimPrefix(err.Error(), tune.ErrInvalid.Error()+": "))
+	}
+	return err
+}
+
+// Fingerprint returns the fingerprint of the text read from r under the
+// database's parameters, storing nothing: what Add would store, for
+// comparisons outside the database (labelled pairs of files, for one).
+func (d *DB) Fingerprint(ctx context.Context, r io.Reader, o TextOptions) ([]uint64, error) {
+	if err := d.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer d.leave()
+	res, _, err := d.build(r, o, "")
+	if err != nil {
+		return nil, fmt.Errorf("fpdb: fingerprint: %w", err)
+	}
+	return res.FP, nil
+}
+
+// QueryEstimate is the planner's choice for a threshold at the database's
+// present size.
+type QueryEstimate struct {
+	// Plan is what Query would run (PlanAuto's choice).
+	Plan Plan
+	// Cost is the planner's estimate of one query's time, from a cost
+	// model fitted on one machine (bench/): a rough figure; measure with
+	// Query for a real one.
+	Cost time.Duration
+}
+
+// EstimateQuery returns the plan and the estimated cost of a query at
+// threshold on the database as it is now.
+func (d *DB) EstimateQuery(ctx context.Context, threshold float64) (QueryEstimate, error) {
+	if err := validThreshold(threshold); err != nil {
+		return QueryEstimate{}, fmt.Errorf("fpdb: estimate: %w", err)
+	}
+	if err := d.enter(ctx); err != nil {
+		return QueryEstimate{}, err
+	}
+	defer d.leave()
+	p, ns := d.ix.Estimate(index.Radius(d.params.K, threshold))
+	return QueryEstimate{Plan: p, Cost: time.Duration(ns)}, nil
+}
