@@ -37,13 +37,7 @@ func copyFiles(t *testing.T, files map[string]string) string {
 				t.Fatal(err)
 			}
 		}
-		p := filepath.Join(root, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeFile(t, root, name, b)
 	}
 	return root
 }

@@ -260,13 +260,7 @@ func TestReadmeExamples(t *testing.T) {
 		files["proposals/"+filepath.Base(s)] = text(i)
 	}
 	for name, b := range files {
-		p := filepath.Join(work, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeFile(t, work, name, b)
 	}
 	// last-run is older than inbox/x.txt.
 	old := time.Now().Add(-time.Hour)

@@ -140,6 +140,7 @@ Exit status:
 		newImportCommand(g),
 		newCompactCommand(g),
 		newBackupCommand(g),
+		newTuneCommand(g),
 		newVersionCommand(),
 		newManCommand(),
 	)

@@ -529,3 +529,17 @@ func TestNewRootCommand(t *testing.T) {
 		t.Errorf("second add returned %v, want exit code %d", err, exitDuplicates)
 	}
 }
+
+// writeFile writes b to dir/name, making the directories it needs, and
+// returns the file's path.
+func writeFile(t *testing.T, dir, name string, b []byte) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

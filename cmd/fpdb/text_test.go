@@ -34,13 +34,7 @@ func addJSON(t *testing.T, dir string, args ...string) []map[string]any {
 // zero-width-space and ligature spellings of a text are exact duplicates.
 func TestAddPlainTextAndUnicode(t *testing.T) {
 	tmp := t.TempDir()
-	write := func(name, text string) string {
-		p := filepath.Join(tmp, name)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, text string) string { return writeFile(t, tmp, name, []byte(text)) }
 	w := proseWords(600)
 	a, b := append([]string(nil), w...), append([]string(nil), w...)
 	a[100], b[100] = "for (i=0; i<n; i++)", "for (i=0; i < n; i++)"
@@ -125,13 +119,7 @@ func indexOf(s []string, v string) int {
 // before anything is read, naming the label.
 func TestAddEncoding(t *testing.T) {
 	tmp := t.TempDir()
-	write := func(name string, b []byte) string {
-		p := filepath.Join(tmp, name)
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name string, b []byte) string { return writeFile(t, tmp, name, b) }
 	utf8 := strings.Repeat("Le château de la forêt était très général après l'été, à côté du café. ", 30)
 	latin1 := make([]byte, 0, len(utf8))
 	for _, r := range utf8 {
