@@ -73,7 +73,7 @@ func QuickConfig() Config {
 		TextPlanQueries: 200,
 		FingerprintTime: 3 * time.Second,
 		SyncDocs:        200, BulkDocs: 10_000, AddFPs: 1_000_000, AddFPsOne: 20_000, StageAddDocs: 20_000,
-		Compare:       CompareOptions{MaxSlowdown: 20, CellBudget: 20 * time.Second},
+		Compare:       CompareOptions{MaxSlowdown: 20, CellBudget: 20 * time.Second, ColdCaches: true},
 		Table1Compare: CompareOptions{CellBudget: 45 * time.Second},
 		AlgGMaxComb:   1e6, AlgGMaxNodes: 2_000_000,
 	}
@@ -100,7 +100,7 @@ func FullConfig() Config {
 	c.TextPlanQueries = 1000
 	c.FingerprintTime = 10 * time.Second
 	c.SyncDocs, c.BulkDocs, c.AddFPs, c.AddFPsOne, c.StageAddDocs = 1000, 100_000, 1_000_000, 100_000, 100_000
-	c.Compare = CompareOptions{MaxSlowdown: 50, CellBudget: 300 * time.Second}
+	c.Compare = CompareOptions{MaxSlowdown: 50, CellBudget: 300 * time.Second, ColdCaches: true}
 	c.Table1Compare = CompareOptions{CellBudget: 1200 * time.Second}
 	c.AlgGMaxComb, c.AlgGMaxNodes = 1e7, 20_000_000
 	return c

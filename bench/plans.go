@@ -125,6 +125,30 @@ type CompareOptions struct {
 	MaxSlowdown float64
 	// CellBudget stops a plan after this much total time at one threshold.
 	CellBudget time.Duration
+	// ColdCaches writes ColdCacheBytes of other memory before every
+	// measured query (not timed), as other work on a server would: the
+	// CPU caches then hold none of the index.
+	ColdCaches bool `json:"cold_caches"`
+}
+
+// ColdCacheBytes is the memory written between queries with ColdCaches:
+// larger than the last-level cache of the machines measured.
+const ColdCacheBytes = 64 << 20
+
+// evictor evicts the CPU caches by writing a buffer larger than them.
+type evictor struct {
+	buf []uint64
+	sum uint64
+}
+
+func (e *evictor) evict() {
+	if e.buf == nil {
+		e.buf = make([]uint64, ColdCacheBytes/8)
+	}
+	for i := 0; i < len(e.buf); i += 8 { // a cache line each
+		e.buf[i]++
+		e.sum += e.buf[i]
+	}
 }
 
 // Compare measures every runner at each threshold on the same queries. The
@@ -134,6 +158,7 @@ type CompareOptions struct {
 // them alike.
 func Compare(ctx context.Context, k int, queries [][]uint64, thresholds []float64, runners []PlanRunner, o CompareOptions) ([]PlanResult, error) {
 	var out []PlanResult
+	var ev evictor
 	scanIdx := len(runners) - 1
 	for _, r := range thresholds {
 		rh := index.Radius(k, r)
@@ -174,6 +199,9 @@ func Compare(ctx context.Context, k int, queries [][]uint64, thresholds []float6
 			for _, i := range order {
 				if !active[i] {
 					continue
+				}
+				if o.ColdCaches {
+					ev.evict()
 				}
 				start := time.Now()
 				hits, qc, err := runners[i].Run(ctx, q, rh)

@@ -23,13 +23,41 @@ const (
 // shard under its mutex); writers update it under the Index's
 // caller-provided exclusive lock, when no reader runs, so a list returned by
 // get is not modified while a reader iterates it.
+//
+// Warm installs a frozen base (dense layout only): every list in one array,
+// 4 bytes per id and 4 per value, built from the fingerprints. A slot that
+// holds a list overrides the base for its value; writers put the lists they
+// change in slots. A removal may shorten a base list in place, after which
+// that value's part of the base belongs to its slot and is never read
+// through the base again.
 type postingCache struct {
 	slots  []atomic.Pointer[[]uint32] // dense: by y; nil when not cached
 	shards []cacheShard               // sparse, when the key space is large
 
+	// base, when not nil, holds every list not in a slot; it is set and
+	// cleared only while no reader runs, with complete set.
+	base *frozen
+	// slotsUsed counts the slots holding a list, so that lookups skip the
+	// slots while none does (the common case after Warm).
+	slotsUsed atomic.Int64
+
 	keys     atomic.Int64 // cached values
 	ids      atomic.Int64 // cached ids
 	complete atomic.Bool
+}
+
+// frozen holds the posting lists of a dense key space in one array: the
+// sorted ids of value y are ids[offs[y]:offs[y+1]].
+type frozen struct {
+	offs []uint32 // one more than the key space
+	ids  []uint32
+}
+
+// list returns the ids of y, with no spare capacity, so that appending to
+// it copies.
+func (f *frozen) list(y uint32) []uint32 {
+	lo, hi := f.offs[y], f.offs[y+1]
+	return f.ids[lo:hi:hi]
 }
 
 type cacheShard struct {
@@ -50,8 +78,13 @@ func (c *postingCache) init(space uint64) {
 func (c *postingCache) get(y uint32) (ids []uint32, ok bool) {
 	if c.slots != nil {
 		if int(y) < len(c.slots) {
-			if p := c.slots[y].Load(); p != nil {
-				return *p, true
+			if c.slotsUsed.Load() > 0 {
+				if p := c.slots[y].Load(); p != nil {
+					return *p, true
+				}
+			}
+			if c.base != nil {
+				return c.base.list(y), true
 			}
 		}
 	} else {
@@ -76,6 +109,7 @@ func (c *postingCache) setLocked(s *cacheShard, y uint32, ids []uint32) {
 			*p = ids
 		} else {
 			c.slots[y].Store(&ids)
+			c.slotsUsed.Add(1)
 		}
 		return
 	}
@@ -100,13 +134,27 @@ func (c *postingCache) getMany(ys []uint32, out [][]uint32, ok []bool) {
 		return
 	}
 	var ptrs [probeChunk]*[]uint32
-	for i, y := range ys {
-		ptrs[i] = nil
-		if int(y) < len(c.slots) {
-			ptrs[i] = c.slots[y].Load()
+	if c.slotsUsed.Load() > 0 {
+		for i, y := range ys {
+			ptrs[i] = nil
+			if int(y) < len(c.slots) {
+				ptrs[i] = c.slots[y].Load()
+			}
 		}
 	}
 	complete := c.complete.Load()
+	if b := c.base; b != nil {
+		for i, y := range ys {
+			if p := ptrs[i]; p != nil {
+				out[i], ok[i] = *p, true
+			} else if int(y) < len(c.slots) {
+				out[i], ok[i] = b.list(y), true
+			} else {
+				out[i], ok[i] = nil, true
+			}
+		}
+		return
+	}
 	for i := range ys {
 		if p := ptrs[i]; p != nil {
 			out[i], ok[i] = *p, true
@@ -122,6 +170,9 @@ func (c *postingCache) lookup(y uint32) (ids []uint32, cached bool, s *cacheShar
 	if c.slots != nil {
 		if p := c.slots[y].Load(); p != nil {
 			return *p, true, nil
+		}
+		if c.base != nil {
+			return c.base.list(y), true, nil
 		}
 		return nil, false, nil
 	}
@@ -143,7 +194,8 @@ func (c *postingCache) put(y uint32, ids []uint32) {
 		ids = []uint32{} // cached as known empty
 	}
 	if c.slots != nil {
-		if int(y) < len(c.slots) && c.slots[y].CompareAndSwap(nil, &ids) {
+		if int(y) < len(c.slots) && c.base == nil && c.slots[y].CompareAndSwap(nil, &ids) {
+			c.slotsUsed.Add(1)
 			c.keys.Add(1)
 			c.ids.Add(int64(len(ids)))
 		}
@@ -219,6 +271,10 @@ func (c *postingCache) each(fn func(y uint32, ids []uint32)) {
 	for y := range c.slots {
 		if p := c.slots[y].Load(); p != nil {
 			fn(uint32(y), *p)
+		} else if c.base != nil {
+			if ids := c.base.list(uint32(y)); len(ids) > 0 {
+				fn(uint32(y), ids)
+			}
 		}
 	}
 	for i := range c.shards {
@@ -229,4 +285,23 @@ func (c *postingCache) each(fn func(y uint32, ids []uint32)) {
 		}
 		s.mu.Unlock()
 	}
+}
+
+// install makes f the cache's base: every slot is emptied and the cache is
+// complete. The caller excludes readers and writers.
+func (c *postingCache) install(f *frozen) {
+	for i := range c.slots {
+		c.slots[i].Store(nil)
+	}
+	c.slotsUsed.Store(0)
+	c.base = f
+	var keys int64
+	for y := range len(f.offs) - 1 {
+		if f.offs[y+1] > f.offs[y] {
+			keys++
+		}
+	}
+	c.keys.Store(keys)
+	c.ids.Store(int64(len(f.ids)))
+	c.complete.Store(true)
 }

@@ -45,7 +45,8 @@ type Index struct {
 	deferFrom uint32 // see deferred.go: ids ≥ deferFrom have no postings in Pebble
 	deferring bool   // adds are deferred
 
-	counters counterPool
+	scratch  scratchPool
+	counting countConfig
 	cache    postingCache // its own synchronization: readers fill it
 	recalls  recallCache
 }
@@ -53,7 +54,7 @@ type Index struct {
 // New returns the index stored in db with the given layout. Call Load to
 // read the stored fingerprints.
 func New(db *pebble.DB, layout *Layout) *Index {
-	ix := &Index{db: db, layout: layout, stride: layout.K / 64, deferFrom: NoDeferred}
+	ix := &Index{db: db, layout: layout, stride: layout.K / 64, deferFrom: NoDeferred, counting: countConfig{hashMax: hashMaxPostings, shift: blockBits}}
 	ix.cache.init(layout.Space())
 	return ix
 }
@@ -207,36 +208,6 @@ func (ix *Index) Posting(ctx context.Context, y uint32) ([]uint32, error) {
 	r := ix.newReader(ctx)
 	defer r.close()
 	return r.read(y)
-}
-
-// Warm reads every posting list into the in-memory cache, after which no
-// probe reads Pebble. It costs about 4 bytes per posting id plus a map
-// entry per posting key. Writers wait while it runs; readers do not.
-func (ix *Index) Warm(ctx context.Context) error {
-	ix.wmu.Lock()
-	defer ix.wmu.Unlock()
-	lo, hi := keys.Range(keys.PrefixPosting)
-	it, err := ix.db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lo, UpperBound: hi})
-	if err != nil {
-		return fmt.Errorf("index: warm: %w", err)
-	}
-	defer it.Close()
-	for it.First(); it.Valid(); it.Next() {
-		y, err := keys.ParsePosting(it.Key())
-		if err != nil {
-			return fmt.Errorf("%w: %w", ErrCorrupt, err)
-		}
-		ids, err := decodeIDs(it)
-		if err != nil {
-			return fmt.Errorf("%w: posting %d: %w", ErrCorrupt, y, err)
-		}
-		ix.cache.put(y, ids)
-	}
-	if err := it.Error(); err != nil {
-		return fmt.Errorf("index: warm: %w", err)
-	}
-	ix.cache.complete.Store(true)
-	return nil
 }
 
 // decodeIDs decodes the posting list under the iterator's current key.

@@ -130,13 +130,19 @@ func (s *testStore) checkAllPlans(q []uint64, r float64) int {
 			plans = append(plans, Plan{Kind: Probe, Tau: tau})
 		}
 	}
-	for _, p := range plans {
-		got, st, err := s.ix.Search(context.Background(), q, rh, p)
-		if err != nil {
-			s.t.Fatalf("r=%v rh=%d %v: %v", r, rh, p, err)
-		}
-		if !slices.Equal(got, want) {
-			s.t.Fatalf("r=%v rh=%d plan %v (stats %+v): got %d hits %v, want %d %v", r, rh, p, st, len(got), head(got), len(want), head(want))
+	// The default way of counting, then each of the two for every list
+	// length (tiny blocks, so that there are many).
+	defer func(c countConfig) { s.ix.counting = c }(s.ix.counting)
+	for _, cfg := range []countConfig{s.ix.counting, {hashMax: 1 << 30}, {hashMax: -1, shift: 3}} {
+		s.ix.counting = cfg
+		for _, p := range plans {
+			got, st, err := s.ix.Search(context.Background(), q, rh, p)
+			if err != nil {
+				s.t.Fatalf("r=%v rh=%d %v: %v", r, rh, p, err)
+			}
+			if !slices.Equal(got, want) {
+				s.t.Fatalf("r=%v rh=%d plan %v counting %+v (stats %+v): got %d hits %v, want %d %v", r, rh, p, cfg, st, len(got), head(got), len(want), head(want))
+			}
 		}
 	}
 	return len(want)

@@ -379,50 +379,17 @@ func (ix *Index) probe(ctx context.Context, q []uint64, rh, tau, t int, st *Stat
 
 	r := ix.newReader(ctx)
 	defer r.close()
-	c := ix.counters.get(ix.capacity())
-	defer ix.counters.put(c)
-	counts, touched := c.counts, c.touched
-	limit := uint32(len(counts))
-	var cands []uint32
-	var lists [probeChunk][]uint32
-	var cached [probeChunk]bool
-	for j, y := range ys {
-		k := j % probeChunk
-		if k == 0 {
-			if err := ctx.Err(); err != nil {
-				c.touched = touched
-				return nil, err
-			}
-			chunk := ys[j:min(j+probeChunk, len(ys))]
-			ix.cache.getMany(chunk, lists[:len(chunk)], cached[:len(chunk)])
-		}
-		ids := lists[k]
-		if !cached[k] {
-			var err error
-			if ids, err = r.read(y); err != nil {
-				c.touched = touched
-				return nil, err
-			}
-		}
-		st.Postings += len(ids)
-		for _, id := range ids {
-			if id >= limit {
-				c.touched = touched
-				return nil, fmt.Errorf("%w: posting %d names unknown id %d", ErrCorrupt, y, id)
-			}
-			n := counts[id]
-			if n == 0 {
-				touched = append(touched, id)
-			}
-			n++
-			counts[id] = n
-			if int(n) == t {
-				cands = append(cands, id)
-			}
-		}
+	sc := ix.scratch.get()
+	defer ix.scratch.put(sc)
+	if err := sc.gather(ctx, ix, r, ys); err != nil {
+		return nil, err
 	}
-	c.touched = touched
 	st.Reads = r.reads
+	st.Postings = sc.total
+	cands, err := sc.count(t, uint32(ix.capacity()), ix.counting)
+	if err != nil {
+		return nil, err
+	}
 	st.Candidates = len(cands)
 
 	var hits []Hit
@@ -437,37 +404,6 @@ func (ix *Index) probe(ctx context.Context, q []uint64, rh, tau, t int, st *Stat
 		}
 	}
 	return hits, nil
-}
-
-// counters is a dense hit counter per internal id, reset after each use.
-type counters struct {
-	counts  []uint8
-	touched []uint32
-}
-
-type counterPool struct{ p sync.Pool }
-
-func (cp *counterPool) get(n int) *counters {
-	c, _ := cp.p.Get().(*counters)
-	if c == nil {
-		c = &counters{}
-	}
-	if len(c.counts) < n {
-		c.counts = make([]uint8, n)
-	}
-	return c
-}
-
-func (cp *counterPool) put(c *counters) {
-	if len(c.touched) > len(c.counts)/16 {
-		clear(c.counts)
-	} else {
-		for _, id := range c.touched {
-			c.counts[id] = 0
-		}
-	}
-	c.touched = c.touched[:0]
-	cp.p.Put(c)
 }
 
 // Estimate returns the plan Search would pick for radius rh (PlanAuto) and

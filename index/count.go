@@ -1,0 +1,186 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"math/bits"
+	"sync"
+)
+
+// The count filter: a probe plan counts, for every document, how many of
+// the probed posting lists hold it, and keeps those counted at least t
+// times. Its cost is memory latency: the lists are spread over the posting
+// cache, and a counter per document is an array as large as the database,
+// touched at random. So the lists are first gathered (their addresses
+// looked up a chunk at a time, and each list's first line touched, so that
+// those memory reads overlap), and then counted in memory that stays in
+// the CPU's caches:
+//   - few postings (at most hashMaxPostings): an open-addressing table of
+//     twice their number;
+//   - more: the ids are partitioned by their high bits into blocks of
+//     2^blockBits ids (a counting sort, sequential writes), and each block
+//     is counted in one 64 KiB array, reset after the block.
+//
+// Tests shrink both limits (countConfig) so that small indexes take every
+// path.
+const (
+	hashMaxPostings = 1 << 13
+	blockBits       = 16
+)
+
+// countConfig chooses between the two ways of counting.
+type countConfig struct {
+	hashMax int  // hash when the postings are at most this many
+	shift   uint // a block holds 2^shift ids
+}
+
+// probeScratch is the memory of one probe, kept between queries.
+type probeScratch struct {
+	lists [][]uint32 // the probed lists, in probe order
+	total int        // their total length
+	touch uint32     // keeps the touching reads of gather
+
+	hashIDs   []uint32
+	hashCount []uint8
+	hist      []uint32 // ids per block, then block starts
+	part      []uint32 // the ids partitioned by block
+	block     []uint8  // the counters of one block
+	cands     []uint32
+}
+
+type scratchPool struct{ p sync.Pool }
+
+func (sp *scratchPool) get() *probeScratch {
+	if sc, ok := sp.p.Get().(*probeScratch); ok {
+		return sc
+	}
+	return &probeScratch{}
+}
+
+func (sp *scratchPool) put(sc *probeScratch) {
+	clear(sc.lists) // do not keep lists alive
+	sc.lists, sc.cands, sc.total = sc.lists[:0], sc.cands[:0], 0
+	sp.p.Put(sc)
+}
+
+// gather looks up the posting lists of ys (through the cache; misses are
+// read from Pebble by r) into sc.lists.
+func (sc *probeScratch) gather(ctx context.Context, ix *Index, r *postingReader, ys []uint32) error {
+	var chunk [probeChunk][]uint32
+	var cached [probeChunk]bool
+	for j := 0; j < len(ys); j += probeChunk {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		part := ys[j:min(j+probeChunk, len(ys))]
+		ix.cache.getMany(part, chunk[:len(part)], cached[:len(part)])
+		for k, y := range part {
+			ids := chunk[k]
+			if !cached[k] {
+				var err error
+				if ids, err = r.read(y); err != nil {
+					return err
+				}
+			}
+			if len(ids) > 0 {
+				sc.touch += ids[0] // start the list's first read now
+			}
+			sc.lists = append(sc.lists, ids)
+			sc.total += len(ids)
+		}
+	}
+	return nil
+}
+
+// count returns the ids that occur in at least t of the gathered lists
+// (each list holds an id at most once). Every id must be below limit.
+func (sc *probeScratch) count(t int, limit uint32, cfg countConfig) ([]uint32, error) {
+	for _, ids := range sc.lists {
+		if len(ids) > 0 && ids[len(ids)-1] >= limit {
+			return nil, fmt.Errorf("%w: a posting list names unknown id %d", ErrCorrupt, ids[len(ids)-1])
+		}
+	}
+	if sc.total <= cfg.hashMax {
+		sc.countHash(t)
+	} else {
+		sc.countBlocks(t, limit, cfg.shift)
+	}
+	return sc.cands, nil
+}
+
+// countHash counts in an open-addressing table of at least twice as many
+// slots as postings.
+func (sc *probeScratch) countHash(t int) {
+	size := 1 << max(6, bits.Len(uint(2*sc.total)))
+	if len(sc.hashIDs) < size {
+		sc.hashIDs = make([]uint32, size)
+		sc.hashCount = make([]uint8, size)
+	}
+	keys, counts := sc.hashIDs[:size], sc.hashCount[:size]
+	mask := uint32(size - 1)
+	for _, ids := range sc.lists {
+		for _, id := range ids {
+			h := (id * 0x9E3779B1) >> 7 & mask
+			for counts[h] != 0 && keys[h] != id {
+				h = (h + 1) & mask
+			}
+			keys[h] = id
+			c := counts[h] + 1
+			counts[h] = c
+			if int(c) == t {
+				sc.cands = append(sc.cands, id)
+			}
+		}
+	}
+	clear(counts)
+}
+
+// countBlocks partitions the ids into blocks of 2^shift ids by a
+// counting sort and counts each block in one small array.
+func (sc *probeScratch) countBlocks(t int, limit uint32, shift uint) {
+	nb := int(limit>>shift) + 1
+	if cap(sc.hist) < nb+1 {
+		sc.hist = make([]uint32, nb+1)
+	}
+	hist := sc.hist[:nb+1]
+	clear(hist)
+	for _, ids := range sc.lists {
+		for _, id := range ids {
+			hist[id>>shift+1]++
+		}
+	}
+	for b := 1; b <= nb; b++ {
+		hist[b] += hist[b-1] // hist[b]: where block b starts
+	}
+	if cap(sc.part) < sc.total {
+		sc.part = make([]uint32, sc.total)
+	}
+	part := sc.part[:sc.total]
+	for _, ids := range sc.lists {
+		for _, id := range ids {
+			b := id >> shift
+			part[hist[b]] = id
+			hist[b]++
+		}
+	}
+	// hist[b] is now where block b ends.
+	if len(sc.block) < 1<<shift {
+		sc.block = make([]uint8, 1<<shift)
+	}
+	block := sc.block
+	from := uint32(0)
+	for b := range nb {
+		ids := part[from:hist[b]]
+		from = hist[b]
+		for _, id := range ids {
+			c := block[id&(1<<shift-1)] + 1
+			block[id&(1<<shift-1)] = c
+			if int(c) == t {
+				sc.cands = append(sc.cands, id)
+			}
+		}
+		for _, id := range ids {
+			block[id&(1<<shift-1)] = 0
+		}
+	}
+}
