@@ -179,9 +179,11 @@ func (d *DB) Stats() Stats {
 }
 
 // Warm loads every posting list into memory, so that no query reads posting
-// lists from disk afterwards (queries fill this cache lazily otherwise). It
-// costs about 4 bytes per document and group. Writes keep the cache in
-// sync. Servers that answer many queries call it once after Open. Queries
+// lists from disk afterwards (queries fill this cache lazily otherwise). With
+// groups of up to 18 bits it builds them from the fingerprints already in
+// memory, on every core, into one array of 4 bytes per document and group
+// (128 B per document at K = 512) plus 4 bytes per group value; otherwise it
+// reads them from the store. Writes keep the cache in sync. Servers that answer many queries call it once after Open. Queries
 // go on while it runs (they fill the same cache); writers wait.
 func (d *DB) Warm(ctx context.Context) (err error) {
 	// Writers change cached lists; readers only add lists read from the

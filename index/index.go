@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -49,12 +50,14 @@ type Index struct {
 	counting countConfig
 	cache    postingCache // its own synchronization: readers fill it
 	recalls  recallCache
+	plans    []atomic.Pointer[planMemo] // by radius: autoPlan
 }
 
 // New returns the index stored in db with the given layout. Call Load to
 // read the stored fingerprints.
 func New(db *pebble.DB, layout *Layout) *Index {
 	ix := &Index{db: db, layout: layout, stride: layout.K / 64, deferFrom: NoDeferred, counting: countConfig{hashMax: hashMaxPostings, shift: blockBits}}
+	ix.plans = make([]atomic.Pointer[planMemo], layout.K+1)
 	ix.cache.init(layout.Space())
 	return ix
 }

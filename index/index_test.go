@@ -140,6 +140,9 @@ func (s *testStore) checkAllPlans(q []uint64, r float64) int {
 			if err != nil {
 				s.t.Fatalf("r=%v rh=%d %v: %v", r, rh, p, err)
 			}
+			if want, _ := s.ix.Estimate(rh); p.Kind == Auto && st.Plan != want {
+				s.t.Fatalf("r=%v rh=%d: auto ran %v, the planner now picks %v", r, rh, st.Plan, want)
+			}
 			if !slices.Equal(got, want) {
 				s.t.Fatalf("r=%v rh=%d plan %v counting %+v (stats %+v): got %d hits %v, want %d %v", r, rh, p, cfg, st, len(got), head(got), len(want), head(want))
 			}

@@ -188,6 +188,37 @@ func (ix *Index) choose(rh int, approx bool, minRecall float64) (Plan, float64, 
 	return ix.layout.cheapest(rh, scan, ix.probeCost, approx, minRecall, func(tau, t int) float64 { return ix.recall(rh, tau, t) })
 }
 
+// planMemo is the exact plan chosen for one radius, with the state it was
+// chosen in.
+type planMemo struct {
+	n, capacity int
+	deferFrom   uint32
+	complete    bool
+	keys        int64 // cached lists, while the cache is not complete
+	plan        Plan
+}
+
+// autoPlan returns choose's exact plan for rh, remembered per radius while
+// the index keeps its size, deferred mark and cache state (the planner's
+// inputs): it costs little, but a query in cold CPU caches pays a memory
+// read for each of its tables.
+func (ix *Index) autoPlan(rh int) Plan {
+	complete, keys := ix.cache.complete.Load(), int64(0)
+	if !complete {
+		keys = ix.cache.keys.Load()
+	}
+	if rh < len(ix.plans) {
+		if m := ix.plans[rh].Load(); m != nil && m.n == ix.n && m.capacity == ix.capacity() && m.deferFrom == ix.deferFrom && m.complete == complete && m.keys == keys {
+			return m.plan
+		}
+	}
+	p, _, _ := ix.choose(rh, false, 1)
+	if rh < len(ix.plans) {
+		ix.plans[rh].Store(&planMemo{n: ix.n, capacity: ix.capacity(), deferFrom: ix.deferFrom, complete: complete, keys: keys, plan: p})
+	}
+	return p
+}
+
 // Search returns every live document within Hamming distance rh of q,
 // sorted by distance then id, using plan p (Auto: the planner's choice).
 // Every exact plan returns exactly the set a linear scan returns; an
@@ -207,7 +238,7 @@ func (ix *Index) Search(ctx context.Context, q []uint64, rh int, p Plan) ([]Hit,
 	}
 	switch p.Kind {
 	case Auto:
-		p, _, _ = ix.choose(rh, false, 1)
+		p = ix.autoPlan(rh)
 	case Approx:
 		if !(p.MinRecall > 0 && p.MinRecall <= 1) {
 			return nil, st, fmt.Errorf("index: approximate plan needs a recall in (0, 1], got %v", p.MinRecall)

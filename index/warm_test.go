@@ -72,3 +72,50 @@ func TestWarmedCacheFollowsWrites(t *testing.T) {
 		check("warmed again")
 	}
 }
+
+// TestAutoPlanFollowsState: the plan Search remembers per radius is chosen
+// again when the index grows or its cache is warmed: a small index is
+// scanned, a large one probed.
+func TestAutoPlanFollowsState(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	s := newTestStore(t, 64, []int{16, 16, 16, 16})
+	q := randFP(r, 1)
+	search := func(stage string) Plan {
+		t.Helper()
+		_, st, err := s.ix.Search(context.Background(), q, 6, Plan{Kind: Auto})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want, _ := s.ix.Estimate(6); st.Plan != want {
+			t.Fatalf("%s: auto ran %v, the planner picks %v", stage, st.Plan, want)
+		}
+		return st.Plan
+	}
+	s.add(0, q)
+	if p := search("one document"); p.Kind != Scan {
+		t.Fatalf("one document: plan %v, want the scan", p)
+	}
+	b := s.db.NewBatch()
+	var es []Entry
+	for id := uint32(1); id < 60000; id++ {
+		es = append(es, Entry{ID: id, FP: randFP(r, 1)})
+	}
+	w, err := s.ix.Stage(b, es, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Commit(func() error { return b.Commit(nil) }); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range es {
+		s.model[e.ID] = e.FP
+	}
+	search("60 000 documents")
+	if err := s.ix.Warm(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if p := search("warmed"); p.Kind != Probe {
+		t.Fatalf("60 000 documents, warmed: plan %v, want a probe", p)
+	}
+	s.checkAllPlans(q, 0.9)
+}
