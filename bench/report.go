@@ -136,6 +136,7 @@ func CheckTargets(rep *Report) []Target {
 		}
 		ts = append(ts, t)
 	}
+	ts = append(ts, scaleTargets(rep)...)
 	if in := rep.Ingest; in != nil {
 		ts = append(ts, Target{Target: "fingerprinting ≥ 20 000 docs/s per core (2 KB docs, k=512)",
 			Measured: fmt.Sprintf("%.0f docs per CPU second (%.0f-byte docs, one goroutine; %.0f per wall second)", in.FingerprintDocsPerSec, in.DocBytes, in.FingerprintWallDocsPerSec), Status: status(in.FingerprintDocsPerSec >= 20000)})
@@ -157,6 +158,98 @@ func CheckTargets(rep *Report) []Target {
 			t.Measured, t.Status = "—", "not measured"
 		}
 		ts = append(ts, t)
+	}
+	return ts
+}
+
+// scanGBs is the one-goroutine scan's speed at n fingerprints of k bits
+// and threshold r in rep, in GB/s (0 when not measured): the memory
+// bandwidth that every ratio against the scan depends on.
+func scanGBs(rep *Report, n, k int, r float64) float64 {
+	p := findPlan(rep, "random", n, k, r, RefScanName)
+	if p == nil || p.Latency.N == 0 || p.Latency.P50 <= 0 {
+		return 0
+	}
+	return float64(n) * float64(k/8) / p.Latency.P50.Seconds() / 1e9
+}
+
+// scaleTargets are issue 10's targets at 1 M and 10 M fingerprints (k =
+// 512, cold CPU caches): absolute p50s ahead of the best exact binary
+// index measured by 2x, a least ratio to the scan at r = 0.7, never slower
+// than fpdb's own scan plan, and p99 ≤ 3x p50. Each names the scan's
+// GB/s.
+func scaleTargets(rep *Report) []Target {
+	const k = 512
+	status := func(ok bool) string {
+		if ok {
+			return "pass"
+		}
+		return "fail"
+	}
+	var ts []Target
+	for _, c := range []struct {
+		n       int
+		r       float64
+		p50     time.Duration
+		speedup float64
+	}{
+		{1_000_000, 0.9, 12 * time.Microsecond, 0}, {1_000_000, 0.8, 200 * time.Microsecond, 0}, {1_000_000, 0.7, 800 * time.Microsecond, 5},
+		{10_000_000, 0.9, 60 * time.Microsecond, 0}, {10_000_000, 0.8, 600 * time.Microsecond, 0}, {10_000_000, 0.7, 3700 * time.Microsecond, 10},
+	} {
+		t := Target{Target: fmt.Sprintf("n=%s k=512 random, cold caches, auto r=%.1f: p50 ≤ %s", fmtN(c.n), c.r, fmtDur(c.p50))}
+		if c.speedup > 0 {
+			t.Target += fmt.Sprintf(" and ≥ %gx the scan", c.speedup)
+		}
+		p := findPlan(rep, "random", c.n, k, c.r, "auto")
+		if p == nil || p.Latency.N == 0 {
+			t.Measured, t.Status = "—", "not measured"
+			ts = append(ts, t)
+			continue
+		}
+		t.Measured = fmt.Sprintf("p50 %s, %.1fx the scan (scan %.1f GB/s); plan %s", fmtDur(p.Latency.P50), p.Speedup, scanGBs(rep, c.n, k, c.r), chosen(p))
+		t.Status = status(p.Latency.P50 <= c.p50 && p.Speedup >= c.speedup && p.Mismatches == 0)
+		ts = append(ts, t)
+	}
+	for _, n := range []int{1_000_000, 10_000_000} {
+		own := Target{Target: fmt.Sprintf("n=%s k=512 random: auto never slower than fpdb's own scan plan (p50 ≤ 1.05x at every threshold)", fmtN(n))}
+		tail := Target{Target: fmt.Sprintf("n=%s k=512 random: p99 ≤ 3x p50 for every exact probe plan the planner chose", fmtN(n))}
+		worst, worstR, seen := 0.0, 0.0, 0
+		worstTail, tailR := 0.0, 0.0
+		for i := range rep.Plans {
+			pr := &rep.Plans[i]
+			if pr.Workload != "random" || pr.N != n || pr.K != k {
+				continue
+			}
+			for j := range pr.Results {
+				p := &pr.Results[j]
+				if p.Plan != "auto" || p.Latency.N == 0 {
+					continue
+				}
+				scan := findPlan(rep, "random", n, k, p.R, "scan")
+				if scan == nil || scan.Latency.N == 0 {
+					continue
+				}
+				seen++
+				if x := float64(p.Latency.P50) / float64(scan.Latency.P50); x > worst {
+					worst, worstR = x, p.R
+				}
+				if _, scanned := p.Chosen["scan"]; !scanned || len(p.Chosen) > 1 {
+					if x := float64(p.Latency.P99) / float64(p.Latency.P50); x > worstTail {
+						worstTail, tailR = x, p.R
+					}
+				}
+			}
+		}
+		if seen == 0 {
+			own.Measured, own.Status = "—", "not measured"
+			tail.Measured, tail.Status = "—", "not measured"
+		} else {
+			own.Measured = fmt.Sprintf("slowest: %.2fx its scan plan at r=%.2f (%d thresholds)", worst, worstR, seen)
+			own.Status = status(worst <= 1.05)
+			tail.Measured = fmt.Sprintf("largest p99/p50: %.1f at r=%.2f", worstTail, tailR)
+			tail.Status = status(worstTail <= 3)
+		}
+		ts = append(ts, own, tail)
 	}
 	return ts
 }

@@ -44,14 +44,27 @@ func (d *DB) flushDeferred(ctx context.Context) error {
 	return nil
 }
 
-// maybeFlushDeferred writes the deferred postings once d.flushAt documents
-// are deferred. writeMu is held, mu is not; the caller's call is in flight,
+// flushThreshold returns how many deferred documents trigger a flush when
+// indexed documents have their postings written: flushAt, or as many as
+// are indexed already, up to 4·flushAt. Each flush adds to every posting
+// list, so Pebble's compactions rewrite all of the postings after it; a
+// tail that grows with the database keeps that rewriting proportional to
+// the data loaded (flushes at 1, 2, 4, 8, 12, … M documents) instead of
+// quadratic in it (every 1 M), while the tail that queries scan, and the
+// flush's sort in memory, stay bounded.
+func flushThreshold(flushAt, indexed int) int {
+	return max(flushAt, min(indexed, 4*flushAt))
+}
+
+// maybeFlushDeferred writes the deferred postings once flushThreshold
+// documents are deferred. writeMu is held, mu is not; the caller's call is in flight,
 // so the DB is open. The flush is not cut short by the caller's context,
 // whose call is done. A failure is logged, not returned: the documents are
 // stored, and their postings are written by the next flush (at the latest
 // by Close or the next writable Open).
 func (d *DB) maybeFlushDeferred(ctx context.Context) {
-	if !d.ix.Deferring() || d.ix.Cap()-int(d.ix.DeferredFrom()) < d.flushAt {
+	from := int(d.ix.DeferredFrom())
+	if !d.ix.Deferring() || d.ix.Cap()-from < flushThreshold(d.flushAt, from) {
 		return
 	}
 	if err := d.flushDeferred(context.WithoutCancel(ctx)); err != nil {

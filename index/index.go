@@ -39,7 +39,7 @@ type Index struct {
 	wmu sync.Mutex
 	mu  sync.RWMutex
 
-	fps      []uint64 // fingerprint of id i at fps[i*stride:(i+1)*stride]
+	fps      fpStore  // the fingerprint of every id
 	liveBits []uint64 // bit i set when id i is stored
 	n        int      // live documents
 
@@ -56,7 +56,7 @@ type Index struct {
 // New returns the index stored in db with the given layout. Call Load to
 // read the stored fingerprints.
 func New(db *pebble.DB, layout *Layout) *Index {
-	ix := &Index{db: db, layout: layout, stride: layout.K / 64, deferFrom: NoDeferred, counting: countConfig{hashMax: hashMaxPostings, shift: blockBits}}
+	ix := &Index{db: db, layout: layout, stride: layout.K / 64, fps: fpStore{stride: layout.K / 64}, deferFrom: NoDeferred, counting: countConfig{hashMax: hashMaxPostings, shift: blockBits}}
 	ix.plans = make([]atomic.Pointer[planMemo], layout.K+1)
 	ix.cache.init(layout.Space())
 	return ix
@@ -80,7 +80,7 @@ func (ix *Index) Cap() int {
 	return ix.capacity()
 }
 
-func (ix *Index) capacity() int { return len(ix.fps) / ix.stride }
+func (ix *Index) capacity() int { return ix.fps.len() }
 
 // Live reports whether internal id id is stored.
 func (ix *Index) Live(id uint32) bool {
@@ -107,7 +107,7 @@ func (ix *Index) fingerprint(id uint32) []uint64 {
 	if !ix.isLive(id) {
 		return nil
 	}
-	return ix.fps[int(id)*ix.stride : (int(id)+1)*ix.stride]
+	return ix.fps.at(int(id))
 }
 
 // Load reads every stored fingerprint into memory. next bounds the internal
@@ -162,17 +162,7 @@ func (ix *Index) applyAdd(id uint32, fp []uint64) {
 
 // storeFP records fp as the fingerprint of live id id.
 func (ix *Index) storeFP(id uint32, fp []uint64) {
-	need := (int(id) + 1) * ix.stride
-	if need > len(ix.fps) {
-		if need > cap(ix.fps) {
-			grown := make([]uint64, need, max(need, 2*cap(ix.fps)))
-			copy(grown, ix.fps)
-			ix.fps = grown
-		} else {
-			ix.fps = ix.fps[:need]
-		}
-	}
-	copy(ix.fps[int(id)*ix.stride:], fp)
+	ix.fps.set(int(id), fp)
 	if ix.deferAdds() && id < ix.deferFrom {
 		ix.deferFrom = id
 	}
@@ -190,7 +180,7 @@ func (ix *Index) applyDelete(id uint32) {
 	if !ix.isLive(id) {
 		return
 	}
-	fp := ix.fps[int(id)*ix.stride : (int(id)+1)*ix.stride]
+	fp := ix.fps.at(int(id))
 	for i := range ix.layout.Widths {
 		ix.cache.remove(ix.layout.Value(fp, i), id)
 	}

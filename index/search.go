@@ -298,10 +298,6 @@ func (ix *Index) scan(ctx context.Context, q []uint64, rh int, st *Stats) ([]Hit
 	return ix.scanRange(ctx, q, rh, 0, ix.capacity())
 }
 
-// scanBlock is the number of fingerprints a scan compares between two
-// checks of its context (a few milliseconds at most).
-const scanBlock = 1 << 16
-
 // scanRange compares q with the fingerprints of ids [from, to). It stops
 // with ctx's error once ctx is done.
 func (ix *Index) scanRange(ctx context.Context, q []uint64, rh int, from, to int) ([]Hit, error) {
@@ -313,9 +309,9 @@ func (ix *Index) scanRange(ctx context.Context, q []uint64, rh int, from, to int
 		lo, hi := from+n*w/workers, from+n*(w+1)/workers
 		run := func() {
 			var hits []Hit
-			for b := lo; b < hi && ctx.Err() == nil; b += scanBlock {
-				e := min(b+scanBlock, hi)
-				bitvec.Scan(ix.fps[b*ix.stride:e*ix.stride], ix.stride, q, rh, func(i, d int) {
+			for b, e := lo, 0; b < hi && ctx.Err() == nil; b = e {
+				e = min((b>>fpChunkBits+1)<<fpChunkBits, hi) // within one chunk
+				bitvec.Scan(ix.fps.span(b, e), ix.stride, q, rh, func(i, d int) {
 					if id := uint32(b + i); ix.isLive(id) {
 						hits = append(hits, Hit{ID: id, Dist: d})
 					}

@@ -125,7 +125,7 @@ func (ix *Index) buildFrozen(ctx context.Context) (*frozen, error) {
 // offs[Offset[g]+1 … Offset[g]+2^w] only: offs[Offset[g]] = g·L is written
 // by the group before it (offs[0] = 0 by make).
 func (ix *Index) buildGroup(f *frozen, docs []uint32, g int, pos []uint32) []uint32 {
-	l, stride := ix.layout, ix.stride
+	l := ix.layout
 	w, off := l.Widths[g], l.Offset[g]
 	size := 1 << w
 	if cap(pos) < size {
@@ -134,7 +134,7 @@ func (ix *Index) buildGroup(f *frozen, docs []uint32, g int, pos []uint32) []uin
 	pos = pos[:size]
 	clear(pos)
 	value := func(id uint32) uint32 {
-		return l.Value(ix.fps[int(id)*stride:int(id+1)*stride], g) - off
+		return l.Value(ix.fps.at(int(id)), g) - off
 	}
 	for _, id := range docs {
 		pos[value(id)]++

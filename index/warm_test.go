@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"math/bits"
 	"math/rand/v2"
 	"testing"
 )
@@ -118,4 +119,90 @@ func TestAutoPlanFollowsState(t *testing.T) {
 		t.Fatalf("60 000 documents, warmed: plan %v, want a probe", p)
 	}
 	s.checkAllPlans(q, 0.9)
+}
+
+// TestFPStore: fingerprints set in any order, across chunk boundaries and
+// with gaps, read back; ids never set read as zero; spans cover chunks.
+func TestFPStore(t *testing.T) {
+	s := fpStore{stride: 2}
+	model := map[int][2]uint64{}
+	r := rand.New(rand.NewPCG(1, 2))
+	ids := []int{0, 5, 1<<fpChunkBits - 1, 1 << fpChunkBits, 3<<fpChunkBits + 7, 2, 1<<fpChunkBits + 1}
+	for i := 0; i < 200; i++ {
+		ids = append(ids, r.IntN(4<<fpChunkBits))
+	}
+	for _, id := range ids {
+		fp := [2]uint64{r.Uint64(), r.Uint64()}
+		s.set(id, fp[:])
+		model[id] = fp
+	}
+	want := 0
+	for id := range model {
+		want = max(want, id+1)
+	}
+	if s.len() != want {
+		t.Fatalf("len %d, want %d", s.len(), want)
+	}
+	for id := 0; id < s.len(); id++ {
+		fp := model[id]
+		if got := s.at(id); got[0] != fp[0] || got[1] != fp[1] {
+			t.Fatalf("id %d: %v, want %v", id, got, fp)
+		}
+	}
+	for from := 0; from < s.len(); {
+		to := min((from>>fpChunkBits+1)<<fpChunkBits, s.len())
+		sp := s.span(from, to)
+		if len(sp) != (to-from)*2 {
+			t.Fatalf("span [%d, %d): %d words", from, to, len(sp))
+		}
+		if fp := model[to-1]; sp[len(sp)-2] != fp[0] {
+			t.Fatalf("span [%d, %d) ends with %x, want %x", from, to, sp[len(sp)-2], fp[0])
+		}
+		from = to
+	}
+}
+
+// TestScanAcrossChunks: scans of id ranges that start, end and cross
+// anywhere in the fingerprint chunks find exactly the brute-force answer.
+func TestScanAcrossChunks(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	s := newTestStore(t, 64, []int{16, 16, 16, 16})
+	n := 2<<fpChunkBits + 1000
+	var es []Entry
+	for id := range n {
+		es = append(es, Entry{ID: uint32(id), FP: randFP(r, 1)})
+	}
+	b := s.db.NewBatch()
+	w, err := s.ix.Stage(b, es, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Commit(func() error { return b.Commit(nil) }); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range es {
+		s.model[e.ID] = e.FP
+	}
+	q := es[1<<fpChunkBits].FP
+	for i := 0; i < 30; i++ {
+		from := r.IntN(n)
+		to := from + r.IntN(n-from+1)
+		if i == 0 {
+			from, to = 1<<fpChunkBits-3, 2<<fpChunkBits+5
+		}
+		got, err := s.ix.scanRange(context.Background(), q, 32, from, to) // about half match
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 0
+		for id := from; id < to; id++ {
+			if bits.OnesCount64(es[id].FP[0]^q[0]) <= 32 {
+				want++
+			}
+		}
+		if len(got) != want {
+			t.Fatalf("scan [%d, %d): %d hits, want %d", from, to, len(got), want)
+		}
+	}
+	s.checkAllPlans(q, 0.7)
 }
