@@ -9,7 +9,7 @@ CRASH_CYCLES ?= 500
 DURATION ?= 10m
 
 .DEFAULT_GOAL := help
-.PHONY: help build man test test-deps test-short vet lint format-check mod-tidy-check demo fuzz crash soak bench bench-full clean
+.PHONY: help build man test test-deps test-short vet lint format-check mod-tidy-check demo fuzz crash soak bench bench-scale bench-full clean
 
 help: ## print this help
 	@echo "fpdb make targets:"
@@ -67,6 +67,9 @@ soak: ## model-based concurrency soak under -race for DURATION (default 10m)
 
 bench: ## quick benchmark suite (≤ 15 min): bench/results/quick.{md,json,svg}, latest.json
 	FPDB_BENCH_COMMAND="make bench" $(GO) run ./bench/cmd/fpdb-bench -suite quick -out bench/results
+
+bench-scale: ## the random section at 1 M and 10 M fingerprints (≈ 10 min, ≈ 4 GB): bench/results/scale-partial.{md,json,svg}
+	FPDB_BENCH_COMMAND="make bench-scale" $(GO) run ./bench/cmd/fpdb-bench -suite scale -sections random -out bench/results
 
 bench-full: ## large benchmark suite (n up to 1e7; hours): bench/results/full.{md,json,svg}, latest.json
 	FPDB_BENCH_COMMAND="make bench-full" $(GO) run ./bench/cmd/fpdb-bench -suite full -out bench/results

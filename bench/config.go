@@ -106,6 +106,18 @@ func FullConfig() Config {
 	return c
 }
 
+// ScaleConfig is `make bench-scale`: the random section at 1 M and 10 M
+// fingerprints of 512 bits, cold CPU caches, at the thresholds of issue
+// 10's targets (about 10 minutes on 2 cores; the 10 M build holds about
+// 4 GB of memory).
+func ScaleConfig() Config {
+	c := QuickConfig()
+	c.Name = "scale"
+	th := []float64{0.6, 0.7, 0.8, 0.9}
+	c.Random = []RandomCase{{N: 1_000_000, K: 512, Queries: 200, Thresholds: th}, {N: 10_000_000, K: 512, Queries: 100, Thresholds: th}}
+	return c
+}
+
 // SmokeConfig is a tiny configuration that exercises every section in
 // seconds (tests, and checking the runner).
 func SmokeConfig() Config {

@@ -41,7 +41,7 @@
 //
 // To load many documents, open with Options.BulkLoad and call AddBatch:
 // each batch is still atomic and durable, and queries see it at once, but
-// the posting lists are written once per key for up to a million documents
+// the posting lists are written once per key for 1 to 4 million documents
 // (and by Flush and Close) — several times faster than writing them with
 // every batch.
 //

@@ -101,7 +101,8 @@ type Options struct {
 	// BulkLoad defers the posting writes of added documents: each document's
 	// records are still written atomically (and synced unless NoSync) before
 	// its Add or AddBatch returns, and queries see it at once, but its m
-	// postings are written only when 1 048 576 documents are deferred, at
+	// postings are written only when 1 048 576 documents are deferred (or,
+	// once more are indexed, as many as are indexed, up to 4 194 304), at
 	// Flush and at Close: once per posting key for all of them, as
 	// sstables ingested in one atomic step. Loading many documents is then
 	// several times faster. Until then, queries scan the deferred documents'

@@ -51,6 +51,7 @@ type Index struct {
 	cache    postingCache // its own synchronization: readers fill it
 	recalls  recallCache
 	plans    []atomic.Pointer[planMemo] // by radius: autoPlan
+	scanCal  scanCalibration
 }
 
 // New returns the index stored in db with the given layout. Call Load to
@@ -58,6 +59,7 @@ type Index struct {
 func New(db *pebble.DB, layout *Layout) *Index {
 	ix := &Index{db: db, layout: layout, stride: layout.K / 64, fps: fpStore{stride: layout.K / 64}, deferFrom: NoDeferred, counting: countConfig{hashMax: hashMaxPostings, shift: blockBits}}
 	ix.plans = make([]atomic.Pointer[planMemo], layout.K+1)
+	ix.scanCal.bytes = calibrateBytes
 	ix.cache.init(layout.Space())
 	return ix
 }

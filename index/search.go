@@ -91,20 +91,23 @@ type Stats struct {
 // MaxTau is the largest group probe radius the planner considers.
 const MaxTau = 4
 
-// Cost model constants, in nanoseconds per unit, fitted to BenchmarkSearch
-// (1 M random 512-bit fingerprints, warm posting cache, 16- and 12-bit
-// groups, and bench/results). A cached probe got about 3.5 times cheaper
-// once the probe loop fetched its lists 64 at a time (cache.getMany): at
-// τ = 2, 4 384 probes and 66 886 ids took 1.25 ms instead of 2.4 ms. The
-// machine was shared and noisy; the planner only needs the ratios right,
-// and errs towards the scan.
+// Cost model constants, in nanoseconds per unit, fitted to `make
+// bench-scale` (1 M and 10 M random 512-bit fingerprints, warm posting
+// cache, cold CPU caches): at τ = 2, 4 384 probes and 67 000 ids took
+// 0.9 ms at 1 M, and 670 000 ids 6.7 ms at 10 M. Probes are bound by memory
+// latency, which differs little between machines; the scan is bound by
+// memory bandwidth, which differs threefold (6 to 20 GB/s per core), so its
+// cost per word is measured on the index's own fingerprints (calibrate.go)
+// once there are enough of them to measure memory rather than caches, and
+// costScanWord (fitted on the same 18 GB/s core as the probe costs) stands
+// until then: on a slower machine it makes a small index's scan look
+// cheaper than it is, so the planner errs towards the scan.
 const (
 	costProbeHit  = 100.0  // one probe answered by the posting cache
 	costProbeMiss = 4000.0 // one probe read from Pebble and decoded
-	costPosting   = 15.0   // one posting id counted
+	costPosting   = 9.0    // one posting id counted
 	costVerify    = 30.0   // one exact Hamming check of a candidate
-	costScanWord  = 1.3    // one 64-bit word of the linear scan, one core
-	costClearByte = 0.05   // resetting one byte of the counter array
+	costScanWord  = 0.45   // one 64-bit word of the linear scan, one core
 	costQuery     = 5000.0 // fixed cost of a probe plan (pools, probe list)
 )
 
@@ -145,7 +148,7 @@ func (ix *Index) scanCost() float64 { return ix.rangeScanCost(ix.capacity()) }
 // rangeScanCost estimates scanning n fingerprints (scanRange).
 func (ix *Index) rangeScanCost(n int) float64 {
 	w := scanWorkers(n, ix.stride)
-	return float64(n*ix.stride) * costScanWord / (1 + 0.5*float64(w-1))
+	return float64(n*ix.stride) * ix.scanWordCost() / (1 + 0.5*float64(w-1))
 }
 
 // probeCost estimates probe plan (tau, t) in nanoseconds.
@@ -156,7 +159,7 @@ func (ix *Index) probeCost(tau, t int) float64 {
 	cands := n * l.candidateRate(tau, t)
 	probes, postings := l.probesPerQuery(tau), n*l.hitsPerDoc(tau)
 	cost := costQuery + probes*(hit*costProbeHit+(1-hit)*costProbeMiss) +
-		postings*costPosting + cands*costVerify + float64(ix.capacity())*costClearByte/16
+		postings*costPosting + cands*costVerify
 	if ix.scansDeferred() {
 		cost += ix.rangeScanCost(ix.capacity() - int(ix.deferFrom))
 	}

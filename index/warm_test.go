@@ -96,21 +96,7 @@ func TestAutoPlanFollowsState(t *testing.T) {
 	if p := search("one document"); p.Kind != Scan {
 		t.Fatalf("one document: plan %v, want the scan", p)
 	}
-	b := s.db.NewBatch()
-	var es []Entry
-	for id := uint32(1); id < 60000; id++ {
-		es = append(es, Entry{ID: id, FP: randFP(r, 1)})
-	}
-	w, err := s.ix.Stage(b, es, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Commit(func() error { return b.Commit(nil) }); err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range es {
-		s.model[e.ID] = e.FP
-	}
+	s.addRandom(r, 1, 60000)
 	search("60 000 documents")
 	if err := s.ix.Warm(context.Background()); err != nil {
 		t.Fatal(err)
@@ -168,21 +154,7 @@ func TestScanAcrossChunks(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 9))
 	s := newTestStore(t, 64, []int{16, 16, 16, 16})
 	n := 2<<fpChunkBits + 1000
-	var es []Entry
-	for id := range n {
-		es = append(es, Entry{ID: uint32(id), FP: randFP(r, 1)})
-	}
-	b := s.db.NewBatch()
-	w, err := s.ix.Stage(b, es, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Commit(func() error { return b.Commit(nil) }); err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range es {
-		s.model[e.ID] = e.FP
-	}
+	es := s.addRandom(r, 0, n)
 	q := es[1<<fpChunkBits].FP
 	for i := 0; i < 30; i++ {
 		from := r.IntN(n)
@@ -205,4 +177,48 @@ func TestScanAcrossChunks(t *testing.T) {
 		}
 	}
 	s.checkAllPlans(q, 0.7)
+}
+
+// TestScanCalibration: a small index plans with the default scan cost; one
+// of calibrateBytes measures its own scan, once.
+func TestScanCalibration(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 4))
+	s := newTestStore(t, 64, []int{16, 16, 16, 16})
+	stage := func(from, to int) { s.addRandom(r, from, to) }
+	s.ix.scanCal.bytes = 1 << 20 // 131 072 documents
+	stage(0, 1000)
+	if got := s.ix.scanWordCost(); got != costScanWord || s.ix.scanCal.nsPerWord.Load() != 0 {
+		t.Fatalf("1 000 documents: scan cost %v (measured %v), want the default %v", got, s.ix.scanCal.nsPerWord.Load() != 0, costScanWord)
+	}
+	stage(1000, s.ix.calibrateDocs())
+	got := s.ix.scanWordCost()
+	if s.ix.scanCal.nsPerWord.Load() == 0 || got <= costScanWord/8 || got > 4*costScanWord {
+		t.Fatalf("%d documents: scan cost %v ns per word, not measured or out of range", s.ix.calibrateDocs(), got)
+	}
+	if again := s.ix.scanWordCost(); again != got {
+		t.Fatalf("measured again: %v, then %v", got, again)
+	}
+	s.checkAllPlans(s.model[7], 0.8)
+}
+
+// addRandom adds documents from..to−1 with random fingerprints of the
+// store's k in one batch, and returns them.
+func (s *testStore) addRandom(r *rand.Rand, from, to int) []Entry {
+	s.t.Helper()
+	var es []Entry
+	for id := from; id < to; id++ {
+		es = append(es, Entry{ID: uint32(id), FP: randFP(r, s.ix.layout.K/64)})
+	}
+	b := s.db.NewBatch()
+	w, err := s.ix.Stage(b, es, nil)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if err := w.Commit(func() error { return b.Commit(nil) }); err != nil {
+		s.t.Fatal(err)
+	}
+	for _, e := range es {
+		s.model[e.ID] = e.FP
+	}
+	return es
 }

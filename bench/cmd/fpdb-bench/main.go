@@ -4,6 +4,7 @@
 //
 //	go run ./bench/cmd/fpdb-bench -suite quick   # make bench
 //	go run ./bench/cmd/fpdb-bench -suite full    # make bench-full
+//	go run ./bench/cmd/fpdb-bench -suite scale -sections random   # make bench-scale
 package main
 
 import (
@@ -20,7 +21,7 @@ import (
 )
 
 func main() {
-	suite := flag.String("suite", "quick", "suite to run: quick, full or smoke (seconds, for checking the runner)")
+	suite := flag.String("suite", "quick", "suite to run: quick, full, scale (1 M and 10 M, random section) or smoke (seconds, for checking the runner)")
 	out := flag.String("out", "bench/results", "directory of the reports")
 	tmp := flag.String("tmp", "", "directory for the benchmark stores (default: a fresh one under $TMPDIR)")
 	corpus := flag.String("corpus", "", "the real corpus (default: ../shared/corpus/debian beside the repository)")
@@ -36,6 +37,8 @@ func main() {
 		cfg = bench.QuickConfig()
 	case "full":
 		cfg = bench.FullConfig()
+	case "scale":
+		cfg = bench.ScaleConfig()
 	case "smoke":
 		cfg = bench.SmokeConfig()
 	default:
