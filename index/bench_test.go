@@ -24,7 +24,7 @@ func benchN() int {
 
 // buildBench builds an on-disk index of n random k-bit fingerprints in
 // batches, compacts it and warms the posting cache.
-func buildBench(b *testing.B, n, k int, widths []int) (*Index, [][]uint64) {
+func buildBench(b testing.TB, n, k int, widths []int) (*Index, [][]uint64) {
 	b.Helper()
 	db, err := pebble.Open(b.TempDir(), &pebble.Options{Merger: posting.Merger(), FormatMajorVersion: pebble.FormatNewest, Logger: quietLogger{}})
 	if err != nil {

@@ -36,6 +36,7 @@ type countConfig struct {
 
 // probeScratch is the memory of one probe, kept between queries.
 type probeScratch struct {
+	ys    []uint32   // the probed values
 	lists [][]uint32 // the probed lists, in probe order
 	total int        // their total length
 	touch uint32     // keeps the touching reads of gather

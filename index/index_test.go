@@ -124,12 +124,7 @@ func (s *testStore) checkAllPlans(q []uint64, r float64) int {
 	s.t.Helper()
 	rh := Radius(s.ix.layout.K, r)
 	want := s.oracle(q, rh)
-	plans := []Plan{{Kind: Auto}, {Kind: Scan}}
-	for tau := 0; tau <= MaxTau; tau++ {
-		if MinHits(s.ix.layout.M(), rh, tau) >= 1 {
-			plans = append(plans, Plan{Kind: Probe, Tau: tau})
-		}
-	}
+	plans := append([]Plan{{Kind: Auto}, {Kind: Scan}}, probePlans(s.ix.layout.M(), rh, MaxTau)...)
 	// The default way of counting, then each of the two for every list
 	// length (tiny blocks, so that there are many).
 	defer func(c countConfig) { s.ix.counting = c }(s.ix.counting)

@@ -117,9 +117,9 @@ func (s *Snapshot) choosePairs(rh int, p Plan) (Plan, float64, error) {
 	}
 	l := s.layout
 	half := float64(len(s.ids)) / 2 // documents before an average one
-	cost := func(tau, t int) float64 {
-		return l.probesPerQuery(tau)*pairCostProbe + half*l.hitsPerDoc(tau)*pairCostPosting +
-			half*l.candidateRate(tau, t)*pairCostVerify
+	cost := func(tau, lower, t int) float64 {
+		return l.probesPerQuery(tau, lower)*pairCostProbe + half*l.hitsPerDoc(tau, lower)*pairCostPosting +
+			half*l.candidateRate(tau, lower, t)*pairCostVerify
 	}
 	dists := make(map[int][]float64) // WithinDist by tau, computed on demand
 	recall := func(tau, t int) float64 {
@@ -172,23 +172,19 @@ func (s *Snapshot) Pairs(ctx context.Context, rh int, o PairOptions, fn func(Pai
 	}
 	st.Plan, st.Recall = p, recall
 	var pl *postingLists
+	var radii []int
 	if p.Kind == Probe {
 		m := s.layout.M()
-		exact := MinHits(m, rh, p.Tau)
-		st.MinHits = exact
-		if p.MinHits > 0 {
-			st.MinHits = max(exact, p.MinHits)
-		}
+		var exact int
+		radii, exact, st.MinHits, err = s.layout.probeFilter(rh, p)
 		switch {
-		case p.Tau < 0 || st.MinHits < 1:
-			return st, infeasible(p.Tau, rh, m)
-		case st.MinHits > m:
-			return st, fmt.Errorf("index: count filter %d above the %d groups", st.MinHits, m)
+		case err != nil:
+			return st, err
 		case uint64(len(s.ids))*uint64(m) > math.MaxUint32:
 			return st, fmt.Errorf("index: pairs: %d documents × %d groups exceed the in-memory posting lists; use a scan", len(s.ids), m)
 		}
 		if st.MinHits > exact && o.Plan.Kind != Approx {
-			st.Recall = s.layout.Recall(rh, p.Tau, st.MinHits)
+			st.Recall = atLeast(s.layout.withinRadii(rh, radii), st.MinHits)
 		}
 		pl = s.buildPostings()
 	}
@@ -211,7 +207,7 @@ func (s *Snapshot) Pairs(ctx context.Context, rh int, o PairOptions, fn func(Pai
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w := &pairWorker{s: s, pl: pl, rh: rh, t: st.MinHits, tau: p.Tau}
+			w := &pairWorker{s: s, pl: pl, rh: rh, t: st.MinHits, radii: radii}
 			if pl != nil {
 				w.counts = make([]uint8, n)
 			}
@@ -305,7 +301,7 @@ type pairWorker struct {
 	s       *Snapshot
 	pl      *postingLists
 	rh, t   int
-	tau     int
+	radii   []int // probe radius by group
 	counts  []uint8
 	touched []int32
 	cands   []int32
@@ -336,7 +332,7 @@ func (w *pairWorker) doc(a int) {
 		// lookups are independent memory reads that then overlap.
 		base := bitvec.Bits(q, l.Starts[i], wd)
 		w.spans = w.spans[:0]
-		bitvec.Neighbors(base, wd, w.tau, func(u uint32, _ int) {
+		bitvec.Neighbors(base, wd, w.radii[i], func(u uint32, _ int) {
 			w.spans = append(w.spans, w.pl.list(l.Offset[i]+u))
 		})
 		for _, list := range w.spans {

@@ -151,11 +151,11 @@ func TestPairsMatchesBruteForce(t *testing.T) {
 			for _, rh := range []int{0, 3, lay.k / 16, lay.k / 4} {
 				want := bruteForcePairs(model, rh)
 				plans := []Plan{{Kind: Auto}, {Kind: Scan}}
-				for tau := 0; tau <= MaxTau; tau++ {
+				for _, p := range probePlans(m, rh, MaxTau) {
 					// τ = 3 on wide groups probes thousands of values per
 					// group: slow, and no different a code path.
-					if MinHits(m, rh, tau) >= 1 && (tau < 3 || lay.widths[0] <= 11) {
-						plans = append(plans, Plan{Kind: Probe, Tau: tau})
+					if p.Tau < 3 || lay.widths[0] <= 11 {
+						plans = append(plans, p)
 					}
 				}
 				for _, p := range plans {

@@ -36,7 +36,10 @@ func atLeast(dist []float64, t int) float64 {
 // bits fall uniformly among the K positions, the distribution of the number
 // of groups within tau bits of the query's: element c is the probability of
 // exactly c such groups (c = 0..m).
-func (l *Layout) WithinDist(d, tau int) []float64 {
+func (l *Layout) WithinDist(d, tau int) []float64 { return l.withinRadii(d, l.Radii(tau, 0)) }
+
+// withinRadii is WithinDist for a plan probing group g at radius radii[g].
+func (l *Layout) withinRadii(d int, radii []int) []float64 {
 	m := l.M()
 	// lf[i] = ln i!
 	lf := make([]float64, l.K+1)
@@ -55,7 +58,7 @@ func (l *Layout) WithinDist(d, tau int) []float64 {
 	}
 	cur[0][0] = 1
 	rest := l.K // positions not yet assigned to a group
-	for _, w := range l.Widths {
+	for g, w := range l.Widths {
 		for b := range next {
 			clear(next[b])
 		}
@@ -67,7 +70,7 @@ func (l *Layout) WithinDist(d, tau int) []float64 {
 				}
 				q := math.Exp(lc(w, j) + lc(rest-w, left-j) - lc(rest, left))
 				shift := 0
-				if j <= tau {
+				if j <= radii[g] {
 					shift = 1
 				}
 				for c := 0; c+shift <= m; c++ {
@@ -81,28 +84,30 @@ func (l *Layout) WithinDist(d, tau int) []float64 {
 	return cur[d]
 }
 
-// recallCache memoizes Layout.WithinDist per (d, tau).
+// recallCache memoizes Layout.withinRadii per (d, tau, lower).
 type recallCache struct {
 	mu sync.Mutex
-	m  map[[2]int][]float64
+	m  map[[3]int][]float64
 }
 
-// recall returns ix.layout.Recall(rh, tau, t), memoized per (rh, tau).
-func (ix *Index) recall(rh, tau, t int) float64 {
-	if t <= MinHits(ix.layout.M(), rh, tau) {
+// recall returns the recall of probe plan (tau, lower) with count filter t
+// at radius rh (Layout.Recall with lower groups at tau − 1), memoized per
+// (rh, tau, lower).
+func (ix *Index) recall(rh, tau, lower, t int) float64 {
+	if t <= ExactMinHits(ix.layout.M(), rh, tau, lower) {
 		return 1
 	}
 	if t > ix.layout.M() || rh < 0 || rh > ix.layout.K {
 		return 0
 	}
-	key := [2]int{rh, tau}
+	key := [3]int{rh, tau, lower}
 	ix.recalls.mu.Lock()
 	defer ix.recalls.mu.Unlock()
 	dist, ok := ix.recalls.m[key]
 	if !ok {
-		dist = ix.layout.WithinDist(rh, tau)
+		dist = ix.layout.withinRadii(rh, ix.layout.Radii(tau, lower))
 		if ix.recalls.m == nil {
-			ix.recalls.m = make(map[[2]int][]float64)
+			ix.recalls.m = make(map[[3]int][]float64)
 		}
 		ix.recalls.m[key] = dist
 	}

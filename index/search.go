@@ -42,6 +42,10 @@ type Plan struct {
 	Kind PlanKind
 	// Tau is the group probe radius of a Probe plan.
 	Tau int
+	// Lower is the number of groups a Probe plan probes at radius Tau − 1
+	// instead of Tau (at Tau 0, leaves out): Layout.Radii says which. The
+	// exact count filter is then ExactMinHits(m, rh, Tau, Lower).
+	Lower int
 	// MinHits, when > 0, overrides the count filter of a Probe plan. Above
 	// the exact filter MinHits(m, rh, Tau) the plan may miss documents.
 	MinHits int
@@ -53,10 +57,14 @@ type Plan struct {
 func (p Plan) String() string {
 	switch p.Kind {
 	case Probe:
-		if p.MinHits > 0 {
-			return fmt.Sprintf("probe tau=%d t=%d", p.Tau, p.MinHits)
+		s := fmt.Sprintf("probe tau=%d", p.Tau)
+		if p.Lower > 0 {
+			s += fmt.Sprintf(" lower=%d", p.Lower)
 		}
-		return fmt.Sprintf("probe tau=%d", p.Tau)
+		if p.MinHits > 0 {
+			s += fmt.Sprintf(" t=%d", p.MinHits)
+		}
+		return s
 	case Scan:
 		return "scan"
 	case Approx:
@@ -106,7 +114,7 @@ const (
 	costProbeHit  = 100.0  // one probe answered by the posting cache
 	costProbeMiss = 4000.0 // one probe read from Pebble and decoded
 	costPosting   = 9.0    // one posting id counted
-	costVerify    = 30.0   // one exact Hamming check of a candidate
+	costVerify    = 120.0  // one exact Hamming check of a candidate (a memory read)
 	costScanWord  = 0.45   // one 64-bit word of the linear scan, one core
 	costQuery     = 5000.0 // fixed cost of a probe plan (pools, probe list)
 )
@@ -151,13 +159,13 @@ func (ix *Index) rangeScanCost(n int) float64 {
 	return float64(n*ix.stride) * ix.scanWordCost() / (1 + 0.5*float64(w-1))
 }
 
-// probeCost estimates probe plan (tau, t) in nanoseconds.
-func (ix *Index) probeCost(tau, t int) float64 {
+// probeCost estimates probe plan (tau, lower, t) in nanoseconds.
+func (ix *Index) probeCost(tau, lower, t int) float64 {
 	n := float64(ix.n)
 	hit := ix.cacheHitRate()
 	l := ix.layout
-	cands := n * l.candidateRate(tau, t)
-	probes, postings := l.probesPerQuery(tau), n*l.hitsPerDoc(tau)
+	cands := n * l.candidateRate(tau, lower, t)
+	probes, postings := l.probesPerQuery(tau, lower), n*l.hitsPerDoc(tau, lower)
 	cost := costQuery + probes*(hit*costProbeHit+(1-hit)*costProbeMiss) +
 		postings*costPosting + cands*costVerify
 	if ix.scansDeferred() {
@@ -188,7 +196,7 @@ func (ix *Index) choose(rh int, approx bool, minRecall float64) (Plan, float64, 
 	if scan <= costQuery {
 		return Plan{Kind: Scan}, scan, 1 // no probe plan beats so small a scan
 	}
-	return ix.layout.cheapest(rh, scan, ix.probeCost, approx, minRecall, func(tau, t int) float64 { return ix.recall(rh, tau, t) })
+	return ix.layout.cheapest(rh, scan, ix.probeCost, approx, minRecall, func(tau, t int) float64 { return ix.recall(rh, tau, 0, t) })
 }
 
 // planMemo is the exact plan chosen for one radius, with the state it was
@@ -258,17 +266,14 @@ func (ix *Index) Search(ctx context.Context, q []uint64, rh int, p Plan) ([]Hit,
 			return nil, st, err
 		}
 	case Probe:
-		t := MinHits(ix.layout.M(), rh, p.Tau)
-		if p.MinHits > 0 {
-			t = max(t, p.MinHits)
+		radii, exact, t, err := ix.layout.probeFilter(rh, p)
+		if err != nil {
+			return nil, st, err
 		}
-		if p.Tau < 0 || t < 1 {
-			return nil, st, infeasible(p.Tau, rh, ix.layout.M())
+		if t > exact {
+			st.Recall = ix.recall(rh, p.Tau, p.Lower, t)
 		}
-		if t > MinHits(ix.layout.M(), rh, p.Tau) {
-			st.Recall = ix.recall(rh, p.Tau, t)
-		}
-		hits, err = ix.probe(ctx, q, rh, p.Tau, t, &st)
+		hits, err = ix.probe(ctx, q, rh, radii, t, &st)
 		if err != nil {
 			return nil, st, err
 		}
@@ -389,28 +394,34 @@ func (r *postingReader) close() {
 }
 
 // probe runs the count filter t over the posting lists of every value
-// within tau bits of each query group value, then verifies the candidates.
-func (ix *Index) probe(ctx context.Context, q []uint64, rh, tau, t int, st *Stats) ([]Hit, error) {
-	m := ix.layout.M()
+// within radii[i] bits of each query group value i, then verifies the
+// candidates.
+func (ix *Index) probe(ctx context.Context, q []uint64, rh int, radii []int, t int, st *Stats) ([]Hit, error) {
 	st.MinHits = t
 
-	// Probe values of all groups, in key order: offsets grow with the group
-	// index, so sorting within each group sorts them all.
-	ys := make([]uint32, 0, m*bitvec.BallSize(ix.layout.Widths[0], tau))
+	sc := ix.scratch.get()
+	defer ix.scratch.put(sc)
+	// Probe values of all groups. Lists read from Pebble are read in key
+	// order, by one iterator seeking forward: offsets grow with the group
+	// index, so sorting within each group sorts them all. A complete cache
+	// reads nothing from Pebble, and the order does not matter.
+	ys := sc.ys[:0]
+	sorted := !ix.cache.complete.Load()
 	for i, w := range ix.layout.Widths {
 		from := len(ys)
 		base := bitvec.Bits(q, ix.layout.Starts[i], w)
-		bitvec.Neighbors(base, w, tau, func(u uint32, _ int) {
+		bitvec.Neighbors(base, w, radii[i], func(u uint32, _ int) {
 			ys = append(ys, ix.layout.Offset[i]+u)
 		})
-		slices.Sort(ys[from:])
+		if sorted {
+			slices.Sort(ys[from:])
+		}
 	}
+	sc.ys = ys
 	st.Probes = len(ys)
 
 	r := ix.newReader(ctx)
 	defer r.close()
-	sc := ix.scratch.get()
-	defer ix.scratch.put(sc)
 	if err := sc.gather(ctx, ix, r, ys); err != nil {
 		return nil, err
 	}
