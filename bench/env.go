@@ -81,8 +81,12 @@ func procField(path, name string) string {
 
 // PeakRSS returns the peak resident set size of this process in bytes
 // (VmHWM of /proc/self/status), or 0 when unknown.
-func PeakRSS() int64 {
-	f := strings.Fields(procField("/proc/self/status", "VmHWM"))
+func PeakRSS() int64 { return procKB("VmHWM") }
+
+// procKB returns field name of /proc/self/status (a size in kB) in bytes,
+// or 0 when unknown.
+func procKB(name string) int64 {
+	f := strings.Fields(procField("/proc/self/status", name))
 	if len(f) < 1 {
 		return 0
 	}

@@ -174,7 +174,11 @@ func Markdown(rep *Report, plots []string) string {
 	b.WriteString("alg.G is the paper's Manku-style grouping, implemented in bench/ on `Index.Posting` (exact-match lists of the query's group values, all C(m, m−rh) combinations intersected depth first, empty prefixes abandoned). Counters are means per query; `hits` is the mean answer size; `recall` is the share of the scan's answers the plan returned (1 for every exact plan); `mism.` counts queries whose answer differs from the scan's (expected only for the approximate plan). The posting cache is warm (`Index.Warm` after the build).\n\n")
 	for _, pr := range rep.Plans {
 		fmt.Fprintf(&b, "### %s, n = %s, k = %d, %d groups of %d bits, %d queries\n\n", pr.Workload, fmtN(pr.N), pr.K, len(pr.Widths), pr.Widths[0], pr.Queries)
-		fmt.Fprintf(&b, "Index built in %s (+ %s flush and compaction; `Warm` %s), %.0f B/fingerprint on disk.\n\n", fmtDur(pr.Build.Ingest), fmtDur(pr.Build.Compact), fmtDur(pr.Build.Warm), pr.Build.BytesPerFP)
+		fmt.Fprintf(&b, "Index built in %s (+ %s flush and compaction; `Warm` %s), %.0f B/fingerprint on disk", fmtDur(pr.Build.Ingest), fmtDur(pr.Build.Compact), fmtDur(pr.Build.Warm), pr.Build.BytesPerFP)
+		if pr.Build.Resident > 0 {
+			fmt.Fprintf(&b, "; after `Warm` %.0f B/fingerprint resident (%.0f B of them live Go heap)", float64(pr.Build.Resident)/float64(pr.N), float64(pr.Build.Heap)/float64(pr.N))
+		}
+		b.WriteString(".\n\n")
 		b.WriteString("| r | rh | plan | p50 | p95 | p99 | × scan p50 | probes | postings | candidates | verified | hits | recall | mism. | note |\n")
 		b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 		for _, p := range pr.Results {

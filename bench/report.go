@@ -251,7 +251,17 @@ func scaleTargets(rep *Report) []Target {
 		}
 		ts = append(ts, own, tail)
 	}
-	return ts
+	mem := Target{Target: "n=10M k=512 random: ≤ 250 B per document resident after Warm (fingerprints included) and Warm ≤ 10 s"}
+	mem.Measured, mem.Status = "—", "not measured"
+	for i := range rep.Plans {
+		pr := &rep.Plans[i]
+		if pr.Workload == "random" && pr.N == 10_000_000 && pr.K == k && pr.Build.Resident > 0 {
+			perDoc := float64(pr.Build.Resident) / float64(pr.N)
+			mem.Measured = fmt.Sprintf("%.0f B/doc resident (%.0f B/doc live Go heap), Warm %s", perDoc, float64(pr.Build.Heap)/float64(pr.N), fmtDur(pr.Build.Warm))
+			mem.Status = status(perDoc <= 250 && pr.Build.Warm <= 10*time.Second)
+		}
+	}
+	return append(ts, mem)
 }
 
 func chosen(p *PlanResult) string {

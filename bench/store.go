@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"time"
 
@@ -39,6 +41,13 @@ type BuildStats struct {
 	Compact    time.Duration `json:"compact_ns"`   // Flush + Compact
 	Warm       time.Duration `json:"warm_ns"`      // Index.Warm (posting cache filled)
 	DiskBytes  int64         `json:"disk_bytes"`   // after Flush + Compact
+	// Resident is the growth of the process's resident memory from before
+	// the build to after Warm, both after a garbage collection that returns
+	// free memory to the system: what the open index holds (fingerprints,
+	// posting lists, the pebble block cache it used), 0 when unknown.
+	Resident int64 `json:"resident_bytes"`
+	// Heap is the growth of the Go heap's live objects over the same span.
+	Heap int64 `json:"heap_bytes"`
 	FPPerSec   float64       `json:"fp_per_sec"`   // Docs / Ingest
 	BytesPerFP float64       `json:"bytes_per_fp"` // DiskBytes / Docs
 }
@@ -192,6 +201,7 @@ func build(ctx context.Context, dir string, layout *index.Layout, flat []uint64,
 	n := len(flat) / stride
 	ix := index.New(pdb, layout)
 	st := BuildStats{Docs: n, K: layout.K, Widths: layout.Widths}
+	rss0, heap0 := settledMemory()
 	start := time.Now()
 	if err := write(pdb, ix, n, stride); err != nil {
 		pdb.Close()
@@ -220,10 +230,23 @@ func build(ctx context.Context, dir string, layout *index.Layout, flat []uint64,
 		return nil, err
 	}
 	st.Warm = time.Since(start)
+	if rss, heap := settledMemory(); rss0 > 0 && rss > 0 {
+		st.Resident, st.Heap = rss-rss0, int64(heap)-int64(heap0)
+	}
 	st.DiskBytes = DirSize(dir)
 	st.FPPerSec = float64(n) / st.Ingest.Seconds()
 	st.BytesPerFP = float64(st.DiskBytes) / float64(n)
 	return &Store{Dir: dir, DB: pdb, Index: ix, Build: st}, nil
+}
+
+// settledMemory collects garbage, returns free memory to the system and
+// returns the resident set size (0 when unknown) and the bytes of live Go
+// heap objects.
+func settledMemory() (rss int64, heap uint64) {
+	debug.FreeOSMemory() // collects first
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return procKB("VmRSS"), ms.HeapAlloc
 }
 
 // Close closes the store and removes its directory.

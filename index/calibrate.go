@@ -1,7 +1,7 @@
 package index
 
 import (
-	"math"
+	"context"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,44 +19,70 @@ const calibrateBytes = 128 << 20
 
 // scanCalibration is the measured cost of the scan on this machine.
 type scanCalibration struct {
-	bytes     int           // calibrateBytes (tests lower it)
-	mu        sync.Mutex    // one measurement at a time
-	nsPerWord atomic.Uint64 // math.Float64bits; 0 until measured
+	bytes    int        // calibrateBytes (tests lower it)
+	mu       sync.Mutex // one measurement at a time
+	measured atomic.Pointer[scanSpeed]
 }
 
-// scanWordCost returns the scan's cost per 64-bit word on one core, in
-// nanoseconds: measured once the index holds calibrateBytes of
-// fingerprints, costScanWord before. The first query that needs it pays
-// for one scan of calibrateBytes (7 to 22 ms). The caller holds mu
-// (shared).
-func (ix *Index) scanWordCost() float64 {
-	if v := ix.scanCal.nsPerWord.Load(); v != 0 {
-		return math.Float64frombits(v)
+// scanSpeed is what a calibration measured.
+type scanSpeed struct {
+	nsPerWord float64 // one goroutine, per 64-bit word
+	workers   int     // goroutines of the parallel scan measured
+	speedup   float64 // its speed-up over one goroutine, in [1, workers]
+}
+
+// scanSpeedFor returns the scan's cost per word on one goroutine and the
+// speed-up of w goroutines: measured (see measureScan) once the index
+// holds calibrateBytes of fingerprints, else costScanWord and the model's
+// 1 + (w − 1)/2. The first query that needs it pays for four scans of
+// calibrateBytes (20 to 60 ms). The caller holds mu (shared).
+func (ix *Index) scanSpeedFor(w int) (nsPerWord, speedup float64) {
+	s := ix.scanCal.measured.Load()
+	if s == nil && ix.capacity() >= ix.calibrateDocs() && ix.scanCal.mu.TryLock() {
+		if s = ix.scanCal.measured.Load(); s == nil {
+			s = ix.measureScan()
+			ix.scanCal.measured.Store(s)
+		}
+		ix.scanCal.mu.Unlock()
 	}
-	if ix.capacity() < ix.calibrateDocs() || !ix.scanCal.mu.TryLock() {
-		return costScanWord
+	if s == nil {
+		return costScanWord, 1 + 0.5*float64(w-1)
 	}
-	defer ix.scanCal.mu.Unlock()
-	ns := ix.measureScan()
-	ix.scanCal.nsPerWord.Store(math.Float64bits(ns))
-	return ns
+	if w == s.workers {
+		return s.nsPerWord, s.speedup
+	}
+	return s.nsPerWord, 1 + (s.speedup-1)*float64(w-1)/float64(max(1, s.workers-1))
 }
 
 // calibrateDocs is the number of fingerprints in calibrateBytes.
 func (ix *Index) calibrateDocs() int { return ix.scanCal.bytes / (8 * ix.stride) }
 
-// measureScan times the one-goroutine scan of the first calibrateBytes of
-// fingerprints and returns its time per word, kept within 1/8 and 4 times
-// costScanWord.
-func (ix *Index) measureScan() float64 {
+// measureScan times the scan of the first calibrateBytes of fingerprints,
+// the best of two runs, on one goroutine (kept within 1/8 and 4 times
+// costScanWord per word) and on the goroutines a scan of that size uses.
+func (ix *Index) measureScan() *scanSpeed {
+	n := ix.calibrateDocs()
 	q := make([]uint64, ix.stride)
-	n, words := ix.calibrateDocs(), 0
-	start := time.Now()
-	for from := 0; from < n; from += 1 << fpChunkBits {
-		span := ix.fps.span(from, min(from+1<<fpChunkBits, n))
-		bitvec.Scan(span, ix.stride, q, 0, func(int, int) {}) // few match the zero query
-		words += len(span)
+	words := float64(n * ix.stride)
+	best := func(run func()) float64 {
+		d := time.Duration(1<<63 - 1)
+		for range 2 {
+			start := time.Now()
+			run()
+			d = min(d, time.Since(start))
+		}
+		return float64(d.Nanoseconds()) / words
 	}
-	ns := float64(time.Since(start).Nanoseconds()) / float64(words)
-	return min(max(ns, costScanWord/8), 4*costScanWord)
+	one := best(func() {
+		for from := 0; from < n; from += 1 << fpChunkBits {
+			span := ix.fps.span(from, min(from+1<<fpChunkBits, n))
+			bitvec.Scan(span, ix.stride, q, 0, func(int, int) {}) // few match the zero query
+		}
+	})
+	s := &scanSpeed{nsPerWord: min(max(one, costScanWord/8), 4*costScanWord), workers: scanWorkers(n, ix.stride), speedup: 1}
+	if s.workers > 1 {
+		par := best(func() { _, _ = ix.scanRange(context.Background(), q, 0, 0, n) })
+		s.speedup = min(max(one/par, 1), float64(s.workers))
+	}
+	return s
 }

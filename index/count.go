@@ -25,7 +25,7 @@ import (
 // path.
 const (
 	hashMaxPostings = 1 << 13
-	blockBits       = 16
+	blockBits       = 16 // at most 16: countBlocks indexes its counters by 16 bits
 )
 
 // countConfig chooses between the two ways of counting.
@@ -43,9 +43,9 @@ type probeScratch struct {
 
 	hashIDs   []uint32
 	hashCount []uint8
-	hist      []uint32 // ids per block, then block starts
-	part      []uint32 // the ids partitioned by block
-	block     []uint8  // the counters of one block
+	hist      []uint32        // ids per block, then block starts
+	part      []uint32        // the ids partitioned by block
+	block     *[1 << 16]uint8 // the counters of one block
 	cands     []uint32
 }
 
@@ -164,24 +164,27 @@ func (sc *probeScratch) countBlocks(t int, limit uint32, shift uint) {
 			hist[b]++
 		}
 	}
-	// hist[b] is now where block b ends.
-	if len(sc.block) < 1<<shift {
-		sc.block = make([]uint8, 1<<shift)
+	// hist[b] is now where block b ends. A block's counters are indexed by
+	// the low 16 bits of the id (shift ≤ 16), which needs no bounds check.
+	if sc.block == nil {
+		sc.block = new([1 << 16]uint8)
 	}
 	block := sc.block
+	mask := uint32(1)<<shift - 1
+	tt := uint8(min(t, 255))
 	from := uint32(0)
 	for b := range nb {
 		ids := part[from:hist[b]]
 		from = hist[b]
 		for _, id := range ids {
-			c := block[id&(1<<shift-1)] + 1
-			block[id&(1<<shift-1)] = c
-			if int(c) == t {
+			c := block[uint16(id&mask)] + 1
+			block[uint16(id&mask)] = c
+			if c == tt {
 				sc.cands = append(sc.cands, id)
 			}
 		}
 		for _, id := range ids {
-			block[id&(1<<shift-1)] = 0
+			block[uint16(id&mask)] = 0
 		}
 	}
 }

@@ -12,7 +12,7 @@ import (
 func probePlans(m, rh, maxTau int) []Plan {
 	var plans []Plan
 	for tau := 0; tau <= maxTau; tau++ {
-		for _, lower := range slices.Compact([]int{0, 1, m / 3, m / 2, m - 1, m}) {
+		for _, lower := range slices.Compact([]int{0, 1, m / 2, m}) {
 			if ExactMinHits(m, rh, tau, lower) >= 1 {
 				plans = append(plans, Plan{Kind: Probe, Tau: tau, Lower: lower})
 			}

@@ -155,8 +155,8 @@ func (ix *Index) scanCost() float64 { return ix.rangeScanCost(ix.capacity()) }
 
 // rangeScanCost estimates scanning n fingerprints (scanRange).
 func (ix *Index) rangeScanCost(n int) float64 {
-	w := scanWorkers(n, ix.stride)
-	return float64(n*ix.stride) * ix.scanWordCost() / (1 + 0.5*float64(w-1))
+	ns, speedup := ix.scanSpeedFor(scanWorkers(n, ix.stride))
+	return float64(n*ix.stride) * ns / speedup
 }
 
 // probeCost estimates probe plan (tau, lower, t) in nanoseconds.

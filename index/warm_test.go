@@ -187,16 +187,20 @@ func TestScanCalibration(t *testing.T) {
 	stage := func(from, to int) { s.addRandom(r, from, to) }
 	s.ix.scanCal.bytes = 1 << 20 // 131 072 documents
 	stage(0, 1000)
-	if got := s.ix.scanWordCost(); got != costScanWord || s.ix.scanCal.nsPerWord.Load() != 0 {
-		t.Fatalf("1 000 documents: scan cost %v (measured %v), want the default %v", got, s.ix.scanCal.nsPerWord.Load() != 0, costScanWord)
+	if ns, speedup := s.ix.scanSpeedFor(2); ns != costScanWord || speedup != 1.5 || s.ix.scanCal.measured.Load() != nil {
+		t.Fatalf("1 000 documents: scan cost %v, speed-up %v (measured %v), want the defaults %v, 1.5", ns, speedup, s.ix.scanCal.measured.Load() != nil, costScanWord)
 	}
 	stage(1000, s.ix.calibrateDocs())
-	got := s.ix.scanWordCost()
-	if s.ix.scanCal.nsPerWord.Load() == 0 || got <= costScanWord/8 || got > 4*costScanWord {
-		t.Fatalf("%d documents: scan cost %v ns per word, not measured or out of range", s.ix.calibrateDocs(), got)
+	w := scanWorkers(s.ix.calibrateDocs(), s.ix.stride)
+	ns, speedup := s.ix.scanSpeedFor(w)
+	if s.ix.scanCal.measured.Load() == nil || ns <= costScanWord/8 || ns > 4*costScanWord || speedup < 1 || speedup > float64(w) {
+		t.Fatalf("%d documents: scan cost %v ns per word, speed-up %v on %d goroutines: not measured or out of range", s.ix.calibrateDocs(), ns, speedup, w)
 	}
-	if again := s.ix.scanWordCost(); again != got {
-		t.Fatalf("measured again: %v, then %v", got, again)
+	if ns2, speedup2 := s.ix.scanSpeedFor(w); ns2 != ns || speedup2 != speedup {
+		t.Fatalf("measured again: %v, %v, then %v, %v", ns, speedup, ns2, speedup2)
+	}
+	if _, one := s.ix.scanSpeedFor(1); one != 1 {
+		t.Fatalf("speed-up of one goroutine %v, want 1", one)
 	}
 	s.checkAllPlans(s.model[7], 0.8)
 }
