@@ -49,10 +49,30 @@ type probeScratch struct {
 	cands     []uint32
 }
 
-type scratchPool struct{ p sync.Pool }
+// scratchPool keeps up to scratchKeep probe scratches between queries.
+// Unlike a sync.Pool, which drops its items at garbage collections, it
+// keeps them: a fresh scratch costs page faults on its first use (a
+// millisecond for the counting arrays of a large probe), which would show
+// as tail latency every few collections. A scratch that grew beyond
+// scratchKeepBytes is dropped instead, so that one huge query does not
+// hold its memory for good.
+type scratchPool struct {
+	mu   sync.Mutex
+	free []*probeScratch
+}
+
+const (
+	scratchKeep      = 16
+	scratchKeepBytes = 64 << 20
+)
 
 func (sp *scratchPool) get() *probeScratch {
-	if sc, ok := sp.p.Get().(*probeScratch); ok {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	if n := len(sp.free); n > 0 {
+		sc := sp.free[n-1]
+		sp.free[n-1] = nil
+		sp.free = sp.free[:n-1]
 		return sc
 	}
 	return &probeScratch{}
@@ -61,7 +81,14 @@ func (sp *scratchPool) get() *probeScratch {
 func (sp *scratchPool) put(sc *probeScratch) {
 	clear(sc.lists) // do not keep lists alive
 	sc.lists, sc.cands, sc.total = sc.lists[:0], sc.cands[:0], 0
-	sp.p.Put(sc)
+	if 4*(cap(sc.ys)+cap(sc.hashIDs)+cap(sc.hist)+cap(sc.part)+cap(sc.cands))+cap(sc.hashCount)+24*cap(sc.lists) > scratchKeepBytes {
+		return
+	}
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	if len(sp.free) < scratchKeep {
+		sp.free = append(sp.free, sc)
+	}
 }
 
 // gather looks up the posting lists of ys (through the cache; misses are
