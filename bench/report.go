@@ -247,6 +247,9 @@ func scaleTargets(rep *Report) []Target {
 			own.Measured = fmt.Sprintf("slowest: %.2fx its scan plan at r=%.2f (%d thresholds)", worst, worstR, seen)
 			own.Status = status(worst <= 1.05)
 			tail.Measured = fmt.Sprintf("largest p99/p50: %.1f at r=%.2f", worstTail, tailR)
+			if nf := rep.Noise; nf != nil && nf.P50 > 0 {
+				tail.Measured += fmt.Sprintf(" (this machine's noise floor: a fixed %d random reads after the same eviction, p99/p50 %.1f, p50 %s)", nf.Reads, float64(nf.P99)/float64(nf.P50), fmtDur(nf.P50))
+			}
 			tail.Status = status(worstTail <= 3)
 		}
 		ts = append(ts, own, tail)

@@ -58,6 +58,9 @@ type Report struct {
 	Sections []string         `json:"sections,omitempty"`
 	PeakRSS  map[string]int64 `json:"peak_rss_bytes_after"`
 	Targets  []Target         `json:"targets"`
+	// Noise is the machine's latency spread for a fixed amount of work,
+	// measured before the random section when it runs with cold caches.
+	Noise *NoiseFloor `json:"noise_floor,omitempty"`
 }
 
 // Suite runs a configuration.
@@ -131,6 +134,11 @@ func (s *Suite) standardRunners(ix *index.Index, flat []uint64) []PlanRunner {
 }
 
 func (s *Suite) runRandom(ctx context.Context) error {
+	if s.Cfg.Compare.ColdCaches {
+		nf := MeasureNoise(2000)
+		s.rep.Noise = &nf
+		s.logf("noise floor: %d random reads after eviction: p50 %v p99 %v (%.1fx)", nf.Reads, nf.P50, nf.P99, float64(nf.P99)/float64(max(nf.P50, 1)))
+	}
 	for ci, c := range s.Cfg.Random {
 		layout, err := index.NewLayout(c.K, DefaultWidths(c.K))
 		if err != nil {

@@ -229,8 +229,9 @@ const (
 	// PlanAuto lets the planner pick the cheapest exact plan.
 	PlanAuto = index.Auto
 	// PlanProbe probes, in every group, all values within Plan.Tau bits of
-	// the query's group value and keeps documents hit in enough groups
-	// (Plan.MinHits above the exact count filter trades recall for speed).
+	// the query's group value (Plan.Lower groups within Plan.Tau − 1 bits)
+	// and keeps documents hit in enough groups (Plan.MinHits above the
+	// exact count filter trades recall for speed).
 	PlanProbe = index.Probe
 	// PlanScan compares the query with every stored fingerprint.
 	PlanScan = index.Scan
