@@ -34,22 +34,22 @@ type Store struct {
 
 // BuildStats describe the building of a Store.
 type BuildStats struct {
-	Docs       int           `json:"docs"`
-	K          int           `json:"k"`
-	Widths     []int         `json:"group_widths"`
-	Ingest     time.Duration `json:"ingest_ns"`    // batched Stage + commit (NoSync)
-	Compact    time.Duration `json:"compact_ns"`   // Flush + Compact
-	Warm       time.Duration `json:"warm_ns"`      // Index.Warm (posting cache filled)
-	DiskBytes  int64         `json:"disk_bytes"`   // after Flush + Compact
+	Docs      int           `json:"docs"`
+	K         int           `json:"k"`
+	Widths    []int         `json:"group_widths"`
+	Ingest    time.Duration `json:"ingest_ns"`  // batched Stage + commit (NoSync)
+	Compact   time.Duration `json:"compact_ns"` // Flush + Compact
+	Warm      time.Duration `json:"warm_ns"`    // Index.Warm (posting cache filled)
+	DiskBytes int64         `json:"disk_bytes"` // after Flush + Compact
 	// Resident is the growth of the process's resident memory from before
 	// the build to after Warm, both after a garbage collection that returns
 	// free memory to the system: what the open index holds (fingerprints,
 	// posting lists, the pebble block cache it used), 0 when unknown.
 	Resident int64 `json:"resident_bytes"`
 	// Heap is the growth of the Go heap's live objects over the same span.
-	Heap int64 `json:"heap_bytes"`
-	FPPerSec   float64       `json:"fp_per_sec"`   // Docs / Ingest
-	BytesPerFP float64       `json:"bytes_per_fp"` // DiskBytes / Docs
+	Heap       int64   `json:"heap_bytes"`
+	FPPerSec   float64 `json:"fp_per_sec"`   // Docs / Ingest
+	BytesPerFP float64 `json:"bytes_per_fp"` // DiskBytes / Docs
 }
 
 // OpenPebble opens (creating) a Pebble store in dir with fpdb's merge
