@@ -216,7 +216,7 @@ func (d *DB) lookup(ext string) (uint32, bool, error) {
 // unchanged reports whether the document stored at iid has the content of
 // doc: the same content hash and fingerprint. writeMu is held.
 func (d *DB) unchanged(iid uint32, doc *Doc) bool {
-	return int(iid) < len(d.docs) && d.docs[iid].hash == doc.ContentHash &&
+	return d.docs.ext(iid) != "" && d.docs.hash(iid) == doc.ContentHash &&
 		slices.Equal(d.ix.Fingerprint(iid), doc.Fingerprint)
 }
 

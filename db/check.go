@@ -8,7 +8,6 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
-	"unsafe"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -97,7 +96,7 @@ const (
 // documents leaves a legitimate gap below it. Repair resets a next id
 // beyond it.
 func nextLimit(maxIID int64, k int) int64 {
-	perID := int64(k/8) + int64(unsafe.Sizeof(docEntry{}))
+	perID := int64(k/8) + docTableBytesPerID
 	return min(max(4*(maxIID+1), (256<<20)/perID), math.MaxUint32)
 }
 
@@ -251,19 +250,20 @@ func (d *DB) Check(ctx context.Context) (err error) {
 	if st.nextOK && st.next != d.nextIID {
 		p.add("next internal id is %d on disk, %d in memory", st.next, d.nextIID)
 	}
-	for iid, e := range d.docs {
-		if e.ext == "" {
+	for iid := range uint32(d.docs.len()) {
+		ext, hash := d.docs.ext(iid), d.docs.hash(iid)
+		if ext == "" {
 			continue
 		}
-		r, ok := st.recs[uint32(iid)]
+		r, ok := st.recs[iid]
 		if !ok {
-			p.add("document %d (%q) is in memory but has no document record", iid, e.ext)
-		} else if r.ext != e.ext || r.hash != e.hash {
-			p.add("document %d: memory holds id %q hash %x, the record id %q hash %x", iid, e.ext, e.hash, r.ext, r.hash)
+			p.add("document %d (%q) is in memory but has no document record", iid, ext)
+		} else if r.ext != ext || r.hash != hash {
+			p.add("document %d: memory holds id %q hash %x, the record id %q hash %x", iid, ext, hash, r.ext, r.hash)
 		}
 	}
 	for _, iid := range st.recOrder {
-		if int(iid) >= len(d.docs) || d.docs[iid].ext == "" {
+		if d.docs.ext(iid) == "" {
 			p.add("document %d (%q) is on disk but not in memory", iid, st.recs[iid].ext)
 		}
 	}

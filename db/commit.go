@@ -45,7 +45,7 @@ func (d *DB) write(c *change) error {
 	defer b.Close()
 	removes := make([]uint32, len(c.removes))
 	for i, v := range c.removes {
-		if int(v.iid) >= len(d.docs) || d.docs[v.iid].ext != v.ext {
+		if d.docs.ext(v.iid) != v.ext {
 			return fmt.Errorf("%q: %w: id map names internal id %d, which is not that document", v.ext, ErrCorrupt, v.iid)
 		}
 		_ = b.Delete(keys.Doc(v.iid), nil)
@@ -80,11 +80,11 @@ func (d *DB) write(c *change) error {
 		return fmt.Errorf("commit: %w", err)
 	}
 	for _, r := range removes {
-		d.docs[r] = docEntry{}
+		d.docs.remove(r)
 	}
 	for i := range c.adds {
 		doc := &c.adds[i]
-		d.setEntry(doc.iid, docEntry{ext: doc.ID, hash: doc.ContentHash})
+		d.docs.set(doc.iid, doc.ID, doc.ContentHash)
 	}
 	d.nextIID = iid
 	d.metrics.writes.Add(1)

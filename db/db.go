@@ -48,8 +48,8 @@ type DB struct {
 	// it to memory, so readers see each write whole. Lock order: writeMu,
 	// then mu, then the index's locks.
 	mu      sync.RWMutex
-	closed  bool       // the store is closed (Stats reports the last counts)
-	docs    []docEntry // by internal id; ext == "" when not stored
+	closed  bool     // the store is closed (Stats reports the last counts)
+	docs    docTable // ids and content hashes by internal id
 	nextIID uint32
 
 	builders sync.Pool // *fingerprint.Builder
@@ -67,12 +67,6 @@ type DB struct {
 	// hook, when set by a test, is called at named points of long calls
 	// ("storage stats", "warm"), to hold them there.
 	hook func(point string)
-}
-
-// docEntry is what queries need of a stored document.
-type docEntry struct {
-	ext  string
-	hash [16]byte
 }
 
 // Open opens the database in dir, creating it when dir does not exist or is
@@ -348,7 +342,7 @@ func (d *DB) load() error {
 	if err := d.ix.Load(ctx, next); err != nil {
 		return fmt.Errorf("fpdb: open %s: %w", d.dir, storageError(err))
 	}
-	d.docs = make([]docEntry, 0, maxIID+1) // maxIID < next ≤ nextLimit
+	d.docs.reserve(int(maxIID) + 1) // maxIID < next ≤ nextLimit
 	lo, hi := keys.Range(keys.PrefixDoc)
 	it, err := d.pdb.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
@@ -364,16 +358,17 @@ func (d *DB) load() error {
 		if err != nil {
 			return fmt.Errorf("fpdb: open %s: document %d: %w", d.dir, iid, err)
 		}
-		d.setEntry(iid, docEntry{ext: doc.ID, hash: doc.ContentHash})
+		d.docs.set(iid, doc.ID, doc.ContentHash)
 	}
 	if err := it.Error(); err != nil {
 		return fmt.Errorf("fpdb: open %s: read document records: %w", d.dir, storageError(err))
 	}
-	for iid := range max(len(d.docs), d.ix.Cap()) {
-		rec := iid < len(d.docs) && d.docs[iid].ext != ""
+	for iid := range max(d.docs.len(), d.ix.Cap()) {
+		ext := d.docs.ext(uint32(iid))
+		rec := ext != ""
 		switch fp := d.ix.Live(uint32(iid)); {
 		case rec && !fp:
-			p.add(msgNoFingerprint, iid, d.docs[iid].ext)
+			p.add(msgNoFingerprint, iid, ext)
 		case fp && !rec:
 			p.add(msgNoRecord, iid)
 		}
@@ -410,13 +405,6 @@ func (d *DB) at(point string) {
 func (d *DB) fpParams() fingerprint.Params {
 	return fingerprint.Params{K: d.params.K, ShingleWidth: d.params.ShingleWidth, Seed: d.params.Seed,
 		NormalizeVersion: d.params.NormalizeVersion}
-}
-
-func (d *DB) setEntry(iid uint32, e docEntry) {
-	if int(iid) >= len(d.docs) {
-		d.docs = append(d.docs, make([]docEntry, int(iid)+1-len(d.docs))...)
-	}
-	d.docs[iid] = e
 }
 
 // Close closes the database; it is CloseContext without a deadline.

@@ -114,8 +114,8 @@ func (d *DB) pairsSnapshot(ctx context.Context, o PairsOptions, withAdded bool) 
 	s.ext = make([]string, n)
 	s.hash = make([][16]byte, n)
 	for p := range n {
-		e := d.docs[s.fps.ID(p)]
-		s.ext[p], s.hash[p] = e.ext, e.hash
+		iid := s.fps.ID(p)
+		s.ext[p], s.hash[p] = d.docs.ext(iid), d.docs.hash(iid)
 	}
 	if !withAdded {
 		d.mu.RUnlock()

@@ -90,15 +90,15 @@ func (d *DB) searchLocked(ctx context.Context, fp []uint64, hash [16]byte, hasHa
 	res := &QueryResult{Stats: st}
 	res.Matches = make([]Match, 0, len(hits))
 	for _, h := range hits {
-		e := d.docs[h.ID]
-		if e.ext == "" || e.ext == skip {
+		ext := d.docs.ext(h.ID)
+		if ext == "" || ext == skip {
 			continue
 		}
 		res.Matches = append(res.Matches, Match{
-			ID:         e.ext,
+			ID:         ext,
 			Similarity: index.Similarity(k, h.Dist),
 			Hamming:    h.Dist,
-			Exact:      hasHash && e.hash == hash,
+			Exact:      hasHash && d.docs.hash(h.ID) == hash,
 		})
 	}
 	slices.SortFunc(res.Matches, func(a, b Match) int {

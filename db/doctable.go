@@ -1,0 +1,106 @@
+package db
+
+import "unsafe"
+
+// docTable is what queries need of each stored document, by internal id:
+// its id and its content hash. The ids live in one byte arena rather than
+// as a string each: a 10-byte id costs its 10 bytes and an 8-byte
+// reference instead of a 16-byte string header and a 16-byte allocation
+// (14 bytes per document less; 140 MB at 10 M documents).
+//
+// The arena's bytes are never written twice: ids are appended, a removed
+// id's bytes stay until the arena is rebuilt into a new array. So the
+// strings that ext hands out (which point into the arena) stay valid and
+// unchanged for as long as anyone holds them, whatever happens to the
+// table after; the garbage collector keeps an old arena alive while a
+// string points into it. The table is guarded by DB.mu.
+type docTable struct {
+	hashes [][16]byte
+	refs   []uint64 // offset in arena << refLenBits | length; 0: no document
+	arena  []byte
+	dead   int // arena bytes of removed ids
+}
+
+// docTableBytesPerID is the table's memory per internal id, ids' bytes
+// not counted.
+const docTableBytesPerID = 8 + 16
+
+// refLenBits holds an id's length (MaxIDLen = 1024 needs 11 bits); the
+// offset has the other 53.
+const refLenBits = 11
+
+// rebuildMinDead is the least garbage (arena bytes of removed ids) that
+// makes a removal rebuild the arena, once it is half of the arena.
+const rebuildMinDead = 1 << 20
+
+// reserve makes room for internal ids below n.
+func (t *docTable) reserve(n int) {
+	if cap(t.refs) < n {
+		t.refs = append(make([]uint64, 0, n), t.refs...)
+		t.hashes = append(make([][16]byte, 0, n), t.hashes...)
+	}
+}
+
+// len returns one more than the highest internal id the table has room for.
+func (t *docTable) len() int { return len(t.refs) }
+
+// ext returns the id of document iid, "" when there is none.
+func (t *docTable) ext(iid uint32) string {
+	if int(iid) >= len(t.refs) || t.refs[iid] == 0 {
+		return ""
+	}
+	r := t.refs[iid]
+	off, n := r>>refLenBits, r&(1<<refLenBits-1)
+	return unsafe.String(&t.arena[off], int(n))
+}
+
+// hash returns the content hash of document iid (zero when there is none).
+func (t *docTable) hash(iid uint32) [16]byte {
+	if int(iid) >= len(t.hashes) {
+		return [16]byte{}
+	}
+	return t.hashes[iid]
+}
+
+// set stores document iid's id and content hash; ext is not empty and at
+// most MaxIDLen bytes (validID).
+func (t *docTable) set(iid uint32, ext string, hash [16]byte) {
+	if int(iid) >= len(t.refs) {
+		t.refs = append(t.refs, make([]uint64, int(iid)+1-len(t.refs))...)
+		t.hashes = append(t.hashes, make([][16]byte, int(iid)+1-len(t.hashes))...)
+	}
+	t.remove(iid)
+	// An offset of 0 with length 0 would read as "no document": ids are
+	// never empty, so every reference is non-zero.
+	t.refs[iid] = uint64(len(t.arena))<<refLenBits | uint64(len(ext))
+	t.arena = append(t.arena, ext...)
+	t.hashes[iid] = hash
+}
+
+// remove forgets document iid, rebuilding the arena once removed ids fill
+// half of it.
+func (t *docTable) remove(iid uint32) {
+	if int(iid) >= len(t.refs) || t.refs[iid] == 0 {
+		return
+	}
+	t.dead += int(t.refs[iid] & (1<<refLenBits - 1))
+	t.refs[iid], t.hashes[iid] = 0, [16]byte{}
+	if t.dead >= rebuildMinDead && 2*t.dead >= len(t.arena) {
+		t.rebuild()
+	}
+}
+
+// rebuild copies the live ids into a new arena. The old one is left as it
+// is: strings handed out still point into it.
+func (t *docTable) rebuild() {
+	arena := make([]byte, 0, len(t.arena)-t.dead)
+	for i, r := range t.refs {
+		if r == 0 {
+			continue
+		}
+		off, n := r>>refLenBits, r&(1<<refLenBits-1)
+		t.refs[i] = uint64(len(arena))<<refLenBits | n
+		arena = append(arena, t.arena[off:off+n]...)
+	}
+	t.arena, t.dead = arena, 0
+}
