@@ -13,6 +13,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/fpdb/fpdb/internal/bitvec"
 	"github.com/fpdb/fpdb/internal/keys"
 	"github.com/fpdb/fpdb/internal/posting"
 )
@@ -213,21 +214,62 @@ func (ix *Index) deferredIDs() []uint32 {
 	return ids
 }
 
-// eachDeferredRun calls fn for every posting key of the deferred documents ids, in key
-// order, with their ids under that key (increasing).
+// eachDeferredRun calls fn for every posting key of the deferred documents ids
+// (increasing), in key order, with their ids under that key (increasing;
+// fn must not keep the slice). A group whose values are few against the
+// ids is sorted by one counting sort, which keeps the ids in order within
+// a value; the others by sorting (value, id) keys.
 func (ix *Index) eachDeferredRun(ctx context.Context, ids []uint32, fn func(y uint32, ids []uint32) error) error {
-	ks := make([]uint64, len(ids))
-	var buf []uint32
-	for g := range ix.layout.Widths {
+	var ks []uint64
+	var buf, vals, sorted, start []uint32
+	for g, w := range ix.layout.Widths {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		for i, id := range ids {
-			ks[i] = uint64(ix.layout.Value(ix.fingerprint(id), g))<<32 | uint64(id)
+		if 1<<w > 4*len(ids) {
+			if ks == nil {
+				ks = make([]uint64, len(ids))
+			}
+			for i, id := range ids {
+				ks[i] = uint64(ix.layout.Value(ix.fingerprint(id), g))<<32 | uint64(id)
+			}
+			sortKeys(ks)
+			if err := eachRun(ks, buf, fn); err != nil {
+				return err
+			}
+			continue
 		}
-		sortKeys(ks)
-		if err := eachRun(ks, buf, fn); err != nil {
-			return err
+		if vals == nil {
+			vals, sorted = make([]uint32, len(ids)), make([]uint32, len(ids))
+		}
+		if cap(start) < 1<<w+1 {
+			start = make([]uint32, 1<<w+1)
+		}
+		start = start[:1<<w+1]
+		clear(start)
+		from, width := ix.layout.Starts[g], ix.layout.Widths[g]
+		for i, id := range ids {
+			v := bitvec.Bits(ix.fingerprint(id), from, width)
+			vals[i] = v
+			start[v+1]++
+		}
+		for v := 1; v < len(start); v++ {
+			start[v] += start[v-1]
+		}
+		for i, id := range ids {
+			v := vals[i]
+			sorted[start[v]] = id
+			start[v]++
+		}
+		// start[v] is now where value v's ids end.
+		lo := uint32(0)
+		for v, hi := range start[:1<<w] {
+			if hi > lo {
+				if err := fn(ix.layout.Offset[g]+uint32(v), sorted[lo:hi]); err != nil {
+					return err
+				}
+			}
+			lo = hi
 		}
 	}
 	return nil

@@ -278,7 +278,8 @@ func TestDeferredMatchesOracle(t *testing.T) {
 		widths []int
 	}{
 		{128, []int{16, 16, 16, 16, 16, 16, 16, 16}},
-		{64, []int{24, 24, 16}}, // sparse cache
+		{64, []int{24, 24, 16}},       // sparse cache
+		{64, []int{4, 8, 12, 16, 24}}, // narrow groups: the flush's counting sort
 	} {
 		t.Run(fmt.Sprint(tc.k, "/", len(tc.widths)), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(tc.k), 11))
