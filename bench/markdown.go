@@ -47,30 +47,36 @@ func Plots(rep *Report) []Plot {
 		}
 		plots = append(plots, Plot{"latency-vs-threshold", c})
 	}
-	// Latency vs n at k = 512.
+	// Latency vs n at k = 512: the planner's choice at each threshold, and
+	// the scans (fpdb's own scan plan and the one-goroutine reference) at
+	// r = 0.7 (a scan's time hardly depends on the threshold).
 	{
 		c := Chart{Title: "p50 latency vs n (random, k=512)", XLabel: "stored fingerprints n", YLabel: "p50 latency (ms)", LogX: true, LogY: true}
-		for _, r := range []float64{0.6, 0.7, 0.8, 0.9} {
-			for _, plan := range []string{"auto", RefScanName} {
-				if plan == RefScanName && r != 0.7 {
+		type line struct {
+			plan string
+			r    float64
+		}
+		var lines []line
+		for _, r := range []float64{0.5, 0.6, 0.7, 0.8, 0.9, 0.95} {
+			lines = append(lines, line{"auto", r})
+		}
+		lines = append(lines, line{"scan", 0.7}, line{RefScanName, 0.7})
+		for _, ln := range lines {
+			s := Series{Name: fmt.Sprintf("%s r=%.2g", ln.plan, ln.r), Dashed: ln.plan != "auto"}
+			if ln.plan != "auto" {
+				s.Name = ln.plan
+			}
+			for _, pr := range rep.Plans {
+				if pr.Workload != "random" || pr.K != 512 {
 					continue
 				}
-				s := Series{Name: fmt.Sprintf("%s r=%.1f", plan, r), Dashed: plan == RefScanName}
-				if plan == RefScanName {
-					s.Name = plan
+				if p := findPlan(rep, "random", pr.N, 512, ln.r, ln.plan); p != nil && p.Latency.N > 0 {
+					s.X = append(s.X, float64(pr.N))
+					s.Y = append(s.Y, float64(p.Latency.P50)/1e6)
 				}
-				for _, pr := range rep.Plans {
-					if pr.Workload != "random" || pr.K != 512 {
-						continue
-					}
-					if p := findPlan(rep, "random", pr.N, 512, r, plan); p != nil && p.Latency.N > 0 {
-						s.X = append(s.X, float64(pr.N))
-						s.Y = append(s.Y, float64(p.Latency.P50)/1e6)
-					}
-				}
-				if len(s.X) > 0 {
-					c.Series = append(c.Series, s)
-				}
+			}
+			if len(s.X) > 0 {
+				c.Series = append(c.Series, s)
 			}
 		}
 		plots = append(plots, Plot{"latency-vs-n", c})
