@@ -71,7 +71,7 @@ bench: ## quick benchmark suite (≤ 15 min): bench/results/quick.{md,json,svg},
 bench-scale: ## the random section at 1 M and 10 M fingerprints (≈ 10 min, ≈ 4 GB): bench/results/scale-partial.{md,json,svg}
 	FPDB_BENCH_COMMAND="make bench-scale" $(GO) run ./bench/cmd/fpdb-bench -suite scale -sections random -out bench/results
 
-bench-full: ## large benchmark suite (n up to 1e7; hours): bench/results/full.{md,json,svg}, latest.json
+bench-full: ## large benchmark suite (n from 1e5 to 1e7, skewed text at 1e6; ≤ 60 min on 2 cores, ~8 GB RAM): bench/results/full.{md,json,svg}, latest.json
 	FPDB_BENCH_COMMAND="make bench-full" $(GO) run ./bench/cmd/fpdb-bench -suite full -out bench/results
 
 clean: ## remove build output and the demo database

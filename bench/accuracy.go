@@ -238,7 +238,8 @@ func (s *Suite) accuracyOn(ctx context.Context, c *TextCorpus) error {
 				st.Close()
 				return err
 			}
-			s.rep.Plans = append(s.rep.Plans, PlanRun{Workload: c.Name, N: len(docOf), K: k, Widths: layout.Widths, Queries: nq, Build: st.Build, Results: res})
+			skew := MeasureSkew(layout, flat)
+			s.rep.Plans = append(s.rep.Plans, PlanRun{Workload: c.Name, N: len(docOf), K: k, Widths: layout.Widths, Queries: nq, Build: st.Build, Results: res, Skew: &skew})
 		}
 		if err := st.Close(); err != nil {
 			return err

@@ -274,7 +274,7 @@ func TestSmokeSuite(t *testing.T) {
 	if err := Write(out, rep); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"smoke.md", "smoke.json", "latest.json", "smoke-latency-vs-threshold.svg", "smoke-latency-vs-n.svg", "smoke-accuracy-zipf-text.svg"} {
+	for _, f := range []string{"smoke.md", "smoke.json", "latest.json", "smoke-latency-vs-threshold.svg", "smoke-latency-vs-threshold-" + SkewedName + ".svg", "smoke-latency-vs-n.svg", "smoke-accuracy-zipf-text.svg"} {
 		if DirSize(filepath.Join(out, f)) == 0 {
 			t.Errorf("%s not written", f)
 		}

@@ -21,6 +21,13 @@ type Config struct {
 
 	Random []RandomCase `json:"random"`
 
+	// SkewedDocs documents of the skewed text workload (SkewedWorkload;
+	// 0: the section is skipped), SkewedQueries queries at
+	// SkewedThresholds.
+	SkewedDocs       int       `json:"skewed_docs"`
+	SkewedQueries    int       `json:"skewed_queries"`
+	SkewedThresholds []float64 `json:"skewed_thresholds"`
+
 	Table1N       int     `json:"table1_n"`
 	Table1Queries int     `json:"table1_queries"`
 	Table1R       float64 `json:"table1_r"`
@@ -67,6 +74,7 @@ func QuickConfig() Config {
 			{N: 100_000, K: 1024, Queries: 100, Thresholds: quickThresholds},
 			{N: 1_000_000, K: 512, Queries: 200, Thresholds: fullThresholds},
 		},
+		SkewedDocs: 100_000, SkewedQueries: 100, SkewedThresholds: quickThresholds,
 		Table1N: 300_000, Table1Queries: 100, Table1R: 0.7, Table1Ks: []int{64, 128, 256, 384},
 		TextBases: 300, TextVariants: 8, DocBytes: 2048,
 		AccKs: []int{64, 128, 256, 512, 1024}, AccRs: []float64{0.5, 0.6, 0.7, 0.8, 0.9},
@@ -80,29 +88,33 @@ func QuickConfig() Config {
 	return c
 }
 
-// FullConfig is `make bench-full`: n up to 1e7, the paper's 1 000 queries.
+// FullConfig is `make bench-full`: n from 100 k to 10 M at k = 512 (the
+// latency-vs-n plot), k = 64, 256 and 1024 at 1 M, the skewed text
+// workload at 1 M, the paper's Table 1 at every k, and the bulk load of
+// 10 M fingerprints; at most 60 minutes on a 2-core machine with about
+// 8 GB of memory.
 func FullConfig() Config {
 	c := QuickConfig()
 	c.Name = "full"
 	c.Random = nil
-	for _, n := range []int{100_000, 1_000_000, 10_000_000} {
-		for _, k := range []int{64, 256, 512, 1024} {
-			q := 1000
-			if n == 10_000_000 {
-				q = 200
-			}
-			c.Random = append(c.Random, RandomCase{N: n, K: k, Queries: q, Thresholds: fullThresholds})
+	for _, n := range []int{100_000, 300_000, 1_000_000, 3_000_000, 10_000_000} {
+		q := 500
+		if n > 1_000_000 {
+			q = 200
 		}
+		c.Random = append(c.Random, RandomCase{N: n, K: 512, Queries: q, Thresholds: fullThresholds})
 	}
-	c.Table1Queries = 1000
+	for _, k := range []int{64, 256, 1024} {
+		c.Random = append(c.Random, RandomCase{N: 1_000_000, K: k, Queries: 200, Thresholds: fullThresholds})
+	}
+	c.SkewedDocs, c.SkewedQueries, c.SkewedThresholds = 1_000_000, 300, fullThresholds
+	c.Table1Queries = 200
 	c.Table1Ks = paperKs
-	c.TextBases, c.TextVariants = 2000, 9
+	c.TextBases, c.TextVariants = 1000, 9
 	c.TextPlanQueries = 1000
 	c.FingerprintTime = 10 * time.Second
-	c.SyncDocs, c.BulkDocs, c.AddFPs, c.AddFPsOne, c.StageAddDocs = 1000, 100_000, 1_000_000, 100_000, 100_000
-	c.Compare = CompareOptions{MaxSlowdown: 50, CellBudget: 300 * time.Second, ColdCaches: true}
-	c.Table1Compare = CompareOptions{CellBudget: 1200 * time.Second}
-	c.AlgGMaxComb, c.AlgGMaxNodes = 1e7, 20_000_000
+	c.SyncDocs, c.BulkDocs, c.AddFPs, c.AddFPsOne, c.StageAddDocs = 1000, 100_000, 10_000_000, 100_000, 100_000
+	c.Table1Compare = CompareOptions{CellBudget: 30 * time.Second}
 	return c
 }
 
@@ -124,6 +136,7 @@ func SmokeConfig() Config {
 	c := QuickConfig()
 	c.Name = "smoke"
 	c.Random = []RandomCase{{N: 20_000, K: 512, Queries: 10, Thresholds: []float64{0.6, 0.7, 0.8, 0.9}}, {N: 20_000, K: 64, Queries: 10, Thresholds: []float64{0.7, 0.9}}}
+	c.SkewedDocs, c.SkewedQueries, c.SkewedThresholds = 3000, 10, []float64{0.7, 0.9}
 	c.Table1N, c.Table1Queries, c.Table1Ks = 20_000, 5, []int{64, 128}
 	c.TextBases, c.TextVariants = 20, 4
 	c.AccKs, c.AccRs = []int{64, 512}, []float64{0.7, 0.9}

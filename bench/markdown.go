@@ -26,26 +26,12 @@ func Plots(rep *Report) []Plot {
 		}
 	}
 	if big != nil {
-		c := Chart{Title: fmt.Sprintf("p50 latency vs threshold (random, n=%s, k=512)", fmtN(big.N)), XLabel: "threshold r", YLabel: "p50 latency (ms)", LogY: true}
-		byPlan := map[string]*Series{}
-		var order []string
-		for _, p := range big.Results {
-			if p.Latency.N == 0 {
-				continue
-			}
-			s := byPlan[p.Plan]
-			if s == nil {
-				s = &Series{Name: p.Plan, Dashed: p.Plan == "scan" || p.Plan == RefScanName}
-				byPlan[p.Plan] = s
-				order = append(order, p.Plan)
-			}
-			s.X = append(s.X, p.R)
-			s.Y = append(s.Y, float64(p.Latency.P50)/1e6)
+		plots = append(plots, Plot{"latency-vs-threshold", thresholdChart(big)})
+	}
+	for i := range rep.Plans {
+		if pr := &rep.Plans[i]; pr.Workload == SkewedName {
+			plots = append(plots, Plot{"latency-vs-threshold-" + SkewedName, thresholdChart(pr)})
 		}
-		for _, name := range order {
-			c.Series = append(c.Series, *byPlan[name])
-		}
-		plots = append(plots, Plot{"latency-vs-threshold", c})
 	}
 	// Latency vs n at k = 512: the planner's choice at each threshold, and
 	// the scans (fpdb's own scan plan and the one-goroutine reference) at
@@ -108,6 +94,31 @@ func Plots(rep *Report) []Plot {
 		plots = append(plots, Plot{"accuracy-" + w, c})
 	}
 	return plots
+}
+
+// thresholdChart plots the p50 latency of every plan of pr against the
+// threshold.
+func thresholdChart(pr *PlanRun) Chart {
+	c := Chart{Title: fmt.Sprintf("p50 latency vs threshold (%s, n=%s, k=%d)", pr.Workload, fmtN(pr.N), pr.K), XLabel: "threshold r", YLabel: "p50 latency (ms)", LogY: true}
+	byPlan := map[string]*Series{}
+	var order []string
+	for _, p := range pr.Results {
+		if p.Latency.N == 0 {
+			continue
+		}
+		s := byPlan[p.Plan]
+		if s == nil {
+			s = &Series{Name: p.Plan, Dashed: p.Plan == "scan" || p.Plan == RefScanName}
+			byPlan[p.Plan] = s
+			order = append(order, p.Plan)
+		}
+		s.X = append(s.X, p.R)
+		s.Y = append(s.Y, float64(p.Latency.P50)/1e6)
+	}
+	for _, name := range order {
+		c.Series = append(c.Series, *byPlan[name])
+	}
+	return c
 }
 
 func fmtN(n int) string {
@@ -185,6 +196,13 @@ func Markdown(rep *Report, plots []string) string {
 			fmt.Fprintf(&b, "; after `Warm` %.0f B/fingerprint resident (%.0f B of them live Go heap)", float64(pr.Build.Resident)/float64(pr.N), float64(pr.Build.Heap)/float64(pr.N))
 		}
 		b.WriteString(".\n\n")
+		if sk := pr.Skew; sk != nil {
+			if pr.Clusters > 0 {
+				fmt.Fprintf(&b, "%s near-duplicate clusters, the largest of %s documents. ", fmtN(pr.Clusters), fmtN(pr.LargestCluster))
+			}
+			fmt.Fprintf(&b, "Posting lists: mean length %.1f, longest %s; the list a stored document's own group value falls in holds %.1f documents on average (%.1f for uniformly random fingerprints); the longest 1 %% of the lists hold %.1f %% of the postings.\n\n",
+				sk.MeanLen, fmtN(sk.MaxLen), sk.SeenLen, sk.UniformSeenLen, 100*sk.Top1Share)
+		}
 		b.WriteString("| r | rh | plan | p50 | p95 | p99 | × scan p50 | probes | postings | candidates | verified | hits | recall | mism. | note |\n")
 		b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 		for _, p := range pr.Results {

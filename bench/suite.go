@@ -21,6 +21,12 @@ type PlanRun struct {
 	Queries  int          `json:"queries"`
 	Build    BuildStats   `json:"build"`
 	Results  []PlanResult `json:"results"`
+	// Skew describes the posting lists of a text workload (nil for random
+	// fingerprints, whose lists are uniform); Clusters and LargestCluster
+	// describe the skewed workload's near-duplicate clusters.
+	Skew           *PostingSkew `json:"posting_skew,omitempty"`
+	Clusters       int          `json:"clusters,omitempty"`
+	LargestCluster int          `json:"largest_cluster,omitempty"`
 }
 
 // Table1Row is one k of the paper's Table 1 setting.
@@ -68,7 +74,7 @@ type Suite struct {
 	Cfg Config
 	Log io.Writer
 	// Sections, when not empty, limits the run to these sections (ingest,
-	// random, table1, accuracy).
+	// random, skewed, table1, accuracy).
 	Sections []string
 	rep      *Report
 }
@@ -88,14 +94,21 @@ func (s *Suite) note(format string, args ...any) {
 func (s *Suite) Run(ctx context.Context, env Env) (*Report, error) {
 	start := time.Now()
 	s.rep = &Report{Env: env, Config: s.Cfg, Sections: s.Sections, PeakRSS: map[string]int64{}}
-	sections := []struct {
+	type section struct {
 		name string
 		fn   func(context.Context) error
-	}{
+	}
+	sections := []section{
 		{"ingest", s.runIngest},
 		{"random", s.runRandom},
+		{"skewed", s.runSkewed},
 		{"table1", s.runTable1},
 		{"accuracy", s.runAccuracy},
+	}
+	for _, name := range s.Sections {
+		if !slices.ContainsFunc(sections, func(sec section) bool { return sec.name == name }) {
+			return s.rep, fmt.Errorf("bench: no section %q (ingest, random, skewed, table1, accuracy)", name)
+		}
 	}
 	for _, sec := range sections {
 		if len(s.Sections) > 0 && !slices.Contains(s.Sections, sec.name) {

@@ -47,6 +47,12 @@ func NewZipf(v int, s float64, seed uint64) *Zipf {
 	return z
 }
 
+// Fork returns a word source over the same vocabulary with its own random
+// stream, drawn from seed: forks can be used on different goroutines.
+func (z *Zipf) Fork(seed uint64) *Zipf {
+	return &Zipf{rng: rand.New(rand.NewPCG(seed, 0x7a697066)), cdf: z.cdf, words: z.words}
+}
+
 // Word returns the next random word.
 func (z *Zipf) Word() string {
 	i, _ := slices.BinarySearch(z.cdf, z.rng.Float64())
