@@ -24,11 +24,54 @@ type scanCalibration struct {
 	measured atomic.Pointer[scanSpeed]
 }
 
-// scanSpeed is what a calibration measured.
+// scanSpeed is what a calibration measured, refined by the scans that
+// queries ran since (observeScan): the fastest seen of each, since a
+// measurement taken while other work shared the cores (a garbage
+// collection after a large build, another process) can only be slower
+// than the machine's scan, and a scan estimated too slow makes the
+// planner pick a probe that is slower than the scan.
 type scanSpeed struct {
 	nsPerWord float64 // one goroutine, per 64-bit word
 	workers   int     // goroutines of the parallel scan measured
 	speedup   float64 // its speed-up over one goroutine, in [1, workers]
+	parNs     float64 // the parallel scan, per word (nsPerWord/speedup)
+}
+
+// withScan returns s refined by a scan of one goroutine (workers 1) or of
+// s.workers goroutines that took nsPerWord per word, or nil when it is
+// not faster than what s holds.
+func (s *scanSpeed) withScan(workers int, nsPerWord float64) *scanSpeed {
+	c := *s
+	switch {
+	case workers == 1 && nsPerWord < s.nsPerWord:
+		c.nsPerWord = max(nsPerWord, costScanWord/8)
+	case workers == s.workers && workers > 1 && nsPerWord < s.parNs:
+		c.parNs = nsPerWord
+	default:
+		return nil
+	}
+	c.speedup = min(max(c.nsPerWord/c.parNs, 1), float64(c.workers))
+	return &c
+}
+
+// observeScan records a completed query scan of n fingerprints on workers
+// goroutines that took d, once the index has measured its scan: the
+// planner then uses the fastest scan seen.
+func (ix *Index) observeScan(n, workers int, d time.Duration) {
+	if n < ix.calibrateDocs() || d <= 0 {
+		return
+	}
+	perWord := float64(d.Nanoseconds()) / float64(n*ix.stride)
+	for {
+		s := ix.scanCal.measured.Load()
+		if s == nil {
+			return
+		}
+		c := s.withScan(workers, perWord)
+		if c == nil || ix.scanCal.measured.CompareAndSwap(s, c) {
+			return
+		}
+	}
 }
 
 // scanSpeedFor returns the scan's cost per word on one goroutine and the
@@ -80,9 +123,11 @@ func (ix *Index) measureScan() *scanSpeed {
 		}
 	})
 	s := &scanSpeed{nsPerWord: min(max(one, costScanWord/8), 4*costScanWord), workers: scanWorkers(n, ix.stride), speedup: 1}
+	s.parNs = s.nsPerWord
 	if s.workers > 1 {
 		par := best(func() { _, _ = ix.scanRange(context.Background(), q, 0, 0, n) })
-		s.speedup = min(max(one/par, 1), float64(s.workers))
+		s.speedup = min(max(s.nsPerWord/par, 1), float64(s.workers))
+		s.parNs = s.nsPerWord / s.speedup
 	}
 	return s
 }

@@ -210,12 +210,13 @@ func (ix *Index) choose(rh int, approx bool, minRecall float64) (Plan, float64, 
 const probeMargin = 1.15
 
 // planMemo is the exact plan chosen for one radius, with the state it was
-// chosen in.
+// chosen in (a faster scan observed since makes it stale).
 type planMemo struct {
 	n, capacity int
 	deferFrom   uint32
 	complete    bool
-	keys        int64 // cached lists, while the cache is not complete
+	keys        int64      // cached lists, while the cache is not complete
+	scan        *scanSpeed // the scan's measured speed
 	plan        Plan
 }
 
@@ -228,14 +229,17 @@ func (ix *Index) autoPlan(rh int) Plan {
 	if !complete {
 		keys = ix.cache.keys.Load()
 	}
+	scan := ix.scanCal.measured.Load()
 	if rh < len(ix.plans) {
-		if m := ix.plans[rh].Load(); m != nil && m.n == ix.n && m.capacity == ix.capacity() && m.deferFrom == ix.deferFrom && m.complete == complete && m.keys == keys {
+		if m := ix.plans[rh].Load(); m != nil && m.n == ix.n && m.capacity == ix.capacity() && m.deferFrom == ix.deferFrom && m.complete == complete && m.keys == keys && m.scan == scan {
 			return m.plan
 		}
 	}
 	p, _, _ := ix.choose(rh, false, 1)
 	if rh < len(ix.plans) {
-		ix.plans[rh].Store(&planMemo{n: ix.n, capacity: ix.capacity(), deferFrom: ix.deferFrom, complete: complete, keys: keys, plan: p})
+		// scan as loaded before choose: if choose measured it, or a
+		// query refined it since, the next query chooses again.
+		ix.plans[rh].Store(&planMemo{n: ix.n, capacity: ix.capacity(), deferFrom: ix.deferFrom, complete: complete, keys: keys, scan: scan, plan: p})
 	}
 	return p
 }
@@ -313,7 +317,12 @@ func (ix *Index) Search(ctx context.Context, q []uint64, rh int, p Plan) ([]Hit,
 // the array is large.
 func (ix *Index) scan(ctx context.Context, q []uint64, rh int, st *Stats) ([]Hit, error) {
 	st.Verified = ix.n
-	return ix.scanRange(ctx, q, rh, 0, ix.capacity())
+	n, start := ix.capacity(), time.Now()
+	hits, err := ix.scanRange(ctx, q, rh, 0, n)
+	if err == nil {
+		ix.observeScan(n, scanWorkers(n, ix.stride), time.Since(start))
+	}
+	return hits, err
 }
 
 // scanRange compares q with the fingerprints of ids [from, to). It stops

@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"math"
 	"math/bits"
 	"math/rand/v2"
 	"testing"
@@ -203,6 +204,48 @@ func TestScanCalibration(t *testing.T) {
 		t.Fatalf("speed-up of one goroutine %v, want 1", one)
 	}
 	s.checkAllPlans(s.model[7], 0.8)
+
+	// A measurement taken while other work held the cores is refined by
+	// the scans queries run, and the remembered plans are chosen again.
+	m := s.ix.scanCal.measured.Load()
+	slow := &scanSpeed{nsPerWord: 50 * m.nsPerWord, workers: m.workers, speedup: 1, parNs: 50 * m.nsPerWord}
+	s.ix.scanCal.measured.Store(slow)
+	rh := Radius(64, 0.8)
+	s.ix.autoPlan(rh)
+	before := s.ix.rangeScanCost(s.ix.capacity())
+	if _, _, err := s.ix.Search(context.Background(), s.model[7], rh, Plan{Kind: Scan}); err != nil {
+		t.Fatal(err)
+	}
+	now := s.ix.scanCal.measured.Load()
+	if after := s.ix.rangeScanCost(s.ix.capacity()); now == slow || after >= before {
+		t.Fatalf("a query's scan did not refine a slow measurement: estimate %v ns, then %v", before, after)
+	}
+	if s.ix.plans[rh].Load().scan != slow {
+		t.Fatal("plan memo does not record the scan speed it was chosen with")
+	}
+	s.ix.autoPlan(rh)
+	if s.ix.plans[rh].Load().scan != now {
+		t.Fatal("plan not chosen again after the scan's speed changed")
+	}
+}
+
+func TestScanSpeedRefined(t *testing.T) {
+	s := &scanSpeed{nsPerWord: 1, workers: 2, speedup: 1.25, parNs: 0.8}
+	if s.withScan(2, 0.9) != nil || s.withScan(1, 1.1) != nil || s.withScan(3, 0.1) != nil {
+		t.Fatal("a slower scan, or one of another width, changed the measurement")
+	}
+	if c := s.withScan(2, 0.6); c.parNs != 0.6 || c.nsPerWord != 1 || math.Abs(c.speedup-1/0.6) > 1e-12 {
+		t.Fatalf("faster parallel scan: %+v", *c)
+	}
+	if c := s.withScan(2, 0.1); c.speedup != 2 {
+		t.Fatalf("speed-up above the goroutines: %+v", *c)
+	}
+	if c := s.withScan(1, 0.9); c.nsPerWord != 0.9 || math.Abs(c.speedup-0.9/0.8) > 1e-12 {
+		t.Fatalf("faster one-goroutine scan: %+v", *c)
+	}
+	if c := s.withScan(1, 0.5); c.speedup != 1 {
+		t.Fatalf("speed-up below 1: %+v", *c)
+	}
 }
 
 // addRandom adds documents from..to−1 with random fingerprints of the
