@@ -39,18 +39,23 @@ type scanSpeed struct {
 
 // withScan returns s refined by a scan of one goroutine (workers 1) or of
 // s.workers goroutines that took nsPerWord per word, or nil when it is
-// not faster than what s holds.
+// not faster than what s holds. It keeps parNs ≤ nsPerWord ≤ parNs ×
+// workers (w goroutines are at most w times as fast as one): a parallel
+// scan faster than that shows the one-goroutine measurement too slow, and
+// lowers it.
 func (s *scanSpeed) withScan(workers int, nsPerWord float64) *scanSpeed {
 	c := *s
 	switch {
 	case workers == 1 && nsPerWord < s.nsPerWord:
-		c.nsPerWord = max(nsPerWord, costScanWord/8)
+		c.nsPerWord = nsPerWord
+		c.parNs = min(c.parNs, nsPerWord)
 	case workers == s.workers && workers > 1 && nsPerWord < s.parNs:
 		c.parNs = nsPerWord
+		c.nsPerWord = min(c.nsPerWord, nsPerWord*float64(workers))
 	default:
 		return nil
 	}
-	c.speedup = min(max(c.nsPerWord/c.parNs, 1), float64(c.workers))
+	c.speedup = c.nsPerWord / c.parNs
 	return &c
 }
 
