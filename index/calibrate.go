@@ -107,7 +107,9 @@ func (ix *Index) calibrateDocs() int { return ix.scanCal.bytes / (8 * ix.stride)
 
 // measureScan times the scan of the first calibrateBytes of fingerprints,
 // the best of two runs, on one goroutine (kept within 1/8 and 4 times
-// costScanWord per word) and on the goroutines a scan of that size uses.
+// costScanWord per word) and on the goroutines a scan of that size uses
+// (withScan: a parallel scan more than that many times faster lowers the
+// one-goroutine figure, measured in a slower moment).
 func (ix *Index) measureScan() *scanSpeed {
 	n := ix.calibrateDocs()
 	q := make([]uint64, ix.stride)
@@ -131,8 +133,9 @@ func (ix *Index) measureScan() *scanSpeed {
 	s.parNs = s.nsPerWord
 	if s.workers > 1 {
 		par := best(func() { _, _ = ix.scanRange(context.Background(), q, 0, 0, n) })
-		s.speedup = min(max(s.nsPerWord/par, 1), float64(s.workers))
-		s.parNs = s.nsPerWord / s.speedup
+		if c := s.withScan(s.workers, max(par, costScanWord/8/float64(s.workers))); c != nil {
+			s = c
+		}
 	}
 	return s
 }
