@@ -134,7 +134,7 @@ func NewSkewedWorkload(ctx context.Context, n, queries, k, docBytes int, seed ui
 	}
 	perm := rng.Perm(total)
 	for _, p := range perm[:queries] {
-		w.Queries = append(w.Queries, all[p*stride:(p+1)*stride:(p+1)*stride])
+		w.Queries = append(w.Queries, slices.Clone(all[p*stride:(p+1)*stride]))
 	}
 	w.Flat = make([]uint64, 0, n*stride)
 	for _, p := range perm[queries:] {

@@ -2,6 +2,7 @@ package db
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -511,4 +512,53 @@ func useDamaged(t *testing.T, dir string, c storeDamage) int {
 		t.Fatalf("Check: %v; want ErrCorrupt naming %q", err, c.want)
 	}
 	return 1
+}
+
+// TestOpenRejectsBadIDInRecord: a document record whose id is empty or
+// longer than MaxIDLen fails Open with ErrCorrupt (the in-memory id table
+// holds only valid ids).
+func TestOpenRejectsBadIDInRecord(t *testing.T) {
+	for _, id := range []string{"", strings.Repeat("x", MaxIDLen+1), strings.Repeat("y", 3000)} {
+		dir := t.TempDir()
+		d, err := Open(dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			fp := make([]uint64, 8)
+			fp[0] = uint64(i + 1)
+			if _, err := d.Add(context.Background(), Input{ID: fmt.Sprintf("doc%d", i), Fingerprint: fp}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
+		p, err := pebble.Open(dir, &pebble.Options{Merger: posting.Merger(), FormatMajorVersion: pebbleFormat})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, closer, err := p.Get(keys.Doc(2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, err := decodeDocRecord(v)
+		closer.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc.ID = id
+		if err := p.Set(keys.Doc(2), appendDocRecord(nil, &doc), pebble.Sync); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if d, err := Open(dir, nil); !errors.Is(err, ErrCorrupt) {
+			if err == nil {
+				d.Close()
+			}
+			t.Fatalf("id of %d bytes in a record: Open %v, want ErrCorrupt", len(id), err)
+		}
+	}
 }

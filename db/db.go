@@ -358,6 +358,9 @@ func (d *DB) load() error {
 		if err != nil {
 			return fmt.Errorf("fpdb: open %s: document %d: %w", d.dir, iid, err)
 		}
+		if err := validID(doc.ID); err != nil {
+			return fmt.Errorf("fpdb: open %s: document %d: %w: %w", d.dir, iid, ErrCorrupt, err)
+		}
 		d.docs.set(iid, doc.ID, doc.ContentHash)
 	}
 	if err := it.Error(); err != nil {

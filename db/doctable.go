@@ -13,7 +13,8 @@ import "unsafe"
 // strings that ext hands out (which point into the arena) stay valid and
 // unchanged for as long as anyone holds them, whatever happens to the
 // table after; the garbage collector keeps an old arena alive while a
-// string points into it. The table is guarded by DB.mu.
+// string points into it. The table is changed under DB.writeMu and
+// DB.mu, and read under either.
 type docTable struct {
 	hashes [][16]byte
 	refs   []uint64 // offset in arena << refLenBits | length; 0: no document
@@ -28,6 +29,9 @@ const docTableBytesPerID = 8 + 16
 // refLenBits holds an id's length (MaxIDLen = 1024 needs 11 bits); the
 // offset has the other 53.
 const refLenBits = 11
+
+// An id's length must fit in refLenBits.
+const _ = uint(1<<refLenBits - 1 - MaxIDLen)
 
 // rebuildMinDead is the least garbage (arena bytes of removed ids) that
 // makes a removal rebuild the arena, once it is half of the arena.
