@@ -149,6 +149,14 @@ type Tokenizer struct {
 	ent     [MaxEntityLen]byte
 	entLen  int
 
+	// Spans (see WordSpans): the input bytes of the rune being processed,
+	// of the current word, of the current entity, and where the text of
+	// the current tag (after its '<') starts.
+	cur, curEnd      int64
+	wstart, wend     int64
+	entStart, entEnd int64
+	tagStart         int64
+
 	sawWord bool // a word was emitted
 	html    bool // a tag came before the first word: the input is HTML
 
@@ -219,6 +227,17 @@ func (t *Tokenizer) Words(r io.Reader, fn func(word []byte)) error {
 	}
 	t.finish()
 	return nil
+}
+
+// WordSpans is Words that also gives each word's span: the bytes
+// [start, end) of the input it was read from, from its first character to
+// its last (an entity, or a character whose compatibility decomposition
+// makes several letters, counts whole). A word cut into pieces (longer
+// than MaxWordLen) gives each piece the span of the characters it holds,
+// except that the pieces of a word with a non-ASCII character share its
+// whole span. The words are those of Words, in the same order.
+func (t *Tokenizer) WordSpans(r io.Reader, fn func(word []byte, start, end int64)) error {
+	return t.Words(r, func(w []byte) { fn(w, t.wstart, t.wend) })
 }
 
 // fill reads from r into t.buf[from:] until it gets at least one byte or the
@@ -314,12 +333,16 @@ func (t *Tokenizer) finish() {
 func (t *Tokenizer) replayTag() {
 	t.state = stText
 	buf := t.tagBuf
+	cur, curEnd := t.cur, t.curEnd
 	for i := 0; i < len(buf); {
 		r, size := utf8.DecodeRune(buf[i:])
+		t.cur = t.tagStart + int64(i)
+		t.curEnd = t.cur + int64(size)
 		for t.step(r) {
 		}
 		i += size
 	}
+	t.cur, t.curEnd = cur, curEnd
 	t.tagBuf = buf[:0]
 }
 
@@ -350,6 +373,8 @@ func (t *Tokenizer) process(buf []byte, eof bool) (int, error) {
 				return i, &InputError{Offset: t.off + int64(i), Reason: "invalid UTF-8"}
 			}
 		}
+		t.cur = t.off + int64(i)
+		t.curEnd = t.cur + int64(size)
 		for t.step(r) {
 		}
 		i += size
@@ -367,6 +392,7 @@ func (t *Tokenizer) fastText(buf []byte, i int) int {
 		t.flush()
 		w = 0
 	}
+	last := -1 // the last byte added to the word here, for its span
 	for ; i < len(buf); i++ {
 		c := buf[i]
 		switch class[c] {
@@ -376,24 +402,49 @@ func (t *Tokenizer) fastText(buf []byte, i int) int {
 		case cSep:
 			if w > 0 {
 				t.wlen = w
+				t.endFast(last)
 				t.flush()
 				w = 0
 			}
 			continue
 		default:
 			t.wlen = w
+			t.endFast(last)
 			return i
 		}
 		if w >= MaxWordLen {
 			t.wlen = w
+			t.endFast(last)
 			t.flush()
 			w = 0
 		}
+		if w == 0 {
+			t.wstart = t.off + int64(i)
+		}
 		t.word[w] = c
 		w++
+		last = i
 	}
 	t.wlen = w
+	t.endFast(last)
 	return i
+}
+
+// endFast records the end of the current word's span when fastText added
+// its last byte, buf[last] (last < 0: it added none).
+func (t *Tokenizer) endFast(last int) {
+	if last >= 0 {
+		t.wend = t.off + int64(last) + 1
+	}
+}
+
+// mark extends the current word's span by the rune being processed; call
+// it before adding the rune to the word.
+func (t *Tokenizer) mark() {
+	if t.wlen == 0 {
+		t.wstart = t.cur
+	}
+	t.wend = t.curEnd
 }
 
 // flush emits the current word, if any.
@@ -419,6 +470,7 @@ func (t *Tokenizer) appendRune(r rune) {
 		t.flush()
 		t.single = single
 	}
+	t.mark()
 	t.wlen += utf8.EncodeRune(t.word[t.wlen:], r)
 }
 
@@ -436,12 +488,14 @@ func (t *Tokenizer) step(r rune) bool {
 		case r == '&':
 			t.ent[0] = '&'
 			t.entLen = 1
+			t.entStart, t.entEnd = t.cur, t.curEnd
 			t.state = stEntity
 		default:
 			t.text(r)
 		}
 	case stLT:
 		t.nameEnd, t.tagLen, t.last = true, 0, r
+		t.tagStart = t.cur
 		if !t.sawWord && t.wlen == 0 && isTagStart(r) {
 			t.html = true
 		}
@@ -551,6 +605,7 @@ func (t *Tokenizer) step(r rune) bool {
 			}
 			t.ent[t.entLen] = byte(r)
 			t.entLen++
+			t.entEnd = t.curEnd
 			if r != ';' {
 				return false
 			}
@@ -584,9 +639,12 @@ func (t *Tokenizer) endEntity() {
 	if len(ent) > 1 {
 		if dec := html.UnescapeString(string(ent)); dec != string(ent) {
 			t.entLen = 0
+			cur, curEnd := t.cur, t.curEnd
+			t.cur, t.curEnd = t.entStart, t.entEnd
 			for _, r := range dec {
 				t.text(r)
 			}
+			t.cur, t.curEnd = cur, curEnd
 			return
 		}
 	}
@@ -597,9 +655,13 @@ func (t *Tokenizer) endEntity() {
 // is punctuation) and returns to the text state.
 func (t *Tokenizer) rawEntity() {
 	t.state = stText
-	for _, c := range t.ent[:t.entLen] {
+	cur, curEnd := t.cur, t.curEnd
+	for i, c := range t.ent[:t.entLen] {
+		t.cur = t.entStart + int64(i)
+		t.curEnd = t.cur + 1
 		t.text(rune(c))
 	}
+	t.cur, t.curEnd = cur, curEnd
 	t.entLen = 0
 }
 
@@ -615,6 +677,7 @@ func (t *Tokenizer) text(r rune) {
 			if asciiClass[c] == cUpper {
 				c += 'a' - 'A'
 			}
+			t.mark()
 			t.word[t.wlen] = c
 			t.wlen++
 		default:
