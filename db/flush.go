@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/cockroachdb/pebble/v2"
+
 	"github.com/fpdb/fpdb/index"
 )
 
@@ -37,6 +39,14 @@ func (d *DB) flushDeferred(ctx context.Context) error {
 		return nil
 	}
 	defer exitOnStoragePanic(d.opts.Logger)
+	if d.opts.NoSync {
+		// The ingested postings are durable at once; the documents they
+		// name must be too, or a crash could keep postings of documents
+		// whose records it loses with the unsynced end of the WAL.
+		if err := d.pdb.LogData(nil, pebble.Sync); err != nil {
+			return fmt.Errorf("fpdb: write deferred postings: sync: %w", storageError(err))
+		}
+	}
 	if err := d.ix.FlushDeferred(ctx, d.opts.fs, d.dir); err != nil {
 		return fmt.Errorf("fpdb: write deferred postings: %w", storageError(err))
 	}
