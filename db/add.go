@@ -13,6 +13,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/fpdb/fpdb/internal/keys"
+	"github.com/fpdb/fpdb/internal/normalize"
 )
 
 // ErrBadInput is the error for an Input that does not set exactly one of
@@ -27,7 +28,8 @@ type Input struct {
 	// Text is the document's text.
 	Text []byte
 	// Reader is read to the end for the document's text, in bounded memory
-	// however long it is.
+	// however long it is (in a database that keeps texts, the text is held
+	// to be stored, up to Options.MaxTextSize).
 	Reader io.Reader
 	// Open opens the document's text; it is read to the end and closed
 	// (by AddBatch on one of its fingerprinting goroutines, so that a batch
@@ -56,8 +58,14 @@ type Input struct {
 	// default such a document is left as it is — its time added and its
 	// place in storing order stay — and reported as unchanged
 	// (AddResult.Unchanged, BatchResult.Unchanged), so that re-adding a
-	// crawl does not make old documents new.
+	// crawl does not make old documents new. (In a database that keeps
+	// texts, a stored version without a text is not unchanged: the
+	// document is stored anew with its text.)
 	ReplaceUnchanged bool
+
+	// keptText is the text Import stores with a Fingerprint, in a
+	// database that keeps texts.
+	keptText *StoredText
 }
 
 // Add stores the document in (fingerprinting its text), replacing any
@@ -95,6 +103,16 @@ func (d *DB) prepare(in *Input) (Doc, error) {
 		}
 		doc.Fingerprint = slices.Clone(in.Fingerprint)
 		doc.ContentHash, doc.Size, doc.Words = in.ContentHash, in.Size, in.Words
+		if kt := in.keptText; kt != nil && d.params.KeepTexts {
+			if int64(len(kt.Text)) > d.opts.MaxTextSize {
+				return Doc{}, fmt.Errorf("%w: %d bytes, more than %d (Options.MaxTextSize)", ErrTextTooLarge, len(kt.Text), d.opts.MaxTextSize)
+			}
+			f, err := TextOptions{Format: kt.Format}.normalizeFormat("")
+			if err != nil || f == normalize.FormatAuto {
+				return Doc{}, fmt.Errorf("%w: text format %v", ErrInvalidOptions, kt.Format)
+			}
+			doc.text = d.texts.encode(kt.Text, f)
+		}
 		return doc, nil
 	}
 	r := in.Reader
@@ -109,11 +127,28 @@ func (d *DB) prepare(in *Input) (Doc, error) {
 	case in.Text != nil:
 		r = bytes.NewReader(in.Text)
 	}
-	res, size, err := d.build(r, in.TextOptions, in.Source)
+	var keep *textCapture
+	if d.params.KeepTexts {
+		buf, _ := d.textBufs.Get().(*[]byte)
+		if buf == nil {
+			buf = new([]byte)
+		}
+		keep = &textCapture{buf: (*buf)[:0], limit: d.opts.MaxTextSize}
+		defer func() {
+			if cap(keep.buf) <= maxPooledText {
+				*buf = keep.buf[:0]
+				d.textBufs.Put(buf)
+			}
+		}()
+	}
+	res, size, f, err := d.buildText(r, in.TextOptions, in.Source, keep)
 	if err != nil {
 		return Doc{}, err
 	}
 	doc.Fingerprint, doc.ContentHash, doc.Size, doc.Words = res.FP, res.ContentHash, size, res.Words
+	if keep != nil {
+		doc.text = d.texts.encode(keep.buf, f)
+	}
 	return doc, nil
 }
 
@@ -173,6 +208,7 @@ func (d *DB) store(ctx context.Context, doc Doc, o *AddOptions, replaceUnchanged
 	}
 	if o.Reject && len(res.Matches) > 0 {
 		res.Doc = doc
+		res.Doc.text = nil
 		return res, nil
 	}
 	if err := ctx.Err(); err != nil {
@@ -183,9 +219,16 @@ func (d *DB) store(ctx context.Context, doc Doc, o *AddOptions, replaceUnchanged
 	if err != nil {
 		return nil, fmt.Errorf("fpdb: add %q: %w", doc.ID, err)
 	}
-	if found && !replaceUnchanged && d.unchanged(old, &doc) {
-		res.Unchanged, res.Doc = true, doc
-		return res, nil
+	if found && !replaceUnchanged {
+		same, err := d.unchanged(old, &doc)
+		if err != nil {
+			return nil, fmt.Errorf("fpdb: add %q: %w", doc.ID, err)
+		}
+		if same {
+			res.Unchanged, res.Doc = true, doc
+			res.Doc.text = nil
+			return res, nil
+		}
 	}
 	c := &change{adds: []Doc{doc}}
 	if found {
@@ -195,6 +238,7 @@ func (d *DB) store(ctx context.Context, doc Doc, o *AddOptions, replaceUnchanged
 		return nil, fmt.Errorf("fpdb: add %q: %w", doc.ID, err)
 	}
 	res.Stored, res.Replaced, res.Doc = true, found, c.adds[0]
+	res.Doc.text = nil
 	return res, nil
 }
 
@@ -214,10 +258,19 @@ func (d *DB) lookup(ext string) (uint32, bool, error) {
 }
 
 // unchanged reports whether the document stored at iid has the content of
-// doc: the same content hash and fingerprint. writeMu is held.
-func (d *DB) unchanged(iid uint32, doc *Doc) bool {
-	return d.docs.ext(iid) != "" && d.docs.hash(iid) == doc.ContentHash &&
+// doc: the same content hash and fingerprint, and a stored text when doc
+// brings one. writeMu is held.
+func (d *DB) unchanged(iid uint32, doc *Doc) (bool, error) {
+	same := d.docs.ext(iid) != "" && d.docs.hash(iid) == doc.ContentHash &&
 		slices.Equal(d.ix.Fingerprint(iid), doc.Fingerprint)
+	if !same || doc.text == nil {
+		return same, nil
+	}
+	has, err := d.hasText(iid)
+	if err != nil {
+		return false, storageError(err)
+	}
+	return has, nil
 }
 
 func encodeIID(iid uint32) []byte { return binary.BigEndian.AppendUint32(nil, iid) }

@@ -28,8 +28,8 @@ type BatchSkip struct {
 	// ID is the document's id.
 	ID string
 	// Err is the reason: wraps ErrInvalidID, ErrBinary, ErrNoWords,
-	// ErrBadFingerprint, ErrDuplicateInBatch, ErrBadInput or the error
-	// of Open or of reading the text.
+	// ErrBadFingerprint, ErrDuplicateInBatch, ErrBadInput, ErrTextTooLarge
+	// or the error of Open or of reading the text.
 	Err error
 }
 
@@ -52,7 +52,8 @@ type BatchResult struct {
 // the whole batch present or absent), with one posting merge operand per
 // key for the whole batch (with Options.BulkLoad, none: the postings are
 // written later, see BulkLoad). Documents that cannot be stored (bad id, binary
-// or empty text, wrong fingerprint length, an id given twice) are skipped
+// or empty text, wrong fingerprint length, an id given twice, a text to keep
+// longer than Options.MaxTextSize) are skipped
 // and listed in the result; the others are still stored. The returned
 // error is for failures of the whole batch (closed or read-only database,
 // cancelled context, write error), in which case nothing was stored.
@@ -108,9 +109,15 @@ func (d *DB) AddBatch(ctx context.Context, docs []Input) (_ *BatchResult, err er
 	for j, i := range ok {
 		doc := docsOut[i]
 		if olds[j] != noIID {
-			if !docs[i].ReplaceUnchanged && d.unchanged(olds[j], &doc) {
-				res.Unchanged++
-				continue
+			if !docs[i].ReplaceUnchanged {
+				same, err := d.unchanged(olds[j], &doc)
+				if err != nil {
+					return nil, fmt.Errorf("fpdb: add batch: %q: %w", doc.ID, err)
+				}
+				if same {
+					res.Unchanged++
+					continue
+				}
 			}
 			c.removes = append(c.removes, victim{ext: doc.ID, iid: olds[j]})
 		}
@@ -167,7 +174,8 @@ func (d *DB) lookupMany(ids []string) ([]uint32, error) {
 	return out, it.Close()
 }
 
-// fingerprintBatch checks docs and fingerprints their texts on GOMAXPROCS
+// fingerprintBatch checks docs and fingerprints their texts (and
+// compresses the texts a database that keeps texts stores) on GOMAXPROCS
 // goroutines. It returns the documents to store (by batch position) and,
 // for each, nil or why it is skipped.
 func (d *DB) fingerprintBatch(ctx context.Context, docs []Input) ([]Doc, []error) {
@@ -178,7 +186,7 @@ func (d *DB) fingerprintBatch(ctx context.Context, docs []Input) ([]Doc, []error
 		switch {
 		case validID(docs[i].ID) != nil:
 			errs[i] = validID(docs[i].ID)
-		case docs[i].Fingerprint != nil:
+		case docs[i].Fingerprint != nil && docs[i].keptText == nil:
 			out[i], errs[i] = d.prepare(&docs[i])
 		default:
 			texts = append(texts, i)

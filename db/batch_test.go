@@ -211,25 +211,34 @@ func TestAddBatchReadOnlyAndClosed(t *testing.T) {
 // that keep a random part of the unsynced data: each reopened database
 // must hold exactly the first j batches for some j, and pass Check.
 func TestAddBatchCrash(t *testing.T) {
-	t.Run("postings per batch", func(t *testing.T) { testAddBatchCrash(t, false) })
-	t.Run("bulk load", func(t *testing.T) { testAddBatchCrash(t, true) })
+	t.Run("postings per batch", func(t *testing.T) { testAddBatchCrash(t, false, false) })
+	t.Run("bulk load", func(t *testing.T) { testAddBatchCrash(t, true, false) })
+	t.Run("texts kept", func(t *testing.T) { testAddBatchCrash(t, true, true) })
 }
 
 // testAddBatchCrash takes crash clones while batches are added (bulk: with
 // postings deferred and flushed every 700 documents, so clones catch
-// flushes too); each clone must hold whole batches and pass Check.
-func testAddBatchCrash(t *testing.T, bulk bool) {
+// flushes too; texts: text documents in a database that keeps texts);
+// each clone must hold whole batches, with their texts, and pass Check.
+func testAddBatchCrash(t *testing.T, bulk, texts bool) {
 	r := rand.New(rand.NewPCG(9, 9))
 	mem := vfs.NewCrashableMem()
-	d, err := Open("db", &Options{fs: mem, NoSync: true, BulkLoad: bulk})
+	d, err := Open("db", &Options{fs: mem, NoSync: true, BulkLoad: bulk, KeepTexts: texts})
 	if err != nil {
 		t.Fatal(err)
 	}
 	d.flushAt = 700
 	const batches, per = 12, 150
 	k := d.Params().K
+	textOf := func(j int) string { return text(uint64(j), 40) }
 	for j := range batches {
-		addBatch(t, d, fpBatch(r, fmt.Sprintf("b%02d", j), per, k))
+		docs := fpBatch(r, fmt.Sprintf("b%02d", j), per, k)
+		if texts {
+			for i := range docs {
+				docs[i].Fingerprint, docs[i].Text = nil, []byte(textOf(j*per+i))
+			}
+		}
+		addBatch(t, d, docs)
 	}
 	var clones []*vfs.MemFS
 	for range 6 {
@@ -249,9 +258,16 @@ func testAddBatchCrash(t *testing.T, bulk bool) {
 			t.Fatalf("clone %d: %d documents, not a whole number of batches of %d", i, n, per)
 		}
 		for j := range batches {
-			_, err := c.Get(ctx, fmt.Sprintf("b%02d-%05d", j, per-1))
-			if present := j < n/per; present != (err == nil) {
+			id := fmt.Sprintf("b%02d-%05d", j, per-1)
+			_, err := c.Get(ctx, id)
+			present := j < n/per
+			if present != (err == nil) {
 				t.Fatalf("clone %d with %d batches: batch %d present=%v (%v)", i, n/per, j, err == nil, err)
+			}
+			if texts && present {
+				if st, err := c.Text(ctx, id); err != nil || string(st.Text) != textOf(j*per+per-1) {
+					t.Fatalf("clone %d: text of %s: %v", i, id, err)
+				}
 			}
 		}
 		closeChecked(t, c)

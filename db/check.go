@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -211,9 +212,11 @@ func (e *corruptionDetail) Unwrap() error { return e.err }
 //   - every document record decodes and has its fingerprint, the ext-id entry
 //     naming it and exactly its m posting entries (one per group, under its
 //     group value), or none when its postings are deferred by a bulk load;
-//   - no fingerprint, ext-id entry or posting names an internal id that has
-//     no document record (or names the wrong one); a format-2 store has no
-//     content-hash key;
+//   - no fingerprint, ext-id entry, posting or text names an internal id
+//     that has no document record (or names the wrong one); a format-2
+//     store has no content-hash key;
+//   - every stored text decodes (its zstd frame and checksum, UTF-8), and a
+//     database that does not keep texts has none;
 //   - the in-memory id map and fingerprints equal the stored ones.
 //
 // It returns nil, a *CheckError listing every violation (errors.Is(err,
@@ -237,7 +240,7 @@ func (d *DB) Check(ctx context.Context) (err error) {
 	if meta != nil && fmt.Sprint(*meta) != fmt.Sprint(d.params) {
 		p.add("meta record %+v differs from the open parameters %+v", *meta, d.params)
 	}
-	st, err := scanStore(ctx, d.pdb, d.ix.Layout(), d.params.FormatVersion, &p)
+	st, err := scanStore(ctx, d.pdb, d.ix.Layout(), d.params, d.texts, &p)
 	if err != nil {
 		return fmt.Errorf("fpdb: check %s: %w", d.dir, err)
 	}
@@ -336,9 +339,12 @@ type diskState struct {
 	badKeys [][]byte
 }
 
-// scanStore reads every record of the store, reports what cannot be decoded
-// and what postings are wrong, and returns what could be decoded.
-func scanStore(ctx context.Context, pdb *pebble.DB, layout *index.Layout, format int, p *problems) (*diskState, error) {
+// scanStore reads every record of the store of a database with creation
+// parameters params, reports what cannot be decoded, what postings are
+// wrong and which texts belong to no document (texts decodes them; nil
+// when params.KeepTexts is not set), and returns what could be decoded.
+func scanStore(ctx context.Context, pdb *pebble.DB, layout *index.Layout, params Params, texts *textCodec, p *problems) (*diskState, error) {
+	format := params.FormatVersion
 	st := &diskState{
 		layout: layout,
 		recs:   make(map[uint32]recInfo),
@@ -434,6 +440,39 @@ func scanStore(ctx context.Context, pdb *pebble.DB, layout *index.Layout, format
 		if err != nil {
 			return nil, err
 		}
+	}
+	var buf []byte
+	err = eachKV(ctx, pdb, keys.PrefixText, "texts", func(k, v []byte) {
+		iid, err := keys.ParseText(k)
+		if err != nil {
+			p.add("text key %x: %v", k, err)
+			bad(k)
+			return
+		}
+		if !params.KeepTexts || texts == nil {
+			p.add("text %d: the database does not keep texts", iid)
+			bad(k)
+			return
+		}
+		r, ok := st.recs[iid]
+		if !ok {
+			p.add("text %d has no document record", iid)
+			bad(k)
+			return
+		}
+		t, err := texts.decode(v, buf)
+		if err == nil && !utf8.Valid(t.Text) {
+			err = errors.New("not UTF-8")
+		}
+		if err != nil {
+			p.add("text of document %d (%q): %v", iid, r.ext, err)
+			bad(k)
+			return
+		}
+		buf = t.Text[:0]
+	})
+	if err != nil {
+		return nil, err
 	}
 	err = index.VerifyPostings(ctx, pdb, layout, index.PostingVerifier{
 		Fingerprint: st.fps.get,

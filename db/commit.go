@@ -33,7 +33,7 @@ type victim struct {
 }
 
 // write stages c in one Pebble batch (document records, id map, next id,
-// and through the index the fingerprints and postings or the bulk-load
+// texts, and through the index the fingerprints and postings or the bulk-load
 // deferred mark), commits it and applies it to memory. writeMu is held;
 // write takes mu exclusively (and the index its own lock) for the commit
 // and the memory update only, so readers see the change whole.
@@ -49,6 +49,9 @@ func (d *DB) write(c *change) error {
 			return fmt.Errorf("%q: %w: id map names internal id %d, which is not that document", v.ext, ErrCorrupt, v.iid)
 		}
 		_ = b.Delete(keys.Doc(v.iid), nil)
+		if d.params.KeepTexts {
+			_ = b.Delete(keys.Text(v.iid), nil)
+		}
 		removes[i] = v.iid
 	}
 	for _, ext := range c.unmap {
@@ -64,6 +67,9 @@ func (d *DB) write(c *change) error {
 		rec = appendDocRecord(rec[:0], doc)
 		_ = b.Set(keys.ExtID(doc.ID), encodeIID(doc.iid), nil)
 		_ = b.Set(keys.Doc(doc.iid), rec, nil)
+		if doc.text != nil {
+			_ = b.Set(keys.Text(doc.iid), doc.text, nil)
+		}
 		entries[i] = index.Entry{ID: doc.iid, FP: doc.Fingerprint}
 	}
 	if len(c.adds) > 0 {

@@ -82,6 +82,13 @@ type StorageStats struct {
 	// power-of-two buckets [1, 1], [2, 3], [4, 7], …; empty buckets are
 	// left out.
 	PostingLengths []LengthBucket
+	// Texts is the number of stored texts (Options.KeepTexts; 0 when the
+	// database does not keep texts), TextBytes the size of their stored
+	// values (compressed) and TextRawBytes the size of the texts
+	// themselves (UTF-8).
+	Texts        int
+	TextBytes    int64
+	TextRawBytes int64
 }
 
 // StorageStats reads every posting list and scans the store's tombstones
@@ -123,6 +130,9 @@ func (d *DB) StorageStats(ctx context.Context) (_ *StorageStats, err error) {
 		return nil, fmt.Errorf("fpdb: storage stats: %w", err)
 	}
 
+	if err := d.textStats(ctx, st); err != nil {
+		return nil, fmt.Errorf("fpdb: storage stats: %w", err)
+	}
 	ps, err := index.ReadPostingStats(ctx, d.pdb)
 	if err != nil {
 		return nil, fmt.Errorf("fpdb: storage stats: %w", storageError(err))
@@ -134,4 +144,15 @@ func (d *DB) StorageStats(ctx context.Context) (_ *StorageStats, err error) {
 		}
 	}
 	return st, nil
+}
+
+// textStats counts the stored texts and their sizes into st.
+func (d *DB) textStats(ctx context.Context, st *StorageStats) error {
+	return eachKV(ctx, d.pdb, keys.PrefixText, "texts", func(_, v []byte) {
+		st.Texts++
+		st.TextBytes += int64(len(v))
+		if n := rawSize(v); n > 0 {
+			st.TextRawBytes += n
+		}
+	})
 }

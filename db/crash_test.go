@@ -85,7 +85,7 @@ func crashChild(spec string) int {
 	// Odd cycles bulk-load: postings deferred and flushed
 	// every few documents, so kills land in flushes too.
 	bulk := cycle%2 == 1
-	d, err := Open(dir, &Options{BulkLoad: bulk})
+	d, err := Open(dir, &Options{BulkLoad: bulk, KeepTexts: true})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "open:", err)
 		return 3
@@ -203,8 +203,9 @@ func (v *verifier) fp(d *DB, ts uint64) ([]uint64, error) {
 
 // state returns the text seed stored under id (found=false when absent),
 // checking that the document is whole: its record, its fingerprint equal
-// to that of a model text seed among candidates, and a query of that text
-// at threshold 1.0 returning it.
+// to that of a model text seed among candidates, a query of that text
+// at threshold 1.0 returning it, and, when the database keeps texts, that
+// text stored with it.
 func (v *verifier) state(d *DB, id string, candidates ...uint64) (ts uint64, found bool, err error) {
 	doc, err := d.Get(ctx, id)
 	if errors.Is(err, ErrNotFound) {
@@ -227,6 +228,15 @@ func (v *verifier) state(d *DB, id string, candidates ...uint64) (ts uint64, fou
 		}
 		if !slices.ContainsFunc(q.Matches, func(m Match) bool { return m.ID == id && m.Exact }) {
 			return 0, false, fmt.Errorf("%s: a query of its own text at threshold 1.0 does not return it: %+v", id, q.Matches)
+		}
+		if d.Params().KeepTexts {
+			st, err := d.Text(ctx, id)
+			if err != nil {
+				return 0, false, fmt.Errorf("%s: its text: %w", id, err)
+			}
+			if string(st.Text) != crashText(c) {
+				return 0, false, fmt.Errorf("%s: stored text is not text %d", id, c)
+			}
 		}
 		return c, true, nil
 	}
@@ -281,9 +291,10 @@ func testSeed(t *testing.T) uint64 {
 // TestCrash runs a child process that adds, replaces and deletes documents
 // with sync on, SIGKILLs it at random moments, reopens the database and
 // verifies it against the acknowledged operations: every acknowledged add
-// is present with its fingerprint and found by a query of its own text at
-// threshold 1.0, every acknowledged delete is gone, the one operation in
-// flight is wholly applied or not at all, and Check passes.
+// is present with its fingerprint and its stored text (the database keeps
+// texts) and found by a query of its own text at threshold 1.0, every
+// acknowledged delete is gone with its text, the one operation in flight
+// is wholly applied or not at all, and Check passes.
 func TestCrash(t *testing.T) {
 	cycles := *crashCycles
 	if cycles == 0 {
@@ -419,7 +430,7 @@ func TestCrash(t *testing.T) {
 }
 
 // TestPowerLoss simulates power failures: a writer adds, replaces and
-// deletes documents on an in-memory file system while clones of it are
+// deletes documents (with their texts) on an in-memory file system while clones of it are
 // taken at random moments keeping only the synced data and a random part
 // of the unsynced data. Each clone must open clean and hold exactly the
 // state after some prefix of the operations that includes every operation
@@ -441,7 +452,7 @@ func TestPowerLoss(t *testing.T) {
 		ops[i] = op{del: rng.IntN(4) == 0, id: fmt.Sprintf("doc%03d", rng.IntN(crashIDs)), ts: rng.Uint64() % 1_000_000_000}
 	}
 	mem := vfs.NewCrashableMem()
-	d, err := Open("db", &Options{fs: mem})
+	d, err := Open("db", &Options{fs: mem, KeepTexts: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,6 +54,13 @@ type DB struct {
 
 	builders sync.Pool // *fingerprint.Builder
 
+	// texts compresses and decompresses stored texts; nil unless the
+	// database keeps texts (Params.KeepTexts).
+	texts *textCodec
+	// textBufs recycles the buffers that hold a text while it is
+	// fingerprinted and compressed (*[]byte).
+	textBufs sync.Pool
+
 	flushAt int // deferred documents that trigger a flush (bulkFlushDocs)
 
 	// life tracks the calls in flight, so that Close waits for them.
@@ -119,6 +126,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 		if d.pdb != nil {
 			_ = d.pdb.Close()
 		}
+		d.texts.close()
 		_ = lock.Close()
 		return nil, err
 	}
@@ -245,6 +253,11 @@ func (d *DB) open(given *Options) error {
 		}
 		d.params = p
 	}
+	if d.params.KeepTexts {
+		if d.texts, err = newTextCodec(); err != nil {
+			return fmt.Errorf("fpdb: open %s: %w", d.dir, err)
+		}
+	}
 	return nil
 }
 
@@ -267,7 +280,7 @@ func (d *DB) create() error {
 	}
 	o := d.opts
 	d.params = Params{
-		FormatVersion:    formatNewest,
+		FormatVersion:    formatFor(o.KeepTexts),
 		K:                o.K,
 		GroupWidths:      slices.Clone(o.GroupWidths),
 		ShingleWidth:     o.ShingleWidth,
@@ -276,6 +289,7 @@ func (d *DB) create() error {
 		NormalizeVersion: o.NormalizeVersion,
 		Merger:           index.MergerName,
 		Created:          time.Now().UTC().Truncate(time.Second),
+		KeepTexts:        o.KeepTexts,
 	}
 	b := d.pdb.NewBatch()
 	defer b.Close()
@@ -439,6 +453,7 @@ func (d *DB) CloseContext(ctx context.Context) error {
 	if cerr := d.pdb.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("fpdb: close: %w", cerr)
 	}
+	d.texts.close()
 	if uerr := d.lock.Close(); err == nil && uerr != nil {
 		err = fmt.Errorf("fpdb: close: unlock: %w", uerr)
 	}

@@ -34,6 +34,12 @@
 // the rules of normalization version 2, a creation parameter: a database
 // made with version 1 keeps its rules.
 //
+// A database created with Options.KeepTexts also stores each document's
+// text, compressed with zstd, in the same atomic write as the document:
+// Text returns it with the format it was read as; replacing or deleting a
+// document replaces or deletes its text, and Export and Import carry it.
+// Without it (the default) only fingerprints and metadata are stored.
+//
 // Docs iterates over the stored documents from a snapshot; Pairs and
 // Clusters find every near-duplicate pair among them; Backup copies the
 // open database; Metrics returns counters for a server to export. The

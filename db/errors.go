@@ -42,6 +42,13 @@ var (
 	ErrInvalidThreshold = errors.New("fpdb: threshold must be in (0, 1]")
 	// ErrInvalidOptions is returned by Options.Validate.
 	ErrInvalidOptions = errors.New("fpdb: invalid options")
+	// ErrNoText is returned by DB.Text when the database does not keep
+	// texts (Options.KeepTexts) or the document was stored without one.
+	ErrNoText = errors.New("fpdb: no stored text")
+	// ErrTextTooLarge is returned (wrapped, naming the document) when a
+	// database that keeps texts is given a text longer than
+	// Options.MaxTextSize; the document is not stored.
+	ErrTextTooLarge = errors.New("fpdb: text too large to keep")
 	// ErrIDSpaceExhausted is returned when all 2^32 internal ids were used.
 	ErrIDSpaceExhausted = errors.New("fpdb: internal id space exhausted")
 

@@ -12,9 +12,13 @@ import (
 	"slices"
 	"strconv"
 	"time"
+	"unicode/utf8"
+
+	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/fpdb/fpdb/internal/bitvec"
 	"github.com/fpdb/fpdb/internal/fingerprint"
+	"github.com/fpdb/fpdb/internal/keys"
 	"github.com/fpdb/fpdb/internal/normalize"
 )
 
@@ -45,6 +49,10 @@ type ExportHeader struct {
 	Created          string `json:"created"`
 	// Docs is the number of document lines that follow.
 	Docs int `json:"docs"`
+	// KeepTexts reports that the exported database keeps texts (then
+	// documents carry their text); absent (false) in exports made before
+	// texts could be kept.
+	KeepTexts bool `json:"keep_texts,omitempty"`
 }
 
 // FormatFingerprint returns fp in the hex form Export writes (and Import
@@ -64,13 +72,20 @@ type ExportRecord struct {
 	Words       int    `json:"words"`
 	// Added is when the document was stored, RFC 3339 with nanoseconds.
 	Added string `json:"added"`
+	// Text is the document's stored text (see DB.Text), when the database
+	// keeps texts and the document has one; absent otherwise, and in
+	// exports made before texts could be kept.
+	Text string `json:"text,omitempty"`
+	// TextFormat is how Text was read, "text" or "html"; present with
+	// Text.
+	TextFormat string `json:"text_format,omitempty"`
 }
 
 // Export writes every stored document to w as JSON Lines: a header line
 // (ExportHeader: the creation parameters) then one ExportRecord per
-// document, in the order they were stored. It reads a snapshot taken at
-// the call, so writes may proceed meanwhile. It returns the number of
-// documents written.
+// document, in the order they were stored, with its text when the
+// database keeps texts. It reads a snapshot taken at the call, so writes
+// may proceed meanwhile. It returns the number of documents written.
 func (d *DB) Export(ctx context.Context, w io.Writer) (_ int, err error) {
 	ctx, leave, err := d.enterLong(ctx)
 	if err != nil {
@@ -87,7 +102,18 @@ func (d *DB) Export(ctx context.Context, w io.Writer) (_ int, err error) {
 	if err != nil {
 		return 0, fmt.Errorf("fpdb: export: %w", err)
 	}
-	n, err := eachDoc(ctx, snap, ew.k, func(doc *Doc) error { return ew.write(doc, doc.Fingerprint) })
+	tc, err := newTextCursor(ctx, snap, d.texts)
+	if err != nil {
+		return 0, fmt.Errorf("fpdb: export: %w", err)
+	}
+	defer tc.close()
+	n, err := eachDoc(ctx, snap, ew.k, func(doc *Doc) error {
+		t, err := tc.get(doc.iid)
+		if err != nil {
+			return fmt.Errorf("document %d (%q): %w", doc.iid, doc.ID, err)
+		}
+		return ew.write(doc, doc.Fingerprint, t)
+	})
 	if err != nil {
 		return n, fmt.Errorf("fpdb: export: %w", err)
 	}
@@ -118,6 +144,7 @@ func newExportWriter(w io.Writer, p Params, docs int) (*exportWriter, error) {
 		Export: ExportVersion, FormatVersion: p.FormatVersion, K: p.K, GroupWidths: p.GroupWidths,
 		ShingleWidth: p.ShingleWidth, Seed: p.Seed, HashVersion: p.HashVersion,
 		NormalizeVersion: p.NormalizeVersion, Created: p.Created.Format(time.RFC3339), Docs: docs,
+		KeepTexts: p.KeepTexts,
 	}
 	if err := enc.Encode(h); err != nil {
 		return nil, err
@@ -125,12 +152,73 @@ func newExportWriter(w io.Writer, p Params, docs int) (*exportWriter, error) {
 	return &exportWriter{bw: bw, enc: enc, k: p.K}, nil
 }
 
-// write writes the line of one document.
-func (e *exportWriter) write(doc *Doc, fp []uint64) error {
-	return e.enc.Encode(ExportRecord{
+// write writes the line of one document, with its text when text is not
+// nil.
+func (e *exportWriter) write(doc *Doc, fp []uint64, text *StoredText) error {
+	rec := ExportRecord{
 		ID: doc.ID, Fingerprint: FormatFingerprint(fp), ContentHash: hex.EncodeToString(doc.ContentHash[:]),
 		Source: doc.Source, Size: doc.Size, Words: doc.Words, Added: doc.Added.Format(time.RFC3339Nano),
-	})
+	}
+	if text != nil {
+		if !utf8.Valid(text.Text) {
+			// A JSON string would not hold it as it is.
+			return fmt.Errorf("%w: text of %q is not UTF-8", ErrCorrupt, doc.ID)
+		}
+		rec.Text, rec.TextFormat = string(text.Text), text.Format.String()
+	}
+	return e.enc.Encode(rec)
+}
+
+// textCursor reads the texts of a snapshot in internal id order.
+type textCursor struct {
+	it    *pebble.Iterator
+	codec *textCodec
+	buf   []byte
+}
+
+// newTextCursor returns a cursor over the texts of snap, decoded with
+// codec; with a nil codec (a database without texts) it finds none.
+func newTextCursor(ctx context.Context, snap *pebble.Snapshot, codec *textCodec) (*textCursor, error) {
+	c := &textCursor{codec: codec}
+	if codec == nil {
+		return c, nil
+	}
+	lo, hi := keys.Range(keys.PrefixText)
+	it, err := snap.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return nil, storageError(err)
+	}
+	c.it = it
+	return c, nil
+}
+
+// get returns the text of iid, or nil when it has none. Its Text is valid
+// until the next call.
+func (c *textCursor) get(iid uint32) (*StoredText, error) {
+	if c.it == nil {
+		return nil, nil
+	}
+	k := keys.Text(iid)
+	if !c.it.SeekGE(k) || !bytes.Equal(c.it.Key(), k) {
+		return nil, storageError(c.it.Error())
+	}
+	v, err := c.it.ValueAndErr()
+	if err != nil {
+		return nil, storageError(err)
+	}
+	t, err := c.codec.decode(v, c.buf)
+	if err != nil {
+		return nil, err
+	}
+	c.buf = t.Text[:0]
+	return &t, nil
+}
+
+// close closes the cursor.
+func (c *textCursor) close() {
+	if c.it != nil {
+		_ = c.it.Close()
+	}
 }
 
 // flush writes what is buffered.
@@ -145,6 +233,12 @@ const importBatchDocs = 10_000
 // metadata and the order of storing, so that the new database answers
 // every query as the exported one did. opts gives the run-time settings
 // (nil: defaults); creation parameters set in opts must equal the export's.
+// The new database keeps texts (Options.KeepTexts) when the exported one
+// did (keep_texts in the header) or opts.KeepTexts is set, and then stores
+// each document's text from the export (a document without one, as in
+// exports made before texts could be kept, has none: DB.Text returns
+// ErrNoText); a database that does not keep texts ignores them. An existing
+// target created otherwise makes Import fail with a *ParamsError.
 // The export's hash and normalization versions must be this build's (the
 // fingerprints of new texts would not be comparable otherwise); its format
 // version may be older, which makes Import the migration path between
@@ -183,7 +277,11 @@ func Import(ctx context.Context, dir string, r io.Reader, opts *Options) (int, e
 	if opts != nil {
 		o = opts.Clone()
 	}
-	if err := checkParams(Params{K: h.K, GroupWidths: h.GroupWidths, ShingleWidth: h.ShingleWidth, Seed: h.Seed, NormalizeVersion: h.NormalizeVersion}, o); err != nil {
+	// Keeping texts is the export's choice or the caller's: either may turn
+	// it on.
+	keep := o.KeepTexts || h.KeepTexts
+	if err := checkParams(Params{K: h.K, GroupWidths: h.GroupWidths, ShingleWidth: h.ShingleWidth, Seed: h.Seed,
+		NormalizeVersion: h.NormalizeVersion, KeepTexts: keep}, o); err != nil {
 		var pe *ParamsError
 		if errors.As(err, &pe) {
 			pe.Export = true // the stored value is the export's
@@ -191,7 +289,7 @@ func Import(ctx context.Context, dir string, r io.Reader, opts *Options) (int, e
 		return 0, fmt.Errorf("fpdb: import: %w", err)
 	}
 	o.K, o.GroupWidths, o.ShingleWidth, o.Seed = h.K, slices.Clone(h.GroupWidths), h.ShingleWidth, h.Seed
-	o.NormalizeVersion = h.NormalizeVersion
+	o.NormalizeVersion, o.KeepTexts = h.NormalizeVersion, keep
 	o.ReadOnly, o.ErrorIfNotExist, o.BulkLoad = false, false, true
 	d, err := Open(dir, o)
 	if err != nil {
@@ -288,6 +386,16 @@ func (rec *ExportRecord) batchDoc(k int) (Input, error) {
 	}
 	if y := bd.Added.Year(); y < 1678 || y > 2261 {
 		return Input{}, fmt.Errorf("added %s: out of range", rec.Added)
+	}
+	switch {
+	case rec.Text == "" && rec.TextFormat != "":
+		return Input{}, fmt.Errorf("text_format %q without a text", rec.TextFormat)
+	case rec.Text != "":
+		f, err := ParseFormat(rec.TextFormat)
+		if err != nil || f == FormatAuto {
+			return Input{}, fmt.Errorf("text_format %q: want \"text\" or \"html\"", rec.TextFormat)
+		}
+		bd.keptText = &StoredText{Text: []byte(rec.Text), Format: f}
 	}
 	return bd, nil
 }

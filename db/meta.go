@@ -23,15 +23,35 @@ const (
 	// and exact duplicates are found in memory). Open upgrades a format-1
 	// database in place unless it is read-only.
 	formatV2 = 2
+	// formatV3 adds stored texts: the text range ('t' keys: a document's
+	// text, compressed) and the meta record's keep_texts field. Only a
+	// database created with Options.KeepTexts is at format 3; one without
+	// texts is created at format 2, which builds that predate texts open.
+	// A build that does not know texts refuses a format-3 database, so
+	// that it never deletes a document and leaves its text behind.
+	formatV3 = 3
 
-	// formatNewest is the format new databases are created with.
-	formatNewest = formatV2
+	// formatNewest is the newest format this build writes: a new database
+	// is created at formatV3 when it keeps texts, at formatV2 otherwise
+	// (formatFor).
+	formatNewest = formatV3
 	// formatMinSupported is the oldest format this build opens.
 	formatMinSupported = formatV1
 )
 
+// formatFor returns the format a new database is created with.
+func formatFor(keepTexts bool) int {
+	if keepTexts {
+		return formatV3
+	}
+	return formatV2
+}
+
 // metaRecord is the stored form of Params: JSON followed by a CRC-32C of
-// the JSON, so that a damaged record is detected, not misread.
+// the JSON, so that a damaged record is detected, not misread. Fields added
+// after format 2 are omitted when zero, so that a database without texts
+// has the meta record of format 2, and a record written before they
+// existed decodes to their zero value (KeepTexts false: no texts).
 type metaRecord struct {
 	FormatVersion    int       `json:"format_version"`
 	K                int       `json:"k"`
@@ -42,6 +62,7 @@ type metaRecord struct {
 	NormalizeVersion int       `json:"normalize_version"`
 	Merger           string    `json:"merger"`
 	Created          time.Time `json:"created"`
+	KeepTexts        bool      `json:"keep_texts,omitempty"`
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -63,6 +84,9 @@ func decodeMeta(b []byte) (Params, error) {
 	if err := json.Unmarshal(body, &m); err != nil {
 		return Params{}, fmt.Errorf("%w: meta record: %w", ErrCorrupt, err)
 	}
+	if m.KeepTexts && m.FormatVersion < formatV3 {
+		return Params{}, fmt.Errorf("%w: meta record: keep_texts in format %d (texts need format %d)", ErrCorrupt, m.FormatVersion, formatV3)
+	}
 	return Params(m), nil
 }
 
@@ -83,6 +107,9 @@ func checkParams(stored Params, o *Options) error {
 	}
 	if o.NormalizeVersion != 0 && o.NormalizeVersion != stored.NormalizeVersion {
 		return &ParamsError{Param: "NormalizeVersion", Stored: strconv.Itoa(stored.NormalizeVersion), Given: strconv.Itoa(o.NormalizeVersion)}
+	}
+	if o.KeepTexts && !stored.KeepTexts {
+		return &ParamsError{Param: "KeepTexts", Stored: "false", Given: "true"}
 	}
 	return nil
 }
@@ -107,4 +134,8 @@ type Params struct {
 	Merger string
 	// Created is when the database was created.
 	Created time.Time
+	// KeepTexts reports that the database stores each document's text
+	// (Options.KeepTexts); false for every database created before texts
+	// could be kept.
+	KeepTexts bool
 }

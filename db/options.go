@@ -30,6 +30,11 @@ const (
 	DefaultMaxOpenFiles = 4096
 	// DefaultMemTableSize is the default size of Pebble's memtable.
 	DefaultMemTableSize = 4 << 20
+	// DefaultMaxTextSize is the default of Options.MaxTextSize: the
+	// longest text a database that keeps texts stores, in bytes.
+	DefaultMaxTextSize = 64 << 20
+	// MaxMaxTextSize is the largest Options.MaxTextSize accepted.
+	MaxMaxTextSize = 1 << 30
 	// MaxIDLen is the longest document id accepted, in bytes.
 	MaxIDLen = 1024
 	// MaxGroupWidth is the widest index group accepted, in bits.
@@ -54,8 +59,8 @@ const (
 // Options configure a DB. The zero value of every field means its default;
 // a nil *Options passed to Open means all defaults.
 //
-// K, GroupWidths, ShingleWidth, Seed and NormalizeVersion are creation
-// parameters: they are recorded when the database is created. When opening an existing database,
+// K, GroupWidths, ShingleWidth, Seed, NormalizeVersion and KeepTexts are
+// creation parameters: they are recorded when the database is created. When opening an existing database,
 // zero values take the recorded ones, and non-zero values that differ from
 // the recorded ones make Open fail with a *ParamsError.
 type Options struct {
@@ -79,6 +84,27 @@ type Options struct {
 	// and MinNormalizeVersion). Default: the newest for a new database;
 	// an existing database keeps the version it was created with.
 	NormalizeVersion int
+	// KeepTexts makes a new database store each document added from a
+	// text (Input.Text, Reader or Open; not Input.Fingerprint) with its
+	// text, compressed with zstd, in the same atomic write as the
+	// document: DB.Text returns it, and Export and Import carry it.
+	// Replacing or deleting a document replaces or deletes its text. The
+	// text kept is the one the words were read from: UTF-8, after the
+	// input's character encoding was decoded (markup included), with the
+	// format it was read as. Each text is held in memory to be compressed
+	// (see MaxTextSize). Default false: a database created without
+	// KeepTexts never stores texts. An existing database keeps what it
+	// was created with: false takes the recorded choice, and true on a
+	// database created without texts makes Open fail with a *ParamsError.
+	KeepTexts bool
+
+	// MaxTextSize is the longest text, in bytes of UTF-8 after decoding,
+	// that a database keeping texts accepts: Add of a longer document
+	// fails with an error wrapping ErrTextTooLarge (nothing is stored), and
+	// AddBatch skips it. Default DefaultMaxTextSize (64 MiB); at most
+	// MaxMaxTextSize. Without KeepTexts texts are not held, and a Reader
+	// of any length is read in bounded memory.
+	MaxTextSize int64
 
 	// NoSync makes writes return before they reach stable storage. A crash
 	// may then lose the most recent writes (each still all or nothing). Use
@@ -164,6 +190,9 @@ func (o *Options) EnsureDefaults() *Options {
 	if o.MemTableSize == 0 {
 		o.MemTableSize = DefaultMemTableSize
 	}
+	if o.MaxTextSize == 0 {
+		o.MaxTextSize = DefaultMaxTextSize
+	}
 	if o.fs == nil {
 		o.fs = vfs.Default
 	}
@@ -197,6 +226,9 @@ func (o *Options) Validate() error {
 	}
 	if o.MemTableSize < 0 || o.MemTableSize >= 4<<30 {
 		errs = append(errs, fmt.Errorf("MemTableSize = %d: must be in [0, 4 GiB)", o.MemTableSize))
+	}
+	if o.MaxTextSize < 0 || o.MaxTextSize > MaxMaxTextSize {
+		errs = append(errs, fmt.Errorf("MaxTextSize = %d: must be in [0, %d]", o.MaxTextSize, MaxMaxTextSize))
 	}
 	if o.BulkLoad && o.ReadOnly {
 		errs = append(errs, errors.New("BulkLoad and ReadOnly: a bulk load writes"))

@@ -95,4 +95,7 @@ type Doc struct {
 	Words int
 	// Added is when the document was stored.
 	Added time.Time
+	// text is the stored value of the document's text (see textCodec) to
+	// write with it, or nil; only set on a document being stored.
+	text []byte
 }

@@ -36,7 +36,9 @@ type RepairReport struct {
 // the next-id record (a format-1 database is first upgraded to format 2). A document is kept
 // when both its record and its fingerprint decode; when two kept records
 // carry the same id, the one the ext-id map names (else the newest) stays.
-// Everything else is removed and listed in the report.
+// Everything else is removed and listed in the report. A stored text that
+// does not decode, or whose document is not kept, is removed too (a kept
+// document whose text was damaged stays, without it).
 //
 // The database must not be open (Repair takes its lock: ErrLocked
 // otherwise), and its meta record must be intact (Repair does not guess the
@@ -105,6 +107,7 @@ func openStore(op, dir string, opts *Options, readOnly bool) (d *DB, release fun
 		if d.pdb != nil {
 			_ = d.pdb.Close()
 		}
+		d.texts.close()
 		_ = lock.Close()
 	}
 	if err := d.open(given); err != nil {
@@ -120,7 +123,7 @@ func (d *DB) repair(ctx context.Context, layout *index.Layout) (*RepairReport, e
 	if _, err := checkMeta(d.pdb, &p); err != nil {
 		return nil, err
 	}
-	st, err := scanStore(ctx, d.pdb, layout, d.params.FormatVersion, &p)
+	st, err := scanStore(ctx, d.pdb, layout, d.params, d.texts, &p)
 	if err != nil {
 		return nil, err
 	}
@@ -138,6 +141,7 @@ func (d *DB) repair(ctx context.Context, layout *index.Layout) (*RepairReport, e
 		rep.Dropped = append(rep.Dropped, fmt.Sprintf("internal id %d: ", iid)+fmt.Sprintf(why, args...))
 		_ = b.Delete(keys.Doc(iid), nil)
 		_ = b.Delete(keys.Fingerprint(iid), nil)
+		_ = b.Delete(keys.Text(iid), nil)
 	}
 	byExt := make(map[string][]uint32)
 	var extOrder []string

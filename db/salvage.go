@@ -2,10 +2,12 @@ package db
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"slices"
+	"unicode/utf8"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -22,13 +24,14 @@ type SalvageReport struct {
 	Unreadable []UnreadableRange
 	// Dropped lists the documents left out though something of them was
 	// read: a record without its fingerprint or the reverse, an undecodable
-	// record or fingerprint, an older copy of an id.
+	// record or fingerprint, an older copy of an id; and the stored texts
+	// left out (undecodable: the document is written without it).
 	Dropped []string
 }
 
 // UnreadableRange is a range of internal ids Salvage could not read.
 type UnreadableRange struct {
-	// What is "fingerprints" or "document records".
+	// What is "fingerprints", "document records" or "texts".
 	What string
 	// From and To are the first and last internal id of the range.
 	From, To uint32
@@ -53,13 +56,16 @@ func (u UnreadableRange) String() string {
 // without changing it: when a block of document records or fingerprints
 // cannot be read (a checksum mismatch, say), it skips to the next readable
 // key and lists the ids it skipped. Only whole documents (record and
-// fingerprint both readable and valid) are written; when two records carry
-// the same id, the newest stays. Import the output into a new database:
+// fingerprint both readable and valid) are written, each with its text
+// when the database keeps texts and the text can be read; when two
+// records carry the same id, the newest stays. Import the output into a
+// new database:
 //
 //	fpdb export --salvage -o rescued.jsonl && fpdb --db new import rescued.jsonl
 //
 // The meta record (the creation parameters) must be readable. The
-// documents are held in memory until written (about K/8 + 100 bytes each).
+// documents are held in memory until written (about K/8 + 100 bytes each,
+// plus their compressed texts).
 // opts gives run-time settings (nil: defaults); the database must not be
 // open elsewhere for writing (ErrLocked).
 func Salvage(ctx context.Context, dir string, w io.Writer, opts *Options) (*SalvageReport, error) {
@@ -91,6 +97,14 @@ func (d *DB) salvage(ctx context.Context, w io.Writer) (*SalvageReport, error) {
 		})
 	if err != nil {
 		return rep, err
+	}
+	texts := make(map[uint32][]byte) // stored values, compressed
+	if d.params.KeepTexts {
+		err = readSalvage(ctx, d.pdb, keys.PrefixText, keys.Text, keys.ParseText, "texts", rep,
+			func(iid uint32, v []byte) { texts[iid] = slices.Clone(v) })
+		if err != nil {
+			return rep, err
+		}
 	}
 	var docs []Doc
 	newest := make(map[string]int) // ext id → index in docs
@@ -130,11 +144,24 @@ func (d *DB) salvage(ctx context.Context, w io.Writer) (*SalvageReport, error) {
 	if err != nil {
 		return rep, err
 	}
+	var buf []byte
 	for i := range docs {
 		if docs[i].ID == "" {
 			continue
 		}
-		if err := ew.write(&docs[i], docs[i].Fingerprint); err != nil {
+		var text *StoredText
+		if v, ok := texts[docs[i].iid]; ok {
+			t, err := d.texts.decode(v, buf)
+			if err == nil && !utf8.Valid(t.Text) {
+				err = errors.New("not UTF-8")
+			}
+			if err != nil {
+				rep.drop(docs[i].iid, "text of document %q: %v (the document is written without it)", docs[i].ID, err)
+			} else {
+				text, buf = &t, t.Text[:0]
+			}
+		}
+		if err := ew.write(&docs[i], docs[i].Fingerprint, text); err != nil {
 			return rep, err
 		}
 		rep.Docs++

@@ -122,24 +122,42 @@ func (o TextOptions) normalizeFormat(name string) (normalize.Format, error) {
 // build fingerprints the text read from r, named name (a path or URL, for
 // FormatAuto; may be empty), and returns it with the number of bytes read.
 func (d *DB) build(r io.Reader, to TextOptions, name string) (fingerprint.Result, int64, error) {
+	res, n, _, err := d.buildText(r, to, name, nil)
+	return res, n, err
+}
+
+// buildText is build that also copies the decoded text the words are read
+// from into keep, when not nil, and returns the format it was read as. A
+// text longer than keep's limit fails with an error wrapping
+// ErrTextTooLarge.
+func (d *DB) buildText(r io.Reader, to TextOptions, name string, keep *textCapture) (fingerprint.Result, int64, normalize.Format, error) {
 	f, err := to.normalizeFormat(name)
 	if err != nil {
-		return fingerprint.Result{}, 0, err
+		return fingerprint.Result{}, 0, f, err
 	}
 	b, _ := d.builders.Get().(*fingerprint.Builder)
 	if b == nil {
 		if b, err = fingerprint.NewBuilder(d.fpParams()); err != nil {
-			return fingerprint.Result{}, 0, err
+			return fingerprint.Result{}, 0, f, err
 		}
 	}
 	defer d.builders.Put(b)
 	cr := &countingReader{r: r}
 	text, err := d.decode(cr, to.Encoding, f)
 	if err != nil {
-		return fingerprint.Result{}, cr.n, err
+		return fingerprint.Result{}, cr.n, f, err
+	}
+	if keep != nil {
+		text = io.TeeReader(text, keep)
 	}
 	res, err := b.Read(text, f)
-	return res, cr.n, err
+	if keep != nil {
+		if keep.over {
+			return fingerprint.Result{}, cr.n, f, fmt.Errorf("%w: more than %d bytes as UTF-8 (Options.MaxTextSize: a database that keeps texts holds each one in memory)", ErrTextTooLarge, keep.limit)
+		}
+		f = keep.format(f)
+	}
+	return res, cr.n, f, err
 }
 
 // decode returns a reader of r's text as UTF-8 (see TextOptions.Encoding),

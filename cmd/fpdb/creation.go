@@ -12,12 +12,15 @@ import (
 )
 
 // creationFlags are the flags that set the creation parameters of a new
-// database (add --k, --group-bits, --shingle-width, --seed). On an
-// existing database they must equal the stored parameters.
+// database (add --k, --group-bits, --shingle-width, --seed,
+// --normalize-version, --no-texts). On an existing database they must
+// equal the stored parameters. A database the CLI creates keeps the
+// documents' texts unless --no-texts is given.
 type creationFlags struct {
 	k, groupBits, shingleWidth int
 	seed                       uint64
 	normalizeVersion           int
+	noTexts                    bool
 	flags                      *pflag.FlagSet // to tell a given flag from its default
 }
 
@@ -30,6 +33,7 @@ func (c *creationFlags) register(f *pflag.FlagSet) {
 	f.Uint64Var(&c.seed, "seed", db.DefaultSeed, "new database: `SEED` of the hash functions (decimal or 0x hex)")
 	f.IntVar(&c.normalizeVersion, "normalize-version", db.NormalizeVersion,
 		fmt.Sprintf("new database: text normalization rules `V` (%d to %d; 1 strips anything like a tag and does not normalize Unicode)", db.MinNormalizeVersion, db.NormalizeVersion))
+	f.BoolVar(&c.noTexts, "no-texts", false, "new database: do not keep each document's text (kept by default, compressed, for comparing documents later)")
 }
 
 // given reports whether the flag name was given.
@@ -81,38 +85,44 @@ func (c *creationFlags) apply(o *db.Options, k int) {
 }
 
 // open opens the database with opts and the creation parameters given.
-// --group-bits without --k needs the stored K of an existing database:
-// the database is then opened without creating it first, and created with
-// the default K only when it does not exist.
+// It opens an existing database first, without creating it: --group-bits
+// without --k needs its stored K, and --no-texts is compared with whether
+// it keeps texts. Only when there is none is the database created, with
+// the default K and keeping texts unless --no-texts.
 func (c *creationFlags) open(dir string, opts *db.Options) (*db.DB, error) {
 	if c == nil {
 		return db.Open(dir, opts)
 	}
-	if !c.given("group-bits") || c.given("k") {
-		o := opts.Clone()
-		c.apply(o, db.DefaultK)
-		return c.open1(dir, o)
-	}
+	widthsLater := c.given("group-bits") && !c.given("k")
 	o := opts.Clone()
 	c.apply(o, db.DefaultK)
-	o.GroupWidths = nil
+	if widthsLater {
+		o.GroupWidths = nil
+	}
 	o.ErrorIfNotExist = true
 	d, err := db.Open(dir, o)
 	if errors.Is(err, db.ErrNotExist) && !opts.ErrorIfNotExist {
 		o := opts.Clone()
 		c.apply(o, db.DefaultK)
+		o.KeepTexts = !c.noTexts
 		return c.open1(dir, o)
 	}
 	if err != nil {
 		return nil, c.paramsError(err)
 	}
 	p := d.Params()
-	if want := db.EqualWidths(p.K, c.groupBits); !slices.Equal(want, p.GroupWidths) {
-		err := &db.ParamsError{Param: "GroupWidths", Stored: fmt.Sprint(p.GroupWidths), Given: fmt.Sprint(want)}
+	var perr *db.ParamsError
+	if want := db.EqualWidths(p.K, c.groupBits); widthsLater && !slices.Equal(want, p.GroupWidths) {
+		perr = &db.ParamsError{Param: "GroupWidths", Stored: fmt.Sprint(p.GroupWidths), Given: fmt.Sprint(want)}
+	} else if c.noTexts && p.KeepTexts {
+		perr = &db.ParamsError{Param: "KeepTexts", Stored: "true", Given: "false"}
+	}
+	if perr != nil {
+		err := c.paramsError(fmt.Errorf("fpdb: open %s: %w", dir, perr))
 		if cerr := d.Close(); cerr != nil {
-			return nil, errors.Join(c.paramsError(err), cerr)
+			return nil, errors.Join(err, cerr)
 		}
-		return nil, c.paramsError(fmt.Errorf("fpdb: open %s: %w", dir, err))
+		return nil, err
 	}
 	return d, nil
 }
@@ -147,6 +157,11 @@ func (c *creationFlags) paramsError(err error) error {
 		stored, given = "--seed "+hexSeed(pe.Stored), "--seed "+hexSeed(pe.Given)
 	case "NormalizeVersion":
 		stored, given = "--normalize-version "+pe.Stored, "--normalize-version "+pe.Given
+	case "KeepTexts":
+		if pe.Stored != "true" {
+			return err
+		}
+		return &creationError{text: "the database keeps texts (it was created without --no-texts), but --no-texts was given (omit the flag: a database keeps what it was created with)", err: err}
 	default:
 		return err
 	}

@@ -26,14 +26,21 @@ func newExportCommand(g *globalOptions) *cobra.Command {
 		Long: `Export writes the database as JSON Lines to standard output (or to the file
 given by -o): first a header line with the creation parameters
 
-  {"fpdb_export": 1, "format_version": 2, "k": 512, "group_widths": [...],
+  {"fpdb_export": 1, "format_version": 3, "k": 512, "group_widths": [...],
    "shingle_width": 4, "seed": "439972291121", "hash_version": 1,
-   "normalize_version": 1, "created": "...", "docs": 2}
+   "normalize_version": 2, "created": "...", "docs": 2, "keep_texts": true}
 
 then one line per document, in the order they were stored:
 
   {"id": "ID", "fingerprint": "HEX", "content_hash": "HEX", "source": "S",
-   "size": 1234, "words": 210, "added": "2025-01-02T03:04:05.123456789Z"}
+   "size": 1234, "words": 210, "added": "2025-01-02T03:04:05.123456789Z",
+   "text": "...", "text_format": "text"}
+
+"keep_texts" is there when the database keeps the documents' texts; then
+"text" holds a document's text (UTF-8, as its words were read from it) and
+"text_format" how it was read ("text" or "html"), for each document that has
+one (not those added by fingerprint). Exports without them (of databases
+created with --no-texts, or made by older versions) import as well.
 
 "fpdb import" reads it into a new database that answers every query as this one
 does; it is also the way to move a database to a newer format version. The

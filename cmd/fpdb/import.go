@@ -26,7 +26,10 @@ func newImportCommand(g *globalOptions) *cobra.Command {
 input for -) into a new database at --db, created with the export's creation
 parameters; ids, fingerprints, content hashes, metadata and the order of
 storing are kept, so the new database answers every query as the exported one
-did. The target must not hold any document. The export's hash and
+did. The new database keeps texts when the exported one did ("keep_texts" in
+the export's header), with each document's text from the export; an export
+without texts makes a database without texts, as the exported one was. The
+target must not hold any document. The export's hash and
 normalization versions must be this build's; its format version may be older
 (import is the migration path between format versions).
 

@@ -34,6 +34,13 @@ type jsonStats struct {
 	// Deferred counts documents whose postings a bulk load left unwritten
 	// (a crash before its Close; the next writable open writes them).
 	Deferred int `json:"deferred_postings_docs"`
+	// KeepTexts reports that the database keeps the documents' texts;
+	// Texts counts them, TextBytes is their stored (compressed) size and
+	// TextRawBytes their size as UTF-8.
+	KeepTexts    bool  `json:"keep_texts"`
+	Texts        int   `json:"texts"`
+	TextBytes    int64 `json:"text_bytes"`
+	TextRawBytes int64 `json:"text_raw_bytes"`
 
 	DeletedNotCompacted int              `json:"deleted_not_compacted"`
 	BytesPerDoc         float64          `json:"bytes_per_doc"`
@@ -58,8 +65,9 @@ func newStatsCommand(g *globalOptions) *cobra.Command {
 		Short: "Show database statistics and parameters",
 		Long: `Stats prints the number of stored documents, the creation parameters of the
 database (fingerprint bits K, number of index groups m and their widths,
-shingle width, seed, format and scheme versions, creation time) and the
-size of the database files. The database must exist.
+shingle width, seed, format and scheme versions, creation time), whether it
+keeps the documents' texts (databases "fpdb add" creates do, unless given
+--no-texts) and the size of the database files. The database must exist.
 
 Then the storage statistics: deleted documents whose space is not reclaimed
 yet (run "fpdb compact"), bytes per live document, the compaction work the
@@ -67,12 +75,14 @@ store still owes, and the distribution of posting list lengths (how many lists
 have 1, 2-3, 4-7, ... documents; the mean is docs / 2^w for random
 fingerprints and w-bit groups, and long lists make queries slow). After a
 bulk load that did not end (a crash), the documents whose postings are not
-written yet are counted too. These read
+written yet are counted too. When texts are kept, their number and size:
+stored (compressed with zstd) and as text. These read
 every posting list: seconds for millions of documents.
 
 With --json, one object with the keys docs, k, m, group_widths,
 shingle_width, seed, format_version, hash_version, normalize_version, merger,
-created, disk_bytes, deferred_postings_docs, deleted_not_compacted, bytes_per_doc,
+created, disk_bytes, deferred_postings_docs, keep_texts, texts, text_bytes,
+text_raw_bytes, deleted_not_compacted, bytes_per_doc,
 compaction_debt_bytes, posting_keys, posting_ids, max_posting and
 posting_lengths (a list of {"min", "max", "keys"}).`,
 		Example: `  fpdb stats
@@ -113,6 +123,10 @@ func (o *statsOptions) run(ctx context.Context, stdout io.Writer) (err error) {
 		Created:          p.Created.Format(time.RFC3339),
 		DiskBytes:        st.DiskBytes,
 		Deferred:         st.Deferred,
+		KeepTexts:        p.KeepTexts,
+		Texts:            ss.Texts,
+		TextBytes:        ss.TextBytes,
+		TextRawBytes:     ss.TextRawBytes,
 
 		DeletedNotCompacted: ss.DeletedNotCompacted,
 		BytesPerDoc:         ss.BytesPerDoc,
@@ -148,6 +162,11 @@ func (o *statsOptions) run(ctx context.Context, stdout io.Writer) (err error) {
 	fmt.Fprintf(tw, "merger\t%s\n", js.Merger)
 	fmt.Fprintf(tw, "created\t%s\n", js.Created)
 	fmt.Fprintf(tw, "disk bytes\t%d\n", js.DiskBytes)
+	if js.KeepTexts {
+		fmt.Fprintf(tw, "texts kept\tyes: %d texts, %d bytes stored (%d as text)\n", js.Texts, js.TextBytes, js.TextRawBytes)
+	} else {
+		fmt.Fprintf(tw, "texts kept\tno\n")
+	}
 	if js.Deferred > 0 {
 		fmt.Fprintf(tw, "postings deferred (bulk load)\t%d docs\n", js.Deferred)
 	}

@@ -21,6 +21,9 @@ const (
 	PrefixHash byte = 'h'
 	// PrefixPosting maps a merged group value y to a posting list (merge operand).
 	PrefixPosting byte = 'p'
+	// PrefixText maps an internal id to the document's stored text (format
+	// 3: databases that keep texts).
+	PrefixText byte = 't'
 )
 
 // HashLen is the length of a content hash in bytes.
@@ -64,6 +67,12 @@ func Fingerprint(id uint32) []byte { return prefixed32(PrefixFingerprint, id) }
 
 // ParseFingerprint returns the internal id of a fingerprint key.
 func ParseFingerprint(k []byte) (uint32, error) { return parse32(PrefixFingerprint, k) }
+
+// Text is the key of the stored text of internal id id.
+func Text(id uint32) []byte { return prefixed32(PrefixText, id) }
+
+// ParseText returns the internal id of a text key.
+func ParseText(k []byte) (uint32, error) { return parse32(PrefixText, k) }
 
 // Posting is the key of the posting list of merged group value y.
 func Posting(y uint32) []byte { return prefixed32(PrefixPosting, y) }

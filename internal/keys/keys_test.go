@@ -14,6 +14,9 @@ func TestRoundTrip(t *testing.T) {
 		if got, err := ParseFingerprint(Fingerprint(id)); err != nil || got != id {
 			t.Fatalf("fingerprint %d: got %d, %v", id, got, err)
 		}
+		if got, err := ParseText(Text(id)); err != nil || got != id {
+			t.Fatalf("text %d: got %d, %v", id, got, err)
+		}
 		if got, err := ParsePosting(Posting(id)); err != nil || got != id {
 			t.Fatalf("posting %d: got %d, %v", id, got, err)
 		}
@@ -41,7 +44,10 @@ func TestOrder(t *testing.T) {
 		t.Fatal("posting keys do not sort numerically")
 	}
 	// Ranges are disjoint and ordered.
-	for _, p := range []byte{PrefixDoc, PrefixExtID, PrefixFingerprint, PrefixHash, PrefixPosting} {
+	if bytes.Compare(Text(255), Text(256)) >= 0 {
+		t.Fatal("text keys do not sort numerically")
+	}
+	for _, p := range []byte{PrefixDoc, PrefixExtID, PrefixFingerprint, PrefixHash, PrefixPosting, PrefixText} {
 		s, e := Range(p)
 		if bytes.Compare(Meta(), s) >= 0 || bytes.Compare(s, e) >= 0 {
 			t.Fatalf("range %q is not after the system keys", p)
@@ -53,6 +59,11 @@ func TestBadKeys(t *testing.T) {
 	for _, k := range [][]byte{nil, {PrefixDoc}, {PrefixPosting, 1, 2, 3, 4}, {PrefixDoc, 1, 2, 3, 4, 5}} {
 		if _, err := ParseDoc(k); !errors.Is(err, ErrBadKey) {
 			t.Errorf("ParseDoc(%x) = %v, want ErrBadKey", k, err)
+		}
+	}
+	for _, k := range [][]byte{nil, {PrefixText}, {PrefixDoc, 1, 2, 3, 4}, {PrefixText, 1, 2, 3, 4, 5}, Doc(7)} {
+		if _, err := ParseText(k); !errors.Is(err, ErrBadKey) {
+			t.Errorf("ParseText(%x) = %v, want ErrBadKey", k, err)
 		}
 	}
 	if _, err := ParseExtID([]byte{PrefixExtID}); !errors.Is(err, ErrBadKey) {
@@ -69,6 +80,9 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, k []byte) {
 		if id, err := ParseDoc(k); err == nil && !bytes.Equal(Doc(id), k) {
 			t.Fatalf("doc round trip %x", k)
+		}
+		if id, err := ParseText(k); err == nil && !bytes.Equal(Text(id), k) {
+			t.Fatalf("text round trip %x", k)
 		}
 		if id, err := ParsePosting(k); err == nil && !bytes.Equal(Posting(id), k) {
 			t.Fatalf("posting round trip %x", k)
