@@ -116,11 +116,11 @@ func NewBuilder(p Params) (*Builder, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	shSeed, mhSeed := p.seeds()
-	sh, err := shingle.New(p.ShingleWidth, shSeed)
+	sh, err := p.NewShingler()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidParams, err)
+		return nil, err
 	}
+	_, mhSeed := p.seeds()
 	mh, err := minhash.New(p.K, mhSeed)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidParams, err)
@@ -195,4 +195,19 @@ func (b *Builder) FromBytes(text []byte) (Result, error) {
 	res, err := b.FromReader(&b.rd)
 	b.rd.Reset(nil)
 	return res, err
+}
+
+// NewShingler returns a Shingler that hashes shingles exactly as a Builder
+// for p does, so that callers can work on the same shingle sets (evidence:
+// shared passages, exact Jaccard and containment).
+func (p Params) NewShingler() (*shingle.Shingler, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	shSeed, _ := p.seeds()
+	sh, err := shingle.New(p.ShingleWidth, shSeed)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidParams, err)
+	}
+	return sh, nil
 }

@@ -1,0 +1,30 @@
+// Package evidence explains why two texts were found similar: the exact
+// Jaccard resemblance and containments of their shingle sets, the
+// resemblance their fingerprints estimate, and the passages they share,
+// mapped back to byte offsets and line:column positions of each text.
+//
+// # Basics
+//
+// [Analyze] reads a text once (normalized words with their spans, the
+// hash of every shingle, the fingerprint) into a [Doc]; [Compare] compares
+// two Docs made with the same fingerprint.Params. Shingles are hashed
+// exactly as fingerprints hash them, so the exact figures are those the
+// fingerprints estimate.
+//
+// A shared passage is a maximal run of consecutive shingles of A that
+// occur, consecutive and in the same order, in B (a diagonal of the
+// shingle match matrix, as in MOSS, JPlag and Dolos). Runs are widened to
+// the words they cover, merged where they touch (or lie within
+// Options.MaxGap words of each other) in both texts, and ranked by length;
+// a passage inside a longer one in both texts is dropped.
+//
+// # Caveats
+//
+// Offsets are in the UTF-8 text given to Analyze: for a text decoded from
+// another charset, in the decoded text. A Doc holds every word span and
+// shingle hash of its text (about 40 bytes per word): comparing texts of
+// millions of words takes hundreds of megabytes. A shingle repeated more
+// than Options.MaxRepeats times in B is matched at its first MaxRepeats
+// places only, so passages of highly repetitive texts may be cut; the
+// exact Jaccard and containments never are.
+package evidence

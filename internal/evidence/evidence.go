@@ -1,0 +1,338 @@
+package evidence
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"math/bits"
+	"slices"
+	"unicode/utf8"
+
+	"github.com/fpdb/fpdb/internal/fingerprint"
+	"github.com/fpdb/fpdb/internal/minhash"
+	"github.com/fpdb/fpdb/internal/normalize"
+)
+
+// Defaults of Options.
+const (
+	// DefaultMinWords is the shortest passage reported, in words of A.
+	DefaultMinWords = 8
+	// DefaultMaxRepeats is how many places of one shingle in B are matched.
+	DefaultMaxRepeats = 64
+)
+
+// ErrParams is returned by Compare for Docs analyzed with different
+// fingerprint parameters.
+var ErrParams = errors.New("evidence: texts analyzed with different parameters")
+
+// Options tune Compare. The zero value means the defaults.
+type Options struct {
+	// MinWords leaves out passages of fewer words (counted in A). Default
+	// DefaultMinWords; a negative value keeps every passage (one shingle
+	// at least).
+	MinWords int
+	// MaxGap merges two passages that lie at most MaxGap words apart in
+	// both texts (the words between them join the passage). Default 0:
+	// merged only where they touch or overlap.
+	MaxGap int
+	// MaxPassages keeps the longest MaxPassages passages. Default 0: all.
+	MaxPassages int
+	// MaxRepeats is how many places of one shingle in B are matched.
+	// Default DefaultMaxRepeats.
+	MaxRepeats int
+}
+
+func (o Options) withDefaults() Options {
+	if o.MinWords == 0 {
+		o.MinWords = DefaultMinWords
+	}
+	if o.MaxGap < 0 {
+		o.MaxGap = 0
+	}
+	if o.MaxRepeats <= 0 {
+		o.MaxRepeats = DefaultMaxRepeats
+	}
+	return o
+}
+
+// Doc is an analyzed text. It is immutable and safe for concurrent use.
+type Doc struct {
+	params fingerprint.Params
+	text   []byte
+	words  []span   // word i's bytes in text
+	hashes []uint64 // shingle i covers words [i, i+w−1] (all of them if fewer)
+	set    map[uint64]int32
+	fp     []uint64
+	lines  []int // byte offset of the start of every line
+}
+
+type span struct{ start, end int64 }
+
+// Analyze reads text (UTF-8; f says whether it is markup, FormatAuto
+// sniffs) with the rules of p. fp, when not nil, is used as the text's
+// fingerprint (a stored document's) instead of computing it. Errors wrap
+// fingerprint.ErrNoWords, normalize.ErrBinary or fingerprint.ErrInvalidParams.
+func Analyze(p fingerprint.Params, text []byte, f normalize.Format, fp []uint64) (*Doc, error) {
+	sh, err := p.NewShingler()
+	if err != nil {
+		return nil, err
+	}
+	if fp != nil && len(fp) != p.K/64 {
+		return nil, fmt.Errorf("%w: fingerprint of %d bits, want %d", fingerprint.ErrInvalidParams, 64*len(fp), p.K)
+	}
+	d := &Doc{params: p, text: text}
+	emit := func(h uint64) { d.hashes = append(d.hashes, h) }
+	tok := &normalize.Tokenizer{Version: p.NormalizeVersion, Format: f}
+	err = tok.WordSpans(bytes.NewReader(text), func(w []byte, start, end int64) {
+		d.words = append(d.words, span{start, end})
+		sh.Add(w, emit)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("evidence: %w", err)
+	}
+	if sh.Finish(emit) == 0 {
+		return nil, fingerprint.ErrNoWords
+	}
+	d.set = make(map[uint64]int32, len(d.hashes))
+	for _, h := range d.hashes {
+		d.set[h]++
+	}
+	if fp == nil {
+		b, err := fingerprint.NewBuilder(p)
+		if err != nil {
+			return nil, err
+		}
+		res, err := b.Read(bytes.NewReader(text), f)
+		if err != nil {
+			return nil, err
+		}
+		fp = res.FP
+	}
+	d.fp = slices.Clone(fp)
+	d.lines = lineStarts(text)
+	return d, nil
+}
+
+// Words returns the number of normalized words of the text.
+func (d *Doc) Words() int { return len(d.words) }
+
+// Shingles returns the number of distinct shingles of the text.
+func (d *Doc) Shingles() int { return len(d.set) }
+
+// Fingerprint returns the text's fingerprint (a copy).
+func (d *Doc) Fingerprint() []uint64 { return slices.Clone(d.fp) }
+
+// Text returns the analyzed text; the caller must not modify it.
+func (d *Doc) Text() []byte { return d.text }
+
+// Comparison is what Compare finds.
+type Comparison struct {
+	// A and B describe the two texts.
+	A, B Side
+	// Shared is the number of distinct shingles in both texts.
+	Shared int
+	// Jaccard is the exact resemblance of the shingle sets,
+	// Shared / |A ∪ B|.
+	Jaccard float64
+	// ContainedA is the share of A's distinct shingles found in B,
+	// Shared / |A| (how much of A is in B); ContainedB the share of B's in A.
+	ContainedA, ContainedB float64
+	// Estimated is the resemblance the fingerprints estimate,
+	// 1 − 2·Hamming/K (at least 0), the figure queries use.
+	Estimated float64
+	// Hamming is the Hamming distance of the fingerprints.
+	Hamming int
+	// Passages are the shared passages, longest first.
+	Passages []Passage
+}
+
+// Side describes one text of a comparison.
+type Side struct {
+	// Bytes is the length of the text.
+	Bytes int
+	// Words is its number of normalized words.
+	Words int
+	// Shingles is its number of distinct shingles.
+	Shingles int
+}
+
+// Passage is a passage of A found in B.
+type Passage struct {
+	// A and B are where the passage is in each text.
+	A, B Span
+}
+
+// Span is a part of a text.
+type Span struct {
+	// Start and End are the byte offsets [Start, End) in the text.
+	Start, End int64
+	// Word is the index of the first word; Words the number of words.
+	Word, Words int
+	// Line and Col are the position of the first character; EndLine and
+	// EndCol that of the last (lines and columns from 1, columns in
+	// characters).
+	Line, Col, EndLine, EndCol int
+}
+
+// Compare compares a with b, which must be analyzed with equal parameters.
+func Compare(a, b *Doc, o Options) (*Comparison, error) {
+	if a.params != b.params {
+		return nil, fmt.Errorf("%w: %+v and %+v", ErrParams, a.params, b.params)
+	}
+	o = o.withDefaults()
+	c := &Comparison{
+		A: Side{Bytes: len(a.text), Words: len(a.words), Shingles: len(a.set)},
+		B: Side{Bytes: len(b.text), Words: len(b.words), Shingles: len(b.set)},
+	}
+	for h := range a.set {
+		if _, ok := b.set[h]; ok {
+			c.Shared++
+		}
+	}
+	c.Jaccard = float64(c.Shared) / float64(len(a.set)+len(b.set)-c.Shared)
+	c.ContainedA = float64(c.Shared) / float64(len(a.set))
+	c.ContainedB = float64(c.Shared) / float64(len(b.set))
+	for i := range a.fp {
+		c.Hamming += bits.OnesCount64(a.fp[i] ^ b.fp[i])
+	}
+	c.Estimated = max(0, minhash.Similarity(a.params.K, c.Hamming))
+	c.Passages = passages(a, b, o)
+	return c, nil
+}
+
+// run is a diagonal of matching shingles: A's shingles [a, a+n) equal
+// B's [b, b+n).
+type run struct{ a, b, n int }
+
+// runs finds the maximal diagonal runs of shared shingles.
+func runs(a, b *Doc, maxRepeats int) []run {
+	pos := make(map[uint64][]int32, len(b.set))
+	for j, h := range b.hashes {
+		if _, ok := a.set[h]; !ok {
+			continue
+		}
+		if p := pos[h]; len(p) < maxRepeats {
+			pos[h] = append(p, int32(j))
+		}
+	}
+	var out []run
+	// prev maps a place j in B matched at A's place i−1 to its run's start.
+	prev, cur := map[int32]run{}, map[int32]run{}
+	for i, h := range a.hashes {
+		for _, j := range pos[h] {
+			if r, ok := prev[j-1]; ok {
+				r.n++
+				cur[j] = r
+				delete(prev, j-1)
+			} else {
+				cur[j] = run{a: i, b: int(j), n: 1}
+			}
+		}
+		for _, r := range prev {
+			out = append(out, r)
+		}
+		clear(prev)
+		prev, cur = cur, prev
+	}
+	for _, r := range prev {
+		out = append(out, r)
+	}
+	return out
+}
+
+// wordRange is a passage as word indexes [a0, a1] and [b0, b1].
+type wordRange struct{ a0, a1, b0, b1 int }
+
+func passages(a, b *Doc, o Options) []Passage {
+	rs := runs(a, b, o.MaxRepeats)
+	if len(rs) == 0 {
+		return nil
+	}
+	w := a.params.ShingleWidth
+	ws := make([]wordRange, len(rs))
+	for i, r := range rs {
+		ws[i] = wordRange{
+			a0: r.a, a1: min(r.a+r.n-1+w-1, len(a.words)-1),
+			b0: r.b, b1: min(r.b+r.n-1+w-1, len(b.words)-1),
+		}
+	}
+	slices.SortFunc(ws, func(x, y wordRange) int {
+		return cmp.Or(cmp.Compare(x.a0, y.a0), cmp.Compare(x.b0, y.b0), cmp.Compare(x.a1, y.a1), cmp.Compare(x.b1, y.b1))
+	})
+	// Merge each range into the last merged one when they touch in both
+	// texts, B going forward.
+	merged := ws[:1]
+	for _, r := range ws[1:] {
+		m := &merged[len(merged)-1]
+		if r.a0 <= m.a1+1+o.MaxGap && r.b0 >= m.b0 && r.b0 <= m.b1+1+o.MaxGap {
+			m.a1, m.b1 = max(m.a1, r.a1), max(m.b1, r.b1)
+			continue
+		}
+		merged = append(merged, r)
+	}
+	slices.SortStableFunc(merged, func(x, y wordRange) int {
+		return cmp.Or(cmp.Compare(y.a1-y.a0, x.a1-x.a0), cmp.Compare(x.a0, y.a0), cmp.Compare(x.b0, y.b0))
+	})
+	var kept []wordRange
+	for _, r := range merged {
+		if o.MinWords > 0 && r.a1-r.a0+1 < o.MinWords {
+			continue
+		}
+		inside := false
+		for _, k := range kept {
+			if r.a0 >= k.a0 && r.a1 <= k.a1 && r.b0 >= k.b0 && r.b1 <= k.b1 {
+				inside = true
+				break
+			}
+		}
+		if !inside {
+			kept = append(kept, r)
+			if o.MaxPassages > 0 && len(kept) == o.MaxPassages {
+				break
+			}
+		}
+	}
+	out := make([]Passage, len(kept))
+	for i, r := range kept {
+		out[i] = Passage{A: a.span(r.a0, r.a1), B: b.span(r.b0, r.b1)}
+	}
+	return out
+}
+
+// span returns the Span of words [w0, w1].
+func (d *Doc) span(w0, w1 int) Span {
+	s := Span{Start: d.words[w0].start, End: d.words[w1].end, Word: w0, Words: w1 - w0 + 1}
+	s.Line, s.Col = d.position(s.Start)
+	_, size := utf8.DecodeLastRune(d.text[:s.End])
+	s.EndLine, s.EndCol = d.position(s.End - int64(max(size, 1)))
+	return s
+}
+
+// position returns the line and column (from 1, in characters) of the
+// character at byte offset off.
+func (d *Doc) position(off int64) (line, col int) {
+	i, found := slices.BinarySearch(d.lines, int(off))
+	if !found {
+		i--
+	}
+	return i + 1, utf8.RuneCount(d.text[d.lines[i]:off]) + 1
+}
+
+// Position returns the line and column (from 1, in characters) of the
+// character at byte offset off of the text (off clamped to the text).
+func (d *Doc) Position(off int64) (line, col int) {
+	return d.position(min(max(off, 0), int64(len(d.text))))
+}
+
+// lineStarts returns the byte offset of the start of every line: 0 and
+// the offset after every '\n'.
+func lineStarts(text []byte) []int {
+	starts := []int{0}
+	for i, c := range text {
+		if c == '\n' {
+			starts = append(starts, i+1)
+		}
+	}
+	return starts
+}
