@@ -163,14 +163,19 @@ func (d *DB) buildText(r io.Reader, to TextOptions, name string, keep *textCaptu
 // decode returns a reader of r's text as UTF-8 (see TextOptions.Encoding),
 // r itself on a version 1 database.
 func (d *DB) decode(r io.Reader, encoding string, f normalize.Format) (io.Reader, error) {
+	return decodeText(r, encoding, f, d.params.NormalizeVersion)
+}
+
+// decodeText is DB.decode for normalization version version.
+func decodeText(r io.Reader, encoding string, f normalize.Format, version int) (io.Reader, error) {
 	name, err := ParseEncoding(encoding)
 	if err != nil {
 		return nil, err
 	}
-	if d.params.NormalizeVersion < 2 {
+	if version < 2 {
 		if name != "auto" && name != "utf-8" {
 			return nil, fmt.Errorf("%w: Encoding %q: this database uses normalization version %d, which reads UTF-8 only (version 2 reads other encodings)",
-				ErrInvalidOptions, encoding, d.params.NormalizeVersion)
+				ErrInvalidOptions, encoding, version)
 		}
 		return r, nil
 	}

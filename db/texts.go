@@ -190,25 +190,32 @@ func (d *DB) Text(ctx context.Context, id string) (*StoredText, error) {
 func (d *DB) rawText(id string) ([]byte, error) {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
+	_, v, err := d.rawTextLocked(id)
+	return v, err
+}
+
+// rawTextLocked is rawText with mu held; it also returns the document's
+// internal id.
+func (d *DB) rawTextLocked(id string) (uint32, []byte, error) {
 	iid, found, err := d.lookup(id)
 	if err != nil {
-		return nil, storageError(err)
+		return 0, nil, storageError(err)
 	}
 	if !found {
-		return nil, ErrNotFound
+		return 0, nil, ErrNotFound
 	}
 	if !d.params.KeepTexts {
-		return nil, fmt.Errorf("%w: the database does not keep texts (it was created without Options.KeepTexts)", ErrNoText)
+		return 0, nil, fmt.Errorf("%w: the database does not keep texts (it was created without Options.KeepTexts)", ErrNoText)
 	}
 	v, closer, err := d.pdb.Get(keys.Text(iid))
 	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, fmt.Errorf("%w: the document was stored without one (added by fingerprint)", ErrNoText)
+		return 0, nil, fmt.Errorf("%w: the document was stored without one (added by fingerprint)", ErrNoText)
 	}
 	if err != nil {
-		return nil, storageError(err)
+		return 0, nil, storageError(err)
 	}
 	defer closer.Close()
-	return append([]byte(nil), v...), nil
+	return iid, append([]byte(nil), v...), nil
 }
 
 // hasText reports whether internal id iid has a stored text. writeMu is
