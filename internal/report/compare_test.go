@@ -1,0 +1,169 @@
+package report
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/net/html"
+
+	"github.com/fpdb/fpdb/internal/evidence"
+	"github.com/fpdb/fpdb/internal/fingerprint"
+	"github.com/fpdb/fpdb/internal/normalize"
+)
+
+const (
+	textA = "Intro of A.\nWe propose to measure the migration of alpine swifts over three seasons with light loggers.\n" +
+		"<script>alert(1)</script> & more text here, then a second shared part: the budget covers travel and loggers and one technician for two years.\n"
+	textB = "B starts differently, the budget covers travel and loggers and one technician for two years. " +
+		"Then: we propose to measure the migration of alpine swifts over three seasons with light loggers! End."
+)
+
+func comparison(t *testing.T) *evidence.Comparison {
+	t.Helper()
+	p := fingerprint.DefaultParams()
+	a, err := evidence.Analyze(p, []byte(textA), normalize.FormatText, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := evidence.Analyze(p, []byte(textB), normalize.FormatText, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := evidence.Compare(a, b, evidence.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Passages) != 2 {
+		t.Fatalf("%d passages, want 2", len(c.Passages))
+	}
+	return c
+}
+
+// textOf returns the text of n without the passage numbers.
+func textOf(n *html.Node) string {
+	var b strings.Builder
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.ElementNode && n.Data == "sup" {
+			return
+		}
+		if n.Type == html.TextNode {
+			b.WriteString(n.Data)
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(n)
+	return b.String()
+}
+
+func attr(n *html.Node, key string) string {
+	for _, a := range n.Attr {
+		if a.Key == key {
+			return a.Val
+		}
+	}
+	return ""
+}
+
+// find returns the elements for which match holds, in document order.
+func find(n *html.Node, match func(*html.Node) bool) []*html.Node {
+	var out []*html.Node
+	if n.Type == html.ElementNode && match(n) {
+		out = append(out, n)
+	}
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		out = append(out, find(c, match)...)
+	}
+	return out
+}
+
+func byID(t *testing.T, doc *html.Node, id string) *html.Node {
+	t.Helper()
+	ns := find(doc, func(n *html.Node) bool { return attr(n, "id") == id })
+	if len(ns) != 1 {
+		t.Fatalf("%d elements with id %q", len(ns), id)
+	}
+	return ns[0]
+}
+
+func TestWriteCompare(t *testing.T) {
+	c := comparison(t)
+	var buf bytes.Buffer
+	err := WriteCompare(&buf, Pair{NameA: "a.txt", NameB: "stored <b>", TextA: []byte(textA), TextB: []byte(textB),
+		Figures: c, K: 512, Generated: time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	for _, bad := range []string{"<script>alert", "http://", "https://", "src="} {
+		if strings.Contains(page, bad) {
+			t.Fatalf("page holds %q", bad)
+		}
+	}
+	doc, err := html.Parse(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Both texts whole, in order.
+	if got := textOf(byID(t, doc, "text-a")); got != textA {
+		t.Fatalf("text A on the page:\n%q\nwant\n%q", got, textA)
+	}
+	if got := textOf(byID(t, doc, "text-b")); got != textB {
+		t.Fatalf("text B on the page:\n%q", got)
+	}
+	// Each passage's marks hold exactly its text, in both texts.
+	for i, p := range c.Passages {
+		n := strconv.Itoa(i + 1)
+		for side, want := range map[string]string{"text-a": textA[p.A.Start:p.A.End], "text-b": textB[p.B.Start:p.B.End]} {
+			marks := find(byID(t, doc, side), func(m *html.Node) bool { return m.Data == "mark" && attr(m, "data-p") == n })
+			var got strings.Builder
+			for _, m := range marks {
+				got.WriteString(textOf(m))
+			}
+			if got.String() != want {
+				t.Fatalf("passage %s in %s: %q, want %q", n, side, got.String(), want)
+			}
+		}
+	}
+	for id, want := range map[string]string{
+		"estimated": strconv.FormatFloat(c.Estimated, 'f', 3, 64), "jaccard": strconv.FormatFloat(c.Jaccard, 'f', 3, 64),
+		"contained-a": strconv.FormatFloat(100*c.ContainedA, 'f', 1, 64) + " %",
+	} {
+		if got := textOf(byID(t, doc, id)); got != want {
+			t.Fatalf("%s shows %q, want %q", id, got, want)
+		}
+	}
+	rows := find(byID(t, doc, "passages"), func(n *html.Node) bool { return n.Data == "tr" })
+	if len(rows) != 1+len(c.Passages) {
+		t.Fatalf("%d passage rows", len(rows))
+	}
+	if title := textOf(find(doc, func(n *html.Node) bool { return n.Data == "title" })[0]); !strings.Contains(title, "stored <b>") {
+		t.Fatalf("title %q", title)
+	}
+}
+
+func TestWriteCompareRefusesBadSpans(t *testing.T) {
+	c := comparison(t)
+	if err := WriteCompare(&bytes.Buffer{}, Pair{TextA: []byte("short"), TextB: []byte(textB), Figures: c}); err == nil {
+		t.Fatal("passages outside the text were rendered")
+	}
+	if err := WriteCompare(&bytes.Buffer{}, Pair{}); err == nil {
+		t.Fatal("no figures rendered")
+	}
+}
+
+func TestExcerpt(t *testing.T) {
+	if got := Excerpt([]byte("a  b\n\tc"), 10); got != "a b c" {
+		t.Fatalf("%q", got)
+	}
+	long := strings.Repeat("x", 50) + strings.Repeat("y", 50)
+	got := Excerpt([]byte(long), 30)
+	if len([]rune(got)) != 30 || !strings.HasPrefix(got, "xxxx") || !strings.HasSuffix(got, "yyy") || !strings.Contains(got, "…") {
+		t.Fatalf("%q", got)
+	}
+}

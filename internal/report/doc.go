@@ -1,0 +1,18 @@
+// Package report renders evidence as self-contained HTML: one file with
+// its styles and its few lines of script inline, no network access and no
+// external assets, so that it opens from a USB stick on any laptop.
+//
+// # Basics
+//
+// [WriteCompare] renders one comparison ([Pair]): the figures (estimated
+// and exact resemblance, containment both ways), the list of shared
+// passages, and both texts side by side with every passage highlighted and
+// numbered; clicking a passage in one text scrolls the other to it. The
+// page is readable without the script.
+//
+// # Caveats
+//
+// Both texts are written whole into the page: comparing two books makes a
+// page of their size. Offsets are byte offsets into the texts given, which
+// must be the texts the comparison was made on.
+package report
