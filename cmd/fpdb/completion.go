@@ -20,7 +20,7 @@ const completionTimeout = 5 * time.Second
 
 // registerCompletions sets the shell completions of flag values and
 // arguments: the names of --plan, --keep, --format and --encoding, directories for --db, and the
-// stored ids for the arguments of get and delete and for --prefix.
+// stored ids for the arguments of get, compare and delete and for --prefix.
 func registerCompletions(root *cobra.Command, g *globalOptions) {
 	_ = root.RegisterFlagCompletionFunc("db", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return nil, cobra.ShellCompDirectiveFilterDirs
@@ -56,6 +56,15 @@ func registerCompletions(root *cobra.Command, g *globalOptions) {
 					return nil, cobra.ShellCompDirectiveNoFileComp
 				}
 				return g.completeIDs(cmd.Context(), toComplete, nil)
+			}
+		case "compare":
+			// Stored ids and files both.
+			cmd.ValidArgsFunction = func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+				if len(args) >= 2 {
+					return nil, cobra.ShellCompDirectiveNoFileComp
+				}
+				ids, _ := g.completeIDs(cmd.Context(), toComplete, nil)
+				return ids, cobra.ShellCompDirectiveDefault
 			}
 		case "delete":
 			cmd.ValidArgsFunction = func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {

@@ -141,6 +141,7 @@ Exit status:
 		newCompactCommand(g),
 		newBackupCommand(g),
 		newTuneCommand(g),
+		newCompareCommand(g),
 		newVersionCommand(),
 		newManCommand(),
 	)

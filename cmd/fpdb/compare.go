@@ -1,0 +1,383 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fpdb/fpdb/db"
+	"github.com/fpdb/fpdb/internal/report"
+)
+
+// compareOptions are the flags and arguments of "fpdb compare".
+type compareOptions struct {
+	*globalOptions
+	json        bool
+	html        string
+	minWords    int
+	gap         int
+	maxPassages int
+	args        [2]string
+	text        textFlags
+}
+
+// jsonSpan is the JSON form of where a passage lies in one text.
+type jsonSpan struct {
+	Start   int64 `json:"start"`
+	End     int64 `json:"end"`
+	Line    int   `json:"line"`
+	Col     int   `json:"col"`
+	EndLine int   `json:"end_line"`
+	EndCol  int   `json:"end_col"`
+	Word    int   `json:"word"`
+	Words   int   `json:"words"`
+}
+
+// jsonSide is the JSON form of one compared text.
+type jsonSide struct {
+	Name     string `json:"name"`
+	Stored   bool   `json:"stored"`
+	Format   string `json:"format"`
+	Bytes    int    `json:"bytes"`
+	Words    int    `json:"words"`
+	Shingles int    `json:"shingles"`
+}
+
+// jsonComparison is the JSON form of a comparison.
+type jsonComparison struct {
+	A          jsonSide `json:"a"`
+	B          jsonSide `json:"b"`
+	Estimated  float64  `json:"estimated"`
+	Hamming    int      `json:"hamming"`
+	K          int      `json:"k"`
+	Jaccard    float64  `json:"jaccard"`
+	ContainedA float64  `json:"contained_a"`
+	ContainedB float64  `json:"contained_b"`
+	Shared     int      `json:"shared_shingles"`
+	Passages   []struct {
+		A jsonSpan `json:"a"`
+		B jsonSpan `json:"b"`
+	} `json:"passages"`
+}
+
+func newCompareCommand(g *globalOptions) *cobra.Command {
+	o := &compareOptions{globalOptions: g}
+	cmd := &cobra.Command{
+		Use:   "compare [flags] A B",
+		Short: "Show how similar two documents are and the passages they share",
+		Long: `Compare explains a match: for two documents A and B it prints the resemblance
+their fingerprints estimate (what add and query use), the exact resemblance
+of their shingle sets (Jaccard), how much of A is found in B and of B in A
+(containment), and the passages they share, longest first, with their
+line:column positions in each text.
+
+A and B are each a file, "-" (standard input, once), or the id of a stored
+document: an existing file wins over an id of the same name. A stored
+document is compared through its stored text, which databases keep unless
+they were created with --no-texts; then give its file instead. Two files
+need no database: without one, the default fingerprint parameters are used.
+
+A shared passage is a run of consecutive shingles (ShingleWidth words) that
+both texts hold in the same order, widened to the words it covers, merged
+with the next where they touch in both texts (or lie within --gap words),
+and reported when it holds at least --min-words words of A. A passage of A
+found at several places in B is reported at each.
+
+Output: the figures, then each passage as "[N] WORDS words  A L:C-L:C  B
+L:C-L:C" and an excerpt of it in each text (highlighted on a terminal).
+--json prints one object, with byte offsets [start, end) of every passage in
+each text (in the text as decoded to UTF-8):
+
+  {"a": {"name": "new.txt", "stored": false, "format": "text", "bytes": 5012,
+   "words": 830, "shingles": 827}, "b": {…}, "estimated": 0.82, "hamming": 46,
+   "k": 512, "jaccard": 0.79, "contained_a": 0.88, "contained_b": 0.86,
+   "shared_shingles": 731, "passages": [{"a": {"start": 120, "end": 3310,
+   "line": 3, "col": 1, "end_line": 41, "end_col": 17, "word": 18,
+   "words": 512}, "b": {…}}]}
+
+--html FILE writes a self-contained page (no network, no external files):
+the figures, the passage table and both texts side by side with every
+passage highlighted; clicking a passage in one text shows it in the other.
+
+Exit status: 0 on success; 2 on error (bad flags, a database problem, a
+database without stored texts); 3 when A or B cannot be read (missing file
+and no such stored id, binary, no words).`,
+		Example: `  fpdb compare new-proposal.txt proposals/2024-017.txt
+  fpdb compare new.txt stored-id --html evidence.html
+  fpdb compare --json --min-words 20 a.txt b.txt | jq '.passages[0].a'
+  cat draft.txt | fpdb compare - submissions/alice.txt`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case len(args) != 2:
+				return usageErrorf("compare: want two documents A and B, got %d arguments", len(args))
+			case args[0] == "-" && args[1] == "-":
+				return usageErrorf("compare: - (standard input) given twice")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.args = [2]string{args[0], args[1]}
+			return o.run(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&o.json, "json", false, "print a JSON object")
+	f.StringVar(&o.html, "html", "", "write a self-contained HTML page to `FILE` (- for standard output)")
+	f.IntVar(&o.minWords, "min-words", 8, "report passages of at least `N` words")
+	f.IntVar(&o.gap, "gap", 0, "merge passages at most `N` words apart in both texts")
+	f.IntVar(&o.maxPassages, "passages", 0, "report the longest `N` passages (0: all)")
+	o.text.register(f)
+	return cmd
+}
+
+// side is one argument of compare, resolved.
+type side struct {
+	arg    string
+	stored bool // a stored id, not a file
+	file   *os.File
+	in     db.CompareInput
+}
+
+// name says what the side is, for the output.
+func (s *side) name() string {
+	if s.stored {
+		return "stored " + s.arg
+	}
+	if s.arg == "-" {
+		return "standard input"
+	}
+	return s.arg
+}
+
+// resolve tells a file from an id and opens the file.
+func (o *compareOptions) resolve(arg string, stdin io.Reader) (*side, error) {
+	s := &side{arg: arg}
+	if arg == "-" {
+		s.in = db.CompareInput{Reader: stdin, Name: "-", TextOptions: o.text.options("-")}
+		return s, nil
+	}
+	fi, err := os.Stat(arg)
+	switch {
+	case err == nil && fi.IsDir():
+		return nil, asInputError(fmt.Errorf("compare %s: is a directory (compare takes two files or stored ids)", arg))
+	case err == nil:
+		f, err := os.Open(arg)
+		if err != nil {
+			return nil, asInputError(newOpError("compare "+arg, pathError(err, arg)))
+		}
+		s.file = f
+		s.in = db.CompareInput{Reader: f, Name: arg, TextOptions: o.text.options(arg)}
+	case errors.Is(err, fs.ErrNotExist):
+		s.stored = true
+		s.in = db.CompareInput{ID: arg}
+	default:
+		return nil, asInputError(newOpError("compare "+arg, pathError(err, arg)))
+	}
+	return s, nil
+}
+
+func (o *compareOptions) run(ctx context.Context, stdin io.Reader, stdout io.Writer) (err error) {
+	switch {
+	case o.minWords < 0:
+		return usageErrorf("invalid --min-words %d: must not be negative", o.minWords)
+	case o.gap < 0:
+		return usageErrorf("invalid --gap %d: must not be negative", o.gap)
+	case o.maxPassages < 0:
+		return usageErrorf("invalid --passages %d: must not be negative", o.maxPassages)
+	case o.json && o.html == "-":
+		return usageErrorf("--json and --html - both write to standard output: give --html a file")
+	}
+	var sides [2]*side
+	for i, arg := range o.args {
+		if sides[i], err = o.resolve(arg, stdin); err != nil {
+			return failure(err)
+		}
+		if f := sides[i].file; f != nil {
+			defer f.Close()
+		}
+	}
+	opts := &db.CompareOptions{MinWords: o.minWords, MaxGap: o.gap, MaxPassages: o.maxPassages}
+	if o.minWords == 0 {
+		opts.MinWords = -1 // every passage
+	}
+	dir, err := o.dir()
+	if err != nil {
+		return err
+	}
+	_, statErr := os.Stat(dir)
+	if statErr != nil && !errors.Is(statErr, fs.ErrNotExist) {
+		return failure(statErr)
+	}
+	if statErr != nil {
+		for _, s := range sides {
+			if s.stored {
+				return failure(asInputError(fmt.Errorf("compare %s: no such file, and no database at %s to look it up as a stored id", s.arg, dir)))
+			}
+		}
+		// Two texts and no database: the default parameters.
+		c, err := db.CompareTexts(ctx, sides[0].in, sides[1].in, nil, opts)
+		if err != nil {
+			return o.compareError(sides, err)
+		}
+		return o.print(stdout, sides, c, db.DefaultK)
+	}
+	d, err := o.openDB(openReadOnly)
+	if err != nil {
+		return failure(err)
+	}
+	defer closeDB(d, &err)
+	c, err := d.Compare(ctx, sides[0].in, sides[1].in, opts)
+	if err != nil {
+		return o.compareError(sides, err)
+	}
+	return o.print(stdout, sides, c, d.Params().K)
+}
+
+// compareError turns an error of Compare into the command's.
+func (o *compareOptions) compareError(sides [2]*side, err error) error {
+	switch {
+	case errors.Is(err, db.ErrNoText):
+		return failure(newOpError("compare", fmt.Errorf("%w; give the document's file instead", err)))
+	case errors.Is(err, db.ErrNotFound):
+		for _, s := range sides {
+			if s.stored && strings.Contains(err.Error(), fmt.Sprintf("%q", s.arg)) {
+				return failure(asInputError(fmt.Errorf("compare %s: no such file or stored document", s.arg)))
+			}
+		}
+	case isInputError(err, ""):
+		return failure(asInputError(newOpError("compare", err, "compare")))
+	}
+	return failure(newOpError("compare", err, "compare"))
+}
+
+func (o *compareOptions) print(stdout io.Writer, sides [2]*side, c *db.Comparison, k int) error {
+	if o.html != "" {
+		if err := o.writeHTML(stdout, sides, c, k); err != nil {
+			return failure(err)
+		}
+		if o.html == "-" {
+			return nil
+		}
+	}
+	if o.json {
+		return o.printJSON(stdout, sides, c, k)
+	}
+	return o.printText(stdout, sides, c, k)
+}
+
+func (o *compareOptions) writeHTML(stdout io.Writer, sides [2]*side, c *db.Comparison, k int) (err error) {
+	w := stdout
+	if o.html != "-" {
+		f, err := os.Create(o.html)
+		if err != nil {
+			return fmt.Errorf("compare: --html: %w", err)
+		}
+		defer func() {
+			if cerr := f.Close(); err == nil && cerr != nil {
+				err = fmt.Errorf("compare: --html: %w", cerr)
+			}
+		}()
+		w = f
+	}
+	return report.WriteCompare(w, report.Pair{
+		NameA: sides[0].name(), NameB: sides[1].name(), TextA: c.TextA, TextB: c.TextB,
+		Figures: &c.Figures, K: k, Generated: time.Now(),
+	})
+}
+
+func toJSONSpan(s db.Span) jsonSpan {
+	return jsonSpan{Start: s.Start, End: s.End, Line: s.Line, Col: s.Col, EndLine: s.EndLine, EndCol: s.EndCol, Word: s.Word, Words: s.Words}
+}
+
+func (o *compareOptions) printJSON(stdout io.Writer, sides [2]*side, c *db.Comparison, k int) error {
+	side := func(s *side, sd db.Side, f db.Format) jsonSide {
+		return jsonSide{Name: s.arg, Stored: s.stored, Format: f.String(), Bytes: sd.Bytes, Words: sd.Words, Shingles: sd.Shingles}
+	}
+	j := jsonComparison{
+		A: side(sides[0], c.A, c.FormatA), B: side(sides[1], c.B, c.FormatB),
+		Estimated: c.Estimated, Hamming: c.Hamming, K: k, Jaccard: c.Jaccard,
+		ContainedA: c.ContainedA, ContainedB: c.ContainedB, Shared: c.Shared,
+	}
+	j.Passages = make([]struct {
+		A jsonSpan `json:"a"`
+		B jsonSpan `json:"b"`
+	}, len(c.Passages))
+	for i, p := range c.Passages {
+		j.Passages[i].A, j.Passages[i].B = toJSONSpan(p.A), toJSONSpan(p.B)
+	}
+	if err := newJSONEncoder(stdout).Encode(j); err != nil {
+		return failure(err)
+	}
+	return nil
+}
+
+// excerptContext is how many characters of context a terminal excerpt
+// shows on each side of a passage.
+const excerptContext = 30
+
+func (o *compareOptions) printText(stdout io.Writer, sides [2]*side, c *db.Comparison, k int) error {
+	tty := isTerminal(stdout) && os.Getenv("NO_COLOR") == ""
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	for i, sd := range []db.Side{c.A, c.B} {
+		fmt.Fprintf(tw, "%c\t%s\t%s, %s, %s\n", "AB"[i], sides[i].name(), plural(sd.Bytes, "byte"), plural(sd.Words, "word"), plural(sd.Shingles, "shingle"))
+	}
+	if err := tw.Flush(); err != nil {
+		return failure(err)
+	}
+	fmt.Fprintln(stdout)
+	tw = tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "estimated resemblance\t%.3f\t(fingerprints: Hamming %d of %d bits)\n", c.Estimated, c.Hamming, k)
+	fmt.Fprintf(tw, "exact resemblance\t%.3f\t(Jaccard: %d of %d shingles shared)\n", c.Jaccard, c.Shared, c.A.Shingles+c.B.Shingles-c.Shared)
+	fmt.Fprintf(tw, "A found in B\t%.1f %%\n", 100*c.ContainedA)
+	fmt.Fprintf(tw, "B found in A\t%.1f %%\n", 100*c.ContainedB)
+	if err := tw.Flush(); err != nil {
+		return failure(err)
+	}
+	if len(c.Passages) == 0 {
+		fmt.Fprintf(stdout, "\nno shared passage of %s or more\n", plural(max(o.minWords, 1), "word"))
+		return nil
+	}
+	fmt.Fprintf(stdout, "\n%s, longest first:\n", plural(len(c.Passages), "shared passage"))
+	for i, p := range c.Passages {
+		fmt.Fprintf(stdout, "\n[%d] %s  A %d:%d-%d:%d  B %d:%d-%d:%d\n", i+1, plural(p.A.Words, "word"),
+			p.A.Line, p.A.Col, p.A.EndLine, p.A.EndCol, p.B.Line, p.B.Col, p.B.EndLine, p.B.EndCol)
+		fmt.Fprintf(stdout, "    A: %s\n", excerpt(c.TextA, p.A, tty))
+		fmt.Fprintf(stdout, "    B: %s\n", excerpt(c.TextB, p.B, tty))
+	}
+	return nil
+}
+
+// excerpt returns the passage s of text, shortened; on a terminal with some
+// context around it and the passage itself highlighted.
+func excerpt(text []byte, s db.Span, tty bool) string {
+	body := report.Excerpt(text[s.Start:s.End], 160)
+	if !tty {
+		return body
+	}
+	lo := s.Start - 4*excerptContext
+	for lo > 0 && !utf8.RuneStart(text[lo]) {
+		lo--
+	}
+	hi := min(s.End+4*excerptContext, int64(len(text)))
+	for hi < int64(len(text)) && !utf8.RuneStart(text[hi]) {
+		hi++
+	}
+	before := []rune(report.Excerpt(text[max(lo, 0):s.Start], 1<<20))
+	if len(before) > excerptContext || lo > 0 {
+		before = append([]rune("…"), before[max(len(before)-excerptContext, 0):]...)
+	}
+	after := []rune(report.Excerpt(text[s.End:hi], 1<<20))
+	if len(after) > excerptContext || hi < int64(len(text)) {
+		after = append(after[:min(len(after), excerptContext)], '…')
+	}
+	return string(before) + "\x1b[1;33m" + body + "\x1b[0m" + string(after)
+}

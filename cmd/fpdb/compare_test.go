@@ -1,0 +1,108 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// comparedJSON runs compare --json and decodes its object.
+func comparedJSON(t *testing.T, stdin string, args ...string) jsonComparison {
+	t.Helper()
+	r := runFPDB(t, stdin, append(args[:len(args):len(args)], "--json")...).mustCode(t, exitOK)
+	var j jsonComparison
+	if err := json.Unmarshal([]byte(r.stdout), &j); err != nil {
+		t.Fatalf("bad JSON %v:\n%s", err, r.stdout)
+	}
+	return j
+}
+
+func TestCompareCommand(t *testing.T) {
+	dir := dbDir(t)
+	a, b := corpus+"bees.txt", corpus+"bees-edited.txt"
+	textA, _ := os.ReadFile(a)
+	textB, _ := os.ReadFile(b)
+
+	// Two files, no database: nothing is created.
+	files := comparedJSON(t, "", "--db", dir, "compare", a, b)
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("compare of two files created the database (stat: %v)", err)
+	}
+	if len(files.Passages) == 0 || files.Jaccard <= 0 || files.Jaccard >= 1 || files.K != 512 {
+		t.Fatalf("comparison %+v", files)
+	}
+	for _, p := range files.Passages {
+		pa, pb := strings.Fields(string(textA[p.A.Start:p.A.End])), strings.Fields(string(textB[p.B.Start:p.B.End]))
+		if len(pa) != p.A.Words || strings.Join(pa, " ") != strings.Join(pb, " ") || p.A.Words < 8 {
+			t.Fatalf("passage %+v: A %q, B %q", p, pa, pb)
+		}
+	}
+
+	// The query's similarity is the estimate; a stored id compares through
+	// its stored text.
+	runFPDB(t, "", "--db", dir, "add", "--id", "stored-bees", a).mustCode(t, exitOK)
+	q := jsonLines(t, runFPDB(t, "", "--db", dir, "query", "--json", "--threshold", "0.1", b).mustCode(t, exitOK).stdout)
+	stored := comparedJSON(t, "", "--db", dir, "compare", b, "stored-bees")
+	if !stored.B.Stored || stored.A.Stored || stored.Estimated != q[0]["similarity"] || stored.Jaccard != files.Jaccard {
+		t.Fatalf("stored comparison %+v, query %v, files %+v", stored, q[0], files)
+	}
+	// Standard input.
+	stdin := comparedJSON(t, string(textA), "--db", dir, "compare", "-", b)
+	if stdin.Jaccard != files.Jaccard || len(stdin.Passages) != len(files.Passages) {
+		t.Fatalf("stdin comparison %+v", stdin)
+	}
+
+	// Terminal output and the HTML page.
+	html := filepath.Join(t.TempDir(), "c.html")
+	r := runFPDB(t, "", "--db", dir, "compare", "--html", html, "--passages", "1", a, "stored-bees").mustCode(t, exitOK)
+	for _, want := range []string{"estimated resemblance  1.000", "exact resemblance      1.000", "A found in B           100.0 %", "1 shared passage, longest first", "[1] "} {
+		if !strings.Contains(r.stdout, want) {
+			t.Fatalf("output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	page, err := os.ReadFile(html)
+	if err != nil || !strings.Contains(string(page), "Comparison of "+a+" and stored stored-bees") {
+		t.Fatalf("html page (%v):\n%.300s", err, page)
+	}
+	r = runFPDB(t, "", "--db", dir, "compare", "--html", "-", a, b).mustCode(t, exitOK)
+	if !strings.HasPrefix(r.stdout, "<!DOCTYPE html>") {
+		t.Fatalf("--html - wrote %.100q", r.stdout)
+	}
+}
+
+func TestCompareCommandErrors(t *testing.T) {
+	dir := dbDir(t)
+	a := corpus + "bees.txt"
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"compare", a}, exitFailure, "want two documents"},
+		{[]string{"compare", "-", "-"}, exitFailure, "given twice"},
+		{[]string{"compare", "--min-words", "-1", a, a}, exitFailure, "--min-words"},
+		{[]string{"compare", a, "no-such-id"}, exitInput, "no database"},
+		{[]string{"compare", a, corpus}, exitInput, "is a directory"},
+		{[]string{"compare", a, bad + "binary.bin"}, exitInput, "binary.bin"},
+	} {
+		r := runFPDB(t, "", append([]string{"--db", dir}, tc.args...)...).mustCode(t, tc.code)
+		if !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%v: stderr %q lacks %q", tc.args, r.stderr, tc.want)
+		}
+	}
+	runFPDB(t, "", "--db", dir, "add", "--id", "x", a).mustCode(t, exitOK)
+	r := runFPDB(t, "", "--db", dir, "compare", a, "no-such-id").mustCode(t, exitInput)
+	if !strings.Contains(r.stderr, "no-such-id: no such file or stored document") {
+		t.Errorf("unknown id: %q", r.stderr)
+	}
+	// A database created without texts: ids need files.
+	plain := dbDir(t)
+	runFPDB(t, "", "--db", plain, "add", "--no-texts", "--id", "x", a).mustCode(t, exitOK)
+	r = runFPDB(t, "", "--db", plain, "compare", a, "x").mustCode(t, exitFailure)
+	if !strings.Contains(r.stderr, "give the document's file instead") {
+		t.Errorf("no texts: %q", r.stderr)
+	}
+	runFPDB(t, "", "--db", plain, "compare", a, a).mustCode(t, exitOK)
+}
