@@ -38,12 +38,15 @@ type Input struct {
 	// Fingerprint is a fingerprint computed elsewhere with the database's
 	// K, ShingleWidth and Seed.
 	Fingerprint []uint64
-	// ContentHash, Size and Words are stored with a Fingerprint (they are
-	// computed from a text). A zero ContentHash means none: matches of the
-	// document are then never flagged Exact.
+	// ContentHash, Size, Words and Shingles (the number of distinct
+	// shingles) are stored with a Fingerprint (they are computed from a
+	// text). A zero ContentHash means none: matches of the document are
+	// then never flagged Exact. Zero Shingles means unknown: containment
+	// is then estimated from Words.
 	ContentHash [16]byte
 	Size        int64
 	Words       int
+	Shingles    int
 	// Source names where the document came from (a path, a URL); may be
 	// empty.
 	Source string
@@ -102,7 +105,13 @@ func (d *DB) prepare(in *Input) (Doc, error) {
 			return Doc{}, fmt.Errorf("%w: %d bits, want K = %d", ErrBadFingerprint, 64*len(in.Fingerprint), d.params.K)
 		}
 		doc.Fingerprint = slices.Clone(in.Fingerprint)
-		doc.ContentHash, doc.Size, doc.Words = in.ContentHash, in.Size, in.Words
+		doc.ContentHash, doc.Size, doc.Words, doc.Shingles = in.ContentHash, in.Size, in.Words, in.Shingles
+		if in.Shingles < 0 {
+			return Doc{}, fmt.Errorf("%w: Shingles = %d", ErrBadInput, in.Shingles)
+		}
+		if d.params.FormatVersion < formatV3 {
+			doc.Shingles = 0 // records of older formats have no count
+		}
 		if kt := in.keptText; kt != nil && d.params.KeepTexts {
 			if int64(len(kt.Text)) > d.opts.MaxTextSize {
 				return Doc{}, fmt.Errorf("%w: %d bytes, more than %d (Options.MaxTextSize)", ErrTextTooLarge, len(kt.Text), d.opts.MaxTextSize)
@@ -146,6 +155,9 @@ func (d *DB) prepare(in *Input) (Doc, error) {
 		return Doc{}, err
 	}
 	doc.Fingerprint, doc.ContentHash, doc.Size, doc.Words = res.FP, res.ContentHash, size, res.Words
+	if d.params.FormatVersion >= formatV3 {
+		doc.Shingles = res.Distinct
+	}
 	if keep != nil {
 		doc.text = d.texts.encode(keep.buf, f)
 	}
@@ -191,7 +203,9 @@ func (d *DB) store(ctx context.Context, doc Doc, o *AddOptions, replaceUnchanged
 	var err error
 	if o.Threshold > 0 {
 		var qr *QueryResult
-		qr, err = d.searchLocked(ctx, doc.Fingerprint, doc.ContentHash, doc.ContentHash != [16]byte{}, QueryOptions{Threshold: o.Threshold}, doc.ID)
+		q := query{fp: doc.Fingerprint, hash: doc.ContentHash, hasHash: doc.ContentHash != [16]byte{},
+			size: setSize(doc.Shingles, doc.Words, d.params.ShingleWidth)}
+		qr, err = d.searchLocked(ctx, q, QueryOptions{Threshold: o.Threshold}, doc.ID)
 		if err == nil {
 			res.Matches = qr.Matches
 			if o.Limit > 0 && len(res.Matches) > o.Limit {

@@ -90,7 +90,7 @@ func (d *DB) write(c *change) error {
 	}
 	for i := range c.adds {
 		doc := &c.adds[i]
-		d.docs.set(doc.iid, doc.ID, doc.ContentHash)
+		d.docs.set(doc.iid, doc.ID, doc.ContentHash, setSize(doc.Shingles, doc.Words, d.params.ShingleWidth))
 	}
 	d.nextIID = iid
 	d.metrics.writes.Add(1)

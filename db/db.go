@@ -280,7 +280,7 @@ func (d *DB) create() error {
 	}
 	o := d.opts
 	d.params = Params{
-		FormatVersion:    formatFor(o.KeepTexts),
+		FormatVersion:    formatFor(),
 		K:                o.K,
 		GroupWidths:      slices.Clone(o.GroupWidths),
 		ShingleWidth:     o.ShingleWidth,
@@ -375,7 +375,7 @@ func (d *DB) load() error {
 		if err := validID(doc.ID); err != nil {
 			return fmt.Errorf("fpdb: open %s: document %d: %w: %w", d.dir, iid, ErrCorrupt, err)
 		}
-		d.docs.set(iid, doc.ID, doc.ContentHash)
+		d.docs.set(iid, doc.ID, doc.ContentHash, setSize(doc.Shingles, doc.Words, d.params.ShingleWidth))
 	}
 	if err := it.Error(); err != nil {
 		return fmt.Errorf("fpdb: open %s: read document records: %w", d.dir, storageError(err))

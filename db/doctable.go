@@ -1,6 +1,9 @@
 package db
 
-import "unsafe"
+import (
+	"math"
+	"unsafe"
+)
 
 // docTable is what queries need of each stored document, by internal id:
 // its id and its content hash. The ids live in one byte arena rather than
@@ -17,14 +20,17 @@ import "unsafe"
 // DB.mu, and read under either.
 type docTable struct {
 	hashes [][16]byte
-	refs   []uint64 // offset in arena << refLenBits | length; 0: no document
-	arena  []byte
-	dead   int // arena bytes of removed ids
+	sizes  []uint32 // shingle set sizes, for containment (0: unknown)
+	// maxSize is at least every document's size (removals do not lower it).
+	maxSize uint32
+	refs    []uint64 // offset in arena << refLenBits | length; 0: no document
+	arena   []byte
+	dead    int // arena bytes of removed ids
 }
 
 // docTableBytesPerID is the table's memory per internal id, ids' bytes
 // not counted.
-const docTableBytesPerID = 8 + 16
+const docTableBytesPerID = 8 + 16 + 4
 
 // refLenBits holds an id's length (MaxIDLen = 1024 needs 11 bits); the
 // offset has the other 53.
@@ -42,6 +48,7 @@ func (t *docTable) reserve(n int) {
 	if cap(t.refs) < n {
 		t.refs = append(make([]uint64, 0, n), t.refs...)
 		t.hashes = append(make([][16]byte, 0, n), t.hashes...)
+		t.sizes = append(make([]uint32, 0, n), t.sizes...)
 	}
 }
 
@@ -66,12 +73,21 @@ func (t *docTable) hash(iid uint32) [16]byte {
 	return t.hashes[iid]
 }
 
-// set stores document iid's id and content hash; ext is not empty and at
-// most MaxIDLen bytes (validID).
-func (t *docTable) set(iid uint32, ext string, hash [16]byte) {
+// size returns the shingle set size of document iid (0: unknown).
+func (t *docTable) size(iid uint32) int {
+	if int(iid) >= len(t.sizes) {
+		return 0
+	}
+	return int(t.sizes[iid])
+}
+
+// set stores document iid's id, content hash and shingle set size; ext is
+// not empty and at most MaxIDLen bytes (validID).
+func (t *docTable) set(iid uint32, ext string, hash [16]byte, size int) {
 	if int(iid) >= len(t.refs) {
 		t.refs = append(t.refs, make([]uint64, int(iid)+1-len(t.refs))...)
 		t.hashes = append(t.hashes, make([][16]byte, int(iid)+1-len(t.hashes))...)
+		t.sizes = append(t.sizes, make([]uint32, int(iid)+1-len(t.sizes))...)
 	}
 	t.remove(iid)
 	// An offset of 0 with length 0 would read as "no document": ids are
@@ -79,6 +95,9 @@ func (t *docTable) set(iid uint32, ext string, hash [16]byte) {
 	t.refs[iid] = uint64(len(t.arena))<<refLenBits | uint64(len(ext))
 	t.arena = append(t.arena, ext...)
 	t.hashes[iid] = hash
+	sz := uint32(min(max(size, 0), math.MaxUint32))
+	t.sizes[iid] = sz
+	t.maxSize = max(t.maxSize, sz)
 }
 
 // remove forgets document iid, rebuilding the arena once removed ids fill
@@ -88,7 +107,7 @@ func (t *docTable) remove(iid uint32) {
 		return
 	}
 	t.dead += int(t.refs[iid] & (1<<refLenBits - 1))
-	t.refs[iid], t.hashes[iid] = 0, [16]byte{}
+	t.refs[iid], t.hashes[iid], t.sizes[iid] = 0, [16]byte{}, 0
 	if t.dead >= rebuildMinDead && 2*t.dead >= len(t.arena) {
 		t.rebuild()
 	}

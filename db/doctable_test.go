@@ -14,6 +14,7 @@ func TestDocTableModel(t *testing.T) {
 	var tab docTable
 	tab.reserve(10)
 	model := map[uint32]string{}
+	sizes := map[uint32]int{}
 	type held struct{ s, want string }
 	var kept []held
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -25,8 +26,9 @@ func TestDocTableModel(t *testing.T) {
 			ext := fmt.Sprintf("doc-%d-%s", step, strings.Repeat("x", rng.IntN(MaxIDLen-20)))
 			var h [16]byte
 			h[0], h[1] = byte(step), byte(iid)
-			tab.set(iid, ext, h)
+			tab.set(iid, ext, h, step)
 			model[iid] = ext
+			sizes[iid] = step
 		default:
 			before := len(tab.arena)
 			tab.remove(iid)
@@ -34,6 +36,7 @@ func TestDocTableModel(t *testing.T) {
 				rebuilds++
 			}
 			delete(model, iid)
+			delete(sizes, iid)
 		}
 		if step%997 == 0 {
 			if s := tab.ext(iid); s != "" {
@@ -47,6 +50,9 @@ func TestDocTableModel(t *testing.T) {
 	for iid := range uint32(tab.len() + 5) {
 		if got, want := tab.ext(iid), model[iid]; got != want {
 			t.Fatalf("ext(%d) = %.20q, want %.20q", iid, got, want)
+		}
+		if tab.size(iid) != sizes[iid] || tab.maxSize < uint32(sizes[iid]) {
+			t.Fatalf("size(%d) = %d, want %d (max %d)", iid, tab.size(iid), sizes[iid], tab.maxSize)
 		}
 		if _, ok := model[iid]; !ok && tab.hash(iid) != [16]byte{} {
 			t.Fatalf("hash(%d) of a removed document is not zero", iid)

@@ -70,6 +70,9 @@ type ExportRecord struct {
 	Source      string `json:"source,omitempty"`
 	Size        int64  `json:"size"`
 	Words       int    `json:"words"`
+	// Shingles is the number of distinct shingles; absent when unknown
+	// (and in exports made before it was stored).
+	Shingles int `json:"shingles,omitempty"`
 	// Added is when the document was stored, RFC 3339 with nanoseconds.
 	Added string `json:"added"`
 	// Text is the document's stored text (see DB.Text), when the database
@@ -157,7 +160,7 @@ func newExportWriter(w io.Writer, p Params, docs int) (*exportWriter, error) {
 func (e *exportWriter) write(doc *Doc, fp []uint64, text *StoredText) error {
 	rec := ExportRecord{
 		ID: doc.ID, Fingerprint: FormatFingerprint(fp), ContentHash: hex.EncodeToString(doc.ContentHash[:]),
-		Source: doc.Source, Size: doc.Size, Words: doc.Words, Added: doc.Added.Format(time.RFC3339Nano),
+		Source: doc.Source, Size: doc.Size, Words: doc.Words, Shingles: doc.Shingles, Added: doc.Added.Format(time.RFC3339Nano),
 	}
 	if text != nil {
 		if !utf8.Valid(text.Text) {
@@ -372,7 +375,7 @@ func (rec *ExportRecord) batchDoc(k int) (Input, error) {
 	if err != nil {
 		return Input{}, fmt.Errorf("fingerprint: %w", err)
 	}
-	bd := Input{ID: rec.ID, Fingerprint: fp, Source: rec.Source, Size: rec.Size, Words: rec.Words}
+	bd := Input{ID: rec.ID, Fingerprint: fp, Source: rec.Source, Size: rec.Size, Words: rec.Words, Shingles: rec.Shingles}
 	hb, err := hex.DecodeString(rec.ContentHash)
 	if err != nil || len(hb) != len(bd.ContentHash) {
 		return Input{}, fmt.Errorf("content_hash %q: want %d hex bytes", rec.ContentHash, len(bd.ContentHash))
@@ -380,6 +383,9 @@ func (rec *ExportRecord) batchDoc(k int) (Input, error) {
 	copy(bd.ContentHash[:], hb)
 	if rec.Words < 0 {
 		return Input{}, fmt.Errorf("negative words %d", rec.Words)
+	}
+	if rec.Shingles < 0 {
+		return Input{}, fmt.Errorf("negative shingles %d", rec.Shingles)
 	}
 	if bd.Added, err = time.Parse(time.RFC3339Nano, rec.Added); err != nil {
 		return Input{}, fmt.Errorf("added: %w", err)

@@ -40,6 +40,9 @@ func FuzzDecodeDocRecord(f *testing.F) {
 	good := appendDocRecord(nil, &d)
 	f.Add(good)
 	f.Add(good[:len(good)-1])
+	d2 := d
+	d2.Shingles = 197
+	f.Add(appendDocRecord(nil, &d2)) // version 2
 	f.Add([]byte{1})
 	f.Add([]byte{2, 0})
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -23,29 +23,23 @@ const (
 	// and exact duplicates are found in memory). Open upgrades a format-1
 	// database in place unless it is read-only.
 	formatV2 = 2
-	// formatV3 adds stored texts: the text range ('t' keys: a document's
-	// text, compressed) and the meta record's keep_texts field. Only a
-	// database created with Options.KeepTexts is at format 3; one without
-	// texts is created at format 2, which builds that predate texts open.
-	// A build that does not know texts refuses a format-3 database, so
-	// that it never deletes a document and leaves its text behind.
+	// formatV3 adds stored texts (the text range, 't' keys: a document's
+	// text, compressed; the meta record's keep_texts field) and document
+	// records of version 2, which hold the number of distinct shingles. A
+	// build that does not know them refuses a format-3 database, so that it
+	// never deletes a document and leaves its text behind. A format-2
+	// database stays at format 2 (and writes version 1 records).
 	formatV3 = 3
 
-	// formatNewest is the newest format this build writes: a new database
-	// is created at formatV3 when it keeps texts, at formatV2 otherwise
-	// (formatFor).
+	// formatNewest is the newest format this build writes, the format of
+	// a new database (formatFor).
 	formatNewest = formatV3
 	// formatMinSupported is the oldest format this build opens.
 	formatMinSupported = formatV1
 )
 
 // formatFor returns the format a new database is created with.
-func formatFor(keepTexts bool) int {
-	if keepTexts {
-		return formatV3
-	}
-	return formatV2
-}
+func formatFor() int { return formatV3 }
 
 // metaRecord is the stored form of Params: JSON followed by a CRC-32C of
 // the JSON, so that a damaged record is detected, not misread. Fields added

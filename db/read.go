@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"runtime"
 	"slices"
 	"strings"
@@ -15,7 +16,9 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/fpdb/fpdb/index"
+	"github.com/fpdb/fpdb/internal/fingerprint"
 	"github.com/fpdb/fpdb/internal/keys"
+	"github.com/fpdb/fpdb/internal/minhash"
 )
 
 // Query fingerprints text and returns the stored documents whose estimated
@@ -36,7 +39,7 @@ func (d *DB) QueryReader(ctx context.Context, r io.Reader, opts QueryOptions) (*
 	if err != nil {
 		return nil, fmt.Errorf("fpdb: query: %w", err)
 	}
-	return d.search(ctx, res.FP, res.ContentHash, true, opts)
+	return d.search(ctx, d.textQuery(res), opts)
 }
 
 // QueryFingerprint is Query for a fingerprint computed elsewhere. No match
@@ -48,15 +51,64 @@ func (d *DB) QueryFingerprint(ctx context.Context, fp []uint64, opts QueryOption
 	if want := d.params.K / 64; len(fp) != want {
 		return nil, fmt.Errorf("fpdb: query: %w: %d bits, want K = %d", ErrBadFingerprint, 64*len(fp), d.params.K)
 	}
-	return d.search(ctx, fp, [16]byte{}, false, opts)
+	return d.search(ctx, query{fp: fp, size: opts.Shingles}, opts)
+}
+
+// query is what a search needs of the query document.
+type query struct {
+	fp      []uint64
+	hash    [16]byte
+	hasHash bool // hash is the query's content hash
+	size    int  // its shingle set size (0: unknown)
+}
+
+// searchThreshold returns the resemblance a search must find every
+// document at to answer o: Threshold, and with Containment the least
+// resemblance at which the largest stored document (the one that needs the
+// least) contains Containment of the query — less a margin for rounding:
+// the matches are then filtered exactly. none reports that no document can
+// match.
+func (d *DB) searchThreshold(q query, o QueryOptions) (r float64, none bool) {
+	r = o.Threshold
+	if o.Containment > 0 {
+		if d.docs.maxSize == 0 {
+			return 0, true
+		}
+		floor := minhash.ContainmentFloor(o.Containment, q.size, int(d.docs.maxSize))
+		if floor > 1+1e-9 {
+			return 0, true
+		}
+		r = max(r, min(floor-1e-9, 1))
+	}
+	return r, false
+}
+
+// textQuery returns the query of a fingerprinted text.
+func (d *DB) textQuery(res fingerprint.Result) query {
+	return query{fp: res.FP, hash: res.ContentHash, hasHash: true, size: setSize(res.Distinct, res.Words, d.params.ShingleWidth)}
 }
 
 func checkQuery(ctx context.Context, o QueryOptions) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := validThreshold(o.Threshold); err != nil {
-		return fmt.Errorf("fpdb: query: %w", err)
+	switch {
+	case o.Containment != 0:
+		if math.IsNaN(o.Containment) || o.Containment < 0 || o.Containment > 1 {
+			return fmt.Errorf("fpdb: query: %w: Containment %v is not in (0, 1]", ErrInvalidOptions, o.Containment)
+		}
+		if o.Threshold != 0 {
+			if err := validThreshold(o.Threshold); err != nil {
+				return fmt.Errorf("fpdb: query: %w", err)
+			}
+		}
+	default:
+		if err := validThreshold(o.Threshold); err != nil {
+			return fmt.Errorf("fpdb: query: %w", err)
+		}
+	}
+	if o.Shingles < 0 {
+		return fmt.Errorf("fpdb: query: %w: negative Shingles %d", ErrInvalidOptions, o.Shingles)
 	}
 	if o.Limit < 0 {
 		return fmt.Errorf("fpdb: query: negative limit %d", o.Limit)
@@ -64,14 +116,14 @@ func checkQuery(ctx context.Context, o QueryOptions) error {
 	return nil
 }
 
-func (d *DB) search(ctx context.Context, fp []uint64, hash [16]byte, hasHash bool, o QueryOptions) (*QueryResult, error) {
+func (d *DB) search(ctx context.Context, q query, o QueryOptions) (*QueryResult, error) {
 	if err := d.enter(ctx); err != nil {
 		return nil, err
 	}
 	defer d.leave()
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	res, err := d.searchLocked(ctx, fp, hash, hasHash, o, "")
+	res, err := d.searchLocked(ctx, q, o, "")
 	if err == nil {
 		d.metrics.query(&res.Stats)
 	}
@@ -80,10 +132,16 @@ func (d *DB) search(ctx context.Context, fp []uint64, hash [16]byte, hasHash boo
 
 // searchLocked runs a query; mu is held shared. Matches named skip are left
 // out (an add's own previous version).
-func (d *DB) searchLocked(ctx context.Context, fp []uint64, hash [16]byte, hasHash bool, o QueryOptions, skip string) (*QueryResult, error) {
+func (d *DB) searchLocked(ctx context.Context, q query, o QueryOptions, skip string) (*QueryResult, error) {
 	k := d.params.K
-	rh := index.Radius(k, o.Threshold)
-	hits, st, err := d.ix.Search(ctx, fp, rh, o.Plan)
+	if o.Containment > 0 && q.size == 0 {
+		return nil, fmt.Errorf("fpdb: query: %w: Containment needs the query's shingle count (QueryOptions.Shingles with a fingerprint)", ErrInvalidOptions)
+	}
+	r, none := d.searchThreshold(q, o)
+	if none {
+		return &QueryResult{Matches: []Match{}}, nil
+	}
+	hits, st, err := d.ix.Search(ctx, q.fp, index.Radius(k, r), o.Plan)
 	if err != nil {
 		return nil, fmt.Errorf("fpdb: query: %w", err)
 	}
@@ -94,12 +152,20 @@ func (d *DB) searchLocked(ctx context.Context, fp []uint64, hash [16]byte, hasHa
 		if ext == "" || ext == skip {
 			continue
 		}
-		res.Matches = append(res.Matches, Match{
+		m := Match{
 			ID:         ext,
 			Similarity: index.Similarity(k, h.Dist),
 			Hamming:    h.Dist,
-			Exact:      hasHash && d.docs.hash(h.ID) == hash,
-		})
+			Exact:      q.hasHash && d.docs.hash(h.ID) == q.hash,
+		}
+		if size := d.docs.size(h.ID); size > 0 && q.size > 0 {
+			m.QueryInDoc = minhash.Containment(m.Similarity, q.size, size)
+			m.DocInQuery = minhash.Containment(m.Similarity, size, q.size)
+		}
+		if m.Similarity < o.Threshold || o.Containment > 0 && !(m.QueryInDoc >= o.Containment) {
+			continue
+		}
+		res.Matches = append(res.Matches, m)
 	}
 	slices.SortFunc(res.Matches, func(a, b Match) int {
 		if a.Hamming != b.Hamming {
@@ -211,6 +277,13 @@ type Match struct {
 	// Exact reports that the content hashes are equal (the normalized texts
 	// are identical).
 	Exact bool
+	// QueryInDoc is the estimated share of the query found in the
+	// document (its containment in the document), from Similarity and the
+	// two shingle set sizes: R(|Q| + |D|) / ((1 + R)|Q|), at most 1.
+	// DocInQuery is the share of the document found in the query. Both are
+	// 0 when a size is unknown (a document or query given as a fingerprint
+	// without its shingle count).
+	QueryInDoc, DocInQuery float64
 }
 
 // Plan selects how a query finds its candidates: the planner's choice
@@ -244,11 +317,22 @@ const (
 
 // QueryOptions configure a query.
 type QueryOptions struct {
-	// Threshold is the minimum estimated resemblance, in (0, 1].
+	// Threshold is the minimum estimated resemblance, in (0, 1] (or 0
+	// with Containment).
 	Threshold float64
 	// Limit caps the number of matches returned (the closest first); 0
 	// means no limit.
 	Limit int
+	// Containment, when not 0, asks for the documents that contain at
+	// least this share of the query, in (0, 1]: those whose estimated
+	// Match.QueryInDoc is at least Containment (exactly those, with
+	// respect to the estimate), and whose Similarity is at least Threshold
+	// if Threshold is not 0. Documents of unknown size never match.
+	Containment float64
+	// Shingles is the query's number of distinct shingles, for
+	// QueryFingerprint (Query computes it): it gives matches their
+	// containment, and Containment needs it.
+	Shingles int
 	// Plan forces a plan; the zero value lets the planner choose. Forcing a
 	// probe plan that cannot be exact for the threshold is an error.
 	Plan Plan
@@ -315,7 +399,7 @@ func (d *DB) QueryMany(ctx context.Context, texts [][]byte, opts QueryOptions) (
 					return
 				}
 				d.mu.RLock()
-				out[i], err = d.searchLocked(ctx, res.FP, res.ContentHash, true, opts, "")
+				out[i], err = d.searchLocked(ctx, d.textQuery(res), opts, "")
 				d.mu.RUnlock()
 				if err != nil {
 					cancel(fmt.Errorf("%w (text %d)", err, i))

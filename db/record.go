@@ -6,14 +6,23 @@ import (
 	"time"
 )
 
-// docRecordVersion is the first byte of a document record.
-const docRecordVersion = 1
+// Document record versions, the first byte of a record. Version 2 (in
+// format 3 databases) adds the number of distinct shingles; a document
+// without one (Shingles 0) is written as version 1.
+const (
+	docRecordV1 = 1
+	docRecordV2 = 2
+)
 
 // appendDocRecord encodes the metadata of d (everything but the
 // fingerprint, which the index stores): version, ext id, content hash,
-// source, size, words, time added.
+// source, size, words, (version 2) distinct shingles, time added.
 func appendDocRecord(dst []byte, d *Doc) []byte {
-	dst = append(dst, docRecordVersion)
+	version := byte(docRecordV1)
+	if d.Shingles > 0 {
+		version = docRecordV2
+	}
+	dst = append(dst, version)
 	dst = binary.AppendUvarint(dst, uint64(len(d.ID)))
 	dst = append(dst, d.ID...)
 	dst = append(dst, d.ContentHash[:]...)
@@ -21,6 +30,9 @@ func appendDocRecord(dst []byte, d *Doc) []byte {
 	dst = append(dst, d.Source...)
 	dst = binary.AppendVarint(dst, d.Size)
 	dst = binary.AppendUvarint(dst, uint64(d.Words))
+	if version == docRecordV2 {
+		dst = binary.AppendUvarint(dst, uint64(d.Shingles))
+	}
 	dst = binary.AppendVarint(dst, d.Added.UnixNano())
 	return dst
 }
@@ -31,9 +43,10 @@ func decodeDocRecord(b []byte) (Doc, error) {
 	bad := func(what string) (Doc, error) {
 		return Doc{}, fmt.Errorf("%w: document record: bad %s", ErrCorrupt, what)
 	}
-	if len(b) == 0 || b[0] != docRecordVersion {
+	if len(b) == 0 || b[0] != docRecordV1 && b[0] != docRecordV2 {
 		return bad("version")
 	}
+	version := b[0]
 	b = b[1:]
 	str := func() (string, bool) {
 		n, k := binary.Uvarint(b)
@@ -66,12 +79,34 @@ func decodeDocRecord(b []byte) (Doc, error) {
 		return bad("words")
 	}
 	b = b[k:]
+	if version == docRecordV2 {
+		sh, k := binary.Uvarint(b)
+		if k <= 0 || sh == 0 || sh > 1<<62 {
+			return bad("shingles")
+		}
+		d.Shingles = int(sh)
+		b = b[k:]
+	}
 	added, k := binary.Varint(b)
 	if k <= 0 || k != len(b) {
 		return bad("time")
 	}
 	d.Size, d.Words, d.Added = size, int(words), time.Unix(0, added).UTC()
 	return d, nil
+}
+
+// setSize returns the shingle set size containment is estimated with for
+// a document of Shingles distinct shingles and Words words, with shingles
+// of w words: Shingles when known, else the number of shingles counted
+// with repeats (at least 1), else 0 (unknown: added by fingerprint).
+func setSize(shingles, words, w int) int {
+	switch {
+	case shingles > 0:
+		return shingles
+	case words > 0:
+		return max(words-w+1, 1)
+	}
+	return 0
 }
 
 // Doc is a stored document.
@@ -93,6 +128,11 @@ type Doc struct {
 	Size int64
 	// Words is the number of normalized words (0 when added by fingerprint).
 	Words int
+	// Shingles is the number of distinct shingles of the text, the set
+	// size containment is estimated with (see Match.QueryInDoc); 0 when
+	// unknown: added by fingerprint without it, or stored in a database
+	// of format 2 or older.
+	Shingles int
 	// Added is when the document was stored.
 	Added time.Time
 	// text is the stored value of the document's text (see textCodec) to

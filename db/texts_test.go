@@ -145,8 +145,8 @@ func TestTextRoundTrip(t *testing.T) {
 func TestNoTexts(t *testing.T) {
 	dir := t.TempDir()
 	d := openTest(t, dir, nil)
-	if p := d.Params(); p.KeepTexts || p.FormatVersion != formatV2 {
-		t.Fatalf("params %+v: want no texts at format 2", p)
+	if p := d.Params(); p.KeepTexts || p.FormatVersion != formatV3 {
+		t.Fatalf("params %+v: want no texts at format 3", p)
 	}
 	if _, err := d.Add(ctx, Input{ID: "a", Text: []byte(text(1, 100))}, nil); err != nil {
 		t.Fatal(err)
@@ -357,7 +357,7 @@ type oldMetaRecord struct {
 
 // TestOldMetaRecord: a meta record written before texts (no keep_texts
 // field) opens as a database without texts, and a database without texts
-// still writes exactly that record, so that older builds open it.
+// writes exactly that record (with its format version).
 func TestOldMetaRecord(t *testing.T) {
 	dir := t.TempDir()
 	d, err := Open(dir, nil)
@@ -381,13 +381,14 @@ func TestOldMetaRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	d = openTest(t, dir, nil)
-	if q := d.Params(); q.KeepTexts || q.FormatVersion != formatV2 {
+	if q := d.Params(); q.KeepTexts || q.FormatVersion != p.FormatVersion {
 		t.Fatalf("old meta opens as %+v", q)
 	}
 	wantNoText(t, d, "a", ErrNoText)
 
 	// keep_texts below format 3 is a damaged record.
-	bad := []byte(strings.Replace(string(b), `"format_version":2`, `"format_version":2,"keep_texts":true`, 1))
+	b2 := []byte(strings.Replace(string(b), fmt.Sprintf(`"format_version":%d`, p.FormatVersion), `"format_version":2`, 1))
+	bad := []byte(strings.Replace(string(b2), `"format_version":2`, `"format_version":2,"keep_texts":true`, 1))
 	bad = binary.LittleEndian.AppendUint32(bad, crc32.Checksum(bad, castagnoli))
 	if _, err := decodeMeta(bad); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("keep_texts at format 2: %v, want ErrCorrupt", err)

@@ -207,16 +207,24 @@ type jsonMatch struct {
 	Similarity float64 `json:"similarity"`
 	Hamming    int     `json:"hamming"`
 	Exact      bool    `json:"exact"`
+	// QueryInDoc and DocInQuery are the estimated containments (absent
+	// when a shingle count is unknown).
+	QueryInDoc float64 `json:"query_in_doc,omitempty"`
+	DocInQuery float64 `json:"doc_in_query,omitempty"`
 }
 
 // newJSONMatch returns the JSON form of m found for query.
 func newJSONMatch(query string, m db.Match) jsonMatch {
-	return jsonMatch{Query: query, ID: m.ID, Similarity: m.Similarity, Hamming: m.Hamming, Exact: m.Exact}
+	return jsonMatch{Query: query, ID: m.ID, Similarity: m.Similarity, Hamming: m.Hamming, Exact: m.Exact,
+		QueryInDoc: m.QueryInDoc, DocInQuery: m.DocInQuery}
 }
 
 // formatMatch returns the tab-separated text form of m, for a tabwriter.
 func formatMatch(m db.Match) string {
 	s := fmt.Sprintf("%s\tsimilarity %.3f\thamming %d", m.ID, m.Similarity, m.Hamming)
+	if m.QueryInDoc > 0 {
+		s += fmt.Sprintf("\tcontained %.3f", m.QueryInDoc)
+	}
 	if m.Exact {
 		s += "\texact"
 	}

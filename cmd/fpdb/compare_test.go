@@ -106,3 +106,30 @@ func TestCompareCommandErrors(t *testing.T) {
 	}
 	runFPDB(t, "", "--db", plain, "compare", a, a).mustCode(t, exitOK)
 }
+
+func TestQueryContainment(t *testing.T) {
+	dir := dbDir(t)
+	full := corpus + "bees.txt"
+	text, err := os.ReadFile(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runFPDB(t, "", "--db", dir, "add", full, corpus+"coffee.txt", corpus+"tides.txt").mustCode(t, exitOK)
+	// The first half of a stored text: little resemblance, fully contained.
+	words := strings.Fields(string(text))
+	half := strings.Join(words[:len(words)/2], " ")
+	runFPDB(t, half, "--db", dir, "query", "--threshold", "0.7", "-").mustCode(t, exitNoMatch)
+	r := runFPDB(t, half, "--db", dir, "query", "--containment", "0.9", "--json", "-").mustCode(t, exitOK)
+	ms := jsonLines(t, r.stdout)
+	if len(ms) != 1 || ms[0]["id"] != full || ms[0]["query_in_doc"].(float64) < 0.9 || ms[0]["similarity"].(float64) > 0.7 {
+		t.Fatalf("containment query: %v", ms)
+	}
+	if d := ms[0]["doc_in_query"].(float64); d < 0.3 || d > 0.7 {
+		t.Fatalf("share of the document in the half: %v", d)
+	}
+	// With --threshold too, both bounds hold.
+	runFPDB(t, half, "--db", dir, "query", "--containment", "0.9", "--threshold", "0.8", "-").mustCode(t, exitNoMatch)
+	for _, bad := range [][]string{{"--containment", "0"}, {"--containment", "1.5"}, {"--containment", "0.5", "--plan", "probe"}} {
+		runFPDB(t, half, append([]string{"--db", dir, "query"}, append(bad, "-")...)...).mustCode(t, exitFailure)
+	}
+}

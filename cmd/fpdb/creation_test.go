@@ -96,7 +96,7 @@ func TestNoTextsFlag(t *testing.T) {
 	dir := dbDir(t)
 	runFPDB(t, "", "--db", dir, "add", "--no-texts", corpus+"bees.txt").mustCode(t, exitOK)
 	st := cliStats(t, dir)
-	if st.KeepTexts || st.Texts != 0 || st.FormatVersion != 2 {
+	if st.KeepTexts || st.Texts != 0 || st.FormatVersion != 3 {
 		t.Fatalf("--no-texts: %+v", st)
 	}
 	if _, err := storedText(t, dir, corpus+"bees.txt"); !errors.Is(err, db.ErrNoText) {

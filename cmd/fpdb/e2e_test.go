@@ -166,7 +166,7 @@ func TestE2EAddOriginals(t *testing.T) {
 	// The exact copy: query lists the original as exact, with the same
 	// fingerprint.
 	r = exe(t, nil, "", "--db", dir, "query", "corpus/volcano-copy.txt").mustCode(t, exitOK)
-	if r.stdout != "corpus/volcano.txt  similarity 1.000  hamming 0  exact\n" {
+	if r.stdout != "corpus/volcano.txt  similarity 1.000  hamming 0  contained 1.000  exact\n" {
 		t.Errorf("query of the exact copy:\n%q", r.stdout)
 	}
 	r = exe(t, nil, "", "--db", dir, "query", "--json", "corpus/bees-edited.txt").mustCode(t, exitOK)
@@ -276,7 +276,7 @@ func TestE2EStdin(t *testing.T) {
 	}
 	exe(t, nil, string(text), "--db", dir, "add", "--id", "light", "-").mustCode(t, exitOK)
 	r := exe(t, nil, string(text), "--db", dir, "query", "-").mustCode(t, exitOK)
-	if r.stdout != "light  similarity 1.000  hamming 0  exact\n" {
+	if r.stdout != "light  similarity 1.000  hamming 0  contained 1.000  exact\n" {
 		t.Errorf("query -: %q", r.stdout)
 	}
 	exe(t, nil, "", "--db", dir, "add", "-").mustCode(t, exitFailure)

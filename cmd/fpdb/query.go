@@ -21,6 +21,7 @@ import (
 type queryOptions struct {
 	*globalOptions
 	threshold float64
+	contained float64
 	limit     int
 	json      bool
 	plan      string
@@ -30,6 +31,8 @@ type queryOptions struct {
 	paths     []string
 	tauSet    bool // --tau was given
 	recallSet bool // --recall was given
+
+	containSet, thresholdSet bool // --containment, --threshold were given
 
 	exclude, include []string
 	follow           bool
@@ -68,8 +71,10 @@ files, databases and, unless --follow, symbolic links; --exclude and
 it is opened once for all the inputs.
 
 Output for a single file or -: one line per match,
-"ID  similarity 0.906  hamming 24  exact" ("exact" when the normalized texts
-are identical); nothing when there is no match.
+"ID  similarity 0.906  hamming 24  contained 0.950  exact" ("contained": the
+estimated share of the input found in the document, shown when the sizes
+are known; "exact" when the normalized texts are identical); nothing when
+there is no match.
 
 Output for several PATHs or a directory: one tab-separated line per match,
 grouped by input in the order the inputs were given (or walked), each
@@ -84,7 +89,21 @@ Go-quoted).
 
 With --json, one JSON object per match, whatever the number of inputs:
 
-  {"query": "PATH", "id": "ID", "similarity": 0.906, "hamming": 24, "exact": true}
+  {"query": "PATH", "id": "ID", "similarity": 0.906, "hamming": 24, "exact": true,
+   "query_in_doc": 0.95, "doc_in_query": 0.91}
+
+("query_in_doc": the estimated share of the input found in the document;
+"doc_in_query": of the document found in the input; absent when a size is
+unknown, for documents added as fingerprints).
+
+--containment C lists the documents that contain at least C of the input
+(query_in_doc ≥ C, estimated from the resemblance and the two texts' numbers
+of distinct shingles: R(|Q| + |D|) / ((1 + R)|Q|)), whatever their
+resemblance: half of a stored text scores about 0.5 resemblance but 1.0
+containment. The answer is exactly what a scan of that estimate returns; the
+search runs at the resemblance the largest stored document needs, so it
+costs as much as a query at that threshold. --threshold applies as well only
+when given. It works with --plan auto and scan.
 
 --explain prints how each query ran (plan, Hamming radius, minimum group
 hits, probes, postings read, candidates, fingerprints verified, elapsed time)
@@ -119,6 +138,7 @@ Exit status (as grep's):
   3  an input could not be read or fingerprinted (wins over 0 and 1)`,
 		Example: `  fpdb query draft.txt
   fpdb query --threshold 0.9 --limit 5 --json draft.txt
+  fpdb query --containment 0.8 new-proposal.txt
   fpdb query --plan probe --explain draft.txt
   fpdb query --plan approx --recall 0.999 --explain draft.txt
   fpdb query --threshold 0.9 incoming/ | awk -F'\t' '{ print $1 }' | sort -u
@@ -137,11 +157,14 @@ Exit status (as grep's):
 			o.paths = args
 			o.tauSet = cmd.Flags().Changed("tau")
 			o.recallSet = cmd.Flags().Changed("recall")
+			o.containSet = cmd.Flags().Changed("containment")
+			o.thresholdSet = cmd.Flags().Changed("threshold")
 			return o.run(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	f := cmd.Flags()
 	f.Float64Var(&o.threshold, "threshold", defaultThreshold, "minimum resemblance `R` of a match, in (0, 1]")
+	f.Float64Var(&o.contained, "containment", 0, "list the documents containing at least `C` of the input (estimated share of its shingles), in (0, 1]; with it --threshold applies only when given")
 	f.IntVar(&o.limit, "limit", 0, "print at most `N` matches per input, the closest (0: all)")
 	f.BoolVar(&o.json, "json", false, "print JSON lines")
 	f.StringVar(&o.plan, "plan", "auto", "query `PLAN`: "+strings.Join(planNames[:len(planNames)-1], ", ")+" or "+planNames[len(planNames)-1])
@@ -266,6 +289,14 @@ func (o *queryOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr 
 	if err := checkThreshold(o.threshold); err != nil {
 		return err
 	}
+	if o.containSet {
+		if !(o.contained > 0 && o.contained <= 1) {
+			return usageError(&flagValueError{flag: "containment", value: fmt.Sprint(o.contained), reason: "must be in (0, 1]"})
+		}
+		if o.plan == "probe" || o.plan == "approx" || o.tauSet {
+			return usageErrorf("--containment works with --plan auto or scan (its resemblance floor depends on each document's size)")
+		}
+	}
 	if o.limit < 0 {
 		return usageErrorf("invalid --limit %d: must not be negative", o.limit)
 	}
@@ -312,6 +343,12 @@ func (o *queryOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr 
 	}
 
 	qo := db.QueryOptions{Threshold: o.threshold, Limit: o.limit, Plan: plan}
+	if o.containSet {
+		qo.Containment = o.contained
+		if !o.thresholdSet {
+			qo.Threshold = 0
+		}
+	}
 	enc := newJSONEncoder(stdout)
 	matched := 0
 	var last error

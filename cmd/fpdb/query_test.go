@@ -120,7 +120,7 @@ func TestQueryMany(t *testing.T) {
 
 	// One input: today's format, unchanged.
 	r = runFPDB(t, "", "--db", dir, "query", corpus+"coffee.txt").mustCode(t, exitOK)
-	if r.stdout != "testdata/corpus/coffee.txt  similarity 1.000  hamming 0  exact\n" {
+	if r.stdout != "testdata/corpus/coffee.txt  similarity 1.000  hamming 0  contained 1.000  exact\n" {
 		t.Errorf("query of one file: %q", r.stdout)
 	}
 	r = runFPDB(t, "", "--db", dir, "query", "--json", "--explain", corpus+"coffee.txt").mustCode(t, exitOK)

@@ -90,6 +90,9 @@ type Result struct {
 	// repeats included: Words−ShingleWidth+1, or 1 for a document with
 	// fewer than ShingleWidth words.
 	Shingles int
+	// Distinct is the number of distinct shingles (exact up to
+	// MaxDistinct), the set size that containment is estimated with.
+	Distinct int
 }
 
 // hashBufSize is how many bytes of normalized text are gathered before they
@@ -106,6 +109,7 @@ type Builder struct {
 	sha       hash.Hash
 	text      []byte // normalized text not yet written to sha
 	shingles  int
+	distinct  distinctSet
 	onWord    func([]byte)
 	onShingle func(uint64)
 	rd        bytes.Reader
@@ -154,6 +158,7 @@ func (b *Builder) word(w []byte) {
 func (b *Builder) shingle(h uint64) {
 	b.mh.Add(h)
 	b.shingles++
+	b.distinct.add(h)
 }
 
 // FromReader reads r to EOF and returns the fingerprint of its text,
@@ -174,6 +179,7 @@ func (b *Builder) Read(r io.Reader, f normalize.Format) (Result, error) {
 	b.sha.Reset()
 	b.text = b.text[:0]
 	b.shingles = 0
+	b.distinct.reset()
 	if err := b.tok.Words(r, b.onWord); err != nil {
 		return Result{}, fmt.Errorf("fingerprint: %w", err)
 	}
@@ -181,7 +187,7 @@ func (b *Builder) Read(r io.Reader, f normalize.Format) (Result, error) {
 	if words == 0 {
 		return Result{}, ErrNoWords
 	}
-	res := Result{FP: make([]uint64, b.p.K/64), Words: words, Shingles: b.shingles}
+	res := Result{FP: make([]uint64, b.p.K/64), Words: words, Shingles: b.shingles, Distinct: b.distinct.count()}
 	b.mh.Fingerprint(res.FP)
 	b.sha.Write(b.text)
 	var sum [sha256.Size]byte

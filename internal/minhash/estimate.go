@@ -21,3 +21,22 @@ func Radius(k int, r float64) int {
 	}
 	return h
 }
+
+// Containment returns the estimated share of a set A of a elements found
+// in a set B of b elements, from their estimated resemblance r:
+// |A ∩ B| / |A| = r(a + b) / ((1 + r)·a), which follows from
+// r = |A ∩ B| / |A ∪ B| and |A ∪ B| = a + b − |A ∩ B|. It is clamped to
+// [0, 1] (0 for r ≤ 0 or a ≤ 0).
+func Containment(r float64, a, b int) float64 {
+	if r <= 0 || a <= 0 {
+		return 0
+	}
+	return min(r*float64(a+b)/((1+r)*float64(a)), 1)
+}
+
+// ContainmentFloor returns the least resemblance r at which
+// Containment(r, a, b) reaches c: c·a / (a(1 − c) + b). It grows with a
+// and falls as b grows: a larger B needs less resemblance to contain A.
+func ContainmentFloor(c float64, a, b int) float64 {
+	return c * float64(a) / (float64(a)*(1-c) + float64(b))
+}

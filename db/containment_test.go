@@ -1,0 +1,266 @@
+package db
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fpdb/fpdb/internal/evidence"
+	"github.com/fpdb/fpdb/internal/fingerprint"
+	"github.com/fpdb/fpdb/internal/keys"
+	"github.com/fpdb/fpdb/internal/minhash"
+	"github.com/fpdb/fpdb/internal/normalize"
+)
+
+// containmentCorpus adds n documents of very different sizes built from a
+// few shared passages, and returns their texts by id.
+func containmentCorpus(t *testing.T, d *DB, rng *rand.Rand, n int) map[string]string {
+	t.Helper()
+	word := func() string { return fmt.Sprintf("w%d", rng.IntN(5000)) }
+	passage := func(n int) string {
+		ws := make([]string, n)
+		for i := range ws {
+			ws[i] = word()
+		}
+		return strings.Join(ws, " ")
+	}
+	shared := make([]string, 6)
+	for i := range shared {
+		shared[i] = passage(50 + rng.IntN(400))
+	}
+	texts := map[string]string{}
+	for i := range n {
+		var parts []string
+		for range 1 + rng.IntN(5) {
+			if rng.IntN(3) > 0 {
+				parts = append(parts, shared[rng.IntN(len(shared))])
+			} else {
+				parts = append(parts, passage(1+rng.IntN([]int{20, 300, 3000}[rng.IntN(3)])))
+			}
+		}
+		id := fmt.Sprintf("doc-%03d", i)
+		texts[id] = strings.Join(parts, "\n")
+		if _, err := d.Add(ctx, Input{ID: id, Text: []byte(texts[id])}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return texts
+}
+
+// TestContainmentQueryOracle checks that a containment query returns
+// exactly the documents a scan of the same estimate returns, for every
+// plan, with and without a threshold.
+func TestContainmentQueryOracle(t *testing.T) {
+	d := openTest(t, t.TempDir(), nil)
+	rng := rand.New(rand.NewPCG(5, 6))
+	texts := containmentCorpus(t, d, rng, 150)
+	b, err := fingerprint.NewBuilder(d.fpParams())
+	if err != nil {
+		t.Fatal(err)
+	}
+	type stored struct {
+		fp   []uint64
+		size int
+	}
+	all := map[string]stored{}
+	for id := range texts {
+		doc, err := d.Get(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if doc.Shingles <= 0 {
+			t.Fatalf("%s: no shingle count stored", id)
+		}
+		all[id] = stored{doc.Fingerprint, doc.Shingles}
+	}
+	ids := slices.Sorted(func(yield func(string) bool) {
+		for id := range texts {
+			if !yield(id) {
+				return
+			}
+		}
+	})
+	checked := 0
+	for qi := range 25 {
+		qtext := texts[ids[rng.IntN(len(ids))]]
+		if qi%3 == 0 { // a part of a document
+			ws := strings.Fields(qtext)
+			lo := rng.IntN(len(ws))
+			qtext = strings.Join(ws[lo:lo+1+rng.IntN(len(ws)-lo)], " ")
+		}
+		res, err := b.FromBytes([]byte(qtext))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []float64{0.3, 0.6, 0.9, 1} {
+			for _, thr := range []float64{0, 0.5} {
+				var want []string
+				for _, id := range ids {
+					s := all[id]
+					h := 0
+					for i := range s.fp {
+						h += bits.OnesCount64(s.fp[i] ^ res.FP[i])
+					}
+					r := minhash.Similarity(d.params.K, h)
+					if minhash.Containment(r, res.Distinct, s.size) >= c && r >= thr {
+						want = append(want, id)
+					}
+				}
+				for _, plan := range []Plan{{Kind: PlanAuto}, {Kind: PlanScan}} {
+					qr, err := d.Query(ctx, []byte(qtext), QueryOptions{Containment: c, Threshold: thr, Plan: plan})
+					if err != nil {
+						t.Fatal(err)
+					}
+					var got []string
+					for _, m := range qr.Matches {
+						got = append(got, m.ID)
+						if m.QueryInDoc < c || m.Similarity < thr {
+							t.Fatalf("match %+v below the bounds %v %v", m, c, thr)
+						}
+					}
+					slices.Sort(got)
+					if !slices.Equal(got, want) {
+						t.Fatalf("query %d containment %v threshold %v plan %v: got %v, want %v", qi, c, thr, plan.Kind, got, want)
+					}
+					checked += len(got)
+				}
+			}
+		}
+	}
+	if checked < 100 {
+		t.Fatalf("only %d matches checked", checked)
+	}
+	t.Logf("%d containment matches equal the oracle's", checked)
+}
+
+// TestContainmentEstimate checks the estimated containment of matches
+// against the exact containment of the shingle sets: within 3 standard
+// errors (from the variance (1 − R²)/K of the resemblance estimate) for
+// planted sections of larger texts and for the Debian corpus's pairs.
+func TestContainmentEstimate(t *testing.T) {
+	d := openTest(t, t.TempDir(), nil)
+	rng := rand.New(rand.NewPCG(7, 8))
+	type pair struct{ query, doc string }
+	var pairs []pair
+	texts := map[string]string{}
+	// Planted: a section of every size in a larger text.
+	for i := range 60 {
+		ws := make([]string, 200+rng.IntN(3000))
+		for j := range ws {
+			ws[j] = fmt.Sprintf("v%d", rng.IntN(20000))
+		}
+		id := fmt.Sprintf("big-%02d", i)
+		texts[id] = strings.Join(ws, " ")
+		lo := rng.IntN(len(ws) / 2)
+		pairs = append(pairs, pair{strings.Join(ws[lo:lo+len(ws)/(2+rng.IntN(8))], " "), id})
+	}
+	// The Debian corpus: each document against its stored near duplicates.
+	corpusDocs := filepath.Join("..", "..", "shared", "corpus", "debian", "docs")
+	if names, err := os.ReadDir(corpusDocs); err == nil {
+		for _, e := range names[:min(len(names), 400)] {
+			b, err := os.ReadFile(filepath.Join(corpusDocs, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			texts["debian/"+e.Name()] = string(b)
+		}
+	} else {
+		t.Logf("corpus not available (%v): planted pairs only", err)
+	}
+	for id, text := range texts {
+		if _, err := d.Add(ctx, Input{ID: id, Text: []byte(text)}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for id, text := range texts {
+		if strings.HasPrefix(id, "debian/") {
+			pairs = append(pairs, pair{text, ""}) // "": every match
+		}
+	}
+	p := d.fpParams()
+	outside, n := 0, 0
+	for _, pr := range pairs {
+		qr, err := d.Query(ctx, []byte(pr.query), QueryOptions{Threshold: 0.3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		qa, err := evidence.Analyze(p, []byte(pr.query), normalize.FormatText, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range qr.Matches {
+			if pr.doc != "" && m.ID != pr.doc || m.Similarity >= 1 {
+				continue
+			}
+			db, err := evidence.Analyze(p, []byte(texts[m.ID]), normalize.FormatText, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := evidence.Compare(qa, db, evidence.Options{MinWords: 1 << 30})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The standard error of the estimate at the exact resemblance.
+			a, b := float64(c.A.Shingles), float64(c.B.Shingles)
+			r := c.Jaccard
+			se := (a + b) / (a * (1 + r) * (1 + r)) * math.Sqrt((1-r*r)/float64(p.K))
+			if math.Abs(m.QueryInDoc-c.ContainedA) > 3*se+1e-9 {
+				outside++
+				t.Logf("%s: estimated containment %.3f, exact %.3f, 3 SE %.3f", m.ID, m.QueryInDoc, c.ContainedA, 3*se)
+			}
+			n++
+		}
+	}
+	if n < 50 {
+		t.Fatalf("only %d matches", n)
+	}
+	// 3 standard errors hold 99.7 % of a normal estimate.
+	if float64(outside) > 0.01*float64(n)+1 {
+		t.Fatalf("%d of %d containment estimates are beyond 3 standard errors", outside, n)
+	}
+	t.Logf("%d of %d containment estimates beyond 3 standard errors", outside, n)
+}
+
+// TestFormat2Sizes: a format-2 database writes version-1 document records
+// (no shingle count, which older builds cannot read) and estimates
+// containment from the number of words.
+func TestFormat2Sizes(t *testing.T) {
+	dir := t.TempDir()
+	d, err := Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := d.params
+	p.FormatVersion = formatV2
+	pset(t, d, keys.Meta(), encodeMeta(p))
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d = openTest(t, dir, nil)
+	if d.Params().FormatVersion != formatV2 {
+		t.Fatalf("format %d", d.Params().FormatVersion)
+	}
+	text := strings.Repeat("one two three four five six seven ", 3) + "eight nine ten"
+	if _, err := d.Add(ctx, Input{ID: "a", Text: []byte(text)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := d.Get(ctx, "a")
+	if err != nil || doc.Shingles != 0 || doc.Words != 24 {
+		t.Fatalf("doc %+v, %v", doc, err)
+	}
+	res, err := d.Query(ctx, []byte(text), QueryOptions{Threshold: 1})
+	if err != nil || len(res.Matches) != 1 {
+		t.Fatalf("query: %+v, %v", res, err)
+	}
+	// The query's own count is exact (10 distinct shingles), the stored
+	// one counts repeats (24 − 4 + 1 = 21): R = 1 gives (10 + 21) / 20.
+	if m := res.Matches[0]; m.QueryInDoc != 1 || m.DocInQuery != 31.0/42 {
+		t.Fatalf("containments %v %v", m.QueryInDoc, m.DocInQuery)
+	}
+}
