@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/fpdb/fpdb/index"
+	"github.com/fpdb/fpdb/internal/bitvec"
 )
 
 // Pair is two stored documents whose estimated resemblance is at least the
@@ -96,9 +97,11 @@ type pairsSnapshot struct {
 	fps  *index.Snapshot
 	ext  []string   // by snapshot position
 	hash [][16]byte // by snapshot position
-	// added is when each document was added (Doc.Added, Unix ns), read
-	// only for Clusters' KeepOldest.
+	// added is when each document was added (Doc.Added, Unix ns) and
+	// words its number of words, read only for Clusters' policies that
+	// need them.
 	added []int64
+	words []int
 }
 
 func (d *DB) pairsSnapshot(ctx context.Context, o PairsOptions, withAdded bool) (*pairsSnapshot, error) {
@@ -125,13 +128,14 @@ func (d *DB) pairsSnapshot(ctx context.Context, o PairsOptions, withAdded bool) 
 	d.mu.RUnlock()
 	defer snap.Close()
 	s.added = make([]int64, n)
+	s.words = make([]int, n)
 	p := 0
 	_, err := eachRecord(ctx, snap, func(iid uint32, doc *Doc) error {
 		for p < n && s.fps.ID(p) < iid {
 			p++
 		}
 		if p < n && s.fps.ID(p) == iid {
-			s.added[p] = doc.Added.UnixNano()
+			s.added[p], s.words[p] = doc.Added.UnixNano(), doc.Words
 		}
 		return nil
 	})
@@ -180,6 +184,34 @@ const (
 	KeepOldest
 	// KeepFirst keeps the document whose id sorts first (byte order).
 	KeepFirst
+	// KeepNewest keeps the document added last (on a tie, the one stored
+	// last).
+	KeepNewest
+	// KeepLongest keeps the document with the most words (on a tie, the
+	// one stored first).
+	KeepLongest
+	// KeepShortest keeps the document with the fewest words (on a tie,
+	// the one stored first).
+	KeepShortest
+)
+
+// ClusterMode says how Clusters groups near duplicates.
+type ClusterMode int
+
+// Cluster modes.
+const (
+	// ClusterComponents makes every connected component of the pair graph
+	// a cluster: members may be linked only through a chain of near
+	// duplicates.
+	ClusterComponents ClusterMode = iota
+	// ClusterCenters makes clusters that do not chain (star clustering):
+	// documents are taken in the Keep policy's order (storing order under
+	// KeepNone); one that is in no cluster yet becomes a center, and its
+	// near duplicates that are in no cluster yet join it, nearest first,
+	// up to MaxSize members. Every member is then within the threshold of
+	// its center. A center none of whose near duplicates is left makes no
+	// cluster (it is kept, as a document without near duplicates is).
+	ClusterCenters
 )
 
 // Cluster is a group of near-duplicate documents: a connected component of
@@ -192,16 +224,30 @@ type Cluster struct {
 	// Pairs is the number of near-duplicate pairs inside the cluster.
 	Pairs int
 	// Keep is the member to keep under the policy, and Drop the others
-	// (in the order stored); both empty under KeepNone.
+	// (in the order stored); both empty under KeepNone, except that a
+	// ClusterCenters cluster keeps its center.
 	Keep string
 	Drop []string
+	// Center is the member the others were compared with for Cohesion: the
+	// center under ClusterCenters, else Keep, else the first stored.
+	Center string
+	// Cohesion is the least estimated resemblance of a member to Center
+	// (1 for identical fingerprints). Below the threshold, the cluster
+	// chains: some members resemble the center only through others.
+	Cohesion float64
 }
 
 // ClusterOptions configure Clusters.
 type ClusterOptions struct {
 	PairsOptions
-	// Keep chooses the member to keep in each cluster.
+	// Keep chooses the member to keep in each cluster (and, under
+	// ClusterCenters, the order in which documents become centers).
 	Keep Keep
+	// Mode is ClusterComponents (the default) or ClusterCenters.
+	Mode ClusterMode
+	// MaxSize caps the members of a ClusterCenters cluster, its center
+	// included (0: no cap; 1 is refused).
+	MaxSize int
 }
 
 // Clusters groups the stored documents into clusters of near duplicates
@@ -209,75 +255,74 @@ type ClusterOptions struct {
 // without any near duplicate are in no cluster). Clusters are sorted by
 // size, largest first, then by their first member's id.
 func (d *DB) Clusters(ctx context.Context, o ClusterOptions) (_ []Cluster, _ PairsStats, err error) {
-	if o.Keep < KeepNone || o.Keep > KeepFirst {
-		return nil, PairsStats{}, fmt.Errorf("fpdb: clusters: unknown keep policy %d", o.Keep)
+	switch {
+	case o.Keep < KeepNone || o.Keep > KeepShortest:
+		return nil, PairsStats{}, fmt.Errorf("fpdb: clusters: %w: unknown keep policy %d", ErrInvalidOptions, o.Keep)
+	case o.Mode != ClusterComponents && o.Mode != ClusterCenters:
+		return nil, PairsStats{}, fmt.Errorf("fpdb: clusters: %w: unknown mode %d", ErrInvalidOptions, o.Mode)
+	case o.MaxSize < 0 || o.MaxSize == 1:
+		return nil, PairsStats{}, fmt.Errorf("fpdb: clusters: %w: MaxSize %d (want 0 or at least 2)", ErrInvalidOptions, o.MaxSize)
+	case o.MaxSize > 0 && o.Mode != ClusterCenters:
+		return nil, PairsStats{}, fmt.Errorf("fpdb: clusters: %w: MaxSize needs ClusterCenters (a connected component cannot be cut)", ErrInvalidOptions)
 	}
-	ctx, s, end, err := d.beginPairs(ctx, o.PairsOptions, o.Keep == KeepOldest)
+	records := o.Keep != KeepNone && o.Keep != KeepFirst
+	ctx, s, end, err := d.beginPairs(ctx, o.PairsOptions, records)
 	if err != nil {
 		return nil, PairsStats{}, err
 	}
 	defer end(&err)
-	n := s.fps.Len()
-	parent := make([]int32, n)
-	for i := range parent {
-		parent[i] = int32(i)
-	}
-	find := func(x int32) int32 {
-		for parent[x] != x {
-			parent[x] = parent[parent[x]]
-			x = parent[x]
-		}
-		return x
-	}
-	var ends []int32 // one end of each pair
-	st, err := s.run(ctx, o.PairsOptions, func(pa, pb, _ int) error {
-		a, b := find(int32(pa)), find(int32(pb))
-		if a != b {
-			// Union by position: the smaller root wins, for determinism.
-			if b < a {
-				a, b = b, a
-			}
-			parent[b] = a
-		}
-		ends = append(ends, int32(pa))
+	var edges []clusterEdge
+	st, err := s.run(ctx, o.PairsOptions, func(a, b, dist int) error {
+		edges = append(edges, clusterEdge{int32(a), int32(b), int32(dist)})
 		return nil
 	})
 	if err != nil {
 		return nil, st, err
 	}
-	edges := make(map[int32]int) // pairs per root
-	for _, e := range ends {
-		edges[find(e)]++
+	var groups [][]int32 // members by snapshot position, in storing order
+	var centers []int32  // under ClusterCenters
+	if o.Mode == ClusterCenters {
+		groups, centers = s.centerGroups(edges, o)
+	} else {
+		groups = componentGroups(s.fps.Len(), edges)
 	}
-	members := map[int32][]int32{}
-	for p := range int32(n) {
-		r := find(p)
-		if r != p || edges[r] > 0 {
-			members[r] = append(members[r], p)
+	of := make(map[int32]int, 2*len(edges)) // cluster of each member
+	for i, g := range groups {
+		for _, p := range g {
+			of[p] = i
 		}
 	}
-	out := make([]Cluster, 0, len(members))
-	for r, ps := range members {
-		c := Cluster{Pairs: edges[r]}
+	pairs := make([]int, len(groups))
+	for _, e := range edges {
+		if ca, ok := of[e.a]; ok {
+			if cb, ok := of[e.b]; ok && ca == cb {
+				pairs[ca]++
+			}
+		}
+	}
+	out := make([]Cluster, 0, len(groups))
+	for i, ps := range groups {
+		c := Cluster{Pairs: pairs[i]}
 		for _, p := range ps {
 			c.IDs = append(c.IDs, s.ext[p])
 		}
-		keep := -1
-		switch o.Keep {
-		case KeepFirst:
+		keep := -1 // index in ps
+		switch {
+		case o.Mode == ClusterCenters:
+			keep = slices.Index(ps, centers[i])
+		case o.Keep != KeepNone:
 			keep = 0
-			for i, id := range c.IDs {
-				if id < c.IDs[keep] {
-					keep = i
+			for j := range ps {
+				if s.before(ps[j], ps[keep], o.Keep) {
+					keep = j
 				}
 			}
-		case KeepOldest:
-			keep = 0 // members are in storing order: the first wins a tie
-			for i, p := range ps {
-				if s.added[p] < s.added[ps[keep]] {
-					keep = i
-				}
-			}
+		}
+		center := max(keep, 0)
+		c.Center = c.IDs[center]
+		c.Cohesion = 1
+		for _, p := range ps {
+			c.Cohesion = min(c.Cohesion, index.Similarity(s.k, bitvec.Hamming(s.fps.Fingerprint(int(p)), s.fps.Fingerprint(int(ps[center])))))
 		}
 		if keep >= 0 {
 			c.Keep = c.IDs[keep]
@@ -292,4 +337,131 @@ func (d *DB) Clusters(ctx context.Context, o ClusterOptions) (_ []Cluster, _ Pai
 		return cmp.Compare(a.IDs[0], b.IDs[0])
 	})
 	return out, st, nil
+}
+
+// clusterEdge is a pair of snapshot positions (a < b) and their distance.
+type clusterEdge struct{ a, b, dist int32 }
+
+// before reports whether the document at snapshot position p comes before
+// the one at q in the order of policy k (the one it keeps first). Ties go
+// to the one stored first (the lower position), except under KeepNewest.
+func (s *pairsSnapshot) before(p, q int32, k Keep) bool {
+	switch k {
+	case KeepOldest:
+		return s.added[p] < s.added[q] || s.added[p] == s.added[q] && p < q
+	case KeepNewest:
+		return s.added[p] > s.added[q] || s.added[p] == s.added[q] && p > q
+	case KeepFirst:
+		return s.ext[p] < s.ext[q] || s.ext[p] == s.ext[q] && p < q
+	case KeepLongest:
+		return s.words[p] > s.words[q] || s.words[p] == s.words[q] && p < q
+	case KeepShortest:
+		return s.words[p] < s.words[q] || s.words[p] == s.words[q] && p < q
+	}
+	return p < q
+}
+
+// componentGroups returns the connected components of the pair graph with
+// at least one edge, each in storing order (union-find; the smaller root
+// wins, for determinism).
+func componentGroups(n int, edges []clusterEdge) [][]int32 {
+	parent := make([]int32, n)
+	for i := range parent {
+		parent[i] = int32(i)
+	}
+	find := func(x int32) int32 {
+		for parent[x] != x {
+			parent[x] = parent[parent[x]]
+			x = parent[x]
+		}
+		return x
+	}
+	linked := make([]bool, n)
+	for _, e := range edges {
+		a, b := find(e.a), find(e.b)
+		if b < a {
+			a, b = b, a
+		}
+		parent[b] = a
+		linked[e.a], linked[e.b] = true, true
+	}
+	index := map[int32]int{}
+	var groups [][]int32
+	for p := range int32(n) {
+		if !linked[p] {
+			continue
+		}
+		r := find(p)
+		i, ok := index[r]
+		if !ok {
+			i = len(groups)
+			index[r] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], p)
+	}
+	return groups
+}
+
+// centerGroups returns the ClusterCenters clusters (members in storing
+// order) and their centers.
+func (s *pairsSnapshot) centerGroups(edges []clusterEdge, o ClusterOptions) ([][]int32, []int32) {
+	type nb struct{ p, dist int32 }
+	adj := map[int32][]nb{}
+	for _, e := range edges {
+		adj[e.a] = append(adj[e.a], nb{e.b, e.dist})
+		adj[e.b] = append(adj[e.b], nb{e.a, e.dist})
+	}
+	order := make([]int32, 0, len(adj))
+	for p := range adj {
+		order = append(order, p)
+	}
+	slices.SortFunc(order, func(p, q int32) int {
+		switch {
+		case p == q:
+			return 0
+		case s.before(p, q, o.Keep):
+			return -1
+		}
+		return 1
+	})
+	taken := make(map[int32]bool, len(adj))
+	var groups [][]int32
+	var centers []int32
+	for _, c := range order {
+		if taken[c] {
+			continue
+		}
+		var free []nb
+		for _, x := range adj[c] {
+			if !taken[x.p] {
+				free = append(free, x)
+			}
+		}
+		if len(free) == 0 {
+			continue
+		}
+		slices.SortFunc(free, func(x, y nb) int {
+			if d := cmp.Compare(x.dist, y.dist); d != 0 {
+				return d
+			}
+			if s.before(x.p, y.p, o.Keep) {
+				return -1
+			}
+			return 1
+		})
+		if o.MaxSize > 0 && len(free) > o.MaxSize-1 {
+			free = free[:o.MaxSize-1]
+		}
+		g := []int32{c}
+		taken[c] = true
+		for _, x := range free {
+			g = append(g, x.p)
+			taken[x.p] = true
+		}
+		slices.Sort(g)
+		groups = append(groups, g)
+		centers = append(centers, c)
+	}
+	return groups, centers
 }

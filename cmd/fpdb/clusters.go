@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/fpdb/fpdb/db"
@@ -16,6 +17,8 @@ type clustersOptions struct {
 	threshold float64
 	json      bool
 	keep      string
+	centers   bool
+	maxSize   int
 }
 
 // jsonCluster is the JSON form of a cluster.
@@ -26,7 +29,14 @@ type jsonCluster struct {
 	IDs     []string `json:"ids"`
 	Keep    string   `json:"keep,omitempty"`
 	Drop    []string `json:"drop,omitempty"`
+	// Center and Cohesion: the least similarity of a member to the
+	// center (the kept document, else the first stored).
+	Center   string  `json:"center"`
+	Cohesion float64 `json:"cohesion"`
 }
+
+// keepNames are the values of --keep, in the order the help gives them.
+var keepNames = []string{"oldest", "newest", "first", "longest", "shortest"}
 
 // keepPolicy returns the db policy named by a --keep value.
 func keepPolicy(s string) (db.Keep, bool) {
@@ -35,8 +45,14 @@ func keepPolicy(s string) (db.Keep, bool) {
 		return db.KeepNone, true
 	case "oldest":
 		return db.KeepOldest, true
+	case "newest":
+		return db.KeepNewest, true
 	case "first":
 		return db.KeepFirst, true
+	case "longest":
+		return db.KeepLongest, true
+	case "shortest":
+		return db.KeepShortest, true
 	}
 	return 0, false
 }
@@ -44,7 +60,7 @@ func keepPolicy(s string) (db.Keep, bool) {
 func newClustersCommand(g *globalOptions) *cobra.Command {
 	o := &clustersOptions{globalOptions: g}
 	cmd := &cobra.Command{
-		Use:   "clusters --threshold R [--keep oldest|first] [--json]",
+		Use:   "clusters --threshold R [--centers [--max-size N]] [--keep oldest|newest|first|longest|shortest] [--json]",
 		Short: "Group stored near duplicates into clusters",
 		Long: `Clusters finds every pair of stored documents with estimated resemblance at
 least --threshold (as "fpdb pairs" does) and prints the connected components of
@@ -58,21 +74,38 @@ group whose members all resemble each other; with a low threshold one cluster
 can link many different documents. The pair count shows how dense a cluster
 is (a cluster of n documents that all resemble each other has n(n−1)/2 pairs).
 
+--centers makes clusters that do not chain (star clustering): documents are
+taken in --keep order (storing order without --keep); one that is in no
+cluster yet becomes a center and takes its near duplicates that are in no
+cluster yet, nearest first, up to --max-size members (center included).
+Every member is then within --threshold of its center, which is the document
+kept. A document none of whose near duplicates is left is in no cluster.
+
 --keep chooses the one document of each cluster to keep, and lists the others
-to drop (the crawler's "store only one copy"):
-  oldest  the document added first (earliest time added)
-  first   the document whose id sorts first
+to drop (the crawler's "store only one copy"); ties go to the document stored
+first (newest: last):
+  oldest    the document added first (earliest time added)
+  newest    the document added last
+  first     the document whose id sorts first
+  longest   the document with the most words
+  shortest  the document with the fewest words
+
+Each cluster's cohesion is the least similarity of a member to its center
+(the kept document, else the first stored): below --threshold, the cluster
+chains. The output is the same whatever the number of cores.
 
 Output:
 
-  cluster 1: 3 documents, 3 pairs
-    ID ...            (or, with --keep: "keep ID" then "drop ID" lines)
+  cluster 1: 3 documents, 3 pairs, cohesion 0.914
+    ID ...            (or, with --keep or --centers: "keep ID" then "drop ID" lines)
 
 With --json, one object per cluster:
 
-  {"cluster": 1, "size": 3, "pairs": 3, "ids": [...], "keep": "ID", "drop": [...]}`,
+  {"cluster": 1, "size": 3, "pairs": 3, "ids": [...], "keep": "ID", "drop": [...],
+   "center": "ID", "cohesion": 0.914}`,
 		Example: `  fpdb clusters --threshold 0.9
-  fpdb clusters --threshold 0.9 --keep oldest --json | jq -r '.drop[]' | fpdb delete -`,
+  fpdb clusters --threshold 0.9 --keep oldest --json | jq -r '.drop[]' | fpdb delete -
+  fpdb clusters --threshold 0.7 --centers --keep longest --max-size 50`,
 		Args: noArgs("clusters"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -81,7 +114,9 @@ With --json, one object per cluster:
 	f := cmd.Flags()
 	f.Float64Var(&o.threshold, "threshold", 0, "minimum resemblance `R`, in (0, 1] (required)")
 	_ = cmd.MarkFlagRequired("threshold")
-	f.StringVar(&o.keep, "keep", "", "choose the document to keep in each cluster: `oldest` or first")
+	f.StringVar(&o.keep, "keep", "", "choose the document to keep in each cluster: `oldest`, newest, first, longest or shortest")
+	f.BoolVar(&o.centers, "centers", false, "clusters around centers, every member within --threshold of its center (no chaining)")
+	f.IntVar(&o.maxSize, "max-size", 0, "with --centers, at most `N` members per cluster (0: no limit)")
 	f.BoolVar(&o.json, "json", false, "print one JSON object per cluster")
 	return cmd
 }
@@ -92,7 +127,17 @@ func (o *clustersOptions) run(ctx context.Context, stdout, stderr io.Writer) (er
 	}
 	keep, ok := keepPolicy(o.keep)
 	if !ok {
-		return usageErrorf("invalid --keep %q: want oldest or first", o.keep)
+		return usageErrorf("invalid --keep %q: want %s", o.keep, strings.Join(keepNames, ", "))
+	}
+	switch {
+	case o.maxSize < 0 || o.maxSize == 1:
+		return usageErrorf("invalid --max-size %d: want 0 (no limit) or at least 2", o.maxSize)
+	case o.maxSize > 0 && !o.centers:
+		return usageErrorf("--max-size needs --centers (a chain of near duplicates cannot be cut)")
+	}
+	mode := db.ClusterComponents
+	if o.centers {
+		mode = db.ClusterCenters
 	}
 	d, err := o.openDB(openReadOnly)
 	if err != nil {
@@ -114,6 +159,8 @@ func (o *clustersOptions) run(ctx context.Context, stdout, stderr io.Writer) (er
 	cs, st, err := d.Clusters(ctx, db.ClusterOptions{
 		PairsOptions: db.PairsOptions{Threshold: o.threshold, Detached: release, Progress: func(done, _ int) { prog.update(done) }},
 		Keep:         keep,
+		Mode:         mode,
+		MaxSize:      o.maxSize,
 	})
 	prog.clear()
 	if err != nil {
@@ -125,13 +172,14 @@ func (o *clustersOptions) run(ctx context.Context, stdout, stderr io.Writer) (er
 	enc := newJSONEncoder(stdout)
 	for i, c := range cs {
 		if o.json {
-			if err := enc.Encode(jsonCluster{Cluster: i + 1, Size: len(c.IDs), Pairs: c.Pairs, IDs: c.IDs, Keep: c.Keep, Drop: c.Drop}); err != nil {
+			if err := enc.Encode(jsonCluster{Cluster: i + 1, Size: len(c.IDs), Pairs: c.Pairs, IDs: c.IDs, Keep: c.Keep, Drop: c.Drop,
+				Center: c.Center, Cohesion: c.Cohesion}); err != nil {
 				return failure(err)
 			}
 			continue
 		}
-		fmt.Fprintf(stdout, "cluster %d: %s, %s\n", i+1, nDocs(len(c.IDs)), plural(c.Pairs, "pair"))
-		if keep == db.KeepNone {
+		fmt.Fprintf(stdout, "cluster %d: %s, %s, cohesion %.3f\n", i+1, nDocs(len(c.IDs)), plural(c.Pairs, "pair"), c.Cohesion)
+		if c.Keep == "" {
 			for _, id := range c.IDs {
 				fmt.Fprintf(stdout, "  %s\n", tsvField(id))
 			}

@@ -133,3 +133,22 @@ func TestQueryContainment(t *testing.T) {
 		runFPDB(t, half, append([]string{"--db", dir, "query"}, append(bad, "-")...)...).mustCode(t, exitFailure)
 	}
 }
+
+func TestClustersCenters(t *testing.T) {
+	dir := dbDir(t)
+	runFPDB(t, "", "--db", dir, "add", corpus).mustCode(t, exitDuplicates)
+	r := runFPDB(t, "", "--db", dir, "clusters", "--threshold", "0.5", "--centers", "--keep", "longest", "--json").mustCode(t, exitOK)
+	cs := jsonLines(t, r.stdout)
+	if len(cs) == 0 {
+		t.Fatal("no clusters")
+	}
+	for _, c := range cs {
+		if c["center"] != c["keep"] || c["cohesion"].(float64) < 0.5 {
+			t.Fatalf("center cluster %v", c)
+		}
+	}
+	r = runFPDB(t, "", "--db", dir, "clusters", "--threshold", "0.5", "--centers", "--max-size", "2").mustCode(t, exitOK)
+	if !strings.Contains(r.stdout, "cluster 1: 2 documents") || !strings.Contains(r.stdout, "  keep ") {
+		t.Fatalf("--max-size 2:\n%s", r.stdout)
+	}
+}

@@ -48,7 +48,10 @@ func registerCompletions(root *cobra.Command, g *globalOptions) {
 		case "clusters":
 			_ = cmd.RegisterFlagCompletionFunc("keep", fixedCompletions([]string{
 				"oldest\tkeep the document added first",
+				"newest\tkeep the document added last",
 				"first\tkeep the document whose id sorts first",
+				"longest\tkeep the document with the most words",
+				"shortest\tkeep the document with the fewest words",
 			}))
 		case "get":
 			cmd.ValidArgsFunction = func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {

@@ -58,7 +58,7 @@ func TestCompletion(t *testing.T) {
 		{[]string{"--db", dir, "list", "--prefix", ""}, all},
 		{[]string{"--db", dir, "query", "--plan", ""}, planNames},
 		{[]string{"query", "--plan", "a"}, []string{"auto", "approx"}},
-		{[]string{"clusters", "--keep", ""}, []string{"oldest", "first"}},
+		{[]string{"clusters", "--keep", ""}, []string{"oldest", "newest", "first", "longest", "shortest"}},
 		{[]string{"--db", dbDir(t), "get", ""}, nil}, // no database
 	} {
 		got, d := complete(t, c.args...)

@@ -45,7 +45,8 @@ func TestLifecycleUsageErrors(t *testing.T) {
 		"pairs no thresh":   {"pairs"},
 		"pairs bad thresh":  {"pairs", "--threshold", "2"},
 		"pairs arg":         {"pairs", "--threshold", "0.9", "x"},
-		"clusters keep":     {"clusters", "--threshold", "0.9", "--keep", "newest"},
+		"clusters keep":     {"clusters", "--threshold", "0.9", "--keep", "latest"},
+		"clusters max-size": {"clusters", "--threshold", "0.9", "--max-size", "5"},
 		"export arg":        {"export", "x"},
 		"import no arg":     {"import"},
 		"compact arg":       {"compact", "x"},
@@ -137,7 +138,7 @@ func TestBulkPairsClusters(t *testing.T) {
 	}
 	// Low thresholds join nothing more; a threshold of 1 leaves the exact copy.
 	r = runFPDB(t, "", "--db", dir, "clusters", "--threshold", "1").mustCode(t, exitOK)
-	if r.stdout != "cluster 1: 2 documents, 1 pair\n  "+corpus+"volcano-copy.txt\n  "+corpus+"volcano.txt\n" {
+	if r.stdout != "cluster 1: 2 documents, 1 pair, cohesion 1.000\n  "+corpus+"volcano-copy.txt\n  "+corpus+"volcano.txt\n" {
 		t.Errorf("clusters at 1:\n%s", r.stdout)
 	}
 	checkDB(t, dir)

@@ -249,7 +249,7 @@ func TestPluralsAndRawErrors(t *testing.T) {
 	dir := dbDir(t)
 	runFPDB(t, "", "--db", dir, "add", corpus+"volcano.txt", corpus+"volcano-copy.txt").mustCode(t, exitDuplicates)
 	r = runFPDB(t, "", "--db", dir, "clusters", "--threshold", "0.9").mustCode(t, exitOK)
-	if !strings.HasPrefix(r.stdout, "cluster 1: 2 documents, 1 pair\n") {
+	if !strings.HasPrefix(r.stdout, "cluster 1: 2 documents, 1 pair, cohesion ") {
 		t.Errorf("clusters stdout %q", r.stdout)
 	}
 	runFPDB(t, "", "--db", dir, "delete", corpus+"volcano-copy.txt").mustCode(t, exitOK)

@@ -1,0 +1,160 @@
+package db
+
+import (
+	"cmp"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/fpdb/fpdb/index"
+	"github.com/fpdb/fpdb/internal/bitvec"
+)
+
+// greedyCenters is an independent implementation of ClusterCenters over
+// brute-force pairs: documents in policy order (less reports "before"),
+// each not yet taken becomes a center of its untaken near duplicates,
+// nearest first, up to maxSize members.
+func greedyCenters(docs map[string]*Doc, pairs []Pair, less func(a, b *Doc) bool, maxSize int) map[string][]string {
+	adj := map[string][]Pair{}
+	for _, p := range pairs {
+		adj[p.A] = append(adj[p.A], p)
+		adj[p.B] = append(adj[p.B], Pair{A: p.B, B: p.A, Hamming: p.Hamming})
+	}
+	var order []*Doc
+	for id := range adj {
+		order = append(order, docs[id])
+	}
+	slices.SortFunc(order, func(a, b *Doc) int {
+		if less(a, b) {
+			return -1
+		}
+		if less(b, a) {
+			return 1
+		}
+		return 0
+	})
+	taken := map[string]bool{}
+	out := map[string][]string{}
+	for _, c := range order {
+		if taken[c.ID] {
+			continue
+		}
+		var free []Pair
+		for _, p := range adj[c.ID] {
+			if !taken[p.B] {
+				free = append(free, p)
+			}
+		}
+		if len(free) == 0 {
+			continue
+		}
+		slices.SortFunc(free, func(x, y Pair) int {
+			if c := cmp.Compare(x.Hamming, y.Hamming); c != 0 {
+				return c
+			}
+			if less(docs[x.B], docs[y.B]) {
+				return -1
+			}
+			return 1
+		})
+		if maxSize > 0 && len(free) > maxSize-1 {
+			free = free[:maxSize-1]
+		}
+		members := []string{c.ID}
+		taken[c.ID] = true
+		for _, p := range free {
+			members = append(members, p.B)
+			taken[p.B] = true
+		}
+		slices.SortFunc(members, func(a, b string) int { return cmp.Compare(docs[a].iid, docs[b].iid) })
+		out[c.ID] = members
+	}
+	return out
+}
+
+func TestClusterCenters(t *testing.T) {
+	d := openTest(t, "", nil)
+	ids := plantedDB(t, d, 4)
+	r := rand.New(rand.NewPCG(9, 9))
+	k := d.Params().K
+	// A chain: each link within 40 bits of the next, the ends 120 apart.
+	base := randFP(r, k)
+	t0 := time.Date(2021, 1, 1, 0, 0, 0, 0, time.UTC)
+	var chain []Input
+	fp := base
+	for i := range 4 {
+		chain = append(chain, Input{ID: "chain-" + string(rune('a'+i)), Fingerprint: fp, Words: 100 + 50*i, Added: t0.Add(time.Duration(3-i) * time.Hour)})
+		next := fp
+		for next = nearFP(r, fp, 40); bitvec.Hamming(next, fp) != 40; next = nearFP(r, fp, 40) {
+		}
+		fp = next
+	}
+	addBatch(t, d, chain)
+	for _, c := range chain {
+		ids = append(ids, c.ID)
+	}
+	docs := allDocs(t, d, ids)
+	thr := index.Similarity(k, 40)
+	less := map[Keep]func(a, b *Doc) bool{
+		KeepNone:     func(a, b *Doc) bool { return a.iid < b.iid },
+		KeepOldest:   func(a, b *Doc) bool { return a.Added.Before(b.Added) || a.Added.Equal(b.Added) && a.iid < b.iid },
+		KeepNewest:   func(a, b *Doc) bool { return a.Added.After(b.Added) || a.Added.Equal(b.Added) && a.iid > b.iid },
+		KeepFirst:    func(a, b *Doc) bool { return a.ID < b.ID },
+		KeepLongest:  func(a, b *Doc) bool { return a.Words > b.Words || a.Words == b.Words && a.iid < b.iid },
+		KeepShortest: func(a, b *Doc) bool { return a.Words < b.Words || a.Words == b.Words && a.iid < b.iid },
+	}
+	pairs := bruteForcePairs(docs, k, thr)
+	for keep, lf := range less {
+		for _, maxSize := range []int{0, 2, 3} {
+			want := greedyCenters(docs, pairs, lf, maxSize)
+			cs, _, err := d.Clusters(ctx, ClusterOptions{PairsOptions: PairsOptions{Threshold: thr}, Keep: keep, Mode: ClusterCenters, MaxSize: maxSize})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(cs) != len(want) {
+				t.Fatalf("keep %d max %d: %d clusters, want %d", keep, maxSize, len(cs), len(want))
+			}
+			seen := map[string]bool{}
+			for _, c := range cs {
+				if !slices.Equal(c.IDs, want[c.Center]) || c.Keep != c.Center {
+					t.Fatalf("keep %d max %d: cluster %v of center %q (keep %q), want %v", keep, maxSize, c.IDs, c.Center, c.Keep, want[c.Center])
+				}
+				if maxSize > 0 && len(c.IDs) > maxSize {
+					t.Fatalf("cluster of %d over MaxSize %d", len(c.IDs), maxSize)
+				}
+				if c.Cohesion < thr {
+					t.Fatalf("center cluster %v has cohesion %.3f below %.3f", c.IDs, c.Cohesion, thr)
+				}
+				for _, id := range c.IDs {
+					if seen[id] {
+						t.Fatalf("%q in two clusters", id)
+					}
+					seen[id] = true
+				}
+			}
+		}
+	}
+	// Connected components chain; their cohesion says so.
+	cs, _, err := d.Clusters(ctx, ClusterOptions{PairsOptions: PairsOptions{Threshold: thr}, Keep: KeepOldest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cs {
+		if slices.Contains(c.IDs, "chain-a") {
+			if len(c.IDs) != 4 || c.Keep != "chain-d" || c.Center != "chain-d" {
+				t.Fatalf("chain component %+v", c)
+			}
+			want := index.Similarity(k, bitvec.Hamming(docs["chain-a"].Fingerprint, docs["chain-d"].Fingerprint))
+			if c.Cohesion != want || c.Cohesion >= thr {
+				t.Fatalf("chain cohesion %.3f, want %.3f (below %.3f)", c.Cohesion, want, thr)
+			}
+		}
+	}
+	for _, bad := range []ClusterOptions{{MaxSize: 1, Mode: ClusterCenters}, {MaxSize: 5}, {Mode: 7}, {Keep: 99}} {
+		bad.Threshold = thr
+		if _, _, err := d.Clusters(ctx, bad); err == nil {
+			t.Fatalf("options %+v accepted", bad)
+		}
+	}
+}
