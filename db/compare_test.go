@@ -123,3 +123,12 @@ func TestCompareErrors(t *testing.T) {
 		t.Errorf("Compare of two texts in a database without texts: %v", err)
 	}
 }
+
+func TestContainmentRefusesApproximatePlans(t *testing.T) {
+	d := openTest(t, t.TempDir(), nil)
+	for _, k := range []PlanKind{PlanApprox, PlanProbe} {
+		if _, err := d.Query(ctx, []byte(compareNew), QueryOptions{Containment: 0.5, Plan: Plan{Kind: k, Tau: 1}}); !errors.Is(err, ErrInvalidOptions) {
+			t.Errorf("plan %v with Containment: %v", k, err)
+		}
+	}
+}

@@ -118,7 +118,10 @@ func TestContainmentQueryOracle(t *testing.T) {
 						t.Fatal(err)
 					}
 					var got []string
-					for _, m := range qr.Matches {
+					for i, m := range qr.Matches {
+						if i > 0 && m.QueryInDoc > qr.Matches[i-1].QueryInDoc {
+							t.Fatalf("matches not by containment: %v after %v", m, qr.Matches[i-1])
+						}
 						got = append(got, m.ID)
 						if m.QueryInDoc < c || m.Similarity < thr {
 							t.Fatalf("match %+v below the bounds %v %v", m, c, thr)
@@ -161,7 +164,7 @@ func TestContainmentEstimate(t *testing.T) {
 		pairs = append(pairs, pair{strings.Join(ws[lo:lo+len(ws)/(2+rng.IntN(8))], " "), id})
 	}
 	// The Debian corpus: each document against its stored near duplicates.
-	corpusDocs := filepath.Join("..", "..", "shared", "corpus", "debian", "docs")
+	corpusDocs := filepath.Join(debianCorpusDir(), "docs")
 	if names, err := os.ReadDir(corpusDocs); err == nil {
 		for _, e := range names[:min(len(names), 400)] {
 			b, err := os.ReadFile(filepath.Join(corpusDocs, e.Name()))
@@ -186,7 +189,11 @@ func TestContainmentEstimate(t *testing.T) {
 	p := d.fpParams()
 	outside, n := 0, 0
 	for _, pr := range pairs {
-		qr, err := d.Query(ctx, []byte(pr.query), QueryOptions{Threshold: 0.3})
+		qo := QueryOptions{Threshold: 0.3}
+		if pr.doc != "" {
+			qo = QueryOptions{Containment: 0.5} // a section: low resemblance, contained
+		}
+		qr, err := d.Query(ctx, []byte(pr.query), qo)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -263,4 +270,13 @@ func TestFormat2Sizes(t *testing.T) {
 	if m := res.Matches[0]; m.QueryInDoc != 1 || m.DocInQuery != 31.0/42 {
 		t.Fatalf("containments %v %v", m.QueryInDoc, m.DocInQuery)
 	}
+}
+
+// debianCorpusDir is $FPDB_CORPUS, else ../shared/corpus/debian beside the
+// repository (it may be absent).
+func debianCorpusDir() string {
+	if dir := os.Getenv("FPDB_CORPUS"); dir != "" {
+		return dir
+	}
+	return filepath.Join("..", "..", "shared", "corpus", "debian")
 }

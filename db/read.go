@@ -2,6 +2,7 @@ package db
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -107,6 +108,9 @@ func checkQuery(ctx context.Context, o QueryOptions) error {
 			return fmt.Errorf("fpdb: query: %w", err)
 		}
 	}
+	if o.Containment != 0 && (o.Plan.Kind == PlanApprox || o.Plan.Kind == PlanProbe) {
+		return fmt.Errorf("fpdb: query: %w: Containment works with PlanAuto and PlanScan (its resemblance floor depends on each document's size)", ErrInvalidOptions)
+	}
 	if o.Shingles < 0 {
 		return fmt.Errorf("fpdb: query: %w: negative Shingles %d", ErrInvalidOptions, o.Shingles)
 	}
@@ -168,6 +172,9 @@ func (d *DB) searchLocked(ctx context.Context, q query, o QueryOptions, skip str
 		res.Matches = append(res.Matches, m)
 	}
 	slices.SortFunc(res.Matches, func(a, b Match) int {
+		if o.Containment > 0 && a.QueryInDoc != b.QueryInDoc {
+			return cmp.Compare(b.QueryInDoc, a.QueryInDoc) // the most containing first
+		}
 		if a.Hamming != b.Hamming {
 			return a.Hamming - b.Hamming
 		}
@@ -320,8 +327,8 @@ type QueryOptions struct {
 	// Threshold is the minimum estimated resemblance, in (0, 1] (or 0
 	// with Containment).
 	Threshold float64
-	// Limit caps the number of matches returned (the closest first); 0
-	// means no limit.
+	// Limit caps the number of matches returned (the first in the order
+	// of QueryResult.Matches); 0 means no limit.
 	Limit int
 	// Containment, when not 0, asks for the documents that contain at
 	// least this share of the query, in (0, 1]: those whose estimated
@@ -347,7 +354,8 @@ type QueryStats = index.Stats
 
 // QueryResult is the answer to a query.
 type QueryResult struct {
-	// Matches are sorted by Hamming distance, then by id.
+	// Matches are sorted by Hamming distance, then by id (with
+	// QueryOptions.Containment: by QueryInDoc, largest first, then so).
 	Matches []Match
 	// Stats describe the execution.
 	Stats QueryStats

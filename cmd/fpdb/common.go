@@ -312,7 +312,8 @@ func asInputError(err error) error {
 // other error — the database's — is not.
 func isInputError(err error, path string) bool {
 	var ie *inputError
-	if errors.As(err, &ie) || errors.Is(err, db.ErrBinary) || errors.Is(err, db.ErrNoWords) || errors.Is(err, db.ErrInvalidID) {
+	if errors.As(err, &ie) || errors.Is(err, db.ErrBinary) || errors.Is(err, db.ErrNoWords) || errors.Is(err, db.ErrInvalidID) ||
+		errors.Is(err, db.ErrTextTooLarge) {
 		return true
 	}
 	var pe *fs.PathError

@@ -121,6 +121,8 @@ and no such stored id, binary, no words).`,
 				return usageErrorf("compare: want two documents A and B, got %d arguments", len(args))
 			case args[0] == "-" && args[1] == "-":
 				return usageErrorf("compare: - (standard input) given twice")
+			case args[0] == "" || args[1] == "":
+				return usageErrorf("compare: an empty argument (want a file, - or a stored id)")
 			}
 			return nil
 		},

@@ -152,3 +152,10 @@ func TestClustersCenters(t *testing.T) {
 		t.Fatalf("--max-size 2:\n%s", r.stdout)
 	}
 }
+
+func TestCompareEmptyArgument(t *testing.T) {
+	r := runFPDB(t, "", "--db", dbDir(t), "compare", corpus+"bees.txt", "").mustCode(t, exitFailure)
+	if !strings.Contains(r.stderr, "empty argument") {
+		t.Fatalf("stderr %q", r.stderr)
+	}
+}

@@ -22,8 +22,9 @@
 //
 // Offsets are in the UTF-8 text given to Analyze: for a text decoded from
 // another charset, in the decoded text. A Doc holds every word span and
-// shingle hash of its text (about 40 bytes per word): comparing texts of
-// millions of words takes hundreds of megabytes. A shingle repeated more
+// shingle hash of its text and a set of its shingles (about 64 bytes per
+// word, and as much again while it is built): a text of a million words
+// takes about 200 MB. A shingle repeated more
 // than Options.MaxRepeats times in B is matched at its first MaxRepeats
 // places only, so passages of highly repetitive texts may be cut; the
 // exact Jaccard and containments never are.

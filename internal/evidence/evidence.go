@@ -275,54 +275,100 @@ func passages(a, b *Doc, o Options) []Passage {
 		return cmp.Or(cmp.Compare(y.a1-y.a0, x.a1-x.a0), cmp.Compare(x.a0, y.a0), cmp.Compare(x.b0, y.b0))
 	})
 	var kept []wordRange
+	// A passage inside a kept one covers its first word of A: the kept
+	// passages are registered in every block of insideBlock words of A
+	// they cover, and a passage is checked against those of its first
+	// word's block only.
+	const insideBlock = 64
+	blocks := map[int][]int{}
 	for _, r := range merged {
 		if o.MinWords > 0 && r.a1-r.a0+1 < o.MinWords {
 			continue
 		}
 		inside := false
-		for _, k := range kept {
+		for _, ki := range blocks[r.a0/insideBlock] {
+			k := kept[ki]
 			if r.a0 >= k.a0 && r.a1 <= k.a1 && r.b0 >= k.b0 && r.b1 <= k.b1 {
 				inside = true
 				break
 			}
 		}
-		if !inside {
-			kept = append(kept, r)
-			if o.MaxPassages > 0 && len(kept) == o.MaxPassages {
-				break
-			}
+		if inside {
+			continue
+		}
+		for blk := r.a0 / insideBlock; blk <= r.a1/insideBlock; blk++ {
+			blocks[blk] = append(blocks[blk], len(kept))
+		}
+		kept = append(kept, r)
+		if o.MaxPassages > 0 && len(kept) == o.MaxPassages {
+			break
 		}
 	}
+	// Line and column of every passage end, in one pass over each text.
+	var offA, offB []int64
+	for _, r := range kept {
+		offA = append(offA, a.words[r.a0].start, a.lastChar(r.a1))
+		offB = append(offB, b.words[r.b0].start, b.lastChar(r.b1))
+	}
+	posA, posB := a.positions(offA), b.positions(offB)
 	out := make([]Passage, len(kept))
 	for i, r := range kept {
-		out[i] = Passage{A: a.span(r.a0, r.a1), B: b.span(r.b0, r.b1)}
+		out[i] = Passage{A: a.span(r.a0, r.a1, posA), B: b.span(r.b0, r.b1, posB)}
 	}
 	return out
 }
 
-// span returns the Span of words [w0, w1].
-func (d *Doc) span(w0, w1 int) Span {
-	s := Span{Start: d.words[w0].start, End: d.words[w1].end, Word: w0, Words: w1 - w0 + 1}
-	s.Line, s.Col = d.position(s.Start)
-	_, size := utf8.DecodeLastRune(d.text[:s.End])
-	s.EndLine, s.EndCol = d.position(s.End - int64(max(size, 1)))
-	return s
+// lastChar returns the offset of the last character of word w.
+func (d *Doc) lastChar(w int) int64 {
+	end := d.words[w].end
+	_, size := utf8.DecodeLastRune(d.text[:end])
+	return end - int64(max(size, 1))
 }
 
-// position returns the line and column (from 1, in characters) of the
-// character at byte offset off.
-func (d *Doc) position(off int64) (line, col int) {
-	i, found := slices.BinarySearch(d.lines, int(off))
-	if !found {
-		i--
+// position is a line and a column, from 1 (columns in characters).
+type position struct{ line, col int }
+
+// positions returns the line and column of every offset, in one pass over
+// the text.
+func (d *Doc) positions(offs []int64) map[int64]position {
+	sorted := slices.Clone(offs)
+	slices.Sort(sorted)
+	sorted = slices.Compact(sorted)
+	out := make(map[int64]position, len(sorted))
+	line, col := 1, 1
+	var at int64
+	for _, off := range sorted {
+		for at < off && at < int64(len(d.text)) {
+			r, size := utf8.DecodeRune(d.text[at:])
+			if r == '\n' {
+				line, col = line+1, 1
+			} else {
+				col++
+			}
+			at += int64(size)
+		}
+		out[off] = position{line, col}
 	}
-	return i + 1, utf8.RuneCount(d.text[d.lines[i]:off]) + 1
+	return out
+}
+
+// span returns the Span of words [w0, w1], with positions from pos.
+func (d *Doc) span(w0, w1 int, pos map[int64]position) Span {
+	s := Span{Start: d.words[w0].start, End: d.words[w1].end, Word: w0, Words: w1 - w0 + 1}
+	p, q := pos[s.Start], pos[d.lastChar(w1)]
+	s.Line, s.Col, s.EndLine, s.EndCol = p.line, p.col, q.line, q.col
+	return s
 }
 
 // Position returns the line and column (from 1, in characters) of the
 // character at byte offset off of the text (off clamped to the text).
 func (d *Doc) Position(off int64) (line, col int) {
-	return d.position(min(max(off, 0), int64(len(d.text))))
+	off = min(max(off, 0), int64(len(d.text)))
+	i, found := slices.BinarySearch(d.lines, int(off))
+	if !found {
+		i--
+	}
+	return i + 1, utf8.RuneCount(d.text[d.lines[i]:off]) + 1
 }
 
 // lineStarts returns the byte offset of the start of every line: 0 and

@@ -235,7 +235,10 @@ func (t *Tokenizer) Words(r io.Reader, fn func(word []byte)) error {
 // makes several letters, counts whole). A word cut into pieces (longer
 // than MaxWordLen) gives each piece the span of the characters it holds,
 // except that the pieces of a word with a non-ASCII character share its
-// whole span. The words are those of Words, in the same order.
+// whole span. The words are those of Words, in the same order. Spans do
+// not overlap, except where one character's compatibility decomposition
+// holds a separator ("½" is "1⁄2"): the words on both sides of it share
+// its bytes.
 func (t *Tokenizer) WordSpans(r io.Reader, fn func(word []byte, start, end int64)) error {
 	return t.Words(r, func(w []byte) { fn(w, t.wstart, t.wend) })
 }

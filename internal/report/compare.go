@@ -1,6 +1,8 @@
 package report
 
 import (
+	"cmp"
+	"container/heap"
 	"fmt"
 	"html/template"
 	"io"
@@ -86,24 +88,37 @@ func inside(s evidence.Span, text []byte) bool {
 }
 
 // segments cuts text at the passages' boundaries; each piece belongs to
-// the first (longest) passage covering it.
+// the first (longest) passage covering it. One sweep over the boundaries,
+// with the passages covering the current piece in a heap by index.
 func segments(text []byte, spans []evidence.Span) []segment {
-	cuts := []int64{0, int64(len(text))}
-	for _, s := range spans {
-		cuts = append(cuts, s.Start, s.End)
+	type event struct {
+		at    int64
+		start bool
+		p     int // passage index + 1
 	}
-	slices.Sort(cuts)
-	cuts = slices.Compact(cuts)
+	events := make([]event, 0, 2*len(spans))
+	for i, s := range spans {
+		if s.Start < s.End {
+			events = append(events, event{s.Start, true, i + 1}, event{s.End, false, i + 1})
+		}
+	}
+	slices.SortFunc(events, func(x, y event) int { return cmp.Compare(x.at, y.at) })
+	var active intHeap
+	ended := map[int]bool{}
+	top := func() int {
+		for len(active) > 0 && ended[active[0]] {
+			heap.Pop(&active)
+		}
+		if len(active) == 0 {
+			return 0
+		}
+		return active[0]
+	}
 	var out []segment
 	seen := make([]bool, len(spans)+1)
-	for i := 0; i+1 < len(cuts); i++ {
-		lo, hi := cuts[i], cuts[i+1]
-		p := 0
-		for j, s := range spans {
-			if s.Start <= lo && hi <= s.End {
-				p = j + 1
-				break
-			}
+	emit := func(lo, hi int64, p int) {
+		if lo >= hi {
+			return
 		}
 		seg := segment{Text: string(text[lo:hi]), Passage: p}
 		if p > 0 && !seen[p] {
@@ -111,11 +126,39 @@ func segments(text []byte, spans []evidence.Span) []segment {
 		}
 		if n := len(out); n > 0 && out[n-1].Passage == p && !seg.First {
 			out[n-1].Text += seg.Text
-			continue
+			return
 		}
 		out = append(out, seg)
 	}
+	var at int64
+	for i := 0; i < len(events); {
+		next := events[i].at
+		emit(at, next, top())
+		at = next
+		for ; i < len(events) && events[i].at == next; i++ {
+			if e := events[i]; e.start {
+				heap.Push(&active, e.p)
+			} else {
+				ended[e.p] = true
+			}
+		}
+	}
+	emit(at, int64(len(text)), top())
 	return out
+}
+
+// intHeap is a min-heap of ints (container/heap).
+type intHeap []int
+
+func (h intHeap) Len() int           { return len(h) }
+func (h intHeap) Less(i, j int) bool { return h[i] < h[j] }
+func (h intHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *intHeap) Push(x any)        { *h = append(*h, x.(int)) }
+func (h *intHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 // Excerpt returns text shortened to about max characters: its start and
