@@ -64,7 +64,6 @@ type Doc struct {
 	hashes []uint64 // shingle i covers words [i, i+w−1] (all of them if fewer)
 	set    map[uint64]int32
 	fp     []uint64
-	lines  []int // byte offset of the start of every line
 }
 
 type span struct{ start, end int64 }
@@ -110,7 +109,6 @@ func Analyze(p fingerprint.Params, text []byte, f normalize.Format, fp []uint64)
 		fp = res.FP
 	}
 	d.fp = slices.Clone(fp)
-	d.lines = lineStarts(text)
 	return d, nil
 }
 
@@ -119,9 +117,6 @@ func (d *Doc) Words() int { return len(d.words) }
 
 // Shingles returns the number of distinct shingles of the text.
 func (d *Doc) Shingles() int { return len(d.set) }
-
-// Fingerprint returns the text's fingerprint (a copy).
-func (d *Doc) Fingerprint() []uint64 { return slices.Clone(d.fp) }
 
 // Text returns the analyzed text; the caller must not modify it.
 func (d *Doc) Text() []byte { return d.text }
@@ -358,27 +353,4 @@ func (d *Doc) span(w0, w1 int, pos map[int64]position) Span {
 	p, q := pos[s.Start], pos[d.lastChar(w1)]
 	s.Line, s.Col, s.EndLine, s.EndCol = p.line, p.col, q.line, q.col
 	return s
-}
-
-// Position returns the line and column (from 1, in characters) of the
-// character at byte offset off of the text (off clamped to the text).
-func (d *Doc) Position(off int64) (line, col int) {
-	off = min(max(off, 0), int64(len(d.text)))
-	i, found := slices.BinarySearch(d.lines, int(off))
-	if !found {
-		i--
-	}
-	return i + 1, utf8.RuneCount(d.text[d.lines[i]:off]) + 1
-}
-
-// lineStarts returns the byte offset of the start of every line: 0 and
-// the offset after every '\n'.
-func lineStarts(text []byte) []int {
-	starts := []int{0}
-	for i, c := range text {
-		if c == '\n' {
-			starts = append(starts, i+1)
-		}
-	}
-	return starts
 }
