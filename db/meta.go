@@ -30,16 +30,24 @@ const (
 	// never deletes a document and leaves its text behind. A format-2
 	// database stays at format 2 (and writes version 1 records).
 	formatV3 = 3
+	// formatV4 adds what changes how a document is read or what an add
+	// records, which an older build must not ignore: templates (the
+	// template range, 0x00 "tmpl" keys, whose shingles every fingerprint
+	// leaves out; the meta record's templates count and the reindex mark).
+	// A format-3 database becomes format 4 in place when its first
+	// template is added; a new database is created at format 4. Other
+	// additions of format 4 are listed with their keys in docs/format.md.
+	formatV4 = 4
 
 	// formatNewest is the newest format this build writes, the format of
 	// a new database (formatFor).
-	formatNewest = formatV3
+	formatNewest = formatV4
 	// formatMinSupported is the oldest format this build opens.
 	formatMinSupported = formatV1
 )
 
 // formatFor returns the format a new database is created with.
-func formatFor() int { return formatV3 }
+func formatFor() int { return formatV4 }
 
 // metaRecord is the stored form of Params: JSON followed by a CRC-32C of
 // the JSON, so that a damaged record is detected, not misread. Fields added
