@@ -65,7 +65,7 @@ func wantNoText(t *testing.T, d *DB, id string, want error) {
 func TestTextRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	d := openTest(t, dir, &Options{KeepTexts: true})
-	if p := d.Params(); !p.KeepTexts || p.FormatVersion != formatV3 {
+	if p := d.Params(); !p.KeepTexts || p.FormatVersion != formatNewest {
 		t.Fatalf("params %+v: want KeepTexts at format 3", p)
 	}
 	plain := text(1, 300)
@@ -145,7 +145,7 @@ func TestTextRoundTrip(t *testing.T) {
 func TestNoTexts(t *testing.T) {
 	dir := t.TempDir()
 	d := openTest(t, dir, nil)
-	if p := d.Params(); p.KeepTexts || p.FormatVersion != formatV3 {
+	if p := d.Params(); p.KeepTexts || p.FormatVersion != formatNewest {
 		t.Fatalf("params %+v: want no texts at format 3", p)
 	}
 	if _, err := d.Add(ctx, Input{ID: "a", Text: []byte(text(1, 100))}, nil); err != nil {
