@@ -70,7 +70,9 @@ type span struct{ start, end int64 }
 
 // Analyze reads text (UTF-8; f says whether it is markup, FormatAuto
 // sniffs) with the rules of p. fp, when not nil, is used as the text's
-// fingerprint (a stored document's) instead of computing it. Errors wrap
+// fingerprint (a stored document's) instead of computing it. The shingles
+// of p.Exclude (templates) are not part of the text's shingle set: they are
+// never shared, so no passage is made of template text alone. Errors wrap
 // fingerprint.ErrNoWords, normalize.ErrBinary or fingerprint.ErrInvalidParams.
 func Analyze(p fingerprint.Params, text []byte, f normalize.Format, fp []uint64) (*Doc, error) {
 	sh, err := p.NewShingler()
@@ -95,7 +97,9 @@ func Analyze(p fingerprint.Params, text []byte, f normalize.Format, fp []uint64)
 	}
 	d.set = make(map[uint64]int32, len(d.hashes))
 	for _, h := range d.hashes {
-		d.set[h]++
+		if !p.Exclude.Has(h) { // a template's shingles are never shared
+			d.set[h]++
+		}
 	}
 	if fp == nil {
 		b, err := fingerprint.NewBuilder(p)
@@ -115,7 +119,8 @@ func Analyze(p fingerprint.Params, text []byte, f normalize.Format, fp []uint64)
 // Words returns the number of normalized words of the text.
 func (d *Doc) Words() int { return len(d.words) }
 
-// Shingles returns the number of distinct shingles of the text.
+// Shingles returns the number of distinct shingles of the text, templates'
+// (Params.Exclude) left out.
 func (d *Doc) Shingles() int { return len(d.set) }
 
 // Text returns the analyzed text; the caller must not modify it.
@@ -185,15 +190,23 @@ func Compare(a, b *Doc, o Options) (*Comparison, error) {
 			c.Shared++
 		}
 	}
-	c.Jaccard = float64(c.Shared) / float64(len(a.set)+len(b.set)-c.Shared)
-	c.ContainedA = float64(c.Shared) / float64(len(a.set))
-	c.ContainedB = float64(c.Shared) / float64(len(b.set))
+	c.Jaccard = ratio(c.Shared, len(a.set)+len(b.set)-c.Shared)
+	c.ContainedA = ratio(c.Shared, len(a.set))
+	c.ContainedB = ratio(c.Shared, len(b.set))
 	for i := range a.fp {
 		c.Hamming += bits.OnesCount64(a.fp[i] ^ b.fp[i])
 	}
 	c.Estimated = max(0, minhash.Similarity(a.params.K, c.Hamming))
 	c.Passages = passages(a, b, o)
 	return c, nil
+}
+
+// ratio is n/d, 0 when d is 0 (a text made only of templates).
+func ratio(n, d int) float64 {
+	if d == 0 {
+		return 0
+	}
+	return float64(n) / float64(d)
 }
 
 // run is a diagonal of matching shingles: A's shingles [a, a+n) equal

@@ -37,6 +37,10 @@ type Params struct {
 	// NormalizeVersion selects the text normalization rules; 0 means
 	// normalize.Version.
 	NormalizeVersion int
+	// Exclude, when not nil, is the set of shingles left out of every
+	// fingerprint (templates). Two Params are equal only with the same
+	// set (the same pointer).
+	Exclude *Exclude
 }
 
 // DefaultParams returns K = 512, ShingleWidth = 4, Seed = DefaultSeed and
@@ -93,6 +97,11 @@ type Result struct {
 	// Distinct is the number of distinct shingles (exact up to
 	// MaxDistinct), the set size that containment is estimated with.
 	Distinct int
+	// Excluded is the number of shingles left out because they are in
+	// Params.Exclude, repeats included. When every shingle is excluded
+	// (Shingles and Distinct are 0), FP is drawn from ContentHash: the
+	// document matches its exact copies and resembles no other.
+	Excluded int
 }
 
 // hashBufSize is how many bytes of normalized text are gathered before they
@@ -109,6 +118,7 @@ type Builder struct {
 	sha       hash.Hash
 	text      []byte // normalized text not yet written to sha
 	shingles  int
+	excluded  int
 	distinct  distinctSet
 	onWord    func([]byte)
 	onShingle func(uint64)
@@ -156,6 +166,10 @@ func (b *Builder) word(w []byte) {
 }
 
 func (b *Builder) shingle(h uint64) {
+	if b.p.Exclude.Has(h) {
+		b.excluded++
+		return
+	}
 	b.mh.Add(h)
 	b.shingles++
 	b.distinct.add(h)
@@ -178,7 +192,7 @@ func (b *Builder) Read(r io.Reader, f normalize.Format) (Result, error) {
 	b.mh.Reset()
 	b.sha.Reset()
 	b.text = b.text[:0]
-	b.shingles = 0
+	b.shingles, b.excluded = 0, 0
 	b.distinct.reset()
 	if err := b.tok.Words(r, b.onWord); err != nil {
 		return Result{}, fmt.Errorf("fingerprint: %w", err)
@@ -187,11 +201,16 @@ func (b *Builder) Read(r io.Reader, f normalize.Format) (Result, error) {
 	if words == 0 {
 		return Result{}, ErrNoWords
 	}
-	res := Result{FP: make([]uint64, b.p.K/64), Words: words, Shingles: b.shingles, Distinct: b.distinct.count()}
-	b.mh.Fingerprint(res.FP)
+	res := Result{FP: make([]uint64, b.p.K/64), Words: words, Shingles: b.shingles,
+		Distinct: b.distinct.count(), Excluded: b.excluded}
 	b.sha.Write(b.text)
 	var sum [sha256.Size]byte
 	copy(res.ContentHash[:], b.sha.Sum(sum[:0]))
+	if b.shingles == 0 {
+		templateOnly(res.FP, res.ContentHash)
+	} else {
+		b.mh.Fingerprint(res.FP)
+	}
 	return res, nil
 }
 
