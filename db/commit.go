@@ -24,7 +24,13 @@ type change struct {
 	// unmap are the ids whose id-map entry goes (the deleted documents; a
 	// replaced document's entry is overwritten by its add).
 	unmap []string
+	// extra are further keys set in the same batch (a template change's
+	// progress).
+	extra []keyValue
 }
+
+// keyValue is a key and its value.
+type keyValue struct{ key, value []byte }
 
 // victim is a stored document to remove: its id and internal id.
 type victim struct {
@@ -74,6 +80,9 @@ func (d *DB) write(c *change) error {
 	}
 	if len(c.adds) > 0 {
 		_ = b.Set(keys.NextID(), encodeIID(iid), nil)
+	}
+	for _, kv := range c.extra {
+		_ = b.Set(kv.key, kv.value, nil)
 	}
 	w, err := d.ix.Stage(b, entries, removes)
 	if err != nil {

@@ -53,6 +53,10 @@ type DB struct {
 	nextIID uint32
 
 	builders sync.Pool // *fingerprint.Builder
+	// exclude is the set of the templates' shingles (nil for none), part
+	// of every fingerprint's parameters (fpParams); changed under writeMu
+	// and mu.
+	exclude atomic.Pointer[fingerprint.Exclude]
 
 	// texts compresses and decompresses stored texts; nil unless the
 	// database keeps texts (Params.KeepTexts).
@@ -336,6 +340,9 @@ func (d *DB) load() error {
 	if _, err := fingerprint.NewBuilder(d.fpParams()); err != nil {
 		return fmt.Errorf("fpdb: open %s: %w: %w", d.dir, ErrCorrupt, err)
 	}
+	if _, err := d.loadTemplates(); err != nil {
+		return fmt.Errorf("fpdb: open %s: %w", d.dir, err)
+	}
 	var p problems
 	next, err := readNextID(d.pdb, &p)
 	if err != nil {
@@ -395,6 +402,14 @@ func (d *DB) load() error {
 		return p.corrupt("open", d.dir)
 	}
 	if d.opts.ReadOnly {
+		end, next, pending, err := reindexMark(d.pdb)
+		if err != nil {
+			return fmt.Errorf("fpdb: open %s: %w", d.dir, err)
+		}
+		if pending {
+			return fmt.Errorf("fpdb: open %s: %w: internal ids %d to %d are still to be fingerprinted again; open it for writing once (fpdb compact does) to finish",
+				d.dir, ErrReindexPending, next, end-1)
+		}
 		return nil // deferred postings left by a crash is scanned by queries
 	}
 	if err := d.upgrade(); err != nil {
@@ -409,6 +424,13 @@ func (d *DB) load() error {
 			return fmt.Errorf("fpdb: open %s: %w", d.dir, err)
 		}
 	}
+	// A template change that did not finish.
+	d.writeMu.Lock()
+	_, _, err = d.reindex(ctx)
+	d.writeMu.Unlock()
+	if err != nil {
+		return fmt.Errorf("fpdb: open %s: finish the template change: %w", d.dir, err)
+	}
 	return nil
 }
 
@@ -420,8 +442,9 @@ func (d *DB) at(point string) {
 }
 
 func (d *DB) fpParams() fingerprint.Params {
-	return fingerprint.Params{K: d.params.K, ShingleWidth: d.params.ShingleWidth, Seed: d.params.Seed,
-		NormalizeVersion: d.params.NormalizeVersion}
+	p := d.baseParams()
+	p.Exclude = d.exclude.Load()
+	return p
 }
 
 // Close closes the database; it is CloseContext without a deadline.

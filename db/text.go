@@ -136,7 +136,7 @@ func (d *DB) buildText(r io.Reader, to TextOptions, name string, keep *textCaptu
 		return fingerprint.Result{}, 0, f, err
 	}
 	b, _ := d.builders.Get().(*fingerprint.Builder)
-	if b == nil {
+	if b == nil || b.Params() != d.fpParams() { // none, or of other templates
 		if b, err = fingerprint.NewBuilder(d.fpParams()); err != nil {
 			return fingerprint.Result{}, 0, f, err
 		}

@@ -42,6 +42,23 @@ func NextID() []byte { return []byte{PrefixSystem, 'n', 'e', 'x', 't'} }
 // postings are not yet written (format version 2).
 func DeferredMark() []byte { return []byte{PrefixSystem, 't', 'a', 'i', 'l'} }
 
+// TemplatePrefix is the prefix of the template records (format 4):
+// TemplatePrefix ‖ name.
+func TemplatePrefix() []byte { return []byte{PrefixSystem, 't', 'm', 'p', 'l'} }
+
+// TemplateRange returns the bounds [start, end) of the template records.
+func TemplateRange() (start, end []byte) {
+	return TemplatePrefix(), []byte{PrefixSystem, 't', 'm', 'p', 'l' + 1}
+}
+
+// Template is the key of the template named name.
+func Template(name string) []byte { return append(TemplatePrefix(), name...) }
+
+// ReindexMark is the key of the mark of an unfinished template change
+// (format 4): end and next internal id (u32be each); the documents in
+// [next, end) still hold fingerprints made with the templates before it.
+func ReindexMark() []byte { return []byte{PrefixSystem, 'r', 'i', 'd', 'x'} }
+
 func prefixed32(p byte, v uint32) []byte {
 	k := make([]byte, 5)
 	k[0] = p

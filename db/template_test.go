@@ -1,0 +1,241 @@
+package db
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+)
+
+// templateCorpus returns a template of 600 words and n documents that each
+// hold it with their own words around it; documents 0 and 1 also share a
+// paragraph of their own.
+func templateCorpus(n int) (template string, docs []string) {
+	template = text(900, 600)
+	shared := text(901, 120)
+	for i := range n {
+		own := text(uint64(1000+i), 80+i%50)
+		body := "Proposal " + fmt.Sprint(i) + ". " + own + "\n\n" + template + "\n\n" + text(uint64(2000+i), 40)
+		if i < 2 {
+			body += "\n\n" + shared
+		}
+		docs = append(docs, body)
+	}
+	return template, docs
+}
+
+// fingerprints returns every document's fingerprint, by id.
+func fingerprints(t *testing.T, d *DB) map[string][]uint64 {
+	t.Helper()
+	out := map[string][]uint64{}
+	if err := d.Docs(ctx, func(doc Doc) error {
+		out[doc.ID] = doc.Fingerprint
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// pairsAt returns the pairs at threshold r.
+func pairsAt(t *testing.T, d *DB, r float64) []Pair {
+	t.Helper()
+	var out []Pair
+	if _, err := d.Pairs(ctx, PairsOptions{Threshold: r}, func(p Pair) error {
+		out = append(out, p)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func addAll(t *testing.T, d *DB, docs []string) {
+	t.Helper()
+	for i, s := range docs {
+		if _, err := d.Add(ctx, Input{ID: fmt.Sprint("doc", i), Text: []byte(s)}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestTemplateSharedByAll: a template every document holds makes every
+// pair similar; once added, no pair is but the one that shares its own
+// paragraph, and the stored documents' new fingerprints are exactly those
+// of a database that had the template from the start.
+func TestTemplateSharedByAll(t *testing.T) {
+	template, docs := templateCorpus(40)
+	d := openTest(t, "", &Options{KeepTexts: true, NoSync: true})
+	addAll(t, d, docs)
+	before := fingerprints(t, d)
+	if n := len(pairsAt(t, d, 0.5)); n < 40*39/2 {
+		t.Fatalf("without the template, %d pairs at 0.5, want all %d", n, 40*39/2)
+	}
+	res, err := d.AddTemplate(ctx, "call", []byte(template), TextOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Documents != 40 || res.Changed != 40 || res.Template.Shingles < 590 || res.Excluded != res.Template.Shingles || res.Replaced {
+		t.Fatalf("result %+v", res)
+	}
+	got := pairsAt(t, d, 0.2)
+	if len(got) != 1 || got[0].A != "doc0" || got[0].B != "doc1" {
+		t.Fatalf("with the template, pairs at 0.2: %+v, want only doc0–doc1", got)
+	}
+	// The same documents added to a database that had the template first.
+	fresh := openTest(t, "", &Options{KeepTexts: true, NoSync: true})
+	if _, err := fresh.AddTemplate(ctx, "call", []byte(template), TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	addAll(t, fresh, docs)
+	after, want := fingerprints(t, d), fingerprints(t, fresh)
+	for id, fp := range want {
+		if !slices.Equal(after[id], fp) {
+			t.Fatalf("%s: fingerprint after the template change differs from one made with the template", id)
+		}
+	}
+	// Storing order is kept: the documents are listed in the same order.
+	var order []string
+	_ = d.Docs(ctx, func(doc Doc) error { order = append(order, doc.ID); return nil })
+	var wantOrder []string
+	_ = fresh.Docs(ctx, func(doc Doc) error { wantOrder = append(wantOrder, doc.ID); return nil })
+	if !slices.Equal(order, wantOrder) {
+		t.Fatalf("order %v, want %v", order[:5], wantOrder[:5])
+	}
+	// Queries read texts with the template left out: the template alone
+	// matches nothing; a document's own words find it.
+	qr, err := d.Query(ctx, []byte(template), QueryOptions{Threshold: 0.1})
+	if err != nil || len(qr.Matches) != 0 {
+		t.Fatalf("the template as a query: %v matches, %v", qr, err)
+	}
+	qr, err = d.Query(ctx, []byte(template+"\n\n"+docs[7][:len(docs[7])/4]), QueryOptions{Threshold: 0.1})
+	if err != nil || len(qr.Matches) == 0 || qr.Matches[0].ID != "doc7" {
+		t.Fatalf("template + part of doc7: %+v, %v", qr, err)
+	}
+	// The templates survive a reopen, and remove restores the fingerprints.
+	dir := d.dir
+	closeChecked(t, d)
+	d = openTest(t, dir, nil)
+	ts, err := d.Templates(ctx)
+	if err != nil || len(ts) != 1 || ts[0].Name != "call" || string(ts[0].Text) != template || ts[0].Format != FormatText {
+		t.Fatalf("templates after reopen: %+v, %v", ts, err)
+	}
+	if _, err := d.Add(ctx, Input{ID: "late", Text: []byte(docs[3])}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if fp := fingerprints(t, d)["late"]; !slices.Equal(fp, want["doc3"]) {
+		t.Fatal("a document added after reopen is fingerprinted without the template")
+	}
+	if err := d.Delete(ctx, "late"); err != nil {
+		t.Fatal(err)
+	}
+	res, err = d.RemoveTemplate(ctx, "call")
+	if err != nil || res.Changed != 40 || res.Excluded != 0 {
+		t.Fatalf("remove: %+v, %v", res, err)
+	}
+	if got := fingerprints(t, d); !mapsEqual(got, before) {
+		t.Fatal("removing the template does not restore the fingerprints")
+	}
+	if _, err := d.RemoveTemplate(ctx, "call"); !errors.Is(err, ErrNoTemplate) {
+		t.Fatalf("removing it again: %v, want ErrNoTemplate", err)
+	}
+}
+
+func mapsEqual(a, b map[string][]uint64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if !slices.Equal(v, b[k]) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestTemplateNeedsTexts: a database with documents but without their
+// texts refuses templates and is left unchanged; an empty one takes them.
+func TestTemplateNeedsTexts(t *testing.T) {
+	template, docs := templateCorpus(3)
+	d := openTest(t, "", &Options{NoSync: true})
+	if _, err := d.AddTemplate(ctx, "call", []byte(template), TextOptions{}); err != nil {
+		t.Fatalf("empty database without texts: %v", err)
+	}
+	if _, err := d.RemoveTemplate(ctx, "call"); err != nil {
+		t.Fatal(err)
+	}
+	addAll(t, d, docs)
+	was := dump(t, d)
+	if _, err := d.AddTemplate(ctx, "call", []byte(template), TextOptions{}); !errors.Is(err, ErrTemplateNeedsTexts) {
+		t.Fatalf("got %v, want ErrTemplateNeedsTexts", err)
+	}
+	if dump(t, d) != was {
+		t.Fatal("a refused template changed the database")
+	}
+	// In a database that keeps texts, one document added by fingerprint
+	// is enough to refuse.
+	k := openTest(t, "", &Options{KeepTexts: true, NoSync: true})
+	addAll(t, k, docs)
+	if _, err := k.Add(ctx, Input{ID: "fp", Fingerprint: make([]uint64, 8)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	was = dump(t, k)
+	if _, err := k.AddTemplate(ctx, "call", []byte(template), TextOptions{}); !errors.Is(err, ErrTemplateNeedsTexts) {
+		t.Fatalf("got %v, want ErrTemplateNeedsTexts", err)
+	}
+	if dump(t, k) != was {
+		t.Fatal("a refused template changed the database")
+	}
+	// Bad templates.
+	for _, c := range []struct {
+		name, text string
+		want       error
+	}{
+		{"", template, ErrInvalidID},
+		{"empty", " ... ", nil},
+	} {
+		if _, err := d.AddTemplate(ctx, c.name, []byte(c.text), TextOptions{}); err == nil || (c.want != nil && !errors.Is(err, c.want)) {
+			t.Fatalf("template %q: %v, want %v", c.name, err, c.want)
+		}
+	}
+}
+
+// TestTemplateInterrupted: a template change cut short leaves a mark; a
+// read-only open refuses the half-changed database, a writable open
+// finishes the change.
+func TestTemplateInterrupted(t *testing.T) {
+	template, docs := templateCorpus(600)
+	dir := t.TempDir()
+	d, err := Open(dir, &Options{KeepTexts: true, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addAll(t, d, docs)
+	cctx, cancel := context.WithCancel(ctx)
+	batches := 0
+	d.hook = func(point string) {
+		if point == "reindex" {
+			if batches++; batches == 2 {
+				cancel()
+			}
+		}
+	}
+	if _, err := d.AddTemplate(cctx, "call", []byte(template), TextOptions{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+	d.hook = nil
+	closeChecked(t, d)
+	if _, err := Open(dir, &Options{ReadOnly: true}); !errors.Is(err, ErrReindexPending) {
+		t.Fatalf("read-only open: %v, want ErrReindexPending", err)
+	}
+	d = openTest(t, dir, nil)
+	fresh := openTest(t, "", &Options{KeepTexts: true, NoSync: true})
+	if _, err := fresh.AddTemplate(ctx, "call", []byte(template), TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	addAll(t, fresh, docs)
+	if !mapsEqual(fingerprints(t, d), fingerprints(t, fresh)) {
+		t.Fatal("the finished change differs from a database that had the template first")
+	}
+}
