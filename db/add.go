@@ -201,13 +201,14 @@ func (d *DB) store(ctx context.Context, doc Doc, o *AddOptions, replaceUnchanged
 	d.mu.RLock()
 	res := &AddResult{}
 	var err error
+	var found0 []Match // every match, for the audit log
 	if o.Threshold > 0 {
 		var qr *QueryResult
 		q := query{fp: doc.Fingerprint, hash: doc.ContentHash, hasHash: doc.ContentHash != [16]byte{},
 			size: setSize(doc.Shingles, doc.Words, d.params.ShingleWidth)}
 		qr, err = d.searchLocked(ctx, q, QueryOptions{Threshold: o.Threshold}, doc.ID)
 		if err == nil {
-			res.Matches = qr.Matches
+			res.Matches, found0 = qr.Matches, qr.Matches
 			if o.Limit > 0 && len(res.Matches) > o.Limit {
 				res.Matches = res.Matches[:o.Limit]
 			}
@@ -220,7 +221,16 @@ func (d *DB) store(ctx context.Context, doc Doc, o *AddOptions, replaceUnchanged
 	if doc.Added.IsZero() {
 		doc.Added = time.Now().UTC()
 	}
+	entry := func(x Decision) []LogEntry {
+		if !d.params.AuditLog {
+			return nil
+		}
+		return []LogEntry{addEntry(&doc, x, OpAdd, o, replaceUnchanged, found0)}
+	}
 	if o.Reject && len(res.Matches) > 0 {
+		if err := d.writeLog(entry(DecisionRejected)); err != nil {
+			return nil, fmt.Errorf("fpdb: add %q: %w", doc.ID, err)
+		}
 		res.Doc = doc
 		res.Doc.text = nil
 		return res, nil
@@ -239,14 +249,18 @@ func (d *DB) store(ctx context.Context, doc Doc, o *AddOptions, replaceUnchanged
 			return nil, fmt.Errorf("fpdb: add %q: %w", doc.ID, err)
 		}
 		if same {
+			if err := d.writeLog(entry(DecisionUnchanged)); err != nil {
+				return nil, fmt.Errorf("fpdb: add %q: %w", doc.ID, err)
+			}
 			res.Unchanged, res.Doc = true, doc
 			res.Doc.text = nil
 			return res, nil
 		}
 	}
-	c := &change{adds: []Doc{doc}}
+	c := &change{adds: []Doc{doc}, log: entry(DecisionStored)}
 	if found {
 		c.removes = []victim{{ext: doc.ID, iid: old}}
+		c.log = entry(DecisionReplaced)
 	}
 	if err := d.write(c); err != nil {
 		return nil, fmt.Errorf("fpdb: add %q: %w", doc.ID, err)

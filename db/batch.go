@@ -60,7 +60,19 @@ type BatchResult struct {
 //
 // Batches of 1 000 to 10 000 documents amortize the sync and the posting
 // operands well; the whole batch is held in memory.
-func (d *DB) AddBatch(ctx context.Context, docs []Input) (_ *BatchResult, err error) {
+//
+// In a database with the audit log (Options.AuditLog), each document
+// stored, replaced or left unchanged gets an entry (op "batch", no
+// threshold, no matches: AddBatch checks nothing), written in the same
+// batch; a skipped document gets none (it is an input error, reported in
+// the result, not a decision).
+func (d *DB) AddBatch(ctx context.Context, docs []Input) (*BatchResult, error) {
+	return d.addBatch(ctx, docs, OpAddBatch)
+}
+
+// addBatch is AddBatch recording its decisions in the audit log as op (0:
+// none, for Import restoring an exported log).
+func (d *DB) addBatch(ctx context.Context, docs []Input, op LogOp) (_ *BatchResult, err error) {
 	if d.opts.ReadOnly {
 		return nil, fmt.Errorf("fpdb: add batch: %w", ErrReadOnly)
 	}
@@ -106,6 +118,11 @@ func (d *DB) AddBatch(ctx context.Context, docs []Input) (_ *BatchResult, err er
 	}
 	now := time.Now().UTC()
 	c := &change{adds: make([]Doc, 0, len(ok))}
+	record := func(i int, x Decision) {
+		if op != 0 && d.params.AuditLog {
+			c.log = append(c.log, addEntry(&docsOut[i], x, op, nil, docs[i].ReplaceUnchanged, nil))
+		}
+	}
 	for j, i := range ok {
 		doc := docsOut[i]
 		if olds[j] != noIID {
@@ -116,10 +133,14 @@ func (d *DB) AddBatch(ctx context.Context, docs []Input) (_ *BatchResult, err er
 				}
 				if same {
 					res.Unchanged++
+					record(i, DecisionUnchanged)
 					continue
 				}
 			}
 			c.removes = append(c.removes, victim{ext: doc.ID, iid: olds[j]})
+			record(i, DecisionReplaced)
+		} else {
+			record(i, DecisionStored)
 		}
 		if doc.Added.IsZero() {
 			doc.Added = now
@@ -127,6 +148,9 @@ func (d *DB) AddBatch(ctx context.Context, docs []Input) (_ *BatchResult, err er
 		c.adds = append(c.adds, doc)
 	}
 	if len(c.adds) == 0 {
+		if err := d.writeLog(c.log); err != nil {
+			return nil, fmt.Errorf("fpdb: add batch: %w", err)
+		}
 		return res, nil
 	}
 	if err := ctx.Err(); err != nil {

@@ -217,6 +217,9 @@ func (e *corruptionDetail) Unwrap() error { return e.err }
 //     store has no content-hash key;
 //   - every stored text decodes (its zstd frame and checksum, UTF-8), and a
 //     database that does not keep texts has none;
+//   - every audit-log entry decodes and is in the log's id index, every
+//     index key names an entry of its id, the log's sequence counter is
+//     beyond every entry, and a database without the log has none of them;
 //   - the in-memory id map and fingerprints equal the stored ones.
 //
 // It returns nil, a *CheckError listing every violation (errors.Is(err,
@@ -472,6 +475,9 @@ func scanStore(ctx context.Context, pdb *pebble.DB, layout *index.Layout, params
 		buf = t.Text[:0]
 	})
 	if err != nil {
+		return nil, err
+	}
+	if _, err := checkLog(ctx, pdb, params, p, bad); err != nil {
 		return nil, err
 	}
 	err = index.VerifyPostings(ctx, pdb, layout, index.PostingVerifier{

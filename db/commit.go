@@ -27,6 +27,12 @@ type change struct {
 	// extra are further keys set in the same batch (a template change's
 	// progress).
 	extra []keyValue
+	// log are the audit-log entries of the change (numbered and timed by
+	// write; ignored by a database without the log), logDel the log keys
+	// it erases and logSet the entries it rewrites (Forget).
+	log    []LogEntry
+	logDel [][]byte
+	logSet []logKV
 }
 
 // keyValue is a key and its value.
@@ -39,7 +45,7 @@ type victim struct {
 }
 
 // write stages c in one Pebble batch (document records, id map, next id,
-// texts, and through the index the fingerprints and postings or the bulk-load
+// texts, audit-log entries, and through the index the fingerprints and postings or the bulk-load
 // deferred mark), commits it and applies it to memory. writeMu is held;
 // write takes mu exclusively (and the index its own lock) for the commit
 // and the memory update only, so readers see the change whole.
@@ -84,6 +90,10 @@ func (d *DB) write(c *change) error {
 	for _, kv := range c.extra {
 		_ = b.Set(kv.key, kv.value, nil)
 	}
+	lw, err := d.stageLogChange(b, c)
+	if err != nil {
+		return err
+	}
 	w, err := d.ix.Stage(b, entries, removes)
 	if err != nil {
 		return err
@@ -102,6 +112,7 @@ func (d *DB) write(c *change) error {
 		d.docs.set(doc.iid, doc.ID, doc.ContentHash, setSize(doc.Shingles, doc.Words, d.params.ShingleWidth))
 	}
 	d.nextIID = iid
+	d.applyLog(lw)
 	d.metrics.writes.Add(1)
 	d.metrics.added.Add(int64(len(c.adds)))
 	d.metrics.deleted.Add(int64(len(removes)))

@@ -89,6 +89,11 @@ type StorageStats struct {
 	Texts        int
 	TextBytes    int64
 	TextRawBytes int64
+	// LogEntries is the number of audit-log entries (Options.AuditLog; 0
+	// when the database keeps no log) and LogBytes the size of their
+	// keys and values, id index included.
+	LogEntries int
+	LogBytes   int64
 }
 
 // StorageStats reads every posting list and scans the store's tombstones
@@ -131,6 +136,9 @@ func (d *DB) StorageStats(ctx context.Context) (_ *StorageStats, err error) {
 	}
 
 	if err := d.textStats(ctx, st); err != nil {
+		return nil, fmt.Errorf("fpdb: storage stats: %w", err)
+	}
+	if err := d.logStats(ctx, st); err != nil {
 		return nil, fmt.Errorf("fpdb: storage stats: %w", err)
 	}
 	ps, err := index.ReadPostingStats(ctx, d.pdb)

@@ -67,6 +67,10 @@ type DB struct {
 
 	flushAt int // deferred documents that trigger a flush (bulkFlushDocs)
 
+	// log is the audit log's write state (Params.AuditLog), read from the
+	// store at the first write; guarded by writeMu.
+	log logState
+
 	// life tracks the calls in flight, so that Close waits for them.
 	life lifecycle
 	// metrics count queries and writes (Metrics).
@@ -294,6 +298,7 @@ func (d *DB) create() error {
 		Merger:           index.MergerName,
 		Created:          time.Now().UTC().Truncate(time.Second),
 		KeepTexts:        o.KeepTexts,
+		AuditLog:         o.AuditLog,
 	}
 	b := d.pdb.NewBatch()
 	defer b.Close()

@@ -30,7 +30,9 @@ type DeleteResult struct {
 }
 
 // Delete removes the document with id in one atomic batch. It returns
-// ErrNotFound when there is none.
+// ErrNotFound when there is none. In a database with the audit log the
+// batch also records the deletion, and the document's entries stay (Forget
+// erases them). So do the bulk deletes below.
 func (d *DB) Delete(ctx context.Context, id string) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -54,7 +56,8 @@ func (d *DB) Delete(ctx context.Context, id string) error {
 	if !found {
 		return fmt.Errorf("fpdb: delete %q: %w", id, ErrNotFound)
 	}
-	if err := d.write(&change{removes: []victim{{ext: id, iid: iid}}, unmap: []string{id}}); err != nil {
+	vs := []victim{{ext: id, iid: iid}}
+	if err := d.write(&change{removes: vs, unmap: []string{id}, log: d.deleteEntries(vs)}); err != nil {
 		return fmt.Errorf("fpdb: delete %q: %w", id, err)
 	}
 	return nil
@@ -217,7 +220,7 @@ func (d *DB) deleteVictims(ctx context.Context, vs []victim, chunk int) (int, er
 
 // deleteChunk deletes vs in one atomic batch; writeMu is held.
 func (d *DB) deleteChunk(vs []victim) error {
-	c := &change{removes: vs, unmap: make([]string, len(vs))}
+	c := &change{removes: vs, unmap: make([]string, len(vs)), log: d.deleteEntries(vs)}
 	for i, v := range vs {
 		c.unmap[i] = v.ext
 	}

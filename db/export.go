@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -22,9 +23,15 @@ import (
 	"github.com/fpdb/fpdb/internal/normalize"
 )
 
-// ExportVersion is the version of the export format written by Export (the
-// "fpdb_export" field of the header line).
-const ExportVersion = 1
+// ExportVersion is the newest version of the export format (the
+// "fpdb_export" field of the header line). Version 2 adds the audit log:
+// its entries follow the documents. Export writes version 2 for a
+// database that keeps the log and version 1, which older builds read,
+// otherwise; Import reads both.
+const ExportVersion = 2
+
+// exportVersionNoLog is the version of an export without a log section.
+const exportVersionNoLog = 1
 
 // ErrBadExport is returned by Import for input that is not a valid export.
 var ErrBadExport = errors.New("fpdb: invalid export")
@@ -53,6 +60,12 @@ type ExportHeader struct {
 	// documents carry their text); absent (false) in exports made before
 	// texts could be kept.
 	KeepTexts bool `json:"keep_texts,omitempty"`
+	// AuditLog reports that the exported database keeps an audit log
+	// (version 2); LogEntries is the number of log lines that follow the
+	// document lines, one entry each in the form of LogEntry.MarshalJSON,
+	// in sequence order.
+	AuditLog   bool `json:"audit_log,omitempty"`
+	LogEntries int  `json:"log_entries,omitempty"`
 }
 
 // FormatFingerprint returns fp in the hex form Export writes (and Import
@@ -87,7 +100,8 @@ type ExportRecord struct {
 // Export writes every stored document to w as JSON Lines: a header line
 // (ExportHeader: the creation parameters) then one ExportRecord per
 // document, in the order they were stored, with its text when the
-// database keeps texts. It reads a snapshot taken at the call, so writes
+// database keeps texts, then, when it keeps an audit log, one line per log
+// entry. It reads a snapshot taken at the call, so writes
 // may proceed meanwhile. It returns the number of documents written.
 func (d *DB) Export(ctx context.Context, w io.Writer) (_ int, err error) {
 	ctx, leave, err := d.enterLong(ctx)
@@ -101,7 +115,13 @@ func (d *DB) Export(ctx context.Context, w io.Writer) (_ int, err error) {
 	d.mu.RUnlock()
 	defer snap.Close()
 
-	ew, err := newExportWriter(w, d.Params(), count)
+	entries := -1
+	if d.params.AuditLog {
+		if entries, err = countKeys(ctx, snap, keys.PrefixLog); err != nil {
+			return 0, fmt.Errorf("fpdb: export: %w", err)
+		}
+	}
+	ew, err := newExportWriter(w, d.Params(), count, entries)
 	if err != nil {
 		return 0, fmt.Errorf("fpdb: export: %w", err)
 	}
@@ -123,6 +143,11 @@ func (d *DB) Export(ctx context.Context, w io.Writer) (_ int, err error) {
 	if n != count {
 		return n, fmt.Errorf("fpdb: export: %w: %d document records, %d fingerprints", ErrCorrupt, n, count)
 	}
+	if entries >= 0 {
+		if err := ew.writeLog(ctx, snap, d.params.K, entries); err != nil {
+			return n, fmt.Errorf("fpdb: export: %w", err)
+		}
+	}
 	if err := ew.flush(); err != nil {
 		return n, fmt.Errorf("fpdb: export: %w", err)
 	}
@@ -137,9 +162,10 @@ type exportWriter struct {
 	k   int
 }
 
-// newExportWriter writes the header line for a database with parameters p
-// and docs documents.
-func newExportWriter(w io.Writer, p Params, docs int) (*exportWriter, error) {
+// newExportWriter writes the header line for a database with parameters p,
+// docs documents and logEntries entries of its audit log (-1: the export
+// carries no log).
+func newExportWriter(w io.Writer, p Params, docs, logEntries int) (*exportWriter, error) {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
@@ -148,6 +174,11 @@ func newExportWriter(w io.Writer, p Params, docs int) (*exportWriter, error) {
 		ShingleWidth: p.ShingleWidth, Seed: p.Seed, HashVersion: p.HashVersion,
 		NormalizeVersion: p.NormalizeVersion, Created: p.Created.Format(time.RFC3339), Docs: docs,
 		KeepTexts: p.KeepTexts,
+	}
+	if logEntries >= 0 {
+		h.Export, h.AuditLog, h.LogEntries = ExportVersion, true, logEntries
+	} else {
+		h.Export = exportVersionNoLog
 	}
 	if err := enc.Encode(h); err != nil {
 		return nil, err
@@ -240,7 +271,11 @@ const importBatchDocs = 10_000
 // did (keep_texts in the header) or opts.KeepTexts is set, and then stores
 // each document's text from the export (a document without one, as in
 // exports made before texts could be kept, has none: DB.Text returns
-// ErrNoText); a database that does not keep texts ignores them. An existing
+// ErrNoText); a database that does not keep texts ignores them. Likewise
+// the new database keeps an audit log when the export carries one
+// (audit_log) or opts.AuditLog is set: it then holds the exported entries,
+// with their sequence numbers and times, or, from an export without a log,
+// one entry per document imported (op "import"). An existing
 // target created otherwise makes Import fail with a *ParamsError.
 // The export's hash and normalization versions must be this build's (the
 // fingerprints of new texts would not be comparable otherwise); its format
@@ -266,8 +301,11 @@ func Import(ctx context.Context, dir string, r io.Reader, opts *Options) (int, e
 	if err := strictUnmarshal(line, &h); err != nil {
 		return 0, fmt.Errorf("fpdb: import: %w: header: %w", ErrBadExport, err)
 	}
-	if h.Export != ExportVersion {
-		return 0, fmt.Errorf("fpdb: import: %w: export version %d, this build reads %d", ErrBadExport, h.Export, ExportVersion)
+	if h.Export < exportVersionNoLog || h.Export > ExportVersion {
+		return 0, fmt.Errorf("fpdb: import: %w: export version %d, this build reads %d to %d", ErrBadExport, h.Export, exportVersionNoLog, ExportVersion)
+	}
+	if (h.AuditLog || h.LogEntries != 0) && h.Export < ExportVersion || h.LogEntries < 0 || h.LogEntries > 0 && !h.AuditLog {
+		return 0, fmt.Errorf("fpdb: import: %w: header: audit_log %v with log_entries %d in export version %d", ErrBadExport, h.AuditLog, h.LogEntries, h.Export)
 	}
 	if h.HashVersion != fingerprint.HashVersion {
 		return 0, fmt.Errorf("fpdb: import: %w", &ParamsError{Param: "HashVersion", Stored: strconv.Itoa(h.HashVersion), Given: strconv.Itoa(fingerprint.HashVersion), Export: true, Build: true})
@@ -283,8 +321,11 @@ func Import(ctx context.Context, dir string, r io.Reader, opts *Options) (int, e
 	// Keeping texts is the export's choice or the caller's: either may turn
 	// it on.
 	keep := o.KeepTexts || h.KeepTexts
+	// So is keeping an audit log (an export without one then records each
+	// document imported).
+	keepLog := o.AuditLog || h.AuditLog
 	if err := checkParams(Params{K: h.K, GroupWidths: h.GroupWidths, ShingleWidth: h.ShingleWidth, Seed: h.Seed,
-		NormalizeVersion: h.NormalizeVersion, KeepTexts: keep}, o); err != nil {
+		NormalizeVersion: h.NormalizeVersion, KeepTexts: keep, AuditLog: keepLog}, o); err != nil {
 		var pe *ParamsError
 		if errors.As(err, &pe) {
 			pe.Export = true // the stored value is the export's
@@ -292,7 +333,7 @@ func Import(ctx context.Context, dir string, r io.Reader, opts *Options) (int, e
 		return 0, fmt.Errorf("fpdb: import: %w", err)
 	}
 	o.K, o.GroupWidths, o.ShingleWidth, o.Seed = h.K, slices.Clone(h.GroupWidths), h.ShingleWidth, h.Seed
-	o.NormalizeVersion, o.KeepTexts = h.NormalizeVersion, keep
+	o.NormalizeVersion, o.KeepTexts, o.AuditLog = h.NormalizeVersion, keep, keepLog
 	o.ReadOnly, o.ErrorIfNotExist, o.BulkLoad = false, false, true
 	d, err := Open(dir, o)
 	if err != nil {
@@ -310,7 +351,26 @@ func (d *DB) importDocs(ctx context.Context, br *bufio.Reader, h ExportHeader) (
 	if st := d.Stats(); st.Docs > 0 || d.nextIID > 0 {
 		return 0, fmt.Errorf("fpdb: import: %w: %s holds %d documents", ErrNotEmpty, d.dir, st.Docs)
 	}
-	n := 0
+	if d.params.AuditLog {
+		d.writeMu.Lock()
+		err := d.loadLog()
+		next := d.log.next
+		d.writeMu.Unlock()
+		if err != nil {
+			return 0, fmt.Errorf("fpdb: import: %w", err)
+		}
+		if next > 1 {
+			return 0, fmt.Errorf("fpdb: import: %w: %s holds audit-log entries", ErrNotEmpty, d.dir)
+		}
+	}
+	op := OpImport
+	if h.AuditLog {
+		op = 0 // the export's own entries are restored
+	}
+	var logs []LogEntry
+	var prev LogEntry
+	nlog := 0
+	n, docLines := 0, 0
 	lineNo := 1
 	batch := make([]Input, 0, importBatchDocs)
 	lines := make([]int, 0, importBatchDocs)
@@ -318,7 +378,7 @@ func (d *DB) importDocs(ctx context.Context, br *bufio.Reader, h ExportHeader) (
 		if len(batch) == 0 {
 			return nil
 		}
-		res, err := d.AddBatch(ctx, batch)
+		res, err := d.addBatch(ctx, batch, op)
 		if err != nil {
 			return fmt.Errorf("fpdb: import: %w", err)
 		}
@@ -344,6 +404,32 @@ func (d *DB) importDocs(ctx context.Context, br *bufio.Reader, h ExportHeader) (
 			return n, fmt.Errorf("fpdb: import: %w", err)
 		}
 		lineNo++
+		if docLines == h.Docs && h.AuditLog {
+			if err := flush(); err != nil { // the documents come first
+				return n, err
+			}
+			e, err := parseLogJSON(line, h.K)
+			if err == nil && nlog > 0 && (e.Seq <= prev.Seq || e.Time.Before(prev.Time)) {
+				err = fmt.Errorf("entry %d (%s) does not follow entry %d (%s): sequence numbers must grow and times not decrease",
+					e.Seq, e.Time.Format(time.RFC3339Nano), prev.Seq, prev.Time.Format(time.RFC3339Nano))
+			}
+			if err == nil && (e.Seq == 0 || e.Seq == math.MaxUint64) {
+				err = fmt.Errorf("sequence number %d", e.Seq)
+			}
+			if err != nil {
+				return n, fmt.Errorf("fpdb: import: %w: line %d: log entry: %w", ErrBadExport, lineNo, err)
+			}
+			prev = e
+			nlog++
+			if logs = append(logs, e); len(logs) == importBatchDocs {
+				if err := d.restoreLog(logs); err != nil {
+					return n, fmt.Errorf("fpdb: import: %w", err)
+				}
+				logs = logs[:0]
+			}
+			continue
+		}
+		docLines++
 		var rec ExportRecord
 		if err := strictUnmarshal(line, &rec); err != nil {
 			return n, fmt.Errorf("fpdb: import: %w: line %d: %w", ErrBadExport, lineNo, err)
@@ -362,6 +448,12 @@ func (d *DB) importDocs(ctx context.Context, br *bufio.Reader, h ExportHeader) (
 	}
 	if err := flush(); err != nil {
 		return n, err
+	}
+	if err := d.restoreLog(logs); err != nil {
+		return n, fmt.Errorf("fpdb: import: %w", err)
+	}
+	if nlog != h.LogEntries {
+		return n, fmt.Errorf("fpdb: import: %w: header announces %d log entries, read %d (truncated?)", ErrBadExport, h.LogEntries, nlog)
 	}
 	if n != h.Docs {
 		return n, fmt.Errorf("fpdb: import: %w: header announces %d documents, read %d (truncated?)", ErrBadExport, h.Docs, n)
@@ -439,4 +531,36 @@ func strictUnmarshal(b []byte, v any) error {
 		return errors.New("trailing data after the JSON object")
 	}
 	return nil
+}
+
+// writeLog writes the entries of the audit log of snap after the
+// documents; there must be entries of them (counted when the header was
+// written).
+func (e *exportWriter) writeLog(ctx context.Context, snap *pebble.Snapshot, k, entries int) error {
+	n := 0
+	err := logReader{snap: snap, k: k}.from(ctx, 0, time.Time{}, func(le *LogEntry) (bool, error) {
+		n++
+		return true, e.enc.Encode(le)
+	})
+	if err == nil && n != entries {
+		err = fmt.Errorf("%w: %d log entries read, %d counted", ErrCorrupt, n, entries)
+	}
+	return err
+}
+
+// countKeys returns the number of keys with prefix pfx in snap.
+func countKeys(ctx context.Context, snap *pebble.Snapshot, pfx byte) (int, error) {
+	lo, hi := keys.Range(pfx)
+	it, err := snap.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lo, UpperBound: hi, KeyTypes: pebble.IterKeyTypePointsOnly})
+	if err != nil {
+		return 0, storageError(err)
+	}
+	n := 0
+	for it.First(); it.Valid(); it.Next() {
+		n++
+	}
+	if err := it.Close(); err != nil {
+		return 0, storageError(err)
+	}
+	return n, nil
 }

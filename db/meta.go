@@ -65,6 +65,7 @@ type metaRecord struct {
 	Merger           string    `json:"merger"`
 	Created          time.Time `json:"created"`
 	KeepTexts        bool      `json:"keep_texts,omitempty"`
+	AuditLog         bool      `json:"audit_log,omitempty"`
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -89,6 +90,9 @@ func decodeMeta(b []byte) (Params, error) {
 	if m.KeepTexts && m.FormatVersion < formatV3 {
 		return Params{}, fmt.Errorf("%w: meta record: keep_texts in format %d (texts need format %d)", ErrCorrupt, m.FormatVersion, formatV3)
 	}
+	if m.AuditLog && m.FormatVersion < formatV4 {
+		return Params{}, fmt.Errorf("%w: meta record: audit_log in format %d (the audit log needs format %d)", ErrCorrupt, m.FormatVersion, formatV4)
+	}
 	return Params(m), nil
 }
 
@@ -112,6 +116,9 @@ func checkParams(stored Params, o *Options) error {
 	}
 	if o.KeepTexts && !stored.KeepTexts {
 		return &ParamsError{Param: "KeepTexts", Stored: "false", Given: "true"}
+	}
+	if o.AuditLog && !stored.AuditLog {
+		return &ParamsError{Param: "AuditLog", Stored: "false", Given: "true"}
 	}
 	return nil
 }
@@ -140,4 +147,8 @@ type Params struct {
 	// (Options.KeepTexts); false for every database created before texts
 	// could be kept.
 	KeepTexts bool
+	// AuditLog reports that the database records every add and delete
+	// in its audit log (Options.AuditLog, DB.Log); false for every
+	// database created before the log existed.
+	AuditLog bool
 }

@@ -59,7 +59,7 @@ const (
 // Options configure a DB. The zero value of every field means its default;
 // a nil *Options passed to Open means all defaults.
 //
-// K, GroupWidths, ShingleWidth, Seed, NormalizeVersion and KeepTexts are
+// K, GroupWidths, ShingleWidth, Seed, NormalizeVersion, KeepTexts and AuditLog are
 // creation parameters: they are recorded when the database is created. When opening an existing database,
 // zero values take the recorded ones, and non-zero values that differ from
 // the recorded ones make Open fail with a *ParamsError.
@@ -97,6 +97,19 @@ type Options struct {
 	// was created with: false takes the recorded choice, and true on a
 	// database created without texts makes Open fail with a *ParamsError.
 	KeepTexts bool
+	// AuditLog makes a new database record every decision about a
+	// document in an audit log (DB.Log): each Add (stored, replaced,
+	// unchanged or rejected, with the threshold, the mode and the matches
+	// that decided it), each document AddBatch stores or leaves unchanged,
+	// and each delete — written in the same atomic batch as the document
+	// it describes (a rejection writes only its entry). Delete keeps the
+	// deleted document's entries and records the deletion; Forget erases
+	// them. Export and Import carry the log. Default false: a database
+	// created without it never records. An existing database keeps what
+	// it was created with: false takes the recorded choice, and true on a
+	// database created without the log makes Open fail with a
+	// *ParamsError.
+	AuditLog bool
 
 	// MaxTextSize is the longest text, in bytes of UTF-8 after decoding,
 	// that a database keeping texts accepts: Add of a longer document

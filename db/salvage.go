@@ -140,7 +140,7 @@ func (d *DB) salvage(ctx context.Context, w io.Writer) (*SalvageReport, error) {
 	for _, iid := range orphans {
 		rep.drop(iid, "fingerprint without a readable document record")
 	}
-	ew, err := newExportWriter(w, d.params, len(newest))
+	ew, err := newExportWriter(w, d.params, len(newest), -1)
 	if err != nil {
 		return rep, err
 	}

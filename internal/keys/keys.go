@@ -1,9 +1,11 @@
 package keys
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Key range prefixes. Each range holds one kind of record.
@@ -24,6 +26,13 @@ const (
 	// PrefixText maps an internal id to the document's stored text (format
 	// 3: databases that keep texts).
 	PrefixText byte = 't'
+	// PrefixLog maps a sequence number to an audit-log entry (format 4:
+	// databases created with the audit log): 'l' ‖ seq:u64be.
+	PrefixLog byte = 'l'
+	// PrefixLogByID indexes the audit log by document id: 'i' ‖ id ‖ 0x00
+	// ‖ seq:u64be, with an empty value. Ids hold no NUL byte, so the
+	// entries of one id are one contiguous range, in sequence order.
+	PrefixLogByID byte = 'i'
 )
 
 // HashLen is the length of a content hash in bytes.
@@ -41,6 +50,9 @@ func NextID() []byte { return []byte{PrefixSystem, 'n', 'e', 'x', 't'} }
 // Tail is the key of the index's deferred mark: the smallest internal id whose
 // postings are not yet written (format version 2).
 func DeferredMark() []byte { return []byte{PrefixSystem, 't', 'a', 'i', 'l'} }
+
+// LogNext is the key of the audit log's next sequence number (format 4).
+func LogNext() []byte { return []byte{PrefixSystem, 'l', 's', 'e', 'q'} }
 
 // TemplatePrefix is the prefix of the template records (format 4):
 // TemplatePrefix ‖ name.
@@ -147,4 +159,50 @@ func HashRange(h [HashLen]byte) (start, end []byte) {
 	copy(start[1:], h[:])
 	end = append(Hash(h, 0)[:1+HashLen:1+HashLen], 0xff, 0xff, 0xff, 0xff, 0xff)
 	return start, end
+}
+
+// Log is the key of the audit-log entry with sequence number seq.
+func Log(seq uint64) []byte {
+	k := make([]byte, 9)
+	k[0] = PrefixLog
+	binary.BigEndian.PutUint64(k[1:], seq)
+	return k
+}
+
+// ParseLog returns the sequence number of an audit-log entry key.
+func ParseLog(k []byte) (uint64, error) {
+	if len(k) != 9 || k[0] != PrefixLog {
+		return 0, fmt.Errorf("%w: want %q + 8 bytes, got %x", ErrBadKey, PrefixLog, k)
+	}
+	return binary.BigEndian.Uint64(k[1:]), nil
+}
+
+// LogByID is the key that indexes the audit-log entry seq under document
+// id ext (which must not hold a NUL byte).
+func LogByID(ext string, seq uint64) []byte {
+	k := make([]byte, 0, 1+len(ext)+1+8)
+	k = append(k, PrefixLogByID)
+	k = append(k, ext...)
+	k = append(k, 0)
+	return binary.BigEndian.AppendUint64(k, seq)
+}
+
+// LogByIDRange returns the [start, end) bounds of the index keys of id
+// ext: its entries, in sequence order.
+func LogByIDRange(ext string) (start, end []byte) {
+	start = make([]byte, 0, 1+len(ext)+1)
+	start = append(start, PrefixLogByID)
+	start = append(start, ext...)
+	end = append(slices.Clone(start), 1)
+	return append(start, 0), end
+}
+
+// ParseLogByID returns the document id and sequence number of an index
+// key of the audit log.
+func ParseLogByID(k []byte) (string, uint64, error) {
+	n := len(k) - 9
+	if n < 2 || k[0] != PrefixLogByID || k[n] != 0 || bytes.IndexByte(k[1:n], 0) >= 0 {
+		return "", 0, fmt.Errorf("%w: want %q + id + 0x00 + 8 bytes, got %x", ErrBadKey, PrefixLogByID, k)
+	}
+	return string(k[1:n]), binary.BigEndian.Uint64(k[n+1:]), nil
 }

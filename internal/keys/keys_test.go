@@ -95,3 +95,40 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestLogKeys: audit-log keys round-trip, sort by sequence number, and an
+// id's index keys lie in its range and in no other id's (not even an id it
+// is a prefix of).
+func TestLogKeys(t *testing.T) {
+	for _, seq := range []uint64{0, 1, 1 << 40, 1<<64 - 1} {
+		if got, err := ParseLog(Log(seq)); err != nil || got != seq {
+			t.Fatalf("log %d: got %d, %v", seq, got, err)
+		}
+		id, got, err := ParseLogByID(LogByID("a/b.txt", seq))
+		if err != nil || id != "a/b.txt" || got != seq {
+			t.Fatalf("log by id %d: got %q %d %v", seq, id, got, err)
+		}
+	}
+	if bytes.Compare(Log(255), Log(256)) >= 0 {
+		t.Fatal("log keys do not sort by sequence number")
+	}
+	lo, hi := LogByIDRange("a")
+	for _, k := range [][]byte{LogByID("a", 0), LogByID("a", 1<<64-1)} {
+		if bytes.Compare(k, lo) < 0 || bytes.Compare(k, hi) >= 0 {
+			t.Fatalf("key %x outside [%x, %x)", k, lo, hi)
+		}
+	}
+	for _, other := range []string{"ab", "a\x01", "`"} {
+		if k := LogByID(other, 5); bytes.Compare(k, lo) >= 0 && bytes.Compare(k, hi) < 0 {
+			t.Fatalf("key of %q inside the range of \"a\"", other)
+		}
+	}
+	for _, bad := range [][]byte{nil, {PrefixLog}, Log(1)[:8], LogByID("", 1), append([]byte{PrefixLogByID, 'a', 0, 'b', 0}, 0, 0, 0, 0, 0, 0, 0, 1)} {
+		if _, err := ParseLog(bad); err == nil && len(bad) != 9 {
+			t.Fatalf("ParseLog(%x) accepted", bad)
+		}
+		if _, _, err := ParseLogByID(bad); !errors.Is(err, ErrBadKey) {
+			t.Fatalf("ParseLogByID(%x): %v", bad, err)
+		}
+	}
+}
