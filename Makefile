@@ -22,12 +22,14 @@ man: ## regenerate the man pages in docs/man/ (fpdb man; commit them: a test che
 	rm -f docs/man/*.1
 	$(GO) run ./cmd/fpdb man docs/man
 
-test-deps: ## install what the tests use beyond Go when it is missing (jq, from Debian's packages)
+test-deps: ## install what the tests use beyond Go when it is missing (jq, chromium: from Debian's packages)
 	@command -v jq >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq jq >/dev/null; } || \
 	  { echo "make test needs jq (the help's pipelines use it): apt-get install jq"; exit 1; }
+	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null; } || \
+	  { echo "make test needs chromium (the report is rendered in it): apt-get install chromium chromium-driver"; exit 1; }
 
-test: test-deps vet format-check ## vet, format check and all tests with the race detector
-	$(GO) test -race -count=1 -timeout 30m ./...
+test: test-deps vet format-check ## vet, format check and all tests with the race detector (FPDB_REQUIRE_BROWSER=1: the browser test must run)
+	FPDB_REQUIRE_BROWSER=1 $(GO) test -race -count=1 -timeout 30m ./...
 
 test-short: ## all tests without the race detector, skipping the slow ones
 	$(GO) test -short -count=1 ./...

@@ -14,11 +14,49 @@ import (
 // clustersOptions are the flags of "fpdb clusters".
 type clustersOptions struct {
 	*globalOptions
+	clusterFlags
+	json bool
+}
+
+// clusterFlags are the flags that say how clusters are made, shared by
+// "fpdb clusters" and "fpdb report".
+type clusterFlags struct {
 	threshold float64
-	json      bool
 	keep      string
 	centers   bool
 	maxSize   int
+}
+
+// register declares the flags on cmd (--threshold required).
+func (c *clusterFlags) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.Float64Var(&c.threshold, "threshold", 0, "minimum resemblance `R`, in (0, 1] (required)")
+	_ = cmd.MarkFlagRequired("threshold")
+	f.StringVar(&c.keep, "keep", "", "choose the document to keep in each cluster: `oldest`, newest, first, longest or shortest")
+	f.BoolVar(&c.centers, "centers", false, "clusters around centers, every member within --threshold of its center (no chaining)")
+	f.IntVar(&c.maxSize, "max-size", 0, "with --centers, at most `N` members per cluster (0: no limit)")
+}
+
+// options checks the flags and returns the options of db.Clusters.
+func (c *clusterFlags) options() (db.ClusterOptions, error) {
+	if err := checkThreshold(c.threshold); err != nil {
+		return db.ClusterOptions{}, err
+	}
+	keep, ok := keepPolicy(c.keep)
+	if !ok {
+		return db.ClusterOptions{}, usageErrorf("invalid --keep %q: want %s", c.keep, strings.Join(keepNames, ", "))
+	}
+	switch {
+	case c.maxSize < 0 || c.maxSize == 1:
+		return db.ClusterOptions{}, usageErrorf("invalid --max-size %d: want 0 (no limit) or at least 2", c.maxSize)
+	case c.maxSize > 0 && !c.centers:
+		return db.ClusterOptions{}, usageErrorf("--max-size needs --centers (a chain of near duplicates cannot be cut)")
+	}
+	mode := db.ClusterComponents
+	if c.centers {
+		mode = db.ClusterCenters
+	}
+	return db.ClusterOptions{PairsOptions: db.PairsOptions{Threshold: c.threshold}, Keep: keep, Mode: mode, MaxSize: c.maxSize}, nil
 }
 
 // jsonCluster is the JSON form of a cluster.
@@ -111,33 +149,15 @@ With --json, one object per cluster:
 			return o.run(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	f := cmd.Flags()
-	f.Float64Var(&o.threshold, "threshold", 0, "minimum resemblance `R`, in (0, 1] (required)")
-	_ = cmd.MarkFlagRequired("threshold")
-	f.StringVar(&o.keep, "keep", "", "choose the document to keep in each cluster: `oldest`, newest, first, longest or shortest")
-	f.BoolVar(&o.centers, "centers", false, "clusters around centers, every member within --threshold of its center (no chaining)")
-	f.IntVar(&o.maxSize, "max-size", 0, "with --centers, at most `N` members per cluster (0: no limit)")
-	f.BoolVar(&o.json, "json", false, "print one JSON object per cluster")
+	o.clusterFlags.register(cmd)
+	cmd.Flags().BoolVar(&o.json, "json", false, "print one JSON object per cluster")
 	return cmd
 }
 
 func (o *clustersOptions) run(ctx context.Context, stdout, stderr io.Writer) (err error) {
-	if err := checkThreshold(o.threshold); err != nil {
+	copts, err := o.options()
+	if err != nil {
 		return err
-	}
-	keep, ok := keepPolicy(o.keep)
-	if !ok {
-		return usageErrorf("invalid --keep %q: want %s", o.keep, strings.Join(keepNames, ", "))
-	}
-	switch {
-	case o.maxSize < 0 || o.maxSize == 1:
-		return usageErrorf("invalid --max-size %d: want 0 (no limit) or at least 2", o.maxSize)
-	case o.maxSize > 0 && !o.centers:
-		return usageErrorf("--max-size needs --centers (a chain of near duplicates cannot be cut)")
-	}
-	mode := db.ClusterComponents
-	if o.centers {
-		mode = db.ClusterCenters
 	}
 	d, err := o.openDB(openReadOnly)
 	if err != nil {
@@ -156,12 +176,9 @@ func (o *clustersOptions) run(ctx context.Context, stdout, stderr io.Writer) (er
 	if isTerminal(stderr) {
 		prog = newProgress(stderr, time.Now)
 	}
-	cs, st, err := d.Clusters(ctx, db.ClusterOptions{
-		PairsOptions: db.PairsOptions{Threshold: o.threshold, Detached: release, Progress: func(done, _ int) { prog.update(done) }},
-		Keep:         keep,
-		Mode:         mode,
-		MaxSize:      o.maxSize,
-	})
+	copts.Detached = release
+	copts.Progress = func(done, _ int) { prog.update(done) }
+	cs, st, err := d.Clusters(ctx, copts)
 	prog.clear()
 	if err != nil {
 		if ctx.Err() != nil {

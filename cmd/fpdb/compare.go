@@ -207,10 +207,7 @@ func (o *compareOptions) run(ctx context.Context, stdin io.Reader, stdout io.Wri
 			defer f.Close()
 		}
 	}
-	opts := &db.CompareOptions{MinWords: o.minWords, MaxGap: o.gap, MaxPassages: o.maxPassages}
-	if o.minWords == 0 {
-		opts.MinWords = -1 // every passage
-	}
+	opts := passageOptions(o.minWords, o.gap, o.maxPassages)
 	dir, err := o.dir()
 	if err != nil {
 		return err
@@ -242,6 +239,16 @@ func (o *compareOptions) run(ctx context.Context, stdin io.Reader, stdout io.Wri
 		return o.compareError(sides, err)
 	}
 	return o.print(stdout, sides, c, d.Params().K)
+}
+
+// passageOptions returns the options of db.Compare for the flags
+// --min-words, --gap and --passages.
+func passageOptions(minWords, gap, maxPassages int) *db.CompareOptions {
+	opts := &db.CompareOptions{MinWords: minWords, MaxGap: gap, MaxPassages: maxPassages}
+	if minWords == 0 {
+		opts.MinWords = -1 // every passage
+	}
+	return opts
 }
 
 // compareError turns an error of Compare into the command's.

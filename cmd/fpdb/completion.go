@@ -45,7 +45,7 @@ func registerCompletions(root *cobra.Command, g *globalOptions) {
 				"probe\tprobe the index within --tau bits (exact)",
 				"approx\tallow probe plans that may miss matches (--recall)",
 			}))
-		case "clusters":
+		case "clusters", "report":
 			_ = cmd.RegisterFlagCompletionFunc("keep", fixedCompletions([]string{
 				"oldest\tkeep the document added first",
 				"newest\tkeep the document added last",
