@@ -294,7 +294,39 @@ func (d *DB) Check(ctx context.Context) (err error) {
 	} else if err != nil {
 		return fmt.Errorf("fpdb: check %s: %w", d.dir, err)
 	}
+	if err := d.checkTemplates(&p); err != nil {
+		return fmt.Errorf("fpdb: check %s: %w", d.dir, err)
+	}
 	return p.err(d.dir)
+}
+
+// checkTemplates checks that the template records decode, that their
+// shingles are the set fingerprints are made without, and that no
+// template change is left unfinished.
+func (d *DB) checkTemplates(p *problems) error {
+	ts, err := readTemplates(d.pdb)
+	if errors.Is(err, ErrCorrupt) {
+		p.add("%v", err)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	ex, err := d.exclusion(ts)
+	if err != nil {
+		p.add("templates: %v", err)
+	} else if cur := d.exclude.Load(); ex.Len() != cur.Len() {
+		p.add("templates have %d shingles, fingerprints are made without %d", ex.Len(), cur.Len())
+	}
+	if len(ts) > 0 && d.params.FormatVersion < formatV4 {
+		p.add("%d templates in a database of format %d", len(ts), d.params.FormatVersion)
+	}
+	if end, next, pending, err := reindexMark(d.pdb); err != nil {
+		p.add("%v", err)
+	} else if pending {
+		p.add("a template change is unfinished: internal ids %d to %d are to be fingerprinted again", next, end-1)
+	}
+	return nil
 }
 
 // checkMeta reads and decodes the meta record; a missing or undecodable one

@@ -66,6 +66,20 @@ type ExportHeader struct {
 	// in sequence order.
 	AuditLog   bool `json:"audit_log,omitempty"`
 	LogEntries int  `json:"log_entries,omitempty"`
+	// Templates are the exported database's templates (see
+	// DB.AddTemplate), by name; absent when it has none. The fingerprints
+	// of the documents were made without their shingles.
+	Templates []ExportTemplate `json:"templates,omitempty"`
+}
+
+// ExportTemplate is a template in an export header.
+type ExportTemplate struct {
+	Name string `json:"name"`
+	Text string `json:"text"`
+	// Format is "text" or "html".
+	Format string `json:"format"`
+	// Added is when the template was added, RFC 3339 with nanoseconds.
+	Added string `json:"added"`
 }
 
 // FormatFingerprint returns fp in the hex form Export writes (and Import
@@ -121,7 +135,11 @@ func (d *DB) Export(ctx context.Context, w io.Writer) (_ int, err error) {
 			return 0, fmt.Errorf("fpdb: export: %w", err)
 		}
 	}
-	ew, err := newExportWriter(w, d.Params(), count, entries)
+	ts, err := readTemplates(snap)
+	if err != nil {
+		return 0, fmt.Errorf("fpdb: export: %w", err)
+	}
+	ew, err := newExportWriter(w, d.Params(), count, entries, ts...)
 	if err != nil {
 		return 0, fmt.Errorf("fpdb: export: %w", err)
 	}
@@ -165,7 +183,7 @@ type exportWriter struct {
 // newExportWriter writes the header line for a database with parameters p,
 // docs documents and logEntries entries of its audit log (-1: the export
 // carries no log).
-func newExportWriter(w io.Writer, p Params, docs, logEntries int) (*exportWriter, error) {
+func newExportWriter(w io.Writer, p Params, docs, logEntries int, templates ...Template) (*exportWriter, error) {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
@@ -174,6 +192,10 @@ func newExportWriter(w io.Writer, p Params, docs, logEntries int) (*exportWriter
 		ShingleWidth: p.ShingleWidth, Seed: p.Seed, HashVersion: p.HashVersion,
 		NormalizeVersion: p.NormalizeVersion, Created: p.Created.Format(time.RFC3339), Docs: docs,
 		KeepTexts: p.KeepTexts,
+	}
+	for _, t := range templates {
+		h.Templates = append(h.Templates, ExportTemplate{Name: t.Name, Text: string(t.Text), Format: t.Format.String(),
+			Added: t.Added.Format(time.RFC3339Nano)})
 	}
 	if logEntries >= 0 {
 		h.Export, h.AuditLog, h.LogEntries = ExportVersion, true, logEntries
@@ -339,7 +361,11 @@ func Import(ctx context.Context, dir string, r io.Reader, opts *Options) (int, e
 	if err != nil {
 		return 0, fmt.Errorf("fpdb: import: %w", err)
 	}
-	n, err := d.importDocs(ctx, br, h)
+	err = d.importTemplates(ctx, h.Templates)
+	n := 0
+	if err == nil {
+		n, err = d.importDocs(ctx, br, h)
+	}
 	if cerr := d.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("fpdb: import: %w", cerr)
 	}

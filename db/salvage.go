@@ -140,7 +140,14 @@ func (d *DB) salvage(ctx context.Context, w io.Writer) (*SalvageReport, error) {
 	for _, iid := range orphans {
 		rep.drop(iid, "fingerprint without a readable document record")
 	}
-	ew, err := newExportWriter(w, d.params, len(newest), -1)
+	// The templates the fingerprints were made with; a damaged template
+	// record is left out with a note.
+	ts, terr := readTemplates(d.pdb)
+	if terr != nil {
+		rep.Dropped = append(rep.Dropped, fmt.Sprintf("templates: %v", terr))
+		ts = nil
+	}
+	ew, err := newExportWriter(w, d.params, len(newest), -1, ts...)
 	if err != nil {
 		return rep, err
 	}

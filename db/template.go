@@ -510,3 +510,30 @@ func (d *DB) reindexNext(next, end uint32) ([]Doc, [][]byte, error) {
 	}
 	return docs, texts, storageError(it.Error())
 }
+
+// importTemplates adds the templates of an export header to the new,
+// empty database of Import (a database that already has them keeps them).
+func (d *DB) importTemplates(ctx context.Context, ets []ExportTemplate) error {
+	for _, et := range ets {
+		f, err := ParseFormat(et.Format)
+		if err == nil && f == FormatAuto {
+			err = fmt.Errorf("format %q", et.Format)
+		}
+		var added time.Time
+		if err == nil {
+			added, err = time.Parse(time.RFC3339Nano, et.Added)
+		}
+		var t Template
+		if err == nil {
+			t, err = d.prepareTemplate(et.Name, []byte(et.Text), TextOptions{Format: f, Encoding: "utf-8"})
+		}
+		if err != nil {
+			return fmt.Errorf("fpdb: import: %w: template %q: %w", ErrBadExport, et.Name, err)
+		}
+		t.Added = added.UTC()
+		if _, err := d.changeTemplates(ctx, &t, false); err != nil {
+			return fmt.Errorf("fpdb: import: template %q: %w", et.Name, err)
+		}
+	}
+	return nil
+}

@@ -1,10 +1,12 @@
 package db
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -225,7 +227,12 @@ func TestTemplateInterrupted(t *testing.T) {
 		t.Fatalf("got %v, want context.Canceled", err)
 	}
 	d.hook = nil
-	closeChecked(t, d)
+	if err := d.Check(ctx); err == nil || !strings.Contains(err.Error(), "template change is unfinished") {
+		t.Fatalf("Check of the half-changed database: %v", err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := Open(dir, &Options{ReadOnly: true}); !errors.Is(err, ErrReindexPending) {
 		t.Fatalf("read-only open: %v, want ErrReindexPending", err)
 	}
@@ -238,4 +245,96 @@ func TestTemplateInterrupted(t *testing.T) {
 	if !mapsEqual(fingerprints(t, d), fingerprints(t, fresh)) {
 		t.Fatal("the finished change differs from a database that had the template first")
 	}
+}
+
+// TestSuggestTemplate: the suggestion is the boilerplate every document
+// holds, cut from a stored text; added as a template, it leaves no pair
+// similar but the planted one. Comparing two documents then shows no
+// passage of it.
+func TestSuggestTemplate(t *testing.T) {
+	template, docs := templateCorpus(30)
+	d := openTest(t, "", &Options{KeepTexts: true, NoSync: true})
+	addAll(t, d, docs)
+	was := dump(t, d)
+	b, err := d.SuggestTemplate(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b.Text) != template || len(b.Passages) != 1 || b.Passages[0].ID != "doc0" || b.Documents != 30 || b.MinDocuments != 15 {
+		t.Fatalf("suggestion: %d bytes, %+v, %d docs, min %d", len(b.Text), b.Passages, b.Documents, b.MinDocuments)
+	}
+	if dump(t, d) != was {
+		t.Fatal("SuggestTemplate changed the database")
+	}
+	if _, err := d.AddTemplate(ctx, "suggested", b.Text, TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := pairsAt(t, d, 0.2); len(got) != 1 {
+		t.Fatalf("pairs after the suggested template: %+v", got)
+	}
+	c, err := d.Compare(ctx, CompareInput{ID: "doc0"}, CompareInput{ID: "doc1"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range c.Passages {
+		if p.A.Words > 130 {
+			t.Fatalf("a passage of %d words: the template is shown as shared", p.A.Words)
+		}
+	}
+	if len(c.Passages) != 1 {
+		t.Fatalf("%d passages, want the shared paragraph only", len(c.Passages))
+	}
+	// Nothing more to suggest; a sample of 10 reads 10 documents.
+	b, err = d.SuggestTemplate(ctx, &BoilerplateOptions{Sample: 10})
+	if err != nil || len(b.Text) != 0 || b.Documents != 10 {
+		t.Fatalf("second suggestion: %+v, %v", b, err)
+	}
+	if _, err := d.SuggestTemplate(ctx, &BoilerplateOptions{MinShare: 1.5}); !errors.Is(err, ErrInvalidOptions) {
+		t.Fatalf("MinShare 1.5: %v", err)
+	}
+	nt := openTest(t, "", nil)
+	if _, err := nt.SuggestTemplate(ctx, nil); !errors.Is(err, ErrNoText) {
+		t.Fatalf("without texts: %v", err)
+	}
+}
+
+// TestTemplateExportImport: an export carries the templates; the imported
+// database fingerprints new texts as the exported one does.
+func TestTemplateExportImport(t *testing.T) {
+	template, docs := templateCorpus(6)
+	d := openTest(t, "", &Options{KeepTexts: true, NoSync: true})
+	if _, err := d.AddTemplate(ctx, "call", []byte(template), TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	addAll(t, d, docs[:5])
+	var buf bytes.Buffer
+	if _, err := d.Export(ctx, &buf); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if n, err := Import(ctx, dir, bytes.NewReader(buf.Bytes()), nil); err != nil || n != 5 {
+		t.Fatalf("import: %d, %v", n, err)
+	}
+	e := openTest(t, dir, nil)
+	ts, err := e.Templates(ctx)
+	if err != nil || len(ts) != 1 || string(ts[0].Text) != template || !ts[0].Added.Equal(mustTemplates(t, d)[0].Added) {
+		t.Fatalf("imported templates %+v, %v", ts, err)
+	}
+	for _, db := range []*DB{d, e} {
+		if _, err := db.Add(ctx, Input{ID: "new", Text: []byte(docs[5])}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !slices.Equal(fingerprints(t, d)["new"], fingerprints(t, e)["new"]) {
+		t.Fatal("the imported database fingerprints a new text otherwise")
+	}
+}
+
+func mustTemplates(t *testing.T, d *DB) []Template {
+	t.Helper()
+	ts, err := d.Templates(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ts
 }
