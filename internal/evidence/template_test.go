@@ -58,3 +58,50 @@ func TestTemplateNotShared(t *testing.T) {
 		t.Fatalf("template only: %+v", only)
 	}
 }
+
+// TestCommonPassages: a passage most texts hold is found once, at its
+// exact offsets in the first text that has it; text fewer hold is not.
+func TestCommonPassages(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	v := vocab(rng, 5000)
+	boiler := words(rng, v, 50)
+	rare := words(rng, v, 50)
+	p := fingerprint.DefaultParams()
+	fr := NewFrequency(p)
+	var texts []string
+	for i := range 20 {
+		s := words(rng, v, 100)
+		if i%5 != 0 { // 16 of 20 texts
+			s += "\n" + boiler
+		}
+		if i%5 == 0 { // 4 of 20
+			s += "\n" + rare
+		}
+		s += "\n" + words(rng, v, 30)
+		texts = append(texts, s)
+		if err := fr.Add([]byte(s), normalize.FormatText); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fr.Texts() != 20 {
+		t.Fatalf("%d texts", fr.Texts())
+	}
+	common := fr.Common(10)
+	if len(common) != 47 {
+		t.Fatalf("%d common shingles, want the boilerplate's 47", len(common))
+	}
+	covered := map[uint64]bool{}
+	var found []string
+	for _, s := range texts {
+		spans, err := CommonPassages(p, []byte(s), normalize.FormatText, common, covered, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sp := range spans {
+			found = append(found, s[sp.Start:sp.End])
+		}
+	}
+	if len(found) != 1 || found[0] != boiler {
+		t.Fatalf("found %q, want the boilerplate once", found)
+	}
+}

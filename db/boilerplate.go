@@ -1,0 +1,200 @@
+package db
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/fpdb/fpdb/internal/evidence"
+	"github.com/fpdb/fpdb/internal/keys"
+	"github.com/fpdb/fpdb/internal/normalize"
+)
+
+// BoilerplateOptions configure SuggestTemplate.
+type BoilerplateOptions struct {
+	// MinShare is the least share of the documents read that a shingle
+	// must occur in to count as boilerplate, in (0, 1]. Default 0.5.
+	MinShare float64
+	// MinWords is the fewest words a passage of boilerplate must have to
+	// be suggested. Default 8.
+	MinWords int
+	// Sample is how many stored texts are read, spread evenly over the
+	// database (all of them when there are fewer). Default 2000: the
+	// shingle counts of 2 000 texts of 1 000 words take about 100 MB.
+	Sample int
+}
+
+// Boilerplate is a suggested template: the passages most stored documents
+// share, for the user to review before adding it (AddTemplate).
+type Boilerplate struct {
+	// Text is the suggested template: the passages, in the words of the
+	// first document read that holds each, separated by blank lines.
+	Text []byte
+	// Passages are the passages, each in the text of one document.
+	Passages []BoilerplatePassage
+	// Shingles is the number of shingles found in at least MinShare of
+	// the documents read (those of existing templates not counted).
+	Shingles int
+	// Documents is the number of documents read; MinDocuments the number
+	// of them a shingle had to occur in.
+	Documents, MinDocuments int
+}
+
+// BoilerplatePassage is one passage of a Boilerplate.
+type BoilerplatePassage struct {
+	// ID is the document whose text the passage is taken from.
+	ID string
+	// Span is where it is in that text.
+	Span Span
+}
+
+// SuggestTemplate finds boilerplate: passages made of shingles that
+// occur in at least opts.MinShare of the stored documents (a sample of
+// them), leaving out what the templates already cover. It needs stored
+// texts (ErrNoText otherwise) and changes nothing: the caller shows the
+// suggestion and adds it with AddTemplate if it is right. A nil opts
+// means the defaults.
+func (d *DB) SuggestTemplate(ctx context.Context, opts *BoilerplateOptions) (*Boilerplate, error) {
+	o := BoilerplateOptions{MinShare: 0.5, MinWords: 8, Sample: 2000}
+	if opts != nil {
+		if opts.MinShare != 0 {
+			o.MinShare = opts.MinShare
+		}
+		if opts.MinWords != 0 {
+			o.MinWords = opts.MinWords
+		}
+		if opts.Sample != 0 {
+			o.Sample = opts.Sample
+		}
+	}
+	if math.IsNaN(o.MinShare) || o.MinShare <= 0 || o.MinShare > 1 || o.MinWords < 1 || o.Sample < 1 {
+		return nil, fmt.Errorf("fpdb: suggest template: %w: MinShare %v (want (0, 1]), MinWords %d, Sample %d (want ≥ 1)",
+			ErrInvalidOptions, o.MinShare, o.MinWords, o.Sample)
+	}
+	if err := d.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer d.leave()
+	if !d.params.KeepTexts {
+		return nil, fmt.Errorf("fpdb: suggest template: %w: the database does not keep texts (it was created without Options.KeepTexts)", ErrNoText)
+	}
+	d.mu.RLock()
+	snap := d.pdb.NewSnapshot()
+	p := d.fpParams()
+	d.mu.RUnlock()
+	defer snap.Close()
+
+	// Count the texts, then read every step-th one twice: to count the
+	// shingles, then to cut the passages.
+	total := 0
+	if err := eachText(ctx, snap, 1, func(uint32, []byte) error { total++; return nil }); err != nil {
+		return nil, fmt.Errorf("fpdb: suggest template: %w", err)
+	}
+	step := max(1, (total+o.Sample-1)/o.Sample)
+	fr := evidence.NewFrequency(p)
+	var buf []byte
+	read := func(v []byte) (StoredText, normalize.Format, error) {
+		st, err := d.texts.decode(v, buf)
+		buf = st.Text
+		f := normalize.FormatText
+		if st.Format == FormatHTML {
+			f = normalize.FormatMarkup
+		}
+		return st, f, err
+	}
+	err := eachText(ctx, snap, step, func(iid uint32, v []byte) error {
+		st, f, err := read(v)
+		if err != nil {
+			return err
+		}
+		return fr.Add(st.Text, f)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("fpdb: suggest template: %w", err)
+	}
+	b := &Boilerplate{Documents: fr.Texts(), MinDocuments: max(2, int(math.Ceil(o.MinShare*float64(fr.Texts()))))}
+	common := fr.Common(b.MinDocuments)
+	b.Shingles = len(common)
+	if len(common) == 0 {
+		return b, nil
+	}
+	covered := map[uint64]bool{}
+	err = eachText(ctx, snap, step, func(iid uint32, v []byte) error {
+		st, f, err := read(v)
+		if err != nil {
+			return err
+		}
+		spans, err := evidence.CommonPassages(p, st.Text, f, common, covered, o.MinWords)
+		if err != nil || len(spans) == 0 {
+			return err
+		}
+		id, err := snapID(snap, iid)
+		if err != nil {
+			return err
+		}
+		for _, s := range spans {
+			if len(b.Text) > 0 {
+				b.Text = append(b.Text, "\n\n"...)
+			}
+			b.Text = append(b.Text, st.Text[s.Start:s.End]...)
+			b.Passages = append(b.Passages, BoilerplatePassage{ID: id, Span: s})
+		}
+		if len(covered) == len(common) {
+			return errStop
+		}
+		return nil
+	})
+	if err != nil && err != errStop {
+		return nil, fmt.Errorf("fpdb: suggest template: %w", err)
+	}
+	return b, nil
+}
+
+// errStop ends an iteration early.
+var errStop = errors.New("stop")
+
+// eachText calls fn with every step-th stored text's internal id and
+// value (valid during the call only), in storing order.
+func eachText(ctx context.Context, snap *pebble.Snapshot, step int, fn func(iid uint32, v []byte) error) error {
+	lo, hi := keys.Range(keys.PrefixText)
+	it, err := snap.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return storageError(err)
+	}
+	defer it.Close()
+	i := 0
+	for it.First(); it.Valid(); it.Next() {
+		if i++; (i-1)%step != 0 {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		iid, err := keys.ParseText(it.Key())
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrCorrupt, err)
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return storageError(err)
+		}
+		if err := fn(iid, v); err != nil {
+			return err
+		}
+	}
+	return storageError(it.Error())
+}
+
+// snapID returns the id of the document at internal id iid in snap.
+func snapID(snap *pebble.Snapshot, iid uint32) (string, error) {
+	v, closer, err := snap.Get(keys.Doc(iid))
+	if err != nil {
+		return "", fmt.Errorf("document %d: %w", iid, storageError(err))
+	}
+	defer closer.Close()
+	doc, err := decodeDocRecord(v)
+	return doc.ID, err
+}
