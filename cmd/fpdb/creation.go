@@ -13,14 +13,16 @@ import (
 
 // creationFlags are the flags that set the creation parameters of a new
 // database (add --k, --group-bits, --shingle-width, --seed,
-// --normalize-version, --no-texts). On an existing database they must
-// equal the stored parameters. A database the CLI creates keeps the
-// documents' texts unless --no-texts is given.
+// --normalize-version, --no-texts, --no-log). On an existing database they
+// must equal the stored parameters. A database the CLI creates keeps the
+// documents' texts unless --no-texts is given, and an audit log unless
+// --no-log is given.
 type creationFlags struct {
 	k, groupBits, shingleWidth int
 	seed                       uint64
 	normalizeVersion           int
 	noTexts                    bool
+	noLog                      bool
 	flags                      *pflag.FlagSet // to tell a given flag from its default
 }
 
@@ -33,6 +35,7 @@ func (c *creationFlags) register(f *pflag.FlagSet) {
 	f.Uint64Var(&c.seed, "seed", db.DefaultSeed, "new database: `SEED` of the hash functions (decimal or 0x hex)")
 	f.IntVar(&c.normalizeVersion, "normalize-version", db.NormalizeVersion,
 		fmt.Sprintf("new database: text normalization rules `V` (%d to %d; 1 strips anything like a tag and does not normalize Unicode)", db.MinNormalizeVersion, db.NormalizeVersion))
+	f.BoolVar(&c.noLog, "no-log", false, "new database: keep no audit log of what each add and delete decided (kept by default: fpdb log)")
 	f.BoolVar(&c.noTexts, "no-texts", false, "new database: do not keep each document's text (kept by default, compressed, for comparing documents later; a text over 64 MiB is then refused)")
 }
 
@@ -105,6 +108,7 @@ func (c *creationFlags) open(dir string, opts *db.Options) (*db.DB, error) {
 		o := opts.Clone()
 		c.apply(o, db.DefaultK)
 		o.KeepTexts = !c.noTexts
+		o.AuditLog = !c.noLog
 		return c.open1(dir, o)
 	}
 	if err != nil {
@@ -116,6 +120,8 @@ func (c *creationFlags) open(dir string, opts *db.Options) (*db.DB, error) {
 		perr = &db.ParamsError{Param: "GroupWidths", Stored: fmt.Sprint(p.GroupWidths), Given: fmt.Sprint(want)}
 	} else if c.noTexts && p.KeepTexts {
 		perr = &db.ParamsError{Param: "KeepTexts", Stored: "true", Given: "false"}
+	} else if c.noLog && p.AuditLog {
+		perr = &db.ParamsError{Param: "AuditLog", Stored: "true", Given: "false"}
 	}
 	if perr != nil {
 		err := c.paramsError(fmt.Errorf("fpdb: open %s: %w", dir, perr))
@@ -162,6 +168,11 @@ func (c *creationFlags) paramsError(err error) error {
 			return err
 		}
 		return &creationError{text: "the database keeps texts (it was created without --no-texts), but --no-texts was given (omit the flag: a database keeps what it was created with)", err: err}
+	case "AuditLog":
+		if pe.Stored != "true" {
+			return err
+		}
+		return &creationError{text: "the database keeps an audit log (it was created without --no-log), but --no-log was given (omit the flag: a database keeps what it was created with)", err: err}
 	default:
 		return err
 	}

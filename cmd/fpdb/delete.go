@@ -24,6 +24,7 @@ type deleteOptions struct {
 	olderThan string
 	dryRun    bool
 	null      bool
+	forget    bool
 }
 
 func newDeleteCommand(g *globalOptions) *cobra.Command {
@@ -52,6 +53,14 @@ removed from every answer at once; their space is reclaimed by compaction
 before the database is opened, so that "fpdb clusters … | fpdb delete -" works:
 the first command has released the database when the second opens it.
 
+In a database with an audit log ("fpdb log"), a delete records the deletion
+and keeps the document's earlier entries. --forget (with ids or -) also
+erases every entry about the documents — their adds, rejections and
+deletions, also of ids no longer stored — and removes their ids from the
+matches other entries list, for privacy requests; nothing records it, and it
+prints "N documents deleted, M log entries erased, K entries redacted". It
+reads the whole log once per 10 000 ids.
+
 --dry-run lists the ids that would be deleted, one per line, and the count on
 standard error, and changes nothing. An age of zero or less is refused.
 
@@ -74,6 +83,8 @@ Exit status: 0 when every id given was deleted; 2 otherwise.`,
 				return usageErrorf("delete: no ID given (use - to read ids from standard input)")
 			case len(args) > 1 && slices.Contains(args, "-"):
 				return usageErrorf("delete: - (standard input) must be the only argument")
+			case o.forget && bulk:
+				return usageErrorf("delete: --forget takes ids (or -), not --prefix or --older-than")
 			}
 			return nil
 		},
@@ -87,6 +98,7 @@ Exit status: 0 when every id given was deleted; 2 otherwise.`,
 	f.StringVar(&o.olderThan, "older-than", "", "delete every document added more than `AGE` ago (720h, 30d)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "list what would be deleted, change nothing")
 	f.BoolVarP(&o.null, "null", "0", false, "with -: ids are separated by NUL bytes, not newlines")
+	f.BoolVar(&o.forget, "forget", false, "also erase the documents' audit-log entries and their ids from other entries (privacy requests)")
 	return cmd
 }
 
@@ -136,6 +148,8 @@ func (o *deleteOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr
 		n, err = d.DeletePrefix(ctx, o.prefix)
 	case o.olderThan != "":
 		n, err = d.DeleteOlderThan(ctx, cutoff)
+	case o.forget:
+		return o.forgetIDs(ctx, d, stdout, stderr)
 	case stdinIDs:
 		return o.deleteMany(ctx, d, stdout, stderr)
 	default:
@@ -276,4 +290,31 @@ func (o *deleteOptions) deleteArgs(ctx context.Context, d *db.DB, stdout, stderr
 		return &exitError{code: exitFailure}
 	}
 	return nil
+}
+
+// forgetIDs deletes the ids given and erases them from the audit log.
+func (o *deleteOptions) forgetIDs(ctx context.Context, d *db.DB, stdout, stderr io.Writer) error {
+	res, err := d.Forget(ctx, o.ids)
+	if res != nil {
+		for _, id := range res.NotFound {
+			fmt.Fprintf(stderr, "fpdb: delete %q: %s (and not in the audit log)\n", id, errorText(db.ErrNotFound))
+		}
+		fmt.Fprintf(stdout, "%s, %s erased, %s redacted\n", countDocs(res.Deleted, "deleted"),
+			entries(res.Erased, "log "), entries(res.Redacted, ""))
+	}
+	if err != nil {
+		return failure(newOpError("delete", err, "forget"))
+	}
+	if len(res.NotFound) > 0 {
+		return &exitError{code: exitFailure}
+	}
+	return nil
+}
+
+// entries says "1 log entry", "2 log entries" (adj "log ").
+func entries(n int, adj string) string {
+	if n == 1 {
+		return "1 " + adj + "entry"
+	}
+	return fmt.Sprintf("%d %sentries", n, adj)
 }

@@ -142,6 +142,7 @@ Exit status:
 		newBackupCommand(g),
 		newTuneCommand(g),
 		newCompareCommand(g),
+		newLogCommand(g),
 		newTemplateCommand(g),
 		newReportCommand(g),
 		newVersionCommand(),

@@ -41,6 +41,12 @@ type jsonStats struct {
 	Texts        int   `json:"texts"`
 	TextBytes    int64 `json:"text_bytes"`
 	TextRawBytes int64 `json:"text_raw_bytes"`
+	// AuditLog reports that the database keeps an audit log; LogEntries
+	// counts its entries and LogBytes their stored size (keys, values and
+	// id index, before compression).
+	AuditLog   bool  `json:"audit_log"`
+	LogEntries int   `json:"log_entries"`
+	LogBytes   int64 `json:"log_bytes"`
 
 	DeletedNotCompacted int              `json:"deleted_not_compacted"`
 	BytesPerDoc         float64          `json:"bytes_per_doc"`
@@ -76,13 +82,14 @@ have 1, 2-3, 4-7, ... documents; the mean is docs / 2^w for random
 fingerprints and w-bit groups, and long lists make queries slow). After a
 bulk load that did not end (a crash), the documents whose postings are not
 written yet are counted too. When texts are kept, their number and size:
-stored (compressed with zstd) and as text. These read
+stored (compressed with zstd) and as text. Whether it keeps an audit log
+("fpdb log"), and its number of entries and their size. These read
 every posting list: seconds for millions of documents.
 
 With --json, one object with the keys docs, k, m, group_widths,
 shingle_width, seed, format_version, hash_version, normalize_version, merger,
 created, disk_bytes, deferred_postings_docs, keep_texts, texts, text_bytes,
-text_raw_bytes, deleted_not_compacted, bytes_per_doc,
+text_raw_bytes, audit_log, log_entries, log_bytes, deleted_not_compacted, bytes_per_doc,
 compaction_debt_bytes, posting_keys, posting_ids, max_posting and
 posting_lengths (a list of {"min", "max", "keys"}).`,
 		Example: `  fpdb stats
@@ -127,6 +134,9 @@ func (o *statsOptions) run(ctx context.Context, stdout io.Writer) (err error) {
 		Texts:            ss.Texts,
 		TextBytes:        ss.TextBytes,
 		TextRawBytes:     ss.TextRawBytes,
+		AuditLog:         p.AuditLog,
+		LogEntries:       ss.LogEntries,
+		LogBytes:         ss.LogBytes,
 
 		DeletedNotCompacted: ss.DeletedNotCompacted,
 		BytesPerDoc:         ss.BytesPerDoc,
@@ -166,6 +176,11 @@ func (o *statsOptions) run(ctx context.Context, stdout io.Writer) (err error) {
 		fmt.Fprintf(tw, "texts kept\tyes: %d texts, %d bytes stored (%d as text)\n", js.Texts, js.TextBytes, js.TextRawBytes)
 	} else {
 		fmt.Fprintf(tw, "texts kept\tno\n")
+	}
+	if js.AuditLog {
+		fmt.Fprintf(tw, "audit log\tyes: %d entries, %d bytes\n", js.LogEntries, js.LogBytes)
+	} else {
+		fmt.Fprintf(tw, "audit log\tno (created without one)\n")
 	}
 	if js.Deferred > 0 {
 		fmt.Fprintf(tw, "postings deferred (bulk load)\t%d docs\n", js.Deferred)
