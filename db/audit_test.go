@@ -438,3 +438,35 @@ func FuzzDecodeLogEntry(f *testing.F) {
 		}
 	})
 }
+
+// TestVerifyTrail: the crash tests' trail check fails on an entry that
+// claims an absent document and on a document without its entry.
+func TestVerifyTrail(t *testing.T) {
+	d := openTest(t, "", &Options{AuditLog: true})
+	if _, err := d.Add(ctx, Input{ID: "a", Text: []byte("words of a document")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := verifyTrail(d, []string{"a", "b"}); err != nil {
+		t.Fatal(err)
+	}
+	d.writeMu.Lock()
+	err := d.writeLog([]LogEntry{{ID: "b", Decision: DecisionStored, Op: OpAdd}})
+	d.writeMu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := verifyTrail(d, []string{"b"}); err == nil {
+		t.Fatal("an entry claiming an absent document passed")
+	}
+	if _, err := d.Forget(ctx, []string{"a"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.AddBatch(ctx, []Input{{ID: "c", Text: []byte("more words here")}}); err != nil {
+		t.Fatal(err)
+	}
+	_ = d.pdb.Delete(keys.Log(3), nil)
+	_ = d.pdb.Delete(keys.LogByID("c", 3), nil)
+	if err := verifyTrail(d, []string{"c"}); err == nil {
+		t.Fatal("a document without its entry passed")
+	}
+}

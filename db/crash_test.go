@@ -85,7 +85,7 @@ func crashChild(spec string) int {
 	// Odd cycles bulk-load: postings deferred and flushed
 	// every few documents, so kills land in flushes too.
 	bulk := cycle%2 == 1
-	d, err := Open(dir, &Options{BulkLoad: bulk, KeepTexts: true})
+	d, err := Open(dir, &Options{BulkLoad: bulk, KeepTexts: true, AuditLog: true})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "open:", err)
 		return 3
@@ -294,7 +294,9 @@ func testSeed(t *testing.T) uint64 {
 // is present with its fingerprint and its stored text (the database keeps
 // texts) and found by a query of its own text at threshold 1.0, every
 // acknowledged delete is gone with its text, the one operation in flight
-// is wholly applied or not at all, and Check passes.
+// is wholly applied or not at all, the audit log agrees with what is
+// stored (verifyTrail: every document present has its entry, and no
+// entry claims a document that is absent), and Check passes.
 func TestCrash(t *testing.T) {
 	cycles := *crashCycles
 	if cycles == 0 {
@@ -412,6 +414,9 @@ func TestCrash(t *testing.T) {
 		if err := v.verify(d, model, ids); err != nil {
 			t.Fatalf("cycle %d (seed %d): %v", c, seed, err)
 		}
+		if err := verifyTrail(d, ids); err != nil {
+			t.Fatalf("cycle %d (seed %d): audit log: %v", c, seed, err)
+		}
 		if err := d.Check(ctx); err != nil {
 			t.Fatalf("cycle %d (seed %d): Check after kill: %v", c, seed, err)
 		}
@@ -452,7 +457,7 @@ func TestPowerLoss(t *testing.T) {
 		ops[i] = op{del: rng.IntN(4) == 0, id: fmt.Sprintf("doc%03d", rng.IntN(crashIDs)), ts: rng.Uint64() % 1_000_000_000}
 	}
 	mem := vfs.NewCrashableMem()
-	d, err := Open("db", &Options{fs: mem, KeepTexts: true})
+	d, err := Open("db", &Options{fs: mem, KeepTexts: true, AuditLog: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -528,6 +533,9 @@ func TestPowerLoss(t *testing.T) {
 		}
 		if !ok {
 			t.Errorf("clone %d (seed %d): state is after no prefix of %d..%d ops: %v", i, seed, c.lo, c.hi, errors.Join(errs...))
+		}
+		if err := verifyTrail(d, ids); err != nil {
+			t.Errorf("clone %d (seed %d): audit log: %v", i, seed, err)
 		}
 		closeChecked(t, d)
 	}
