@@ -40,6 +40,13 @@
 // document replaces or deletes its text, and Export and Import carry it.
 // Without it (the default) only fingerprints and metadata are stored.
 //
+// AddTemplate registers a template, text documents share without copying
+// each other (a call for proposals, a license header): its shingles are
+// left out of every fingerprint and of every shared passage, so that it
+// alone never makes two documents similar. Stored documents are
+// fingerprinted again from their texts; SuggestTemplate finds boilerplate
+// most stored texts share, for the caller to review and add.
+//
 // Docs iterates over the stored documents from a snapshot; Pairs and
 // Clusters find every near-duplicate pair among them; Backup copies the
 // open database; Metrics returns counters for a server to export. The

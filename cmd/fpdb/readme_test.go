@@ -255,6 +255,7 @@ func TestReadmeExamples(t *testing.T) {
 		"inbox/x.txt": text(5), "incoming/y.txt": text(11), "incoming/z.txt": text(6),
 		"crawl/p1.txt": text(7), "crawl/p2.txt": text(12), "crawl/p3.txt": text(8),
 		"stale-ids.txt": []byte("crawl/p3.txt\n"),
+		"call-2026.txt": []byte("Call for proposals 2026. Applicants describe the aims, the methods, the budget and the expected impact of the project in at most ten pages.\n"),
 	}
 	for i, s := range src {
 		files["proposals/"+filepath.Base(s)] = text(i)
