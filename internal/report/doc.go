@@ -10,6 +10,12 @@
 // numbered; clicking a passage in one text scrolls the other to it. The
 // page is readable without the script.
 //
+// [WriteReport] renders a near-duplicate [Report] of a database: its
+// clusters, a heat map (inline SVG) of each cluster's resemblances, and
+// each pair in a <details> element with the same figures and passage table
+// as the compare page ([NewEvidence] keeps only the excerpts of a
+// comparison). The same Report gives the same bytes.
+//
 // # Caveats
 //
 // Both texts are written whole into the page: comparing two books makes a
