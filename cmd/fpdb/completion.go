@@ -20,7 +20,8 @@ const completionTimeout = 5 * time.Second
 
 // registerCompletions sets the shell completions of flag values and
 // arguments: the names of --plan, --keep, --format and --encoding, directories for --db, and the
-// stored ids for the arguments of get, compare and delete and for --prefix.
+// stored ids for the arguments of get, compare and delete and for --prefix
+// and log --id.
 func registerCompletions(root *cobra.Command, g *globalOptions) {
 	_ = root.RegisterFlagCompletionFunc("db", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return nil, cobra.ShellCompDirectiveFilterDirs
@@ -79,6 +80,8 @@ func registerCompletions(root *cobra.Command, g *globalOptions) {
 			_ = cmd.RegisterFlagCompletionFunc("prefix", ids)
 		case "list":
 			_ = cmd.RegisterFlagCompletionFunc("prefix", ids)
+		case "log":
+			_ = cmd.RegisterFlagCompletionFunc("id", ids)
 		}
 	}
 }
