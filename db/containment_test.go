@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/fpdb/fpdb/internal/evidence"
+	"github.com/fpdb/fpdb/internal/bitvec"
 	"github.com/fpdb/fpdb/internal/fingerprint"
 	"github.com/fpdb/fpdb/internal/keys"
 	"github.com/fpdb/fpdb/internal/minhash"
@@ -279,4 +280,121 @@ func debianCorpusDir() string {
 		return dir
 	}
 	return filepath.Join("..", "..", "shared", "corpus", "debian")
+}
+
+// TestContainmentSplitOracle: with a few very large documents among many
+// small ones, the containment search compares the large ones apart and
+// searches the index at the small ones' radius — and still returns exactly
+// what a scan of the same estimate returns, whether the documents near the
+// query are small or large, after deletes and replacements too.
+func TestContainmentSplitOracle(t *testing.T) {
+	const k = 256
+	d := openTest(t, "", &Options{K: k, GroupWidths: EqualWidths(k, 16), NoSync: true})
+	rng := rand.New(rand.NewPCG(11, 12))
+	randFP := func() []uint64 {
+		fp := make([]uint64, k/64)
+		for i := range fp {
+			fp[i] = rng.Uint64()
+		}
+		return fp
+	}
+	flip := func(fp []uint64, n int) []uint64 {
+		out := slices.Clone(fp)
+		for _, b := range rng.Perm(k)[:n] {
+			out[b/64] ^= 1 << (b % 64)
+		}
+		return out
+	}
+	type doc struct {
+		fp   []uint64
+		size int
+	}
+	model := map[string]doc{}
+	var batch []Input
+	put := func(id string, fp []uint64, size int) {
+		batch = append(batch, Input{ID: id, Fingerprint: fp, Shingles: size})
+		model[id] = doc{fp, size}
+	}
+	var queries [][]uint64
+	for i := range 3000 {
+		fp := randFP()
+		put(fmt.Sprint("s", i), fp, 100+rng.IntN(400))
+		if i%300 == 0 {
+			queries = append(queries, fp)
+		}
+	}
+	// Near the queries: small documents and huge ones at every distance
+	// that can matter.
+	for qi, q := range queries {
+		for j := range 30 {
+			put(fmt.Sprintf("near%d-%d", qi, j), flip(q, rng.IntN(k/2)), 100+rng.IntN(400))
+			put(fmt.Sprintf("huge%d-%d", qi, j), flip(q, rng.IntN(k/2)), 50_000+rng.IntN(200_000))
+		}
+	}
+	if _, err := d.AddBatch(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3000; i += 13 {
+		id := fmt.Sprint("s", i)
+		if err := d.Delete(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		delete(model, id)
+	}
+	for qi := range queries {
+		id := fmt.Sprintf("huge%d-0", qi) // replaced by a small document
+		fp := flip(queries[qi], 20)
+		if _, err := d.Add(ctx, Input{ID: id, Fingerprint: fp, Shingles: 300}, nil); err != nil {
+			t.Fatal(err)
+		}
+		model[id] = doc{fp, 300}
+	}
+	// Every split the search can make, and the cost model's choice.
+	splits := []int{-1, 0, 5, 8, 15, 16, 17, 40}
+	split := 0
+	for qi, q := range queries {
+		for _, qsize := range []int{200, 2000} {
+			for _, c := range []float64{0.5, 0.8, 0.95} {
+				force := splits[(qi*6+qsize/1000+int(c*10))%len(splits)]
+				d.testSplit = nil
+				if force >= 0 {
+					d.testSplit = func(int) int { return force }
+				}
+				var want []string
+				for id, s := range model {
+					r := minhash.Similarity(k, bitvec.Hamming(q, s.fp))
+					if minhash.Containment(r, qsize, s.size) >= c {
+						want = append(want, id)
+					}
+				}
+				slices.Sort(want)
+				o := QueryOptions{Containment: c, Shingles: qsize}
+				d.mu.RLock()
+				p, _ := d.planSearch(query{fp: q, size: qsize}, o)
+				d.mu.RUnlock()
+				if p.large < sizeClasses {
+					split++
+				}
+				for _, plan := range []Plan{{Kind: PlanAuto}, {Kind: PlanScan}} {
+					o.Plan = plan
+					qr, err := d.QueryFingerprint(ctx, q, o)
+					if err != nil {
+						t.Fatal(err)
+					}
+					var got []string
+					for _, m := range qr.Matches {
+						got = append(got, m.ID)
+					}
+					slices.Sort(got)
+					if !slices.Equal(got, want) {
+						t.Fatalf("query %d size %d containment %v plan %v (split %+v): got %d, want %d", qi, qsize, c, plan.Kind, p, len(got), len(want))
+					}
+				}
+			}
+		}
+	}
+	if split < 10 {
+		t.Fatalf("only %d queries compared the large documents apart: the test does not test the split", split)
+	}
+	t.Logf("%d of %d queries split by size", split, len(queries)*6)
 }

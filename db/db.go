@@ -82,6 +82,10 @@ type DB struct {
 	// hook, when set by a test, is called at named points of long calls
 	// ("storage stats", "warm"), to hold them there.
 	hook func(point string)
+	// testSplit, when set by a test, chooses the first size class a
+	// containment search compares apart (given the largest class; above
+	// it: none), instead of the cost model.
+	testSplit func(top int) int
 }
 
 // Open opens the database in dir, creating it when dir does not exist or is

@@ -1,8 +1,12 @@
 package db
 
 import (
+	"iter"
 	"math"
+	"math/bits"
 	"unsafe"
+
+	"github.com/RoaringBitmap/roaring/v2"
 )
 
 // docTable is what queries need of each stored document, by internal id:
@@ -23,10 +27,20 @@ type docTable struct {
 	sizes  []uint32 // shingle set sizes, for containment (0: unknown)
 	// maxSize is at least every document's size (removals do not lower it).
 	maxSize uint32
+	// bySize[c] holds the documents of size class c: sizes in
+	// [2^c, 2^(c+1)) (sizeClass). A containment search scans the largest
+	// classes apart (DB.containmentSplit).
+	bySize [sizeClasses]*roaring.Bitmap
 	refs    []uint64 // offset in arena << refLenBits | length; 0: no document
 	arena   []byte
 	dead    int // arena bytes of removed ids
 }
+
+// sizeClasses is the number of size classes: one per bit of a uint32.
+const sizeClasses = 32
+
+// sizeClass returns the class of size sz > 0: ⌊log2 sz⌋.
+func sizeClass(sz uint32) int { return bits.Len32(sz) - 1 }
 
 // docTableBytesPerID is the table's memory per internal id, ids' bytes
 // not counted.
@@ -98,6 +112,47 @@ func (t *docTable) set(iid uint32, ext string, hash [16]byte, size int) {
 	sz := uint32(min(max(size, 0), math.MaxUint32))
 	t.sizes[iid] = sz
 	t.maxSize = max(t.maxSize, sz)
+	if sz > 0 {
+		c := sizeClass(sz)
+		if t.bySize[c] == nil {
+			t.bySize[c] = roaring.New()
+		}
+		t.bySize[c].Add(iid)
+	}
+}
+
+// classIDs returns the documents of the size classes from c up.
+func (t *docTable) classIDs(c int) iter.Seq[uint32] {
+	return func(yield func(uint32) bool) {
+		for ; c < sizeClasses; c++ {
+			if t.bySize[c] == nil {
+				continue
+			}
+			it := t.bySize[c].Iterator()
+			for it.HasNext() {
+				if !yield(it.Next()) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// countFrom returns the number of documents of the size classes from c up.
+func (t *docTable) countFrom(c int) int {
+	n := 0
+	for ; c < sizeClasses; c++ {
+		n += t.classCount(c)
+	}
+	return n
+}
+
+// classCount returns the number of documents of size class c.
+func (t *docTable) classCount(c int) int {
+	if t.bySize[c] == nil {
+		return 0
+	}
+	return int(t.bySize[c].GetCardinality())
 }
 
 // remove forgets document iid, rebuilding the arena once removed ids fill
@@ -107,6 +162,9 @@ func (t *docTable) remove(iid uint32) {
 		return
 	}
 	t.dead += int(t.refs[iid] & (1<<refLenBits - 1))
+	if sz := t.sizes[iid]; sz > 0 {
+		t.bySize[sizeClass(sz)].Remove(iid)
+	}
 	t.refs[iid], t.hashes[iid], t.sizes[iid] = 0, [16]byte{}, 0
 	if t.dead >= rebuildMinDead && 2*t.dead >= len(t.arena) {
 		t.rebuild()

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -63,25 +64,98 @@ type query struct {
 	size    int  // its shingle set size (0: unknown)
 }
 
-// searchThreshold returns the resemblance a search must find every
-// document at to answer o: Threshold, and with Containment the least
-// resemblance at which the largest stored document (the one that needs the
-// least) contains Containment of the query — less a margin for rounding:
-// the matches are then filtered exactly. none reports that no document can
-// match.
-func (d *DB) searchThreshold(q query, o QueryOptions) (r float64, none bool) {
-	r = o.Threshold
-	if o.Containment > 0 {
-		if d.docs.maxSize == 0 {
-			return 0, true
-		}
-		floor := minhash.ContainmentFloor(o.Containment, q.size, int(d.docs.maxSize))
-		if floor > 1+1e-9 {
-			return 0, true
-		}
-		r = max(r, min(floor-1e-9, 1))
+// searchPlan says how a search covers every document that can answer it:
+// the index finds those within radius rh (none when rh < 0); the
+// documents of size classes large and above (none when large is
+// sizeClasses) are compared one by one within radius rhLarge.
+type searchPlan struct {
+	rh, large, rhLarge int
+}
+
+// directCost estimates, in nanoseconds, comparing the query with one
+// document chosen by id (a fingerprint read from memory, a Hamming
+// distance), as DB.planSearch weighs it against an index search.
+const directCost = 60
+
+// planSearch returns the plan of a search for o; none reports that no
+// document can match.
+//
+// Without Containment it is the index at o.Threshold. With it, the
+// resemblance a document must have to contain Containment of the query
+// falls with the document's size (minhash.ContainmentFloor): the largest
+// document sets the radius that finds them all. So the documents are split
+// by size class: the index searches at the radius of the largest size
+// below the split — a small radius when a few large documents would
+// otherwise set a large one — and the classes at and above the split are
+// compared one by one at the radius of the largest of them. Every document
+// is covered at a radius at least its own, so the answer is exact (then
+// filtered on the containment estimate); the split minimizes the planner's
+// estimated cost. With PlanScan the index scans at the largest radius.
+func (d *DB) planSearch(q query, o QueryOptions) (p searchPlan, none bool) {
+	k := d.params.K
+	p.large = sizeClasses
+	if o.Containment <= 0 {
+		p.rh = index.Radius(k, o.Threshold)
+		return p, false
 	}
-	return r, false
+	top := -1
+	for c := sizeClasses - 1; c >= 0; c-- {
+		if d.docs.classCount(c) > 0 {
+			top = c
+			break
+		}
+	}
+	if top < 0 {
+		return p, true
+	}
+	// radius returns the radius that finds every document of size at most
+	// bound containing Containment of the query, -1 when none can.
+	radius := func(bound uint64) int {
+		floor := minhash.ContainmentFloor(o.Containment, q.size, int(min(bound, uint64(d.docs.maxSize))))
+		if floor > 1+1e-9 {
+			return -1
+		}
+		return index.Radius(k, max(o.Threshold, min(floor-1e-9, 1)))
+	}
+	upper := func(c int) uint64 { return 1<<(c+1) - 1 } // the largest size of class c
+	p.rh = radius(upper(top))
+	if p.rh < 0 {
+		return p, true
+	}
+	if o.Plan.Kind != PlanAuto {
+		return p, false
+	}
+	// split returns the plan that compares classes s and above apart.
+	split := func(s int) searchPlan {
+		sp := searchPlan{rh: -1, large: s, rhLarge: p.rh}
+		if s > 0 {
+			sp.rh = radius(upper(s - 1))
+		}
+		return sp
+	}
+	if d.testSplit != nil {
+		if s := d.testSplit(top); s <= top {
+			return split(s), false
+		}
+		return p, false
+	}
+	_, best := d.ix.Estimate(p.rh)
+	direct := 0.0
+	for s := top; s >= 0; s-- {
+		direct += float64(d.docs.classCount(s)) * directCost
+		if direct >= best {
+			break
+		}
+		sp, cost := split(s), direct
+		if sp.rh >= 0 {
+			_, c := d.ix.Estimate(sp.rh)
+			cost += c
+		}
+		if cost < best {
+			best, p = cost, sp
+		}
+	}
+	return p, false
 }
 
 // textQuery returns the query of a fingerprinted text.
@@ -141,13 +215,27 @@ func (d *DB) searchLocked(ctx context.Context, q query, o QueryOptions, skip str
 	if o.Containment > 0 && q.size == 0 {
 		return nil, fmt.Errorf("fpdb: query: %w: Containment needs the query's shingle count (QueryOptions.Shingles with a fingerprint)", ErrInvalidOptions)
 	}
-	r, none := d.searchThreshold(q, o)
+	p, none := d.planSearch(q, o)
 	if none {
 		return &QueryResult{Matches: []Match{}}, nil
 	}
-	hits, st, err := d.ix.Search(ctx, q.fp, index.Radius(k, r), o.Plan)
-	if err != nil {
-		return nil, fmt.Errorf("fpdb: query: %w", err)
+	var hits []index.Hit
+	st := index.Stats{Radius: p.rh, Recall: 1}
+	if p.rh >= 0 {
+		var err error
+		if hits, st, err = d.ix.Search(ctx, q.fp, p.rh, o.Plan); err != nil {
+			return nil, fmt.Errorf("fpdb: query: %w", err)
+		}
+	}
+	if p.large < sizeClasses {
+		start := time.Now()
+		more, err := d.ix.SearchIDs(ctx, q.fp, p.rhLarge, p.rh, d.docs.classIDs(p.large))
+		if err != nil {
+			return nil, fmt.Errorf("fpdb: query: %w", err)
+		}
+		hits = append(hits, more...)
+		st.Verified += d.docs.countFrom(p.large)
+		st.Elapsed += time.Since(start)
 	}
 	res := &QueryResult{Stats: st}
 	res.Matches = make([]Match, 0, len(hits))

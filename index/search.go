@@ -1,9 +1,11 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"runtime"
 	"slices"
@@ -464,6 +466,36 @@ func (ix *Index) probe(ctx context.Context, q []uint64, rh int, radii []int, t i
 		}
 	}
 	return hits, nil
+}
+
+// SearchIDs returns the live documents among ids (ascending or not;
+// repeats are the caller's) within Hamming distance rh of q and beyond
+// distance skip, sorted by distance then id: the part of a search that a
+// caller restricts to documents it chose (the db package scans its largest
+// documents this way for containment). Each costs a read of its
+// fingerprint and a Hamming distance.
+func (ix *Index) SearchIDs(ctx context.Context, q []uint64, rh, skip int, ids iter.Seq[uint32]) ([]Hit, error) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	if len(q) != ix.stride {
+		return nil, fmt.Errorf("%w: %d words, want %d", bitvec.ErrBadFingerprint, len(q), ix.stride)
+	}
+	var hits []Hit
+	n := 0
+	for id := range ids {
+		if n++; n%4096 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		fp := ix.fingerprint(id)
+		if fp == nil || !ix.isLive(id) {
+			continue
+		}
+		if d := bitvec.Hamming(q, fp); d <= rh && d > skip {
+			hits = append(hits, Hit{ID: id, Dist: d})
+		}
+	}
+	slices.SortFunc(hits, func(a, b Hit) int { return cmp.Or(cmp.Compare(a.Dist, b.Dist), cmp.Compare(a.ID, b.ID)) })
+	return hits, ctx.Err()
 }
 
 // Estimate returns the plan Search would pick for radius rh (PlanAuto) and
