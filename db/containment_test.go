@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fpdb/fpdb/internal/evidence"
 	"github.com/fpdb/fpdb/internal/bitvec"
+	"github.com/fpdb/fpdb/internal/evidence"
 	"github.com/fpdb/fpdb/internal/fingerprint"
 	"github.com/fpdb/fpdb/internal/keys"
 	"github.com/fpdb/fpdb/internal/minhash"

@@ -31,9 +31,9 @@ type docTable struct {
 	// [2^c, 2^(c+1)) (sizeClass). A containment search scans the largest
 	// classes apart (DB.containmentSplit).
 	bySize [sizeClasses]*roaring.Bitmap
-	refs    []uint64 // offset in arena << refLenBits | length; 0: no document
-	arena   []byte
-	dead    int // arena bytes of removed ids
+	refs   []uint64 // offset in arena << refLenBits | length; 0: no document
+	arena  []byte
+	dead   int // arena bytes of removed ids
 }
 
 // sizeClasses is the number of size classes: one per bit of a uint32.
