@@ -37,6 +37,9 @@ type Config struct {
 	TextVariants int `json:"text_variants"`
 	DocBytes     int `json:"doc_bytes"`
 
+	// Containment is the containment section (N = 0: skipped).
+	Containment ContainmentCase `json:"containment"`
+
 	AccKs           []int     `json:"accuracy_ks"`
 	AccRs           []float64 `json:"accuracy_rs"`
 	TextPlanQueries int       `json:"text_plan_queries"`
@@ -79,6 +82,7 @@ func QuickConfig() Config {
 		TextBases: 300, TextVariants: 8, DocBytes: 2048,
 		AccKs: []int{64, 128, 256, 512, 1024}, AccRs: []float64{0.5, 0.6, 0.7, 0.8, 0.9},
 		TextPlanQueries: 200,
+		Containment:     ContainmentCase{N: 300_000, K: 512, Queries: 100, Containments: []float64{0.5, 0.7, 0.9}},
 		FingerprintTime: 3 * time.Second,
 		SyncDocs:        200, BulkDocs: 10_000, AddFPs: 1_000_000, AddFPsOne: 20_000, StageAddDocs: 20_000,
 		Compare:       CompareOptions{MaxSlowdown: 20, CellBudget: 20 * time.Second, ColdCaches: true},
@@ -112,6 +116,7 @@ func FullConfig() Config {
 	c.Table1Ks = paperKs
 	c.TextBases, c.TextVariants = 1000, 9
 	c.TextPlanQueries = 1000
+	c.Containment = ContainmentCase{N: 1_000_000, K: 512, Queries: 200, Containments: []float64{0.5, 0.6, 0.7, 0.8, 0.9}}
 	c.FingerprintTime = 10 * time.Second
 	c.SyncDocs, c.BulkDocs, c.AddFPs, c.AddFPsOne, c.StageAddDocs = 1000, 100_000, 10_000_000, 100_000, 100_000
 	c.Table1Compare = CompareOptions{CellBudget: 30 * time.Second}
@@ -141,6 +146,7 @@ func SmokeConfig() Config {
 	c.TextBases, c.TextVariants = 20, 4
 	c.AccKs, c.AccRs = []int{64, 512}, []float64{0.7, 0.9}
 	c.TextPlanQueries = 10
+	c.Containment = ContainmentCase{N: 20_000, K: 512, Queries: 10, Containments: []float64{0.5, 0.9}}
 	c.FingerprintTime = 200 * time.Millisecond
 	c.SyncDocs, c.BulkDocs, c.AddFPs, c.AddFPsOne, c.StageAddDocs = 10, 200, 20000, 2000, 2000
 	c.Compare.CellBudget = 5 * time.Second

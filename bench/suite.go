@@ -74,7 +74,7 @@ type Suite struct {
 	Cfg Config
 	Log io.Writer
 	// Sections, when not empty, limits the run to these sections (ingest,
-	// random, skewed, table1, accuracy).
+	// random, skewed, containment, table1, accuracy).
 	Sections []string
 	rep      *Report
 }
@@ -102,12 +102,13 @@ func (s *Suite) Run(ctx context.Context, env Env) (*Report, error) {
 		{"ingest", s.runIngest},
 		{"random", s.runRandom},
 		{"skewed", s.runSkewed},
+		{"containment", s.runContainment},
 		{"table1", s.runTable1},
 		{"accuracy", s.runAccuracy},
 	}
 	for _, name := range s.Sections {
 		if !slices.ContainsFunc(sections, func(sec section) bool { return sec.name == name }) {
-			return s.rep, fmt.Errorf("bench: no section %q (ingest, random, skewed, table1, accuracy)", name)
+			return s.rep, fmt.Errorf("bench: no section %q (ingest, random, skewed, containment, table1, accuracy)", name)
 		}
 	}
 	for _, sec := range sections {

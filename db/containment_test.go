@@ -316,9 +316,12 @@ func TestContainmentSplitOracle(t *testing.T) {
 		model[id] = doc{fp, size}
 	}
 	var queries [][]uint64
+	logUniform := func(lo, hi float64) int {
+		return int(math.Exp(math.Log(lo) + rng.Float64()*(math.Log(hi)-math.Log(lo))))
+	}
 	for i := range 3000 {
 		fp := randFP()
-		put(fmt.Sprint("s", i), fp, 100+rng.IntN(400))
+		put(fmt.Sprint("s", i), fp, logUniform(100, 10_000))
 		if i%300 == 0 {
 			queries = append(queries, fp)
 		}
@@ -327,7 +330,7 @@ func TestContainmentSplitOracle(t *testing.T) {
 	// that can matter.
 	for qi, q := range queries {
 		for j := range 30 {
-			put(fmt.Sprintf("near%d-%d", qi, j), flip(q, rng.IntN(k/2)), 100+rng.IntN(400))
+			put(fmt.Sprintf("near%d-%d", qi, j), flip(q, rng.IntN(k/2)), logUniform(100, 10_000))
 			put(fmt.Sprintf("huge%d-%d", qi, j), flip(q, rng.IntN(k/2)), 50_000+rng.IntN(200_000))
 		}
 	}
@@ -353,9 +356,9 @@ func TestContainmentSplitOracle(t *testing.T) {
 	splits := []int{-1, 0, 5, 8, 15, 16, 17, 40}
 	split := 0
 	for qi, q := range queries {
-		for _, qsize := range []int{200, 2000} {
+		for _, qsize := range []int{200, 2000, 8000} {
 			for _, c := range []float64{0.5, 0.8, 0.95} {
-				force := splits[(qi*6+qsize/1000+int(c*10))%len(splits)]
+				force := splits[(qi*9+qsize/1000+int(c*10))%len(splits)]
 				d.testSplit = nil
 				if force >= 0 {
 					d.testSplit = func(int) int { return force }
@@ -396,5 +399,5 @@ func TestContainmentSplitOracle(t *testing.T) {
 	if split < 10 {
 		t.Fatalf("only %d queries compared the large documents apart: the test does not test the split", split)
 	}
-	t.Logf("%d of %d queries split by size", split, len(queries)*6)
+	t.Logf("%d of %d queries split by size", split, len(queries)*9)
 }

@@ -29,7 +29,7 @@ type docTable struct {
 	maxSize uint32
 	// bySize[c] holds the documents of size class c: sizes in
 	// [2^c, 2^(c+1)) (sizeClass). A containment search scans the largest
-	// classes apart (DB.containmentSplit).
+	// classes apart (DB.planSearch).
 	bySize [sizeClasses]*roaring.Bitmap
 	refs   []uint64 // offset in arena << refLenBits | length; 0: no document
 	arena  []byte

@@ -18,6 +18,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/fpdb/fpdb/index"
+	"github.com/fpdb/fpdb/internal/binom"
 	"github.com/fpdb/fpdb/internal/fingerprint"
 	"github.com/fpdb/fpdb/internal/keys"
 	"github.com/fpdb/fpdb/internal/minhash"
@@ -74,8 +75,12 @@ type searchPlan struct {
 
 // directCost estimates, in nanoseconds, comparing the query with one
 // document chosen by id (a fingerprint read from memory, a Hamming
-// distance), as DB.planSearch weighs it against an index search.
-const directCost = 60
+// distance), and hitCost each document a search returns (sorted, mapped to
+// its id, its containment estimated), as DB.planSearch weighs them.
+const (
+	directCost = 60
+	hitCost    = 250
+)
 
 // planSearch returns the plan of a search for o; none reports that no
 // document can match.
@@ -126,8 +131,9 @@ func (d *DB) planSearch(q query, o QueryOptions) (p searchPlan, none bool) {
 		return p, false
 	}
 	// split returns the plan that compares classes s and above apart.
+	all := p.rh // the radius that finds every document
 	split := func(s int) searchPlan {
-		sp := searchPlan{rh: -1, large: s, rhLarge: p.rh}
+		sp := searchPlan{rh: -1, large: s, rhLarge: all}
 		if s > 0 {
 			sp.rh = radius(upper(s - 1))
 		}
@@ -139,17 +145,25 @@ func (d *DB) planSearch(q query, o QueryOptions) (p searchPlan, none bool) {
 		}
 		return p, false
 	}
-	_, best := d.ix.Estimate(p.rh)
-	direct := 0.0
+	// A search's cost: the planner's estimate and the hits it returns,
+	// as many as random fingerprints would give (the index's documents
+	// are mostly far from any query).
+	n := float64(d.ix.Len())
+	search := func(rh int) float64 {
+		_, c := d.ix.Estimate(rh)
+		return c + hitCost*n*binom.CDF(k, 0.5, rh)
+	}
+	best := search(p.rh)
+	direct, large := 0.0, 0
 	for s := top; s >= 0; s-- {
-		direct += float64(d.docs.classCount(s)) * directCost
+		large += d.docs.classCount(s)
+		direct = float64(large) * (directCost + hitCost*binom.CDF(k, 0.5, all))
 		if direct >= best {
 			break
 		}
 		sp, cost := split(s), direct
 		if sp.rh >= 0 {
-			_, c := d.ix.Estimate(sp.rh)
-			cost += c
+			cost += search(sp.rh)
 		}
 		if cost < best {
 			best, p = cost, sp

@@ -26,7 +26,7 @@ func main() {
 	tmp := flag.String("tmp", "", "directory for the benchmark stores (default: a fresh one under $TMPDIR)")
 	corpus := flag.String("corpus", "", "the real corpus (default: ../shared/corpus/debian beside the repository)")
 	name := flag.String("name", "", "report name (default: the suite's; <suite>-partial with -sections)")
-	sections := flag.String("sections", "", "comma-separated sections to run (ingest,random,skewed,table1,accuracy); default all. A partial run does not write latest.json")
+	sections := flag.String("sections", "", "comma-separated sections to run (ingest,random,skewed,containment,table1,accuracy); default all. A partial run does not write latest.json")
 	t1ks := flag.String("table1-ks", "", "comma-separated k of the Table 1 section (default: the suite's)")
 	t1q := flag.Int("table1-queries", 0, "queries per k of the Table 1 section (default: the suite's)")
 	flag.Parse()
