@@ -19,6 +19,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/fpdb/fpdb/index"
+	"github.com/fpdb/fpdb/internal/binom"
 	"github.com/fpdb/fpdb/internal/fingerprint"
 	"github.com/fpdb/fpdb/internal/keys"
 	"github.com/fpdb/fpdb/internal/normalize"
@@ -82,6 +83,9 @@ type DB struct {
 	// hook, when set by a test, is called at named points of long calls
 	// ("storage stats", "warm"), to hold them there.
 	hook func(point string)
+	// randomCDF[h] is the probability that a random fingerprint is within
+	// Hamming distance h of a query (planSearch's expected hits).
+	randomCDF []float64
 	// testSplit, when set by a test, chooses the first size class a
 	// containment search compares apart (given the largest class; above
 	// it: none), instead of the cost model.
@@ -352,6 +356,7 @@ func (d *DB) load() error {
 	if _, err := d.loadTemplates(); err != nil {
 		return fmt.Errorf("fpdb: open %s: %w", d.dir, err)
 	}
+	d.randomCDF = binom.CDFTable(d.params.K, 0.5)
 	var p problems
 	next, err := readNextID(d.pdb, &p)
 	if err != nil {

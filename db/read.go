@@ -18,7 +18,6 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/fpdb/fpdb/index"
-	"github.com/fpdb/fpdb/internal/binom"
 	"github.com/fpdb/fpdb/internal/fingerprint"
 	"github.com/fpdb/fpdb/internal/keys"
 	"github.com/fpdb/fpdb/internal/minhash"
@@ -75,11 +74,11 @@ type searchPlan struct {
 
 // directCost estimates, in nanoseconds, comparing the query with one
 // document chosen by id (a fingerprint read from memory, a Hamming
-// distance), and hitCost each document a search returns (sorted, mapped to
-// its id, its containment estimated), as DB.planSearch weighs them.
+// distance), and hitCost each document a search finds within its radius
+// (its containment tested), as DB.planSearch weighs them.
 const (
 	directCost = 60
-	hitCost    = 250
+	hitCost    = 20
 )
 
 // planSearch returns the plan of a search for o; none reports that no
@@ -151,13 +150,13 @@ func (d *DB) planSearch(q query, o QueryOptions) (p searchPlan, none bool) {
 	n := float64(d.ix.Len())
 	search := func(rh int) float64 {
 		_, c := d.ix.Estimate(rh)
-		return c + hitCost*n*binom.CDF(k, 0.5, rh)
+		return c + hitCost*n*d.randomCDF[rh]
 	}
 	best := search(p.rh)
 	direct, large := 0.0, 0
 	for s := top; s >= 0; s-- {
 		large += d.docs.classCount(s)
-		direct = float64(large) * (directCost + hitCost*binom.CDF(k, 0.5, all))
+		direct = float64(large) * (directCost + hitCost*d.randomCDF[all])
 		if direct >= best {
 			break
 		}
@@ -233,17 +232,28 @@ func (d *DB) searchLocked(ctx context.Context, q query, o QueryOptions, skip str
 	if none {
 		return &QueryResult{Matches: []Match{}}, nil
 	}
+	// With Containment, each document's own floor is tested as the index
+	// finds it (the same test as the filter below, less its rounding
+	// margin), so that the many documents within a wide radius that do
+	// not contain the query are never collected.
+	var accept func(uint32, int) bool
+	if o.Containment > 0 {
+		accept = func(id uint32, dist int) bool {
+			size := d.docs.size(id)
+			return size > 0 && minhash.Containment(index.Similarity(k, dist), q.size, size) >= o.Containment-1e-9
+		}
+	}
 	var hits []index.Hit
 	st := index.Stats{Radius: p.rh, Recall: 1}
 	if p.rh >= 0 {
 		var err error
-		if hits, st, err = d.ix.Search(ctx, q.fp, p.rh, o.Plan); err != nil {
+		if hits, st, err = d.ix.SearchAccept(ctx, q.fp, p.rh, o.Plan, accept); err != nil {
 			return nil, fmt.Errorf("fpdb: query: %w", err)
 		}
 	}
 	if p.large < sizeClasses {
 		start := time.Now()
-		more, err := d.ix.SearchIDs(ctx, q.fp, p.rhLarge, p.rh, d.docs.classIDs(p.large))
+		more, err := d.ix.SearchIDs(ctx, q.fp, p.rhLarge, p.rh, d.docs.classIDs(p.large), accept)
 		if err != nil {
 			return nil, fmt.Errorf("fpdb: query: %w", err)
 		}

@@ -132,7 +132,7 @@ func (ix *Index) measureScan() *scanSpeed {
 	s := &scanSpeed{nsPerWord: min(max(one, costScanWord/8), 4*costScanWord), workers: scanWorkers(n, ix.stride), speedup: 1}
 	s.parNs = s.nsPerWord
 	if s.workers > 1 {
-		par := best(func() { _, _ = ix.scanRange(context.Background(), q, 0, 0, n) })
+		par := best(func() { _, _ = ix.scanRange(context.Background(), q, 0, 0, n, nil) })
 		if c := s.withScan(s.workers, max(par, costScanWord/8/float64(s.workers))); c != nil {
 			s = c
 		}

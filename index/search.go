@@ -220,6 +220,7 @@ type planMemo struct {
 	keys        int64      // cached lists, while the cache is not complete
 	scan        *scanSpeed // the scan's measured speed
 	plan        Plan
+	cost        float64 // the plan's estimated cost, in nanoseconds
 }
 
 // autoPlan returns choose's exact plan for rh, remembered per radius while
@@ -227,6 +228,12 @@ type planMemo struct {
 // inputs): it costs little, but a query in cold CPU caches pays a memory
 // read for each of its tables.
 func (ix *Index) autoPlan(rh int) Plan {
+	p, _ := ix.autoChoice(rh)
+	return p
+}
+
+// autoChoice is autoPlan with the plan's estimated cost.
+func (ix *Index) autoChoice(rh int) (Plan, float64) {
 	complete, keys := ix.cache.complete.Load(), int64(0)
 	if !complete {
 		keys = ix.cache.keys.Load()
@@ -234,16 +241,16 @@ func (ix *Index) autoPlan(rh int) Plan {
 	scan := ix.scanCal.measured.Load()
 	if rh < len(ix.plans) {
 		if m := ix.plans[rh].Load(); m != nil && m.n == ix.n && m.capacity == ix.capacity() && m.deferFrom == ix.deferFrom && m.complete == complete && m.keys == keys && m.scan == scan {
-			return m.plan
+			return m.plan, m.cost
 		}
 	}
-	p, _, _ := ix.choose(rh, false, 1)
+	p, cost, _ := ix.choose(rh, false, 1)
 	if rh < len(ix.plans) {
 		// scan as loaded before choose: if choose measured it, or a
 		// query refined it since, the next query chooses again.
-		ix.plans[rh].Store(&planMemo{n: ix.n, capacity: ix.capacity(), deferFrom: ix.deferFrom, complete: complete, keys: keys, scan: scan, plan: p})
+		ix.plans[rh].Store(&planMemo{n: ix.n, capacity: ix.capacity(), deferFrom: ix.deferFrom, complete: complete, keys: keys, scan: scan, plan: p, cost: cost})
 	}
-	return p
+	return p, cost
 }
 
 // Search returns every live document within Hamming distance rh of q,
@@ -252,6 +259,15 @@ func (ix *Index) autoPlan(rh int) Plan {
 // approximate plan (Approx, or Probe with MinHits above the exact filter)
 // returns a subset, with Stats.Recall its expected recall.
 func (ix *Index) Search(ctx context.Context, q []uint64, rh int, p Plan) ([]Hit, Stats, error) {
+	return ix.SearchAccept(ctx, q, rh, p, nil)
+}
+
+// SearchAccept is Search that returns only the hits accept (when not nil)
+// accepts: a caller's further condition on each document within rh (the
+// db package's containment, whose radius depends on each document's
+// size), tested as hits are found so that the others are never collected.
+// accept is called concurrently from several goroutines.
+func (ix *Index) SearchAccept(ctx context.Context, q []uint64, rh int, p Plan, accept func(id uint32, dist int) bool) ([]Hit, Stats, error) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	start := time.Now()
@@ -277,7 +293,7 @@ func (ix *Index) Search(ctx context.Context, q []uint64, rh int, p Plan) ([]Hit,
 	var err error
 	switch p.Kind {
 	case Scan:
-		hits, err = ix.scan(ctx, q, rh, &st)
+		hits, err = ix.scan(ctx, q, rh, accept, &st)
 		if err != nil {
 			return nil, st, err
 		}
@@ -296,11 +312,14 @@ func (ix *Index) Search(ctx context.Context, q []uint64, rh int, p Plan) ([]Hit,
 		if ix.scansDeferred() {
 			// Documents whose postings are deferred (deferred.go).
 			st.Verified += ix.deferredLen()
-			more, err := ix.scanRange(ctx, q, rh, int(ix.deferFrom), ix.capacity())
+			more, err := ix.scanRange(ctx, q, rh, int(ix.deferFrom), ix.capacity(), nil)
 			if err != nil {
 				return nil, st, err
 			}
 			hits = append(hits, more...)
+		}
+		if accept != nil {
+			hits = slices.DeleteFunc(hits, func(h Hit) bool { return !accept(h.ID, h.Dist) })
 		}
 	default:
 		return nil, st, fmt.Errorf("index: unknown plan kind %d", p.Kind)
@@ -317,19 +336,20 @@ func (ix *Index) Search(ctx context.Context, q []uint64, rh int, p Plan) ([]Hit,
 
 // scan compares q with every stored fingerprint, on several cores when
 // the array is large.
-func (ix *Index) scan(ctx context.Context, q []uint64, rh int, st *Stats) ([]Hit, error) {
+func (ix *Index) scan(ctx context.Context, q []uint64, rh int, accept func(uint32, int) bool, st *Stats) ([]Hit, error) {
 	st.Verified = ix.n
 	n, start := ix.capacity(), time.Now()
-	hits, err := ix.scanRange(ctx, q, rh, 0, n)
+	hits, err := ix.scanRange(ctx, q, rh, 0, n, accept)
 	if err == nil {
 		ix.observeScan(n, scanWorkers(n, ix.stride), time.Since(start))
 	}
 	return hits, err
 }
 
-// scanRange compares q with the fingerprints of ids [from, to). It stops
-// with ctx's error once ctx is done.
-func (ix *Index) scanRange(ctx context.Context, q []uint64, rh int, from, to int) ([]Hit, error) {
+// scanRange compares q with the fingerprints of ids [from, to), keeping
+// those accept accepts (all when nil). It stops with ctx's error once ctx
+// is done.
+func (ix *Index) scanRange(ctx context.Context, q []uint64, rh int, from, to int, accept func(uint32, int) bool) ([]Hit, error) {
 	n := to - from
 	workers := scanWorkers(n, ix.stride)
 	parts := make([][]Hit, workers)
@@ -341,7 +361,7 @@ func (ix *Index) scanRange(ctx context.Context, q []uint64, rh int, from, to int
 			for b, e := lo, 0; b < hi && ctx.Err() == nil; b = e {
 				e = min((b>>fpChunkBits+1)<<fpChunkBits, hi) // within one chunk
 				bitvec.Scan(ix.fps.span(b, e), ix.stride, q, rh, func(i, d int) {
-					if id := uint32(b + i); ix.isLive(id) {
+					if id := uint32(b + i); ix.isLive(id) && (accept == nil || accept(id, d)) {
 						hits = append(hits, Hit{ID: id, Dist: d})
 					}
 				})
@@ -470,11 +490,11 @@ func (ix *Index) probe(ctx context.Context, q []uint64, rh int, radii []int, t i
 
 // SearchIDs returns the live documents among ids (ascending or not;
 // repeats are the caller's) within Hamming distance rh of q and beyond
-// distance skip, sorted by distance then id: the part of a search that a
+// distance skip that accept (when not nil) accepts, sorted by distance then id: the part of a search that a
 // caller restricts to documents it chose (the db package scans its largest
 // documents this way for containment). Each costs a read of its
 // fingerprint and a Hamming distance.
-func (ix *Index) SearchIDs(ctx context.Context, q []uint64, rh, skip int, ids iter.Seq[uint32]) ([]Hit, error) {
+func (ix *Index) SearchIDs(ctx context.Context, q []uint64, rh, skip int, ids iter.Seq[uint32], accept func(id uint32, dist int) bool) ([]Hit, error) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	if len(q) != ix.stride {
@@ -490,7 +510,7 @@ func (ix *Index) SearchIDs(ctx context.Context, q []uint64, rh, skip int, ids it
 		if fp == nil || !ix.isLive(id) {
 			continue
 		}
-		if d := bitvec.Hamming(q, fp); d <= rh && d > skip {
+		if d := bitvec.Hamming(q, fp); d <= rh && d > skip && (accept == nil || accept(id, d)) {
 			hits = append(hits, Hit{ID: id, Dist: d})
 		}
 	}
@@ -502,6 +522,8 @@ func (ix *Index) SearchIDs(ctx context.Context, q []uint64, rh, skip int, ids it
 // its cost by the planner's model, in nanoseconds. The model errs towards
 // the scan and is fitted on one machine: read the cost as a rough figure.
 func (ix *Index) Estimate(rh int) (Plan, float64) {
-	p, cost, _ := ix.choose(rh, false, 1)
-	return p, cost
+	if rh < 0 {
+		return Plan{Kind: Scan}, 0
+	}
+	return ix.autoChoice(rh)
 }

@@ -163,7 +163,7 @@ func TestScanAcrossChunks(t *testing.T) {
 		if i == 0 {
 			from, to = 1<<fpChunkBits-3, 2<<fpChunkBits+5
 		}
-		got, err := s.ix.scanRange(context.Background(), q, 32, from, to) // about half match
+		got, err := s.ix.scanRange(context.Background(), q, 32, from, to, nil) // about half match
 		if err != nil {
 			t.Fatal(err)
 		}

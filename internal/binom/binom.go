@@ -66,3 +66,15 @@ func lgamma(x int) float64 {
 	v, _ := math.Lgamma(float64(x))
 	return v
 }
+
+// CDFTable returns Pr[X ≤ x] for X ~ Binomial(n, p) and every x in
+// [0, n], in O(n).
+func CDFTable(n int, p float64) []float64 {
+	out := make([]float64, n+1)
+	s := 0.0
+	for j := range out {
+		s += sum(n, p, j, j)
+		out[j] = min(s, 1)
+	}
+	return out
+}

@@ -70,3 +70,17 @@ func TestEdges(t *testing.T) {
 		t.Error("NaN p must give NaN")
 	}
 }
+
+func TestCDFTable(t *testing.T) {
+	for _, c := range []struct {
+		n int
+		p float64
+	}{{64, 0.5}, {512, 0.5}, {100, 0.1}} {
+		tab := CDFTable(c.n, c.p)
+		for x := 0; x <= c.n; x++ {
+			if d := math.Abs(tab[x] - CDF(c.n, c.p, x)); d > 1e-12 {
+				t.Fatalf("n %d p %v x %d: table %v, CDF %v", c.n, c.p, x, tab[x], CDF(c.n, c.p, x))
+			}
+		}
+	}
+}
