@@ -149,7 +149,7 @@ func TestExportImportCLI(t *testing.T) {
 	runFPDB(t, "", "--db", src, "add", corpus).mustCode(t, exitDuplicates)
 	runFPDB(t, "", "--db", src, "delete", corpus+"tides.txt").mustCode(t, exitOK)
 	exp := runFPDB(t, "", "--db", src, "export").mustCode(t, exitOK).stdout
-	if n := strings.Count(exp, "\n"); n != 12 { // header + 11 documents
+	if n := strings.Count(exp, "\n"); n != 12+13 { // header + 11 documents + 13 audit-log entries (12 adds, 1 delete)
 		t.Fatalf("export has %d lines:\n%s", n, exp)
 	}
 	file := filepath.Join(t.TempDir(), "export.jsonl")
