@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/fpdb/fpdb/api"
 	"github.com/fpdb/fpdb/db"
 )
 
@@ -202,21 +203,14 @@ func newJSONEncoder(w io.Writer) *json.Encoder {
 
 // jsonMatch is the JSON form of a match, printed by add and query.
 type jsonMatch struct {
-	Query      string  `json:"query"`
-	ID         string  `json:"id"`
-	Similarity float64 `json:"similarity"`
-	Hamming    int     `json:"hamming"`
-	Exact      bool    `json:"exact"`
-	// QueryInDoc and DocInQuery are the estimated containments (absent
-	// when a shingle count is unknown).
-	QueryInDoc float64 `json:"query_in_doc,omitempty"`
-	DocInQuery float64 `json:"doc_in_query,omitempty"`
+	Query string `json:"query"`
+	api.Match
 }
 
 // newJSONMatch returns the JSON form of m found for query.
 func newJSONMatch(query string, m db.Match) jsonMatch {
-	return jsonMatch{Query: query, ID: m.ID, Similarity: m.Similarity, Hamming: m.Hamming, Exact: m.Exact,
-		QueryInDoc: m.QueryInDoc, DocInQuery: m.DocInQuery}
+	return jsonMatch{Query: query, Match: api.Match{ID: m.ID, Similarity: m.Similarity, Hamming: m.Hamming, Exact: m.Exact,
+		QueryInDoc: m.QueryInDoc, DocInQuery: m.DocInQuery}}
 }
 
 // formatMatch returns the tab-separated text form of m, for a tabwriter.

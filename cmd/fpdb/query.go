@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/fpdb/fpdb/api"
 	"github.com/fpdb/fpdb/db"
 	"github.com/spf13/cobra"
 )
@@ -40,19 +41,9 @@ type queryOptions struct {
 	text textFlags
 }
 
-// jsonExplain is the JSON form of a query's execution statistics.
-type jsonExplain struct {
-	Plan       string  `json:"plan"`
-	Radius     int     `json:"radius"`
-	MinHits    int     `json:"min_hits"`
-	Probes     int     `json:"probes"`
-	Postings   int     `json:"postings"`
-	Candidates int     `json:"candidates"`
-	Verified   int     `json:"verified"`
-	Reads      int     `json:"reads"`
-	Recall     float64 `json:"recall"`
-	ElapsedNS  int64   `json:"elapsed_ns"`
-}
+// jsonExplain is the JSON form of a query's execution statistics, as the
+// server's API has it.
+type jsonExplain = api.Explain
 
 // planNames are the values of --plan, in the order the help gives them.
 var planNames = []string{"auto", "scan", "probe", "approx"}

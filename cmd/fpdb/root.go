@@ -145,6 +145,7 @@ Exit status:
 		newLogCommand(g),
 		newTemplateCommand(g),
 		newReportCommand(g),
+		newServeCommand(g),
 		newVersionCommand(),
 		newManCommand(),
 	)

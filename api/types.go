@@ -1,0 +1,178 @@
+package api
+
+// Version is the API version, the first element of every path (/v1/...).
+const Version = "v1"
+
+// Error is the body of every error response.
+type Error struct {
+	// Code names the kind of error, for programs: bad_request, not_found,
+	// unauthorized, forbidden, too_large, timeout, too_many_requests,
+	// unavailable, internal.
+	Code string `json:"code"`
+	// Message says what went wrong, naming the input.
+	Message string `json:"message"`
+	// RequestID identifies the request in the server's log.
+	RequestID string `json:"request_id,omitempty"`
+}
+
+// ErrorBody wraps an Error: {"error": {...}}.
+type ErrorBody struct {
+	Error Error `json:"error"`
+}
+
+// Error codes.
+const (
+	CodeBadRequest      = "bad_request"
+	CodeNotFound        = "not_found"
+	CodeUnauthorized    = "unauthorized"
+	CodeForbidden       = "forbidden"
+	CodeTooLarge        = "too_large"
+	CodeTimeout         = "timeout"
+	CodeTooManyRequests = "too_many_requests"
+	CodeUnavailable     = "unavailable"
+	CodeInternal        = "internal"
+)
+
+// TextInput says how a text is read. Format is "auto" (default), "text"
+// or "html"; Encoding a WHATWG label ("" or "auto": detected).
+type TextInput struct {
+	Format   string `json:"format,omitempty"`
+	Encoding string `json:"encoding,omitempty"`
+}
+
+// AddRequest is a document to add (POST /v1/documents as JSON).
+type AddRequest struct {
+	// ID is the document's id (required).
+	ID string `json:"id"`
+	// Text is the document's text.
+	Text string `json:"text"`
+	// Source names where it came from (a path, a URL).
+	Source string `json:"source,omitempty"`
+	// Threshold, when > 0, checks for stored near duplicates first.
+	Threshold float64 `json:"threshold,omitempty"`
+	// Reject stores nothing when the check finds a near duplicate.
+	Reject bool `json:"reject,omitempty"`
+	// Replace stores the document anew even when the stored one has the
+	// same content.
+	Replace bool `json:"replace,omitempty"`
+	// Limit caps the matches returned (0: all).
+	Limit int `json:"limit,omitempty"`
+	TextInput
+}
+
+// AddResult is the answer to an add.
+type AddResult struct {
+	ID string `json:"id"`
+	// Stored reports that the document was written; Replaced that it
+	// replaced a document of the same id; Unchanged that the stored one
+	// had the same content and was left as it is; Rejected that Reject
+	// refused it.
+	Stored    bool `json:"stored"`
+	Replaced  bool `json:"replaced"`
+	Unchanged bool `json:"unchanged"`
+	Rejected  bool `json:"rejected"`
+	// Matches are the stored near duplicates the check found.
+	Matches []Match `json:"matches"`
+}
+
+// Match is a stored document found by a query or a check.
+type Match struct {
+	ID string `json:"id"`
+	// Similarity is the estimated resemblance, 1 − 2·Hamming/K.
+	Similarity float64 `json:"similarity"`
+	Hamming    int     `json:"hamming"`
+	// Exact reports equal content hashes (identical normalized text).
+	Exact bool `json:"exact"`
+	// QueryInDoc and DocInQuery are the estimated containments (absent
+	// when a shingle count is unknown).
+	QueryInDoc float64 `json:"query_in_doc,omitempty"`
+	DocInQuery float64 `json:"doc_in_query,omitempty"`
+}
+
+// QueryRequest is a query (POST /v1/query as JSON): a text, or a
+// fingerprint in hex with its shingle count.
+type QueryRequest struct {
+	Text string `json:"text,omitempty"`
+	// Fingerprint is K bits in hex, 16 digits per 64-bit word, word 0
+	// first (as "fpdb get" prints it); Shingles its distinct shingle
+	// count (needed with Containment).
+	Fingerprint string `json:"fingerprint,omitempty"`
+	Shingles    int    `json:"shingles,omitempty"`
+	// Threshold is the least resemblance, in (0, 1] (default 0.7 unless
+	// Containment is given).
+	Threshold float64 `json:"threshold,omitempty"`
+	// Containment, when > 0, asks for the documents that contain at least
+	// that share of the query.
+	Containment float64 `json:"containment,omitempty"`
+	Limit       int     `json:"limit,omitempty"`
+	// Plan is "auto" (default), "scan", "probe" or "approx"; Tau the probe
+	// radius (with "probe"); Recall the least expected recall (with
+	// "approx").
+	Plan   string  `json:"plan,omitempty"`
+	Tau    *int    `json:"tau,omitempty"`
+	Recall float64 `json:"recall,omitempty"`
+	// Explain asks for the plan's counters.
+	Explain bool `json:"explain,omitempty"`
+	TextInput
+}
+
+// QueryResult is the answer to a query.
+type QueryResult struct {
+	Matches []Match  `json:"matches"`
+	Explain *Explain `json:"explain,omitempty"`
+}
+
+// Explain is what a query did.
+type Explain struct {
+	Plan       string `json:"plan"`
+	Radius     int    `json:"radius"`
+	MinHits    int    `json:"min_hits"`
+	Probes     int    `json:"probes"`
+	Postings   int    `json:"postings"`
+	Candidates int    `json:"candidates"`
+	Verified   int    `json:"verified"`
+	// Reads is the number of posting lists read from storage (cache
+	// misses).
+	Reads     int     `json:"reads"`
+	Recall    float64 `json:"recall"`
+	ElapsedNS int64   `json:"elapsed_ns"`
+}
+
+// Doc is a stored document (GET /v1/documents/{id}).
+type Doc struct {
+	ID     string `json:"id"`
+	Source string `json:"source"`
+	Size   int64  `json:"size"`
+	Words  int    `json:"words"`
+	// Shingles is the number of distinct shingles (0: unknown).
+	Shingles int `json:"shingles"`
+	// Added is when it was stored, RFC 3339.
+	Added       string `json:"added"`
+	ContentHash string `json:"content_hash"`
+	Fingerprint string `json:"fingerprint"`
+}
+
+// DeleteResult is the answer to a delete.
+type DeleteResult struct {
+	// Deleted is the number of documents deleted (or that would be, with
+	// DryRun); NotFound the ids given that are not stored.
+	Deleted  int      `json:"deleted"`
+	NotFound []string `json:"not_found,omitempty"`
+	DryRun   bool     `json:"dry_run,omitempty"`
+}
+
+// Stats describes the database (GET /v1/stats).
+type Stats struct {
+	Docs             int    `json:"docs"`
+	DiskBytes        int64  `json:"disk_bytes"`
+	Deferred         int    `json:"deferred_postings_docs"`
+	FormatVersion    int    `json:"format_version"`
+	K                int    `json:"k"`
+	GroupWidths      []int  `json:"group_widths"`
+	ShingleWidth     int    `json:"shingle_width"`
+	Seed             uint64 `json:"seed"`
+	NormalizeVersion int    `json:"normalize_version"`
+	KeepTexts        bool   `json:"keep_texts"`
+	AuditLog         bool   `json:"audit_log"`
+	Created          string `json:"created"`
+}

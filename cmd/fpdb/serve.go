@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fpdb/fpdb/server"
+)
+
+// serveOptions are the flags of "fpdb serve".
+type serveOptions struct {
+	*globalOptions
+	creation      creationFlags
+	addr          string
+	tokens        string
+	cert, key     string
+	maxBody       int64
+	timeout       time.Duration
+	maxConcurrent int
+	grace         time.Duration
+	logJSON       bool
+}
+
+// defaultAddr is where "fpdb serve" listens by default: this machine only.
+const defaultAddr = "127.0.0.1:7700"
+
+func newServeCommand(g *globalOptions) *cobra.Command {
+	o := &serveOptions{globalOptions: g}
+	cmd := &cobra.Command{
+		Use:   "serve [flags]",
+		Short: "Serve the database over HTTP (JSON API, for many clients at once)",
+		Long: `Serve opens the database (creating it, as "fpdb add" does, when there is none)
+and serves it over HTTP until it is stopped (Ctrl-C or SIGTERM: it stops
+accepting, lets the requests in flight finish for up to --grace, writes any
+deferred postings and closes the database).
+
+The API is JSON under /v1 (add, query, get, delete, stats; see the OpenAPI
+document the server serves at /v1/openapi.json), with /healthz and /readyz
+for supervisors. It listens on 127.0.0.1:7700 by default: this machine only.
+To serve other machines, give --addr and --tokens (and --cert/--key for
+TLS): with --tokens every /v1 request needs "Authorization: Bearer TOKEN";
+the file has one "ro TOKEN" (read-only) or "rw TOKEN" (read-write) per line,
+tokens of at least 16 characters.
+
+Limits: a body over --max-body is answered 413, a request (its body
+included) slower than --timeout 408, more than --max-concurrent requests at
+once 429. One line per request is logged on standard error, with its
+request id (also in the X-Request-ID header and in every error body).
+
+Exit status: 0 after a shutdown asked for; 2 on error (the address taken, a
+bad token file, the database held by another process).`,
+		Example: `  fpdb serve                                  # http://127.0.0.1:7700
+  fpdb --db /var/lib/fpdb serve --addr :7700 --tokens /etc/fpdb/tokens --cert c.pem --key k.pem
+  curl -s -X POST 'http://127.0.0.1:7700/v1/documents?id=a.txt&threshold=0.8' --data-binary @a.txt
+  curl -s -X POST 'http://127.0.0.1:7700/v1/query?threshold=0.7' --data-binary @new.txt`,
+		Args: noArgs("serve"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.run(cmd.Context(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.addr, "addr", defaultAddr, "listen on `HOST:PORT` (127.0.0.1: this machine only)")
+	f.StringVar(&o.tokens, "tokens", "", "require bearer tokens, read from `FILE` (lines \"ro TOKEN\" or \"rw TOKEN\")")
+	f.StringVar(&o.cert, "cert", "", "serve TLS with the certificate `FILE` (PEM; with --key)")
+	f.StringVar(&o.key, "key", "", "the TLS private key `FILE` (PEM; with --cert)")
+	f.Int64Var(&o.maxBody, "max-body", server.DefaultMaxBodyBytes, "largest request body in `BYTES` (413 beyond)")
+	f.DurationVar(&o.timeout, "timeout", server.DefaultRequestTimeout, "longest request, body included (408 beyond)")
+	f.IntVar(&o.maxConcurrent, "max-concurrent", server.DefaultMaxConcurrent, "requests served at once (429 beyond)")
+	f.DurationVar(&o.grace, "grace", 30*time.Second, "on shutdown, wait this long for the requests in flight")
+	f.BoolVar(&o.logJSON, "log-json", false, "log JSON lines instead of text")
+	o.creation.register(f)
+	return cmd
+}
+
+func (o *serveOptions) run(ctx context.Context, stderr io.Writer) (err error) {
+	switch {
+	case (o.cert == "") != (o.key == ""):
+		return usageErrorf("--cert and --key go together")
+	case o.maxBody <= 0:
+		return usageErrorf("invalid --max-body %d: must be positive", o.maxBody)
+	case o.timeout <= 0:
+		return usageErrorf("invalid --timeout %v: must be positive", o.timeout)
+	case o.maxConcurrent <= 0:
+		return usageErrorf("invalid --max-concurrent %d: must be positive", o.maxConcurrent)
+	}
+	if err := o.creation.validate(); err != nil {
+		return err
+	}
+	var logger *slog.Logger
+	if o.logJSON {
+		logger = slog.New(slog.NewJSONHandler(stderr, nil))
+	} else {
+		logger = slog.New(slog.NewTextHandler(stderr, nil))
+	}
+	so := &server.Options{MaxBodyBytes: o.maxBody, RequestTimeout: o.timeout, MaxConcurrent: o.maxConcurrent, Logger: logger}
+	if o.tokens != "" {
+		if so.Tokens, err = server.LoadTokens(o.tokens); err != nil {
+			return failure(fmt.Errorf("serve: %w", err))
+		}
+	}
+	var tlsConf *tls.Config
+	if o.cert != "" {
+		c, err := tls.LoadX509KeyPair(o.cert, o.key)
+		if err != nil {
+			return failure(fmt.Errorf("serve: TLS: %w", err))
+		}
+		tlsConf = &tls.Config{Certificates: []tls.Certificate{c}, MinVersion: tls.VersionTLS12}
+	}
+	d, err := o.openDBWith(openCreate, &o.creation)
+	if err != nil {
+		return failure(err)
+	}
+	defer closeDB(d, &err)
+	s, err := server.New(d, so)
+	if err != nil {
+		return failure(err)
+	}
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return failure(fmt.Errorf("serve: %w", err))
+	}
+	scheme := "http"
+	if tlsConf != nil {
+		ln, scheme = tls.NewListener(ln, tlsConf), "https"
+	}
+	auth := "no tokens: anyone who can connect may read and write"
+	if so.Tokens != nil {
+		auth = "bearer tokens from " + o.tokens
+	}
+	logger.Info("serving", "url", scheme+"://"+ln.Addr().String(), "db", d.Dir(), "documents", d.Len(), "auth", auth)
+	if err := s.Serve(ctx, ln, o.grace); err != nil {
+		return failure(fmt.Errorf("serve: %w", err))
+	}
+	logger.Info("stopped")
+	return nil
+}

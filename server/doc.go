@@ -1,0 +1,28 @@
+// Package server serves an fpdb database over HTTP: the /v1 JSON API that
+// "fpdb serve" runs, described by the OpenAPI 3 document it serves at
+// /v1/openapi.json (openapi.json in this package), plus /healthz and
+// /readyz.
+//
+// # Basics
+//
+// New wraps an open *db.DB; Handler returns an http.Handler to mount in
+// another server, Serve runs one on a listener until its context is done
+// and then shuts down gracefully. One process owns the database, so many
+// clients share it: adds with a threshold and reject are check-then-add
+// exactly as in the db package (writes are serialized), so no two near
+// duplicates can both be stored, whatever the number of clients.
+//
+// Every request gets a request id (the X-Request-ID header, echoed or
+// made), one log line (log/slog) and the limits of Options: a body size
+// (413), a time to read the body and answer (408), a number of requests at
+// once (429). With Options.Tokens every /v1 request needs a bearer token;
+// read-only tokens may read, read-write tokens also write.
+//
+// # Caveats
+//
+// A request that fails with a 4xx leaves the database unchanged; a write
+// that fails with a 5xx may or may not have been made (each write is
+// atomic: whole or absent). The server binds where it is told: "fpdb serve"
+// binds to 127.0.0.1 by default, and without TLS a token crosses the
+// network in clear.
+package server

@@ -1,0 +1,132 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/fpdb/fpdb/db"
+)
+
+// Options configure a Server. The zero value is usable: see the defaults.
+type Options struct {
+	// MaxBodyBytes is the largest request body accepted; a larger one is
+	// answered 413. Default DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// RequestTimeout bounds a request, reading its body included; a
+	// request that takes longer is answered 408 (its body too slow) or
+	// 503, and its write, if any, is not made. Streams (pairs, clusters,
+	// export, the log) are bounded by StreamTimeout instead. Default
+	// DefaultRequestTimeout.
+	RequestTimeout time.Duration
+	// StreamTimeout bounds a streamed response. Default
+	// DefaultStreamTimeout.
+	StreamTimeout time.Duration
+	// MaxConcurrent is the number of requests served at once; more are
+	// answered 429 at once. Default DefaultMaxConcurrent.
+	MaxConcurrent int
+	// Tokens, when not nil, requires a bearer token on every /v1 request:
+	// read-only tokens may read, read-write tokens may also write.
+	Tokens *Tokens
+	// Logger receives one line per request (with its request id) and the
+	// server's events. Default: discard.
+	Logger *slog.Logger
+}
+
+// Defaults of Options.
+const (
+	DefaultMaxBodyBytes   = 64 << 20
+	DefaultRequestTimeout = 60 * time.Second
+	DefaultStreamTimeout  = 30 * time.Minute
+	DefaultMaxConcurrent  = 64
+)
+
+// ErrInvalidOptions is returned by New for options out of range.
+var ErrInvalidOptions = errors.New("server: invalid options")
+
+// Server serves one database over HTTP. It is safe for concurrent use.
+type Server struct {
+	d     *db.DB
+	o     Options
+	sem   chan struct{}
+	mux   *http.ServeMux
+	ready chan struct{} // closed when Serve begins to shut down
+}
+
+// New returns a server of d; opts may be nil (the defaults). The caller
+// keeps ownership of d: close it after Serve returns.
+func New(d *db.DB, opts *Options) (*Server, error) {
+	o := Options{}
+	if opts != nil {
+		o = *opts
+	}
+	if o.MaxBodyBytes < 0 || o.RequestTimeout < 0 || o.StreamTimeout < 0 || o.MaxConcurrent < 0 {
+		return nil, fmt.Errorf("%w: negative limit", ErrInvalidOptions)
+	}
+	if o.MaxBodyBytes == 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.RequestTimeout == 0 {
+		o.RequestTimeout = DefaultRequestTimeout
+	}
+	if o.StreamTimeout == 0 {
+		o.StreamTimeout = DefaultStreamTimeout
+	}
+	if o.MaxConcurrent == 0 {
+		o.MaxConcurrent = DefaultMaxConcurrent
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{d: d, o: o, sem: make(chan struct{}, o.MaxConcurrent), mux: http.NewServeMux(), ready: make(chan struct{})}
+	for _, rt := range s.routes() {
+		s.mux.Handle(rt.method+" "+rt.pattern, s.wrap(rt))
+	}
+	return s, nil
+}
+
+// Handler returns the server's HTTP handler, to mount in another server.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// Serve serves on ln until ctx is done, then shuts down gracefully: it
+// stops accepting, answers /readyz 503, lets the requests in flight finish
+// (for up to grace), flushes the database's deferred postings, and
+// returns. It returns nil after a shutdown asked for by ctx.
+func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
+	hs := &http.Server{
+		Handler:           s.mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(s.o.Logger.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	close(s.ready)
+	s.o.Logger.Info("shutting down: draining requests", "grace", grace)
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	err := hs.Shutdown(sctx)
+	if ferr := s.d.Flush(sctx); ferr != nil && !errors.Is(ferr, db.ErrReadOnly) {
+		err = errors.Join(err, ferr)
+	}
+	<-errc
+	return err
+}
+
+// requestID returns a new random request id.
+func requestID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

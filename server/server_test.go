@@ -1,0 +1,470 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"mime/multipart"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fpdb/fpdb/api"
+	"github.com/fpdb/fpdb/db"
+)
+
+// text returns n random words.
+func text(seed uint64, n int) string {
+	rng := rand.New(rand.NewPCG(seed, 3))
+	ws := make([]string, n)
+	for i := range ws {
+		ws[i] = fmt.Sprintf("w%d", rng.IntN(5000))
+	}
+	return strings.Join(ws, " ")
+}
+
+// testServer starts a server of a new database and registers its end: the
+// database is checked and closed.
+func testServer(t *testing.T, o *Options) (*httptest.Server, *db.DB) {
+	t.Helper()
+	d, err := db.Open(t.TempDir(), &db.Options{KeepTexts: true, AuditLog: true, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(d, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(func() {
+		ts.Close()
+		if err := d.Check(context.Background()); err != nil {
+			t.Errorf("Check: %v", err)
+		}
+		if err := d.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return ts, d
+}
+
+// call sends a request and decodes the JSON answer into out (when not
+// nil); it returns the status.
+func call(t *testing.T, method, url, ctype string, body io.Reader, out any, hdr ...string) int {
+	t.Helper()
+	req, err := http.NewRequest(method, url, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			t.Fatalf("%s %s: %d %q: %v", method, url, resp.StatusCode, b, err)
+		}
+	}
+	return resp.StatusCode
+}
+
+func jsonBody(v any) io.Reader {
+	b, _ := json.Marshal(v)
+	return bytes.NewReader(b)
+}
+
+func TestDocumentsAndQuery(t *testing.T) {
+	ts, d := testServer(t, nil)
+	base := text(1, 300)
+	var ar api.AddResult
+	if st := call(t, "POST", ts.URL+"/v1/documents", "application/json", jsonBody(api.AddRequest{ID: "a/1.txt", Text: base, Source: "s"}), &ar); st != 201 || !ar.Stored {
+		t.Fatalf("add JSON: %d %+v", st, ar)
+	}
+	// A plain body with parameters, then a form: near duplicates of a.
+	near := base + " " + text(2, 10)
+	if st := call(t, "POST", ts.URL+"/v1/documents?id=b&threshold=0.5", "text/plain", strings.NewReader(near), &ar); st != 201 || len(ar.Matches) != 1 || ar.Matches[0].ID != "a/1.txt" {
+		t.Fatalf("add text: %d %+v", st, ar)
+	}
+	var form bytes.Buffer
+	mw := multipart.NewWriter(&form)
+	fw, _ := mw.CreateFormFile("file", "c.txt")
+	fw.Write([]byte(near))
+	mw.WriteField("id", "c")
+	mw.WriteField("threshold", "0.5")
+	mw.WriteField("reject", "true")
+	mw.Close()
+	if st := call(t, "POST", ts.URL+"/v1/documents", mw.FormDataContentType(), &form, &ar); st != 200 || !ar.Rejected || ar.Stored || len(ar.Matches) != 2 {
+		t.Fatalf("add form with reject: %d %+v", st, ar)
+	}
+	// Unchanged, then replaced.
+	if st := call(t, "POST", ts.URL+"/v1/documents", "application/json", jsonBody(api.AddRequest{ID: "a/1.txt", Text: base}), &ar); st != 200 || !ar.Unchanged {
+		t.Fatalf("re-add: %d %+v", st, ar)
+	}
+	if st := call(t, "POST", ts.URL+"/v1/documents", "application/json", jsonBody(api.AddRequest{ID: "a/1.txt", Text: base, Replace: true}), &ar); st != 201 || !ar.Replaced {
+		t.Fatalf("replace: %d %+v", st, ar)
+	}
+
+	// Query: JSON and plain, the same answer as the db's.
+	var qr api.QueryResult
+	if st := call(t, "POST", ts.URL+"/v1/query", "application/json", jsonBody(api.QueryRequest{Text: near, Threshold: 0.5, Explain: true}), &qr); st != 200 {
+		t.Fatalf("query: %d", st)
+	}
+	want, err := d.Query(context.Background(), []byte(near), db.QueryOptions{Threshold: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(qr.Matches, matches(want.Matches)) || qr.Explain == nil || qr.Explain.Verified == 0 {
+		t.Fatalf("query %+v, db %+v", qr, want.Matches)
+	}
+	var qp api.QueryResult
+	if st := call(t, "POST", ts.URL+"/v1/query?threshold=0.5&plan=scan", "text/plain", strings.NewReader(near), &qp); st != 200 || !slices.Equal(qp.Matches, qr.Matches) {
+		t.Fatalf("plain query: %d %+v", st, qp)
+	}
+	// By fingerprint, with containment.
+	var doc api.Doc
+	if st := call(t, "GET", ts.URL+"/v1/documents/"+url.PathEscape("a/1.txt"), "", nil, &doc); st != 200 || doc.ID != "a/1.txt" || doc.Source != "" || doc.Words != 300 {
+		t.Fatalf("get: %d %+v", st, doc)
+	}
+	if st := call(t, "POST", ts.URL+"/v1/query", "application/json", jsonBody(api.QueryRequest{Fingerprint: doc.Fingerprint, Shingles: doc.Shingles, Containment: 0.9}), &qp); st != 200 || len(qp.Matches) != 2 {
+		t.Fatalf("fingerprint query: %d %+v", st, qp)
+	}
+
+	var stats api.Stats
+	if st := call(t, "GET", ts.URL+"/v1/stats", "", nil, &stats); st != 200 || stats.Docs != 2 || stats.K != 512 || !stats.KeepTexts {
+		t.Fatalf("stats: %d %+v", st, stats)
+	}
+	var dr api.DeleteResult
+	if st := call(t, "DELETE", ts.URL+"/v1/documents/b?dry_run=true", "", nil, &dr); st != 200 || !dr.DryRun || d.Len() != 2 {
+		t.Fatalf("dry run: %d %+v", st, dr)
+	}
+	if st := call(t, "DELETE", ts.URL+"/v1/documents/b", "", nil, &dr); st != 200 || dr.Deleted != 1 || d.Len() != 1 {
+		t.Fatalf("delete: %d %+v", st, dr)
+	}
+	var e api.ErrorBody
+	if st := call(t, "GET", ts.URL+"/v1/documents/b", "", nil, &e); st != 404 || e.Error.Code != api.CodeNotFound || e.Error.RequestID == "" {
+		t.Fatalf("get deleted: %d %+v", st, e)
+	}
+	if st := call(t, "DELETE", ts.URL+"/v1/documents/b", "", nil, &e); st != 404 {
+		t.Fatalf("delete again: %d %+v", st, e)
+	}
+}
+
+// TestBadInputLeavesDBUnchanged: every malformed request gets a clear 4xx
+// naming the problem, and the database does not change.
+func TestBadInputLeavesDBUnchanged(t *testing.T) {
+	ts, d := testServer(t, &Options{MaxBodyBytes: 1 << 16})
+	if st := call(t, "POST", ts.URL+"/v1/documents?id=keep", "text/plain", strings.NewReader(text(5, 100)), nil); st != 201 {
+		t.Fatal(st)
+	}
+	before := d.Stats().Docs
+	big := strings.Repeat("word ", 20_000)
+	for _, c := range []struct {
+		name, method, path, ctype, body string
+		status                          int
+		msg                             string
+	}{
+		{"malformed JSON", "POST", "/v1/documents", "application/json", `{"id": "x", "text": `, 400, "malformed JSON"},
+		{"invalid UTF-8", "POST", "/v1/documents", "application/json", "{\"id\": \"x\", \"text\": \"\xff\xfe\"}", 400, "UTF-8"},
+		{"unknown field", "POST", "/v1/documents", "application/json", `{"id": "x", "text": "a b c d", "colour": 1}`, 400, "colour"},
+		{"two values", "POST", "/v1/documents", "application/json", `{"id": "x", "text": "a b c d"} {}`, 400, "more than one"},
+		{"no id", "POST", "/v1/documents", "application/json", `{"text": "a b c d"}`, 400, "id"},
+		{"bad id", "POST", "/v1/documents?id=a%00b", "text/plain", "a b c d", 400, "NUL"},
+		{"no words", "POST", "/v1/documents?id=x", "text/plain", " ... ", 400, "no words"},
+		{"binary", "POST", "/v1/documents?id=x", "text/plain", "a\x00b", 400, ""},
+		{"too large", "POST", "/v1/documents?id=x", "text/plain", big, 413, "too large"},
+		{"unknown parameter", "POST", "/v1/documents?id=x&colour=1", "text/plain", "a b c d", 400, "colour"},
+		{"bad threshold", "POST", "/v1/documents?id=x&threshold=2", "text/plain", "a b c d", 400, "threshold"},
+		{"not a number", "POST", "/v1/documents?id=x&threshold=high", "text/plain", "a b c d", 400, "threshold"},
+		{"reject without threshold", "POST", "/v1/documents?id=x&reject=true", "text/plain", "a b c d", 400, "reject"},
+		{"content type", "POST", "/v1/documents?id=x", "image/png", "a b c d", 415, "Content-Type"},
+		{"bad format", "POST", "/v1/documents?id=x&format=pdf", "text/plain", "a b c d", 400, "pdf"},
+		{"query without text", "POST", "/v1/query", "application/json", `{"threshold": 0.5}`, 400, "text or a fingerprint"},
+		{"bad plan", "POST", "/v1/query", "application/json", `{"text": "a b c d", "plan": "fast"}`, 400, "fast"},
+		{"bad fingerprint", "POST", "/v1/query", "application/json", `{"fingerprint": "zz"}`, 400, "fingerprint"},
+		{"wrong method", "PUT", "/v1/documents", "text/plain", "a", 405, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			req, _ := http.NewRequest(c.method, ts.URL+c.path, strings.NewReader(c.body))
+			req.Header.Set("Content-Type", c.ctype)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != c.status {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, c.status, b)
+			}
+			if c.status != 405 {
+				var e api.ErrorBody
+				if err := json.Unmarshal(b, &e); err != nil || !strings.Contains(strings.ToLower(e.Error.Message), strings.ToLower(c.msg)) {
+					t.Fatalf("error body %s (%v), want a message with %q", b, err, c.msg)
+				}
+			}
+		})
+	}
+	if d.Stats().Docs != before {
+		t.Fatalf("bad requests changed the database: %d documents, want %d", d.Stats().Docs, before)
+	}
+}
+
+// TestSlowClient: a body that arrives a byte at a time is cut off at the
+// request timeout with 408, and the database is unchanged.
+func TestSlowClient(t *testing.T) {
+	ts, d := testServer(t, &Options{RequestTimeout: 300 * time.Millisecond})
+	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	body := "slow words arrive one byte at a time"
+	fmt.Fprintf(conn, "POST /v1/documents?id=slow HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n", len(body))
+	done := make(chan string)
+	go func() {
+		b, _ := io.ReadAll(conn)
+		done <- string(b)
+	}()
+	for i := 0; i < len(body); i++ {
+		if _, err := conn.Write([]byte{body[i]}); err != nil {
+			break
+		}
+		select {
+		case resp := <-done:
+			if !strings.HasPrefix(resp, "HTTP/1.1 408") {
+				t.Fatalf("response %q, want 408", resp)
+			}
+			if d.Len() != 0 {
+				t.Fatal("the slow add was stored")
+			}
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	t.Fatal("the slow client was never cut off")
+}
+
+// TestTooManyRequests: with one request slot taken (a body still
+// arriving), another request is answered 429 at once.
+func TestTooManyRequests(t *testing.T) {
+	ts, _ := testServer(t, &Options{MaxConcurrent: 1, RequestTimeout: 5 * time.Second})
+	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /v1/documents?id=hold HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\nsome")
+	var e api.ErrorBody
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		st := call(t, "GET", ts.URL+"/v1/stats", "", nil, &e)
+		if st == 429 {
+			if e.Error.Code != api.CodeTooManyRequests {
+				t.Fatalf("429 body %+v", e)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("never 429 (last %d)", st)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// Health checks are not limited.
+	if st := call(t, "GET", ts.URL+"/healthz", "", nil, nil); st != 200 {
+		t.Fatalf("healthz %d", st)
+	}
+}
+
+func TestTokens(t *testing.T) {
+	const ro, rw = "read-only-token-0123", "read-write-token-4567"
+	toks, err := ParseTokens(strings.NewReader("# tokens\nro " + ro + "\n\nrw " + rw + "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, d := testServer(t, &Options{Tokens: toks})
+	add := func(hdr ...string) int {
+		return call(t, "POST", ts.URL+"/v1/documents?id=x", "text/plain", strings.NewReader(text(9, 50)), nil, hdr...)
+	}
+	if st := add(); st != 401 {
+		t.Fatalf("no token: %d", st)
+	}
+	if st := add("Authorization", "Bearer wrong-token-wrong-token"); st != 401 {
+		t.Fatalf("unknown token: %d", st)
+	}
+	if st := add("Authorization", "Bearer "+ro); st != 403 {
+		t.Fatalf("read-only token writing: %d", st)
+	}
+	if d.Len() != 0 {
+		t.Fatal("a refused add was stored")
+	}
+	if st := add("Authorization", "Bearer "+rw); st != 201 {
+		t.Fatalf("read-write token: %d", st)
+	}
+	if st := call(t, "GET", ts.URL+"/v1/stats", "", nil, nil, "Authorization", "Bearer "+ro); st != 200 {
+		t.Fatalf("read-only token reading: %d", st)
+	}
+	if st := call(t, "GET", ts.URL+"/healthz", "", nil, nil); st != 200 {
+		t.Fatalf("healthz needs no token: %d", st)
+	}
+	for _, bad := range []string{"", "# nothing\n", "rw short\n", "admin " + rw + "\n", "rw a b\n"} {
+		if _, err := ParseTokens(strings.NewReader(bad)); err == nil {
+			t.Errorf("token file %q accepted", bad)
+		}
+	}
+}
+
+// TestCheckThenAddConcurrent: 16 clients add near duplicates of one text
+// at once with reject: exactly one is stored.
+func TestCheckThenAddConcurrent(t *testing.T) {
+	ts, d := testServer(t, nil)
+	base := text(11, 400)
+	var wg sync.WaitGroup
+	stored := make(chan string, 16)
+	for i := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			body := base + fmt.Sprintf(" extra%d", i)
+			var ar api.AddResult
+			req, _ := http.NewRequest("POST", fmt.Sprintf("%s/v1/documents?id=d%d&threshold=0.8&reject=true", ts.URL, i), strings.NewReader(body))
+			req.Header.Set("Content-Type", "text/plain")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer resp.Body.Close()
+			if err := json.NewDecoder(resp.Body).Decode(&ar); err != nil {
+				t.Error(err)
+				return
+			}
+			if ar.Stored {
+				stored <- ar.ID
+			}
+		}()
+	}
+	wg.Wait()
+	close(stored)
+	var ids []string
+	for id := range stored {
+		ids = append(ids, id)
+	}
+	if len(ids) != 1 || d.Len() != 1 {
+		t.Fatalf("stored %v (%d documents), want exactly one", ids, d.Len())
+	}
+}
+
+func TestReadyAndShutdown(t *testing.T) {
+	d, err := db.Open(t.TempDir(), &db.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	s, err := New(d, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- s.Serve(ctx, ln, 5*time.Second) }()
+	u := "http://" + ln.Addr().String()
+	if st := call(t, "GET", u+"/readyz", "", nil, nil); st != 200 {
+		t.Fatalf("readyz %d", st)
+	}
+	if st := call(t, "POST", u+"/v1/documents?id=a", "text/plain", strings.NewReader(text(1, 50)), nil); st != 201 {
+		t.Fatalf("add %d", st)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Serve: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return")
+	}
+	if _, err := http.Get(u + "/healthz"); err == nil {
+		t.Fatal("the server still answers after shutdown")
+	}
+	if d.Len() != 1 {
+		t.Fatal("the add before shutdown is missing")
+	}
+}
+
+// TestOpenAPIMatchesRoutes: every route the server registers is in
+// openapi.json with its method, every documented operation is a route,
+// and every documented route answers (neither 404 for an unknown path nor
+// 405).
+func TestOpenAPIMatchesRoutes(t *testing.T) {
+	ts, _ := testServer(t, nil)
+	var doc struct {
+		OpenAPI string                                `json:"openapi"`
+		Paths   map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(openapiDoc, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(doc.OpenAPI, "3.") {
+		t.Fatalf("openapi %q", doc.OpenAPI)
+	}
+	documented := map[string]bool{}
+	for path, ops := range doc.Paths {
+		for method := range ops {
+			documented[strings.ToUpper(method)+" "+path] = true
+		}
+	}
+	s := &Server{}
+	inCode := map[string]bool{}
+	for _, rt := range s.routes() {
+		inCode[rt.method+" "+strings.ReplaceAll(rt.pattern, "{id...}", "{id}")] = true
+	}
+	for op := range inCode {
+		if !documented[op] {
+			t.Errorf("route %s is not in openapi.json", op)
+		}
+	}
+	for op := range documented {
+		if !inCode[op] {
+			t.Errorf("openapi.json documents %s, which the server does not serve", op)
+			continue
+		}
+		method, path, _ := strings.Cut(op, " ")
+		path = strings.ReplaceAll(path, "{id}", "some-id")
+		req, _ := http.NewRequest(method, ts.URL+path, strings.NewReader("{}"))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var e api.ErrorBody
+		if resp.StatusCode == 405 || resp.StatusCode == 404 && (json.Unmarshal(b, &e) != nil || e.Error.Code != api.CodeNotFound) {
+			t.Errorf("%s: %d %s", op, resp.StatusCode, b)
+		}
+	}
+	var served map[string]any
+	if st := call(t, "GET", ts.URL+"/v1/openapi.json", "", nil, &served); st != 200 || served["openapi"] == nil {
+		t.Fatalf("served document: %d", st)
+	}
+}
