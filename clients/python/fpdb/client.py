@@ -1,0 +1,605 @@
+"""The fpdb HTTP client (standard library only: urllib and json)."""
+
+from __future__ import annotations
+
+import datetime
+import http.client
+import ipaddress
+import json
+import os
+import socket
+import ssl
+import urllib.error
+import urllib.parse
+import urllib.request
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    Generic,
+    Iterable,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    Tuple,
+    TypeVar,
+    Union,
+)
+
+from .errors import ConnectionFailed, FpdbError, Timeout, error_from_response
+from .types import (
+    AddResult,
+    BatchResult,
+    Cluster,
+    DeleteResult,
+    Document,
+    Matches,
+    Pair,
+    Skipped,
+    Stats,
+    _matches,
+)
+
+__all__ = ["Client", "Stream", "DEFAULT_URL", "__version__"]
+
+__version__ = "0.1.0"
+
+DEFAULT_URL = "http://127.0.0.1:7700"
+"""Where ``fpdb serve`` listens by default."""
+
+Text = Union[str, bytes]
+"""A document's text: a str, or bytes (sent as they are; the server detects
+their encoding unless ``encoding`` is given)."""
+
+DocItem = Union[Tuple[str, Text], Tuple[str, Text, str], Mapping[str, Any]]
+"""An item of :meth:`Client.add_many`: ``(id, text)``, ``(id, text, source)``
+or a mapping with ``id``, ``text`` and optionally ``source``."""
+
+T = TypeVar("T")
+
+
+class Stream(Generic[T]):
+    """An iterator over a streamed answer (NDJSON, one value per line).
+
+    Each value is parsed as its line arrives: the answer is never read
+    whole. The connection is closed at the end, by :meth:`close`, or on
+    leaving a ``with`` block; a stream left half-read holds its connection
+    until it is closed or garbage-collected::
+
+        with client.pairs(0.9) as pairs:
+            for p in pairs:
+                ...
+    """
+
+    def __init__(self, resp: Any, parse: Callable[[Dict[str, Any]], T], url: str) -> None:
+        self._resp = resp
+        self._parse = parse
+        self._url = url
+        self._closed = False
+
+    def __iter__(self) -> "Stream[T]":
+        return self
+
+    def __next__(self) -> T:
+        while not self._closed:
+            try:
+                line = self._resp.readline()
+            except (socket.timeout, TimeoutError) as e:
+                self.close()
+                raise Timeout("no data from %s within the client's timeout" % self._url, code="timeout") from e
+            except (OSError, ValueError) as e:  # ValueError: http.client's IncompleteRead and friends
+                self.close()
+                raise ConnectionFailed("the stream from %s broke: %s" % (self._url, e), code="connection_failed") from e
+            if not line:
+                self.close()
+                break
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                value = json.loads(line.decode("utf-8"))
+            except ValueError as e:
+                self.close()
+                raise FpdbError("%s sent a line that is not JSON: %r" % (self._url, line[:200]), code="bad_response") from e
+            if isinstance(value, dict) and set(value) == {"error"}:
+                # A stream that failed after it began ends with its error.
+                self.close()
+                raise error_from_response(500, line)
+            return self._parse(value)
+        raise StopIteration
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        if not self._closed:
+            self._closed = True
+            self._resp.close()
+
+    def __enter__(self) -> "Stream[T]":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _duration(d: Union[str, datetime.timedelta, int, float]) -> str:
+    """A Go duration string: "720h" as it is, a timedelta or seconds as "Ns"."""
+    if isinstance(d, str):
+        return d
+    if isinstance(d, datetime.timedelta):
+        d = d.total_seconds()
+    return "%gs" % float(d)
+
+
+def _item(item: DocItem) -> Dict[str, Any]:
+    """One add_many item as a JSON object {"id","text"[,"source"]}."""
+    if isinstance(item, Mapping):
+        doc = {k: item[k] for k in ("id", "text", "source") if k in item and item[k] is not None}
+    elif isinstance(item, (tuple, list)) and len(item) in (2, 3):
+        doc = {"id": item[0], "text": item[1]}
+        if len(item) == 3 and item[2] is not None:
+            doc["source"] = item[2]
+    else:
+        raise TypeError("add_many wants (id, text), (id, text, source) or a dict, not %r" % (item,))
+    if isinstance(doc.get("text"), bytes):
+        doc["text"] = doc["text"].decode("utf-8")
+    return doc
+
+
+class Client:
+    """A client of an fpdb server (``fpdb serve``).
+
+    Args:
+        url: the server's base URL; default ``$FPDB_URL``, else
+            ``http://127.0.0.1:7700`` (where ``fpdb serve`` listens).
+        token: a bearer token, for a server run with ``--tokens``; default
+            ``$FPDB_TOKEN`` (none when unset).
+        timeout: seconds to wait for the server on each request (for a
+            stream: between two pieces of it).
+        ssl_context: for ``https`` URLs, an :class:`ssl.SSLContext` (to trust
+            a private CA, say); default: the system's.
+
+    Proxies from the environment (``http_proxy``...) are used except for
+    servers on this machine (127.0.0.0/8, ::1, localhost).
+
+    The methods follow datasketch's ``MinHashLSH``: :meth:`insert` (an alias of
+    :meth:`add`) stores a text under a key, :meth:`query` returns the stored
+    near duplicates of a text, ``key in client`` and :meth:`remove` exist.
+    Every method raises an :class:`~fpdb.FpdbError` subclass on failure.
+    """
+
+    def __init__(
+        self,
+        url: Optional[str] = None,
+        token: Optional[str] = None,
+        timeout: float = 60,
+        *,
+        ssl_context: Optional[ssl.SSLContext] = None,
+    ) -> None:
+        url = url or os.environ.get("FPDB_URL") or DEFAULT_URL
+        if "://" not in url:
+            url = "http://" + url
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("fpdb: url %r: want http://HOST:PORT or https://HOST:PORT" % url)
+        self.url = url.rstrip("/")
+        self.token = token if token is not None else (os.environ.get("FPDB_TOKEN") or None)
+        self.timeout = timeout
+        handlers: List[Any] = []
+        if _is_loopback(parts.hostname):
+            handlers.append(urllib.request.ProxyHandler({}))
+        if ssl_context is not None:
+            handlers.append(urllib.request.HTTPSHandler(context=ssl_context))
+        self._opener = urllib.request.build_opener(*handlers)
+
+    def __repr__(self) -> str:
+        return "Client(%r%s)" % (self.url, ", token=..." if self.token else "")
+
+    # -- transport ---------------------------------------------------------
+
+    def _open(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Optional[Mapping[str, Any]] = None,
+        body: Optional[bytes] = None,
+        json_body: Any = None,
+        content_type: Optional[str] = None,
+    ) -> Any:
+        """Send a request; return the open response of a 2xx answer, or raise."""
+        url = self.url + path
+        if params:
+            q = {k: ("true" if v is True else "false" if v is False else v) for k, v in params.items() if v is not None}
+            if q:
+                url += "?" + urllib.parse.urlencode(q)
+        headers = {"Accept": "application/json", "User-Agent": "fpdb-python/" + __version__}
+        if json_body is not None:
+            body = json.dumps(json_body, ensure_ascii=False).encode("utf-8")
+            content_type = "application/json"
+        if content_type:
+            headers["Content-Type"] = content_type
+        if self.token:
+            headers["Authorization"] = "Bearer " + self.token
+        req = urllib.request.Request(url, data=body, headers=headers, method=method)
+        try:
+            return self._opener.open(req, timeout=self.timeout)
+        except urllib.error.HTTPError as e:
+            try:
+                data = e.read()
+            except OSError:
+                data = b""
+            finally:
+                e.close()
+            raise error_from_response(e.code, data, e.headers.get("X-Request-ID") if e.headers else None) from None
+        except (socket.timeout, TimeoutError) as e:
+            raise Timeout("no answer from %s within %gs (Client timeout)" % (self.url, self.timeout), code="timeout") from e
+        except urllib.error.URLError as e:
+            reason = e.reason
+            if isinstance(reason, (socket.timeout, TimeoutError)):
+                raise Timeout("no answer from %s within %gs (Client timeout)" % (self.url, self.timeout), code="timeout") from e
+            if isinstance(reason, ConnectionRefusedError):
+                why = "connection refused: is `fpdb serve` running there?"
+            else:
+                why = str(reason)
+            raise ConnectionFailed("cannot reach the fpdb server at %s (%s)" % (self.url, why), code="connection_failed") from e
+        except (http.client.HTTPException, OSError) as e:
+            raise ConnectionFailed("the connection to %s broke: %s" % (self.url, e), code="connection_failed") from e
+
+    def _call(self, method: str, path: str, **kw: Any) -> Any:
+        """Send a request and return its decoded JSON answer."""
+        resp = self._open(method, path, **kw)
+        try:
+            data = resp.read()
+        except (socket.timeout, TimeoutError) as e:
+            raise Timeout("no answer from %s within %gs (Client timeout)" % (self.url, self.timeout), code="timeout") from e
+        except OSError as e:
+            raise ConnectionFailed("the connection to %s broke: %s" % (self.url, e), code="connection_failed") from e
+        finally:
+            resp.close()
+        try:
+            return json.loads(data.decode("utf-8"))
+        except ValueError as e:
+            raise FpdbError("%s%s answered something that is not JSON: %r" % (self.url, path, data[:200]), status=resp.status, code="bad_response") from e
+
+    def _stream(self, path: str, params: Mapping[str, Any], parse: Callable[[Dict[str, Any]], T]) -> Stream[T]:
+        resp = self._open("GET", path, params=params)
+        return Stream(resp, parse, self.url + path)
+
+    # -- documents ---------------------------------------------------------
+
+    def add(
+        self,
+        id: str,
+        text: Text,
+        *,
+        threshold: Optional[float] = None,
+        reject: bool = False,
+        replace: bool = False,
+        source: Optional[str] = None,
+        limit: Optional[int] = None,
+        format: Optional[str] = None,
+        encoding: Optional[str] = None,
+    ) -> AddResult:
+        """Store ``text`` under ``id``, checking first for near duplicates.
+
+        The check and the write are one step on the server: with ``reject``,
+        no two near duplicates are both stored, however many clients add at
+        once. A document whose id is stored with the same content is left as
+        it is (``unchanged``) unless ``replace``; with other content it
+        replaces the stored one.
+
+        Args:
+            id: the document's id (any non-empty string; "/" allowed).
+            text: its text; bytes are sent as they are (their encoding is
+                detected unless ``encoding`` names it).
+            threshold: when given, the stored documents of resemblance
+                ≥ ``threshold`` are returned in ``matches``.
+            reject: do not store it if the check finds one (needs ``threshold``).
+            replace: store it anew even when the stored one has the same content.
+            source: where it came from (a path, a URL), kept as metadata.
+            limit: return at most this many matches.
+            format: ``"auto"`` (default), ``"text"`` or ``"html"``.
+            encoding: a WHATWG encoding label for bytes (default: detected).
+
+        Returns:
+            an :class:`AddResult` (``stored``, ``rejected``, ``matches``...).
+
+        Raises:
+            BadRequest: a bad id, no words, ``reject`` without ``threshold``...
+            TooLarge: a text over the server's ``--max-body``.
+            Forbidden: a read-only token.
+        """
+        opts = {
+            "threshold": threshold or None,
+            "reject": reject or None,
+            "replace": replace or None,
+            "source": source,
+            "limit": limit,
+            "format": format,
+            "encoding": encoding,
+        }
+        if isinstance(text, (bytes, bytearray)):
+            params = dict(opts, id=id)
+            data = self._call("POST", "/v1/documents", params=params, body=bytes(text), content_type="application/octet-stream")
+        else:
+            body = {"id": id, "text": text}
+            body.update({k: v for k, v in opts.items() if v is not None})
+            data = self._call("POST", "/v1/documents", json_body=body)
+        return AddResult.from_json(data)
+
+    def insert(self, key: str, text: Text, **options: Any) -> AddResult:
+        """Store ``text`` under ``key`` (datasketch's name for :meth:`add`)."""
+        return self.add(key, text, **options)
+
+    def add_many(
+        self,
+        docs: Iterable[DocItem],
+        *,
+        batch_size: int = 1000,
+        max_batch_bytes: int = 16 << 20,
+    ) -> BatchResult:
+        """Store many documents, without a near-duplicate check, in batches
+        (``POST /v1/batch``; each batch is one atomic write).
+
+        Args:
+            docs: ``(id, text)`` or ``(id, text, source)`` tuples, or dicts with
+                ``id``, ``text`` and optionally ``source``; any iterable (a
+                generator is read as the batches go).
+            batch_size: documents per request.
+            max_batch_bytes: a batch is sent before it grows past this size
+                (keep it under the server's ``--max-body``, 64 MiB by default).
+
+        Returns:
+            a :class:`BatchResult`: how many were stored, replaced, unchanged,
+            and the documents skipped (``line`` is the item's 1-based place in
+            ``docs``) with the reason.
+        """
+        total = BatchResult()
+        lines: List[bytes] = []
+        size = 0
+        offset = 0  # items sent before this batch
+
+        def flush() -> None:
+            nonlocal lines, size, offset
+            if not lines:
+                return
+            data = self._call("POST", "/v1/batch", body=b"".join(lines), content_type="application/x-ndjson")
+            total.stored += int(data.get("stored") or 0)
+            total.replaced += int(data.get("replaced") or 0)
+            total.unchanged += int(data.get("unchanged") or 0)
+            total.skipped.extend(Skipped.from_json(s, offset) for s in (data.get("skipped") or []))
+            offset += len(lines)
+            lines, size = [], 0
+
+        for item in docs:
+            line = json.dumps(_item(item), ensure_ascii=False).encode("utf-8") + b"\n"
+            if lines and (len(lines) >= batch_size or size + len(line) > max_batch_bytes):
+                flush()
+            lines.append(line)
+            size += len(line)
+        flush()
+        return total
+
+    def get(self, id: str) -> Document:
+        """Return the metadata of the stored document ``id``.
+
+        Raises:
+            NotFound: no document has that id.
+        """
+        return Document.from_json(self._call("GET", "/v1/documents/" + urllib.parse.quote(id, safe="")))
+
+    def __contains__(self, id: object) -> bool:
+        """``id in client``: whether a document of that id is stored."""
+        if not isinstance(id, str):
+            return False
+        try:
+            self.get(id)
+        except FpdbError as e:
+            if e.code == "not_found":
+                return False
+            raise
+        return True
+
+    def delete(self, id: str, *, dry_run: bool = False, forget: bool = False) -> DeleteResult:
+        """Delete the stored document ``id``.
+
+        Args:
+            dry_run: only check that it is stored (``deleted`` is 1).
+            forget: also erase its entries in the audit log.
+
+        Raises:
+            NotFound: no document has that id.
+        """
+        path = "/v1/documents/" + urllib.parse.quote(id, safe="")
+        params = {"dry_run": dry_run or None, "forget": forget or None}
+        return DeleteResult.from_json(self._call("DELETE", path, params=params))
+
+    def remove(self, key: str) -> DeleteResult:
+        """Delete the document ``key`` (datasketch's name for :meth:`delete`)."""
+        return self.delete(key)
+
+    def delete_many(
+        self,
+        ids: Optional[Iterable[str]] = None,
+        *,
+        prefix: Optional[str] = None,
+        older_than: Union[str, datetime.timedelta, int, float, None] = None,
+        dry_run: bool = False,
+    ) -> DeleteResult:
+        """Delete several documents at once (``POST /v1/delete``): the ids
+        given, every id starting with ``prefix``, or every document added more
+        than ``older_than`` ago (a Go duration such as ``"720h"``, a
+        :class:`datetime.timedelta` or seconds). Give exactly one.
+
+        Returns:
+            a :class:`DeleteResult`; ``not_found`` lists the ids given that
+            were not stored.
+        """
+        given = [x is not None for x in (ids, prefix, older_than)]
+        if sum(given) != 1:
+            raise ValueError("delete_many: give exactly one of ids, prefix, older_than")
+        body: Dict[str, Any] = {}
+        if ids is not None:
+            if isinstance(ids, str):
+                raise TypeError("delete_many: ids is a list of ids, not one string (use delete)")
+            body["ids"] = list(ids)
+        elif prefix is not None:
+            body["prefix"] = prefix
+        else:
+            body["older_than"] = _duration(older_than)  # type: ignore[arg-type]
+        if dry_run:
+            body["dry_run"] = True
+        return DeleteResult.from_json(self._call("POST", "/v1/delete", json_body=body))
+
+    # -- queries -----------------------------------------------------------
+
+    def query(
+        self,
+        text: Text,
+        threshold: Optional[float] = None,
+        *,
+        containment: Optional[float] = None,
+        limit: Optional[int] = None,
+        plan: Optional[str] = None,
+        tau: Optional[int] = None,
+        recall: Optional[float] = None,
+        explain: bool = False,
+        format: Optional[str] = None,
+        encoding: Optional[str] = None,
+    ) -> Matches:
+        """Return the stored near duplicates of ``text``, most similar first.
+        Nothing is stored.
+
+        Args:
+            text: the query text (str, or bytes sent as they are).
+            threshold: the least estimated resemblance, in (0, 1]; default
+                0.7, or none when ``containment`` is given.
+            containment: when given, the documents that contain at least this
+                share of the query (and have ``threshold``, if given).
+            limit: at most this many matches.
+            plan: ``"auto"`` (default), ``"scan"``, ``"probe"`` or
+                ``"approx"``; every plan but ``"approx"`` returns the same,
+                exact answer.
+            tau: the probe radius, with ``plan="probe"``.
+            recall: the least expected recall, with ``plan="approx"``.
+            explain: put the plan's counters in the result's ``explain``.
+            format, encoding: as for :meth:`add`.
+
+        Returns:
+            :class:`Matches`, a list of :class:`Match` (``.ids()`` gives the ids).
+        """
+        opts = {
+            "threshold": threshold,
+            "containment": containment,
+            "limit": limit,
+            "plan": plan,
+            "tau": tau,
+            "recall": recall,
+            "explain": explain or None,
+            "format": format,
+            "encoding": encoding,
+        }
+        if isinstance(text, (bytes, bytearray)):
+            data = self._call("POST", "/v1/query", params=opts, body=bytes(text), content_type="application/octet-stream")
+        else:
+            body = {"text": text}
+            body.update({k: v for k, v in opts.items() if v is not None})
+            data = self._call("POST", "/v1/query", json_body=body)
+        return _matches(data.get("matches"), data.get("explain"))
+
+    def query_fingerprint(
+        self,
+        fingerprint: str,
+        threshold: Optional[float] = None,
+        *,
+        shingles: Optional[int] = None,
+        containment: Optional[float] = None,
+        limit: Optional[int] = None,
+        plan: Optional[str] = None,
+        tau: Optional[int] = None,
+        recall: Optional[float] = None,
+        explain: bool = False,
+    ) -> Matches:
+        """Like :meth:`query`, for a fingerprint in hex (as
+        :attr:`Document.fingerprint`); ``shingles``, its distinct shingle
+        count, is needed with ``containment``."""
+        body: Dict[str, Any] = {"fingerprint": fingerprint}
+        opts = {
+            "shingles": shingles,
+            "threshold": threshold,
+            "containment": containment,
+            "limit": limit,
+            "plan": plan,
+            "tau": tau,
+            "recall": recall,
+            "explain": explain or None,
+        }
+        body.update({k: v for k, v in opts.items() if v is not None})
+        data = self._call("POST", "/v1/query", json_body=body)
+        return _matches(data.get("matches"), data.get("explain"))
+
+    def pairs(self, threshold: float) -> Stream[Pair]:
+        """Every pair of stored documents of resemblance ≥ ``threshold``, once,
+        as an iterator of :class:`Pair` read as the server sends them
+        (``GET /v1/pairs``). Close it (or use ``with``) to stop early."""
+        return self._stream("/v1/pairs", {"threshold": threshold}, Pair.from_json)
+
+    def clusters(
+        self,
+        threshold: float,
+        *,
+        centers: bool = False,
+        keep: Optional[str] = None,
+        max_size: Optional[int] = None,
+    ) -> Stream[Cluster]:
+        """The groups of near duplicates at ``threshold``, largest first, as an
+        iterator of :class:`Cluster` (``GET /v1/clusters``).
+
+        Args:
+            threshold: the least resemblance of a pair.
+            centers: no chaining: every member within ``threshold`` of the
+                cluster's center.
+            keep: name the document to keep in each cluster and the ones to
+                drop: ``"oldest"``, ``"newest"``, ``"first"``, ``"longest"`` or
+                ``"shortest"``.
+            max_size: with ``centers``, the largest cluster.
+        """
+        params = {"threshold": threshold, "centers": centers or None, "keep": keep, "max_size": max_size}
+        return self._stream("/v1/clusters", params, Cluster.from_json)
+
+    # -- the server --------------------------------------------------------
+
+    def stats(self) -> Stats:
+        """The database's counters and parameters (``docs``, ``disk_bytes``,
+        ``k``...)."""
+        return Stats.from_json(self._call("GET", "/v1/stats"))
+
+    def __len__(self) -> int:
+        """The number of stored documents (one request)."""
+        return self.stats().docs
+
+    def ready(self) -> bool:
+        """Whether the server answers and its database is open (``/readyz``);
+        False when it cannot be reached or is shutting down."""
+        try:
+            self._open("GET", "/readyz").close()
+        except FpdbError:
+            return False
+        return True
+

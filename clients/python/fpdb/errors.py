@@ -1,0 +1,158 @@
+"""Errors raised by the fpdb client.
+
+Every error the server answers is an :class:`FpdbError` subclass chosen by
+the ``code`` of the server's error body (``{"error": {"code", "message",
+"request_id"}}``), or by the HTTP status when the body is not that JSON
+(a proxy's error page, say). A server that cannot be reached raises
+:class:`ConnectionFailed`, which is also a built-in :class:`ConnectionError`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Dict, Optional, Type
+
+__all__ = [
+    "FpdbError",
+    "BadRequest",
+    "Unauthorized",
+    "Forbidden",
+    "NotFound",
+    "Timeout",
+    "TooLarge",
+    "TooManyRequests",
+    "ServerError",
+    "Unavailable",
+    "ConnectionFailed",
+    "error_from_response",
+]
+
+
+class FpdbError(Exception):
+    """Base class of every error of the fpdb client.
+
+    Attributes:
+        status: the HTTP status (``None`` when no answer came).
+        code: the server's error code (``"not_found"``, ``"forbidden"``, ...).
+        message: what went wrong, as the server says it.
+        request_id: the request's id in the server's log (``None`` if unknown).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: Optional[int] = None,
+        code: str = "",
+        request_id: Optional[str] = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.code = code
+        self.request_id = request_id
+
+    def __str__(self) -> str:
+        parts = []
+        if self.code:
+            parts.append(self.code)
+        if self.status is not None:
+            parts.append("HTTP %d" % self.status)
+        if self.request_id:
+            parts.append("request " + self.request_id)
+        return "%s (%s)" % (self.message, ", ".join(parts)) if parts else self.message
+
+
+class BadRequest(FpdbError):
+    """The request was at fault (400): a bad id, no words, malformed options, ...
+
+    The database is unchanged."""
+
+
+class Unauthorized(FpdbError):
+    """No token, or an unknown one (401): the server runs with ``--tokens``."""
+
+
+class Forbidden(FpdbError):
+    """The token may only read (403), or the database is read-only."""
+
+
+class NotFound(FpdbError):
+    """No such document (404), or an endpoint this server does not have."""
+
+
+class Timeout(FpdbError):
+    """The request took too long (408 from the server, or no answer within
+    the client's ``timeout``)."""
+
+
+class TooLarge(FpdbError):
+    """The body is over the server's ``--max-body`` (413)."""
+
+
+class TooManyRequests(FpdbError):
+    """More requests at once than the server's ``--max-concurrent`` (429);
+    retry later."""
+
+
+class ServerError(FpdbError):
+    """The server failed (500): its log, at :attr:`request_id`, says why."""
+
+
+class Unavailable(ServerError):
+    """The server is shutting down or its database is closed (503)."""
+
+
+class ConnectionFailed(FpdbError, ConnectionError):
+    """The server could not be reached: not running, wrong address, or the
+    connection broke. Also a built-in :class:`ConnectionError`."""
+
+
+_BY_CODE: Dict[str, Type[FpdbError]] = {
+    "bad_request": BadRequest,
+    "unauthorized": Unauthorized,
+    "forbidden": Forbidden,
+    "not_found": NotFound,
+    "timeout": Timeout,
+    "too_large": TooLarge,
+    "too_many_requests": TooManyRequests,
+    "unavailable": Unavailable,
+    "internal": ServerError,
+}
+
+_BY_STATUS: Dict[int, str] = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "bad_request",
+    408: "timeout",
+    413: "too_large",
+    415: "bad_request",
+    429: "too_many_requests",
+    503: "unavailable",
+}
+
+
+def error_from_response(status: int, body: bytes, request_id: Optional[str] = None) -> FpdbError:
+    """Return the error for an HTTP answer of ``status`` with ``body``.
+
+    The server's JSON error body decides the class by its code; any other
+    body (or an unknown code) falls back on the status.
+    """
+    code = ""
+    message = ""
+    try:
+        err = json.loads(body.decode("utf-8"))["error"]
+        code = str(err.get("code") or "")
+        message = str(err.get("message") or "")
+        request_id = err.get("request_id") or request_id
+    except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError):
+        text = body.decode("utf-8", "replace").strip()
+        message = text[:300] if text else "HTTP %d" % status
+    cls = _BY_CODE.get(code)
+    if cls is None:
+        fallback = _BY_STATUS.get(status, "internal" if status >= 500 else "bad_request")
+        cls = _BY_CODE[fallback]
+        code = code or fallback
+    return cls(message or "HTTP %d" % status, status=status, code=code, request_id=request_id)

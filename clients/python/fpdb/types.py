@@ -1,0 +1,274 @@
+"""The values the fpdb client returns: small dataclasses made from the
+server's JSON. Fields the server adds later are kept in each value's
+``raw`` dict, so an older client still reads a newer server."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Type, TypeVar
+
+__all__ = [
+    "Match",
+    "Matches",
+    "AddResult",
+    "BatchResult",
+    "Skipped",
+    "Document",
+    "DeleteResult",
+    "Stats",
+    "Pair",
+    "Cluster",
+]
+
+T = TypeVar("T")
+
+
+def _build(cls: Type[T], d: Dict[str, Any], **override: Any) -> T:
+    """Make a ``cls`` from the JSON object ``d``: known fields only, the whole
+    object as ``raw``."""
+    names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    kw = {k: v for k, v in d.items() if k in names and k != "raw"}
+    kw.update(override)
+    if "raw" in names:
+        kw["raw"] = d
+    return cls(**kw)
+
+
+@dataclass(frozen=True)
+class Match:
+    """A stored document found by a query or by an add's check.
+
+    Attributes:
+        id: the stored document's id.
+        similarity: the estimated resemblance (Jaccard of the shingle sets),
+            ``1 - 2 * hamming / k``.
+        hamming: the Hamming distance of the two fingerprints.
+        exact: both have the same normalized text (equal content hashes).
+        query_in_doc: the estimated share of the query found in the document
+            (0.0 when unknown).
+        doc_in_query: the estimated share of the document found in the query.
+    """
+
+    id: str
+    similarity: float
+    hamming: int = 0
+    exact: bool = False
+    query_in_doc: float = 0.0
+    doc_in_query: float = 0.0
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "Match":
+        return _build(
+            cls,
+            d,
+            similarity=float(d.get("similarity") or 0.0),
+            query_in_doc=float(d.get("query_in_doc") or 0.0),
+            doc_in_query=float(d.get("doc_in_query") or 0.0),
+        )
+
+
+class Matches(List[Match]):
+    """A list of :class:`Match`, most similar first, with the query plan's
+    counters in :attr:`explain` when the query asked for them (else
+    ``None``)."""
+
+    explain: Optional[Dict[str, Any]] = None
+
+    def ids(self) -> List[str]:
+        """The matched ids, in order (what a datasketch ``query`` returns)."""
+        return [m.id for m in self]
+
+
+def _matches(items: Optional[List[Dict[str, Any]]], explain: Optional[Dict[str, Any]] = None) -> Matches:
+    out = Matches(Match.from_json(m) for m in (items or []))
+    out.explain = explain
+    return out
+
+
+@dataclass(frozen=True)
+class AddResult:
+    """What an add did.
+
+    Attributes:
+        id: the document's id.
+        stored: the document was written (a new one, or a replacement).
+        replaced: it replaced a stored document of the same id.
+        unchanged: a document of that id with the same content was stored
+            already and was left as it is.
+        rejected: ``reject`` refused it because the check found a near
+            duplicate (listed in :attr:`matches`).
+        matches: the stored near duplicates the check found (empty without
+            a threshold).
+    """
+
+    id: str
+    stored: bool
+    replaced: bool = False
+    unchanged: bool = False
+    rejected: bool = False
+    matches: Matches = field(default_factory=Matches)
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "AddResult":
+        return _build(cls, d, matches=_matches(d.get("matches")))
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A document :meth:`Client.add_many` did not store: its 1-based place in
+    the input (``line``), its id and why."""
+
+    line: int
+    id: str
+    error: str
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any], offset: int = 0) -> "Skipped":
+        return _build(cls, d, line=int(d.get("line") or 0) + offset, id=d.get("id") or "", error=d.get("error") or "")
+
+
+@dataclass
+class BatchResult:
+    """The summary of :meth:`Client.add_many`: how many documents were
+    stored (new ones and replacements), how many of those replaced a stored
+    one, how many were unchanged, and the ones skipped with the reason."""
+
+    stored: int = 0
+    replaced: int = 0
+    unchanged: int = 0
+    skipped: List[Skipped] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Document:
+    """A stored document's metadata (the text itself is not returned).
+
+    Attributes:
+        id: its id.
+        source: where it came from, as given when it was added.
+        size: the text's size in bytes.
+        words: its number of words.
+        shingles: its number of distinct shingles (0: unknown).
+        added: when it was stored, RFC 3339.
+        content_hash: the hash of its normalized text, in hex.
+        fingerprint: its fingerprint in hex (for :meth:`Client.query_fingerprint`).
+    """
+
+    id: str
+    source: str = ""
+    size: int = 0
+    words: int = 0
+    shingles: int = 0
+    added: str = ""
+    content_hash: str = ""
+    fingerprint: str = ""
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "Document":
+        return _build(cls, d)
+
+
+@dataclass(frozen=True)
+class DeleteResult:
+    """What a delete did (or would do, with ``dry_run``): the number of
+    documents deleted and, for ids given, those that were not stored."""
+
+    deleted: int
+    not_found: List[str] = field(default_factory=list)
+    dry_run: bool = False
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "DeleteResult":
+        return _build(cls, d, deleted=int(d.get("deleted") or 0), not_found=list(d.get("not_found") or []))
+
+
+@dataclass(frozen=True)
+class Stats:
+    """The database's counters and creation parameters (``raw`` holds every
+    field the server sent).
+
+    Attributes:
+        docs: the number of stored documents.
+        disk_bytes: the database's size on disk.
+        k: the fingerprint's length in bits.
+        shingle_width: words per shingle.
+        group_widths: the index's group widths in bits.
+        keep_texts: the database keeps each document's text.
+        audit_log: the database keeps an audit log.
+        created: when the database was created, RFC 3339.
+    """
+
+    docs: int
+    disk_bytes: int = 0
+    k: int = 0
+    shingle_width: int = 0
+    group_widths: List[int] = field(default_factory=list)
+    keep_texts: bool = False
+    audit_log: bool = False
+    created: str = ""
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "Stats":
+        return _build(cls, d)
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A pair of stored near duplicates: ids ``a`` and ``b``, their estimated
+    resemblance, Hamming distance and whether their texts are the same."""
+
+    a: str
+    b: str
+    similarity: float
+    hamming: int = 0
+    exact: bool = False
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "Pair":
+        return _build(cls, d, similarity=float(d.get("similarity") or 0.0))
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """A group of near duplicates.
+
+    Attributes:
+        cluster: its number, from 1, largest first.
+        size: the number of documents in it.
+        pairs: the number of pairs above the threshold inside it.
+        ids: its documents.
+        keep: the document to keep, with a ``keep`` policy ("" otherwise).
+        drop: the others, with a ``keep`` policy.
+        center: the center (with ``centers=True``).
+        cohesion: how close the members are (with ``centers=True``).
+    """
+
+    cluster: int
+    size: int
+    ids: List[str]
+    pairs: int = 0
+    keep: str = ""
+    drop: List[str] = field(default_factory=list)
+    center: str = ""
+    cohesion: float = 0.0
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "Cluster":
+        return _build(
+            cls,
+            d,
+            ids=list(d.get("ids") or []),
+            drop=list(d.get("drop") or []),
+            keep=d.get("keep") or "",
+            center=d.get("center") or "",
+            cohesion=float(d.get("cohesion") or 0.0),
+        )
