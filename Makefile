@@ -4,12 +4,13 @@
 GO       ?= go
 BIN      ?= bin/fpdb
 FPDB_DB  ?= fpdb-data
+PYTHON   ?= python3
 FUZZTIME ?= 30s
 CRASH_CYCLES ?= 500
 DURATION ?= 10m
 
 .DEFAULT_GOAL := help
-.PHONY: help build man test test-deps test-short vet lint format-check mod-tidy-check demo fuzz crash soak bench bench-scale bench-full clean
+.PHONY: help build man test test-deps test-python test-short vet lint format-check mod-tidy-check demo fuzz crash soak bench bench-scale bench-full clean
 
 help: ## print this help
 	@echo "fpdb make targets:"
@@ -22,14 +23,19 @@ man: ## regenerate the man pages in docs/man/ (fpdb man; commit them: a test che
 	rm -f docs/man/*.1
 	$(GO) run ./cmd/fpdb man docs/man
 
-test-deps: ## install what the tests use beyond Go when it is missing (jq, chromium: from Debian's packages)
+test-deps: ## install what the tests use beyond Go when it is missing (jq, chromium, python3: from Debian's packages)
 	@command -v jq >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq jq >/dev/null; } || \
 	  { echo "make test needs jq (the help's pipelines use it): apt-get install jq"; exit 1; }
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null; } || \
 	  { echo "make test needs chromium (the report is rendered in it): apt-get install chromium chromium-driver"; exit 1; }
+	@command -v $(PYTHON) >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq python3 >/dev/null; } || \
+	  { echo "make test needs python3 (the Python client's tests): apt-get install python3"; exit 1; }
 
-test: test-deps vet format-check ## vet, format check and all tests with the race detector (FPDB_REQUIRE_BROWSER=1: the browser test must run)
+test: test-deps vet format-check test-python ## vet, format check, the Python client's tests and all Go tests with the race detector (FPDB_REQUIRE_BROWSER=1: the browser test must run)
 	FPDB_REQUIRE_BROWSER=1 $(GO) test -race -count=1 -timeout 30m ./...
+
+test-python: build ## the Python client's tests (clients/python), each against an fpdb serve of bin/fpdb
+	FPDB_BIN=$(BIN) PYTHONDONTWRITEBYTECODE=1 $(PYTHON) -m unittest discover -s clients/python/tests -v
 
 test-short: ## all tests without the race detector, skipping the slow ones
 	$(GO) test -short -count=1 ./...

@@ -1,0 +1,725 @@
+"""Tests of the Python client against a real `fpdb serve`.
+
+Run from the repository's root:
+
+    python3 -m unittest discover -s clients/python/tests -v
+
+The fpdb binary is $FPDB_BIN, else built once from this repository with
+`go build` into a temporary directory. Each test starts its own server on
+127.0.0.1 (a fresh database in a temporary directory) and stops it with
+SIGTERM (SIGKILL after a grace period).
+"""
+
+from __future__ import annotations
+
+import http.server
+import io
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+import urllib.request
+from pathlib import Path
+from typing import Dict, List, Optional
+
+HERE = Path(__file__).resolve().parent
+CLIENT_DIR = HERE.parent  # clients/python
+REPO = CLIENT_DIR.parent.parent
+sys.path.insert(0, str(CLIENT_DIR))
+
+import fpdb  # noqa: E402
+from fpdb import (  # noqa: E402
+    AddResult,
+    BadRequest,
+    Client,
+    Cluster,
+    ConnectionFailed,
+    Document,
+    Forbidden,
+    FpdbError,
+    Match,
+    NotFound,
+    Pair,
+    ServerError,
+    Timeout,
+    TooLarge,
+    TooManyRequests,
+    Unauthorized,
+    Unavailable,
+)
+from fpdb.errors import error_from_response  # noqa: E402
+
+_build_dir: Optional[str] = None
+FPDB_BIN = ""
+
+
+def setUpModule() -> None:
+    global _build_dir, FPDB_BIN
+    for var in ("FPDB_URL", "FPDB_TOKEN"):  # the tests choose their server and token
+        os.environ.pop(var, None)
+    env_bin = os.environ.get("FPDB_BIN")
+    if env_bin:
+        FPDB_BIN = str(Path(env_bin).resolve())
+        if not os.access(FPDB_BIN, os.X_OK):
+            raise RuntimeError("FPDB_BIN=%s is not an executable" % env_bin)
+        return
+    _build_dir = tempfile.mkdtemp(prefix="fpdb-pytest-bin-")
+    FPDB_BIN = os.path.join(_build_dir, "fpdb")
+    go = os.environ.get("GO", "go")
+    r = subprocess.run(
+        [go, "build", "-o", FPDB_BIN, "./cmd/fpdb"],
+        cwd=str(REPO),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        timeout=900,
+    )
+    if r.returncode != 0:
+        raise RuntimeError("go build ./cmd/fpdb failed:\n" + r.stdout.decode("utf-8", "replace"))
+
+
+def tearDownModule() -> None:
+    if _build_dir:
+        shutil.rmtree(_build_dir, ignore_errors=True)
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """An `fpdb serve` subprocess on 127.0.0.1 with its own database."""
+
+    def __init__(self, workdir: str, *args: str) -> None:
+        self.dir = workdir
+        self.db = os.path.join(workdir, "db")
+        self.log_path = os.path.join(workdir, "serve.log")
+        self.proc: Optional[subprocess.Popen] = None
+        self.status: Optional[int] = None
+        for _ in range(5):  # another process may take the free port first
+            self.port = free_port()
+            self.url = "http://127.0.0.1:%d" % self.port
+            with open(self.log_path, "wb") as log:
+                self.proc = subprocess.Popen(
+                    [FPDB_BIN, "--db", self.db, "serve", "--addr", "127.0.0.1:%d" % self.port, *args],
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=log,
+                )
+            if self._wait_ready():
+                return
+            if "address already in use" not in self.log():
+                break
+        log = self.log()
+        self.stop()
+        raise RuntimeError("fpdb serve did not become ready:\n" + log)
+
+    def _wait_ready(self) -> bool:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                return False
+            try:
+                with urllib.request.urlopen(self.url + "/readyz", timeout=2) as r:
+                    if r.status == 200:
+                        return True
+            except OSError:
+                pass
+            time.sleep(0.05)
+        return False
+
+    def log(self) -> str:
+        with open(self.log_path, "rb") as f:
+            return f.read().decode("utf-8", "replace")
+
+    def stop(self) -> Optional[int]:
+        """SIGTERM, then SIGKILL after 15 s; returns the exit status."""
+        p, self.proc = self.proc, None
+        if p is None:
+            return self.status
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+            try:
+                p.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait(timeout=15)
+        self.status = p.returncode
+        return self.status
+
+    def paths(self) -> List[str]:
+        """The API paths this server's OpenAPI document lists."""
+        with urllib.request.urlopen(self.url + "/v1/openapi.json", timeout=10) as r:
+            return list(json.load(r)["paths"])
+
+
+# -- texts -------------------------------------------------------------------
+
+_SYLLABLES = ["ka", "lo", "mi", "ne", "su", "ta", "ri", "po", "ve", "zu", "bo", "da", "fi", "gu", "he", "jo"]
+
+
+def vocabulary(seed: int, n: int = 3000) -> List[str]:
+    rnd = random.Random(seed)
+    words = set()
+    while len(words) < n:
+        words.add("".join(rnd.choice(_SYLLABLES) for _ in range(rnd.randint(2, 4))))
+    return sorted(words)
+
+
+VOCAB = vocabulary(1)
+
+
+def text(seed: int, words: int = 400) -> str:
+    rnd = random.Random(seed)
+    return " ".join(rnd.choice(VOCAB) for _ in range(words))
+
+
+def edit(t: str, share: float, seed: int) -> str:
+    """t with `share` of its words replaced by others."""
+    rnd = random.Random(seed)
+    ws = t.split()
+    for i in rnd.sample(range(len(ws)), int(len(ws) * share)):
+        ws[i] = rnd.choice(VOCAB) + "x"
+    return " ".join(ws)
+
+
+class ServerTest(unittest.TestCase):
+    """Starts a server (args from server_args) and a client of it."""
+
+    server_args: List[str] = []
+
+    def setUp(self) -> None:
+        self.tmp = tempfile.mkdtemp(prefix="fpdb-pytest-")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        self.server = Server(self.tmp, *self.server_args_for_test())
+        self.addCleanup(self.stop_server)
+        self.c = Client(self.server.url, timeout=30)
+
+    def server_args_for_test(self) -> List[str]:
+        return list(self.server_args)
+
+    def stop_server(self) -> None:
+        status = self.server.stop()
+        self.assertEqual(status, 0, "fpdb serve did not exit 0 after SIGTERM:\n" + self.server.log())
+
+    def skip_unless_served(self, path: str) -> None:
+        """Skip when this server's OpenAPI document does not list path: its
+        endpoint is not built yet."""
+        if path not in self.server.paths():
+            self.skipTest("%s is not built in this fpdb serve yet (not in /v1/openapi.json)" % path)
+
+
+# -- the tests ---------------------------------------------------------------
+
+
+class TestDocuments(ServerTest):
+    def test_add_and_query_order_near_duplicates(self) -> None:
+        orig = text(10)
+        near = {"v05": edit(orig, 0.02, 1), "v15": edit(orig, 0.06, 2), "v30": edit(orig, 0.12, 3)}
+        r = self.c.add("orig", orig)
+        self.assertIsInstance(r, AddResult)
+        self.assertTrue(r.stored)
+        self.assertFalse(r.rejected or r.replaced or r.unchanged)
+        self.assertEqual(r.matches, [])
+        for i in range(5):
+            self.assertTrue(self.c.add("other-%d" % i, text(100 + i)).stored)
+        for k, t in near.items():
+            r = self.c.add(k, t, threshold=0.3)
+            self.assertTrue(r.stored, k)
+            self.assertIn("orig", r.matches.ids(), k)
+
+        ms = self.c.query(orig, threshold=0.3)
+        self.assertEqual(ms.ids(), ["orig", "v05", "v15", "v30"], ms)
+        for m in ms:
+            self.assertIsInstance(m, Match)
+            self.assertIsInstance(m.similarity, float)
+        sims = [m.similarity for m in ms]
+        self.assertEqual(sims, sorted(sims, reverse=True))
+        self.assertEqual(ms[0].similarity, 1.0)
+        self.assertEqual(ms[0].hamming, 0)
+        self.assertTrue(ms[0].exact)
+        self.assertFalse(ms[1].exact)
+        self.assertGreater(ms[1].similarity, 0.7)
+        self.assertLess(ms[3].similarity, 0.9)
+        self.assertIsNone(ms.explain)
+
+        # The default threshold is 0.7; limit; the same answer from every exact plan.
+        default = self.c.query(orig)
+        self.assertTrue(all(m.similarity >= 0.7 for m in default))
+        self.assertIn("v05", default.ids())
+        self.assertEqual(self.c.query(orig, 0.3, limit=2).ids(), ["orig", "v05"])
+        self.assertEqual(self.c.query(orig, 0.3, plan="scan").ids(), ms.ids())
+        self.assertEqual(self.c.query(orig, 0.3, plan="probe").ids(), ms.ids())
+        ex = self.c.query(orig, 0.3, plan="scan", explain=True)
+        self.assertEqual(ex.explain["plan"], "scan")
+        self.assertEqual(ex.ids(), ms.ids())
+        # Bytes are sent as they are.
+        self.assertEqual(self.c.query(orig.encode(), 0.3).ids(), ms.ids())
+        # An unrelated text matches nothing.
+        self.assertEqual(self.c.query(text(999)), [])
+
+    def test_add_reject_refuses_a_near_duplicate(self) -> None:
+        orig = text(20)
+        self.c.add("a", orig)
+        r = self.c.add("b", edit(orig, 0.02, 5), threshold=0.7, reject=True)
+        self.assertFalse(r.stored)
+        self.assertTrue(r.rejected)
+        self.assertEqual(r.matches.ids(), ["a"])
+        self.assertGreater(r.matches[0].similarity, 0.7)
+        with self.assertRaises(NotFound):
+            self.c.get("b")
+        self.assertEqual(self.c.stats().docs, 1)
+        # A distinct text passes the same check.
+        r = self.c.add("c", text(21), threshold=0.7, reject=True)
+        self.assertTrue(r.stored)
+        self.assertFalse(r.rejected)
+        # Without reject the near duplicate is stored and reported.
+        r = self.c.insert("b", edit(orig, 0.02, 5), threshold=0.7)
+        self.assertTrue(r.stored)
+        self.assertEqual(r.matches.ids(), ["a"])
+        self.assertEqual(self.c.stats().docs, 3)
+
+    def test_same_id_unchanged_replace(self) -> None:
+        t = text(30)
+        self.assertTrue(self.c.add("d", t).stored)
+        r = self.c.add("d", t)
+        self.assertTrue(r.unchanged)
+        self.assertFalse(r.stored)
+        self.assertFalse(r.rejected)
+        r = self.c.add("d", t, replace=True)
+        self.assertTrue(r.stored and r.replaced)
+        r = self.c.add("d", text(31), source="s2")
+        self.assertTrue(r.stored and r.replaced)
+        self.assertEqual(self.c.get("d").source, "s2")
+        self.assertEqual(self.c.stats().docs, 1)
+
+    def test_get_with_awkward_ids(self) -> None:
+        t = text(40, 50)
+        ids = ["dir/sub/a.txt", "with space?&=#%20", "../up", "Ünïcødé/文書", "https://example.org/a?b=1"]
+        for i, id in enumerate(ids):
+            self.c.add(id, t + " " + VOCAB[i], source="src-%d" % i)
+        for i, id in enumerate(ids):
+            d = self.c.get(id)
+            self.assertIsInstance(d, Document)
+            self.assertEqual(d.id, id)
+            self.assertEqual(d.source, "src-%d" % i)
+            self.assertEqual(d.words, 51)
+            self.assertGreater(d.shingles, 0)
+            self.assertEqual(d.size, len((t + " " + VOCAB[i]).encode()))
+            self.assertEqual(len(d.fingerprint), self.c.stats().k // 4)
+            self.assertRegex(d.content_hash, "^[0-9a-f]+$")
+            self.assertRegex(d.added, r"^\d{4}-\d\d-\d\dT")
+            self.assertIn(id, self.c)
+        self.assertNotIn("dir", self.c)
+        self.assertNotIn("dir/sub", self.c)
+        with self.assertRaises(NotFound) as cm:
+            self.c.get("dir/sub")
+        e = cm.exception
+        self.assertEqual((e.status, e.code), (404, "not_found"))
+        self.assertIn("dir/sub", e.message)
+        self.assertTrue(e.request_id)
+
+        # The same normalized text: the same content hash, an exact match.
+        t2 = text(41, 50)
+        self.c.add("upper", t2.upper() + "!!")
+        self.c.add("plain", t2)
+        self.assertEqual(self.c.get("upper").content_hash, self.c.get("plain").content_hash)
+        # A stored fingerprint queries as its text does.
+        d = self.c.get("plain")
+        by_fp = self.c.query_fingerprint(d.fingerprint, 0.9, shingles=d.shingles)
+        self.assertEqual(set(by_fp.ids()), {"plain", "upper"})
+        self.assertEqual(by_fp[0].similarity, 1.0)
+
+    def test_delete(self) -> None:
+        self.c.add("x/1", text(50))
+        self.c.add("x/2", text(51))
+        r = self.c.delete("x/1", dry_run=True)
+        self.assertEqual((r.deleted, r.dry_run), (1, True))
+        self.assertIn("x/1", self.c)
+        r = self.c.delete("x/1")
+        self.assertEqual((r.deleted, r.dry_run), (1, False))
+        self.assertNotIn("x/1", self.c)
+        with self.assertRaises(NotFound):
+            self.c.get("x/1")
+        with self.assertRaises(NotFound):
+            self.c.delete("x/1")
+        with self.assertRaises(NotFound):
+            self.c.delete("x/1", dry_run=True)
+        self.assertEqual(self.c.remove("x/2").deleted, 1)
+        self.c.add("y", text(52))
+        self.assertEqual(self.c.delete("y", forget=True).deleted, 1)
+        self.assertEqual(len(self.c), 0)
+        self.assertEqual(self.c.query(text(50)), [])
+
+    def test_stats(self) -> None:
+        s = self.c.stats()
+        self.assertEqual(s.docs, 0)
+        self.assertEqual(s.k, 512)
+        self.assertGreater(s.shingle_width, 0)
+        self.assertIn("format_version", s.raw)
+        for i in range(7):
+            self.c.add("s%d" % i, text(60 + i))
+        self.c.delete("s3")
+        s = self.c.stats()
+        self.assertEqual(s.docs, 6)
+        self.assertGreater(s.disk_bytes, 0)
+        self.assertEqual(len(self.c), 6)
+
+    def test_containment_and_formats(self) -> None:
+        long = text(70, 600)
+        self.c.add("long", long)
+        half = " ".join(long.split()[:300])
+        self.assertEqual(self.c.query(half, 0.9), [])
+        ms = self.c.query(half, containment=0.9)
+        self.assertEqual(ms.ids(), ["long"])
+        self.assertGreater(ms[0].query_in_doc, 0.9)
+        self.assertLess(ms[0].similarity, 0.7)
+        self.assertEqual(self.c.query(half, 0.9, containment=0.9), [])
+        # HTML is read as its text; bytes in another encoding are decoded.
+        html = "<html><body><p>" + long.replace(" ", " <b>x</b> ", 0) + "</p></body></html>"
+        self.assertEqual(self.c.query(html, 0.9, format="html").ids(), ["long"])
+        latin = ("café crème brûlée " * 30).encode("latin-1")
+        r = self.c.add("latin", latin, encoding="latin1")
+        self.assertTrue(r.stored)
+        self.assertEqual(self.c.query("café crème brûlée " * 30, 0.9).ids(), ["latin"])
+
+
+class TestErrors(ServerTest):
+    server_args = ["--max-body", "20000"]
+
+    def test_bad_requests(self) -> None:
+        cases = [
+            lambda: self.c.add("empty", ""),
+            lambda: self.c.add("", text(1)),
+            lambda: self.c.add("r", text(1), reject=True),  # reject needs a threshold
+            lambda: self.c.add("t", text(1), threshold=1.5),
+            lambda: self.c.query(text(1), 2.0),
+            lambda: self.c.query(text(1), plan="sideways"),
+            lambda: self.c.query_fingerprint("zz"),
+        ]
+        for i, call in enumerate(cases):
+            with self.assertRaises(BadRequest, msg="case %d" % i) as cm:
+                call()
+            e = cm.exception
+            self.assertEqual((e.status, e.code), (400, "bad_request"), i)
+            self.assertTrue(e.message and e.request_id, i)
+            self.assertIn(e.request_id, str(e))
+        self.assertEqual(self.c.stats().docs, 0)
+
+    def test_too_large(self) -> None:
+        with self.assertRaises(TooLarge) as cm:
+            self.c.add("big", text(2, 8000))
+        self.assertEqual((cm.exception.status, cm.exception.code), (413, "too_large"))
+        self.assertEqual(self.c.stats().docs, 0)
+
+    def test_server_not_running(self) -> None:
+        port = free_port()
+        c = Client("http://127.0.0.1:%d" % port, timeout=5)
+        for call in (c.stats, lambda: c.add("a", "b c d e"), lambda: c.query("x y z")):
+            with self.assertRaises(ConnectionFailed) as cm:
+                call()
+            self.assertIsInstance(cm.exception, ConnectionError)
+            self.assertIsInstance(cm.exception, FpdbError)
+            self.assertIn("127.0.0.1:%d" % port, str(cm.exception))
+            self.assertIn("fpdb serve", str(cm.exception))
+        self.assertFalse(c.ready())
+        self.assertTrue(self.c.ready())
+
+    def test_client_timeout(self) -> None:
+        # A listener that never answers.
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("127.0.0.1", 0))
+            s.listen(1)
+            c = Client("http://127.0.0.1:%d" % s.getsockname()[1], timeout=0.5)
+            t0 = time.monotonic()
+            with self.assertRaises(Timeout):
+                c.stats()
+            self.assertLess(time.monotonic() - t0, 10)
+
+    def test_shutdown(self) -> None:
+        self.assertEqual(self.server.stop(), 0)
+        with self.assertRaises(ConnectionFailed):
+            self.c.stats()
+
+
+class TestTokens(ServerTest):
+    RO = "ro-token-0123456789abcdef"
+    RW = "rw-token-fedcba9876543210"
+
+    def server_args_for_test(self) -> List[str]:
+        path = os.path.join(self.tmp, "tokens")
+        with open(path, "w") as f:
+            f.write("# test tokens\nro %s\nrw %s\n" % (self.RO, self.RW))
+        return ["--tokens", path]
+
+    def test_tokens(self) -> None:
+        rw = Client(self.server.url, self.RW)
+        ro = Client(self.server.url, token=self.RO)
+        self.assertTrue(rw.add("a", text(80)).stored)
+        # No token, an unknown one: 401 for reads and writes alike.
+        for c in (self.c, Client(self.server.url, "not-a-token-of-this-server")):
+            for call in (c.stats, lambda: c.get("a"), lambda: c.add("b", text(81)), lambda: c.query(text(80))):
+                with self.assertRaises(Unauthorized) as cm:
+                    call()
+                self.assertEqual((cm.exception.status, cm.exception.code), (401, "unauthorized"))
+        # Read-only: reads, no writes.
+        self.assertEqual(ro.stats().docs, 1)
+        self.assertEqual(ro.get("a").id, "a")
+        self.assertEqual(ro.query(text(80)).ids(), ["a"])
+        for call in (lambda: ro.add("b", text(81)), lambda: ro.delete("a")):
+            with self.assertRaises(Forbidden) as cm:
+                call()
+            self.assertEqual((cm.exception.status, cm.exception.code), (403, "forbidden"))
+        self.assertEqual(rw.stats().docs, 1)
+        # $FPDB_TOKEN is the default token.
+        os.environ["FPDB_TOKEN"] = self.RW
+        try:
+            self.assertEqual(Client(self.server.url).delete("a").deleted, 1)
+        finally:
+            del os.environ["FPDB_TOKEN"]
+        self.assertNotIn(self.RW, repr(rw))
+
+
+def near_duplicate_corpus(c: Client) -> Dict[str, List[str]]:
+    """Stores three groups of near duplicates and three singletons; returns
+    the groups by their first id."""
+    groups = {}
+    for g in range(3):
+        base = text(200 + g)
+        ids = ["g%d/0" % g]
+        c.add(ids[0], base)
+        for j in range(1, g + 2):
+            ids.append("g%d/%d" % (g, j))
+            c.add(ids[-1], edit(base, 0.01 * j, 10 * g + j))
+        groups[ids[0]] = ids
+    for i in range(3):
+        c.add("single/%d" % i, text(300 + i))
+    return groups
+
+
+class TestStreams(ServerTest):
+    def test_pairs(self) -> None:
+        self.skip_unless_served("/v1/pairs")
+        groups = near_duplicate_corpus(self.c)
+        want = set()
+        for ids in groups.values():
+            want |= {tuple(sorted((a, b))) for a in ids for b in ids if a < b}
+        stream = self.c.pairs(0.8)
+        got = []
+        with stream:
+            for p in stream:
+                self.assertIsInstance(p, Pair)
+                self.assertGreaterEqual(p.similarity, 0.8)
+                got.append(tuple(sorted((p.a, p.b))))
+        self.assertEqual(sorted(got), sorted(want))  # each pair once
+        # Nothing above 0.999 but nothing exact either.
+        self.assertEqual(list(self.c.pairs(0.999)), [])
+        # Stop early: the rest is not read, the connection is closed.
+        s = self.c.pairs(0.8)
+        first = next(s)
+        self.assertIsInstance(first, Pair)
+        s.close()
+        self.assertEqual(list(s), [])
+        with self.assertRaises(BadRequest):
+            self.c.pairs(7)
+
+    def test_clusters(self) -> None:
+        self.skip_unless_served("/v1/clusters")
+        groups = near_duplicate_corpus(self.c)
+        cl = list(self.c.clusters(0.8))
+        for x in cl:
+            self.assertIsInstance(x, Cluster)
+        self.assertEqual(sorted(sorted(x.ids) for x in cl), sorted(sorted(v) for v in groups.values()))
+        self.assertEqual([x.size for x in cl], [4, 3, 2])  # largest first
+        self.assertEqual([x.cluster for x in cl], [1, 2, 3])
+        self.assertEqual(cl[0].pairs, 6)
+        kept = list(self.c.clusters(0.8, keep="oldest"))
+        for x in kept:
+            first = min(x.ids, key=lambda i: int(i.split("/")[1]))
+            self.assertEqual(x.keep, first)  # stored first
+            self.assertEqual(sorted(x.drop), sorted(set(x.ids) - {first}))
+        centered = list(self.c.clusters(0.8, centers=True, keep="longest"))
+        self.assertEqual(sum(x.size for x in centered), 9)
+        for x in centered:
+            self.assertIn(x.center, x.ids)
+            self.assertGreater(x.cohesion, 0)
+        with self.assertRaises(BadRequest):
+            self.c.clusters(0.8, keep="prettiest")
+
+
+class TestBatch(ServerTest):
+    def test_add_many(self) -> None:
+        self.skip_unless_served("/v1/batch")
+        docs = [("t%d" % i, text(400 + i)) for i in range(5)]
+        docs.append({"id": "d1", "text": text(410), "source": "dict"})
+        docs.append(("d2", text(411), "tuple-source"))
+        docs.append(("empty", "   "))  # no words: skipped
+        docs.append(("t9", text(419).encode()))
+        r = self.c.add_many(iter(docs), batch_size=3)
+        self.assertEqual((r.stored, r.replaced, r.unchanged), (8, 0, 0), r)
+        self.assertEqual([(s.line, s.id) for s in r.skipped], [(8, "empty")])
+        self.assertTrue(r.skipped[0].error)
+        self.assertEqual(self.c.stats().docs, 8)
+        self.assertEqual(self.c.get("d1").source, "dict")
+        self.assertEqual(self.c.get("d2").source, "tuple-source")
+        self.assertEqual(self.c.query(text(403)).ids(), ["t3"])
+        # Again: unchanged; with other texts: replaced.
+        r = self.c.add_many(docs[:3])
+        self.assertEqual((r.stored, r.unchanged), (0, 3))
+        r = self.c.add_many([("t0", text(500)), ("new", text(501))], batch_size=1)
+        self.assertEqual((r.stored, r.replaced, r.unchanged, r.skipped), (2, 1, 0, []))
+        self.assertEqual(self.c.add_many([]).stored, 0)
+        with self.assertRaises(TypeError):
+            self.c.add_many(["just a string"])
+
+    def test_delete_many(self) -> None:
+        self.skip_unless_served("/v1/delete")
+        for i in range(4):
+            self.c.add("p/%d" % i, text(600 + i))
+            self.c.add("q/%d" % i, text(610 + i))
+        r = self.c.delete_many(["p/0", "p/1", "nope"])
+        self.assertEqual(r.deleted, 2)
+        self.assertEqual(r.not_found, ["nope"])
+        r = self.c.delete_many(prefix="q/", dry_run=True)
+        self.assertEqual((r.deleted, r.dry_run), (4, True))
+        self.assertEqual(len(self.c), 6)
+        self.assertEqual(self.c.delete_many(prefix="q/").deleted, 4)
+        self.assertEqual(self.c.delete_many(older_than="720h").deleted, 0)
+        import datetime
+
+        self.assertEqual(self.c.delete_many(older_than=datetime.timedelta(0)).deleted, 2)
+        self.assertEqual(len(self.c), 0)
+        with self.assertRaises(ValueError):
+            self.c.delete_many()
+        with self.assertRaises(ValueError):
+            self.c.delete_many(["a"], prefix="b")
+
+
+class TestReadme(ServerTest):
+    def quick_start(self, path: Path) -> str:
+        src = path.read_text(encoding="utf-8")
+        m = re.search(r"```python\n(.*?)```", src, re.S)
+        self.assertIsNotNone(m, "%s has no ```python block" % path)
+        return m.group(1)
+
+    def test_quick_start(self) -> None:
+        code = self.quick_start(REPO / "README.md")
+        self.assertEqual(len(code.strip().splitlines()), 5, code)
+        self.assertEqual(code, self.quick_start(CLIENT_DIR / "README.md"), "the two READMEs' quick starts differ")
+        env = dict(os.environ, PYTHONPATH="clients/python", FPDB_URL=self.server.url, PYTHONDONTWRITEBYTECODE="1")
+        r = subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=str(REPO),
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            timeout=120,
+        )
+        self.assertEqual(r.returncode, 0, r.stderr.decode())
+        out = r.stdout.decode()
+        m = re.fullmatch(r"\[Match\(id='([^']*)', similarity=([0-9.]+), .*\)\]\n", out)
+        self.assertIsNotNone(m, out)
+        self.assertEqual(m.group(1), "examples/corpus/2024-058-early-dyslexia-screening.txt")
+        self.assertGreaterEqual(float(m.group(2)), 0.7)
+        self.assertEqual(self.c.stats().docs, 1)
+
+
+# -- without a server ----------------------------------------------------------
+
+
+class _Slow(http.server.BaseHTTPRequestHandler):
+    """Sends one NDJSON line, then waits for the test before the rest."""
+
+    go_on: threading.Event
+
+    def do_GET(self) -> None:  # noqa: N802
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-ndjson")
+        self.end_headers()
+        self.wfile.write(b'{"a":"x","b":"y","similarity":0.9,"hamming":25,"exact":false}\n')
+        self.wfile.flush()
+        if self.go_on.wait(20):
+            self.wfile.write(b'{"a":"x","b":"z","similarity":0.8,"hamming":51,"exact":false}\n')
+            self.wfile.write(b'{"error":{"code":"timeout","message":"stream took too long","request_id":"r1"}}\n')
+        self.close_connection = True
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+class TestWithoutServer(unittest.TestCase):
+    def test_stream_yields_each_line_as_it_arrives(self) -> None:
+        handler = type("Handler", (_Slow,), {"go_on": threading.Event()})
+        srv = http.server.HTTPServer(("127.0.0.1", 0), handler)
+        t = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        t.start()
+        try:
+            c = Client("http://127.0.0.1:%d" % srv.server_address[1], timeout=10)
+            s = c.pairs(0.8)
+            first = next(s)  # before the server sends the rest
+            self.assertEqual((first.a, first.b, first.similarity), ("x", "y", 0.9))
+            handler.go_on.set()
+            self.assertEqual(next(s).b, "z")
+            with self.assertRaises(Timeout) as cm:  # an error line ends the stream
+                next(s)
+            self.assertEqual(cm.exception.request_id, "r1")
+            self.assertEqual(list(s), [])
+        finally:
+            handler.go_on.set()
+            srv.shutdown()
+            srv.server_close()
+            t.join(10)
+
+    def test_error_classes(self) -> None:
+        def body(code: str) -> bytes:
+            return json.dumps({"error": {"code": code, "message": "m " + code, "request_id": "rid"}}).encode()
+
+        table = [
+            (400, "bad_request", BadRequest),
+            (401, "unauthorized", Unauthorized),
+            (403, "forbidden", Forbidden),
+            (404, "not_found", NotFound),
+            (408, "timeout", Timeout),
+            (413, "too_large", TooLarge),
+            (429, "too_many_requests", TooManyRequests),
+            (503, "unavailable", Unavailable),
+            (500, "internal", ServerError),
+        ]
+        for status, code, cls in table:
+            e = error_from_response(status, body(code))
+            self.assertIs(type(e), cls, code)
+            self.assertEqual((e.status, e.code, e.message, e.request_id), (status, code, "m " + code, "rid"))
+            self.assertIsInstance(e, FpdbError)
+            # Without the JSON body (a proxy's page) the status decides.
+            e = error_from_response(status, b"<html>oops</html>", "hdr")
+            self.assertIs(type(e), cls, status)
+            self.assertEqual((e.code, e.request_id), (code, "hdr"))
+            self.assertIn("oops", e.message)
+        self.assertIs(type(error_from_response(502, b"")), ServerError)
+        self.assertIs(type(error_from_response(418, b"")), BadRequest)
+        self.assertIsInstance(Unavailable("x"), ServerError)
+
+    def test_client_arguments(self) -> None:
+        self.assertEqual(Client().url, fpdb.DEFAULT_URL)
+        self.assertEqual(Client("127.0.0.1:9/").url, "http://127.0.0.1:9")
+        os.environ["FPDB_URL"] = "http://127.0.0.2:7777"
+        try:
+            self.assertEqual(Client().url, "http://127.0.0.2:7777")
+        finally:
+            del os.environ["FPDB_URL"]
+        with self.assertRaises(ValueError):
+            Client("ftp://127.0.0.1")
+
+
+if __name__ == "__main__":
+    unittest.main()
