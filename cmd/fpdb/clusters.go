@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fpdb/fpdb/db"
+	"github.com/fpdb/fpdb/internal/apiconv"
 	"github.com/spf13/cobra"
 )
 
@@ -42,9 +43,9 @@ func (c *clusterFlags) options() (db.ClusterOptions, error) {
 	if err := checkThreshold(c.threshold); err != nil {
 		return db.ClusterOptions{}, err
 	}
-	keep, ok := keepPolicy(c.keep)
+	keep, ok := apiconv.Keep(c.keep)
 	if !ok {
-		return db.ClusterOptions{}, usageErrorf("invalid --keep %q: want %s", c.keep, strings.Join(keepNames, ", "))
+		return db.ClusterOptions{}, usageErrorf("invalid --keep %q: want %s", c.keep, strings.Join(apiconv.KeepNames, ", "))
 	}
 	switch {
 	case c.maxSize < 0 || c.maxSize == 1:
@@ -57,42 +58,6 @@ func (c *clusterFlags) options() (db.ClusterOptions, error) {
 		mode = db.ClusterCenters
 	}
 	return db.ClusterOptions{PairsOptions: db.PairsOptions{Threshold: c.threshold}, Keep: keep, Mode: mode, MaxSize: c.maxSize}, nil
-}
-
-// jsonCluster is the JSON form of a cluster.
-type jsonCluster struct {
-	Cluster int      `json:"cluster"`
-	Size    int      `json:"size"`
-	Pairs   int      `json:"pairs"`
-	IDs     []string `json:"ids"`
-	Keep    string   `json:"keep,omitempty"`
-	Drop    []string `json:"drop,omitempty"`
-	// Center and Cohesion: the least similarity of a member to the
-	// center (the kept document, else the first stored).
-	Center   string  `json:"center"`
-	Cohesion float64 `json:"cohesion"`
-}
-
-// keepNames are the values of --keep, in the order the help gives them.
-var keepNames = []string{"oldest", "newest", "first", "longest", "shortest"}
-
-// keepPolicy returns the db policy named by a --keep value.
-func keepPolicy(s string) (db.Keep, bool) {
-	switch s {
-	case "":
-		return db.KeepNone, true
-	case "oldest":
-		return db.KeepOldest, true
-	case "newest":
-		return db.KeepNewest, true
-	case "first":
-		return db.KeepFirst, true
-	case "longest":
-		return db.KeepLongest, true
-	case "shortest":
-		return db.KeepShortest, true
-	}
-	return 0, false
 }
 
 func newClustersCommand(g *globalOptions) *cobra.Command {
@@ -189,8 +154,7 @@ func (o *clustersOptions) run(ctx context.Context, stdout, stderr io.Writer) (er
 	enc := newJSONEncoder(stdout)
 	for i, c := range cs {
 		if o.json {
-			if err := enc.Encode(jsonCluster{Cluster: i + 1, Size: len(c.IDs), Pairs: c.Pairs, IDs: c.IDs, Keep: c.Keep, Drop: c.Drop,
-				Center: c.Center, Cohesion: c.Cohesion}); err != nil {
+			if err := enc.Encode(apiconv.Cluster(i+1, c)); err != nil {
 				return failure(err)
 			}
 			continue

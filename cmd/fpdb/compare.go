@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fpdb/fpdb/db"
+	"github.com/fpdb/fpdb/internal/apiconv"
 	"github.com/fpdb/fpdb/internal/report"
 )
 
@@ -28,45 +29,6 @@ type compareOptions struct {
 	maxPassages int
 	args        [2]string
 	text        textFlags
-}
-
-// jsonSpan is the JSON form of where a passage lies in one text.
-type jsonSpan struct {
-	Start   int64 `json:"start"`
-	End     int64 `json:"end"`
-	Line    int   `json:"line"`
-	Col     int   `json:"col"`
-	EndLine int   `json:"end_line"`
-	EndCol  int   `json:"end_col"`
-	Word    int   `json:"word"`
-	Words   int   `json:"words"`
-}
-
-// jsonSide is the JSON form of one compared text.
-type jsonSide struct {
-	Name     string `json:"name"`
-	Stored   bool   `json:"stored"`
-	Format   string `json:"format"`
-	Bytes    int    `json:"bytes"`
-	Words    int    `json:"words"`
-	Shingles int    `json:"shingles"`
-}
-
-// jsonComparison is the JSON form of a comparison.
-type jsonComparison struct {
-	A          jsonSide `json:"a"`
-	B          jsonSide `json:"b"`
-	Estimated  float64  `json:"estimated"`
-	Hamming    int      `json:"hamming"`
-	K          int      `json:"k"`
-	Jaccard    float64  `json:"jaccard"`
-	ContainedA float64  `json:"contained_a"`
-	ContainedB float64  `json:"contained_b"`
-	Shared     int      `json:"shared_shingles"`
-	Passages   []struct {
-		A jsonSpan `json:"a"`
-		B jsonSpan `json:"b"`
-	} `json:"passages"`
 }
 
 func newCompareCommand(g *globalOptions) *cobra.Command {
@@ -303,26 +265,9 @@ func (o *compareOptions) writeHTML(stdout io.Writer, sides [2]*side, c *db.Compa
 	})
 }
 
-func toJSONSpan(s db.Span) jsonSpan {
-	return jsonSpan{Start: s.Start, End: s.End, Line: s.Line, Col: s.Col, EndLine: s.EndLine, EndCol: s.EndCol, Word: s.Word, Words: s.Words}
-}
-
 func (o *compareOptions) printJSON(stdout io.Writer, sides [2]*side, c *db.Comparison, k int) error {
-	side := func(s *side, sd db.Side, f db.Format) jsonSide {
-		return jsonSide{Name: s.arg, Stored: s.stored, Format: f.String(), Bytes: sd.Bytes, Words: sd.Words, Shingles: sd.Shingles}
-	}
-	j := jsonComparison{
-		A: side(sides[0], c.A, c.FormatA), B: side(sides[1], c.B, c.FormatB),
-		Estimated: c.Estimated, Hamming: c.Hamming, K: k, Jaccard: c.Jaccard,
-		ContainedA: c.ContainedA, ContainedB: c.ContainedB, Shared: c.Shared,
-	}
-	j.Passages = make([]struct {
-		A jsonSpan `json:"a"`
-		B jsonSpan `json:"b"`
-	}, len(c.Passages))
-	for i, p := range c.Passages {
-		j.Passages[i].A, j.Passages[i].B = toJSONSpan(p.A), toJSONSpan(p.B)
-	}
+	j := apiconv.Comparison(c, apiconv.Named{Name: sides[0].arg, Stored: sides[0].stored},
+		apiconv.Named{Name: sides[1].arg, Stored: sides[1].stored}, k)
 	if err := newJSONEncoder(stdout).Encode(j); err != nil {
 		return failure(err)
 	}

@@ -6,13 +6,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fpdb/fpdb/api"
 )
 
 // comparedJSON runs compare --json and decodes its object.
-func comparedJSON(t *testing.T, stdin string, args ...string) jsonComparison {
+func comparedJSON(t *testing.T, stdin string, args ...string) api.Comparison {
 	t.Helper()
 	r := runFPDB(t, stdin, append(args[:len(args):len(args)], "--json")...).mustCode(t, exitOK)
-	var j jsonComparison
+	var j api.Comparison
 	if err := json.Unmarshal([]byte(r.stdout), &j); err != nil {
 		t.Fatalf("bad JSON %v:\n%s", err, r.stdout)
 	}

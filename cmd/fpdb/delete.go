@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fpdb/fpdb/db"
+	"github.com/fpdb/fpdb/internal/apiconv"
 	"github.com/spf13/cobra"
 )
 
@@ -104,16 +105,9 @@ Exit status: 0 when every id given was deleted; 2 otherwise.`,
 
 // parseAge parses a Go duration or a whole number of days ("30d").
 func parseAge(s string) (time.Duration, error) {
-	if days, ok := strings.CutSuffix(s, "d"); ok {
-		n, err := strconv.ParseUint(days, 10, 32)
-		if err != nil || n == 0 || n > 100_000 {
-			return 0, fmt.Errorf("invalid --older-than %q: want a positive duration (720h) or number of days (30d)", s)
-		}
-		return time.Duration(n) * 24 * time.Hour, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("invalid --older-than %q: want a positive duration (720h) or number of days (30d)", s)
+	d, err := apiconv.ParseAge(s)
+	if err != nil {
+		return 0, fmt.Errorf("invalid --older-than %w", err)
 	}
 	return d, nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fpdb/fpdb/db"
+	"github.com/fpdb/fpdb/internal/apiconv"
 	"github.com/spf13/cobra"
 )
 
@@ -16,15 +17,6 @@ type pairsOptions struct {
 	*globalOptions
 	threshold float64
 	json      bool
-}
-
-// jsonPair is the JSON form of a near-duplicate pair.
-type jsonPair struct {
-	A          string  `json:"a"`
-	B          string  `json:"b"`
-	Similarity float64 `json:"similarity"`
-	Hamming    int     `json:"hamming"`
-	Exact      bool    `json:"exact"`
 }
 
 func newPairsCommand(g *globalOptions) *cobra.Command {
@@ -110,7 +102,7 @@ func (o *pairsOptions) run(ctx context.Context, stdout, stderr io.Writer) (err e
 			defer prog.show()
 		}
 		if o.json {
-			werr = enc.Encode(jsonPair{A: p.A, B: p.B, Similarity: p.Similarity, Hamming: p.Hamming, Exact: p.Exact})
+			werr = enc.Encode(apiconv.Pair(p))
 		} else {
 			line := fmt.Sprintf("%s\t%s\t%.3f\t%d", tsvField(p.A), tsvField(p.B), p.Similarity, p.Hamming)
 			if p.Exact {

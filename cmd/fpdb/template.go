@@ -11,7 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fpdb/fpdb/api"
 	"github.com/fpdb/fpdb/db"
+	"github.com/fpdb/fpdb/internal/apiconv"
 )
 
 // templateOptions are the flags of "fpdb template" and its subcommands.
@@ -199,15 +201,6 @@ func (o *templateOptions) remove(ctx context.Context, name string, stdout io.Wri
 	return err
 }
 
-// jsonTemplate is the JSON form of a template.
-type jsonTemplate struct {
-	Name     string `json:"name"`
-	Shingles int    `json:"shingles"`
-	Format   string `json:"format"`
-	Bytes    int    `json:"bytes"`
-	Added    string `json:"added"`
-}
-
 // list runs "fpdb template list".
 func (o *templateOptions) list(ctx context.Context, stdout io.Writer) (err error) {
 	d, err := o.openDB(openReadOnly)
@@ -222,8 +215,7 @@ func (o *templateOptions) list(ctx context.Context, stdout io.Writer) (err error
 	if o.json {
 		enc := newJSONEncoder(stdout)
 		for _, t := range ts {
-			if err := enc.Encode(jsonTemplate{Name: t.Name, Shingles: t.Shingles, Format: t.Format.String(),
-				Bytes: len(t.Text), Added: t.Added.Format(time.RFC3339)}); err != nil {
+			if err := enc.Encode(apiconv.Template(t)); err != nil {
 				return err
 			}
 		}
@@ -254,7 +246,7 @@ type jsonBoilerplate struct {
 // of the document id.
 type jsonBoilerSpan struct {
 	ID string `json:"id"`
-	jsonSpan
+	api.Span
 }
 
 // suggest runs "fpdb template suggest".
@@ -280,7 +272,7 @@ func (o *templateOptions) suggest(ctx context.Context, stdout, stderr io.Writer)
 		jb := jsonBoilerplate{Documents: b.Documents, MinDocuments: b.MinDocuments, Shingles: b.Shingles,
 			Text: string(b.Text), Passages: []jsonBoilerSpan{}}
 		for _, p := range b.Passages {
-			jb.Passages = append(jb.Passages, jsonBoilerSpan{ID: p.ID, jsonSpan: toJSONSpan(p.Span)})
+			jb.Passages = append(jb.Passages, jsonBoilerSpan{ID: p.ID, Span: apiconv.Span(p.Span)})
 		}
 		return newJSONEncoder(stdout).Encode(jb)
 	}

@@ -1,0 +1,78 @@
+package api
+
+// CompareRequest asks how similar two texts are (POST /v1/compare).
+type CompareRequest struct {
+	A CompareText `json:"a"`
+	B CompareText `json:"b"`
+	// MinWords leaves out shared passages of fewer words (absent: 8, as
+	// "fpdb compare"; 0: every passage).
+	MinWords *int `json:"min_words,omitempty"`
+	// Gap merges passages at most Gap words apart in both texts.
+	Gap int `json:"gap,omitempty"`
+	// Passages keeps the longest Passages passages (0: all).
+	Passages int `json:"passages,omitempty"`
+}
+
+// CompareText is one side of a comparison: the id of a stored document
+// (compared through its stored text) or a text (exactly one of them).
+type CompareText struct {
+	ID   string `json:"id,omitempty"`
+	Text string `json:"text,omitempty"`
+	// Name names the text in the answer and in errors; its extension
+	// (.html) chooses the format when Format is "auto".
+	Name string `json:"name,omitempty"`
+	TextInput
+}
+
+// Comparison is the answer to a comparison, as "fpdb compare --json"
+// prints it.
+type Comparison struct {
+	A CompareSide `json:"a"`
+	B CompareSide `json:"b"`
+	// Estimated is the resemblance the fingerprints estimate (what add
+	// and query use), from their Hamming distance of K bits.
+	Estimated float64 `json:"estimated"`
+	Hamming   int     `json:"hamming"`
+	K         int     `json:"k"`
+	// Jaccard is the exact resemblance of the shingle sets; ContainedA
+	// the share of A's shingles found in B, ContainedB of B's in A;
+	// Shared the number of shingles they share.
+	Jaccard    float64 `json:"jaccard"`
+	ContainedA float64 `json:"contained_a"`
+	ContainedB float64 `json:"contained_b"`
+	Shared     int     `json:"shared_shingles"`
+	// Passages are the shared passages, longest first.
+	Passages []Passage `json:"passages"`
+}
+
+// CompareSide describes one compared text.
+type CompareSide struct {
+	Name string `json:"name"`
+	// Stored reports a stored document (Name is its id).
+	Stored bool `json:"stored"`
+	// Format is how the text was read: text or html.
+	Format   string `json:"format"`
+	Bytes    int    `json:"bytes"`
+	Words    int    `json:"words"`
+	Shingles int    `json:"shingles"`
+}
+
+// Passage is a passage shared by the two texts: where it lies in each.
+type Passage struct {
+	A Span `json:"a"`
+	B Span `json:"b"`
+}
+
+// Span is where a passage lies in one text: byte offsets [Start, End) in
+// the text decoded to UTF-8, the line and column of its first and last
+// characters, its first word and its number of words.
+type Span struct {
+	Start   int64 `json:"start"`
+	End     int64 `json:"end"`
+	Line    int   `json:"line"`
+	Col     int   `json:"col"`
+	EndLine int   `json:"end_line"`
+	EndCol  int   `json:"end_col"`
+	Word    int   `json:"word"`
+	Words   int   `json:"words"`
+}

@@ -1,0 +1,107 @@
+// Package apiconv turns the db package's values into the JSON types of
+// package api, for both the command ("fpdb pairs --json", ...) and the
+// HTTP server, so that they print the same objects; it also parses the
+// values both read the same way (keep policies, ages).
+package apiconv
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fpdb/fpdb/api"
+	"github.com/fpdb/fpdb/db"
+)
+
+// Pair returns the API form of p.
+func Pair(p db.Pair) api.Pair {
+	return api.Pair{A: p.A, B: p.B, Similarity: p.Similarity, Hamming: p.Hamming, Exact: p.Exact}
+}
+
+// Cluster returns the API form of c, the n-th cluster (from 1).
+func Cluster(n int, c db.Cluster) api.Cluster {
+	return api.Cluster{Cluster: n, Size: len(c.IDs), Pairs: c.Pairs, IDs: c.IDs, Keep: c.Keep, Drop: c.Drop,
+		Center: c.Center, Cohesion: c.Cohesion}
+}
+
+// Span returns the API form of s.
+func Span(s db.Span) api.Span {
+	return api.Span{Start: s.Start, End: s.End, Line: s.Line, Col: s.Col, EndLine: s.EndLine, EndCol: s.EndCol, Word: s.Word, Words: s.Words}
+}
+
+// Named names one side of a comparison: a file or text (Stored false) or a
+// stored document's id.
+type Named struct {
+	Name   string
+	Stored bool
+}
+
+// Comparison returns the API form of c, whose sides are a and b, for
+// fingerprints of k bits.
+func Comparison(c *db.Comparison, a, b Named, k int) api.Comparison {
+	side := func(n Named, sd db.Side, f db.Format) api.CompareSide {
+		return api.CompareSide{Name: n.Name, Stored: n.Stored, Format: f.String(), Bytes: sd.Bytes, Words: sd.Words, Shingles: sd.Shingles}
+	}
+	out := api.Comparison{
+		A: side(a, c.A, c.FormatA), B: side(b, c.B, c.FormatB),
+		Estimated: c.Estimated, Hamming: c.Hamming, K: k, Jaccard: c.Jaccard,
+		ContainedA: c.ContainedA, ContainedB: c.ContainedB, Shared: c.Shared,
+		Passages: make([]api.Passage, len(c.Passages)),
+	}
+	for i, p := range c.Passages {
+		out.Passages[i] = api.Passage{A: Span(p.A), B: Span(p.B)}
+	}
+	return out
+}
+
+// Template returns the API form of t.
+func Template(t db.Template) api.Template {
+	return api.Template{Name: t.Name, Shingles: t.Shingles, Format: t.Format.String(), Bytes: len(t.Text),
+		Added: t.Added.Format(time.RFC3339)}
+}
+
+// KeepNames are the names of the keep policies, in the order the help
+// gives them.
+var KeepNames = []string{"oldest", "newest", "first", "longest", "shortest"}
+
+// Keep returns the policy named s ("" is db.KeepNone) and whether s names
+// one.
+func Keep(s string) (db.Keep, bool) {
+	switch s {
+	case "":
+		return db.KeepNone, true
+	case "oldest":
+		return db.KeepOldest, true
+	case "newest":
+		return db.KeepNewest, true
+	case "first":
+		return db.KeepFirst, true
+	case "longest":
+		return db.KeepLongest, true
+	case "shortest":
+		return db.KeepShortest, true
+	}
+	return 0, false
+}
+
+// ErrBadAge is returned by ParseAge.
+var ErrBadAge = errors.New("want a positive duration (720h) or number of days (30d)")
+
+// ParseAge parses an age: a positive Go duration ("720h") or a whole
+// number of days ("30d", at most 100 000).
+func ParseAge(s string) (time.Duration, error) {
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.ParseUint(days, 10, 32)
+		if err != nil || n == 0 || n > 100_000 {
+			return 0, fmt.Errorf("%q: %w", s, ErrBadAge)
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%q: %w", s, ErrBadAge)
+	}
+	return d, nil
+}
