@@ -441,11 +441,14 @@ class Client:
         prefix: Optional[str] = None,
         older_than: Union[str, datetime.timedelta, int, float, None] = None,
         dry_run: bool = False,
+        forget: bool = False,
     ) -> DeleteResult:
         """Delete several documents at once (``POST /v1/delete``): the ids
         given, every id starting with ``prefix``, or every document added more
-        than ``older_than`` ago (a Go duration such as ``"720h"``, a
-        :class:`datetime.timedelta` or seconds). Give exactly one.
+        than ``older_than`` ago (a Go duration such as ``"720h"``, ``"30d"``,
+        a :class:`datetime.timedelta` or seconds). Give exactly one.
+        ``dry_run`` counts and deletes nothing; ``forget`` (with ``ids``) also
+        erases the documents' audit-log entries.
 
         Returns:
             a :class:`DeleteResult`; ``not_found`` lists the ids given that
@@ -465,6 +468,8 @@ class Client:
             body["older_than"] = _duration(older_than)  # type: ignore[arg-type]
         if dry_run:
             body["dry_run"] = True
+        if forget:
+            body["forget"] = True
         return DeleteResult.from_json(self._call("POST", "/v1/delete", json_body=body))
 
     # -- queries -----------------------------------------------------------
