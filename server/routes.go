@@ -41,6 +41,8 @@ func (s *Server) routes() []route {
 		{method: "GET", pattern: "/healthz", access: public, h: s.healthz},
 		{method: "GET", pattern: "/readyz", access: public, h: s.readyz},
 		{method: "GET", pattern: "/v1/openapi.json", access: public, h: s.openapi},
+		{method: "GET", pattern: "/", access: public, h: s.page}, // the review page (web.go); every other unrouted path: 404
+		{method: "GET", pattern: "/web/{file}", access: public, h: s.asset},
 		{method: "POST", pattern: "/v1/documents", access: write, h: s.add},
 		{method: "GET", pattern: "/v1/documents/{id...}", access: read, h: s.get},
 		{method: "DELETE", pattern: "/v1/documents/{id...}", access: write, h: s.deleteOne},

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,58 +11,20 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"golang.org/x/net/html"
-)
 
-// The browser test renders a report in headless Chromium. Without a
-// browser it is skipped, unless $FPDB_REQUIRE_BROWSER is 1 ("make test"
-// sets it); $FPDB_UPDATE_SCREENSHOT=1 rewrites docs/report.png.
-const (
-	envRequireBrowser   = "FPDB_REQUIRE_BROWSER"
-	envUpdateScreenshot = "FPDB_UPDATE_SCREENSHOT"
+	"github.com/fpdb/fpdb/internal/browsertest"
 )
 
 // browserTimeout bounds the whole browser session.
 const browserTimeout = 90 * time.Second
 
-// chromium returns the path of a Chromium binary, or skips (or fails, when
-// one is required) the test.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv(envRequireBrowser) == "1" {
-		t.Fatalf("no chromium on $PATH and $%s=1: install it (apt-get install chromium, or make test-deps)", envRequireBrowser)
-	}
-	t.Skipf("no chromium on $PATH: the report is not rendered in a browser (apt-get install chromium; $%s=1 makes this a failure)", envRequireBrowser)
-	return ""
-}
-
 // browser starts headless Chromium and returns a context to run actions in.
+// The test is skipped without Chromium, unless $FPDB_REQUIRE_BROWSER is 1
+// (see internal/browsertest); $FPDB_UPDATE_SCREENSHOT=1 rewrites
+// docs/report.png.
 func browser(t *testing.T) context.Context {
 	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium(t)),
-		chromedp.Flag("headless", true),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1100, 1500),
-	)
-	ctx, cancel := context.WithTimeout(context.Background(), browserTimeout)
-	t.Cleanup(cancel)
-	ctx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	t.Cleanup(cancelAlloc)
-	ctx, cancelBrowser := chromedp.NewContext(ctx)
-	t.Cleanup(cancelBrowser)
-	return ctx
+	return browsertest.Start(t, "the report is not rendered in a browser", 1100, 1500, browserTimeout)
 }
 
 func TestReportInBrowser(t *testing.T) {
@@ -111,9 +72,9 @@ func TestReportInBrowser(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+out), chromedp.WaitVisible(chromedp.ID("summary"))); err != nil {
 		t.Fatalf("rendering %s: %v", out, err)
 	}
-	visible := evaluate[string](ctx, t, `document.body.innerText`)
-	cells := evaluate[[]int](ctx, t, `Array.from(document.querySelectorAll("svg.matrix")).map(s => s.querySelectorAll("rect.cell").length)`)
-	requests := evaluate[int](ctx, t, `performance.getEntriesByType("resource").length`)
+	visible := browsertest.Eval[string](ctx, t, `document.body.innerText`)
+	cells := browsertest.Eval[[]int](ctx, t, `Array.from(document.querySelectorAll("svg.matrix")).map(s => s.querySelectorAll("rect.cell").length)`)
+	requests := browsertest.Eval[int](ctx, t, `performance.getEntriesByType("resource").length`)
 	if requests != 0 {
 		t.Errorf("the page loaded %d resources", requests)
 	}
@@ -146,23 +107,23 @@ func TestReportInBrowser(t *testing.T) {
 		t.Fatalf("first passage %q", passage)
 	}
 	flat := func(s string) string { return strings.Join(strings.Fields(s), " ") }
-	if evaluate[bool](ctx, t, `document.getElementById("c1-p1-passages").checkVisibility()`) || strings.Contains(flat(visible), flat(passage)) {
+	if browsertest.Eval[bool](ctx, t, `document.getElementById("c1-p1-passages").checkVisibility()`) || strings.Contains(flat(visible), flat(passage)) {
 		t.Fatal("a closed pair's passages are visible")
 	}
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#c1-p1 > summary")), chromedp.WaitVisible(chromedp.ID("c1-p1-passages"))); err != nil {
 		t.Fatalf("opening the first pair: %v", err)
 	}
-	if !evaluate[bool](ctx, t, `document.getElementById("c1-p1").open`) {
+	if !browsertest.Eval[bool](ctx, t, `document.getElementById("c1-p1").open`) {
 		t.Fatal("the first pair did not open")
 	}
-	table := evaluate[string](ctx, t, `document.getElementById("c1-p1-passages").innerText`)
-	if evaluate[bool](ctx, t, `document.getElementById("c2-p1-passages").checkVisibility()`) {
+	table := browsertest.Eval[string](ctx, t, `document.getElementById("c1-p1-passages").innerText`)
+	if browsertest.Eval[bool](ctx, t, `document.getElementById("c2-p1-passages").checkVisibility()`) {
 		t.Error("opening one pair opened another")
 	}
 	if !strings.Contains(flat(table), flat(passage)) {
 		t.Errorf("the opened pair shows\n%s\nwithout its passage %q", table, passage)
 	}
-	if os.Getenv(envUpdateScreenshot) != "1" {
+	if os.Getenv(browsertest.EnvUpdateScreenshot) != "1" {
 		return
 	}
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1100, 1500)); err != nil {
@@ -175,14 +136,4 @@ func TestReportInBrowser(t *testing.T) {
 	if err := os.WriteFile(shot, png, 0o644); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// evaluate returns the value of a JavaScript expression in the page.
-func evaluate[T any](ctx context.Context, t *testing.T, expr string) T {
-	t.Helper()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
-	if err != nil {
-		t.Fatalf("%s: %v", expr, err)
-	}
-	return v
 }
