@@ -291,8 +291,8 @@
     var figures = el("table", { className: "figures", id: "compare-figures" }, [el("tbody", {}, [
       ["Estimated resemblance (fingerprints)", "estimated"],
       ["Exact resemblance (shingle sets)", "jaccard"],
-      ["Share of the text found in " + id, "contained-a"],
-      ["Share of " + id + " found in the text", "contained-b"]
+      ["Share of the text found in " + id + " (exact)", "contained-a"],
+      ["Share of " + id + " found in the text (exact)", "contained-b"]
     ].map(function (f) {
       var n = doc.getElementById(f[1]);
       return el("tr", {}, [el("td", { textContent: f[0] }), el("td", { className: "num", textContent: n ? n.textContent : "–" })]);
@@ -307,13 +307,14 @@
           el("th", { scope: "col", textContent: "#" }), el("th", { scope: "col", className: "num", textContent: "Words" }),
           el("th", { scope: "col", textContent: "In " + current.name }), el("th", { scope: "col", textContent: "In " + id })])]),
         el("tbody", {}, rows.map(function (r) {
-          var c = r.cells, side = function (td) {
+          var c = r.cells, n = parseInt(c[0].textContent, 10), side = function (td, which) {
             var pos = td.querySelector(".pos"), t = td.querySelector(".ptext");
+            var whole = passageText(doc, which, n) || (t ? t.textContent : td.textContent);
             return el("td", { className: "side" }, [
               el("span", { className: "pos", textContent: pos ? pos.textContent + " (line:column)" : "" }),
-              el("span", { className: "ptext", textContent: t ? t.textContent : td.textContent })]);
+              el("span", { className: "ptext", tabIndex: 0, textContent: whole })]);
           };
-          return el("tr", {}, [el("td", { textContent: c[0].textContent }), el("td", { className: "num", textContent: c[1].textContent }), side(c[2]), side(c[3])]);
+          return el("tr", {}, [el("td", { textContent: String(n) }), el("td", { className: "num", textContent: c[1].textContent }), side(c[2], "a"), side(c[3], "b")]);
         }))
       ]));
     }
@@ -326,6 +327,17 @@
     a.hidden = false;
     $("compare-title").focus();
     panel.scrollIntoView({ block: "start" });
+  }
+
+  // passageText returns the whole text of passage n in one text ("a" or
+  // "b") of a comparison page: its marked pieces, without their numbers.
+  function passageText(doc, which, n) {
+    var marks = doc.querySelectorAll("#text-" + which + " mark[data-p='" + n + "']");
+    return Array.prototype.map.call(marks, function (m) {
+      var c = m.cloneNode(true);
+      c.querySelectorAll("sup").forEach(function (x) { x.remove(); });
+      return c.textContent;
+    }).join("");
   }
 
   function closeCompare() {
