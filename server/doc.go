@@ -12,6 +12,14 @@
 // exactly as in the db package (writes are serialized), so no two near
 // duplicates can both be stored, whatever the number of clients.
 //
+// Beyond single documents and queries the API lists (pairs, clusters, the
+// audit log and exports, streamed as JSON lines while they are found and
+// stopped when the client goes away), adds in bulk (/v1/batch: every line
+// checked before the first is stored), deletes by ids, prefix or age,
+// compares two texts (JSON or the HTML page), manages templates, makes
+// backups (into a directory on the server's machine), and exports
+// Prometheus metrics at /metrics from a registry of the Server's own.
+//
 // Every request gets a request id (the X-Request-ID header, echoed or
 // made), one log line (log/slog) and the limits of Options: a body size
 // (413), a time to read the body and answer (408), a number of requests at

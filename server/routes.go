@@ -48,6 +48,18 @@ func (s *Server) routes() []route {
 		{method: "DELETE", pattern: "/v1/documents/{id...}", access: write, h: s.deleteOne},
 		{method: "POST", pattern: "/v1/query", access: read, h: s.query},
 		{method: "GET", pattern: "/v1/stats", access: read, h: s.stats},
+		{method: "GET", pattern: "/v1/pairs", access: read, stream: true, h: s.pairs},
+		{method: "GET", pattern: "/v1/clusters", access: read, stream: true, h: s.clusters},
+		{method: "POST", pattern: "/v1/batch", access: write, h: s.batch},
+		{method: "POST", pattern: "/v1/delete", access: write, h: s.deleteMany},
+		{method: "POST", pattern: "/v1/compare", access: read, h: s.compare},
+		{method: "GET", pattern: "/v1/export", access: read, stream: true, h: s.export},
+		{method: "GET", pattern: "/v1/log", access: read, stream: true, h: s.log},
+		{method: "GET", pattern: "/v1/templates", access: read, h: s.templates},
+		{method: "POST", pattern: "/v1/templates", access: write, h: s.addTemplate},
+		{method: "DELETE", pattern: "/v1/templates/{name}", access: write, h: s.removeTemplate},
+		{method: "POST", pattern: "/v1/backup", access: write, h: s.backup},
+		{method: "GET", pattern: "/metrics", access: public, h: s.metricsPage},
 	}
 }
 
@@ -70,6 +82,7 @@ func (s *Server) wrap(rt route) http.Handler {
 		if err != nil {
 			s.writeError(sw, id, err)
 		}
+		s.metrics.observe(rt.pattern, r.Method, sw.status, time.Since(start))
 		level := slog.LevelInfo
 		if sw.status >= 500 {
 			level = slog.LevelError

@@ -57,6 +57,8 @@ type Server struct {
 	sem   chan struct{}
 	mux   *http.ServeMux
 	ready chan struct{} // closed when Serve begins to shut down
+	// metrics are served at /metrics, from a registry of this server's.
+	metrics *metrics
 }
 
 // New returns a server of d; opts may be nil (the defaults). The caller
@@ -84,7 +86,11 @@ func New(d *db.DB, opts *Options) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{d: d, o: o, sem: make(chan struct{}, o.MaxConcurrent), mux: http.NewServeMux(), ready: make(chan struct{})}
+	m, err := newMetrics(d)
+	if err != nil {
+		return nil, fmt.Errorf("server: metrics: %w", err)
+	}
+	s := &Server{d: d, o: o, sem: make(chan struct{}, o.MaxConcurrent), mux: http.NewServeMux(), ready: make(chan struct{}), metrics: m}
 	for _, rt := range s.routes() {
 		s.mux.Handle(rt.method+" "+rt.pattern, s.wrap(rt))
 	}

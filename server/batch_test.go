@@ -1,0 +1,171 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fpdb/fpdb/api"
+	"github.com/fpdb/fpdb/db"
+)
+
+// ndjsonBody returns the lines of reqs, one JSON object per line.
+func ndjsonBody(lines ...any) string {
+	var b strings.Builder
+	for _, l := range lines {
+		if s, ok := l.(string); ok {
+			b.WriteString(s + "\n")
+			continue
+		}
+		j, _ := json.Marshal(l)
+		b.Write(j)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func TestBatchEndpoint(t *testing.T) {
+	ts, d := testServer(t, nil)
+	ctx := context.Background()
+	// 2 500 documents (three chunks), a binary one, an id given twice and
+	// a blank line.
+	var lines []any
+	for i := range 2500 {
+		lines = append(lines, api.AddRequest{ID: fmt.Sprintf("d%04d", i), Text: text(uint64(i), 30), Source: "batch"})
+	}
+	lines = slices.Insert(lines, 1200, any(api.AddRequest{ID: "bin", Text: "a\x00b c d"}))
+	lines = slices.Insert(lines, 1500, any(""))
+	lines = append(lines, api.AddRequest{ID: "d0007", Text: text(99, 30)})
+	var res api.BatchResult
+	if st := call(t, "POST", ts.URL+"/v1/batch", "application/x-ndjson", strings.NewReader(ndjsonBody(lines...)), &res); st != 200 {
+		t.Fatalf("batch: %d %+v", st, res)
+	}
+	wantSkipped := []api.BatchSkip{{Line: 1201, ID: "bin"}, {Line: 2503, ID: "d0007"}}
+	if res.Stored != 2500 || res.Replaced != 0 || res.Unchanged != 0 || len(res.Skipped) != 2 || d.Len() != 2500 {
+		t.Fatalf("batch: %+v, %d stored", res, d.Len())
+	}
+	for i, s := range res.Skipped {
+		if s.Line != wantSkipped[i].Line || s.ID != wantSkipped[i].ID || s.Error == "" {
+			t.Fatalf("skipped %+v, want lines and ids %+v", res.Skipped, wantSkipped)
+		}
+	}
+	if doc, err := d.Get(ctx, "d1234"); err != nil || doc.Source != "batch" || doc.Words != 30 {
+		t.Fatalf("stored d1234: %+v %v", doc, err)
+	}
+	// Again: unchanged; with replace: replaced; a new one: stored.
+	body := ndjsonBody(api.AddRequest{ID: "d0001", Text: text(1, 30)},
+		api.AddRequest{ID: "d0002", Text: text(2, 30), Replace: true},
+		api.AddRequest{ID: "d0003", Text: "<p>changed " + text(77, 30) + "</p>", TextInput: api.TextInput{Format: "html"}},
+		api.AddRequest{ID: "new", Text: text(3, 30)})
+	if st := call(t, "POST", ts.URL+"/v1/batch", "", strings.NewReader(body), &res); st != 200 ||
+		res.Stored != 3 || res.Replaced != 2 || res.Unchanged != 1 || len(res.Skipped) != 0 || d.Len() != 2501 {
+		t.Fatalf("second batch: %d %+v", st, res)
+	}
+
+	// A bad line anywhere: 400 naming it, and nothing stored, not even the
+	// good lines before it.
+	good := api.AddRequest{ID: "good", Text: text(5, 30)}
+	before := d.Stats()
+	for _, c := range []struct {
+		name, body, msg string
+	}{
+		{"malformed", ndjsonBody(good, good, `{"id": "x", "text": `), "line 3"},
+		{"unknown field", ndjsonBody(good, `{"id": "x", "text": "a b", "colour": 1}`), "line 2"},
+		{"no id", ndjsonBody(good, `{"text": "a b c"}`), "line 2"},
+		{"threshold", ndjsonBody(good, `{"id": "x", "text": "a b c", "threshold": 0.8}`), "line 2"},
+		{"reject", ndjsonBody(`{"id": "x", "text": "a b c", "reject": true}`), "line 1"},
+		{"bad format", ndjsonBody(good, "", `{"id": "x", "text": "a b c", "format": "pdf"}`), "line 3"},
+		{"two values", ndjsonBody(good, `{"id": "x", "text": "a"} {"id": "y"}`), "line 2"},
+		{"not UTF-8", ndjsonBody(good, "{\"id\": \"x\", \"text\": \"\xff\"}"), "UTF-8"},
+	} {
+		wantError(t, "POST", ts.URL+"/v1/batch", "application/x-ndjson", c.body, 400, c.msg)
+	}
+	wantError(t, "POST", ts.URL+"/v1/batch", "image/png", ndjsonBody(good), 415, "Content-Type")
+	wantError(t, "POST", ts.URL+"/v1/batch?threshold=0.8", "", ndjsonBody(good), 400, "query parameters")
+	after := d.Stats()
+	if has, _ := d.Has(ctx, "good"); has || after.Docs != before.Docs {
+		t.Fatalf("a refused batch changed the database: %d documents, was %d", after.Docs, before.Docs)
+	}
+	var n int
+	if err := d.Log(ctx, db.LogOptions{ID: "good"}, func(db.LogEntry) error { n++; return nil }); err != nil || n != 0 {
+		t.Fatalf("a refused batch was logged: %d entries, %v", n, err)
+	}
+}
+
+func TestDeleteEndpoint(t *testing.T) {
+	ts, d := testServer(t, nil)
+	ctx := context.Background()
+	for _, id := range []string{"a/1", "a/2", "b/1", "c", "keep"} {
+		if _, err := d.Add(ctx, db.Input{ID: id, Text: []byte(text(uint64(len(id))+uint64(id[0]), 40))}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	del := func(body string) (int, api.DeleteResult) {
+		var res api.DeleteResult
+		st := call(t, "POST", ts.URL+"/v1/delete", "application/json", strings.NewReader(body), &res)
+		return st, res
+	}
+	for body, msg := range map[string]string{
+		`{}`:                                    "exactly one",
+		`{"dry_run": true}`:                     "exactly one",
+		`{"ids": ["c"], "prefix": "a/"}`:        "exactly one",
+		`{"prefix": "a/", "older_than": "1h"}`:  "exactly one",
+		`{"prefix": ""}`:                        "empty id prefix",
+		`{"ids": []}`:                           "ids is empty",
+		`{"prefix": "a/", "forget": true}`:      "forget goes with ids",
+		`{"older_than": "soon"}`:                "older_than",
+		`{"older_than": "-3d"}`:                 "older_than",
+		`{"ids": ["c"], "colour": "red"}`:       "colour",
+		`{"ids": ["ok", "bad\u0000id"]}`:        "id",
+		`{"ids": ["c"], "dry_run": "yes"}`:      "malformed",
+		`{"older_than": "0d", "dry_run": true}`: "older_than",
+	} {
+		wantError(t, "POST", ts.URL+"/v1/delete", "application/json", body, 400, msg)
+	}
+	if d.Len() != 5 {
+		t.Fatalf("bad deletes deleted: %d documents", d.Len())
+	}
+	// Dry runs count and change nothing.
+	for body, want := range map[string]api.DeleteResult{
+		`{"prefix": "a/", "dry_run": true}`:              {Deleted: 2, DryRun: true},
+		`{"ids": ["a/1", "zz", "a/1"], "dry_run": true}`: {Deleted: 1, NotFound: []string{"zz"}, DryRun: true},
+		`{"older_than": "1h", "dry_run": true}`:          {Deleted: 0, DryRun: true},
+	} {
+		if st, res := del(body); st != 200 || res.Deleted != want.Deleted || !slices.Equal(res.NotFound, want.NotFound) || !res.DryRun {
+			t.Fatalf("%s: %d %+v, want %+v", body, st, res, want)
+		}
+	}
+	if d.Len() != 5 {
+		t.Fatalf("a dry run deleted: %d documents", d.Len())
+	}
+	// Deletes.
+	if st, res := del(`{"ids": ["b/1", "zz"]}`); st != 200 || res.Deleted != 1 || !slices.Equal(res.NotFound, []string{"zz"}) || res.DryRun {
+		t.Fatalf("ids: %d %+v", st, res)
+	}
+	if st, res := del(`{"prefix": "a/"}`); st != 200 || res.Deleted != 2 {
+		t.Fatalf("prefix: %d %+v", st, res)
+	}
+	if has, _ := d.Has(ctx, "a/2"); has || d.Len() != 2 {
+		t.Fatalf("after the prefix delete: %d documents", d.Len())
+	}
+	// Forget: the document and its log entries.
+	if st, res := del(`{"ids": ["c"], "forget": true}`); st != 200 || res.Deleted != 1 {
+		t.Fatalf("forget: %d %+v", st, res)
+	}
+	n := 0
+	if err := d.Log(ctx, db.LogOptions{ID: "c"}, func(db.LogEntry) error { n++; return nil }); err != nil || n != 0 {
+		t.Fatalf("forgotten c has %d log entries (%v)", n, err)
+	}
+	// By age: everything added more than a millisecond ago.
+	time.Sleep(5 * time.Millisecond)
+	if st, res := del(`{"older_than": "1ms", "dry_run": true}`); st != 200 || res.Deleted != 1 {
+		t.Fatalf("older_than dry run: %d %+v", st, res)
+	}
+	if st, res := del(`{"older_than": "1ms"}`); st != 200 || res.Deleted != 1 || d.Len() != 0 {
+		t.Fatalf("older_than: %d %+v, %d left", st, res, d.Len())
+	}
+}

@@ -1,0 +1,92 @@
+package server
+
+import (
+	"bytes"
+	"net/http"
+	"time"
+
+	"github.com/fpdb/fpdb/api"
+	"github.com/fpdb/fpdb/db"
+	"github.com/fpdb/fpdb/internal/apiconv"
+	"github.com/fpdb/fpdb/internal/report"
+)
+
+// compareInput returns the db's input for one side of a comparison and
+// how the answer names it; which is "a" or "b", for errors.
+func compareInput(which string, t api.CompareText) (db.CompareInput, apiconv.Named, error) {
+	if (t.ID == "") == (t.Text == "") {
+		return db.CompareInput{}, apiconv.Named{}, badRequest("%s: give the id of a stored document or a text (one of them)", which)
+	}
+	if t.ID != "" {
+		if t.Format != "" || t.Encoding != "" {
+			return db.CompareInput{}, apiconv.Named{}, badRequest("%s: format and encoding go with a text, not a stored id", which)
+		}
+		return db.CompareInput{ID: t.ID}, apiconv.Named{Name: t.ID, Stored: true}, nil
+	}
+	to, err := textOptions(t.TextInput)
+	if err != nil {
+		return db.CompareInput{}, apiconv.Named{}, badRequest("%s: %v", which, err)
+	}
+	return db.CompareInput{Text: []byte(t.Text), Name: t.Name, TextOptions: to}, apiconv.Named{Name: t.Name}, nil
+}
+
+// compare is POST /v1/compare: how similar two texts or stored documents
+// are and the passages they share, as "fpdb compare --json" prints it, or
+// with ?html=true the page "fpdb compare --html" writes.
+func (s *Server) compare(w http.ResponseWriter, r *http.Request) error {
+	p := params{v: r.URL.Query()}
+	p.only("html")
+	html := p.bool("html")
+	if p.err != nil {
+		return p.err
+	}
+	var req api.CompareRequest
+	if err := readJSON(r, &req); err != nil {
+		return err
+	}
+	a, na, err := compareInput("a", req.A)
+	if err != nil {
+		return err
+	}
+	b, nb, err := compareInput("b", req.B)
+	if err != nil {
+		return err
+	}
+	// As "fpdb compare": min_words 8 unless given, 0 for every passage.
+	opts := &db.CompareOptions{MaxGap: req.Gap, MaxPassages: req.Passages}
+	if req.MinWords != nil {
+		if opts.MinWords = *req.MinWords; opts.MinWords == 0 {
+			opts.MinWords = -1
+		}
+	}
+	if (req.MinWords != nil && *req.MinWords < 0) || req.Gap < 0 || req.Passages < 0 {
+		return badRequest("min_words, gap and passages must not be negative")
+	}
+	c, err := s.d.Compare(r.Context(), a, b, opts)
+	if err != nil {
+		return err
+	}
+	k := s.d.Params().K
+	if !html {
+		return writeJSON(w, http.StatusOK, apiconv.Comparison(c, na, nb, k))
+	}
+	var page bytes.Buffer
+	if err := report.WriteCompare(&page, report.Pair{NameA: pageName(na, "A"), NameB: pageName(nb, "B"),
+		TextA: c.TextA, TextB: c.TextB, Figures: &c.Figures, K: k, Generated: time.Now()}); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_, err = w.Write(page.Bytes())
+	return err
+}
+
+// pageName names a side on the HTML page, as "fpdb compare" does.
+func pageName(n apiconv.Named, side string) string {
+	switch {
+	case n.Stored:
+		return "stored " + n.Name
+	case n.Name != "":
+		return n.Name
+	}
+	return "text " + side
+}

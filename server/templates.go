@@ -1,0 +1,98 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/fpdb/fpdb/api"
+	"github.com/fpdb/fpdb/db"
+	"github.com/fpdb/fpdb/internal/apiconv"
+)
+
+// templates is GET /v1/templates.
+func (s *Server) templates(w http.ResponseWriter, r *http.Request) error {
+	ts, err := s.d.Templates(r.Context())
+	if err != nil {
+		return err
+	}
+	out := api.Templates{Templates: make([]api.Template, len(ts))}
+	for i, t := range ts {
+		out.Templates[i] = apiconv.Template(t)
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// templateResult returns the API form of res.
+func templateResult(res *db.TemplateResult) api.TemplateResult {
+	return api.TemplateResult{Template: apiconv.Template(res.Template), Replaced: res.Replaced, Documents: res.Documents,
+		Changed: res.Changed, Excluded: res.Excluded}
+}
+
+// addTemplate is POST /v1/templates: add a template, or replace the one
+// of that name (201 when new, 200 when replaced). The stored documents
+// are fingerprinted again meanwhile; writers wait.
+func (s *Server) addTemplate(w http.ResponseWriter, r *http.Request) error {
+	var req api.TemplateRequest
+	if err := readJSON(r, &req); err != nil {
+		return err
+	}
+	if req.Name == "" {
+		return badRequest("the template needs a name")
+	}
+	to, err := textOptions(req.TextInput)
+	if err != nil {
+		return err
+	}
+	res, err := s.d.AddTemplate(r.Context(), req.Name, []byte(req.Text), to)
+	if err != nil {
+		return err
+	}
+	status := http.StatusCreated
+	if res.Replaced {
+		status = http.StatusOK
+	}
+	return writeJSON(w, status, templateResult(res))
+}
+
+// removeTemplate is DELETE /v1/templates/{name}.
+func (s *Server) removeTemplate(w http.ResponseWriter, r *http.Request) error {
+	res, err := s.d.RemoveTemplate(r.Context(), r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, templateResult(res))
+}
+
+// backup is POST /v1/backup: a consistent copy of the database into dir, a
+// path on the server's machine (absolute, not existing, outside the
+// database), as "fpdb backup" makes it; reads and writes go on meanwhile.
+func (s *Server) backup(w http.ResponseWriter, r *http.Request) error {
+	var req api.BackupRequest
+	if err := readJSON(r, &req); err != nil {
+		return err
+	}
+	if !filepath.IsAbs(req.Dir) {
+		return badRequest("dir %q: want an absolute path (on the server's machine)", req.Dir)
+	}
+	dir := filepath.Clean(req.Dir)
+	home, err := filepath.Abs(s.d.Dir())
+	if err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
+	if rel, err := filepath.Rel(home, dir); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return badRequest("dir %q is inside the database's directory", req.Dir)
+	}
+	start := time.Now()
+	if err := s.d.Backup(r.Context(), dir); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return badRequest("%v", err)
+		}
+		return fmt.Errorf("backup: %w", err)
+	}
+	return writeJSON(w, http.StatusOK, api.BackupResult{Dir: dir, Docs: s.d.Len(), Seconds: time.Since(start).Seconds()})
+}

@@ -1,0 +1,139 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fpdb/fpdb/api"
+	"github.com/fpdb/fpdb/db"
+	"github.com/fpdb/fpdb/internal/apiconv"
+)
+
+func TestTemplateEndpoints(t *testing.T) {
+	ts, d := testServer(t, nil)
+	ctx := context.Background()
+	fill(t, d, 2, 2, 3, 100)
+	var list api.Templates
+	if st := call(t, "GET", ts.URL+"/v1/templates", "", nil, &list); st != 200 || list.Templates == nil || len(list.Templates) != 0 {
+		t.Fatalf("no templates: %d %+v", st, list)
+	}
+	var res api.TemplateResult
+	req := api.TemplateRequest{Name: "call/2026", Text: text(1000, 60)}
+	if st := call(t, "POST", ts.URL+"/v1/templates", "application/json", jsonBody(req), &res); st != 201 ||
+		res.Replaced || res.Template.Name != "call/2026" || res.Template.Shingles == 0 || res.Documents != d.Len() || res.Excluded == 0 {
+		t.Fatalf("add: %d %+v", st, res)
+	}
+	req.Text = text(1001, 80)
+	if st := call(t, "POST", ts.URL+"/v1/templates", "application/json", jsonBody(req), &res); st != 200 || !res.Replaced {
+		t.Fatalf("replace: %d %+v", st, res)
+	}
+	if st := call(t, "GET", ts.URL+"/v1/templates", "", nil, &list); st != 200 || len(list.Templates) != 1 {
+		t.Fatalf("list: %d %+v", st, list)
+	}
+	ts2, err := d.Templates(ctx)
+	if err != nil || len(ts2) != 1 || list.Templates[0] != apiconv.Template(ts2[0]) {
+		t.Fatalf("served %+v, db %+v (%v)", list.Templates, ts2, err)
+	}
+	wantError(t, "POST", ts.URL+"/v1/templates", "application/json", `{"text": "a b c d"}`, 400, "name")
+	wantError(t, "POST", ts.URL+"/v1/templates", "application/json", `{"name": "x", "text": "a b c d", "format": "pdf"}`, 400, "pdf")
+	if st := call(t, "DELETE", ts.URL+"/v1/templates/"+url.PathEscape("call/2026"), "", nil, &res); st != 200 || res.Template.Name != "call/2026" {
+		t.Fatalf("remove: %d %+v", st, res)
+	}
+	if got, _ := d.Templates(ctx); len(got) != 0 {
+		t.Fatalf("templates left: %+v", got)
+	}
+	wantError(t, "DELETE", ts.URL+"/v1/templates/call%2F2026", "", "", 404, "template")
+}
+
+func TestBackupEndpoint(t *testing.T) {
+	ts, d := testServer(t, nil)
+	fill(t, d, 2, 2, 3, 50)
+	dir := filepath.Join(t.TempDir(), "copy")
+	var res api.BackupResult
+	if st := call(t, "POST", ts.URL+"/v1/backup", "application/json", jsonBody(api.BackupRequest{Dir: dir}), &res); st != 200 || res.Dir != dir || res.Docs != d.Len() {
+		t.Fatalf("backup: %d %+v", st, res)
+	}
+	b, err := db.Open(dir, &db.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Len() != d.Len() {
+		t.Errorf("the copy has %d documents, want %d", b.Len(), d.Len())
+	}
+	b.Close()
+	for body, msg := range map[string]string{
+		`{"dir": "relative/copy"}`:                            "absolute",
+		`{"dir": ""}`:                                         "absolute",
+		`{"dir": ` + quote(dir) + `}`:                         "exist",
+		`{"dir": ` + quote(filepath.Join(d.Dir(), "x")) + `}`: "inside",
+		`{"path": "/x"}`:                                      "path",
+	} {
+		wantError(t, "POST", ts.URL+"/v1/backup", "application/json", body, 400, msg)
+	}
+	if _, err := os.Stat(filepath.Join(d.Dir(), "x")); err == nil {
+		t.Fatal("a backup was written inside the database")
+	}
+}
+
+func quote(s string) string {
+	return `"` + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), `"`, `\"`) + `"`
+}
+
+// TestAccessOfNewRoutes: with tokens, every route needs one (but
+// /metrics), and the writes need a read-write one.
+func TestAccessOfNewRoutes(t *testing.T) {
+	const ro, rw = "read-only-token-0123", "read-write-token-4567"
+	toks, err := ParseTokens(strings.NewReader("ro " + ro + "\nrw " + rw + "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, d := testServer(t, &Options{Tokens: toks})
+	fill(t, d, 1, 2, 0, 50)
+	for _, c := range []struct {
+		method, path, body string
+		write              bool
+	}{
+		{"GET", "/v1/pairs?threshold=0.9", "", false},
+		{"GET", "/v1/clusters?threshold=0.9", "", false},
+		{"GET", "/v1/export", "", false},
+		{"GET", "/v1/log", "", false},
+		{"GET", "/v1/templates", "", false},
+		{"POST", "/v1/compare", `{"a": {"id": "g0-0"}, "b": {"id": "g0-1"}}`, false},
+		{"POST", "/v1/batch", `{"id": "new", "text": "a b c d e"}`, true},
+		{"POST", "/v1/delete", `{"ids": ["g0-1"]}`, true},
+		{"POST", "/v1/templates", `{"name": "t", "text": "a b c d e"}`, true},
+		{"DELETE", "/v1/templates/t", "", true},
+		{"POST", "/v1/backup", `{"dir": ` + quote(filepath.Join(t.TempDir(), "b")) + `}`, true},
+	} {
+		do := func(tok string) int {
+			var hdr []string
+			if tok != "" {
+				hdr = []string{"Authorization", "Bearer " + tok}
+			}
+			return call(t, c.method, ts.URL+c.path, "application/json", strings.NewReader(c.body), nil, hdr...)
+		}
+		if st := do(""); st != http.StatusUnauthorized {
+			t.Errorf("%s %s without a token: %d", c.method, c.path, st)
+		}
+		st := do(ro)
+		if c.write && st != http.StatusForbidden || !c.write && st != http.StatusOK {
+			t.Errorf("%s %s with a read-only token: %d", c.method, c.path, st)
+		}
+		if c.write {
+			if st := do(rw); st >= 300 {
+				t.Errorf("%s %s with a read-write token: %d", c.method, c.path, st)
+			}
+		}
+	}
+	if st := call(t, "GET", ts.URL+"/metrics", "", nil, nil); st != 200 {
+		t.Errorf("/metrics without a token: %d", st)
+	}
+	if d.Len() != 2 { // new stored, g0-1 deleted
+		t.Errorf("%d documents", d.Len())
+	}
+}
