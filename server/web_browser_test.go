@@ -180,9 +180,20 @@ func TestWebInBrowser(t *testing.T) {
 			t.Errorf("threshold %v, containment %v: the page shows\n%q\nthe API answers\n%q", c.Threshold, c.Containment, shown, rows)
 		}
 	}
+	// The keyboard: Tab leads from the containment to "Find similar",
+	// which shows its focus, and Enter presses it.
 	setValue(ctx, t, "#threshold", "0.3")
 	setValue(ctx, t, "#containment", "")
-	press(ctx, t, "#find", "results-status")
+	run(ctx, t, "tabbing to Find similar", chromedp.Evaluate[chromedp.Void](`document.getElementById("results-status").textContent = ""`),
+		chromedp.Focus(chromedp.ID("containment")), chromedp.KeyEvent("\t"))
+	if got := browsertest.Eval[string](ctx, t, `document.activeElement.id + " " + getComputedStyle(document.activeElement).outlineStyle`); got != "find solid" {
+		t.Errorf("after Tab from the containment: %q has the focus, want a visible focus on find", got)
+	}
+	run(ctx, t, "pressing Enter", chromedp.KeyEvent("\r"),
+		chromedp.Poll[chromedp.Void](`document.getElementById("results-status").className === "ok"`))
+	if n := browsertest.Eval[int](ctx, t, `document.querySelectorAll("#matches tbody tr").length`); n != 2 {
+		t.Errorf("Enter on Find similar: %d rows", n)
+	}
 	if os.Getenv(browsertest.EnvUpdateScreenshot) == "1" {
 		run(ctx, t, "scrolling to the top", chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
 		screenshot(ctx, t, "web-query.png")

@@ -359,7 +359,12 @@
     if (!res.ok) throw new Error(res.status === 404 ? "this server has no /v1/clusters (" + await errorText(res) + ")" : await errorText(res));
     var reader = res.body.getReader(), dec = new TextDecoder(), rest = "", n = 0, done = false;
     while (!done && n < MAX_CLUSTERS) {
-      var chunk = await reader.read();
+      var chunk;
+      try {
+        chunk = await reader.read();
+      } catch (e) { // the server cuts a stream that fails midway
+        throw new Error("the list of clusters broke off after " + n + " (" + e.message + "): it is incomplete");
+      }
       done = chunk.done;
       rest += done ? dec.decode() : dec.decode(chunk.value, { stream: true });
       var lines = rest.split("\n");
