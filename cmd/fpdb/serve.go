@@ -23,6 +23,7 @@ type serveOptions struct {
 	cert, key     string
 	maxBody       int64
 	timeout       time.Duration
+	streamTimeout time.Duration
 	maxConcurrent int
 	grace         time.Duration
 	logJSON       bool
@@ -41,9 +42,12 @@ and serves it over HTTP until it is stopped (Ctrl-C or SIGTERM: it stops
 accepting, lets the requests in flight finish for up to --grace, writes any
 deferred postings and closes the database).
 
-The API is JSON under /v1 (add, query, get, delete, stats; see the OpenAPI
-document the server serves at /v1/openapi.json), with /healthz and /readyz
-for supervisors. It listens on 127.0.0.1:7700 by default: this machine only.
+The API is JSON under /v1 (add, query, get, delete, stats; adds and deletes
+in bulk; pairs, clusters, the audit log and exports streamed as JSON lines;
+compare; templates; backups, written on the server's machine; see the
+OpenAPI document the server serves at /v1/openapi.json), with /healthz and
+/readyz for supervisors and /metrics for Prometheus (no token needed).
+It listens on 127.0.0.1:7700 by default: this machine only.
 To serve other machines, give --addr and --tokens (and --cert/--key for
 TLS): with --tokens every /v1 request needs "Authorization: Bearer TOKEN";
 the file has one "ro TOKEN" (read-only) or "rw TOKEN" (read-write) per line,
@@ -51,15 +55,18 @@ tokens of at least 16 characters.
 
 Limits: a body over --max-body is answered 413, a request (its body
 included) slower than --timeout 408, more than --max-concurrent requests at
-once 429. One line per request is logged on standard error, with its
-request id (also in the X-Request-ID header and in every error body).
+once 429; a stream (pairs, clusters, log, export) that outlasts
+--stream-timeout is cut off. One line per request is logged on standard
+error, with its request id (also in the X-Request-ID header and in every
+error body).
 
 Exit status: 0 after a shutdown asked for; 2 on error (the address taken, a
 bad token file, the database held by another process).`,
 		Example: `  fpdb serve                                  # http://127.0.0.1:7700
   fpdb --db /var/lib/fpdb serve --addr :7700 --tokens /etc/fpdb/tokens --cert c.pem --key k.pem
   curl -s -X POST 'http://127.0.0.1:7700/v1/documents?id=a.txt&threshold=0.8' --data-binary @a.txt
-  curl -s -X POST 'http://127.0.0.1:7700/v1/query?threshold=0.7' --data-binary @new.txt`,
+  curl -s -X POST 'http://127.0.0.1:7700/v1/query?threshold=0.7' --data-binary @new.txt
+  curl -sN 'http://127.0.0.1:7700/v1/pairs?threshold=0.9' | jq -r .b`,
 		Args: noArgs("serve"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd.Context(), cmd.ErrOrStderr())
@@ -72,6 +79,7 @@ bad token file, the database held by another process).`,
 	f.StringVar(&o.key, "key", "", "the TLS private key `FILE` (PEM; with --cert)")
 	f.Int64Var(&o.maxBody, "max-body", server.DefaultMaxBodyBytes, "largest request body in `BYTES` (413 beyond)")
 	f.DurationVar(&o.timeout, "timeout", server.DefaultRequestTimeout, "longest request, body included (408 beyond)")
+	f.DurationVar(&o.streamTimeout, "stream-timeout", server.DefaultStreamTimeout, "longest streamed answer (pairs, clusters, log, export)")
 	f.IntVar(&o.maxConcurrent, "max-concurrent", server.DefaultMaxConcurrent, "requests served at once (429 beyond)")
 	f.DurationVar(&o.grace, "grace", 30*time.Second, "on shutdown, wait this long for the requests in flight")
 	f.BoolVar(&o.logJSON, "log-json", false, "log JSON lines instead of text")
@@ -87,6 +95,8 @@ func (o *serveOptions) run(ctx context.Context, stderr io.Writer) (err error) {
 		return usageErrorf("invalid --max-body %d: must be positive", o.maxBody)
 	case o.timeout <= 0:
 		return usageErrorf("invalid --timeout %v: must be positive", o.timeout)
+	case o.streamTimeout <= 0:
+		return usageErrorf("invalid --stream-timeout %v: must be positive", o.streamTimeout)
 	case o.maxConcurrent <= 0:
 		return usageErrorf("invalid --max-concurrent %d: must be positive", o.maxConcurrent)
 	}
@@ -99,7 +109,7 @@ func (o *serveOptions) run(ctx context.Context, stderr io.Writer) (err error) {
 	} else {
 		logger = slog.New(slog.NewTextHandler(stderr, nil))
 	}
-	so := &server.Options{MaxBodyBytes: o.maxBody, RequestTimeout: o.timeout, MaxConcurrent: o.maxConcurrent, Logger: logger}
+	so := &server.Options{MaxBodyBytes: o.maxBody, RequestTimeout: o.timeout, StreamTimeout: o.streamTimeout, MaxConcurrent: o.maxConcurrent, Logger: logger}
 	if o.tokens != "" {
 		if so.Tokens, err = server.LoadTokens(o.tokens); err != nil {
 			return failure(fmt.Errorf("serve: %w", err))
