@@ -216,6 +216,9 @@ func (o *addOptions) validate() error {
 	if o.quiet && o.dupsOnly {
 		return usageErrorf("add: --quiet and --dups-only cannot be used together")
 	}
+	if err := o.validateRemote(); err != nil {
+		return err
+	}
 	if err := o.creation.validate(); err != nil {
 		return err
 	}
@@ -288,8 +291,10 @@ func (o *addOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr io
 	if err := o.validate(); err != nil {
 		return err
 	}
-	if _, err := o.dir(); err != nil {
-		return err
+	if !o.remote() {
+		if _, err := o.dir(); err != nil {
+			return err
+		}
 	}
 	rep := &addReport{stderr: stderr}
 	inputs, err := o.collect(stdin, stderr)
@@ -312,11 +317,21 @@ func (o *addOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr io
 		mode = openBulk
 	}
 	start := time.Now()
-	d, err := o.openDBWith(mode, &o.creation)
-	if err != nil {
-		return failure(err)
+	var d *db.DB
+	var add adder
+	if o.remote() {
+		c, err := o.client()
+		if err != nil {
+			return failure(err)
+		}
+		add = remoteAdder(c)
+	} else {
+		if d, err = o.openDBWith(mode, &o.creation); err != nil {
+			return failure(err)
+		}
+		defer closeDB(d, &err)
+		add = d.Add
 	}
-	defer closeDB(d, &err)
 
 	if o.progress || (!o.quiet && len(inputs) > 1 && isTerminal(stderr)) {
 		rep.progress = newProgress(stderr, progressNow).withTotal(len(inputs))
@@ -344,7 +359,7 @@ func (o *addOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr io
 			rep.fail(in.path, "", in.err)
 			continue
 		}
-		fatal, err := o.addOne(ctx, d, in, stdin, stdout, enc, rep)
+		fatal, err := o.addOne(ctx, add, in, stdin, stdout, enc, rep)
 		if fatal {
 			rep.progress.clear()
 			return failure(err)
@@ -524,12 +539,33 @@ func (o *addOptions) readFilesFrom(stdin io.Reader) ([]string, error) {
 // cannot be added either.
 func isFatal(err error) bool {
 	return errors.Is(err, db.ErrClosed) || errors.Is(err, db.ErrReadOnly) ||
-		errors.Is(err, db.ErrIDSpaceExhausted) || errors.Is(err, db.ErrCorrupt)
+		errors.Is(err, db.ErrIDSpaceExhausted) || errors.Is(err, db.ErrCorrupt) || isRemoteFatal(err)
+}
+
+// adder adds one document: the database's Add, or a server's
+// (remoteAdder).
+type adder func(ctx context.Context, in db.Input, o *db.AddOptions) (*db.AddResult, error)
+
+// validateRemote refuses, with --server, the flags that concern a local
+// database only.
+func (o *addOptions) validateRemote() error {
+	if !o.remote() {
+		return nil
+	}
+	if o.bulk {
+		return usageErrorf("add: --bulk loads a local database and cannot be used with --server (a server adds each document with the check)")
+	}
+	for _, name := range []string{"k", "group-bits", "shingle-width", "seed", "normalize-version", "no-texts", "no-log"} {
+		if o.creation.given(name) {
+			return usageErrorf("add: --%s sets a new local database's parameters and cannot be used with --server", name)
+		}
+	}
+	return nil
 }
 
 // addOne adds one document and prints its outcome. It returns fatal = true
 // with the error when the run must stop; other errors are reported on rep.
-func (o *addOptions) addOne(ctx context.Context, d *db.DB, in addInput, stdin io.Reader, stdout io.Writer, enc *json.Encoder, rep *addReport) (fatal bool, err error) {
+func (o *addOptions) addOne(ctx context.Context, add adder, in addInput, stdin io.Reader, stdout io.Writer, enc *json.Encoder, rep *addReport) (fatal bool, err error) {
 	r := stdin
 	source := o.source
 	if in.path != "-" {
@@ -544,7 +580,7 @@ func (o *addOptions) addOne(ctx context.Context, d *db.DB, in addInput, stdin io
 			source = in.path
 		}
 	}
-	res, err := d.Add(ctx, db.Input{ID: in.id, Reader: r, Source: source, ReplaceUnchanged: o.replace, TextOptions: o.text.options(in.path)}, &db.AddOptions{
+	res, err := add(ctx, db.Input{ID: in.id, Reader: r, Source: source, ReplaceUnchanged: o.replace, TextOptions: o.text.options(in.path)}, &db.AddOptions{
 		Threshold: o.threshold,
 		Reject:    o.reject,
 	})

@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
+	"github.com/fpdb/fpdb/api"
+	"github.com/fpdb/fpdb/client"
 	"github.com/fpdb/fpdb/db"
 	"github.com/fpdb/fpdb/internal/apiconv"
 	"github.com/spf13/cobra"
@@ -124,6 +127,9 @@ func (o *clustersOptions) run(ctx context.Context, stdout, stderr io.Writer) (er
 	if err != nil {
 		return err
 	}
+	if o.remote() {
+		return o.runRemote(ctx, stdout, stderr)
+	}
 	d, err := o.openDB(openReadOnly)
 	if err != nil {
 		return failure(err)
@@ -153,28 +159,64 @@ func (o *clustersOptions) run(ctx context.Context, stdout, stderr io.Writer) (er
 	}
 	enc := newJSONEncoder(stdout)
 	for i, c := range cs {
-		if o.json {
-			if err := enc.Encode(apiconv.Cluster(i+1, c)); err != nil {
-				return failure(err)
-			}
-			continue
-		}
-		fmt.Fprintf(stdout, "cluster %d: %s, %s, cohesion %.3f\n", i+1, nDocs(len(c.IDs)), plural(c.Pairs, "pair"), c.Cohesion)
-		if c.Keep == "" {
-			for _, id := range c.IDs {
-				fmt.Fprintf(stdout, "  %s\n", tsvField(id))
-			}
-			continue
-		}
-		fmt.Fprintf(stdout, "  keep %s\n", tsvField(c.Keep))
-		for _, id := range c.Drop {
-			if _, err := fmt.Fprintf(stdout, "  drop %s\n", tsvField(id)); err != nil {
-				return failure(err)
-			}
+		if err := o.print(stdout, enc, i+1, c); err != nil {
+			return failure(err)
 		}
 	}
 	if prog != nil {
 		fmt.Fprintf(stderr, "%s from %s among %s in %v\n", plural(len(cs), "cluster"), plural(st.Pairs, "pair"), nDocs(st.Docs), st.Elapsed.Round(time.Millisecond))
+	}
+	return nil
+}
+
+// print prints c, the n-th cluster (from 1), on stdout (enc, with --json,
+// encodes on stdout).
+func (o *clustersOptions) print(stdout io.Writer, enc *json.Encoder, n int, c db.Cluster) error {
+	if o.json {
+		return enc.Encode(apiconv.Cluster(n, c))
+	}
+	fmt.Fprintf(stdout, "cluster %d: %s, %s, cohesion %.3f\n", n, nDocs(len(c.IDs)), plural(c.Pairs, "pair"), c.Cohesion)
+	if c.Keep == "" {
+		for _, id := range c.IDs {
+			fmt.Fprintf(stdout, "  %s\n", tsvField(id))
+		}
+		return nil
+	}
+	fmt.Fprintf(stdout, "  keep %s\n", tsvField(c.Keep))
+	for _, id := range c.Drop {
+		if _, err := fmt.Fprintf(stdout, "  drop %s\n", tsvField(id)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runRemote prints the clusters the server streams.
+func (o *clustersOptions) runRemote(ctx context.Context, stdout, stderr io.Writer) error {
+	c, err := o.client()
+	if err != nil {
+		return failure(err)
+	}
+	start := time.Now()
+	enc := newJSONEncoder(stdout)
+	n := 0
+	var werr error
+	err = c.Clusters(ctx, client.ClustersOptions{Threshold: o.threshold, Keep: o.keep, Centers: o.centers, MaxSize: o.maxSize},
+		func(cl api.Cluster) error {
+			n++
+			werr = o.print(stdout, enc, cl.Cluster, clusterOf(cl))
+			return werr
+		})
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return failure(fmt.Errorf("clusters: interrupted"))
+	case err != nil && werr != nil:
+		return failure(werr)
+	case err != nil:
+		return failure(newOpError("clusters", fromServer(err), "clusters", "pairs"))
+	}
+	if isTerminal(stderr) {
+		fmt.Fprintf(stderr, "%s in %v (from %s)\n", plural(n, "cluster"), time.Since(start).Round(time.Millisecond), c.URL())
 	}
 	return nil
 }

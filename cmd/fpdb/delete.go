@@ -127,11 +127,25 @@ func (o *deleteOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr
 			return failure(fmt.Errorf("delete: read standard input: %w", err))
 		}
 	}
-	d, err := o.openDB(openExisting)
-	if err != nil {
-		return failure(err)
+	var d deleter
+	if o.remote() {
+		c, err := o.client()
+		if err != nil {
+			return failure(err)
+		}
+		rs := &remoteStore{c: c, olderThan: o.olderThan}
+		if o.dryRun && (o.prefix != "" || o.olderThan != "") {
+			return rs.dryRunCount(ctx, o, stderr)
+		}
+		d = rs
+	} else {
+		var ld *db.DB
+		if ld, err = o.openDB(openExisting); err != nil {
+			return failure(err)
+		}
+		defer closeDB(ld, &err)
+		d = ld
 	}
-	defer closeDB(d, &err)
 	cutoff := time.Now().Add(-age)
 	if o.dryRun {
 		return o.dryRunList(ctx, d, cutoff, stdout, stderr)
@@ -157,6 +171,18 @@ func (o *deleteOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr
 	}
 	fmt.Fprintln(stdout, countDocs(n, "deleted"))
 	return nil
+}
+
+// deleter carries out the deletes: the database, or a server
+// (remoteStore).
+type deleter interface {
+	Delete(ctx context.Context, id string) error
+	DeleteMany(ctx context.Context, ids []string) (*db.DeleteResult, error)
+	DeletePrefix(ctx context.Context, prefix string) (int, error)
+	DeleteOlderThan(ctx context.Context, t time.Time) (int, error)
+	Forget(ctx context.Context, ids []string) (*db.ForgetResult, error)
+	Has(ctx context.Context, id string) (bool, error)
+	Docs(ctx context.Context, fn func(db.Doc) error) error
 }
 
 // errQuotedID is the error of an id that starts with a double quote but
@@ -209,7 +235,7 @@ func readIDs(r io.Reader, null bool) ([]string, error) {
 }
 
 // deleteMany deletes the ids read from standard input, in batches.
-func (o *deleteOptions) deleteMany(ctx context.Context, d *db.DB, stdout, stderr io.Writer) error {
+func (o *deleteOptions) deleteMany(ctx context.Context, d deleter, stdout, stderr io.Writer) error {
 	res, err := d.DeleteMany(ctx, o.ids)
 	if res != nil {
 		for _, id := range res.NotFound {
@@ -227,7 +253,7 @@ func (o *deleteOptions) deleteMany(ctx context.Context, d *db.DB, stdout, stderr
 }
 
 // dryRunList prints the ids a delete would remove and their count.
-func (o *deleteOptions) dryRunList(ctx context.Context, d *db.DB, cutoff time.Time, stdout, stderr io.Writer) error {
+func (o *deleteOptions) dryRunList(ctx context.Context, d deleter, cutoff time.Time, stdout, stderr io.Writer) error {
 	bw := bufio.NewWriter(stdout)
 	n := 0
 	var err error
@@ -266,7 +292,7 @@ func (o *deleteOptions) dryRunList(ctx context.Context, d *db.DB, cutoff time.Ti
 }
 
 // deleteArgs deletes the ids given as arguments, one at a time.
-func (o *deleteOptions) deleteArgs(ctx context.Context, d *db.DB, stdout, stderr io.Writer) error {
+func (o *deleteOptions) deleteArgs(ctx context.Context, d deleter, stdout, stderr io.Writer) error {
 	failed := 0
 	for _, id := range o.ids {
 		if ctx.Err() != nil {
@@ -287,14 +313,18 @@ func (o *deleteOptions) deleteArgs(ctx context.Context, d *db.DB, stdout, stderr
 }
 
 // forgetIDs deletes the ids given and erases them from the audit log.
-func (o *deleteOptions) forgetIDs(ctx context.Context, d *db.DB, stdout, stderr io.Writer) error {
+func (o *deleteOptions) forgetIDs(ctx context.Context, d deleter, stdout, stderr io.Writer) error {
 	res, err := d.Forget(ctx, o.ids)
 	if res != nil {
 		for _, id := range res.NotFound {
 			fmt.Fprintf(stderr, "fpdb: delete %q: %s (and not in the audit log)\n", id, errorText(db.ErrNotFound))
 		}
-		fmt.Fprintf(stdout, "%s, %s erased, %s redacted\n", countDocs(res.Deleted, "deleted"),
-			entries(res.Erased, "log "), entries(res.Redacted, ""))
+		if res.Erased < 0 { // a server's answer: it does not count them
+			fmt.Fprintf(stdout, "%s, their log entries erased\n", countDocs(res.Deleted, "deleted"))
+		} else {
+			fmt.Fprintf(stdout, "%s, %s erased, %s redacted\n", countDocs(res.Deleted, "deleted"),
+				entries(res.Erased, "log "), entries(res.Redacted, ""))
+		}
 	}
 	if err != nil {
 		return failure(newOpError("delete", err, "forget"))

@@ -65,6 +65,9 @@ Exit status: 0 on success; 2 on error, including an unknown ID.`,
 }
 
 func (o *getOptions) run(ctx context.Context, stdout io.Writer) (err error) {
+	if o.remote() {
+		return o.runRemote(ctx, stdout)
+	}
 	d, err := o.openDB(openReadOnly)
 	if err != nil {
 		return failure(err)
@@ -85,6 +88,25 @@ func (o *getOptions) run(ctx context.Context, stdout io.Writer) (err error) {
 		ContentHash: hex.EncodeToString(doc.ContentHash[:]),
 		Fingerprint: db.FormatFingerprint(doc.Fingerprint),
 	}
+	return o.print(stdout, jd)
+}
+
+// runRemote gets the document from the server.
+func (o *getOptions) runRemote(ctx context.Context, stdout io.Writer) error {
+	c, err := o.client()
+	if err != nil {
+		return failure(err)
+	}
+	doc, err := c.Get(ctx, o.id)
+	if err != nil {
+		op := fmt.Sprintf("get %q", o.id)
+		return failure(newOpError(op, fromServer(err), op, "get"))
+	}
+	return o.print(stdout, remoteDoc(doc))
+}
+
+// print prints the document jd.
+func (o *getOptions) print(stdout io.Writer, jd jsonDoc) error {
 	if o.json {
 		if err := newJSONEncoder(stdout).Encode(jd); err != nil {
 			return failure(err)

@@ -3,10 +3,12 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"time"
 
+	"github.com/fpdb/fpdb/api"
 	"github.com/fpdb/fpdb/db"
 	"github.com/fpdb/fpdb/internal/apiconv"
 	"github.com/spf13/cobra"
@@ -66,6 +68,9 @@ func (o *pairsOptions) run(ctx context.Context, stdout, stderr io.Writer) (err e
 	if err := checkThreshold(o.threshold); err != nil {
 		return err
 	}
+	if o.remote() {
+		return o.runRemote(ctx, stdout, stderr)
+	}
 	d, err := o.openDB(openReadOnly)
 	if err != nil {
 		return failure(err)
@@ -86,6 +91,7 @@ func (o *pairsOptions) run(ctx context.Context, stdout, stderr io.Writer) (err e
 		prog = newProgress(stderr, time.Now)
 	}
 	ttyOut := prog != nil && isTerminal(stdout)
+	write := o.writer(bw, enc)
 	var werr error
 	st, err := d.Pairs(ctx, db.PairsOptions{
 		Threshold: o.threshold,
@@ -101,15 +107,7 @@ func (o *pairsOptions) run(ctx context.Context, stdout, stderr io.Writer) (err e
 			prog.hide()
 			defer prog.show()
 		}
-		if o.json {
-			werr = enc.Encode(apiconv.Pair(p))
-		} else {
-			line := fmt.Sprintf("%s\t%s\t%.3f\t%d", tsvField(p.A), tsvField(p.B), p.Similarity, p.Hamming)
-			if p.Exact {
-				line += "\texact"
-			}
-			_, werr = fmt.Fprintln(bw, line)
-		}
+		werr = write(p)
 		if ttyOut {
 			_ = bw.Flush()
 		}
@@ -128,6 +126,56 @@ func (o *pairsOptions) run(ctx context.Context, stdout, stderr io.Writer) (err e
 	}
 	if prog != nil {
 		fmt.Fprintf(stderr, "%s among %s in %v (%s)\n", plural(st.Pairs, "pair"), nDocs(st.Docs), st.Elapsed.Round(time.Millisecond), st.Plan)
+	}
+	return nil
+}
+
+// writer returns the function that prints a pair on bw (enc, with --json,
+// encodes on bw).
+func (o *pairsOptions) writer(bw *bufio.Writer, enc *json.Encoder) func(db.Pair) error {
+	return func(p db.Pair) error {
+		if o.json {
+			return enc.Encode(apiconv.Pair(p))
+		}
+		line := fmt.Sprintf("%s\t%s\t%.3f\t%d", tsvField(p.A), tsvField(p.B), p.Similarity, p.Hamming)
+		if p.Exact {
+			line += "\texact"
+		}
+		_, err := fmt.Fprintln(bw, line)
+		return err
+	}
+}
+
+// runRemote prints the pairs the server streams, as they come.
+func (o *pairsOptions) runRemote(ctx context.Context, stdout, stderr io.Writer) error {
+	c, err := o.client()
+	if err != nil {
+		return failure(err)
+	}
+	start := time.Now()
+	bw := bufio.NewWriter(stdout)
+	write := o.writer(bw, newJSONEncoder(bw))
+	n := 0
+	var werr error
+	err = c.Pairs(ctx, o.threshold, func(p api.Pair) error {
+		n++
+		werr = write(pairOf(p))
+		return werr
+	})
+	if ferr := bw.Flush(); err == nil && ferr != nil {
+		err = ferr
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return failure(fmt.Errorf("pairs: interrupted after %s", plural(n, "pair")))
+		}
+		if werr != nil {
+			return failure(newOpError("pairs", werr))
+		}
+		return failure(newOpError("pairs", fromServer(err), "pairs"))
+	}
+	if isTerminal(stderr) {
+		fmt.Fprintf(stderr, "%s in %v (from %s)\n", plural(n, "pair"), time.Since(start).Round(time.Millisecond), c.URL())
 	}
 	return nil
 }

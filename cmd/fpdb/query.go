@@ -247,33 +247,53 @@ func (r *readErrors) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// querier runs the query of one text: the database's (localQuerier) or a
+// server's (remoteQuerier). It returns the matches and how the query ran.
+type querier func(ctx context.Context, r io.Reader, qo db.QueryOptions) (*db.QueryResult, jsonExplain, error)
+
+// localQuerier returns the querier of d.
+func localQuerier(d *db.DB) querier {
+	return func(ctx context.Context, r io.Reader, qo db.QueryOptions) (*db.QueryResult, jsonExplain, error) {
+		res, err := d.QueryReader(ctx, r, qo)
+		if err != nil {
+			return nil, jsonExplain{}, err
+		}
+		s := res.Stats
+		return res, jsonExplain{
+			Plan: s.Plan.String(), Radius: s.Radius, MinHits: s.MinHits, Probes: s.Probes,
+			Postings: s.Postings, Candidates: s.Candidates, Verified: s.Verified,
+			Reads: s.Reads, Recall: s.Recall, ElapsedNS: int64(s.Elapsed),
+		}, nil
+	}
+}
+
 // queryInput runs the query of one input. An error of the input itself (it
 // cannot be opened or read, it is not text, it has no words) is returned
 // marked by asInputError.
-func (o *queryOptions) queryInput(ctx context.Context, d *db.DB, in addInput, stdin io.Reader, qo db.QueryOptions) (*db.QueryResult, error) {
+func (o *queryOptions) queryInput(ctx context.Context, query querier, in addInput, stdin io.Reader, qo db.QueryOptions) (*db.QueryResult, jsonExplain, error) {
 	if in.err != nil {
-		return nil, asInputError(pathError(in.err, in.path))
+		return nil, jsonExplain{}, asInputError(pathError(in.err, in.path))
 	}
 	r := &readErrors{r: stdin}
 	if in.path != "-" {
 		f, err := os.Open(in.path)
 		if err != nil {
-			return nil, asInputError(pathError(err, in.path))
+			return nil, jsonExplain{}, asInputError(pathError(err, in.path))
 		}
 		defer f.Close()
 		r.r = f
 	}
 	qo.TextOptions = o.text.options(in.path)
-	res, err := d.QueryReader(ctx, r, qo)
+	res, ex, err := query(ctx, r, qo)
 	switch {
 	case err == nil:
-		return res, nil
+		return res, ex, nil
 	case r.err != nil:
-		return nil, asInputError(pathError(r.err, in.path))
+		return nil, ex, asInputError(pathError(r.err, in.path))
 	case isInputError(err, in.path):
-		return nil, asInputError(err)
+		return nil, ex, asInputError(err)
 	}
-	return nil, err
+	return nil, ex, err
 }
 
 func (o *queryOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) (err error) {
@@ -322,15 +342,25 @@ func (o *queryOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr 
 		return o.failed(failed, last, len(inputs))
 	}
 
-	d, err := o.openDB(openReadOnly)
-	if err != nil {
-		return failure(err)
-	}
-	defer closeDB(d, &err)
-	if plan.Kind == db.PlanProbe && plan.Tau < 0 {
-		if plan.Tau, err = d.ExactTau(o.threshold); err != nil {
-			return failure(newOpError("query", err, "exact tau"))
+	var query querier
+	if o.remote() {
+		c, err := o.client()
+		if err != nil {
+			return failure(err)
 		}
+		query = remoteQuerier(c, o.explain) // a probe without --tau: the server's smallest exact radius
+	} else {
+		var d *db.DB
+		if d, err = o.openDB(openReadOnly); err != nil {
+			return failure(err)
+		}
+		defer closeDB(d, &err)
+		if plan.Kind == db.PlanProbe && plan.Tau < 0 {
+			if plan.Tau, err = d.ExactTau(o.threshold); err != nil {
+				return failure(newOpError("query", err, "exact tau"))
+			}
+		}
+		query = localQuerier(d)
 	}
 
 	qo := db.QueryOptions{Threshold: o.threshold, Limit: o.limit, Plan: plan}
@@ -344,7 +374,7 @@ func (o *queryOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr 
 	matched := 0
 	var last error
 	for _, in := range inputs {
-		res, err := o.queryInput(ctx, d, in, stdin, qo)
+		res, ex, err := o.queryInput(ctx, query, in, stdin, qo)
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return failure(fmt.Errorf("query: interrupted"))
@@ -357,7 +387,7 @@ func (o *queryOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr 
 		if len(res.Matches) > 0 {
 			matched++
 		}
-		if err := o.print(in.path, res, multi, enc, stdout, stderr); err != nil {
+		if err := o.print(in.path, res.Matches, ex, multi, enc, stdout, stderr); err != nil {
 			return failure(err)
 		}
 	}
@@ -380,23 +410,17 @@ func (o *queryOptions) failed(f inputFailures, last error, inputs int) error {
 	return f.failure(fmt.Errorf("query: %d of %d inputs failed", f.count(), inputs))
 }
 
-// print prints the matches of the query of input, and with --explain its
-// statistics.
-func (o *queryOptions) print(input string, res *db.QueryResult, multi bool, enc *json.Encoder, stdout, stderr io.Writer) error {
-	s := res.Stats
+// print prints the matches of the query of input, and with --explain how
+// it ran (ex).
+func (o *queryOptions) print(input string, matches []db.Match, ex jsonExplain, multi bool, enc *json.Encoder, stdout, stderr io.Writer) error {
 	if o.json {
-		for _, m := range res.Matches {
+		for _, m := range matches {
 			if err := enc.Encode(newJSONMatch(input, m)); err != nil {
 				return err
 			}
 		}
 		if !o.explain {
 			return nil
-		}
-		ex := jsonExplain{
-			Plan: s.Plan.String(), Radius: s.Radius, MinHits: s.MinHits, Probes: s.Probes,
-			Postings: s.Postings, Candidates: s.Candidates, Verified: s.Verified,
-			Reads: s.Reads, Recall: s.Recall, ElapsedNS: int64(s.Elapsed),
 		}
 		if multi {
 			return enc.Encode(struct {
@@ -408,7 +432,7 @@ func (o *queryOptions) print(input string, res *db.QueryResult, multi bool, enc 
 	}
 
 	if multi {
-		for _, m := range res.Matches {
+		for _, m := range matches {
 			line := fmt.Sprintf("%s\t%s\t%.3f\t%d", tsvField(input), tsvField(m.ID), m.Similarity, m.Hamming)
 			if m.Exact {
 				line += "\texact"
@@ -419,7 +443,7 @@ func (o *queryOptions) print(input string, res *db.QueryResult, multi bool, enc 
 		}
 	} else {
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-		for _, m := range res.Matches {
+		for _, m := range matches {
 			fmt.Fprintf(tw, "%s\n", formatMatch(m))
 		}
 		if err := tw.Flush(); err != nil {
@@ -431,16 +455,16 @@ func (o *queryOptions) print(input string, res *db.QueryResult, multi bool, enc 
 		if multi {
 			fmt.Fprintf(tw, "input\t%s\n", input)
 		}
-		fmt.Fprintf(tw, "plan\t%s\n", s.Plan)
-		fmt.Fprintf(tw, "radius\t%d\n", s.Radius)
-		fmt.Fprintf(tw, "min hits\t%d\n", s.MinHits)
-		fmt.Fprintf(tw, "probes\t%d\n", s.Probes)
-		fmt.Fprintf(tw, "postings\t%d\n", s.Postings)
-		fmt.Fprintf(tw, "candidates\t%d\n", s.Candidates)
-		fmt.Fprintf(tw, "verified\t%d\n", s.Verified)
-		fmt.Fprintf(tw, "pebble reads\t%d\n", s.Reads)
-		fmt.Fprintf(tw, "expected recall\t%.4f\n", s.Recall)
-		fmt.Fprintf(tw, "elapsed\t%s\n", s.Elapsed.Round(time.Microsecond))
+		fmt.Fprintf(tw, "plan\t%s\n", ex.Plan)
+		fmt.Fprintf(tw, "radius\t%d\n", ex.Radius)
+		fmt.Fprintf(tw, "min hits\t%d\n", ex.MinHits)
+		fmt.Fprintf(tw, "probes\t%d\n", ex.Probes)
+		fmt.Fprintf(tw, "postings\t%d\n", ex.Postings)
+		fmt.Fprintf(tw, "candidates\t%d\n", ex.Candidates)
+		fmt.Fprintf(tw, "verified\t%d\n", ex.Verified)
+		fmt.Fprintf(tw, "pebble reads\t%d\n", ex.Reads)
+		fmt.Fprintf(tw, "expected recall\t%.4f\n", ex.Recall)
+		fmt.Fprintf(tw, "elapsed\t%s\n", time.Duration(ex.ElapsedNS).Round(time.Microsecond))
 		tw.Flush()
 	}
 	return nil

@@ -59,6 +59,10 @@ type globalOptions struct {
 	// dbFlag is the --db flag, to tell an empty --db from an empty
 	// $FPDB_DB (see dir).
 	dbFlag *pflag.Flag
+	// server is the URL of an fpdb server to work through instead of
+	// --db (--server, $FPDB_SERVER); tokenFile the file holding its
+	// token (--token-file; else $FPDB_TOKEN is the token). See remote.go.
+	server, tokenFile string
 }
 
 // defaultWait is the default of --wait: long enough for the other end of a
@@ -80,6 +84,12 @@ resemblance of their sets of word shingles at or above a threshold).
 The database is the directory given by --db, by default $` + envDB + ` if it is
 set, else ` + defaultDBDir + `. "fpdb add" creates it; the other commands
 require it to exist.
+
+With --server URL (default $` + envServer + `) add, query, get, delete, pairs,
+clusters and stats work through that fpdb server ("fpdb serve") instead of
+--db, with the same output and exit status; the texts are read here and sent.
+--token-file FILE (default $` + envToken + `, the token itself) gives the server's
+token. Any other command with --server is a usage error.
 
 Shell completion (of flag values such as --plan and --keep, and of stored
 ids for get and delete): source <(fpdb completion bash); "fpdb completion
@@ -124,6 +134,7 @@ Exit status:
 	g.dbFlag.DefValue = ""
 	root.PersistentFlags().DurationVar(&g.wait, "wait", defaultWait,
 		"wait up to `DURATION` for a database another fpdb process holds, then fail (0: fail at once)")
+	g.registerRemote(root)
 
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(

@@ -104,6 +104,9 @@ posting_lengths (a list of {"min", "max", "keys"}).`,
 }
 
 func (o *statsOptions) run(ctx context.Context, stdout io.Writer) (err error) {
+	if o.remote() {
+		return o.runRemote(ctx, stdout)
+	}
 	d, err := o.openDB(openReadOnly)
 	if err != nil {
 		return failure(err)
@@ -155,8 +158,34 @@ func (o *statsOptions) run(ctx context.Context, stdout io.Writer) (err error) {
 		}
 		return nil
 	}
-	widths := make([]string, len(p.GroupWidths))
-	for i, w := range p.GroupWidths {
+	return o.print(stdout, js, true)
+}
+
+// runRemote prints the server's statistics: the lines of the database's
+// parameters and size (a server does not serve the storage statistics).
+func (o *statsOptions) runRemote(ctx context.Context, stdout io.Writer) error {
+	c, err := o.client()
+	if err != nil {
+		return failure(err)
+	}
+	st, err := c.Stats(ctx)
+	if err != nil {
+		return failure(newOpError("stats", fromServer(err)))
+	}
+	if o.json {
+		if err := newJSONEncoder(stdout).Encode(st); err != nil {
+			return failure(err)
+		}
+		return nil
+	}
+	return o.print(stdout, remoteStats(st), false)
+}
+
+// print prints js; storage says that it holds the storage statistics
+// (without, the lines of a server's statistics only).
+func (o *statsOptions) print(stdout io.Writer, js jsonStats, storage bool) error {
+	widths := make([]string, len(js.GroupWidths))
+	for i, w := range js.GroupWidths {
 		widths[i] = fmt.Sprint(w)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
@@ -167,34 +196,45 @@ func (o *statsOptions) run(ctx context.Context, stdout io.Writer) (err error) {
 	fmt.Fprintf(tw, "shingle width\t%d\n", js.ShingleWidth)
 	fmt.Fprintf(tw, "seed\t%#x\n", js.Seed)
 	fmt.Fprintf(tw, "format version\t%d\n", js.FormatVersion)
-	fmt.Fprintf(tw, "hash version\t%d\n", js.HashVersion)
+	if storage {
+		fmt.Fprintf(tw, "hash version\t%d\n", js.HashVersion)
+	}
 	fmt.Fprintf(tw, "normalize version\t%d\n", js.NormalizeVersion)
-	fmt.Fprintf(tw, "merger\t%s\n", js.Merger)
+	if storage {
+		fmt.Fprintf(tw, "merger\t%s\n", js.Merger)
+	}
 	fmt.Fprintf(tw, "created\t%s\n", js.Created)
 	fmt.Fprintf(tw, "disk bytes\t%d\n", js.DiskBytes)
+	texts, audit := "no", "no (created without one)"
 	if js.KeepTexts {
-		fmt.Fprintf(tw, "texts kept\tyes: %d texts, %d bytes stored (%d as text)\n", js.Texts, js.TextBytes, js.TextRawBytes)
-	} else {
-		fmt.Fprintf(tw, "texts kept\tno\n")
+		texts = "yes"
+		if storage {
+			texts += fmt.Sprintf(": %d texts, %d bytes stored (%d as text)", js.Texts, js.TextBytes, js.TextRawBytes)
+		}
 	}
 	if js.AuditLog {
-		fmt.Fprintf(tw, "audit log\tyes: %d entries, %d bytes\n", js.LogEntries, js.LogBytes)
-	} else {
-		fmt.Fprintf(tw, "audit log\tno (created without one)\n")
+		audit = "yes"
+		if storage {
+			audit += fmt.Sprintf(": %d entries, %d bytes", js.LogEntries, js.LogBytes)
+		}
 	}
+	fmt.Fprintf(tw, "texts kept\t%s\n", texts)
+	fmt.Fprintf(tw, "audit log\t%s\n", audit)
 	if js.Deferred > 0 {
 		fmt.Fprintf(tw, "postings deferred (bulk load)\t%d docs\n", js.Deferred)
 	}
-	fmt.Fprintf(tw, "deleted, not compacted\t%d\n", js.DeletedNotCompacted)
-	fmt.Fprintf(tw, "bytes per doc\t%.0f\n", js.BytesPerDoc)
-	fmt.Fprintf(tw, "compaction debt bytes\t%d\n", js.CompactionDebt)
-	fmt.Fprintf(tw, "posting lists\t%d (%d ids, longest %d)\n", js.PostingKeys, js.PostingIDs, js.MaxPosting)
-	for _, b := range js.PostingLengths {
-		band := fmt.Sprint(b.Min)
-		if b.Max > b.Min {
-			band = fmt.Sprintf("%d-%d", b.Min, b.Max)
+	if storage {
+		fmt.Fprintf(tw, "deleted, not compacted\t%d\n", js.DeletedNotCompacted)
+		fmt.Fprintf(tw, "bytes per doc\t%.0f\n", js.BytesPerDoc)
+		fmt.Fprintf(tw, "compaction debt bytes\t%d\n", js.CompactionDebt)
+		fmt.Fprintf(tw, "posting lists\t%d (%d ids, longest %d)\n", js.PostingKeys, js.PostingIDs, js.MaxPosting)
+		for _, b := range js.PostingLengths {
+			band := fmt.Sprint(b.Min)
+			if b.Max > b.Min {
+				band = fmt.Sprintf("%d-%d", b.Min, b.Max)
+			}
+			fmt.Fprintf(tw, "  length %s\t%d lists\n", band, b.Keys)
 		}
-		fmt.Fprintf(tw, "  length %s\t%d lists\n", band, b.Keys)
 	}
 	if err := tw.Flush(); err != nil {
 		return failure(err)

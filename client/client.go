@@ -1,0 +1,427 @@
+package client
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fpdb/fpdb/api"
+)
+
+// Options configure a Client. The zero value (or nil) is usable.
+type Options struct {
+	// Token is sent as "Authorization: Bearer TOKEN" when not empty.
+	Token string
+	// HTTPClient makes the requests (default: a client of its own, without
+	// a time limit; streams last as long as the server sends).
+	HTTPClient *http.Client
+	// Timeout, when > 0, bounds each call that is not a stream (Pairs and
+	// Clusters are bounded by their context only).
+	Timeout time.Duration
+}
+
+// Client calls one fpdb server. It is safe for concurrent use.
+type Client struct {
+	base    string // the base URL, without a trailing slash
+	token   string
+	hc      *http.Client
+	timeout time.Duration
+}
+
+// ErrBadURL is returned by New for a base URL it cannot use.
+var ErrBadURL = errors.New("fpdb client: invalid server URL")
+
+// New returns a client of the server at baseURL ("http://127.0.0.1:7700";
+// a URL without a scheme is taken as http://). A path in baseURL prefixes
+// every request's (a server mounted under a path). opts may be nil.
+func New(baseURL string, opts *Options) (*Client, error) {
+	o := Options{}
+	if opts != nil {
+		o = *opts
+	}
+	raw := strings.TrimSpace(baseURL)
+	if raw == "" {
+		return nil, fmt.Errorf("%w: empty", ErrBadURL)
+	}
+	if !strings.Contains(raw, "://") {
+		raw = "http://" + raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %q: %w", ErrBadURL, baseURL, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("%w: %q: the scheme must be http or https", ErrBadURL, baseURL)
+	}
+	if u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return nil, fmt.Errorf("%w: %q: want http://HOST:PORT[/PATH]", ErrBadURL, baseURL)
+	}
+	if o.Timeout < 0 {
+		return nil, fmt.Errorf("fpdb client: negative timeout %v", o.Timeout)
+	}
+	hc := o.HTTPClient
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	return &Client{base: strings.TrimSuffix(u.String(), "/"), token: o.Token, hc: hc, timeout: o.Timeout}, nil
+}
+
+// URL returns the server's base URL.
+func (c *Client) URL() string { return c.base }
+
+// request is one call: its method, path (under the base URL), query
+// parameters, body and the body's content type.
+type request struct {
+	method, path string
+	query        url.Values
+	body         []byte
+	contentType  string
+}
+
+// jsonRequest returns a request whose body is v as JSON.
+func jsonRequest(method, path string, v any) (request, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return request{}, fmt.Errorf("%s %s: encode the request: %w", method, path, err)
+	}
+	return request{method: method, path: path, body: buf.Bytes(), contentType: "application/json"}, nil
+}
+
+// send makes the request and returns the response when its status is a
+// success; the caller closes its body. Any other status is an *Error.
+func (c *Client) send(ctx context.Context, rq request) (*http.Response, error) {
+	u := c.base + rq.path
+	if len(rq.query) > 0 {
+		u += "?" + rq.query.Encode()
+	}
+	var body io.Reader
+	if rq.body != nil {
+		body = bytes.NewReader(rq.body)
+	}
+	req, err := http.NewRequestWithContext(ctx, rq.method, u, body)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", rq.method, rq.path, err)
+	}
+	if rq.contentType != "" {
+		req.Header.Set("Content-Type", rq.contentType)
+	}
+	req.Header.Set("Accept", "application/json, application/x-ndjson")
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%s %s: %w", rq.method, rq.path, ctx.Err())
+		}
+		if isDialError(err) {
+			return nil, &UnreachableError{URL: c.base, Err: err}
+		}
+		return nil, fmt.Errorf("%s %s: %w", rq.method, rq.path, err)
+	}
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return nil, statusError(rq.method, rq.path, resp.StatusCode, b, resp.Header.Get("X-Request-ID"))
+}
+
+// call makes the request (within the client's timeout) and decodes the
+// JSON answer into out.
+func (c *Client) call(ctx context.Context, rq request, out any) error {
+	if c.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.timeout)
+		defer cancel()
+	}
+	resp, err := c.send(ctx, rq)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Errorf("%s %s: read the answer: %w", rq.method, rq.path, err)
+	}
+	if err := jsonUnmarshal(b, out); err != nil {
+		return fmt.Errorf("%s %s: malformed answer: %w", rq.method, rq.path, err)
+	}
+	return nil
+}
+
+// stream makes the request and calls line for each line of its NDJSON
+// answer, as it arrives. An error of line stops the stream and is
+// returned.
+func (c *Client) stream(ctx context.Context, rq request, line func([]byte) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // closes the connection when line stops early
+	resp, err := c.send(ctx, rq)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	br := bufio.NewReader(resp.Body)
+	for {
+		b, err := br.ReadBytes('\n')
+		if len(b) > 0 && b[len(b)-1] != '\n' {
+			// The last line was cut: the server stopped midway.
+			if err == nil || errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return fmt.Errorf("%s %s: the stream ended midway: %w", rq.method, rq.path, err)
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				err = ctx.Err()
+			}
+			return fmt.Errorf("%s %s: %w", rq.method, rq.path, err)
+		}
+		if len(bytes.TrimSpace(b)) == 0 {
+			continue
+		}
+		if bytes.HasPrefix(b, []byte(`{"error":`)) { // a failure the server reports in the stream
+			var eb api.ErrorBody
+			if jsonUnmarshal(b, &eb) == nil && eb.Error.Code != "" {
+				return &Error{Status: resp.StatusCode, Code: eb.Error.Code, Message: eb.Error.Message, RequestID: eb.Error.RequestID}
+			}
+		}
+		if err := line(b); err != nil {
+			return err
+		}
+	}
+}
+
+// jsonUnmarshal decodes b into v.
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// itoa formats n.
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// formatFloat formats f for a query parameter.
+func formatFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// setText sets the parameters of how a text is read.
+func setText(q url.Values, t api.TextInput) {
+	if t.Format != "" {
+		q.Set("format", t.Format)
+	}
+	if t.Encoding != "" {
+		q.Set("encoding", t.Encoding)
+	}
+}
+
+// Add adds a document (POST /v1/documents): with a Threshold, the server
+// checks for stored near duplicates first and, with Reject, stores
+// nothing when it finds one. The text is sent as it is, in any encoding.
+// A document left out by Reject is a result (Rejected), not an error.
+func (c *Client) Add(ctx context.Context, req api.AddRequest) (*api.AddResult, error) {
+	q := url.Values{"id": {req.ID}}
+	if req.Source != "" {
+		q.Set("source", req.Source)
+	}
+	if req.Threshold != 0 {
+		q.Set("threshold", formatFloat(req.Threshold))
+	}
+	if req.Reject {
+		q.Set("reject", "true")
+	}
+	if req.Replace {
+		q.Set("replace", "true")
+	}
+	if req.Limit != 0 {
+		q.Set("limit", itoa(req.Limit))
+	}
+	setText(q, req.TextInput)
+	var out api.AddResult
+	err := c.call(ctx, request{method: "POST", path: "/v1/documents", query: q, body: []byte(req.Text),
+		contentType: "application/octet-stream"}, &out)
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Query lists the stored near duplicates of a text, or of a fingerprint
+// (POST /v1/query). A text is sent as it is, in any encoding.
+func (c *Client) Query(ctx context.Context, req api.QueryRequest) (*api.QueryResult, error) {
+	var rq request
+	if req.Fingerprint != "" {
+		var err error
+		if rq, err = jsonRequest("POST", "/v1/query", req); err != nil {
+			return nil, err
+		}
+	} else {
+		q := url.Values{}
+		for name, f := range map[string]float64{"threshold": req.Threshold, "containment": req.Containment, "recall": req.Recall} {
+			if f != 0 {
+				q.Set(name, formatFloat(f))
+			}
+		}
+		if req.Limit != 0 {
+			q.Set("limit", itoa(req.Limit))
+		}
+		if req.Plan != "" {
+			q.Set("plan", req.Plan)
+		}
+		if req.Tau != nil {
+			q.Set("tau", itoa(*req.Tau))
+		}
+		if req.Explain {
+			q.Set("explain", "true")
+		}
+		setText(q, req.TextInput)
+		rq = request{method: "POST", path: "/v1/query", query: q, body: []byte(req.Text), contentType: "application/octet-stream"}
+	}
+	var out api.QueryResult
+	if err := c.call(ctx, rq, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// docPath returns the path of the document id.
+func docPath(id string) string { return "/v1/documents/" + url.PathEscape(id) }
+
+// Get returns the stored document id (GET /v1/documents/{id}); an error
+// matching ErrNotFound when there is none.
+func (c *Client) Get(ctx context.Context, id string) (*api.Doc, error) {
+	var out api.Doc
+	if err := c.call(ctx, request{method: "GET", path: docPath(id)}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// DeleteOptions configure Delete.
+type DeleteOptions struct {
+	// DryRun reports whether the document is stored and deletes nothing.
+	DryRun bool
+	// Forget also erases the document's audit-log entries.
+	Forget bool
+}
+
+// Delete deletes the document id (DELETE /v1/documents/{id}); an error
+// matching ErrNotFound when there is none. opts may be nil.
+func (c *Client) Delete(ctx context.Context, id string, opts *DeleteOptions) (*api.DeleteResult, error) {
+	q := url.Values{}
+	if opts != nil && opts.DryRun {
+		q.Set("dry_run", "true")
+	}
+	if opts != nil && opts.Forget {
+		q.Set("forget", "true")
+	}
+	var out api.DeleteResult
+	if err := c.call(ctx, request{method: "DELETE", path: docPath(id), query: q}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// DeleteMany deletes the documents req selects — by ids, by id prefix or
+// by age — in atomic batches (POST /v1/delete). Ids that are not stored
+// are listed in the result's NotFound, not an error.
+func (c *Client) DeleteMany(ctx context.Context, req api.DeleteRequest) (*api.DeleteResult, error) {
+	rq, err := jsonRequest("POST", "/v1/delete", req)
+	if err != nil {
+		return nil, err
+	}
+	var out api.DeleteResult
+	if err := c.call(ctx, rq, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Batch adds documents without the near-duplicate check, in one atomic
+// batch (POST /v1/batch, one JSON object per line). Texts go as JSON
+// strings: they must be UTF-8. Lines the server could not store are listed
+// in the result's Skipped.
+func (c *Client) Batch(ctx context.Context, docs []api.AddRequest) (*api.BatchResult, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	for i := range docs {
+		if err := enc.Encode(&docs[i]); err != nil {
+			return nil, fmt.Errorf("POST /v1/batch: encode document %d: %w", i+1, err)
+		}
+	}
+	var out api.BatchResult
+	err := c.call(ctx, request{method: "POST", path: "/v1/batch", body: buf.Bytes(), contentType: "application/x-ndjson"}, &out)
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Stats returns the database's statistics (GET /v1/stats).
+func (c *Client) Stats(ctx context.Context) (*api.Stats, error) {
+	var out api.Stats
+	if err := c.call(ctx, request{method: "GET", path: "/v1/stats"}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Pairs calls fn for every pair of stored documents whose estimated
+// resemblance is at least threshold (GET /v1/pairs), as the server finds
+// them. An error of fn stops the stream and is returned.
+func (c *Client) Pairs(ctx context.Context, threshold float64, fn func(api.Pair) error) error {
+	rq := request{method: "GET", path: "/v1/pairs", query: url.Values{"threshold": {formatFloat(threshold)}}}
+	return c.stream(ctx, rq, func(b []byte) error {
+		var p api.Pair
+		if err := jsonUnmarshal(b, &p); err != nil {
+			return fmt.Errorf("GET /v1/pairs: malformed line: %w", err)
+		}
+		return fn(p)
+	})
+}
+
+// ClustersOptions configure Clusters.
+type ClustersOptions struct {
+	// Threshold is the least resemblance of a pair, in (0, 1].
+	Threshold float64
+	// Keep names the policy that chooses the member to keep: oldest,
+	// newest, first, longest or shortest ("": none).
+	Keep string
+	// Centers makes clusters around centers (no chaining), of at most
+	// MaxSize members (0: no limit).
+	Centers bool
+	MaxSize int
+}
+
+// Clusters calls fn for every cluster of near duplicates, largest first
+// (GET /v1/clusters). An error of fn stops the stream and is returned.
+func (c *Client) Clusters(ctx context.Context, o ClustersOptions, fn func(api.Cluster) error) error {
+	q := url.Values{"threshold": {formatFloat(o.Threshold)}}
+	if o.Keep != "" {
+		q.Set("keep", o.Keep)
+	}
+	if o.Centers {
+		q.Set("centers", "true")
+	}
+	if o.MaxSize != 0 {
+		q.Set("max_size", itoa(o.MaxSize))
+	}
+	return c.stream(ctx, request{method: "GET", path: "/v1/clusters", query: q}, func(b []byte) error {
+		var cl api.Cluster
+		if err := jsonUnmarshal(b, &cl); err != nil {
+			return fmt.Errorf("GET /v1/clusters: malformed line: %w", err)
+		}
+		return fn(cl)
+	})
+}

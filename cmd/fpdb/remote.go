@@ -1,0 +1,407 @@
+package main
+
+// The command line as a client of "fpdb serve": with --server URL, add,
+// query, get, delete, pairs, clusters and stats send their work to the
+// server instead of opening --db. Texts are still read here (files,
+// directories, standard input, --format and --encoding) and sent as they
+// are; the server fingerprints them. The answers are turned into the db
+// package's values that the local commands print, so that both print the
+// same lines and exit with the same status.
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fpdb/fpdb/api"
+	"github.com/fpdb/fpdb/client"
+	"github.com/fpdb/fpdb/db"
+)
+
+// Environment variables of the remote mode.
+const (
+	// envServer gives the default of --server.
+	envServer = "FPDB_SERVER"
+	// envToken is the server's token, when --token-file is not given.
+	envToken = "FPDB_TOKEN"
+)
+
+// remoteCommands are the commands that work through a server.
+var remoteCommands = []string{"add", "query", "get", "delete", "pairs", "clusters", "stats"}
+
+// localOnly are the commands that neither open a database nor talk to a
+// server: --server (or $FPDB_SERVER) does not concern them.
+var localOnly = []string{"version", "man", "completion", "help", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd}
+
+// registerRemote declares --server and --token-file on root and checks,
+// before any command runs, that the command can work through a server.
+func (g *globalOptions) registerRemote(root *cobra.Command) {
+	f := root.PersistentFlags()
+	f.StringVar(&g.server, "server", os.Getenv(envServer),
+		"work through the fpdb server at `URL` (fpdb serve) instead of --db: add, query, get, delete, pairs, clusters and stats (default $"+envServer+")")
+	f.Lookup("server").DefValue = "" // help output does not depend on the environment
+	f.StringVar(&g.tokenFile, "token-file", "", "with --server: read the server's token from `FILE` (default: $"+envToken+")")
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return g.checkRemote(cmd) }
+}
+
+// remote reports whether the commands work through a server.
+func (g *globalOptions) remote() bool { return g.server != "" }
+
+// checkRemote refuses --server for a command that cannot work through a
+// server, and --db or --token-file where they do not apply.
+func (g *globalOptions) checkRemote(cmd *cobra.Command) error {
+	top := cmd
+	for top.HasParent() && top.Parent().HasParent() {
+		top = top.Parent()
+	}
+	name := top.Name()
+	if slices.Contains(localOnly, name) {
+		return nil
+	}
+	explicit := cmd.Flags().Changed("server")
+	if !g.remote() {
+		if explicit {
+			return usageErrorf("--server is empty: give the URL of an fpdb server (e.g. --server http://127.0.0.1:7700)")
+		}
+		if cmd.Flags().Changed("token-file") {
+			return usageErrorf("--token-file goes with --server (or $%s)", envServer)
+		}
+		return nil
+	}
+	if name == "serve" && !explicit {
+		return nil // $FPDB_SERVER names a server to use, not one to be
+	}
+	if !slices.Contains(remoteCommands, name) || top != cmd {
+		via := "--server"
+		if !explicit {
+			via = "$" + envServer
+		}
+		return usageErrorf("%s: works on a local database only, not through a server (%s is set); through a server: %s",
+			cmd.CommandPath()[len(cmd.Root().Name())+1:], via, strings.Join(remoteCommands, ", "))
+	}
+	if cmd.Flags().Changed("db") {
+		return usageErrorf("%s: give --db or --server, not both", name)
+	}
+	return nil
+}
+
+// client returns a client of the server, with the token of --token-file
+// or $FPDB_TOKEN.
+func (g *globalOptions) client() (*client.Client, error) {
+	token := os.Getenv(envToken)
+	if g.tokenFile != "" {
+		var err error
+		if token, err = readToken(g.tokenFile); err != nil {
+			return nil, err
+		}
+	}
+	c, err := client.New(g.server, &client.Options{Token: token})
+	if err != nil {
+		return nil, usageError(fmt.Errorf("invalid --server: %w", err))
+	}
+	return c, nil
+}
+
+// readToken reads a token file: the token alone on its first line that is
+// neither blank nor a # comment, or as a line of the server's token file
+// ("ro TOKEN", "rw TOKEN").
+func readToken(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("--token-file: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		fs := strings.Fields(line)
+		switch {
+		case len(fs) == 1:
+			return fs[0], nil
+		case len(fs) == 2 && (fs[0] == "ro" || fs[0] == "rw"):
+			return fs[1], nil
+		}
+		return "", fmt.Errorf("--token-file %s: want the token alone on a line", path)
+	}
+	if err := sc.Err(); err != nil {
+		return "", fmt.Errorf("--token-file %s: %w", path, err)
+	}
+	return "", fmt.Errorf("--token-file %s: no token in the file", path)
+}
+
+// remoteError is an error of the server, with the db package's sentinel
+// its message names, so that the commands classify it (exit status,
+// fatal or not) as they classify the database's own error.
+type remoteError struct {
+	text string
+	errs []error
+}
+
+func (e *remoteError) Error() string { return e.text }
+
+func (e *remoteError) Unwrap() []error { return e.errs }
+
+// namedSentinels are the db package's errors a server's message may carry
+// (the server answers with the database's error text).
+var namedSentinels = []error{
+	db.ErrNotFound, db.ErrNoWords, db.ErrBinary, db.ErrInvalidID, db.ErrTextTooLarge, db.ErrInfeasiblePlan,
+	db.ErrInvalidThreshold, db.ErrEmptyPrefix, db.ErrNoLog, db.ErrNoText, db.ErrBadFingerprint, db.ErrReadOnly,
+}
+
+// fromServer returns err, an error of the client, as the commands use
+// it: a server's answer carries the db sentinel its message names, a
+// refused token says what to do.
+func fromServer(err error) error {
+	var ce *client.Error
+	if !errors.As(err, &ce) {
+		return err
+	}
+	re := &remoteError{text: ce.Message, errs: []error{err}}
+	for _, s := range namedSentinels {
+		if strings.Contains(ce.Message, strings.TrimPrefix(s.Error(), "fpdb: ")) {
+			re.errs = append(re.errs, s)
+		}
+	}
+	switch ce.Code {
+	case api.CodeNotFound:
+		re.errs = append(re.errs, db.ErrNotFound)
+	case api.CodeTooLarge:
+		re.errs = append(re.errs, db.ErrTextTooLarge)
+	case api.CodeForbidden:
+		re.text += " (a read-only token: add and delete need a read-write one)"
+	case api.CodeUnauthorized:
+		re.text += " (give the server's token with --token-file FILE or $" + envToken + ")"
+	}
+	return re
+}
+
+// isRemoteFatal reports whether an error of the server means that the
+// other inputs cannot be sent either.
+func isRemoteFatal(err error) bool {
+	return errors.Is(err, client.ErrUnreachable) || errors.Is(err, client.ErrUnauthorized) ||
+		errors.Is(err, client.ErrForbidden) || errors.Is(err, client.ErrUnavailable)
+}
+
+// textInput returns how the server is to read a text.
+func textInput(to db.TextOptions) api.TextInput {
+	t := api.TextInput{Encoding: to.Encoding}
+	if to.Format != db.FormatAuto {
+		t.Format = to.Format.String()
+	}
+	return t
+}
+
+// inputText reads the text of in (its Reader, else its Text).
+func inputText(in db.Input) ([]byte, error) {
+	if in.Reader == nil {
+		return in.Text, nil
+	}
+	return io.ReadAll(in.Reader)
+}
+
+// matchesOf returns the db form of ms.
+func matchesOf(ms []api.Match) []db.Match {
+	out := make([]db.Match, len(ms))
+	for i, m := range ms {
+		out[i] = db.Match{ID: m.ID, Similarity: m.Similarity, Hamming: m.Hamming, Exact: m.Exact,
+			QueryInDoc: m.QueryInDoc, DocInQuery: m.DocInQuery}
+	}
+	return out
+}
+
+// remoteAdder returns the adder that sends each document to the server.
+func remoteAdder(c *client.Client) adder {
+	return func(ctx context.Context, in db.Input, o *db.AddOptions) (*db.AddResult, error) {
+		text, err := inputText(in)
+		if err != nil {
+			return nil, err
+		}
+		req := api.AddRequest{ID: in.ID, Text: string(text), Source: in.Source, Replace: in.ReplaceUnchanged, TextInput: textInput(in.TextOptions)}
+		if o != nil {
+			req.Threshold, req.Reject, req.Limit = o.Threshold, o.Reject, o.Limit
+		}
+		res, err := c.Add(ctx, req)
+		if err != nil {
+			return nil, fromServer(err)
+		}
+		return &db.AddResult{Stored: res.Stored, Replaced: res.Replaced, Unchanged: res.Unchanged, Matches: matchesOf(res.Matches)}, nil
+	}
+}
+
+// planName returns the API's name of a plan kind.
+func planName(k db.PlanKind) string {
+	switch k {
+	case db.PlanScan:
+		return "scan"
+	case db.PlanProbe:
+		return "probe"
+	case db.PlanApprox:
+		return "approx"
+	}
+	return ""
+}
+
+// remoteQuerier returns the querier that sends each text to the server;
+// explain asks for the plan's counters.
+func remoteQuerier(c *client.Client, explain bool) querier {
+	return func(ctx context.Context, r io.Reader, qo db.QueryOptions) (*db.QueryResult, jsonExplain, error) {
+		text, err := io.ReadAll(r)
+		if err != nil {
+			return nil, jsonExplain{}, err
+		}
+		if len(text) == 0 { // the server would take it for a missing text
+			return nil, jsonExplain{}, db.ErrNoWords
+		}
+		req := api.QueryRequest{Text: string(text), Threshold: qo.Threshold, Containment: qo.Containment, Limit: qo.Limit,
+			Plan: planName(qo.Plan.Kind), Explain: explain, TextInput: textInput(qo.TextOptions)}
+		switch qo.Plan.Kind {
+		case db.PlanProbe:
+			if qo.Plan.Tau >= 0 { // else the server's smallest exact radius
+				tau := qo.Plan.Tau
+				req.Tau = &tau
+			}
+		case db.PlanApprox:
+			req.Recall = qo.Plan.MinRecall
+		}
+		res, err := c.Query(ctx, req)
+		if err != nil {
+			return nil, jsonExplain{}, fromServer(err)
+		}
+		var ex jsonExplain
+		if res.Explain != nil {
+			ex = *res.Explain
+		}
+		return &db.QueryResult{Matches: matchesOf(res.Matches)}, ex, nil
+	}
+}
+
+// remoteDoc returns the printed form of a document of the server.
+func remoteDoc(d *api.Doc) jsonDoc {
+	added := d.Added
+	if t, err := time.Parse(time.RFC3339Nano, d.Added); err == nil {
+		added = t.Format(time.RFC3339) // as the local get prints it
+	}
+	return jsonDoc{ID: d.ID, Source: d.Source, Size: d.Size, Words: d.Words, Added: added,
+		ContentHash: d.ContentHash, Fingerprint: d.Fingerprint}
+}
+
+// remoteStore carries out the deletes of "fpdb delete" on the server; it
+// is the deleter of delete.go.
+type remoteStore struct {
+	c *client.Client
+	// olderThan is --older-than as given, which the server parses.
+	olderThan string
+}
+
+// Delete deletes one document.
+func (s *remoteStore) Delete(ctx context.Context, id string) error {
+	_, err := s.c.Delete(ctx, id, nil)
+	return fromServer(err)
+}
+
+// many sends a delete of many documents.
+func (s *remoteStore) many(ctx context.Context, req api.DeleteRequest) (*api.DeleteResult, error) {
+	res, err := s.c.DeleteMany(ctx, req)
+	if err != nil {
+		return nil, fromServer(err)
+	}
+	return res, nil
+}
+
+// DeleteMany deletes the documents ids.
+func (s *remoteStore) DeleteMany(ctx context.Context, ids []string) (*db.DeleteResult, error) {
+	res, err := s.many(ctx, api.DeleteRequest{IDs: ids})
+	if err != nil {
+		return nil, err
+	}
+	return &db.DeleteResult{Deleted: res.Deleted, NotFound: res.NotFound}, nil
+}
+
+// DeletePrefix deletes the documents whose id starts with prefix.
+func (s *remoteStore) DeletePrefix(ctx context.Context, prefix string) (int, error) {
+	res, err := s.many(ctx, api.DeleteRequest{Prefix: prefix})
+	if err != nil {
+		return 0, err
+	}
+	return res.Deleted, nil
+}
+
+// DeleteOlderThan deletes the documents older than --older-than (the
+// server takes the age, and computes the cutoff itself).
+func (s *remoteStore) DeleteOlderThan(ctx context.Context, _ time.Time) (int, error) {
+	res, err := s.many(ctx, api.DeleteRequest{OlderThan: s.olderThan})
+	if err != nil {
+		return 0, err
+	}
+	return res.Deleted, nil
+}
+
+// Forget deletes ids and erases them from the audit log. The server does
+// not count the log entries erased and redacted: those counts are -1.
+func (s *remoteStore) Forget(ctx context.Context, ids []string) (*db.ForgetResult, error) {
+	res, err := s.many(ctx, api.DeleteRequest{IDs: ids, Forget: true})
+	if err != nil {
+		return nil, err
+	}
+	return &db.ForgetResult{Deleted: res.Deleted, NotFound: res.NotFound, Erased: -1, Redacted: -1}, nil
+}
+
+// Has reports whether id is stored.
+func (s *remoteStore) Has(ctx context.Context, id string) (bool, error) {
+	_, err := s.c.Get(ctx, id)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, client.ErrNotFound):
+		return false, nil
+	}
+	return false, fromServer(err)
+}
+
+// errNoList is the error of a listing the server does not offer.
+var errNoList = errors.New("the server lists no documents: a dry run of --prefix or --older-than through --server counts them only")
+
+// Docs is not offered by the server (see dryRunCount).
+func (s *remoteStore) Docs(context.Context, func(db.Doc) error) error { return errNoList }
+
+// dryRunCount prints how many documents a delete by --prefix or
+// --older-than would remove: the server counts them but does not list them.
+func (s *remoteStore) dryRunCount(ctx context.Context, o *deleteOptions, stderr io.Writer) error {
+	req := api.DeleteRequest{Prefix: o.prefix, OlderThan: o.olderThan, DryRun: true}
+	res, err := s.many(ctx, req)
+	if err != nil {
+		return failure(newOpError("delete", err, "delete"))
+	}
+	fmt.Fprintf(stderr, "%s (dry run: nothing changed)\n", countDocs(res.Deleted, "would be deleted"))
+	return nil
+}
+
+// remoteStats returns the printed form of the server's statistics: the
+// database's parameters and size (the storage statistics are not
+// served).
+func remoteStats(s *api.Stats) jsonStats {
+	return jsonStats{Docs: s.Docs, K: s.K, M: len(s.GroupWidths), GroupWidths: s.GroupWidths, ShingleWidth: s.ShingleWidth,
+		Seed: s.Seed, FormatVersion: s.FormatVersion, NormalizeVersion: s.NormalizeVersion, Created: s.Created,
+		DiskBytes: s.DiskBytes, Deferred: s.Deferred, KeepTexts: s.KeepTexts, AuditLog: s.AuditLog}
+}
+
+// pairOf returns the db form of p.
+func pairOf(p api.Pair) db.Pair {
+	return db.Pair{A: p.A, B: p.B, Similarity: p.Similarity, Hamming: p.Hamming, Exact: p.Exact}
+}
+
+// clusterOf returns the db form of c.
+func clusterOf(c api.Cluster) db.Cluster {
+	return db.Cluster{IDs: c.IDs, Pairs: c.Pairs, Keep: c.Keep, Drop: c.Drop, Center: c.Center, Cohesion: c.Cohesion}
+}

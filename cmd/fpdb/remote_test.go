@@ -1,0 +1,276 @@
+package main
+
+import (
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fpdb/fpdb/server"
+)
+
+// testServer serves a new database in a temporary directory, opened as
+// "fpdb serve" opens it, on 127.0.0.1; tokens may be nil. It returns the
+// server's URL.
+func testServer(t *testing.T, tokens *server.Tokens) string {
+	t.Helper()
+	g := &globalOptions{dbDir: dbDir(t)}
+	d, err := g.openDBWith(openCreate, &creationFlags{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := server.New(d, &server.Options{Tokens: tokens})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler()) // on 127.0.0.1
+	t.Cleanup(func() {
+		ts.Close()
+		if err := d.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return ts.URL
+}
+
+// timings matches what differs between two runs of the same command: the
+// durations of the summaries and of --explain, the posting lists read from
+// storage (a server's cache is warm), and times of day (documents are
+// added, and databases created, at other instants).
+var timings = []struct {
+	re   *regexp.Regexp
+	with string
+}{
+	{regexp.MustCompile(` in [0-9.]+(ns|µs|ms|s|m)\b`), " in T"},
+	{regexp.MustCompile(`(?m)^(elapsed +)\S+$`), "${1}T"},
+	{regexp.MustCompile(`"elapsed_ns":\d+`), `"elapsed_ns":T`},
+	{regexp.MustCompile(`(?m)^(pebble reads +)\d+$`), "${1}N"},
+	{regexp.MustCompile(`"reads":\d+`), `"reads":N`},
+	{regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)`), "TIME"},
+}
+
+// untimed returns s without what differs between runs (timings).
+func untimed(s string) string {
+	for _, r := range timings {
+		s = r.re.ReplaceAllString(s, r.with)
+	}
+	return s
+}
+
+// sortedLines returns the lines of s sorted (pairs come in no order).
+func sortedLines(s string) string {
+	lines := strings.SplitAfter(s, "\n")
+	slices.Sort(lines)
+	return strings.Join(lines, "")
+}
+
+// remoteStep is one command of a scenario: its arguments after the
+// database (--db DIR or --server URL), its standard input, and its exit
+// code (checked on both sides).
+type remoteStep struct {
+	args     []string
+	stdin    string
+	code     int
+	unsorted bool // its lines come in no particular order
+}
+
+// TestRemoteSameAsLocal runs the same scenario of commands once on a local
+// database and once through a server of another, and compares each
+// command's standard output, standard error (without timings) and exit
+// code.
+func TestRemoteSameAsLocal(t *testing.T) {
+	tides, err := os.ReadFile(corpus + "tides.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := writeFile(t, t.TempDir(), "page.html", []byte("<html><body><p>"+string(tides)+"</p></body></html>"))
+	steps := []remoteStep{
+		// add: files, a near duplicate, JSON, a directory with bad inputs.
+		{args: []string{"add", corpus + "bees.txt", corpus + "lighthouse.txt"}, code: exitOK},
+		{args: []string{"add", corpus + "bees-edited.txt"}, code: exitDuplicates},
+		{args: []string{"add", "--json", "--id", "bees-again", corpus + "bees.txt"}, code: exitDuplicates},
+		{args: []string{"add", corpus + "coffee.txt", bad, corpus + "missing.txt", corpus + "tides.txt"}, code: exitInput},
+		{args: []string{"add", corpus + "nope.txt"}, code: exitInput},
+		{args: []string{"add", "--reject", "--threshold", "0.5", corpus + "bees-edited.txt", "--id", "rejected"}, code: exitDuplicates},
+		{args: []string{"add", "--quiet", corpus + "bread.txt", corpus + "bread-edited.txt"}, code: exitDuplicates},
+		{args: []string{"add", "--dups-only", corpus + "chess.txt", corpus + "chess-revised.txt", corpus + "railway.txt"}, code: exitDuplicates},
+		{args: []string{"add", corpus + "railway.txt"}, code: exitOK}, // unchanged
+		{args: []string{"add", "--replace", "--json", corpus + "railway.txt"}, code: exitOK},
+		{args: []string{"add", "--id", "tides-stdin", "--source", "http://x/y", "-"}, stdin: string(tides), code: exitDuplicates},
+		{args: []string{"add", "--format", "html", "--id", "page", html}, code: exitDuplicates},
+		{args: []string{"add", "--id", "volcano", "--encoding", "latin1", corpus + "volcano.txt"}, code: exitOK},
+		// query: one input, several, JSON, plans, explain, no match, bad inputs.
+		{args: []string{"query", corpus + "bees.txt"}, code: exitOK},
+		{args: []string{"query", "--json", "--limit", "1", "--explain", corpus + "bees-edited.txt"}, code: exitOK},
+		{args: []string{"query", "--explain", "--plan", "scan", corpus + "bees.txt"}, code: exitOK},
+		{args: []string{"query", "--explain", "--plan", "probe", corpus + "bees.txt"}, code: exitOK},
+		{args: []string{"query", "--explain", "--tau", "2", corpus + "bees.txt"}, code: exitOK},
+		{args: []string{"query", "--plan", "approx", "--recall", "0.99", corpus + "bees.txt"}, code: exitOK},
+		{args: []string{"query", "--plan", "probe", "--tau", "0", corpus + "bees.txt"}, code: exitFailure},
+		{args: []string{"query", "--containment", "0.5", corpus + "tides.txt"}, code: exitOK},
+		{args: []string{"query", "--threshold", "0.9", corpus}, code: exitOK},
+		{args: []string{"query", "--json", corpus + "bees.txt", corpus + "railway.txt", bad + "empty.txt"}, code: exitInput},
+		{args: []string{"query", bad + "binary.bin"}, code: exitInput},
+		{args: []string{"query", "-"}, stdin: string(tides), code: exitOK},
+		{args: []string{"query", "--threshold", "1", corpus + "volcano-copy.txt"}, code: exitOK},
+		{args: []string{"query", "--threshold", "1", corpus + "coffee.txt", "--limit", "1"}, code: exitOK},
+		{args: []string{"query", "--threshold", "0.95", corpus + "lighthouse.txt", corpus + "chess.txt"}, code: exitOK},
+		// get.
+		{args: []string{"get", "testdata/corpus/bees.txt"}, code: exitOK},
+		{args: []string{"get", "--json", "tides-stdin"}, code: exitOK},
+		{args: []string{"get", "nope"}, code: exitFailure},
+		// pairs and clusters.
+		{args: []string{"pairs", "--threshold", "0.5"}, code: exitOK, unsorted: true},
+		{args: []string{"pairs", "--threshold", "0.5", "--json"}, code: exitOK, unsorted: true},
+		{args: []string{"clusters", "--threshold", "0.5"}, code: exitOK},
+		{args: []string{"clusters", "--threshold", "0.5", "--keep", "oldest", "--json"}, code: exitOK},
+		{args: []string{"clusters", "--threshold", "0.5", "--centers", "--keep", "longest", "--max-size", "2"}, code: exitOK},
+		{args: []string{"clusters", "--threshold", "0.5", "--keep", "biggest"}, code: exitFailure},
+		// delete: ids, standard input, dry runs, prefix, age.
+		{args: []string{"delete", "nope", "bees-again"}, code: exitFailure},
+		{args: []string{"delete", "--dry-run", "page", "nope"}, code: exitOK},
+		{args: []string{"delete", "-"}, stdin: "page\nnope\n\"tides-stdin\"\n", code: exitFailure},
+		{args: []string{"delete", "--older-than", "30d"}, code: exitOK},
+		{args: []string{"delete", "--prefix", "testdata/corpus/b"}, code: exitOK},
+		{args: []string{"query", corpus + "bees.txt"}, code: exitNoMatch},
+		{args: []string{"delete", "--prefix", ""}, code: exitFailure},
+	}
+	dir := dbDir(t)
+	url := testServer(t, nil)
+	for _, st := range steps {
+		name := strings.Join(st.args, " ")
+		local := runFPDB(t, st.stdin, append([]string{"--db", dir}, st.args...)...)
+		remote := runFPDB(t, st.stdin, append([]string{"--server", url}, st.args...)...)
+		if local.code != st.code {
+			t.Errorf("%s: local exit code %d, want %d\nstderr:\n%s", name, local.code, st.code, local.stderr)
+		}
+		if remote.code != local.code {
+			t.Errorf("%s: exit code %d through the server, %d locally\nstderr:\n%s", name, remote.code, local.code, remote.stderr)
+		}
+		lo, ro := untimed(local.stdout), untimed(remote.stdout)
+		if st.unsorted {
+			lo, ro = sortedLines(lo), sortedLines(ro)
+		}
+		if lo != ro {
+			t.Errorf("%s: standard output differs\nlocal:\n%s\nthrough the server:\n%s", name, lo, ro)
+		}
+		if le, re := untimed(local.stderr), untimed(remote.stderr); le != re {
+			t.Errorf("%s: standard error differs\nlocal:\n%s\nthrough the server:\n%s", name, le, re)
+		}
+	}
+}
+
+// TestRemoteStats: through a server, stats prints the lines of the
+// database's parameters and size, as the local command prints them.
+func TestRemoteStats(t *testing.T) {
+	url := testServer(t, nil)
+	runFPDB(t, "", "--server", url, "add", corpus+"bees.txt", corpus+"tides.txt").mustCode(t, exitOK)
+	r := runFPDB(t, "", "--server", url, "stats").mustCode(t, exitOK)
+	dir := dbDir(t)
+	runFPDB(t, "", "--db", dir, "add", corpus+"bees.txt", corpus+"tides.txt").mustCode(t, exitOK)
+	local := runFPDB(t, "", "--db", dir, "stats").mustCode(t, exitOK)
+	// The columns are as wide as the longest name, which only the local
+	// stats print.
+	words := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	for _, line := range strings.Split(strings.TrimSuffix(untimed(r.stdout), "\n"), "\n") {
+		line = words(line)
+		switch {
+		case strings.HasPrefix(line, "disk bytes"): // another database
+			continue
+		case strings.HasSuffix(line, "yes"): // texts kept, audit log: without their counts
+			line += ":"
+		}
+		if !strings.Contains(words(untimed(local.stdout)), line) {
+			t.Errorf("stats through the server: %q is not a line of the local stats:\n%s", line, local.stdout)
+		}
+	}
+	r = runFPDB(t, "", "--server", url, "stats", "--json").mustCode(t, exitOK)
+	if m := jsonLines(t, r.stdout); len(m) != 1 || m[0]["docs"] != 2.0 || m[0]["k"] != 512.0 {
+		t.Errorf("stats --json through the server: %s", r.stdout)
+	}
+}
+
+// TestRemoteErrors: a server that is not there, a read-only token, a
+// command that works on a local database only.
+func TestRemoteErrors(t *testing.T) {
+	// Nothing listens on the port of a closed server.
+	ts := httptest.NewServer(nil)
+	gone := ts.URL
+	ts.Close()
+	for _, args := range [][]string{
+		{"add", corpus + "bees.txt"},
+		{"query", corpus + "bees.txt"},
+		{"get", "x"},
+		{"delete", "x"},
+		{"stats"},
+		{"pairs", "--threshold", "0.9"},
+		{"clusters", "--threshold", "0.9"},
+	} {
+		r := runFPDB(t, "", append([]string{"--server", gone}, args...)...).mustCode(t, exitFailure)
+		if want := "no fpdb server at " + gone + ": connection refused"; !strings.Contains(r.stderr, want) || !strings.HasPrefix(r.stderr, "fpdb: ") {
+			t.Errorf("%v: stderr %q lacks %q", args, r.stderr, want)
+		}
+	}
+
+	tokens, err := server.ParseTokens(strings.NewReader("ro read-only-token-0123\nrw read-write-token-0123\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := testServer(t, tokens)
+	tmp := t.TempDir()
+	ro := writeFile(t, tmp, "ro", []byte("# the reader's token\nread-only-token-0123\n"))
+	rw := writeFile(t, tmp, "rw", []byte("rw read-write-token-0123\n"))
+	r := runFPDB(t, "", "--server", url, "--token-file", ro, "add", corpus+"bees.txt", corpus+"tides.txt").mustCode(t, exitFailure)
+	if !strings.Contains(r.stderr, "read-only") || strings.Count(r.stderr, "fpdb: ") != 1 || r.stdout != "" {
+		t.Errorf("add with a read-only token: stdout %q stderr %q", r.stdout, r.stderr)
+	}
+	runFPDB(t, "", "--server", url, "--token-file", rw, "add", corpus+"bees.txt").mustCode(t, exitOK)
+	runFPDB(t, "", "--server", url, "--token-file", ro, "query", corpus+"bees.txt").mustCode(t, exitOK)
+	t.Setenv(envToken, "read-only-token-0123")
+	runFPDB(t, "", "--server", url, "get", "testdata/corpus/bees.txt").mustCode(t, exitOK)
+	r = runFPDB(t, "", "--server", url, "delete", "testdata/corpus/bees.txt").mustCode(t, exitFailure)
+	if !strings.Contains(r.stderr, "read-only") {
+		t.Errorf("delete with a read-only token: %q", r.stderr)
+	}
+	t.Setenv(envToken, "")
+	r = runFPDB(t, "", "--server", url, "stats").mustCode(t, exitFailure)
+	if !strings.Contains(r.stderr, "--token-file") {
+		t.Errorf("stats without a token: %q", r.stderr)
+	}
+	r = runFPDB(t, "", "--server", url, "--token-file", filepath.Join(tmp, "none"), "stats").mustCode(t, exitFailure)
+	if !strings.Contains(r.stderr, "--token-file") {
+		t.Errorf("a missing token file: %q", r.stderr)
+	}
+
+	// Usage errors: a command that works on a local database only, --bulk,
+	// creation parameters, --db with --server.
+	for _, args := range [][]string{
+		{"list"},
+		{"compact"},
+		{"template", "list"},
+		{"log"},
+		{"add", "--bulk", corpus + "bees.txt"},
+		{"add", "--k", "256", corpus + "bees.txt"},
+		{"--db", dbDir(t), "stats"},
+	} {
+		r := runFPDB(t, "", append([]string{"--server", url}, args...)...).mustCode(t, exitFailure)
+		if !strings.HasPrefix(r.stderr, "fpdb: ") || !strings.Contains(r.stderr, "--help") {
+			t.Errorf("%v: stderr %q", args, r.stderr)
+		}
+		if args[0] != "add" && args[0] != "--db" && !strings.Contains(r.stderr, "fpdb: "+strings.Join(args, " ")+": works on a local database only") {
+			t.Errorf("%v: stderr %q does not name the command", args, r.stderr)
+		}
+	}
+	// $FPDB_SERVER is the default of --server; version and help ignore it.
+	t.Setenv(envServer, gone)
+	runFPDB(t, "", "stats").mustCode(t, exitFailure)
+	runFPDB(t, "", "version").mustCode(t, exitOK)
+	runFPDB(t, "", "--help").mustCode(t, exitOK)
+	r = runFPDB(t, "", "--server", "", "stats").mustCode(t, exitFailure)
+	if !strings.Contains(r.stderr, "--server is empty") {
+		t.Errorf("--server '': %q", r.stderr)
+	}
+}
