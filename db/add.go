@@ -12,6 +12,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
+	"github.com/fpdb/fpdb/internal/fingerprint"
 	"github.com/fpdb/fpdb/internal/keys"
 	"github.com/fpdb/fpdb/internal/normalize"
 )
@@ -76,6 +77,8 @@ type Input struct {
 // near duplicates (see AddOptions). The write is one atomic batch, durable
 // on return unless Options.NoSync. A nil opts means no check.
 func (d *DB) Add(ctx context.Context, in Input, opts *AddOptions) (*AddResult, error) {
+	d.tmplMu.RLock()
+	defer d.tmplMu.RUnlock()
 	o, err := d.addPrecheck(ctx, in.ID, opts)
 	if err != nil {
 		return nil, err
@@ -156,7 +159,7 @@ func (d *DB) prepare(in *Input) (Doc, error) {
 	}
 	doc.Fingerprint, doc.ContentHash, doc.Size, doc.Words = res.FP, res.ContentHash, size, res.Words
 	if d.params.FormatVersion >= formatV3 {
-		doc.Shingles = res.Distinct
+		doc.Shingles = shingleCount(res)
 	}
 	if keep != nil {
 		doc.text = d.texts.encode(keep.buf, f)
@@ -338,4 +341,15 @@ type AddResult struct {
 	// Doc is the document as stored (or as it would have been stored when
 	// Reject refused it).
 	Doc Doc
+}
+
+// shingleCount returns the shingle count recorded for a document
+// fingerprinted as res: its distinct shingles, or 1 for a document made
+// only of template text (0 would read as "unknown" and make its size an
+// estimate from its words; with 1 it contains no query).
+func shingleCount(res fingerprint.Result) int {
+	if res.Distinct == 0 && res.Excluded > 0 {
+		return 1
+	}
+	return res.Distinct
 }

@@ -73,6 +73,8 @@ func (d *DB) AddBatch(ctx context.Context, docs []Input) (*BatchResult, error) {
 // addBatch is AddBatch recording its decisions in the audit log as op (0:
 // none, for Import restoring an exported log).
 func (d *DB) addBatch(ctx context.Context, docs []Input, op LogOp) (_ *BatchResult, err error) {
+	d.tmplMu.RLock()
+	defer d.tmplMu.RUnlock()
 	if d.opts.ReadOnly {
 		return nil, fmt.Errorf("fpdb: add batch: %w", ErrReadOnly)
 	}

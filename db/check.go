@@ -312,14 +312,22 @@ func (d *DB) checkTemplates(p *problems) error {
 	if err != nil {
 		return err
 	}
+	for _, t := range ts {
+		if validID(t.Name) != nil {
+			p.add("template with an invalid name %q", t.Name)
+		}
+	}
 	ex, err := d.exclusion(ts)
 	if err != nil {
 		p.add("templates: %v", err)
-	} else if cur := d.exclude.Load(); ex.Len() != cur.Len() {
-		p.add("templates have %d shingles, fingerprints are made without %d", ex.Len(), cur.Len())
+	} else if cur := d.exclude.Load(); !ex.Equal(cur) {
+		p.add("the templates have %d shingles, but fingerprints are made without another set of %d", ex.Len(), cur.Len())
 	}
-	if len(ts) > 0 && d.params.FormatVersion < formatV4 {
-		p.add("%d templates in a database of format %d", len(ts), d.params.FormatVersion)
+	if len(ts) > 0 {
+		var q problems
+		if m, err := checkMeta(d.pdb, &q); err == nil && m != nil && m.FormatVersion < formatV4 {
+			p.add("%d templates in a database of format %d", len(ts), m.FormatVersion)
+		}
 	}
 	if end, next, pending, err := reindexMark(d.pdb); err != nil {
 		p.add("%v", err)

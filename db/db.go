@@ -58,6 +58,12 @@ type DB struct {
 	// of every fingerprint's parameters (fpParams); changed under writeMu
 	// and mu.
 	exclude atomic.Pointer[fingerprint.Exclude]
+	// tmplMu keeps fingerprints and the templates in step: every add and
+	// query holds it shared from fingerprinting its text to its write or
+	// search, a template change holds it exclusively while it switches
+	// the templates and fingerprints the stored documents again. Lock
+	// order: tmplMu, then writeMu.
+	tmplMu sync.RWMutex
 
 	// texts compresses and decompresses stored texts; nil unless the
 	// database keeps texts (Params.KeepTexts).
@@ -90,6 +96,9 @@ type DB struct {
 	// containment search compares apart (given the largest class; above
 	// it: none), instead of the cost model.
 	testSplit func(top int) int
+	// testStopReindex, when set by a test, stops a template change's
+	// reindex before a batch when it returns true, as a crash would.
+	testStopReindex func() bool
 }
 
 // Open opens the database in dir, creating it when dir does not exist or is

@@ -361,7 +361,10 @@ func Import(ctx context.Context, dir string, r io.Reader, opts *Options) (int, e
 	if err != nil {
 		return 0, fmt.Errorf("fpdb: import: %w", err)
 	}
-	err = d.importTemplates(ctx, h.Templates)
+	err = d.checkImportTarget(true)
+	if err == nil {
+		err = d.importTemplates(ctx, h.Templates)
+	}
 	n := 0
 	if err == nil {
 		n, err = d.importDocs(ctx, br, h)
@@ -372,10 +375,12 @@ func Import(ctx context.Context, dir string, r io.Reader, opts *Options) (int, e
 	return n, err
 }
 
-// importDocs stores the document lines of an export.
-func (d *DB) importDocs(ctx context.Context, br *bufio.Reader, h ExportHeader) (int, error) {
+// checkImportTarget fails with ErrNotEmpty unless the database holds no
+// document, no audit-log entry and, with templates, no template: Import
+// writes nothing into a database it would not fill whole.
+func (d *DB) checkImportTarget(templates bool) error {
 	if st := d.Stats(); st.Docs > 0 || d.nextIID > 0 {
-		return 0, fmt.Errorf("fpdb: import: %w: %s holds %d documents", ErrNotEmpty, d.dir, st.Docs)
+		return fmt.Errorf("fpdb: import: %w: %s holds %d documents", ErrNotEmpty, d.dir, st.Docs)
 	}
 	if d.params.AuditLog {
 		d.writeMu.Lock()
@@ -383,11 +388,25 @@ func (d *DB) importDocs(ctx context.Context, br *bufio.Reader, h ExportHeader) (
 		next := d.log.next
 		d.writeMu.Unlock()
 		if err != nil {
-			return 0, fmt.Errorf("fpdb: import: %w", err)
+			return fmt.Errorf("fpdb: import: %w", err)
 		}
 		if next > 1 {
-			return 0, fmt.Errorf("fpdb: import: %w: %s holds audit-log entries", ErrNotEmpty, d.dir)
+			return fmt.Errorf("fpdb: import: %w: %s holds audit-log entries", ErrNotEmpty, d.dir)
 		}
+	}
+	if ts, err := readTemplates(d.pdb); templates && (err != nil || len(ts) > 0) {
+		if err != nil {
+			return fmt.Errorf("fpdb: import: %w", err)
+		}
+		return fmt.Errorf("fpdb: import: %w: %s has %d templates", ErrNotEmpty, d.dir, len(ts))
+	}
+	return nil
+}
+
+// importDocs stores the document lines of an export.
+func (d *DB) importDocs(ctx context.Context, br *bufio.Reader, h ExportHeader) (int, error) {
+	if err := d.checkImportTarget(false); err != nil {
+		return 0, err
 	}
 	op := OpImport
 	if h.AuditLog {

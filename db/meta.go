@@ -33,7 +33,7 @@ const (
 	// formatV4 adds what changes how a document is read or what an add
 	// records, which an older build must not ignore: templates (the
 	// template range, 0x00 "tmpl" keys, whose shingles every fingerprint
-	// leaves out; the meta record's templates count and the reindex mark).
+	// leaves out, and the reindex mark, 0x00 "ridx").
 	// A format-3 database becomes format 4 in place when its first
 	// template is added; a new database is created at format 4. Other
 	// additions of format 4 are listed with their keys in docs/format.md.

@@ -37,6 +37,8 @@ func (d *DB) QueryReader(ctx context.Context, r io.Reader, opts QueryOptions) (*
 	if err := checkQuery(ctx, opts); err != nil {
 		return nil, err
 	}
+	d.tmplMu.RLock()
+	defer d.tmplMu.RUnlock()
 	res, _, err := d.build(r, opts.TextOptions, "")
 	if err != nil {
 		return nil, fmt.Errorf("fpdb: query: %w", err)
@@ -53,6 +55,8 @@ func (d *DB) QueryFingerprint(ctx context.Context, fp []uint64, opts QueryOption
 	if want := d.params.K / 64; len(fp) != want {
 		return nil, fmt.Errorf("fpdb: query: %w: %d bits, want K = %d", ErrBadFingerprint, 64*len(fp), d.params.K)
 	}
+	d.tmplMu.RLock() // not in the middle of a template change
+	defer d.tmplMu.RUnlock()
 	return d.search(ctx, query{fp: fp, size: opts.Shingles}, opts)
 }
 
@@ -173,7 +177,11 @@ func (d *DB) planSearch(q query, o QueryOptions) (p searchPlan, none bool) {
 
 // textQuery returns the query of a fingerprinted text.
 func (d *DB) textQuery(res fingerprint.Result) query {
-	return query{fp: res.FP, hash: res.ContentHash, hasHash: true, size: setSize(res.Distinct, res.Words, d.params.ShingleWidth)}
+	size := setSize(res.Distinct, res.Words, d.params.ShingleWidth)
+	if res.Distinct == 0 && res.Excluded > 0 {
+		size = -1 // only template text: it contains nothing, and nothing contains it
+	}
+	return query{fp: res.FP, hash: res.ContentHash, hasHash: true, size: size}
 }
 
 func checkQuery(ctx context.Context, o QueryOptions) error {
@@ -229,7 +237,7 @@ func (d *DB) searchLocked(ctx context.Context, q query, o QueryOptions, skip str
 		return nil, fmt.Errorf("fpdb: query: %w: Containment needs the query's shingle count (QueryOptions.Shingles with a fingerprint)", ErrInvalidOptions)
 	}
 	p, none := d.planSearch(q, o)
-	if none {
+	if none || o.Containment > 0 && q.size < 0 {
 		return &QueryResult{Matches: []Match{}}, nil
 	}
 	// With Containment, each document's own floor is tested as the index
@@ -495,6 +503,8 @@ func (d *DB) QueryMany(ctx context.Context, texts [][]byte, opts QueryOptions) (
 	if err := checkQuery(ctx, opts); err != nil {
 		return nil, err
 	}
+	d.tmplMu.RLock()
+	defer d.tmplMu.RUnlock()
 	if err := d.enter(ctx); err != nil {
 		return nil, err
 	}

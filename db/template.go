@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/fpdb/fpdb/internal/fingerprint"
@@ -286,6 +287,8 @@ func (d *DB) changeTemplates(ctx context.Context, t *Template, remove bool) (*Te
 		return nil, err
 	}
 	defer d.leave()
+	d.tmplMu.Lock() // no add or query in flight (tmplMu)
+	defer d.tmplMu.Unlock()
 	d.writeMu.Lock()
 	defer d.writeMu.Unlock()
 	if d.params.FormatVersion < formatV3 {
@@ -302,7 +305,11 @@ func (d *DB) changeTemplates(ctx context.Context, t *Template, remove bool) (*Te
 		return nil, ErrNoTemplate
 	case remove:
 		res.Template = ts[i]
-		res.Template.Text = nil
+		hs, err := d.templateShingles(&ts[i])
+		if err != nil {
+			return nil, fmt.Errorf("template %q: %w", t.Name, err)
+		}
+		res.Template.Text, res.Template.Shingles = nil, len(hs)
 		ts = slices.Delete(ts, i, i+1)
 	case i >= 0:
 		res.Replaced = true
@@ -315,7 +322,7 @@ func (d *DB) changeTemplates(ctx context.Context, t *Template, remove bool) (*Te
 		return nil, err
 	}
 	for _, x := range ts {
-		if x.Name == t.Name {
+		if x.Name == t.Name && !remove {
 			res.Template.Shingles = x.Shingles
 		}
 	}
@@ -336,8 +343,9 @@ func (d *DB) changeTemplates(ctx context.Context, t *Template, remove bool) (*Te
 	} else {
 		_ = b.Set(keys.Template(t.Name), encodeTemplate(t), nil)
 	}
-	p := d.params
-	if p.FormatVersion < formatV4 {
+	// On disk only: d.params is read without a lock, and format 4 changes
+	// nothing this build does (it keeps older builds away).
+	if p := d.params; p.FormatVersion < formatV4 {
 		p.FormatVersion = formatV4
 		_ = b.Set(keys.Meta(), encodeMeta(p), nil)
 	}
@@ -347,14 +355,16 @@ func (d *DB) changeTemplates(ctx context.Context, t *Template, remove bool) (*Te
 	d.mu.Lock()
 	err = d.commit(b)
 	if err == nil {
-		d.params = p
 		d.exclude.Store(ex)
 	}
 	d.mu.Unlock()
 	if err != nil {
 		return nil, storageError(err)
 	}
-	res.Documents, res.Changed, err = d.reindex(ctx)
+	// Once committed, the change runs to its end whatever ctx says: a
+	// half-changed database would answer inexactly (a crash is finished by
+	// the next writable Open).
+	res.Documents, res.Changed, err = d.reindex(context.WithoutCancel(ctx))
 	return res, err
 }
 
@@ -374,18 +384,30 @@ func (d *DB) allHaveTexts(ctx context.Context) error {
 		return storageError(err)
 	}
 	defer it.Close()
-	texts := 0
+	texts := roaring.New()
 	for it.First(); it.Valid(); it.Next() {
-		texts++
+		if iid, err := keys.ParseText(it.Key()); err == nil {
+			texts.Add(iid)
+		}
 	}
 	if err := it.Error(); err != nil {
 		return storageError(err)
 	}
-	if texts < n {
-		return fmt.Errorf("%w: %d of its %d documents have no stored text (added by fingerprint or imported without one); delete them first", ErrTemplateNeedsTexts, n-texts, n)
+	missing := 0
+	for iid := range d.ix.Cap() {
+		if d.ix.Live(uint32(iid)) && !texts.Contains(uint32(iid)) {
+			missing++
+		}
+	}
+	if missing > 0 {
+		return fmt.Errorf("%w: %d of its %d documents have no stored text (added by fingerprint or imported without one); delete them first", ErrTemplateNeedsTexts, missing, n)
 	}
 	return nil
 }
+
+// errTestStop is what reindex returns when a test stops it
+// (DB.testStopReindex), as a crash would.
+var errTestStop = errors.New("reindex stopped by a test")
 
 // reindexBatch is how many documents one atomic write of a template change
 // fingerprints again.
@@ -417,8 +439,9 @@ func reindexMark(r pebble.Reader) (end, next uint32, ok bool, err error) {
 // mark names, in storing order, and removes the mark. A document whose
 // fingerprint (or shingle count) changes is stored anew — same id, source,
 // time and text, a new internal id at the end, so that storing order is
-// kept — and its old version removed; each batch of documents and the
-// mark's progress are one atomic write. writeMu is held. It returns the
+// kept among the documents that change, which follow those that do not —
+// and its old version removed; each batch of documents and the mark's
+// progress are one atomic write. writeMu is held. It returns the
 // documents fingerprinted and how many of them changed.
 func (d *DB) reindex(ctx context.Context) (done, changed int, err error) {
 	end, next, ok, err := reindexMark(d.pdb)
@@ -450,14 +473,17 @@ func (d *DB) reindex(ctx context.Context) (done, changed int, err error) {
 			if err != nil {
 				return done, changed, fmt.Errorf("document %q: fingerprint its stored text: %w", doc.ID, err)
 			}
-			if res.Distinct == doc.Shingles && slices.Equal(res.FP, d.ix.Fingerprint(doc.iid)) {
+			if shingleCount(res) == doc.Shingles && slices.Equal(res.FP, d.ix.Fingerprint(doc.iid)) {
 				continue
 			}
 			c.removes = append(c.removes, victim{ext: doc.ID, iid: doc.iid})
-			doc.Fingerprint, doc.Shingles, doc.text = res.FP, res.Distinct, texts[i]
+			doc.Fingerprint, doc.Shingles, doc.text = res.FP, shingleCount(res), texts[i]
 			c.adds = append(c.adds, *doc)
 		}
 		d.at("reindex")
+		if d.testStopReindex != nil && d.testStopReindex() {
+			return done, changed, errTestStop
+		}
 		if err := d.write(c); err != nil {
 			return done, changed, err
 		}
@@ -512,9 +538,14 @@ func (d *DB) reindexNext(next, end uint32) ([]Doc, [][]byte, error) {
 }
 
 // importTemplates adds the templates of an export header to the new,
-// empty database of Import (a database that already has them keeps them).
+// empty database of Import; a name given twice is an invalid export.
 func (d *DB) importTemplates(ctx context.Context, ets []ExportTemplate) error {
+	seen := map[string]bool{}
 	for _, et := range ets {
+		if seen[et.Name] {
+			return fmt.Errorf("fpdb: import: %w: template %q given twice", ErrBadExport, et.Name)
+		}
+		seen[et.Name] = true
 		f, err := ParseFormat(et.Format)
 		if err == nil && f == FormatAuto {
 			err = fmt.Errorf("format %q", et.Format)
@@ -522,6 +553,9 @@ func (d *DB) importTemplates(ctx context.Context, ets []ExportTemplate) error {
 		var added time.Time
 		if err == nil {
 			added, err = time.Parse(time.RFC3339Nano, et.Added)
+			if err == nil && (added.Year() < 1970 || added.Year() > 2200) {
+				err = fmt.Errorf("added %s is out of range", et.Added)
+			}
 		}
 		var t Template
 		if err == nil {

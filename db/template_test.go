@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -203,9 +204,10 @@ func TestTemplateNeedsTexts(t *testing.T) {
 	}
 }
 
-// TestTemplateInterrupted: a template change cut short leaves a mark; a
-// read-only open refuses the half-changed database, a writable open
-// finishes the change.
+// TestTemplateInterrupted: a template change cut short (as by a crash)
+// leaves a mark; a read-only open refuses the half-changed database, a
+// writable open finishes the change. A cancelled context does not cut it
+// short once it is committed.
 func TestTemplateInterrupted(t *testing.T) {
 	template, docs := templateCorpus(600)
 	dir := t.TempDir()
@@ -214,19 +216,12 @@ func TestTemplateInterrupted(t *testing.T) {
 		t.Fatal(err)
 	}
 	addAll(t, d, docs)
-	cctx, cancel := context.WithCancel(ctx)
 	batches := 0
-	d.hook = func(point string) {
-		if point == "reindex" {
-			if batches++; batches == 2 {
-				cancel()
-			}
-		}
+	d.testStopReindex = func() bool { batches++; return batches == 3 } // as a crash after two batches
+	if _, err := d.AddTemplate(ctx, "call", []byte(template), TextOptions{}); !errors.Is(err, errTestStop) {
+		t.Fatalf("got %v, want the test's stop", err)
 	}
-	if _, err := d.AddTemplate(cctx, "call", []byte(template), TextOptions{}); !errors.Is(err, context.Canceled) {
-		t.Fatalf("got %v, want context.Canceled", err)
-	}
-	d.hook = nil
+	d.testStopReindex = nil
 	if err := d.Check(ctx); err == nil || !strings.Contains(err.Error(), "template change is unfinished") {
 		t.Fatalf("Check of the half-changed database: %v", err)
 	}
@@ -244,6 +239,21 @@ func TestTemplateInterrupted(t *testing.T) {
 	addAll(t, fresh, docs)
 	if !mapsEqual(fingerprints(t, d), fingerprints(t, fresh)) {
 		t.Fatal("the finished change differs from a database that had the template first")
+	}
+	// A cancelled context: the change still runs to its end.
+	cctx, cancel := context.WithCancel(ctx)
+	d.hook = func(point string) {
+		if point == "reindex" {
+			cancel()
+		}
+	}
+	res, err := d.RemoveTemplate(cctx, "call")
+	d.hook = nil
+	if err != nil || res.Changed != len(docs) {
+		t.Fatalf("remove with a cancelled context: %+v, %v", res, err)
+	}
+	if end, next, pending, err := reindexMark(d.pdb); err != nil || pending {
+		t.Fatalf("mark left: %d %d %v %v", end, next, pending, err)
 	}
 }
 
@@ -337,4 +347,76 @@ func mustTemplates(t *testing.T, d *DB) []Template {
 		t.Fatal(err)
 	}
 	return ts
+}
+
+// TestTemplateConcurrentAdds: adds and queries running while a template is
+// added either finish before it or are fingerprinted with it: afterwards
+// every stored fingerprint is the one its text has under the templates.
+func TestTemplateConcurrentAdds(t *testing.T) {
+	template, docs := templateCorpus(300)
+	d := openTest(t, "", &Options{KeepTexts: true, NoSync: true})
+	addAll(t, d, docs[:250])
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		if _, err := d.AddTemplate(ctx, "call", []byte(template), TextOptions{}); err != nil {
+			t.Error(err)
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for i, s := range docs[250:] {
+			if _, err := d.Add(ctx, Input{ID: fmt.Sprint("late", i), Text: []byte(s)}, &AddOptions{Threshold: 0.5}); err != nil {
+				t.Error(err)
+			}
+			if _, err := d.Query(ctx, []byte(s), QueryOptions{Threshold: 0.5}); err != nil {
+				t.Error(err)
+			}
+		}
+	}()
+	wg.Wait()
+	for id, fp := range fingerprints(t, d) {
+		st, err := d.Text(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := d.Fingerprint(ctx, bytes.NewReader(st.Text), TextOptions{Format: st.Format, Encoding: "utf-8"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(fp, want) {
+			t.Fatalf("%s: stored fingerprint is not its text's under the templates", id)
+		}
+	}
+}
+
+// TestTemplateOnlyContainment: a document made only of template text
+// contains no query, and a query made only of template text is contained
+// in nothing.
+func TestTemplateOnlyContainment(t *testing.T) {
+	template, docs := templateCorpus(3)
+	d := openTest(t, "", &Options{KeepTexts: true, NoSync: true})
+	if _, err := d.AddTemplate(ctx, "call", []byte(template), TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	addAll(t, d, docs)
+	if _, err := d.Add(ctx, Input{ID: "only", Text: []byte(template)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := d.Get(ctx, "only")
+	if err != nil || doc.Shingles != 1 {
+		t.Fatalf("template-only document: %+v, %v", doc, err)
+	}
+	for _, q := range []string{text(77, 20), template} {
+		res, err := d.Query(ctx, []byte(q), QueryOptions{Containment: 0.5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range res.Matches {
+			if m.ID == "only" || q == template {
+				t.Fatalf("query %.20q: match %+v", q, m)
+			}
+		}
+	}
 }

@@ -525,5 +525,7 @@ func (ix *Index) Estimate(rh int) (Plan, float64) {
 	if rh < 0 {
 		return Plan{Kind: Scan}, 0
 	}
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
 	return ix.autoChoice(rh)
 }

@@ -87,3 +87,23 @@ func templateOnly(fp []uint64, hash [16]byte) {
 		fp[i] = splitmix.Next(&x)
 	}
 }
+
+// Equal reports whether e and o hold the same hashes.
+func (e *Exclude) Equal(o *Exclude) bool {
+	if e.Len() != o.Len() {
+		return false
+	}
+	for h := range e.setOrNil() {
+		if !o.Has(h) {
+			return false
+		}
+	}
+	return true
+}
+
+func (e *Exclude) setOrNil() map[uint64]struct{} {
+	if e == nil {
+		return nil
+	}
+	return e.set
+}
