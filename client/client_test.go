@@ -1,0 +1,223 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fpdb/fpdb/api"
+	"github.com/fpdb/fpdb/client"
+	"github.com/fpdb/fpdb/db"
+	"github.com/fpdb/fpdb/server"
+)
+
+// serve serves a new database on 127.0.0.1 and returns its URL.
+func serve(t *testing.T, tokens *server.Tokens) string {
+	t.Helper()
+	d, err := db.Open(filepath.Join(t.TempDir(), "db"), &db.Options{AuditLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := server.New(d, &server.Options{Tokens: tokens})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(func() {
+		ts.Close()
+		if err := d.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return ts.URL
+}
+
+// newClient returns a client of url.
+func newClient(t *testing.T, url string, opts *client.Options) *client.Client {
+	t.Helper()
+	c, err := client.New(url, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+const (
+	textA = "the quick brown fox jumps over the lazy dog while the cat sleeps on the warm mat by the old kitchen door"
+	textB = "the quick brown fox jumps over the lazy dog while the cat sleeps on the warm mat by the old kitchen window"
+	textC = "an entirely different text about ships and harbours and the tides of the northern sea in winter storms"
+)
+
+func TestClientCalls(t *testing.T) {
+	ctx := context.Background()
+	c := newClient(t, serve(t, nil), nil)
+	for _, d := range []struct{ id, text string }{{"a", textA}, {"dir/b", textB}, {"c", textC}} {
+		res, err := c.Add(ctx, api.AddRequest{ID: d.id, Text: d.text, Threshold: 0.5})
+		if err != nil || !res.Stored {
+			t.Fatalf("add %s: %+v, %v", d.id, res, err)
+		}
+	}
+	res, err := c.Add(ctx, api.AddRequest{ID: "a2", Text: textA, Threshold: 0.5, Reject: true})
+	if err != nil || !res.Rejected || len(res.Matches) != 2 || res.Matches[0].ID != "a" || !res.Matches[0].Exact {
+		t.Fatalf("add with reject: %+v, %v", res, err)
+	}
+	// A Latin-1 text goes byte for byte.
+	latin := "caf\xe9 cr\xe8me br\xfbl\xe9e for the winter menu of the little harbour restaurant"
+	if _, err := c.Add(ctx, api.AddRequest{ID: "latin", Text: latin, TextInput: api.TextInput{Encoding: "latin1"}}); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := c.Get(ctx, "latin")
+	if err != nil || doc.Size != int64(len(latin)) {
+		t.Fatalf("get latin: %+v, %v", doc, err)
+	}
+
+	q, err := c.Query(ctx, api.QueryRequest{Text: textA, Threshold: 0.5, Explain: true})
+	if err != nil || len(q.Matches) != 2 || q.Explain == nil || q.Explain.Plan == "" {
+		t.Fatalf("query: %+v, %v", q, err)
+	}
+	doc, err = c.Get(ctx, "dir/b")
+	if err != nil || doc.ID != "dir/b" || doc.Fingerprint == "" {
+		t.Fatalf("get dir/b: %+v, %v", doc, err)
+	}
+	q, err = c.Query(ctx, api.QueryRequest{Fingerprint: doc.Fingerprint, Threshold: 0.99})
+	if err != nil || len(q.Matches) != 1 || q.Matches[0].ID != "dir/b" {
+		t.Fatalf("query by fingerprint: %+v, %v", q, err)
+	}
+
+	var pairs []api.Pair
+	if err := c.Pairs(ctx, 0.5, func(p api.Pair) error { pairs = append(pairs, p); return nil }); err != nil || len(pairs) != 1 {
+		t.Fatalf("pairs: %+v, %v", pairs, err)
+	}
+	var clusters []api.Cluster
+	err = c.Clusters(ctx, client.ClustersOptions{Threshold: 0.5, Keep: "oldest"}, func(cl api.Cluster) error {
+		clusters = append(clusters, cl)
+		return nil
+	})
+	if err != nil || len(clusters) != 1 || clusters[0].Keep != "a" || len(clusters[0].Drop) != 1 {
+		t.Fatalf("clusters: %+v, %v", clusters, err)
+	}
+	stop := errors.New("stop")
+	if err := c.Pairs(ctx, 0.5, func(api.Pair) error { return stop }); !errors.Is(err, stop) {
+		t.Errorf("an error of fn: %v", err)
+	}
+
+	br, err := c.Batch(ctx, []api.AddRequest{{ID: "x", Text: textC + " again"}, {ID: "y", Text: ""}})
+	if err != nil || br.Stored != 1 || len(br.Skipped) != 1 || br.Skipped[0].ID != "y" {
+		t.Fatalf("batch: %+v, %v", br, err)
+	}
+	st, err := c.Stats(ctx)
+	if err != nil || st.Docs != 5 || st.K != db.DefaultK {
+		t.Fatalf("stats: %+v, %v", st, err)
+	}
+
+	dr, err := c.Delete(ctx, "x", &client.DeleteOptions{DryRun: true})
+	if err != nil || dr.Deleted != 1 || !dr.DryRun {
+		t.Fatalf("delete dry run: %+v, %v", dr, err)
+	}
+	if _, err := c.Delete(ctx, "x", nil); err != nil {
+		t.Fatal(err)
+	}
+	dr, err = c.DeleteMany(ctx, api.DeleteRequest{IDs: []string{"latin", "nope"}})
+	if err != nil || dr.Deleted != 1 || len(dr.NotFound) != 1 || dr.NotFound[0] != "nope" {
+		t.Fatalf("delete many: %+v, %v", dr, err)
+	}
+	dr, err = c.DeleteMany(ctx, api.DeleteRequest{Prefix: "dir/"})
+	if err != nil || dr.Deleted != 1 {
+		t.Fatalf("delete prefix: %+v, %v", dr, err)
+	}
+
+	// Errors: the API's, with their sentinels.
+	_, err = c.Get(ctx, "nope")
+	var ce *client.Error
+	if !errors.As(err, &ce) || ce.Status != http.StatusNotFound || ce.Code != api.CodeNotFound || ce.RequestID == "" ||
+		!strings.Contains(ce.Message, "nope") || !errors.Is(err, client.ErrNotFound) || errors.Is(err, client.ErrBadRequest) {
+		t.Errorf("get nope: %#v", err)
+	}
+	if _, err := c.Delete(ctx, "nope", nil); !errors.Is(err, client.ErrNotFound) {
+		t.Errorf("delete nope: %v", err)
+	}
+	if _, err := c.Add(ctx, api.AddRequest{ID: "empty", Text: "  "}); !errors.Is(err, client.ErrBadRequest) {
+		t.Errorf("add without words: %v", err)
+	}
+	if err := c.Pairs(ctx, 0, func(api.Pair) error { return nil }); !errors.Is(err, client.ErrBadRequest) {
+		t.Errorf("pairs at 0: %v", err)
+	}
+}
+
+func TestClientTokens(t *testing.T) {
+	ctx := context.Background()
+	tokens, err := server.ParseTokens(strings.NewReader("ro read-only-token-0123\nrw read-write-token-0123\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := serve(t, tokens)
+	rw := newClient(t, url, &client.Options{Token: "read-write-token-0123"})
+	if _, err := rw.Add(ctx, api.AddRequest{ID: "a", Text: textA}); err != nil {
+		t.Fatal(err)
+	}
+	ro := newClient(t, url, &client.Options{Token: "read-only-token-0123"})
+	if _, err := ro.Get(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ro.Add(ctx, api.AddRequest{ID: "b", Text: textB}); !errors.Is(err, client.ErrForbidden) {
+		t.Errorf("add with a read-only token: %v", err)
+	}
+	if _, err := newClient(t, url, nil).Stats(ctx); !errors.Is(err, client.ErrUnauthorized) {
+		t.Errorf("stats without a token: %v", err)
+	}
+}
+
+func TestClientTransport(t *testing.T) {
+	ctx := context.Background()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/v1/pairs": // one line, then the connection is cut
+			w.Header().Set("Content-Type", "application/x-ndjson")
+			_, _ = w.Write([]byte(`{"a":"x","b":"y","similarity":0.9,"hamming":25,"exact":false}` + "\n" + `{"a":"x",`))
+			w.(http.Flusher).Flush()
+			if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+				_ = conn.Close()
+			}
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer ts.Close()
+	c := newClient(t, ts.URL+"/", nil)
+	n := 0
+	err := c.Pairs(ctx, 0.9, func(api.Pair) error { n++; return nil })
+	if err == nil || n != 1 {
+		t.Errorf("a cut stream: %d pairs, %v", n, err)
+	}
+	// A 404 that is not the API's: not ErrNotFound, and it says so.
+	_, err = c.Stats(ctx)
+	var ce *client.Error
+	if !errors.As(err, &ce) || ce.Status != 404 || ce.Code != "" || errors.Is(err, client.ErrNotFound) ||
+		!strings.Contains(err.Error(), "fpdb server") {
+		t.Errorf("a foreign 404: %v", err)
+	}
+
+	url := ts.URL
+	ts.Close()
+	_, err = c.Stats(ctx)
+	var ue *client.UnreachableError
+	if !errors.Is(err, client.ErrUnreachable) || !errors.As(err, &ue) || err.Error() != "no fpdb server at "+url+": connection refused" {
+		t.Errorf("no server: %v", err)
+	}
+}
+
+func TestNew(t *testing.T) {
+	for _, u := range []string{"", "ftp://x", "http://", "http://h/?q=1", "http://u:p@h"} {
+		if _, err := client.New(u, nil); !errors.Is(err, client.ErrBadURL) {
+			t.Errorf("New(%q): %v", u, err)
+		}
+	}
+	c, err := client.New("127.0.0.1:7700/", nil)
+	if err != nil || c.URL() != "http://127.0.0.1:7700" {
+		t.Errorf("New without a scheme: %v, %v", c, err)
+	}
+}
