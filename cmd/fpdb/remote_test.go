@@ -274,3 +274,21 @@ func TestRemoteErrors(t *testing.T) {
 		t.Errorf("--server '': %q", r.stderr)
 	}
 }
+
+// TestRemoteDeleteDifferences: what a server does not serve — the ids of a
+// dry run by prefix, the log entries --forget erased — is left out, and
+// the rest is as the local delete has it.
+func TestRemoteDeleteDifferences(t *testing.T) {
+	url := testServer(t, nil)
+	runFPDB(t, "", "--server", url, "add", corpus+"bees.txt", corpus+"tides.txt", corpus+"coffee.txt").mustCode(t, exitOK)
+	r := runFPDB(t, "", "--server", url, "delete", "--dry-run", "--prefix", "testdata/corpus/").mustCode(t, exitOK)
+	if r.stdout != "" || r.stderr != "3 documents would be deleted (dry run: nothing changed)\n" {
+		t.Errorf("dry run by prefix: stdout %q stderr %q", r.stdout, r.stderr)
+	}
+	r = runFPDB(t, "", "--server", url, "delete", "--forget", "testdata/corpus/bees.txt", "nope").mustCode(t, exitFailure)
+	if r.stdout != "1 document deleted, their log entries erased\n" ||
+		r.stderr != "fpdb: delete \"nope\": document not found (and not in the audit log)\n" {
+		t.Errorf("forget: stdout %q stderr %q", r.stdout, r.stderr)
+	}
+	runFPDB(t, "", "--server", url, "get", "testdata/corpus/bees.txt").mustCode(t, exitFailure)
+}
