@@ -7,8 +7,8 @@ import (
 
 	"github.com/fpdb/fpdb/api"
 	"github.com/fpdb/fpdb/db"
-	"github.com/fpdb/fpdb/internal/apiconv"
 	"github.com/fpdb/fpdb/internal/report"
+	"github.com/fpdb/fpdb/server/apiconv"
 )
 
 // compareInput returns the db's input for one side of a comparison and

@@ -12,7 +12,7 @@ import (
 
 	"github.com/fpdb/fpdb/api"
 	"github.com/fpdb/fpdb/db"
-	"github.com/fpdb/fpdb/internal/apiconv"
+	"github.com/fpdb/fpdb/server/apiconv"
 )
 
 func TestCompareEndpoint(t *testing.T) {

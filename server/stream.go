@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/fpdb/fpdb/db"
-	"github.com/fpdb/fpdb/internal/apiconv"
+	"github.com/fpdb/fpdb/server/apiconv"
 )
 
 // flushEvery is how often a stream sends what it has buffered.

@@ -18,7 +18,7 @@ import (
 
 	"github.com/fpdb/fpdb/api"
 	"github.com/fpdb/fpdb/db"
-	"github.com/fpdb/fpdb/internal/apiconv"
+	"github.com/fpdb/fpdb/server/apiconv"
 )
 
 // fill stores groups of size near duplicates (a text and edits of it) and

@@ -11,7 +11,7 @@ import (
 	"github.com/fpdb/fpdb/api"
 	"github.com/fpdb/fpdb/client"
 	"github.com/fpdb/fpdb/db"
-	"github.com/fpdb/fpdb/internal/apiconv"
+	"github.com/fpdb/fpdb/server/apiconv"
 	"github.com/spf13/cobra"
 )
 

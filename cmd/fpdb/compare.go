@@ -15,8 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fpdb/fpdb/db"
-	"github.com/fpdb/fpdb/internal/apiconv"
 	"github.com/fpdb/fpdb/internal/report"
+	"github.com/fpdb/fpdb/server/apiconv"
 )
 
 // compareOptions are the flags and arguments of "fpdb compare".

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/fpdb/fpdb/db"
-	"github.com/fpdb/fpdb/internal/apiconv"
+	"github.com/fpdb/fpdb/server/apiconv"
 	"github.com/spf13/cobra"
 )
 

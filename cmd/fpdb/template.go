@@ -13,7 +13,7 @@ import (
 
 	"github.com/fpdb/fpdb/api"
 	"github.com/fpdb/fpdb/db"
-	"github.com/fpdb/fpdb/internal/apiconv"
+	"github.com/fpdb/fpdb/server/apiconv"
 )
 
 // templateOptions are the flags of "fpdb template" and its subcommands.

@@ -1,7 +1,3 @@
-// Package apiconv turns the db package's values into the JSON types of
-// package api, for both the command ("fpdb pairs --json", ...) and the
-// HTTP server, so that they print the same objects; it also parses the
-// values both read the same way (keep policies, ages).
 package apiconv
 
 import (

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fpdb/fpdb/api"
+	"github.com/fpdb/fpdb/client"
+)
+
+// serveProcess is an "fpdb serve" process of a test.
+type serveProcess struct {
+	cmd *exec.Cmd
+	url string
+}
+
+// startServe starts "fpdb serve" on dir at a free port of 127.0.0.1 and
+// waits until it is ready.
+func startServe(t *testing.T, bin, dir string) *serveProcess {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(filepath.Join(bin, "fpdb"), "--db", dir, "serve", "--addr", addr)
+	var log strings.Builder
+	cmd.Stderr = &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &serveProcess{cmd: cmd, url: "http://" + addr}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		resp, err := http.Get(p.url + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return p
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("fpdb serve not ready after 20 s:\n%s", log.String())
+		}
+	}
+}
+
+// faultText returns the text of variant v of group g: groups are unrelated
+// texts of 300 words, two variants of one group differ in at most 2 words
+// (resemblance about 0.95: near duplicates at 0.8 by any estimate).
+func faultText(g, v int) string {
+	rng := rand.New(rand.NewPCG(uint64(g), 99))
+	ws := make([]string, 300)
+	for i := range ws {
+		ws[i] = fmt.Sprintf("g%dw%d", g, rng.IntN(4000))
+	}
+	ws[v%len(ws)] = fmt.Sprintf("variant%d", v)
+	return strings.Join(ws, " ")
+}
+
+// TestServeKilledUnderLoad: 8 clients add near duplicates with check-then-
+// add (threshold 0.8, reject) while the server is killed with SIGKILL;
+// after a restart every add the server acknowledged is there, and no two
+// near duplicates were both accepted.
+func TestServeKilledUnderLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds fpdb and runs a server process (not with -short)")
+	}
+	bin := buildFPDB(t)
+	dir := filepath.Join(t.TempDir(), "db")
+	srv := startServe(t, bin, dir)
+	c, err := client.New(srv.url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const groups = 400
+	var mu sync.Mutex
+	acked := map[string]int{} // id → group, for every add answered "stored"
+	ctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(w), 7))
+			for i := 0; ctx.Err() == nil && i < 100_000; i++ {
+				g, v := rng.IntN(groups), rng.IntN(1000)
+				id := fmt.Sprintf("w%d-%d-g%d", w, i, g)
+				res, err := c.Add(ctx, api.AddRequest{ID: id, Text: faultText(g, v), Threshold: 0.8, Reject: true})
+				if err != nil {
+					if errors.Is(err, client.ErrUnreachable) || ctx.Err() != nil {
+						return
+					}
+					continue // a connection cut by the kill
+				}
+				if res.Stored {
+					mu.Lock()
+					acked[id] = g
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	// Kill once the clients have been adding for a while.
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		mu.Lock()
+		n := len(acked)
+		mu.Unlock()
+		if n >= groups/4 || time.Now().After(deadline) {
+			break
+		}
+	}
+	time.Sleep(300 * time.Millisecond)
+	if err := srv.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = srv.cmd.Wait()
+	stop()
+	wg.Wait()
+	if len(acked) == 0 {
+		t.Fatal("no add was acknowledged before the kill")
+	}
+
+	srv = startServe(t, bin, dir)
+	c, err = client.New(srv.url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bg := context.Background()
+	perGroup := map[int]int{}
+	for id, g := range acked {
+		if _, err := c.Get(bg, id); err != nil {
+			t.Errorf("acknowledged add %s is missing after the kill: %v", id, err)
+		}
+		perGroup[g]++
+	}
+	for g, n := range perGroup {
+		if n > 1 {
+			t.Errorf("group %d: %d near duplicates accepted", g, n)
+		}
+	}
+	var pairs []api.Pair
+	if err := c.Pairs(bg, 0.8, func(p api.Pair) error { pairs = append(pairs, p); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(pairs) > 0 {
+		t.Errorf("%d pairs of near duplicates stored, e.g. %+v", len(pairs), pairs[0])
+	}
+	st, err := c.Stats(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Docs < len(acked) || st.Docs > groups {
+		t.Errorf("%d documents stored, %d acknowledged, %d groups", st.Docs, len(acked), groups)
+	}
+	t.Logf("%d adds acknowledged before the kill, all present; %d documents after restart", len(acked), st.Docs)
+	if err := srv.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.cmd.Wait(); err != nil {
+		t.Errorf("fpdb serve after SIGTERM: %v", err)
+	}
+}
