@@ -143,7 +143,8 @@ def _duration(d: Union[str, datetime.timedelta, int, float]) -> str:
         return d
     if isinstance(d, datetime.timedelta):
         d = d.total_seconds()
-    return "%gs" % float(d)
+    # Fixed-point: Go's durations have no exponent ("1e-06s" is refused).
+    return ("%.9f" % float(d)).rstrip("0").rstrip(".") + "s"
 
 
 def _item(item: DocItem) -> Dict[str, Any]:

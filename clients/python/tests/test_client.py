@@ -609,7 +609,10 @@ class TestBatch(ServerTest):
         self.assertEqual(self.c.delete_many(older_than="720h").deleted, 0)
         import datetime
 
-        self.assertEqual(self.c.delete_many(older_than=datetime.timedelta(0)).deleted, 1)
+        with self.assertRaises(BadRequest):  # 0 would delete everything: refused
+            self.c.delete_many(older_than=datetime.timedelta(0))
+        time.sleep(0.01)
+        self.assertEqual(self.c.delete_many(older_than=datetime.timedelta(milliseconds=1)).deleted, 1)
         self.assertEqual(len(self.c), 0)
         with self.assertRaises(ValueError):
             self.c.delete_many()
