@@ -2,8 +2,16 @@ package main
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	crand "crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
 	"fmt"
+	"math/big"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -29,19 +37,25 @@ type serveProcess struct {
 // waits until it is ready.
 func startServe(t *testing.T, bin, dir string) *serveProcess {
 	t.Helper()
+	return startServeWith(t, bin, dir, http.DefaultClient, "http")
+}
+
+// startServeWith is startServe with more flags, asking hc at scheme://.
+func startServeWith(t *testing.T, bin, dir string, hc *http.Client, scheme string, flags ...string) *serveProcess {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	cmd := exec.Command(filepath.Join(bin, "fpdb"), "--db", dir, "serve", "--addr", addr)
+	cmd := exec.Command(filepath.Join(bin, "fpdb"), append([]string{"--db", dir, "serve", "--addr", addr}, flags...)...)
 	var log strings.Builder
 	cmd.Stderr = &log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &serveProcess{cmd: cmd, url: "http://" + addr}
+	p := &serveProcess{cmd: cmd, url: scheme + "://" + addr}
 	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
 			_ = cmd.Process.Kill()
@@ -49,7 +63,7 @@ func startServe(t *testing.T, bin, dir string) *serveProcess {
 		}
 	})
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		resp, err := http.Get(p.url + "/readyz")
+		resp, err := hc.Get(p.url + "/readyz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -177,4 +191,81 @@ func TestServeKilledUnderLoad(t *testing.T) {
 	if err := srv.cmd.Wait(); err != nil {
 		t.Errorf("fpdb serve after SIGTERM: %v", err)
 	}
+}
+
+// TestServeTLSAndTokens: with --cert/--key the server speaks TLS only, and
+// with --tokens a read-only token reads and may not write.
+func TestServeTLSAndTokens(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds fpdb and runs a server process (not with -short)")
+	}
+	bin := buildFPDB(t)
+	tmp := t.TempDir()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), crand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(crand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile, tokFile := filepath.Join(tmp, "c.pem"), filepath.Join(tmp, "k.pem"), filepath.Join(tmp, "tokens")
+	writeFile(t, tmp, "c.pem", pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+	writeFile(t, tmp, "k.pem", pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}))
+	const ro, rw = "read-only-token-0123456", "read-write-token-0123456"
+	writeFile(t, tmp, "tokens", []byte("ro "+ro+"\nrw "+rw+"\n"))
+	pool := x509.NewCertPool()
+	pool.AddCert(mustParseCert(t, der))
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	srv := startServeWith(t, bin, filepath.Join(tmp, "db"), hc, "https", "--cert", certFile, "--key", keyFile, "--tokens", tokFile)
+	if _, err := http.Get("http://" + strings.TrimPrefix(srv.url, "https://") + "/healthz"); err == nil {
+		resp, _ := http.Get("http://" + strings.TrimPrefix(srv.url, "https://") + "/v1/stats")
+		if resp != nil && resp.StatusCode == http.StatusOK {
+			t.Fatal("the TLS server answered plain HTTP")
+		}
+	}
+	bg := context.Background()
+	roc, err := client.New(srv.url, &client.Options{Token: ro, HTTPClient: hc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rwc, err := client.New(srv.url, &client.Options{Token: rw, HTTPClient: hc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := roc.Add(bg, api.AddRequest{ID: "a", Text: faultText(1, 1)}); !errors.Is(err, client.ErrForbidden) {
+		t.Fatalf("read-only add over TLS: %v, want forbidden", err)
+	}
+	if res, err := rwc.Add(bg, api.AddRequest{ID: "a", Text: faultText(1, 1)}); err != nil || !res.Stored {
+		t.Fatalf("read-write add over TLS: %+v, %v", res, err)
+	}
+	if st, err := roc.Stats(bg); err != nil || st.Docs != 1 {
+		t.Fatalf("read-only stats over TLS: %+v, %v", st, err)
+	}
+	nobody, _ := client.New(srv.url, &client.Options{HTTPClient: hc})
+	if _, err := nobody.Stats(bg); !errors.Is(err, client.ErrUnauthorized) {
+		t.Fatalf("no token: %v, want unauthorized", err)
+	}
+	if err := srv.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.cmd.Wait(); err != nil {
+		t.Errorf("fpdb serve after SIGTERM: %v", err)
+	}
+}
+
+func mustParseCert(t *testing.T, der []byte) *x509.Certificate {
+	t.Helper()
+	c, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
