@@ -176,3 +176,9 @@ type Stats struct {
 	AuditLog         bool   `json:"audit_log"`
 	Created          string `json:"created"`
 }
+
+// ImportResult is the answer to POST /v1/import.
+type ImportResult struct {
+	// Imported is the number of documents imported.
+	Imported int `json:"imported"`
+}

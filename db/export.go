@@ -312,29 +312,9 @@ func Import(ctx context.Context, dir string, r io.Reader, opts *Options) (int, e
 		return 0, err
 	}
 	br := bufio.NewReaderSize(r, 1<<16)
-	line, err := readLine(br)
+	h, err := readExportHeader(br)
 	if err != nil {
-		if errors.Is(err, io.EOF) {
-			return 0, fmt.Errorf("fpdb: import: %w: no header line", ErrBadExport)
-		}
-		return 0, fmt.Errorf("fpdb: import: %w", err)
-	}
-	var h ExportHeader
-	if err := strictUnmarshal(line, &h); err != nil {
-		return 0, fmt.Errorf("fpdb: import: %w: header: %w", ErrBadExport, err)
-	}
-	if h.Export < exportVersionNoLog || h.Export > ExportVersion {
-		return 0, fmt.Errorf("fpdb: import: %w: export version %d, this build reads %d to %d", ErrBadExport, h.Export, exportVersionNoLog, ExportVersion)
-	}
-	if (h.AuditLog || h.LogEntries != 0) && h.Export < ExportVersion || h.LogEntries < 0 || h.LogEntries > 0 && !h.AuditLog {
-		return 0, fmt.Errorf("fpdb: import: %w: header: audit_log %v with log_entries %d in export version %d", ErrBadExport, h.AuditLog, h.LogEntries, h.Export)
-	}
-	if h.HashVersion != fingerprint.HashVersion {
-		return 0, fmt.Errorf("fpdb: import: %w", &ParamsError{Param: "HashVersion", Stored: strconv.Itoa(h.HashVersion), Given: strconv.Itoa(fingerprint.HashVersion), Export: true, Build: true})
-	}
-	if h.NormalizeVersion < normalize.MinVersion || h.NormalizeVersion > normalize.Version {
-		return 0, fmt.Errorf("fpdb: import: %w", &ParamsError{Param: "NormalizeVersion", Stored: strconv.Itoa(h.NormalizeVersion),
-			Given: fmt.Sprintf("%d to %d", normalize.MinVersion, normalize.Version), Export: true, Build: true})
+		return 0, err
 	}
 	o := &Options{}
 	if opts != nil {
@@ -373,6 +353,72 @@ func Import(ctx context.Context, dir string, r io.Reader, opts *Options) (int, e
 		err = fmt.Errorf("fpdb: import: %w", cerr)
 	}
 	return n, err
+}
+
+// readExportHeader reads and checks the header line of an export.
+func readExportHeader(br *bufio.Reader) (ExportHeader, error) {
+	var h ExportHeader
+	line, err := readLine(br)
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return h, fmt.Errorf("fpdb: import: %w: no header line", ErrBadExport)
+		}
+		return h, fmt.Errorf("fpdb: import: %w", err)
+	}
+	if err := strictUnmarshal(line, &h); err != nil {
+		return h, fmt.Errorf("fpdb: import: %w: header: %w", ErrBadExport, err)
+	}
+	if h.Export < exportVersionNoLog || h.Export > ExportVersion {
+		return h, fmt.Errorf("fpdb: import: %w: export version %d, this build reads %d to %d", ErrBadExport, h.Export, exportVersionNoLog, ExportVersion)
+	}
+	if (h.AuditLog || h.LogEntries != 0) && h.Export < ExportVersion || h.LogEntries < 0 || h.LogEntries > 0 && !h.AuditLog {
+		return h, fmt.Errorf("fpdb: import: %w: header: audit_log %v with log_entries %d in export version %d", ErrBadExport, h.AuditLog, h.LogEntries, h.Export)
+	}
+	if h.HashVersion != fingerprint.HashVersion {
+		return h, fmt.Errorf("fpdb: import: %w", &ParamsError{Param: "HashVersion", Stored: strconv.Itoa(h.HashVersion), Given: strconv.Itoa(fingerprint.HashVersion), Export: true, Build: true})
+	}
+	if h.NormalizeVersion < normalize.MinVersion || h.NormalizeVersion > normalize.Version {
+		return h, fmt.Errorf("fpdb: import: %w", &ParamsError{Param: "NormalizeVersion", Stored: strconv.Itoa(h.NormalizeVersion),
+			Given: fmt.Sprintf("%d to %d", normalize.MinVersion, normalize.Version), Export: true, Build: true})
+	}
+	return h, nil
+}
+
+// ImportInto is Import into d, an open database that holds no document,
+// no audit-log entry and no template (ErrNotEmpty otherwise) and whose
+// fingerprint parameters (K, group widths, shingle width, seed,
+// normalization version) are the export's (a *ParamsError otherwise). The
+// export's texts are kept when d keeps texts, its audit log when d keeps
+// one (an export without a log then records each document imported; an
+// export with a log into a database without one is refused). It is how a
+// server imports into the database it serves.
+func (d *DB) ImportInto(ctx context.Context, r io.Reader) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if d.opts.ReadOnly {
+		return 0, fmt.Errorf("fpdb: import: %w", ErrReadOnly)
+	}
+	br := bufio.NewReaderSize(r, 1<<16)
+	h, err := readExportHeader(br)
+	if err != nil {
+		return 0, err
+	}
+	p := d.params
+	given := &Options{K: h.K, GroupWidths: h.GroupWidths, ShingleWidth: h.ShingleWidth, Seed: h.Seed, NormalizeVersion: h.NormalizeVersion}
+	if err := checkParams(p, given); err != nil {
+		return 0, fmt.Errorf("fpdb: import: %w", err)
+	}
+	if h.AuditLog && !p.AuditLog {
+		return 0, fmt.Errorf("fpdb: import: %w", &ParamsError{Param: "AuditLog", Stored: "true", Given: "false", Export: true})
+	}
+	if err := d.checkImportTarget(true); err != nil {
+		return 0, err
+	}
+	if err := d.importTemplates(ctx, h.Templates); err != nil {
+		return 0, err
+	}
+	return d.importDocs(ctx, br, h)
 }
 
 // checkImportTarget fails with ErrNotEmpty unless the database holds no

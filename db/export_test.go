@@ -3,6 +3,7 @@ package db
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -142,5 +143,47 @@ func TestImportRejects(t *testing.T) {
 	}
 	if _, err := Import(ctx, filepath.Join(t.TempDir(), "db"), strings.NewReader(exp), &Options{K: 1024}); !errors.Is(err, ErrParamsMismatch) {
 		t.Fatalf("K mismatch: %v", err)
+	}
+}
+
+// TestImportInto: an export imported into an open, empty database with
+// the same parameters answers as the exported one; a non-empty one and
+// other parameters are refused, unchanged.
+func TestImportInto(t *testing.T) {
+	src := openTest(t, "", &Options{KeepTexts: true, AuditLog: true, NoSync: true})
+	for i := range 30 {
+		if _, err := src.Add(ctx, Input{ID: fmt.Sprint("d", i), Text: []byte(text(uint64(i%10), 200))}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var exp bytes.Buffer
+	if _, err := src.Export(ctx, &exp); err != nil {
+		t.Fatal(err)
+	}
+	dst := openTest(t, "", &Options{KeepTexts: true, AuditLog: true, NoSync: true})
+	n, err := dst.ImportInto(ctx, bytes.NewReader(exp.Bytes()))
+	if err != nil || n != 30 {
+		t.Fatalf("ImportInto: %d, %v", n, err)
+	}
+	var again bytes.Buffer
+	if _, err := dst.Export(ctx, &again); err != nil {
+		t.Fatal(err)
+	}
+	_, body, _ := strings.Cut(exp.String(), "\n") // the header holds the creation time
+	_, body2, _ := strings.Cut(again.String(), "\n")
+	if body2 != body || body == "" {
+		t.Fatal("the imported database exports otherwise")
+	}
+	was := dump(t, dst)
+	if _, err := dst.ImportInto(ctx, bytes.NewReader(exp.Bytes())); !errors.Is(err, ErrNotEmpty) {
+		t.Fatalf("into a non-empty database: %v", err)
+	}
+	if dump(t, dst) != was {
+		t.Fatal("a refused import changed the database")
+	}
+	other := openTest(t, "", &Options{K: 256, AuditLog: true, NoSync: true})
+	var pe *ParamsError
+	if _, err := other.ImportInto(ctx, bytes.NewReader(exp.Bytes())); !errors.As(err, &pe) {
+		t.Fatalf("other parameters: %v", err)
 	}
 }

@@ -31,7 +31,9 @@ type route struct {
 	method, pattern string
 	access          access
 	stream          bool
-	h               func(w http.ResponseWriter, r *http.Request) error
+	// import takes a body up to Options.MaxImportBytes (an export).
+	bigBody bool
+	h       func(w http.ResponseWriter, r *http.Request) error
 }
 
 // routes are the server's endpoints; the OpenAPI document (openapi.json)
@@ -59,6 +61,7 @@ func (s *Server) routes() []route {
 		{method: "POST", pattern: "/v1/templates", access: write, h: s.addTemplate},
 		{method: "DELETE", pattern: "/v1/templates/{name}", access: write, h: s.removeTemplate},
 		{method: "POST", pattern: "/v1/backup", access: write, h: s.backup},
+		{method: "POST", pattern: "/v1/import", access: write, stream: true, bigBody: true, h: s.importExport},
 		{method: "GET", pattern: "/metrics", access: public, h: s.metricsPage},
 	}
 }
@@ -119,7 +122,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt route) error {
 	// A slow client: its body must arrive within the request's time.
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(timeout))
-	r.Body = http.MaxBytesReader(w, r.Body, s.o.MaxBodyBytes)
+	limit := s.o.MaxBodyBytes
+	if rt.bigBody {
+		limit = s.o.MaxImportBytes
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, limit)
 	return rt.h(w, r.WithContext(ctx))
 }
 
@@ -157,7 +164,8 @@ func classify(err error) (int, string) {
 	case errors.Is(err, db.ErrInvalidID), errors.Is(err, db.ErrInvalidOptions), errors.Is(err, db.ErrInvalidThreshold),
 		errors.Is(err, db.ErrBadInput), errors.Is(err, db.ErrBadFingerprint), errors.Is(err, db.ErrNoWords),
 		errors.Is(err, db.ErrBinary), errors.Is(err, db.ErrInfeasiblePlan), errors.Is(err, db.ErrNoText),
-		errors.Is(err, db.ErrEmptyPrefix), errors.Is(err, db.ErrTemplateNeedsTexts), errors.Is(err, db.ErrNoLog):
+		errors.Is(err, db.ErrEmptyPrefix), errors.Is(err, db.ErrTemplateNeedsTexts), errors.Is(err, db.ErrNoLog),
+		errors.Is(err, db.ErrBadExport), errors.Is(err, db.ErrNotEmpty), errors.As(err, new(*db.ParamsError)):
 		return http.StatusBadRequest, api.CodeBadRequest
 	}
 	return http.StatusInternalServerError, api.CodeInternal

@@ -19,6 +19,9 @@ type Options struct {
 	// MaxBodyBytes is the largest request body accepted; a larger one is
 	// answered 413. Default DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// MaxImportBytes is the largest export POST /v1/import accepts (its
+	// time is bounded by StreamTimeout). Default DefaultMaxImportBytes.
+	MaxImportBytes int64
 	// RequestTimeout bounds a request, reading its body included; a
 	// request that takes longer is answered 408 (its body too slow) or
 	// 503, and its write, if any, is not made. Streams (pairs, clusters,
@@ -42,6 +45,7 @@ type Options struct {
 // Defaults of Options.
 const (
 	DefaultMaxBodyBytes   = 64 << 20
+	DefaultMaxImportBytes = 64 << 30
 	DefaultRequestTimeout = 60 * time.Second
 	DefaultStreamTimeout  = 30 * time.Minute
 	DefaultMaxConcurrent  = 64
@@ -68,7 +72,10 @@ func New(d *db.DB, opts *Options) (*Server, error) {
 	if opts != nil {
 		o = *opts
 	}
-	if o.MaxBodyBytes < 0 || o.RequestTimeout < 0 || o.StreamTimeout < 0 || o.MaxConcurrent < 0 {
+	if o.MaxImportBytes == 0 {
+		o.MaxImportBytes = DefaultMaxImportBytes
+	}
+	if o.MaxBodyBytes < 0 || o.MaxImportBytes < 0 || o.RequestTimeout < 0 || o.StreamTimeout < 0 || o.MaxConcurrent < 0 {
 		return nil, fmt.Errorf("%w: negative limit", ErrInvalidOptions)
 	}
 	if o.MaxBodyBytes == 0 {

@@ -22,6 +22,7 @@ type serveOptions struct {
 	tokens        string
 	cert, key     string
 	maxBody       int64
+	maxImport     int64
 	timeout       time.Duration
 	streamTimeout time.Duration
 	maxConcurrent int
@@ -78,6 +79,7 @@ bad token file, the database held by another process).`,
 	f.StringVar(&o.cert, "cert", "", "serve TLS with the certificate `FILE` (PEM; with --key)")
 	f.StringVar(&o.key, "key", "", "the TLS private key `FILE` (PEM; with --cert)")
 	f.Int64Var(&o.maxBody, "max-body", server.DefaultMaxBodyBytes, "largest request body in `BYTES` (413 beyond)")
+	f.Int64Var(&o.maxImport, "max-import", server.DefaultMaxImportBytes, "largest export POST /v1/import takes, in `BYTES`")
 	f.DurationVar(&o.timeout, "timeout", server.DefaultRequestTimeout, "longest request, body included (408 beyond)")
 	f.DurationVar(&o.streamTimeout, "stream-timeout", server.DefaultStreamTimeout, "longest streamed answer (pairs, clusters, log, export)")
 	f.IntVar(&o.maxConcurrent, "max-concurrent", server.DefaultMaxConcurrent, "requests served at once (429 beyond)")
@@ -91,6 +93,8 @@ func (o *serveOptions) run(ctx context.Context, stderr io.Writer) (err error) {
 	switch {
 	case (o.cert == "") != (o.key == ""):
 		return usageErrorf("--cert and --key go together")
+	case o.maxImport <= 0:
+		return usageErrorf("invalid --max-import %d: must be positive", o.maxImport)
 	case o.maxBody <= 0:
 		return usageErrorf("invalid --max-body %d: must be positive", o.maxBody)
 	case o.timeout <= 0:
@@ -109,7 +113,7 @@ func (o *serveOptions) run(ctx context.Context, stderr io.Writer) (err error) {
 	} else {
 		logger = slog.New(slog.NewTextHandler(stderr, nil))
 	}
-	so := &server.Options{MaxBodyBytes: o.maxBody, RequestTimeout: o.timeout, StreamTimeout: o.streamTimeout, MaxConcurrent: o.maxConcurrent, Logger: logger}
+	so := &server.Options{MaxBodyBytes: o.maxBody, MaxImportBytes: o.maxImport, RequestTimeout: o.timeout, StreamTimeout: o.streamTimeout, MaxConcurrent: o.maxConcurrent, Logger: logger}
 	if o.tokens != "" {
 		if so.Tokens, err = server.LoadTokens(o.tokens); err != nil {
 			return failure(fmt.Errorf("serve: %w", err))
