@@ -159,6 +159,9 @@ type DeleteResult struct {
 	Deleted  int      `json:"deleted"`
 	NotFound []string `json:"not_found,omitempty"`
 	DryRun   bool     `json:"dry_run,omitempty"`
+	// IDs are, with DryRun by prefix or age, the ids that would be
+	// deleted, in storing order.
+	IDs []string `json:"ids,omitempty"`
 }
 
 // Stats describes the database (GET /v1/stats).

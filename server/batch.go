@@ -210,7 +210,8 @@ func (s *Server) deleteMany(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, res)
 }
 
-// dryRunDelete counts the documents a delete would remove.
+// dryRunDelete counts the documents a delete would remove (and, by prefix
+// or age, lists them).
 func (s *Server) dryRunDelete(r *http.Request, req api.DeleteRequest, cutoff time.Time) (api.DeleteResult, error) {
 	ctx := r.Context()
 	res := api.DeleteResult{DryRun: true}
@@ -218,6 +219,7 @@ func (s *Server) dryRunDelete(r *http.Request, req api.DeleteRequest, cutoff tim
 		err := s.d.Docs(ctx, func(doc db.Doc) error {
 			if (req.Prefix != "" && strings.HasPrefix(doc.ID, req.Prefix)) || (req.Prefix == "" && doc.Added.Before(cutoff)) {
 				res.Deleted++
+				res.IDs = append(res.IDs, doc.ID)
 			}
 			return nil
 		})

@@ -133,11 +133,7 @@ func (o *deleteOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr
 		if err != nil {
 			return failure(err)
 		}
-		rs := &remoteStore{c: c, olderThan: o.olderThan}
-		if o.dryRun && (o.prefix != "" || o.olderThan != "") {
-			return rs.dryRunCount(ctx, o, stderr)
-		}
-		d = rs
+		d = &remoteStore{c: c, prefix: o.prefix, olderThan: o.olderThan}
 	} else {
 		var ld *db.DB
 		if ld, err = o.openDB(openExisting); err != nil {

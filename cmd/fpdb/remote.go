@@ -300,8 +300,9 @@ func remoteDoc(d *api.Doc) jsonDoc {
 // is the deleter of delete.go.
 type remoteStore struct {
 	c *client.Client
-	// olderThan is --older-than as given, which the server parses.
-	olderThan string
+	// prefix and olderThan are --prefix and --older-than as given (the
+	// server parses the age).
+	prefix, olderThan string
 }
 
 // Delete deletes one document.
@@ -369,21 +370,19 @@ func (s *remoteStore) Has(ctx context.Context, id string) (bool, error) {
 	return false, fromServer(err)
 }
 
-// errNoList is the error of a listing the server does not offer.
-var errNoList = errors.New("the server lists no documents: a dry run of --prefix or --older-than through --server counts them only")
-
-// Docs is not offered by the server (see dryRunCount).
-func (s *remoteStore) Docs(context.Context, func(db.Doc) error) error { return errNoList }
-
-// dryRunCount prints how many documents a delete by --prefix or
-// --older-than would remove: the server counts them but does not list them.
-func (s *remoteStore) dryRunCount(ctx context.Context, o *deleteOptions, stderr io.Writer) error {
-	req := api.DeleteRequest{Prefix: o.prefix, OlderThan: o.olderThan, DryRun: true}
-	res, err := s.many(ctx, req)
+// Docs calls fn with each document a delete by the store's prefix or age
+// would remove, as the server lists them in a dry run (only the id is
+// known: Added is the zero time, before any cutoff).
+func (s *remoteStore) Docs(ctx context.Context, fn func(db.Doc) error) error {
+	res, err := s.many(ctx, api.DeleteRequest{Prefix: s.prefix, OlderThan: s.olderThan, DryRun: true})
 	if err != nil {
-		return failure(newOpError("delete", err, "delete"))
+		return err
 	}
-	fmt.Fprintf(stderr, "%s (dry run: nothing changed)\n", countDocs(res.Deleted, "would be deleted"))
+	for _, id := range res.IDs {
+		if err := fn(db.Doc{ID: id}); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -275,15 +275,19 @@ func TestRemoteErrors(t *testing.T) {
 	}
 }
 
-// TestRemoteDeleteDifferences: what a server does not serve — the ids of a
-// dry run by prefix, the log entries --forget erased — is left out, and
-// the rest is as the local delete has it.
+// TestRemoteDeleteDifferences: a dry run by prefix lists the ids as the
+// local one does; what a server does not serve — the log entries --forget
+// erased — is left out, and the rest is as the local delete has it.
 func TestRemoteDeleteDifferences(t *testing.T) {
 	url := testServer(t, nil)
-	runFPDB(t, "", "--server", url, "add", corpus+"bees.txt", corpus+"tides.txt", corpus+"coffee.txt").mustCode(t, exitOK)
+	local := dbDir(t)
+	for _, target := range [][]string{{"--server", url}, {"--db", local}} {
+		runFPDB(t, "", append(target, "add", corpus+"bees.txt", corpus+"tides.txt", corpus+"coffee.txt")...).mustCode(t, exitOK)
+	}
 	r := runFPDB(t, "", "--server", url, "delete", "--dry-run", "--prefix", "testdata/corpus/").mustCode(t, exitOK)
-	if r.stdout != "" || r.stderr != "3 documents would be deleted (dry run: nothing changed)\n" {
-		t.Errorf("dry run by prefix: stdout %q stderr %q", r.stdout, r.stderr)
+	l := runFPDB(t, "", "--db", local, "delete", "--dry-run", "--prefix", "testdata/corpus/").mustCode(t, exitOK)
+	if r.stdout != l.stdout || r.stderr != l.stderr || strings.Count(r.stdout, "\n") != 3 {
+		t.Errorf("dry run by prefix: stdout %q stderr %q, locally %q %q", r.stdout, r.stderr, l.stdout, l.stderr)
 	}
 	r = runFPDB(t, "", "--server", url, "delete", "--forget", "testdata/corpus/bees.txt", "nope").mustCode(t, exitFailure)
 	if r.stdout != "1 document deleted, their log entries erased\n" ||
