@@ -162,6 +162,10 @@ type DeleteResult struct {
 	// IDs are, with DryRun by prefix or age, the ids that would be
 	// deleted, in storing order.
 	IDs []string `json:"ids,omitempty"`
+	// Erased and Redacted are, with Forget, the audit-log entries erased
+	// (about the forgotten ids) and redacted (naming one as a match).
+	Erased   *int `json:"erased,omitempty"`
+	Redacted *int `json:"redacted,omitempty"`
 }
 
 // Stats describes the database (GET /v1/stats).

@@ -191,7 +191,7 @@ func (s *Server) deleteMany(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		res.Deleted, res.NotFound = fr.Deleted, fr.NotFound
+		res.Deleted, res.NotFound, res.Erased, res.Redacted = fr.Deleted, fr.NotFound, &fr.Erased, &fr.Redacted
 	case req.IDs != nil:
 		dr, err := s.d.DeleteMany(ctx, req.IDs)
 		if err != nil {

@@ -348,14 +348,18 @@ func (s *remoteStore) DeleteOlderThan(ctx context.Context, _ time.Time) (int, er
 	return res.Deleted, nil
 }
 
-// Forget deletes ids and erases them from the audit log. The server does
-// not count the log entries erased and redacted: those counts are -1.
+// Forget deletes ids and erases them from the audit log. A server that
+// does not count the log entries erased and redacted gives -1 for them.
 func (s *remoteStore) Forget(ctx context.Context, ids []string) (*db.ForgetResult, error) {
 	res, err := s.many(ctx, api.DeleteRequest{IDs: ids, Forget: true})
 	if err != nil {
 		return nil, err
 	}
-	return &db.ForgetResult{Deleted: res.Deleted, NotFound: res.NotFound, Erased: -1, Redacted: -1}, nil
+	fr := &db.ForgetResult{Deleted: res.Deleted, NotFound: res.NotFound, Erased: -1, Redacted: -1}
+	if res.Erased != nil && res.Redacted != nil {
+		fr.Erased, fr.Redacted = *res.Erased, *res.Redacted
+	}
+	return fr, nil
 }
 
 // Has reports whether id is stored.
