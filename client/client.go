@@ -377,6 +377,17 @@ func (c *Client) Stats(ctx context.Context) (*api.Stats, error) {
 	return &out, nil
 }
 
+// StorageStats returns the database's statistics with its storage
+// statistics (GET /v1/stats?storage=true): what "fpdb stats" prints. It
+// reads every posting list: seconds for millions of documents.
+func (c *Client) StorageStats(ctx context.Context) (*api.StorageStats, error) {
+	var out api.StorageStats
+	if err := c.call(ctx, request{method: "GET", path: "/v1/stats", query: url.Values{"storage": {"true"}}}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // Pairs calls fn for every pair of stored documents whose estimated
 // resemblance is at least threshold (GET /v1/pairs), as the server finds
 // them. An error of fn stops the stream and is returned.

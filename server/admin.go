@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fpdb/fpdb/api"
+	"github.com/fpdb/fpdb/server/apiconv"
 )
 
 //go:embed openapi.json
@@ -41,11 +42,25 @@ func (s *Server) openapi(w http.ResponseWriter, r *http.Request) error {
 	return err
 }
 
-// stats is GET /v1/stats.
+// stats is GET /v1/stats; with ?storage=true the storage statistics too
+// (api.StorageStats, as "fpdb stats --json" prints them).
 func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
+	p := params{v: r.URL.Query()}
+	p.only("storage")
+	storage := p.bool("storage")
+	if p.err != nil {
+		return p.err
+	}
 	st := s.d.Stats()
-	p := st.Params
+	if storage {
+		ss, err := s.d.StorageStats(r.Context())
+		if err != nil {
+			return err
+		}
+		return writeJSON(w, http.StatusOK, apiconv.StorageStats(st, ss))
+	}
+	ps := st.Params
 	return writeJSON(w, http.StatusOK, api.Stats{Docs: st.Docs, DiskBytes: st.DiskBytes, Deferred: st.Deferred,
-		FormatVersion: p.FormatVersion, K: p.K, GroupWidths: p.GroupWidths, ShingleWidth: p.ShingleWidth, Seed: p.Seed,
-		NormalizeVersion: p.NormalizeVersion, KeepTexts: p.KeepTexts, AuditLog: p.AuditLog, Created: p.Created.Format(time.RFC3339)})
+		FormatVersion: ps.FormatVersion, K: ps.K, GroupWidths: ps.GroupWidths, ShingleWidth: ps.ShingleWidth, Seed: ps.Seed,
+		NormalizeVersion: ps.NormalizeVersion, KeepTexts: ps.KeepTexts, AuditLog: ps.AuditLog, Created: ps.Created.Format(time.RFC3339)})
 }

@@ -468,3 +468,27 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 		t.Fatalf("served document: %d", st)
 	}
 }
+
+// TestStorageStats: GET /v1/stats?storage=true is what "fpdb stats --json"
+// prints: the db's statistics and storage statistics.
+func TestStorageStats(t *testing.T) {
+	ts, d := testServer(t, nil)
+	for i := range 5 {
+		call(t, "POST", fmt.Sprintf("%s/v1/documents?id=d%d", ts.URL, i), "text/plain", strings.NewReader(text(uint64(i), 80)), nil)
+	}
+	var got api.StorageStats
+	if st := call(t, "GET", ts.URL+"/v1/stats?storage=true", "", nil, &got); st != 200 {
+		t.Fatalf("status %d", st)
+	}
+	ss, err := d.StorageStats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Docs != 5 || got.Texts != ss.Texts || got.PostingKeys != ss.PostingKeys || got.LogEntries != ss.LogEntries || got.M != 32 || len(got.PostingLengths) == 0 {
+		t.Fatalf("storage stats %+v, db %+v", got, ss)
+	}
+	var e api.ErrorBody
+	if st := call(t, "GET", ts.URL+"/v1/stats?storage=maybe", "", nil, &e); st != 400 {
+		t.Fatalf("storage=maybe: %d", st)
+	}
+}

@@ -390,15 +390,6 @@ func (s *remoteStore) Docs(ctx context.Context, fn func(db.Doc) error) error {
 	return nil
 }
 
-// remoteStats returns the printed form of the server's statistics: the
-// database's parameters and size (the storage statistics are not
-// served).
-func remoteStats(s *api.Stats) jsonStats {
-	return jsonStats{Docs: s.Docs, K: s.K, M: len(s.GroupWidths), GroupWidths: s.GroupWidths, ShingleWidth: s.ShingleWidth,
-		Seed: s.Seed, FormatVersion: s.FormatVersion, NormalizeVersion: s.NormalizeVersion, Created: s.Created,
-		DiskBytes: s.DiskBytes, Deferred: s.Deferred, KeepTexts: s.KeepTexts, AuditLog: s.AuditLog}
-}
-
 // pairOf returns the db form of p.
 func pairOf(p api.Pair) db.Pair {
 	return db.Pair{A: p.A, B: p.B, Similarity: p.Similarity, Hamming: p.Hamming, Exact: p.Exact}

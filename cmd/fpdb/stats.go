@@ -6,9 +6,11 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/fpdb/fpdb/api"
+	"github.com/fpdb/fpdb/server/apiconv"
 )
 
 // statsOptions are the flags of "fpdb stats".
@@ -18,51 +20,10 @@ type statsOptions struct {
 }
 
 // jsonStats is the JSON form of the database statistics.
-type jsonStats struct {
-	Docs             int    `json:"docs"`
-	K                int    `json:"k"`
-	M                int    `json:"m"`
-	GroupWidths      []int  `json:"group_widths"`
-	ShingleWidth     int    `json:"shingle_width"`
-	Seed             uint64 `json:"seed"`
-	FormatVersion    int    `json:"format_version"`
-	HashVersion      int    `json:"hash_version"`
-	NormalizeVersion int    `json:"normalize_version"`
-	Merger           string `json:"merger"`
-	Created          string `json:"created"`
-	DiskBytes        int64  `json:"disk_bytes"`
-	// Deferred counts documents whose postings a bulk load left unwritten
-	// (a crash before its Close; the next writable open writes them).
-	Deferred int `json:"deferred_postings_docs"`
-	// KeepTexts reports that the database keeps the documents' texts;
-	// Texts counts them, TextBytes is their stored (compressed) size and
-	// TextRawBytes their size as UTF-8.
-	KeepTexts    bool  `json:"keep_texts"`
-	Texts        int   `json:"texts"`
-	TextBytes    int64 `json:"text_bytes"`
-	TextRawBytes int64 `json:"text_raw_bytes"`
-	// AuditLog reports that the database keeps an audit log; LogEntries
-	// counts its entries and LogBytes their stored size (keys, values and
-	// id index, before compression).
-	AuditLog   bool  `json:"audit_log"`
-	LogEntries int   `json:"log_entries"`
-	LogBytes   int64 `json:"log_bytes"`
-
-	DeletedNotCompacted int              `json:"deleted_not_compacted"`
-	BytesPerDoc         float64          `json:"bytes_per_doc"`
-	CompactionDebt      uint64           `json:"compaction_debt_bytes"`
-	PostingKeys         int              `json:"posting_keys"`
-	PostingIDs          int64            `json:"posting_ids"`
-	MaxPosting          int              `json:"max_posting"`
-	PostingLengths      []jsonLengthBand `json:"posting_lengths"`
-}
+type jsonStats = api.StorageStats
 
 // jsonLengthBand counts the posting lists with a length in [min, max].
-type jsonLengthBand struct {
-	Min  int `json:"min"`
-	Max  int `json:"max"`
-	Keys int `json:"keys"`
-}
+type jsonLengthBand = api.LengthBand
 
 func newStatsCommand(g *globalOptions) *cobra.Command {
 	o := &statsOptions{globalOptions: g}
@@ -118,40 +79,7 @@ func (o *statsOptions) run(ctx context.Context, stdout io.Writer) (err error) {
 	if err != nil {
 		return failure(newOpError("stats", err, "storage stats"))
 	}
-	p := st.Params
-	js := jsonStats{
-		Docs:             st.Docs,
-		K:                p.K,
-		M:                len(p.GroupWidths),
-		GroupWidths:      p.GroupWidths,
-		ShingleWidth:     p.ShingleWidth,
-		Seed:             p.Seed,
-		FormatVersion:    p.FormatVersion,
-		HashVersion:      p.HashVersion,
-		NormalizeVersion: p.NormalizeVersion,
-		Merger:           p.Merger,
-		Created:          p.Created.Format(time.RFC3339),
-		DiskBytes:        st.DiskBytes,
-		Deferred:         st.Deferred,
-		KeepTexts:        p.KeepTexts,
-		Texts:            ss.Texts,
-		TextBytes:        ss.TextBytes,
-		TextRawBytes:     ss.TextRawBytes,
-		AuditLog:         p.AuditLog,
-		LogEntries:       ss.LogEntries,
-		LogBytes:         ss.LogBytes,
-
-		DeletedNotCompacted: ss.DeletedNotCompacted,
-		BytesPerDoc:         ss.BytesPerDoc,
-		CompactionDebt:      ss.CompactionDebt,
-		PostingKeys:         ss.PostingKeys,
-		PostingIDs:          ss.PostingIDs,
-		MaxPosting:          ss.MaxPosting,
-		PostingLengths:      []jsonLengthBand{},
-	}
-	for _, b := range ss.PostingLengths {
-		js.PostingLengths = append(js.PostingLengths, jsonLengthBand{Min: b.Min, Max: b.Max, Keys: b.Keys})
-	}
+	js := apiconv.StorageStats(st, ss)
 	if o.json {
 		if err := newJSONEncoder(stdout).Encode(js); err != nil {
 			return failure(err)
@@ -161,24 +89,24 @@ func (o *statsOptions) run(ctx context.Context, stdout io.Writer) (err error) {
 	return o.print(stdout, js, true)
 }
 
-// runRemote prints the server's statistics: the lines of the database's
-// parameters and size (a server does not serve the storage statistics).
+// runRemote prints the server's statistics, storage statistics included,
+// as the local stats does.
 func (o *statsOptions) runRemote(ctx context.Context, stdout io.Writer) error {
 	c, err := o.client()
 	if err != nil {
 		return failure(err)
 	}
-	st, err := c.Stats(ctx)
+	js, err := c.StorageStats(ctx)
 	if err != nil {
 		return failure(newOpError("stats", fromServer(err)))
 	}
 	if o.json {
-		if err := newJSONEncoder(stdout).Encode(st); err != nil {
+		if err := newJSONEncoder(stdout).Encode(js); err != nil {
 			return failure(err)
 		}
 		return nil
 	}
-	return o.print(stdout, remoteStats(st), false)
+	return o.print(stdout, *js, true)
 }
 
 // print prints js; storage says that it holds the storage statistics

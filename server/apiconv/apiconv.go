@@ -101,3 +101,23 @@ func ParseAge(s string) (time.Duration, error) {
 	}
 	return d, nil
 }
+
+// StorageStats returns the API form of a database's statistics and its
+// storage statistics.
+func StorageStats(st db.Stats, ss *db.StorageStats) api.StorageStats {
+	p := st.Params
+	js := api.StorageStats{
+		Docs: st.Docs, K: p.K, M: len(p.GroupWidths), GroupWidths: p.GroupWidths, ShingleWidth: p.ShingleWidth,
+		Seed: p.Seed, FormatVersion: p.FormatVersion, HashVersion: p.HashVersion, NormalizeVersion: p.NormalizeVersion,
+		Merger: p.Merger, Created: p.Created.Format(time.RFC3339), DiskBytes: st.DiskBytes, Deferred: st.Deferred,
+		KeepTexts: p.KeepTexts, Texts: ss.Texts, TextBytes: ss.TextBytes, TextRawBytes: ss.TextRawBytes,
+		AuditLog: p.AuditLog, LogEntries: ss.LogEntries, LogBytes: ss.LogBytes,
+		DeletedNotCompacted: ss.DeletedNotCompacted, BytesPerDoc: ss.BytesPerDoc, CompactionDebt: ss.CompactionDebt,
+		PostingKeys: ss.PostingKeys, PostingIDs: ss.PostingIDs, MaxPosting: ss.MaxPosting,
+		PostingLengths: []api.LengthBand{},
+	}
+	for _, b := range ss.PostingLengths {
+		js.PostingLengths = append(js.PostingLengths, api.LengthBand{Min: b.Min, Max: b.Max, Keys: b.Keys})
+	}
+	return js
+}
