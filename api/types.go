@@ -13,6 +13,11 @@ type Error struct {
 	Message string `json:"message"`
 	// RequestID identifies the request in the server's log.
 	RequestID string `json:"request_id,omitempty"`
+	// Reason names, for a 4xx, the database's error when there is one:
+	// not_found, no_words, binary, invalid_id, text_too_large,
+	// invalid_threshold, invalid_options, bad_fingerprint, ... (see
+	// server/apiconv.Reason).
+	Reason string `json:"reason,omitempty"`
 }
 
 // ErrorBody wraps an Error: {"error": {...}}.

@@ -64,6 +64,9 @@ type Error struct {
 	Message string
 	// RequestID identifies the request in the server's log.
 	RequestID string
+	// Reason names the database's error behind a 4xx, when there is one
+	// (api.Error.Reason).
+	Reason string
 }
 
 // Error returns the server's message.
@@ -125,7 +128,7 @@ func isDialError(err error) bool {
 func statusError(method, path string, status int, b []byte, requestID string) *Error {
 	var body api.ErrorBody
 	if err := jsonUnmarshal(b, &body); err == nil && body.Error.Code != "" {
-		e := &Error{Status: status, Code: body.Error.Code, Message: body.Error.Message, RequestID: body.Error.RequestID}
+		e := &Error{Status: status, Code: body.Error.Code, Message: body.Error.Message, RequestID: body.Error.RequestID, Reason: body.Error.Reason}
 		if e.RequestID == "" {
 			e.RequestID = requestID
 		}

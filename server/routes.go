@@ -12,6 +12,7 @@ import (
 
 	"github.com/fpdb/fpdb/api"
 	"github.com/fpdb/fpdb/db"
+	"github.com/fpdb/fpdb/server/apiconv"
 )
 
 // access is what a route needs of the caller's token.
@@ -182,7 +183,11 @@ func (s *Server) writeError(w *statusWriter, id string, err error) {
 	if status == http.StatusInternalServerError {
 		msg = "internal error (see the server's log for request " + id + ")"
 	}
-	writeJSON(w, status, api.ErrorBody{Error: api.Error{Code: code, Message: msg, RequestID: id}})
+	reason := ""
+	if status < 500 {
+		reason = apiconv.Reason(err)
+	}
+	writeJSON(w, status, api.ErrorBody{Error: api.Error{Code: code, Message: msg, RequestID: id, Reason: reason}})
 }
 
 // writeJSON writes v as the response with the status.

@@ -217,6 +217,10 @@ func TestBadInputLeavesDBUnchanged(t *testing.T) {
 				if err := json.Unmarshal(b, &e); err != nil || !strings.Contains(strings.ToLower(e.Error.Message), strings.ToLower(c.msg)) {
 					t.Fatalf("error body %s (%v), want a message with %q", b, err, c.msg)
 				}
+				want := map[string]string{"no words": "no_words", "binary": "binary", "bad id": "invalid_id", "bad threshold": "invalid_threshold"}[c.name]
+				if want != "" && e.Error.Reason != want {
+					t.Fatalf("reason %q, want %q", e.Error.Reason, want)
+				}
 			}
 		})
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/fpdb/fpdb/api"
 	"github.com/fpdb/fpdb/client"
 	"github.com/fpdb/fpdb/db"
+	"github.com/fpdb/fpdb/server/apiconv"
 )
 
 // Environment variables of the remote mode.
@@ -152,15 +153,8 @@ func (e *remoteError) Error() string { return e.text }
 
 func (e *remoteError) Unwrap() []error { return e.errs }
 
-// namedSentinels are the db package's errors a server's message may carry
-// (the server answers with the database's error text).
-var namedSentinels = []error{
-	db.ErrNotFound, db.ErrNoWords, db.ErrBinary, db.ErrInvalidID, db.ErrTextTooLarge, db.ErrInfeasiblePlan,
-	db.ErrInvalidThreshold, db.ErrEmptyPrefix, db.ErrNoLog, db.ErrNoText, db.ErrBadFingerprint, db.ErrReadOnly,
-}
-
 // fromServer returns err, an error of the client, as the commands use
-// it: a server's answer carries the db sentinel its message names, a
+// it: a server's answer carries the db sentinel its reason names, a
 // refused token says what to do.
 func fromServer(err error) error {
 	var ce *client.Error
@@ -168,10 +162,8 @@ func fromServer(err error) error {
 		return err
 	}
 	re := &remoteError{text: ce.Message, errs: []error{err}}
-	for _, s := range namedSentinels {
-		if strings.Contains(ce.Message, strings.TrimPrefix(s.Error(), "fpdb: ")) {
-			re.errs = append(re.errs, s)
-		}
+	if s := apiconv.ReasonError(ce.Reason); s != nil {
+		re.errs = append(re.errs, s)
 	}
 	switch ce.Code {
 	case api.CodeNotFound:

@@ -121,3 +121,37 @@ func StorageStats(st db.Stats, ss *db.StorageStats) api.StorageStats {
 	}
 	return js
 }
+
+// reasons name the db package's errors in the API (api.Error.Reason), so
+// that a client tells them apart without reading messages.
+var reasons = []struct {
+	name string
+	err  error
+}{
+	{"not_found", db.ErrNotFound}, {"no_words", db.ErrNoWords}, {"binary", db.ErrBinary},
+	{"invalid_id", db.ErrInvalidID}, {"text_too_large", db.ErrTextTooLarge}, {"infeasible_plan", db.ErrInfeasiblePlan},
+	{"invalid_threshold", db.ErrInvalidThreshold}, {"empty_prefix", db.ErrEmptyPrefix}, {"no_log", db.ErrNoLog},
+	{"no_text", db.ErrNoText}, {"bad_fingerprint", db.ErrBadFingerprint}, {"read_only", db.ErrReadOnly},
+	{"invalid_options", db.ErrInvalidOptions}, {"bad_input", db.ErrBadInput}, {"no_template", db.ErrNoTemplate},
+	{"template_needs_texts", db.ErrTemplateNeedsTexts}, {"not_empty", db.ErrNotEmpty}, {"bad_export", db.ErrBadExport},
+}
+
+// Reason returns the API name of the first db error err wraps, or "".
+func Reason(err error) string {
+	for _, r := range reasons {
+		if errors.Is(err, r.err) {
+			return r.name
+		}
+	}
+	return ""
+}
+
+// ReasonError returns the db error the API name stands for, or nil.
+func ReasonError(name string) error {
+	for _, r := range reasons {
+		if r.name == name {
+			return r.err
+		}
+	}
+	return nil
+}
