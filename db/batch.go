@@ -67,12 +67,18 @@ type BatchResult struct {
 // batch; a skipped document gets none (it is an input error, reported in
 // the result, not a decision).
 func (d *DB) AddBatch(ctx context.Context, docs []Input) (*BatchResult, error) {
-	return d.addBatch(ctx, docs, OpAddBatch)
+	return d.addBatchMarked(ctx, docs, OpAddBatch, nil)
 }
 
 // addBatch is AddBatch recording its decisions in the audit log as op (0:
 // none, for Import restoring an exported log).
-func (d *DB) addBatch(ctx context.Context, docs []Input, op LogOp) (_ *BatchResult, err error) {
+func (d *DB) addBatch(ctx context.Context, docs []Input, op LogOp) (*BatchResult, error) {
+	return d.addBatchMarked(ctx, docs, op, nil)
+}
+
+// addBatchMarked is addBatch also writing the mark m (if not nil) in the
+// same batch.
+func (d *DB) addBatchMarked(ctx context.Context, docs []Input, op LogOp, m *Mark) (_ *BatchResult, err error) {
 	d.tmplMu.RLock()
 	defer d.tmplMu.RUnlock()
 	if d.opts.ReadOnly {
@@ -103,7 +109,7 @@ func (d *DB) addBatch(ctx context.Context, docs []Input, op LogOp) (_ *BatchResu
 			res.Skipped = append(res.Skipped, BatchSkip{Index: i, ID: docs[i].ID, Err: errs[i]})
 		}
 	}
-	if len(ok) == 0 {
+	if len(ok) == 0 && m == nil {
 		return res, nil
 	}
 
@@ -120,6 +126,9 @@ func (d *DB) addBatch(ctx context.Context, docs []Input, op LogOp) (_ *BatchResu
 	}
 	now := time.Now().UTC()
 	c := &change{adds: make([]Doc, 0, len(ok))}
+	if m != nil {
+		c.extra = append(c.extra, keyValue{keys.Mark(m.Name), m.Value})
+	}
 	record := func(i int, x Decision) {
 		if op != 0 && d.params.AuditLog {
 			c.log = append(c.log, addEntry(&docsOut[i], x, op, nil, docs[i].ReplaceUnchanged, nil))
@@ -149,7 +158,7 @@ func (d *DB) addBatch(ctx context.Context, docs []Input, op LogOp) (_ *BatchResu
 		}
 		c.adds = append(c.adds, doc)
 	}
-	if len(c.adds) == 0 {
+	if len(c.adds) == 0 && len(c.extra) == 0 {
 		if err := d.writeLog(c.log); err != nil {
 			return nil, fmt.Errorf("fpdb: add batch: %w", err)
 		}

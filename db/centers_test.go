@@ -103,12 +103,19 @@ func TestClusterCenters(t *testing.T) {
 		KeepFirst:    func(a, b *Doc) bool { return a.ID < b.ID },
 		KeepLongest:  func(a, b *Doc) bool { return a.Words > b.Words || a.Words == b.Words && a.iid < b.iid },
 		KeepShortest: func(a, b *Doc) bool { return a.Words < b.Words || a.Words == b.Words && a.iid < b.iid },
+		KeepStored:   func(a, b *Doc) bool { return a.iid < b.iid },
+		KeepMax:      byValue(true),
+		KeepMin:      byValue(false),
 	}
 	pairs := bruteForcePairs(docs, k, thr)
 	for keep, lf := range less {
 		for _, maxSize := range []int{0, 2, 3} {
 			want := greedyCenters(docs, pairs, lf, maxSize)
-			cs, _, err := d.Clusters(ctx, ClusterOptions{PairsOptions: PairsOptions{Threshold: thr}, Keep: keep, Mode: ClusterCenters, MaxSize: maxSize})
+			o := ClusterOptions{PairsOptions: PairsOptions{Threshold: thr}, Keep: keep, Mode: ClusterCenters, MaxSize: maxSize}
+			if keep == KeepMax || keep == KeepMin {
+				o.Value = testValue
+			}
+			cs, _, err := d.Clusters(ctx, o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -125,6 +132,11 @@ func TestClusterCenters(t *testing.T) {
 				}
 				if c.Cohesion < thr {
 					t.Fatalf("center cluster %v has cohesion %.3f below %.3f", c.IDs, c.Cohesion, thr)
+				}
+				for j, id := range c.IDs {
+					if want := index.Similarity(k, bitvec.Hamming(docs[id].Fingerprint, docs[c.Center].Fingerprint)); c.Similarities[j] != want {
+						t.Fatalf("similarity of %q to %q: %v, want %v", id, c.Center, c.Similarities[j], want)
+					}
 				}
 				for _, id := range c.IDs {
 					if seen[id] {
@@ -151,10 +163,35 @@ func TestClusterCenters(t *testing.T) {
 			}
 		}
 	}
-	for _, bad := range []ClusterOptions{{MaxSize: 1, Mode: ClusterCenters}, {MaxSize: 5}, {Mode: 7}, {Keep: 99}} {
+	for _, bad := range []ClusterOptions{{MaxSize: 1, Mode: ClusterCenters}, {MaxSize: 5}, {Mode: 7}, {Keep: 99}, {Keep: KeepMax}, {Keep: KeepOldest, Value: testValue}} {
 		bad.Threshold = thr
 		if _, _, err := d.Clusters(ctx, bad); err == nil {
 			t.Fatalf("options %+v accepted", bad)
 		}
+	}
+}
+
+// testValue gives documents a value for KeepMax and KeepMin: a few
+// distinct values (so that ties occur), none for some documents.
+func testValue(id string) (float64, bool) {
+	h := 0
+	for _, c := range []byte(id) {
+		h = (h*31 + int(c)) % 1009
+	}
+	return float64(h % 5), h%7 != 0
+}
+
+// byValue is the oracle's order of KeepMax (max) or KeepMin.
+func byValue(max bool) func(a, b *Doc) bool {
+	return func(a, b *Doc) bool {
+		va, oka := testValue(a.ID)
+		vb, okb := testValue(b.ID)
+		switch {
+		case oka != okb:
+			return oka
+		case !oka || va == vb:
+			return a.iid < b.iid
+		}
+		return (va > vb) == max
 	}
 }

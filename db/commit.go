@@ -88,7 +88,11 @@ func (d *DB) write(c *change) error {
 		_ = b.Set(keys.NextID(), encodeIID(iid), nil)
 	}
 	for _, kv := range c.extra {
-		_ = b.Set(kv.key, kv.value, nil)
+		if kv.value == nil {
+			_ = b.Delete(kv.key, nil)
+		} else {
+			_ = b.Set(kv.key, kv.value, nil)
+		}
 	}
 	lw, err := d.stageLogChange(b, c)
 	if err != nil {

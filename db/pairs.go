@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/fpdb/fpdb/index"
@@ -102,6 +103,10 @@ type pairsSnapshot struct {
 	// need them.
 	added []int64
 	words []int
+	// value and hasValue are ClusterOptions.Value of each document, read
+	// only for KeepMax and KeepMin.
+	value    []float64
+	hasValue []bool
 }
 
 func (d *DB) pairsSnapshot(ctx context.Context, o PairsOptions, withAdded bool) (*pairsSnapshot, error) {
@@ -193,6 +198,17 @@ const (
 	// KeepShortest keeps the document with the fewest words (on a tie,
 	// the one stored first).
 	KeepShortest
+	// KeepStored keeps the document stored first (storing order, which is
+	// the order of the input for a loader writing it in order; unlike
+	// KeepOldest it does not depend on the clock).
+	KeepStored
+	// KeepMax keeps the document with the greatest ClusterOptions.Value (on
+	// a tie, the one stored first; documents without a value come after
+	// those with one).
+	KeepMax
+	// KeepMin keeps the document with the least ClusterOptions.Value
+	// (ties and documents without a value as for KeepMax).
+	KeepMin
 )
 
 // ClusterMode says how Clusters groups near duplicates.
@@ -231,6 +247,9 @@ type Cluster struct {
 	// Center is the member the others were compared with for Cohesion: the
 	// center under ClusterCenters, else Keep, else the first stored.
 	Center string
+	// Similarities are the estimated resemblances of the members (in IDs'
+	// order) to Center (1 for Center itself).
+	Similarities []float64
 	// Cohesion is the least estimated resemblance of a member to Center
 	// (1 for identical fingerprints). Below the threshold, the cluster
 	// chains: some members resemble the center only through others.
@@ -248,6 +267,10 @@ type ClusterOptions struct {
 	// MaxSize caps the members of a ClusterCenters cluster, its center
 	// included (0: no cap; 1 is refused).
 	MaxSize int
+	// Value gives each document's value for KeepMax and KeepMin (ok false:
+	// the document has none); it is called once per stored document, from
+	// the calling goroutine, and must be set exactly for those policies.
+	Value func(id string) (v float64, ok bool)
 }
 
 // Clusters groups the stored documents into clusters of near duplicates
@@ -256,8 +279,10 @@ type ClusterOptions struct {
 // size, largest first, then by their first member's id.
 func (d *DB) Clusters(ctx context.Context, o ClusterOptions) (_ []Cluster, _ PairsStats, err error) {
 	switch {
-	case o.Keep < KeepNone || o.Keep > KeepShortest:
+	case o.Keep < KeepNone || o.Keep > KeepMin:
 		return nil, PairsStats{}, fmt.Errorf("fpdb: clusters: %w: unknown keep policy %d", ErrInvalidOptions, o.Keep)
+	case (o.Keep == KeepMax || o.Keep == KeepMin) != (o.Value != nil):
+		return nil, PairsStats{}, fmt.Errorf("fpdb: clusters: %w: Value must be set for KeepMax and KeepMin, and only for them", ErrInvalidOptions)
 	case o.Mode != ClusterComponents && o.Mode != ClusterCenters:
 		return nil, PairsStats{}, fmt.Errorf("fpdb: clusters: %w: unknown mode %d", ErrInvalidOptions, o.Mode)
 	case o.MaxSize < 0 || o.MaxSize == 1:
@@ -265,12 +290,21 @@ func (d *DB) Clusters(ctx context.Context, o ClusterOptions) (_ []Cluster, _ Pai
 	case o.MaxSize > 0 && o.Mode != ClusterCenters:
 		return nil, PairsStats{}, fmt.Errorf("fpdb: clusters: %w: MaxSize needs ClusterCenters (a connected component cannot be cut)", ErrInvalidOptions)
 	}
-	records := o.Keep != KeepNone && o.Keep != KeepFirst
+	records := o.Keep == KeepOldest || o.Keep == KeepNewest || o.Keep == KeepLongest || o.Keep == KeepShortest
 	ctx, s, end, err := d.beginPairs(ctx, o.PairsOptions, records)
 	if err != nil {
 		return nil, PairsStats{}, err
 	}
 	defer end(&err)
+	if o.Value != nil {
+		s.value, s.hasValue = make([]float64, len(s.ext)), make([]bool, len(s.ext))
+		for p, id := range s.ext {
+			s.value[p], s.hasValue[p] = o.Value(id)
+			if s.hasValue[p] && math.IsNaN(s.value[p]) {
+				s.hasValue[p] = false
+			}
+		}
+	}
 	var edges []clusterEdge
 	st, err := s.run(ctx, o.PairsOptions, func(a, b, dist int) error {
 		edges = append(edges, clusterEdge{int32(a), int32(b), int32(dist)})
@@ -321,8 +355,10 @@ func (d *DB) Clusters(ctx context.Context, o ClusterOptions) (_ []Cluster, _ Pai
 		center := max(keep, 0)
 		c.Center = c.IDs[center]
 		c.Cohesion = 1
-		for _, p := range ps {
-			c.Cohesion = min(c.Cohesion, index.Similarity(s.k, bitvec.Hamming(s.fps.Fingerprint(int(p)), s.fps.Fingerprint(int(ps[center])))))
+		c.Similarities = make([]float64, len(ps))
+		for j, p := range ps {
+			c.Similarities[j] = index.Similarity(s.k, bitvec.Hamming(s.fps.Fingerprint(int(p)), s.fps.Fingerprint(int(ps[center]))))
+			c.Cohesion = min(c.Cohesion, c.Similarities[j])
 		}
 		if keep >= 0 {
 			c.Keep = c.IDs[keep]
@@ -357,6 +393,14 @@ func (s *pairsSnapshot) before(p, q int32, k Keep) bool {
 		return s.words[p] > s.words[q] || s.words[p] == s.words[q] && p < q
 	case KeepShortest:
 		return s.words[p] < s.words[q] || s.words[p] == s.words[q] && p < q
+	case KeepMax, KeepMin:
+		if s.hasValue[p] != s.hasValue[q] {
+			return s.hasValue[p]
+		}
+		if !s.hasValue[p] || s.value[p] == s.value[q] {
+			return p < q
+		}
+		return (s.value[p] > s.value[q]) == (k == KeepMax)
 	}
 	return p < q
 }

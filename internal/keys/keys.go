@@ -71,6 +71,13 @@ func Template(name string) []byte { return append(TemplatePrefix(), name...) }
 // [next, end) still hold fingerprints made with the templates before it.
 func ReindexMark() []byte { return []byte{PrefixSystem, 'r', 'i', 'd', 'x'} }
 
+// MarkPrefix is the prefix of the callers' marks (see db.Mark): MarkPrefix
+// ‖ name. Older builds ignore the range.
+func MarkPrefix() []byte { return []byte{PrefixSystem, 'm', 'a', 'r', 'k'} }
+
+// Mark is the key of the mark named name.
+func Mark(name string) []byte { return append(MarkPrefix(), name...) }
+
 func prefixed32(p byte, v uint32) []byte {
 	k := make([]byte, 5)
 	k[0] = p

@@ -1,0 +1,115 @@
+package db
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+func TestMarks(t *testing.T) {
+	d := openTest(t, "", nil)
+	if _, err := d.Mark(ctx, "input/a"); !errors.Is(err, ErrNoMark) {
+		t.Fatalf("missing mark: %v", err)
+	}
+	res, err := d.AddBatchMarked(ctx, []Input{{ID: "x", Text: []byte("one two three four five")}, {ID: "bad", Text: []byte("   ")}}, Mark{Name: "input/a", Value: []byte("2")})
+	if err != nil || res.Stored != 1 || len(res.Skipped) != 1 {
+		t.Fatalf("AddBatchMarked: %+v, %v", res, err)
+	}
+	// A batch that stores nothing still writes its mark.
+	if _, err := d.AddBatchMarked(ctx, []Input{{ID: "bad2", Text: []byte("")}}, Mark{Name: "input/b", Value: []byte("1")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.SetMark(ctx, Mark{Name: "other", Value: []byte{}}); err != nil {
+		t.Fatal(err)
+	}
+	ms, err := d.Marks(ctx, "input/")
+	if err != nil || len(ms) != 2 || ms[0].Name != "input/a" || string(ms[0].Value) != "2" || ms[1].Name != "input/b" {
+		t.Fatalf("Marks: %+v, %v", ms, err)
+	}
+	if v, err := d.Mark(ctx, "other"); err != nil || v == nil || len(v) != 0 {
+		t.Fatalf("empty mark: %q, %v", v, err)
+	}
+	if err := d.SetMark(ctx, Mark{Name: "input/a"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Mark(ctx, "input/a"); !errors.Is(err, ErrNoMark) {
+		t.Fatalf("deleted mark: %v", err)
+	}
+	for _, bad := range []Mark{{Name: ""}, {Name: "\xff"}, {Name: "v", Value: make([]byte, MaxMarkValue+1)}} {
+		if err := d.SetMark(ctx, bad); !errors.Is(err, ErrInvalidOptions) {
+			t.Fatalf("mark %q accepted: %v", bad.Name, err)
+		}
+	}
+	if d.Len() != 1 {
+		t.Fatalf("%d documents", d.Len())
+	}
+}
+
+// TestMarksPowerLoss checks that a mark and the documents of its batch
+// survive a power loss together: after any crash, the mark counts exactly
+// the documents present.
+func TestMarksPowerLoss(t *testing.T) {
+	seed := testSeed(t)
+	rng := rand.New(rand.NewPCG(seed, 3))
+	mem := vfs.NewCrashableMem()
+	d, err := Open("db", &Options{fs: mem, KeepTexts: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const batches, per = 60, 7
+	var wg sync.WaitGroup
+	wg.Add(1)
+	errc := make(chan error, 1)
+	go func() {
+		defer wg.Done()
+		for b := range batches {
+			docs := make([]Input, per)
+			for i := range docs {
+				n := b*per + i
+				docs[i] = Input{ID: fmt.Sprintf("doc%04d", n), Text: []byte(crashText(uint64(n)))}
+			}
+			if _, err := d.AddBatchMarked(ctx, docs, Mark{Name: "input", Value: []byte(strconv.Itoa((b + 1) * per))}); err != nil {
+				errc <- err
+				return
+			}
+		}
+	}()
+	var clones []*vfs.MemFS
+	for range 12 {
+		time.Sleep(time.Duration(rng.IntN(4000)) * time.Microsecond)
+		clones = append(clones, mem.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: rng.IntN(101), RNG: rng}))
+	}
+	wg.Wait()
+	close(errc)
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	closeChecked(t, d)
+	for i, fs := range clones {
+		d, err := Open("db", &Options{fs: fs})
+		if err != nil {
+			t.Fatalf("clone %d: %v", i, err)
+		}
+		want := 0
+		if v, err := d.Mark(ctx, "input"); err == nil {
+			want, _ = strconv.Atoi(string(v))
+		} else if !errors.Is(err, ErrNoMark) {
+			t.Fatal(err)
+		}
+		if d.Len() != want {
+			t.Errorf("clone %d (seed %d): mark says %d documents, %d present", i, seed, want, d.Len())
+		}
+		for n := range want {
+			if ok, err := d.Has(ctx, fmt.Sprintf("doc%04d", n)); err != nil || !ok {
+				t.Errorf("clone %d: doc%04d missing under the mark (%v)", i, n, err)
+			}
+		}
+		closeChecked(t, d)
+	}
+}
