@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -46,6 +47,7 @@ type addOptions struct {
 
 	creation creationFlags // --k, --group-bits, --shingle-width, --seed
 	text     textFlags
+	records  recordFlags // --id-field, --text-field, --keep-fields, --strict, --restart
 }
 
 // addInput is one document to add.
@@ -194,7 +196,9 @@ Exit status:
 	f.BoolVar(&o.dupsOnly, "dups-only", false, "print only the documents that have near duplicates (and the summary)")
 	f.BoolVar(&o.progress, "progress", false, "show progress on standard error even when it is not a terminal")
 	o.creation.register(f)
+	o.text.format.allowRecords = true
 	o.text.register(f)
+	o.records.register(f)
 	return cmd
 }
 
@@ -234,7 +238,7 @@ func (o *addOptions) validate() error {
 	if stdin > 1 {
 		return usageErrorf("add: - (standard input) given more than once")
 	}
-	if stdin == 1 && o.id == "" {
+	if stdin == 1 && o.id == "" && o.text.format.records == "" {
 		return usageErrorf("add: --id is required to add standard input (-)")
 	}
 	if o.id != "" {
@@ -252,7 +256,9 @@ func (o *addOptions) validate() error {
 
 // addReport tracks the outcome of an add run.
 type addReport struct {
-	stderr   io.Writer
+	stderr io.Writer
+	// verb names the command in error lines ("add" when empty).
+	verb     string
 	progress *progress
 	// ttyOut: standard output is the terminal that shows the progress
 	// line, which must be hidden while a result is printed.
@@ -283,7 +289,8 @@ func (r *addReport) fail(path, id string, err error) {
 	r.failures.note(path, err)
 	r.progress.hide()
 	defer r.progress.show()
-	err = newOpError("add "+path, pathError(err, path), fmt.Sprintf("add %q", id), "add")
+	verb := cmp.Or(r.verb, "add")
+	err = newOpError(verb+" "+path, pathError(err, path), fmt.Sprintf("%s %q", verb, id), verb)
 	fmt.Fprintf(r.stderr, "fpdb: %s\n", errorText(err))
 }
 
@@ -295,6 +302,11 @@ func (o *addOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr io
 		if _, err := o.dir(); err != nil {
 			return err
 		}
+	}
+	if recs, err := o.recordMode(); err != nil {
+		return err
+	} else if recs {
+		return o.runRecords(ctx, stdin, stdout, stderr)
 	}
 	rep := &addReport{stderr: stderr}
 	inputs, err := o.collect(stdin, stderr)
@@ -580,7 +592,14 @@ func (o *addOptions) addOne(ctx context.Context, add adder, in addInput, stdin i
 			source = in.path
 		}
 	}
-	res, err := add(ctx, db.Input{ID: in.id, Reader: r, Source: source, ReplaceUnchanged: o.replace, TextOptions: o.text.options(in.path)}, &db.AddOptions{
+	return o.addDoc(ctx, add, in.path, db.Input{ID: in.id, Reader: r, Source: source, ReplaceUnchanged: o.replace, TextOptions: o.text.options(in.path)}, stdout, enc, rep)
+}
+
+// addDoc adds the document in, read from where (a path, or a record's
+// position), and prints its outcome, as addOne.
+func (o *addOptions) addDoc(ctx context.Context, add adder, where string, doc db.Input, stdout io.Writer, enc *json.Encoder, rep *addReport) (fatal bool, err error) {
+	in := addInput{path: where, id: doc.ID}
+	res, err := add(ctx, doc, &db.AddOptions{
 		Threshold: o.threshold,
 		Reject:    o.reject,
 	})

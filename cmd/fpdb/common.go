@@ -15,6 +15,7 @@ import (
 
 	"github.com/fpdb/fpdb/api"
 	"github.com/fpdb/fpdb/db"
+	"github.com/fpdb/fpdb/dedup"
 )
 
 // defaultThreshold is the default minimum resemblance of add and query.
@@ -307,7 +308,7 @@ func asInputError(err error) error {
 func isInputError(err error, path string) bool {
 	var ie *inputError
 	if errors.As(err, &ie) || errors.Is(err, db.ErrBinary) || errors.Is(err, db.ErrNoWords) || errors.Is(err, db.ErrInvalidID) ||
-		errors.Is(err, db.ErrTextTooLarge) {
+		errors.Is(err, db.ErrTextTooLarge) || errors.Is(err, dedup.ErrBadRecord) || errors.Is(err, dedup.ErrBadInput) {
 		return true
 	}
 	var pe *fs.PathError

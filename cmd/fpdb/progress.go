@@ -61,6 +61,21 @@ func (p *progress) asLog() *progress {
 // update records that n documents are done and redraws the line, at most
 // every progressInterval.
 func (p *progress) update(n int) {
+	p.updateLine(func(el time.Duration) string {
+		rate := 0.0
+		if s := el.Seconds(); s > 0 {
+			rate = float64(n) / s
+		}
+		if p.total <= 0 {
+			return fmt.Sprintf("%d docs, %.0f docs/s", n, rate)
+		}
+		return fmt.Sprintf("%d/%d docs (%d%%), %.0f docs/s, ETA %s", n, p.total, 100*n/p.total, rate, eta(n, p.total, rate))
+	})
+}
+
+// updateLine redraws the line as line(time since the start) says, at most
+// every progressInterval.
+func (p *progress) updateLine(line func(time.Duration) string) {
 	if p == nil {
 		return
 	}
@@ -73,15 +88,7 @@ func (p *progress) update(n int) {
 		return
 	}
 	p.last = t
-	rate := 0.0
-	if s := t.Sub(p.start).Seconds(); s > 0 {
-		rate = float64(n) / s
-	}
-	if p.total <= 0 {
-		p.line = fmt.Sprintf("%d docs, %.0f docs/s", n, rate)
-	} else {
-		p.line = fmt.Sprintf("%d/%d docs (%d%%), %.0f docs/s, ETA %s", n, p.total, 100*n/p.total, rate, eta(n, p.total, rate))
-	}
+	p.line = line(t.Sub(p.start))
 	if p.log {
 		fmt.Fprintln(p.w, p.line)
 		return

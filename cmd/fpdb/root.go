@@ -157,6 +157,7 @@ Exit status:
 		newTemplateCommand(g),
 		newReportCommand(g),
 		newServeCommand(g),
+		newDedupCommand(g),
 		newVersionCommand(),
 		newManCommand(),
 	)

@@ -1,24 +1,52 @@
 package main
 
 import (
+	"fmt"
+	"slices"
+
 	"github.com/spf13/pflag"
 
 	"github.com/fpdb/fpdb/db"
 )
 
 // formatFlag is the --format flag of add and query: how input texts are
-// read (auto, text or html). It validates its value when parsed.
-type formatFlag struct{ f db.Format }
+// read (auto, text or html), or, for add, the record format of dataset
+// files (jsonl, csv, tsv, parquet). It validates its value when parsed.
+type formatFlag struct {
+	f       db.Format
+	records string // a record format, "" for none
+	// allowRecords: the command reads record files (add).
+	allowRecords bool
+}
 
-func (v *formatFlag) String() string { return v.f.String() }
+func (v *formatFlag) String() string {
+	if v.records != "" {
+		return v.records
+	}
+	return v.f.String()
+}
 
-// Set parses auto, text or html.
+// recordFormats are the --format values that read record files.
+var recordFormats = []string{"jsonl", "csv", "tsv", "parquet"}
+
+// Set parses auto, text or html (and, for add, jsonl, csv, tsv or
+// parquet).
 func (v *formatFlag) Set(s string) error {
+	if v.allowRecords && slices.Contains(append(recordFormats, "ndjson"), s) {
+		if s == "ndjson" {
+			s = "jsonl"
+		}
+		v.records, v.f = s, db.FormatAuto
+		return nil
+	}
 	f, err := db.ParseFormat(s)
 	if err != nil {
+		if v.allowRecords {
+			return fmt.Errorf("%q is not a format (auto, text, html, or for datasets jsonl, csv, tsv, parquet)", s)
+		}
 		return err
 	}
-	v.f = f
+	v.f, v.records = f, ""
 	return nil
 }
 
@@ -65,7 +93,11 @@ type textFlags struct {
 
 // register adds the flags to f.
 func (t *textFlags) register(f *pflag.FlagSet) {
-	f.Var(&t.format, "format", "how to read inputs: auto (HTML/XML by extension .html .htm .xhtml .xml or by content, else plain text), text, or html")
+	usage := "how to read inputs: auto (HTML/XML by extension .html .htm .xhtml .xml or by content, else plain text), text, or html"
+	if t.format.allowRecords {
+		usage += "; or datasets of one document per record: jsonl, csv, tsv, parquet (auto for files named *.jsonl, *.ndjson, *.csv, *.tsv, *.parquet, also .gz, .zst, .bz2)"
+	}
+	f.Var(&t.format, "format", usage)
 	f.Var(&t.encoding, "encoding", "character encoding of inputs (a WHATWG label: utf-8, latin1, utf-16le, shift_jis, ...); auto reads a byte-order mark, an HTML/XML charset declaration, else UTF-8 with any other byte as Windows-1252")
 }
 

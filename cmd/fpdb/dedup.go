@@ -1,0 +1,261 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fpdb/fpdb/dedup"
+	"github.com/fpdb/fpdb/internal/records"
+)
+
+// dedupOptions are the flags and arguments of "fpdb dedup".
+type dedupOptions struct {
+	*globalOptions
+	inputs    []string
+	threshold float64
+	out       string
+	removed   string
+	clusters  string
+	outFormat string
+	keep      string
+	format    string
+	batch     int
+	json      bool
+	quiet     bool
+	progress  bool
+	keepWork  bool
+	records   recordFlags
+	creation  creationFlags
+	dbGiven   bool // --db or $FPDB_DB
+}
+
+func newDedupCommand(g *globalOptions) *cobra.Command {
+	o := &dedupOptions{globalOptions: g}
+	cmd := &cobra.Command{
+		Use:   "dedup INPUT... --out KEPT [--removed REMOVED] [--clusters CLUSTERS]",
+		Short: "Deduplicate a dataset: JSON Lines, CSV, TSV or Parquet files in, kept and removed records out",
+		Long: `Dedup reads the records of the INPUTs (files, directories of shards,
+globs; JSON Lines, CSV, TSV or Parquet, optionally gzip, zstd or bzip2
+compressed, told by the extension or --format), one document per record
+(--text-field, default "text"; --id-field, default "id"), groups the near
+duplicates at --threshold, and writes every record once, in input order:
+to KEPT, or to REMOVED (--removed) when it is a near duplicate of a kept
+record. Each record gets four fields (columns) after its own:
+
+  fpdb_cluster     its cluster: 1, 2, ... (largest first), 0 when it has no
+                   near duplicate, -1 for a bad record
+  fpdb_kept        the id of the record kept for its cluster (its own when
+                   it is kept)
+  fpdb_similarity  its estimated resemblance to that record (1 when kept)
+  fpdb_error       why a bad record was not deduplicated ("" otherwise)
+
+Clusters do not chain: every removed record is within the threshold of the
+record kept for it (see "fpdb clusters --centers"). --keep chooses that
+record: first (the first seen: input order; the default), oldest, longest,
+shortest, max:FIELD or min:FIELD (the greatest or least value of a field:
+a number, a numeric string or a date). --clusters writes one JSON object per
+cluster: {"cluster", "kept", "size", "cohesion", "members": [{"id",
+"similarity"}]}.
+
+Outputs have the input's format (and the compression their extension
+says: .gz, .zst) unless --out-format says otherwise; Parquet outputs keep
+the input's schema and add the four columns. Each output is written under a
+temporary name (NAME.part) and renamed when complete.
+
+Bad records (a missing or non-string field, invalid UTF-8, a text too
+long, a malformed line, an id given twice, a text without any word) are
+reported on standard error with their position (FILE:LINE, or FILE: row
+group G, row R), counted in the summary, and written to REMOVED with
+fpdb_error set; --strict stops at the first instead.
+
+A document shorter than the shingle width (--shingle-width words, 4 by
+default) is one shingle of all its words: it is a near duplicate only of
+documents with exactly the same words, so short records never gather into
+one cluster.
+
+The records are stored in a database first: --db DIR (or $FPDB_DB) keeps
+it, to check new data against the deduplicated archive later (fpdb add
+--threshold R --reject, or fpdb dedup NEW --db DIR, which removes records
+near a stored document too). Without --db, a work database KEPT.fpdb is
+made beside the output and removed when dedup succeeds (--keep-work keeps
+it). Either way dedup resumes: rerun after an interruption, and the
+records already stored are not fingerprinted again (--restart reads
+everything anew).
+
+Progress is shown on standard error when it is a terminal (--progress:
+always); a summary line ends every run, and --json also prints the summary
+as one JSON object on standard output (unless KEPT is -).
+
+Exit status: 0 when done (whatever was removed), 3 when bad records were
+skipped, 2 on an error (bad flags, unreadable input, a database problem).`,
+		Example: `  fpdb dedup data/*.jsonl.zst --threshold 0.8 --out kept.jsonl.zst --removed removed.jsonl.zst
+  fpdb dedup hf-dataset/data/ --format parquet --threshold 0.8 --out kept.parquet
+  fpdb dedup crawl.csv --id-field url --keep max:fetched_at --out kept.csv --clusters clusters.jsonl
+  fpdb --db archive.fpdb dedup new-crawl.jsonl --threshold 0.8 --out new-kept.jsonl`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErrorf("dedup: no INPUT given")
+			}
+			if o.out == "" {
+				return usageErrorf("dedup: --out KEPT is required (- for standard output)")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.inputs = args
+			_, env := os.LookupEnv(envDB)
+			o.dbGiven = g.dbFlag.Changed || env
+			return o.run(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	f.Float64Var(&o.threshold, "threshold", 0.8, "least estimated resemblance `R` of a removed record to the kept one, in (0, 1]")
+	f.StringVarP(&o.out, "out", "o", "", "write the kept records to `KEPT` (- for standard output)")
+	f.StringVar(&o.removed, "removed", "", "write the removed (and bad) records to `REMOVED`")
+	f.StringVar(&o.clusters, "clusters", "", "write the clusters, one JSON object per line, to `FILE`")
+	f.StringVar(&o.outFormat, "out-format", "", "`FORMAT` of the outputs: jsonl, csv, tsv or parquet (default: by KEPT's extension, else the input's)")
+	f.StringVar(&o.keep, "keep", "first", "which record of a cluster to keep: first, oldest, longest, shortest, max:`FIELD`, min:FIELD")
+	f.StringVar(&o.format, "format", "", "`FORMAT` of the inputs: jsonl, csv, tsv or parquet (default: by extension)")
+	f.IntVar(&o.batch, "batch", dedup.DefaultBatch, "records per atomic batch (`N`)")
+	f.BoolVar(&o.json, "json", false, "print the summary as JSON on standard output")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "print no progress (errors and the summary only)")
+	f.BoolVar(&o.progress, "progress", false, "show progress on standard error even when it is not a terminal")
+	f.BoolVar(&o.keepWork, "keep-work", false, "keep the work database (KEPT.fpdb) when no --db is given")
+	o.records.register(f)
+	o.creation.register(f)
+	return cmd
+}
+
+// validate checks the flags.
+func (o *dedupOptions) validate() error {
+	if err := checkThreshold(o.threshold); err != nil {
+		return err
+	}
+	if err := dedup.ParseKeep(o.keep); err != nil {
+		return usageErrorf("dedup: --keep %s: want first, oldest, longest, shortest, max:FIELD or min:FIELD", o.keep)
+	}
+	for _, p := range o.inputs {
+		if p == "-" {
+			return usageErrorf("dedup: reads its inputs twice, so standard input cannot be an INPUT: save it to a file")
+		}
+	}
+	for name, v := range map[string]string{"format": o.format, "out-format": o.outFormat} {
+		if v != "" && v != "auto" {
+			if _, err := records.ParseFormat(v); err != nil {
+				return usageErrorf("dedup: --%s %s: want jsonl, csv, tsv or parquet", name, v)
+			}
+		}
+	}
+	if o.batch < 1 || o.batch > 1_000_000 {
+		return usageError(&flagValueError{flag: "batch", value: strconv.Itoa(o.batch), reason: "must be in [1, 1000000]"})
+	}
+	if o.remote() {
+		return usageErrorf("dedup: works on a local database and cannot be used with --server")
+	}
+	if o.keepWork && o.dbGiven {
+		return usageErrorf("dedup: --keep-work is for the work database made without --db; with --db the database is kept")
+	}
+	return o.creation.validate()
+}
+
+func (o *dedupOptions) run(ctx context.Context, stdout, stderr io.Writer) (err error) {
+	if err := o.validate(); err != nil {
+		return err
+	}
+	inputs, err := records.Expand(o.inputs)
+	if err != nil {
+		return failure(fmt.Errorf("dedup: %w", err))
+	}
+	if len(inputs) == 0 {
+		return failure(fmt.Errorf("dedup: no dataset files in the INPUTs"))
+	}
+	// The database: --db, or a work database beside the output.
+	work := ""
+	if !o.dbGiven {
+		if o.out == "-" {
+			if work, err = os.MkdirTemp("", "fpdb-dedup-"); err != nil {
+				return failure(err)
+			}
+		} else {
+			work = o.out + ".fpdb"
+		}
+		o.dbDir = work
+	}
+	d, err := o.openDBWith(openBulk, &o.creation)
+	if err != nil {
+		return failure(err)
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			closeDB(d, &err)
+		}
+	}()
+
+	rep := &addReport{stderr: stderr, verb: "dedup"}
+	bar := newBytesProgress(stderr, o.progress, o.quiet)
+	defer bar.clear()
+	opts := dedup.Options{
+		LoadOptions: dedup.LoadOptions{
+			RecordOptions: o.records.options(o.format),
+			Inputs:        inputs,
+			Batch:         o.batch,
+			Strict:        o.records.strict,
+			Restart:       o.records.restart,
+			Bad:           func(pos string, err error) { bar.hide(); rep.fail(pos, "", err); bar.show() },
+			Progress:      bar.update,
+		},
+		Threshold: o.threshold,
+		Keep:      o.keep,
+		Out:       o.out,
+		Removed:   o.removed,
+		Clusters:  o.clusters,
+		OutFormat: o.outFormat,
+		Stdout:    stdout,
+	}
+	sum, err := dedup.Run(ctx, d, opts)
+	bar.clear()
+	if err != nil {
+		if ctx.Err() != nil {
+			return failure(fmt.Errorf("dedup: interrupted; run the same command again to resume (%d records stored so far are kept in %s)", sum.Stored, o.dbDir))
+		}
+		return failure(newOpError("dedup", err, "dedup"))
+	}
+	if work != "" && !o.keepWork {
+		closed = true
+		if err := d.Close(); err != nil {
+			return failure(newOpError("dedup", err, "close"))
+		}
+		if err := os.RemoveAll(work); err != nil {
+			return failure(fmt.Errorf("dedup: remove the work database: %w", err))
+		}
+	}
+	if o.json && o.out != "-" {
+		if err := newJSONEncoder(stdout).Encode(sum); err != nil {
+			return failure(err)
+		}
+	}
+	fmt.Fprintln(stderr, dedupSummaryLine(sum))
+	if sum.Skipped > 0 {
+		return rep.failures.failure(nil)
+	}
+	return nil
+}
+
+// dedupSummaryLine is the last line of a dedup run.
+func dedupSummaryLine(s *dedup.Summary) string {
+	line := loadSummaryLine("dedup", &s.LoadSummary)
+	return fmt.Sprintf("%s\ndedup: %d kept, %d removed; %d clusters (%d pairs); load %v, pairs %v, write %v",
+		line, s.Kept, s.Removed, s.Clusters, s.Pairs, secs(s.LoadSeconds), secs(s.PairsSeconds), secs(s.WriteSeconds))
+}
+
+// secs rounds a number of seconds for a summary.
+func secs(s float64) time.Duration {
+	return time.Duration(s * float64(time.Second)).Round(time.Millisecond)
+}

@@ -1,0 +1,294 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/fpdb/fpdb/db"
+	"github.com/fpdb/fpdb/dedup"
+	"github.com/fpdb/fpdb/internal/records"
+)
+
+// recordFlags are the flags of add and dedup that say how dataset records
+// are read.
+type recordFlags struct {
+	idField, textField string
+	keepFields         []string
+	strict             bool
+	restart            bool
+	flags              *pflag.FlagSet
+}
+
+// register adds the flags to f.
+func (r *recordFlags) register(f *pflag.FlagSet) {
+	r.flags = f
+	f.StringVar(&r.idField, "id-field", "id", "datasets: the record's id `FIELD` (a column, or a dotted path into JSON: meta.id); \"\" makes each record's position (FILE:LINE) its id")
+	f.StringVar(&r.textField, "text-field", "text", "datasets: the record's text `FIELD` (a column, or a dotted path into JSON)")
+	f.StringSliceVar(&r.keepFields, "keep-fields", nil, "datasets: further `FIELDS` stored as each document's source, a JSON object (comma-separated; default source: FILE:LINE)")
+	f.BoolVar(&r.strict, "strict", false, "datasets: stop at the first bad record (by default bad records are reported and skipped)")
+	f.BoolVar(&r.restart, "restart", false, "datasets: read every input from the start, even where an interrupted run stored part of it")
+}
+
+// given reports whether a dataset flag was given.
+func (r *recordFlags) given() string {
+	for _, name := range []string{"id-field", "text-field", "keep-fields", "strict", "restart"} {
+		if r.flags != nil && r.flags.Changed(name) {
+			return name
+		}
+	}
+	return ""
+}
+
+// options returns the record options for the record format format ("":
+// by extension).
+func (r *recordFlags) options(format string) dedup.RecordOptions {
+	return dedup.RecordOptions{Format: format, IDField: r.idField, TextField: r.textField, KeepFields: r.keepFields}
+}
+
+// isRecordFile reports whether a path names a dataset file by its
+// extension: .jsonl, .ndjson, .csv, .tsv, .parquet or .pq, optionally
+// compressed (.gz, .zst, .bz2). A .json file is a document unless --format
+// says otherwise.
+func isRecordFile(path string) bool {
+	f, _, err := records.Detect(path)
+	if err != nil || f == records.FormatAuto {
+		return false
+	}
+	name := strings.ToLower(path)
+	for _, c := range []string{".gz", ".zst", ".zstd", ".bz2"} {
+		name = strings.TrimSuffix(name, c)
+	}
+	return !strings.HasSuffix(name, ".json")
+}
+
+// recordMode reports whether add reads its inputs as datasets: --format
+// names a record format, or every PATH is a dataset file by its
+// extension. A mix is a usage error.
+func (o *addOptions) recordMode() (bool, error) {
+	if o.text.format.records != "" {
+		return true, nil
+	}
+	n := 0
+	for _, p := range o.paths {
+		if p != "-" && isRecordFile(p) {
+			n++
+		}
+	}
+	switch {
+	case n > 0 && n < len(o.paths):
+		return false, usageErrorf("add: the PATHs mix dataset files (read one document per record) and documents; add them in separate runs, or give --format")
+	case n == 0:
+		if name := o.records.given(); name != "" {
+			return false, usageErrorf("add: --%s is for datasets (JSON Lines, CSV, TSV, Parquet files, or --format jsonl|csv|tsv|parquet)", name)
+		}
+		return false, nil
+	}
+	return true, nil
+}
+
+// validateRecords checks the flags that cannot be used with datasets.
+func (o *addOptions) validateRecords() error {
+	for name, set := range map[string]bool{"id": o.id != "", "files-from": o.filesFrom != "", "exclude": len(o.exclude) > 0, "include": len(o.include) > 0, "source": o.source != ""} {
+		if set {
+			return usageErrorf("add: --%s cannot be used with datasets (each record has its id and its position as source; see --id-field and --keep-fields)", name)
+		}
+	}
+	if o.records.restart && !o.bulk {
+		return usageErrorf("add: --restart needs --bulk (an add without --bulk checks and stores each record on its own, so a rerun leaves stored records unchanged)")
+	}
+	return nil
+}
+
+// runRecords adds the records of dataset files.
+func (o *addOptions) runRecords(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) (err error) {
+	if err := o.validateRecords(); err != nil {
+		return err
+	}
+	inputs, err := records.Expand(o.paths)
+	if err != nil {
+		return failure(fmt.Errorf("add: %w", err))
+	}
+	if len(inputs) == 0 {
+		return failure(fmt.Errorf("add: no dataset files in %s", strings.Join(o.paths, " ")))
+	}
+	rep := &addReport{stderr: stderr}
+	start := time.Now()
+	var d *db.DB
+	var add adder
+	if o.remote() {
+		c, err := o.client()
+		if err != nil {
+			return failure(err)
+		}
+		add = remoteAdder(c)
+	} else {
+		mode := openCreate
+		if o.bulk {
+			mode = openBulk
+		}
+		if d, err = o.openDBWith(mode, &o.creation); err != nil {
+			return failure(err)
+		}
+		defer closeDB(d, &err)
+		add = d.Add
+	}
+	bar := newBytesProgress(stderr, o.progress, o.quiet)
+	defer bar.clear()
+	lo := dedup.LoadOptions{
+		RecordOptions:    o.records.options(o.text.format.records),
+		Inputs:           inputs,
+		Stdin:            stdin,
+		Batch:            o.batch,
+		Strict:           o.records.strict,
+		Restart:          o.records.restart,
+		ReplaceUnchanged: o.replace,
+		Text:             db.TextOptions{Format: o.text.format.f, Encoding: o.text.encoding.label},
+		Bad:              func(pos string, err error) { bar.hide(); rep.fail(pos, "", err); bar.show() },
+		Progress:         bar.update,
+	}
+	if o.bulk {
+		sum, err := dedup.Load(ctx, d, lo)
+		bar.clear()
+		if err != nil {
+			return failure(newOpError("add", err, "add"))
+		}
+		if err := d.Flush(ctx); err != nil {
+			return failure(newOpError("add", err, "write postings"))
+		}
+		sum.Seconds = time.Since(start).Seconds()
+		if o.json {
+			if err := newJSONEncoder(stdout).Encode(sum); err != nil {
+				return failure(err)
+			}
+		}
+		fmt.Fprintln(stderr, loadSummaryLine("bulk", sum))
+		if sum.Skipped > 0 {
+			return rep.failures.failure(nil)
+		}
+		return nil
+	}
+	return o.addRecords(ctx, add, inputs, lo, stdin, stdout, rep, bar, start)
+}
+
+// addRecords adds each record with the near-duplicate check, as add does
+// each file.
+func (o *addOptions) addRecords(ctx context.Context, add adder, inputs []string, lo dedup.LoadOptions, stdin io.Reader, stdout io.Writer, rep *addReport, bar *bytesProgress, start time.Time) error {
+	var enc *json.Encoder
+	if o.json {
+		enc = newJSONEncoder(stdout)
+	}
+	rep.ttyOut = bar.on() && isTerminal(stdout)
+	rep.progress = nil
+	var total int64
+	err := dedup.Each(ctx, inputs, stdin, lo.RecordOptions, func(doc db.Input, pos string, recErr error, p dedup.Progress) error {
+		rep.inputs++
+		total++
+		if recErr != nil {
+			if o.records.strict {
+				return fmt.Errorf("%s: %w", pos, recErr)
+			}
+			lo.Bad(pos, recErr)
+			return nil
+		}
+		doc.ReplaceUnchanged, doc.TextOptions = o.replace, lo.Text
+		if rep.ttyOut {
+			bar.hide()
+			defer bar.show()
+		}
+		fatal, err := o.addDoc(ctx, add, pos, doc, stdout, enc, rep)
+		if fatal {
+			return err
+		}
+		bar.update(p)
+		return nil
+	})
+	bar.clear()
+	fmt.Fprintln(rep.stderr, strings.Replace(rep.summary(int(total), time.Since(start)), " inputs:", " records:", 1))
+	switch {
+	case ctx.Err() != nil:
+		return failure(fmt.Errorf("add: interrupted: %d records done", total))
+	case err != nil:
+		return failure(newOpError("add", err, "add"))
+	case rep.failed > 0:
+		return rep.failures.failure(fmt.Errorf("add: %d of %d records failed", rep.failed, total))
+	case rep.dups > 0:
+		return &exitError{code: exitDuplicates}
+	}
+	return nil
+}
+
+// loadSummaryLine is the summary line of a load of records.
+func loadSummaryLine(what string, s *dedup.LoadSummary) string {
+	line := fmt.Sprintf("%s: %d records: %d stored (%d replaced), %d unchanged, %d skipped", what, s.Records, s.Stored, s.Replaced, s.Unchanged, s.Skipped)
+	if s.Skipped > 0 {
+		var rs []string
+		for r, n := range s.SkippedReasons {
+			rs = append(rs, fmt.Sprintf("%d %s", n, r))
+		}
+		slices.Sort(rs)
+		line += " (" + strings.Join(rs, ", ") + ")"
+	}
+	if s.Resumed > 0 {
+		line += fmt.Sprintf(", %d resumed (stored by an interrupted run)", s.Resumed)
+	}
+	rate := 0.0
+	if s.Seconds > 0 {
+		rate = float64(s.Records-s.Resumed) / s.Seconds
+	}
+	return fmt.Sprintf("%s in %v, %.0f records/s", line, time.Duration(s.Seconds*float64(time.Second)).Round(time.Millisecond), rate)
+}
+
+// bytesProgress shows the progress of a run over dataset files: records,
+// megabytes read, the rate and, when the sizes are known, the percentage
+// and the time left.
+type bytesProgress struct {
+	p *progress
+}
+
+// newBytesProgress shows progress on w when it is a terminal (unless
+// quiet) or when force is set.
+func newBytesProgress(w io.Writer, force, quiet bool) *bytesProgress {
+	if !force && (quiet || !isTerminal(w)) {
+		return &bytesProgress{}
+	}
+	p := newProgress(w, progressNow)
+	if !isTerminal(w) {
+		p.asLog()
+	}
+	return &bytesProgress{p: p}
+}
+
+func (b *bytesProgress) on() bool { return b.p != nil }
+func (b *bytesProgress) hide()    { b.p.hide() }
+func (b *bytesProgress) show()    { b.p.show() }
+func (b *bytesProgress) clear()   { b.p.clear() }
+
+// update redraws the line for p.
+func (b *bytesProgress) update(p dedup.Progress) {
+	if b.p == nil {
+		return
+	}
+	b.p.updateLine(func(el time.Duration) string {
+		s := el.Seconds()
+		if p.Elapsed > 0 {
+			s = p.Elapsed.Seconds()
+		}
+		rate := 0.0
+		if s > 0 {
+			rate = float64(p.Records) / s
+		}
+		line := fmt.Sprintf("%s: %d records, %.1f MB, %.0f records/s", p.Phase, p.Records, float64(p.Bytes)/1e6, rate)
+		if p.TotalBytes > 0 && p.Bytes > 0 {
+			left := time.Duration(s * float64(p.TotalBytes-p.Bytes) / float64(p.Bytes) * float64(time.Second))
+			line += fmt.Sprintf(" (%d%% of %.1f MB, ETA %v)", 100*p.Bytes/p.TotalBytes, float64(p.TotalBytes)/1e6, left.Round(time.Second))
+		}
+		return line
+	})
+}

@@ -1,0 +1,556 @@
+package dedup
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fpdb/fpdb/db"
+	"github.com/fpdb/fpdb/internal/records"
+)
+
+// ErrDuplicateID is wrapped by the error of a record whose id an earlier
+// record of the same run has.
+var ErrDuplicateID = fmt.Errorf("%w: id given twice", ErrBadRecord)
+
+// Added fields: every output record gets these, after its own fields.
+const (
+	// FieldCluster is the record's cluster: 1, 2, … for the clusters of
+	// near duplicates (numbered largest first, then by their first
+	// member's id), 0 for a record without near duplicates, -1 for a bad
+	// record.
+	FieldCluster = "fpdb_cluster"
+	// FieldKept is the id of the record kept for the record's cluster (its
+	// own id when it is kept).
+	FieldKept = "fpdb_kept"
+	// FieldSimilarity is the estimated resemblance of the record to the
+	// kept one (1 when it is kept).
+	FieldSimilarity = "fpdb_similarity"
+	// FieldError says why a bad record was not deduplicated ("" for the
+	// others).
+	FieldError = "fpdb_error"
+)
+
+// extraNames are the added fields, in order.
+var extraNames = []string{FieldCluster, FieldKept, FieldSimilarity, FieldError}
+
+// Options configure Run.
+type Options struct {
+	LoadOptions
+	// Threshold is the least estimated resemblance of a removed record to
+	// the record kept for it, in (0, 1].
+	Threshold float64
+	// Keep says which record of a group of near duplicates is kept (see
+	// ParseKeep): "first" (the first seen: the input order; in a database
+	// that held documents before, those come first), "oldest" (the
+	// earliest time added), "longest", "shortest", "max:FIELD" or
+	// "min:FIELD" (the greatest or least value of a field: a number, a
+	// numeric string or an RFC 3339 date; records without it come last).
+	// Default "first".
+	Keep string
+	// Out is the file the kept records are written to ("-": Stdout);
+	// Removed, if set, the file the others go to; Clusters, if set, a JSON
+	// Lines file with one object per cluster. A file is written under a
+	// temporary name and renamed when complete.
+	Out, Removed, Clusters string
+	// OutFormat is the format of Out and Removed: "jsonl", "csv", "tsv" or
+	// "parquet"; default: told by Out's extension, else the first input's
+	// format.
+	OutFormat string
+	// Stdout is written for an output "-".
+	Stdout io.Writer
+}
+
+// Summary counts what a Run did.
+type Summary struct {
+	LoadSummary
+	// Kept and Removed count the records written to Out and to Removed
+	// (bad records are among the removed).
+	Kept    int64 `json:"kept"`
+	Removed int64 `json:"removed"`
+	// Clusters is the number of clusters (groups of two or more near
+	// duplicates), Pairs the near-duplicate pairs found.
+	Clusters int   `json:"clusters"`
+	Pairs    int64 `json:"pairs"`
+	// LoadSeconds, PairsSeconds and WriteSeconds time the three phases;
+	// Seconds (in LoadSummary) is the whole run.
+	LoadSeconds  float64 `json:"load_seconds"`
+	PairsSeconds float64 `json:"pairs_seconds"`
+	WriteSeconds float64 `json:"write_seconds"`
+	// RecordsPerSecond is Records / Seconds.
+	RecordsPerSecond float64 `json:"records_per_second"`
+}
+
+// keepPolicy is a parsed Options.Keep.
+type keepPolicy struct {
+	keep  db.Keep
+	field string // for KeepMax and KeepMin
+}
+
+// ParseKeep checks a keep policy (see Options.Keep).
+func ParseKeep(s string) error {
+	_, err := parseKeep(s)
+	return err
+}
+
+func parseKeep(s string) (keepPolicy, error) {
+	switch s {
+	case "", "first":
+		return keepPolicy{keep: db.KeepStored}, nil
+	case "oldest":
+		return keepPolicy{keep: db.KeepOldest}, nil
+	case "longest":
+		return keepPolicy{keep: db.KeepLongest}, nil
+	case "shortest":
+		return keepPolicy{keep: db.KeepShortest}, nil
+	}
+	if f, ok := strings.CutPrefix(s, "max:"); ok && f != "" {
+		return keepPolicy{keep: db.KeepMax, field: f}, nil
+	}
+	if f, ok := strings.CutPrefix(s, "min:"); ok && f != "" {
+		return keepPolicy{keep: db.KeepMin, field: f}, nil
+	}
+	return keepPolicy{}, fmt.Errorf("%w: keep policy %q (want first, oldest, longest, shortest, max:FIELD or min:FIELD)", db.ErrInvalidOptions, s)
+}
+
+// assignment is where a record of a cluster goes.
+type assignment struct {
+	cluster int32
+	kept    string
+	sim     float64
+}
+
+// Run deduplicates the records of the inputs: it stores them in d (as
+// Load, resumably), groups near duplicates at Threshold into clusters that
+// do not chain (db.ClusterCenters: every removed record is within the
+// threshold of the record kept for it) with the Keep policy, then reads
+// the inputs again and writes every record once, in input order, to Out
+// (kept) or Removed (near duplicates of a kept record, and bad records),
+// with the fields FieldCluster, FieldKept, FieldSimilarity and FieldError
+// added. The output depends only on the inputs, the options and the
+// documents d held before: not on the number of cores.
+//
+// d may hold documents already (an archive): records that are near
+// duplicates of them are removed like others (under "first", stored
+// documents come first), so new data can be checked against old.
+func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
+	if o.Out == "" {
+		return nil, fmt.Errorf("%w: no output", db.ErrInvalidOptions)
+	}
+	if !(o.Threshold > 0 && o.Threshold <= 1) {
+		return nil, fmt.Errorf("%w: threshold %v", db.ErrInvalidThreshold, o.Threshold)
+	}
+	kp, err := parseKeep(o.Keep)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	sum := &Summary{}
+	if kp.field != "" {
+		o.KeepFields = append(slices.Clone(o.KeepFields), kp.field)
+	}
+	l, err := newLoader(d, &o.LoadOptions)
+	if err != nil {
+		return nil, err
+	}
+	outFormat, err := outputFormat(&o, l.ro)
+	if err != nil {
+		return nil, err
+	}
+
+	// Phase 1: store every record; note the first record of each id and
+	// the values the keep policy needs.
+	first := make(map[string]int64)
+	var values map[string]float64
+	if kp.field != "" {
+		values = make(map[string]float64)
+	}
+	refused := make(map[string]error)
+	l.refused = func(id string, err error) { refused[id] = err }
+	ls, err := l.run(ctx, func(rec *records.Record, n int64, resumed bool) error {
+		id := recordID(rec, l.ro.IDField)
+		if _, dup := first[id]; dup {
+			return fmt.Errorf("%w: %q", ErrDuplicateID, id)
+		}
+		first[id] = n
+		if values != nil {
+			if v, ok := fieldValue(rec.Meta, kp.field); ok {
+				values[id] = v
+			}
+		}
+		return nil
+	})
+	if ls != nil {
+		sum.LoadSummary = *ls
+	}
+	if err != nil {
+		return sum, err
+	}
+	if err := d.Flush(ctx); err != nil {
+		return sum, err
+	}
+	sum.LoadSeconds = time.Since(start).Seconds()
+
+	// Phase 2: clusters.
+	t := time.Now()
+	if o.Progress != nil {
+		o.Progress(Progress{Phase: "pairs", TotalBytes: -1})
+	}
+	co := db.ClusterOptions{PairsOptions: db.PairsOptions{Threshold: o.Threshold}, Keep: kp.keep, Mode: db.ClusterCenters}
+	if values != nil {
+		co.Value = func(id string) (float64, bool) {
+			v, ok := values[id]
+			return v, ok
+		}
+	}
+	cs, st, err := d.Clusters(ctx, co)
+	if err != nil {
+		return sum, err
+	}
+	sum.Clusters, sum.Pairs = len(cs), int64(st.Pairs)
+	assign := make(map[string]assignment)
+	for i, c := range cs {
+		for j, id := range c.IDs {
+			assign[id] = assignment{cluster: int32(i + 1), kept: c.Keep, sim: c.Similarities[j]}
+		}
+	}
+	sum.PairsSeconds = time.Since(t).Seconds()
+
+	// Phase 3: write.
+	t = time.Now()
+	w, err := newOutputs(&o, outFormat)
+	if err != nil {
+		return sum, err
+	}
+	defer w.abort()
+	if err := writeClusters(w.cbuf, cs); err != nil {
+		return sum, err
+	}
+	ro := l.ro
+	ro.Raw = true
+	var n int64
+	for _, path := range o.Inputs {
+		if err := writeFile(ctx, path, &o, ro, w, func(rec *records.Record) (bool, []records.Extra) {
+			defer func() { n++ }()
+			if rec.Err != nil {
+				return false, badExtras(rec.Err)
+			}
+			id := recordID(rec, ro.IDField)
+			if first[id] != n {
+				return false, badExtras(fmt.Errorf("%w: %q", ErrDuplicateID, id))
+			}
+			if err, ok := refused[id]; ok {
+				return false, badExtras(err)
+			}
+			a, ok := assign[id]
+			if !ok && rec.Pos.Index < l.resumed[rec.Pos.File] {
+				// Stored by an earlier run, or refused by it.
+				if has, err := d.Has(ctx, id); !has {
+					if err == nil {
+						err = errors.New("refused by the database (no words, binary or an invalid id) in an earlier run")
+					}
+					return false, badExtras(err)
+				}
+			}
+			if !ok {
+				return true, []records.Extra{{Name: FieldCluster, Value: int64(0)}, {Name: FieldKept, Value: id}, {Name: FieldSimilarity, Value: 1.0}, {Name: FieldError, Value: ""}}
+			}
+			return a.kept == id, []records.Extra{{Name: FieldCluster, Value: int64(a.cluster)}, {Name: FieldKept, Value: a.kept}, {Name: FieldSimilarity, Value: round(a.sim)}, {Name: FieldError, Value: ""}}
+		}, sum); err != nil {
+			return sum, err
+		}
+	}
+	if err := w.commit(); err != nil {
+		return sum, err
+	}
+	sum.WriteSeconds = time.Since(t).Seconds()
+	sum.Seconds = time.Since(start).Seconds()
+	if sum.Seconds > 0 {
+		sum.RecordsPerSecond = float64(sum.Records) / sum.Seconds
+	}
+	return sum, nil
+}
+
+// round rounds a similarity to 4 decimals, as the command line prints
+// them (k ≤ 4096 bits tell at most that many).
+func round(x float64) float64 { return math.Round(x*1e4) / 1e4 }
+
+// badExtras are the added fields of a bad record.
+func badExtras(err error) []records.Extra {
+	return []records.Extra{{Name: FieldCluster, Value: int64(-1)}, {Name: FieldKept, Value: ""}, {Name: FieldSimilarity, Value: 0.0}, {Name: FieldError, Value: err.Error()}}
+}
+
+// writeFile reads one input again and writes each record where route says.
+func writeFile(ctx context.Context, path string, o *Options, ro records.Options, w *outputs, route func(*records.Record) (bool, []records.Extra), sum *Summary) (err error) {
+	if path == "-" {
+		return fmt.Errorf("%w: standard input cannot be deduplicated (it is read twice): save it to a file", db.ErrInvalidOptions)
+	}
+	r, err := openInput(path, nil, ro)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := r.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("%s: %w", path, cerr)
+		}
+	}()
+	start := time.Now()
+	for i := 0; ; i++ {
+		if i%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if o.Progress != nil {
+				done, size := r.Progress()
+				o.Progress(Progress{Phase: "write", Records: sum.Kept + sum.Removed, Bytes: done, TotalBytes: size, Elapsed: time.Since(start)})
+			}
+		}
+		rec, err := r.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrBadInput, err)
+		}
+		keep, extras := route(rec)
+		switch {
+		case keep:
+			sum.Kept++
+			err = w.kept.Write(rec, extras)
+		default:
+			sum.Removed++
+			if w.removed == nil {
+				continue
+			}
+			if rec.Err != nil {
+				err = w.removed.WriteBad(rec, extras)
+			} else {
+				err = w.removed.Write(rec, extras)
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// outputFormat returns the format of the outputs.
+func outputFormat(o *Options, ro records.Options) (records.Format, error) {
+	if o.OutFormat != "" && o.OutFormat != "auto" {
+		f, err := records.ParseFormat(o.OutFormat)
+		if err != nil {
+			return 0, fmt.Errorf("%w: %w", db.ErrInvalidOptions, err)
+		}
+		return f, nil
+	}
+	if o.Out != "-" {
+		if f, _, err := records.Detect(o.Out); err == nil && f != records.FormatAuto {
+			return f, nil
+		}
+	}
+	if ro.Format != records.FormatAuto {
+		return ro.Format, nil
+	}
+	for _, p := range o.Inputs {
+		if p == "-" {
+			return records.FormatJSONL, nil
+		}
+		if f, _, err := records.Detect(p); err == nil && f != records.FormatAuto {
+			return f, nil
+		}
+	}
+	return records.FormatJSONL, nil
+}
+
+// outputs are the files a Run writes, under temporary names until commit.
+type outputs struct {
+	kept, removed *records.Writer
+	clusters      *os.File
+	cbuf          *jsonLines
+	renames       [][2]string // temporary name, final name
+	committed     bool
+}
+
+func newOutputs(o *Options, f records.Format) (_ *outputs, err error) {
+	w := &outputs{}
+	defer func() {
+		if err != nil {
+			w.abort()
+		}
+	}()
+	create := func(path string) (string, error) {
+		if path == "-" {
+			return "-", nil
+		}
+		tmp := path + ".part"
+		w.renames = append(w.renames, [2]string{tmp, path})
+		return tmp, nil
+	}
+	tmp, _ := create(o.Out)
+	if w.kept, err = records.Create(tmp, f, o.Stdout, extraNames); err != nil {
+		return nil, err
+	}
+	if o.Removed != "" {
+		if o.Removed == o.Out {
+			return nil, fmt.Errorf("%w: --removed is the output file %s", db.ErrInvalidOptions, o.Out)
+		}
+		tmp, _ := create(o.Removed)
+		if w.removed, err = records.Create(tmp, f, o.Stdout, extraNames); err != nil {
+			return nil, err
+		}
+	}
+	if o.Clusters != "" {
+		if o.Clusters == "-" {
+			w.cbuf = newJSONLines(o.Stdout)
+		} else {
+			tmp, _ := create(o.Clusters)
+			if w.clusters, err = os.Create(tmp); err != nil {
+				return nil, err
+			}
+			w.cbuf = newJSONLines(w.clusters)
+		}
+	}
+	return w, nil
+}
+
+// commit closes the outputs and gives them their names.
+func (w *outputs) commit() error {
+	var errs []error
+	if err := w.kept.Close(); err != nil {
+		errs = append(errs, err)
+	}
+	if w.removed != nil {
+		if err := w.removed.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if w.cbuf != nil {
+		errs = append(errs, w.cbuf.flush())
+	}
+	if w.clusters != nil {
+		errs = append(errs, w.clusters.Sync(), w.clusters.Close())
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for _, r := range w.renames {
+		if err := os.Rename(r[0], r[1]); err != nil {
+			return err
+		}
+	}
+	w.committed = true
+	return nil
+}
+
+// abort removes the temporary files of an unfinished run.
+func (w *outputs) abort() {
+	if w.committed {
+		return
+	}
+	if w.kept != nil {
+		w.kept.Close()
+	}
+	if w.removed != nil {
+		w.removed.Close()
+	}
+	if w.clusters != nil {
+		w.clusters.Close()
+	}
+	for _, r := range w.renames {
+		os.Remove(r[0])
+	}
+}
+
+// jsonCluster is a line of the clusters file.
+type jsonCluster struct {
+	Cluster  int          `json:"cluster"`
+	Kept     string       `json:"kept"`
+	Size     int          `json:"size"`
+	Cohesion float64      `json:"cohesion"`
+	Members  []jsonMember `json:"members"`
+}
+
+// jsonMember is a member of a cluster.
+type jsonMember struct {
+	ID         string  `json:"id"`
+	Similarity float64 `json:"similarity"`
+}
+
+// writeClusters writes the clusters, one JSON object per line.
+func writeClusters(w *jsonLines, cs []db.Cluster) error {
+	if w == nil {
+		return nil
+	}
+	for i, c := range cs {
+		jc := jsonCluster{Cluster: i + 1, Kept: c.Keep, Size: len(c.IDs), Cohesion: round(c.Cohesion)}
+		for j, id := range c.IDs {
+			jc.Members = append(jc.Members, jsonMember{ID: id, Similarity: round(c.Similarities[j])})
+		}
+		// The kept record first, then by similarity and id.
+		slices.SortStableFunc(jc.Members, func(a, b jsonMember) int {
+			switch {
+			case a.ID == c.Keep:
+				return -1
+			case b.ID == c.Keep:
+				return 1
+			}
+			if x := cmp.Compare(b.Similarity, a.Similarity); x != 0 {
+				return x
+			}
+			return cmp.Compare(a.ID, b.ID)
+		})
+		if err := w.write(jc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fieldValue reads the keep policy's field from a record's kept fields (a
+// JSON object): a number, a numeric string or a date (RFC 3339 or
+// YYYY-MM-DD, as Unix seconds).
+func fieldValue(meta []byte, field string) (float64, bool) {
+	if len(meta) == 0 {
+		return 0, false
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(meta, &m) != nil {
+		return 0, false
+	}
+	raw, ok := m[field]
+	if !ok {
+		return 0, false
+	}
+	var x any
+	if json.Unmarshal(raw, &x) != nil {
+		return 0, false
+	}
+	switch v := x.(type) {
+	case float64:
+		return v, !math.IsNaN(v)
+	case string:
+		if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && !math.IsNaN(f) {
+			return f, true
+		}
+		for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02"} {
+			if t, err := time.Parse(layout, strings.TrimSpace(v)); err == nil {
+				return float64(t.UnixNano()) / 1e9, true
+			}
+		}
+	case bool:
+		if v {
+			return 1, true
+		}
+		return 0, true
+	}
+	return 0, false
+}

@@ -1,0 +1,436 @@
+package dedup
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fpdb/fpdb/db"
+	"github.com/fpdb/fpdb/internal/bitvec"
+)
+
+var ctx = context.Background()
+
+// words returns n random words from a vocabulary of 5 000.
+func words(rng *rand.Rand, n int) []string {
+	w := make([]string, n)
+	for i := range w {
+		w[i] = fmt.Sprintf("w%d", rng.IntN(5000))
+	}
+	return w
+}
+
+// edit changes about frac of the words of w.
+func edit(rng *rand.Rand, w []string, frac float64) []string {
+	out := slices.Clone(w)
+	for i := range out {
+		if rng.Float64() < frac {
+			out[i] = fmt.Sprintf("x%d", rng.IntN(5000))
+		}
+	}
+	return out
+}
+
+// rec is a test record.
+type rec struct {
+	ID    string  `json:"id"`
+	Text  string  `json:"text"`
+	Score float64 `json:"score"`
+}
+
+// dataset returns n records: random texts of 150 words, and groups of
+// near duplicates (a few words edited) planted among them.
+func dataset(seed uint64, n int) []rec {
+	rng := rand.New(rand.NewPCG(seed, 5))
+	var out []rec
+	for len(out) < n {
+		base := words(rng, 150)
+		out = append(out, rec{ID: fmt.Sprintf("r%05d", len(out)), Text: strings.Join(base, " "), Score: float64(rng.IntN(100))})
+		if rng.IntN(3) == 0 {
+			for range 1 + rng.IntN(3) {
+				out = append(out, rec{ID: fmt.Sprintf("r%05d", len(out)), Text: strings.Join(edit(rng, base, 0.02), " "), Score: float64(rng.IntN(100))})
+			}
+		}
+	}
+	rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	return out
+}
+
+func writeJSONL(t *testing.T, path string, rs []rec) {
+	t.Helper()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	for _, r := range rs {
+		if err := enc.Encode(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// outRec is an output record.
+type outRec struct {
+	ID         string  `json:"id"`
+	Text       any     `json:"text"`
+	Score      float64 `json:"score"`
+	Cluster    int     `json:"fpdb_cluster"`
+	Kept       string  `json:"fpdb_kept"`
+	Similarity float64 `json:"fpdb_similarity"`
+	Error      string  `json:"fpdb_error"`
+}
+
+func readOut(t *testing.T, path string) []outRec {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []outRec
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var r outRec
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("%s: %v: %s", path, err, sc.Text())
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func openDB(t *testing.T, dir string) *db.DB {
+	t.Helper()
+	d, err := db.Open(dir, &db.Options{BulkLoad: true, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := d.Check(ctx); err != nil && !errors.Is(err, db.ErrClosed) {
+			t.Errorf("Check: %v", err)
+		}
+		d.Close()
+	})
+	return d
+}
+
+// run deduplicates in into a new database and returns the kept and
+// removed records.
+func run(t *testing.T, o Options) (*Summary, []outRec, []outRec) {
+	t.Helper()
+	dir := t.TempDir()
+	o.Out = filepath.Join(dir, "kept.jsonl")
+	o.Removed = filepath.Join(dir, "removed.jsonl")
+	d := openDB(t, filepath.Join(dir, "db"))
+	sum, err := Run(ctx, d, o)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return sum, readOut(t, o.Out), readOut(t, o.Removed)
+}
+
+// fingerprints returns the fingerprint of each text, computed by a
+// database of its own.
+func fingerprints(t *testing.T, texts map[string]string) map[string][]uint64 {
+	t.Helper()
+	d := openDB(t, t.TempDir())
+	out := map[string][]uint64{}
+	for id, text := range texts {
+		fp, err := d.Fingerprint(ctx, strings.NewReader(text), db.TextOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[id] = fp
+	}
+	return out
+}
+
+// TestRunProperties checks a dedup of planted near duplicates against
+// brute force: every record is written once, in input order; every
+// removed record is within the threshold of a kept one, which is named in
+// its fields; and no two kept records are near duplicates.
+func TestRunProperties(t *testing.T) {
+	const thr = 0.8
+	rs := dataset(1, 400)
+	in := filepath.Join(t.TempDir(), "in.jsonl")
+	writeJSONL(t, in, rs)
+	sum, kept, removed := run(t, Options{LoadOptions: LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{in}}, Threshold: thr})
+	if sum.Records != int64(len(rs)) || sum.Kept+sum.Removed != int64(len(rs)) || int(sum.Kept) != len(kept) || int(sum.Removed) != len(removed) {
+		t.Fatalf("summary %+v for %d records, %d kept, %d removed", sum, len(rs), len(kept), len(removed))
+	}
+	texts := map[string]string{}
+	for _, r := range rs {
+		texts[r.ID] = r.Text
+	}
+	fps := fingerprints(t, texts)
+	sim := func(a, b string) float64 { return 1 - 2*float64(bitvec.Hamming(fps[a], fps[b]))/512 }
+	// Input order, each record once.
+	pos := map[string]int{}
+	for i, r := range rs {
+		pos[r.ID] = i
+	}
+	for _, out := range [][]outRec{kept, removed} {
+		for i := 1; i < len(out); i++ {
+			if pos[out[i-1].ID] >= pos[out[i].ID] {
+				t.Fatalf("output not in input order: %s before %s", out[i-1].ID, out[i].ID)
+			}
+		}
+	}
+	isKept := map[string]bool{}
+	for _, r := range kept {
+		isKept[r.ID] = true
+		if r.Kept != r.ID || r.Similarity != 1 || r.Error != "" || r.Text != texts[r.ID] {
+			t.Fatalf("kept record %+v", r)
+		}
+	}
+	for _, r := range removed {
+		if isKept[r.ID] || !isKept[r.Kept] || r.Cluster < 1 {
+			t.Fatalf("removed record %+v: its kept record is not kept", r)
+		}
+		want := 1 - 2*float64(bitvec.Hamming(fps[r.ID], fps[r.Kept]))/512
+		if s := sim(r.ID, r.Kept); s < thr || abs(r.Similarity-want) > 1e-4 {
+			t.Fatalf("removed %s: similarity to %s is %.4f (field %.4f, want %.4f)", r.ID, r.Kept, s, r.Similarity, want)
+		}
+	}
+	for i, a := range kept {
+		for _, b := range kept[i+1:] {
+			if s := 1 - 2*float64(bitvec.Hamming(fps[a.ID], fps[b.ID]))/512; s >= thr {
+				t.Fatalf("kept records %s and %s are near duplicates (%.3f)", a.ID, b.ID, s)
+			}
+		}
+	}
+	if len(removed) == 0 {
+		t.Fatal("nothing removed: the planted near duplicates were not found")
+	}
+}
+
+func abs(x float64) float64 { return max(x, -x) }
+
+// TestRunDeterministic checks that the output does not depend on the
+// number of cores or the batch size.
+func TestRunDeterministic(t *testing.T) {
+	rs := dataset(2, 300)
+	in := filepath.Join(t.TempDir(), "in.jsonl")
+	writeJSONL(t, in, rs)
+	var first []byte
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for i, cfg := range []struct{ procs, batch int }{{1, 1000}, {4, 7}, {2, 64}, {8, 1}} {
+		runtime.GOMAXPROCS(cfg.procs)
+		dir := t.TempDir()
+		o := Options{LoadOptions: LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{in}, Batch: cfg.batch}, Threshold: 0.8, Keep: "longest",
+			Out: filepath.Join(dir, "k.jsonl"), Removed: filepath.Join(dir, "r.jsonl"), Clusters: filepath.Join(dir, "c.jsonl")}
+		d := openDB(t, filepath.Join(dir, "db"))
+		if _, err := Run(ctx, d, o); err != nil {
+			t.Fatal(err)
+		}
+		var all []byte
+		for _, p := range []string{o.Out, o.Removed, o.Clusters} {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, b...)
+		}
+		if i == 0 {
+			first = all
+		} else if !bytes.Equal(all, first) {
+			t.Fatalf("GOMAXPROCS %d, batch %d: output differs from GOMAXPROCS 1", cfg.procs, cfg.batch)
+		}
+	}
+}
+
+// TestRunResume interrupts a dedup during its load and checks that the
+// rerun stores only what was missing and writes what an uninterrupted
+// run writes.
+func TestRunResume(t *testing.T) {
+	rs := dataset(3, 500)
+	in := filepath.Join(t.TempDir(), "in.jsonl")
+	writeJSONL(t, in, rs)
+	dir := t.TempDir()
+	o := Options{LoadOptions: LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{in}, Batch: 50}, Threshold: 0.8,
+		Out: filepath.Join(dir, "k.jsonl"), Removed: filepath.Join(dir, "r.jsonl")}
+	cctx, cancel := context.WithCancel(ctx)
+	o.Progress = func(p Progress) {
+		if p.Phase == "load" && p.Records >= 200 {
+			cancel()
+		}
+	}
+	d, err := db.Open(filepath.Join(dir, "db"), &db.Options{BulkLoad: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(cctx, d, o); !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted run: %v", err)
+	}
+	stored := d.Len()
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if stored < 200 || stored >= 500 {
+		t.Fatalf("%d stored by the interrupted run", stored)
+	}
+	if _, err := os.Stat(o.Out); !os.IsNotExist(err) {
+		t.Fatalf("the interrupted run left an output: %v", err)
+	}
+	o.Progress = nil
+	d = openDB(t, filepath.Join(dir, "db"))
+	sum, err := Run(ctx, d, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Resumed != int64(stored) || sum.Stored != int64(500-stored) {
+		t.Fatalf("rerun: resumed %d, stored %d; the first run stored %d", sum.Resumed, sum.Stored, stored)
+	}
+	got, _ := os.ReadFile(o.Out)
+	_, kept, _ := run(t, Options{LoadOptions: LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{in}}, Threshold: 0.8})
+	var want bytes.Buffer
+	for _, r := range kept {
+		b, _ := json.Marshal(r)
+		want.Write(b)
+		want.WriteByte('\n')
+	}
+	var gotRecs bytes.Buffer
+	for _, r := range readOut(t, o.Out) {
+		b, _ := json.Marshal(r)
+		gotRecs.Write(b)
+		gotRecs.WriteByte('\n')
+	}
+	if !bytes.Equal(gotRecs.Bytes(), want.Bytes()) || len(got) == 0 {
+		t.Fatal("the resumed run's output differs from an uninterrupted run's")
+	}
+}
+
+// TestShortDocuments checks the rule for documents shorter than the
+// shingle width: one shingle of all their words, so that they are near
+// duplicates only of documents with the same words.
+func TestShortDocuments(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	var rs []rec
+	seen := map[string]bool{}
+	for len(rs) < 600 {
+		text := strings.Join(words(rng, 1+rng.IntN(3)), " ")
+		if seen[text] {
+			continue
+		}
+		seen[text] = true
+		rs = append(rs, rec{ID: fmt.Sprintf("s%04d", len(rs)), Text: text})
+	}
+	// Copies of the first 20, in other case and spacing.
+	for i := range 20 {
+		rs = append(rs, rec{ID: fmt.Sprintf("copy%02d", i), Text: "  " + strings.ToUpper(rs[i].Text) + " "})
+	}
+	in := filepath.Join(t.TempDir(), "short.jsonl")
+	writeJSONL(t, in, rs)
+	sum, kept, removed := run(t, Options{LoadOptions: LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{in}}, Threshold: 0.5})
+	if len(kept) != 600 || len(removed) != 20 || sum.Clusters != 20 {
+		t.Fatalf("%d kept, %d removed, %d clusters; want 600, 20, 20", len(kept), len(removed), sum.Clusters)
+	}
+	for _, r := range removed {
+		var i int
+		fmt.Sscanf(r.ID, "copy%d", &i)
+		if r.Kept != fmt.Sprintf("s%04d", i) || r.Similarity != 1 {
+			t.Fatalf("removed %+v, want kept s%04d at similarity 1", r, i)
+		}
+	}
+}
+
+// TestCJKNearDuplicates checks scripts without spaces end to end: a
+// Chinese text with one phrase changed is a near duplicate of the
+// original; an unrelated Chinese text is not.
+func TestCJKNearDuplicates(t *testing.T) {
+	a := "自然语言处理是计算机科学领域与人工智能领域中的一个重要方向。它研究能实现人与计算机之间用自然语言进行有效通信的各种理论和方法。自然语言处理是一门融语言学、计算机科学、数学于一体的科学。因此，这一领域的研究将涉及自然语言，即人们日常使用的语言，所以它与语言学的研究有着密切的联系，但又有重要的区别。"
+	b := strings.Replace(a, "有着密切的联系", "关系非常紧密", 1)
+	c := "长江是亚洲第一长河和世界第三长河，也是世界上完全在一国境内的最长河流，全长六千三百多公里。长江流域是中国经济最发达的地区之一，沿岸有许多重要的城市。"
+	in := filepath.Join(t.TempDir(), "zh.jsonl")
+	writeJSONL(t, in, []rec{{ID: "a", Text: a}, {ID: "b", Text: b}, {ID: "c", Text: c}})
+	_, kept, removed := run(t, Options{LoadOptions: LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{in}}, Threshold: 0.7})
+	if len(kept) != 2 || kept[0].ID != "a" || kept[1].ID != "c" || len(removed) != 1 || removed[0].ID != "b" || removed[0].Kept != "a" {
+		t.Fatalf("kept %v, removed %v", kept, removed)
+	}
+	t.Logf("similarity of the edited Chinese text: %.3f", removed[0].Similarity)
+}
+
+// TestBadRecords checks that bad records are reported with their
+// position, written to the removed output with the reason, and stop a
+// Strict run.
+func TestBadRecords(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "bad.jsonl")
+	lines := []string{
+		`{"id": "a", "text": "one two three four five six seven"}`,
+		`{"id": "b"}`,
+		`{"id": "c", "text": 42}`,
+		`not json`,
+		`{"id": "a", "text": "the same id again here"}`,
+		`{"id": "e", "text": "   ...   "}`,
+		`{"id": "f", "text": "one two three four five six seven"}`,
+	}
+	if err := os.WriteFile(in, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var bad []string
+	o := Options{LoadOptions: LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{in}, Bad: func(pos string, err error) { bad = append(bad, pos+": "+err.Error()) }}, Threshold: 0.8}
+	sum, kept, removed := run(t, o)
+	wantPos := []string{"bad.jsonl:2", "bad.jsonl:3", "bad.jsonl:4", "bad.jsonl:5", "bad.jsonl:6"}
+	if len(bad) != len(wantPos) {
+		t.Fatalf("bad records reported: %q", bad)
+	}
+	for i, p := range wantPos {
+		if !strings.Contains(bad[i], p+": ") {
+			t.Fatalf("bad record %d reported as %q, want position %s", i, bad[i], p)
+		}
+	}
+	if sum.Skipped != 5 || sum.SkippedReasons["id given twice"] != 1 || sum.SkippedReasons["no words"] != 1 {
+		t.Fatalf("summary %+v", sum)
+	}
+	if len(kept) != 1 || kept[0].ID != "a" || len(removed) != 6 {
+		t.Fatalf("kept %v, removed %v", kept, removed)
+	}
+	for _, r := range removed {
+		if r.ID == "f" {
+			if r.Kept != "a" || r.Error != "" {
+				t.Fatalf("f: %+v", r)
+			}
+			continue
+		}
+		if r.Cluster != -1 || r.Error == "" {
+			t.Fatalf("bad record written as %+v", r)
+		}
+	}
+	o.Strict = true
+	o.Out = filepath.Join(dir, "k.jsonl")
+	d := openDB(t, filepath.Join(dir, "db2"))
+	if _, err := Run(ctx, d, o); !errors.Is(err, ErrBadRecord) || !strings.Contains(err.Error(), "bad.jsonl:2") {
+		t.Fatalf("strict run: %v", err)
+	}
+}
+
+// TestKeepField checks max:FIELD and min:FIELD.
+func TestKeepField(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 6))
+	base := words(rng, 120)
+	var rs []rec
+	for i, s := range []float64{3, 9, 1, 9, 4} {
+		rs = append(rs, rec{ID: fmt.Sprintf("v%d", i), Text: strings.Join(edit(rng, base, 0.01), " "), Score: s})
+	}
+	in := filepath.Join(t.TempDir(), "v.jsonl")
+	writeJSONL(t, in, rs)
+	for keep, want := range map[string]string{"max:score": "v1", "min:score": "v2", "first": "v0"} {
+		_, kept, removed := run(t, Options{LoadOptions: LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{in}}, Threshold: 0.7, Keep: keep})
+		if len(kept) != 1 || kept[0].ID != want || len(removed) != 4 {
+			t.Fatalf("keep %s: kept %v, want %s", keep, kept, want)
+		}
+	}
+}

@@ -1,0 +1,31 @@
+// Package dedup reads datasets of records (JSON Lines, CSV, TSV, Parquet;
+// gzip, zstd or bzip2 compressed), stores one document per record in an
+// fpdb database, and writes the records back deduplicated: what "fpdb add"
+// does with record files and "fpdb dedup" does.
+//
+// # Basics
+//
+// Load streams the records of the inputs into a database in atomic batches
+// (db.AddBatchMarked), without any near-duplicate check, and records with
+// each batch how far its file has been stored, so that a rerun after a
+// crash or an interruption resumes there instead of starting over.
+//
+// Run is Load followed by clustering (db.Clusters with db.ClusterCenters,
+// so clusters do not chain: every removed record is within the threshold
+// of the record kept for it) and a second pass over the inputs that writes
+// every record once, in input order, to the kept or the removed output,
+// with the fields FieldCluster, FieldKept, FieldSimilarity and FieldError
+// added. Its output depends only on the inputs and the options, not on the
+// number of cores.
+//
+// # Caveats
+//
+// Run reads its inputs twice, so standard input cannot be deduplicated
+// (save it to a file first). Memory grows with the number of records (an
+// id map for duplicate ids and the clusters: about 100 bytes per record,
+// besides the database's own figures), not with their size. Records whose
+// id an earlier record has are bad records (they would replace it in the
+// database); records without any word cannot be compared and are bad
+// records too: both are written to the removed output with FieldError
+// saying why.
+package dedup

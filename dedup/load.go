@@ -1,0 +1,449 @@
+package dedup
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/fpdb/fpdb/db"
+	"github.com/fpdb/fpdb/internal/records"
+)
+
+// ErrBadRecord is wrapped by the error of a bad record (a missing or
+// non-string field, invalid UTF-8, a text too long, a malformed line, an id
+// given twice) and by the error that stops a Strict run at one.
+var ErrBadRecord = records.ErrBadRecord
+
+// ErrBadInput is wrapped by the errors of inputs that cannot be read as
+// records at all (an unknown format, a missing id or text column, a
+// corrupt file).
+var ErrBadInput = errors.New("fpdb: bad input")
+
+// markPrefix starts the names of the marks that say how far each input
+// file has been stored (db.Mark).
+const markPrefix = "input:"
+
+// markVersion is the version of a mark's value.
+const markVersion = 1
+
+// DefaultBatch is the default number of records per atomic batch.
+const DefaultBatch = 2000
+
+// RecordOptions say how the records of the inputs are read.
+type RecordOptions struct {
+	// Format is "jsonl", "csv", "tsv" or "parquet"; "" or "auto" tells it
+	// from each file's extension (standard input: JSON Lines).
+	Format string
+	// IDField and TextField name the record's id and text: a column, or
+	// a dotted path into nested JSON objects ("meta.id"). TextField
+	// defaults to "text". IDField "" gives each record its position as
+	// its id: "PATH:LINE" (JSON Lines, CSV, TSV) or "PATH:ROW" (Parquet,
+	// the 0-based row in the file). The command line's default is "id".
+	IDField, TextField string
+	// KeepFields are further fields stored with each document as its
+	// source: a JSON object of those present ({"url": "…"}). Without
+	// them, a document's source is its position ("PATH:LINE").
+	KeepFields []string
+	// MaxText is the longest text read, in bytes (default 64 MiB); a
+	// longer one is a bad record.
+	MaxText int
+}
+
+// LoadOptions configure Load.
+type LoadOptions struct {
+	RecordOptions
+	// Inputs are the files to read, in order; "-" reads Stdin (JSON
+	// Lines, CSV or TSV; compressed as Stdin says through Format's
+	// extension is not possible, so it must be uncompressed).
+	Inputs []string
+	// Stdin is read for the input "-".
+	Stdin io.Reader
+	// Batch is the number of records per atomic batch (default
+	// DefaultBatch).
+	Batch int
+	// Strict stops at the first bad record (with an error wrapping
+	// ErrBadRecord); by default a bad record is reported to Bad and
+	// skipped.
+	Strict bool
+	// Restart ignores the marks of earlier runs: every record is read and
+	// stored again (unchanged documents are left as they are).
+	Restart bool
+	// ReplaceUnchanged stores documents anew even when unchanged (see
+	// db.Input.ReplaceUnchanged).
+	ReplaceUnchanged bool
+	// Text says how the texts are read (HTML or plain text, encoding).
+	Text db.TextOptions
+	// Bad is called, in input order, for each bad record: its position
+	// ("data.jsonl:12", "data.parquet: row group 3, row 17") and why.
+	Bad func(pos string, err error)
+	// Progress, if set, is called after each batch (from the calling
+	// goroutine).
+	Progress func(Progress)
+}
+
+// Progress is the state of a run.
+type Progress struct {
+	// Phase is "load", "pairs" or "write".
+	Phase string
+	// Records are the records read so far (in this phase), Bytes the
+	// bytes of the input files read so far and TotalBytes their total
+	// size (-1 when some size is unknown, as for standard input).
+	Records           int64
+	Bytes, TotalBytes int64
+	// Elapsed is the time since the phase began.
+	Elapsed time.Duration
+}
+
+// LoadSummary counts what a load did.
+type LoadSummary struct {
+	// Inputs is the number of input files.
+	Inputs int `json:"inputs"`
+	// Records is the number of records read (bad ones included),
+	// Resumed the number of them not stored again because an earlier,
+	// interrupted run had stored them (a mark said so).
+	Records int64 `json:"records"`
+	Resumed int64 `json:"resumed"`
+	// Stored, Replaced and Unchanged are as in db.BatchResult.
+	Stored    int64 `json:"stored"`
+	Replaced  int64 `json:"replaced"`
+	Unchanged int64 `json:"unchanged"`
+	// Skipped is the number of bad records and of records the database
+	// refused (no words, invalid id), by reason in SkippedReasons.
+	Skipped        int64            `json:"skipped"`
+	SkippedReasons map[string]int64 `json:"skipped_reasons"`
+	// Bytes is the size of the input read.
+	Bytes int64 `json:"bytes"`
+	// Seconds is the time the load took.
+	Seconds float64 `json:"seconds"`
+}
+
+// inputMark is the value of an input's mark: the file it was (size and
+// modification time), the record options it was read with, and how many
+// of its records have been stored or skipped.
+type inputMark struct {
+	V       int    `json:"v"`
+	Size    int64  `json:"size"`
+	ModTime int64  `json:"mtime"`
+	Fields  string `json:"fields"`
+	Records int64  `json:"records"`
+	Done    bool   `json:"done"`
+}
+
+// Load reads records from the inputs and stores one document per record,
+// Batch records per atomic batch, without any near-duplicate check (find
+// them with db.Pairs or db.Clusters, or use Run). Records are streamed:
+// memory holds a few batches, whatever the size of the inputs.
+//
+// Load is resumable: with each batch it stores, in the same atomic
+// batch, a mark saying how many records of its file are done (db.Mark,
+// named "input:" and the file's absolute path). A rerun after a crash or
+// an interruption skips those records (unless Restart, or the file's size
+// or modification time or the record options changed). Standard input
+// is not resumable.
+func Load(ctx context.Context, d *db.DB, o LoadOptions) (*LoadSummary, error) {
+	l, err := newLoader(d, &o)
+	if err != nil {
+		return nil, err
+	}
+	return l.run(ctx, nil)
+}
+
+// loader is one Load.
+type loader struct {
+	d     *db.DB
+	o     *LoadOptions
+	ro    records.Options
+	sum   LoadSummary
+	start time.Time
+	total int64 // the inputs' total size, -1 when unknown
+	done  int64 // bytes of the inputs finished
+	// refused, if set, is told the documents the database refused.
+	refused func(id string, err error)
+	// resumed holds, by path, how many records of each file an earlier
+	// run stored (or refused).
+	resumed map[string]int64
+}
+
+func newLoader(d *db.DB, o *LoadOptions) (*loader, error) {
+	if o.Batch <= 0 {
+		o.Batch = DefaultBatch
+	}
+	ro, err := o.RecordOptions.records()
+	if err != nil {
+		return nil, err
+	}
+	l := &loader{d: d, o: o, ro: ro, sum: LoadSummary{SkippedReasons: map[string]int64{}}, resumed: map[string]int64{}}
+	l.total = 0
+	for _, p := range o.Inputs {
+		fi, err := os.Stat(p)
+		if p == "-" || err != nil {
+			l.total = -1
+			break
+		}
+		l.total += fi.Size()
+	}
+	return l, nil
+}
+
+// records returns the records.Options of o.
+func (o *RecordOptions) records() (records.Options, error) {
+	f := records.FormatAuto
+	if o.Format != "" {
+		var err error
+		if f, err = records.ParseFormat(o.Format); err != nil {
+			return records.Options{}, fmt.Errorf("%w: %w", db.ErrInvalidOptions, err)
+		}
+	}
+	text := o.TextField
+	if text == "" {
+		text = "text"
+	}
+	return records.Options{Format: f, IDField: o.IDField, TextField: text, KeepFields: o.KeepFields, MaxText: o.MaxText}, nil
+}
+
+// fieldsKey names the record options that decide the documents a file
+// gives, so that a mark made with others is not trusted.
+func (l *loader) fieldsKey() string {
+	b, _ := json.Marshal([]any{l.ro.Format.String(), l.ro.IDField, l.ro.TextField, l.ro.KeepFields})
+	return string(b)
+}
+
+// check is called for every record read, in input order, with its number
+// among all records of the run (from 0); a non-nil error makes it a bad
+// record. Records an earlier run stored are passed too (with resumed set)
+// when check is given: they are then read, not skipped.
+type checkFunc func(rec *records.Record, n int64, resumed bool) error
+
+// run loads every input.
+func (l *loader) run(ctx context.Context, check checkFunc) (*LoadSummary, error) {
+	l.start = time.Now()
+	var n int64 // records of the run so far
+	for _, path := range l.o.Inputs {
+		if err := l.file(ctx, path, check, &n); err != nil {
+			return &l.sum, err
+		}
+		l.sum.Inputs++
+	}
+	l.sum.Seconds = time.Since(l.start).Seconds()
+	return &l.sum, nil
+}
+
+// open opens one input.
+func openInput(path string, stdin io.Reader, ro records.Options) (*records.Reader, error) {
+	var r *records.Reader
+	var err error
+	if path == "-" {
+		if stdin == nil {
+			stdin = os.Stdin
+		}
+		r, err = records.NewReader(stdin, "-", records.CompressionNone, ro)
+	} else {
+		r, err = records.Open(path, ro)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
+	}
+	return r, nil
+}
+
+// recordID returns rec's document id: its id field, or with no id field
+// its position in the path as given.
+func recordID(rec *records.Record, idField string) string {
+	if idField != "" {
+		return rec.ID
+	}
+	if rec.Pos.Line > 0 {
+		return rec.Pos.File + ":" + strconv.FormatInt(rec.Pos.Line, 10)
+	}
+	return rec.Pos.File + ":" + strconv.FormatInt(rec.Pos.Index, 10)
+}
+
+// recordDoc returns the document of a record: its id, a copy of its text,
+// and as source its kept fields, else its position.
+func recordDoc(rec *records.Record, idField string) db.Input {
+	in := db.Input{ID: recordID(rec, idField), Text: append([]byte(nil), rec.Text...), Source: rec.Pos.String()}
+	if len(rec.Meta) > 0 {
+		in.Source = string(rec.Meta)
+	}
+	return in
+}
+
+// batch is a batch of documents to store.
+type batch struct {
+	docs []db.Input
+	pos  []string // position of each document
+}
+
+// file loads one input.
+func (l *loader) file(ctx context.Context, path string, check checkFunc, n *int64) (err error) {
+	r, err := openInput(path, l.o.Stdin, l.ro)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := r.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("%s: %w", path, cerr)
+		}
+	}()
+	// The mark of the file, unless it is standard input.
+	var mark *inputMark
+	var markName string
+	if path != "-" {
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return fmt.Errorf("%w: %s: %w", ErrBadInput, path, err)
+		}
+		fi, err := os.Stat(path)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrBadInput, err)
+		}
+		markName = markPrefix + abs
+		mark = &inputMark{V: markVersion, Size: fi.Size(), ModTime: fi.ModTime().UnixNano(), Fields: l.fieldsKey()}
+	}
+	var from int64 // records of this file stored by an earlier run
+	if mark != nil && !l.o.Restart {
+		v, err := l.d.Mark(ctx, markName)
+		switch {
+		case err == nil:
+			var old inputMark
+			if json.Unmarshal(v, &old) == nil && old.V == markVersion && old.Size == mark.Size && old.ModTime == mark.ModTime && old.Fields == mark.Fields {
+				from = old.Records
+				l.resumed[path] = from
+				if old.Done && check == nil {
+					l.sum.Resumed += old.Records
+					l.sum.Records += old.Records
+					*n += old.Records
+					l.done += mark.Size
+					l.sum.Bytes += mark.Size
+					return nil
+				}
+			}
+		case !errors.Is(err, db.ErrNoMark):
+			return err
+		}
+	}
+	if from > 0 && check == nil {
+		skipped, err := r.Skip(from)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		l.sum.Resumed += skipped
+		l.sum.Records += skipped
+		*n += skipped
+	}
+
+	var b batch
+	var fileRecords int64 // records of the file read (or skipped) so far
+	if check == nil {
+		fileRecords = from
+	}
+	flush := func(done bool) error {
+		var m db.Mark
+		if mark != nil {
+			mark.Records, mark.Done = fileRecords, done
+			v, _ := json.Marshal(mark)
+			m = db.Mark{Name: markName, Value: v}
+		}
+		if len(b.docs) == 0 && (mark == nil || !done) {
+			return nil
+		}
+		var res *db.BatchResult
+		var err error
+		if mark != nil {
+			res, err = l.d.AddBatchMarked(ctx, b.docs, m)
+		} else {
+			res, err = l.d.AddBatch(ctx, b.docs)
+		}
+		if err != nil {
+			return err
+		}
+		for _, s := range res.Skipped {
+			l.bad(b.pos[s.Index], s.Err)
+			if l.refused != nil {
+				l.refused(s.ID, s.Err)
+			}
+		}
+		l.sum.Stored += int64(res.Stored)
+		l.sum.Replaced += int64(res.Replaced)
+		l.sum.Unchanged += int64(res.Unchanged)
+		b.docs, b.pos = b.docs[:0], b.pos[:0]
+		l.progress(r)
+		return nil
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rec, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrBadInput, err)
+		}
+		resumed := check != nil && fileRecords < from
+		fileRecords++
+		*n++
+		l.sum.Records++
+		if resumed {
+			l.sum.Resumed++
+		}
+		rerr := rec.Err
+		if rerr == nil && check != nil {
+			rerr = check(rec, *n-1, resumed)
+		}
+		if rerr != nil {
+			if resumed {
+				continue // reported by the run that stored its file's records
+			}
+			if l.o.Strict {
+				return fmt.Errorf("%s: %w", rec.Pos, rerr)
+			}
+			l.bad(rec.Pos.String(), rerr)
+			continue
+		}
+		if resumed {
+			continue
+		}
+		in := recordDoc(rec, l.ro.IDField)
+		in.TextOptions, in.ReplaceUnchanged = l.o.Text, l.o.ReplaceUnchanged
+		b.docs = append(b.docs, in)
+		b.pos = append(b.pos, rec.Pos.String())
+		if len(b.docs) >= l.o.Batch {
+			if err := flush(false); err != nil {
+				return err
+			}
+		}
+	}
+	if err := flush(true); err != nil {
+		return err
+	}
+	done, _ := r.Progress()
+	l.done += done
+	l.sum.Bytes += done
+	return nil
+}
+
+// bad counts and reports a bad record.
+func (l *loader) bad(pos string, err error) {
+	l.sum.Skipped++
+	l.sum.SkippedReasons[reason(err)]++
+	if l.o.Bad != nil {
+		l.o.Bad(pos, err)
+	}
+}
+
+// progress reports the load's progress while r is read.
+func (l *loader) progress(r *records.Reader) {
+	if l.o.Progress == nil {
+		return
+	}
+	done, _ := r.Progress()
+	l.o.Progress(Progress{Phase: "load", Records: l.sum.Records, Bytes: l.done + done, TotalBytes: l.total, Elapsed: time.Since(l.start)})
+}
