@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestReadmeDatasets runs the examples of README's "Datasets" top to
+// bottom, exactly as printed, in a copy of examples/datasets: every line
+// must succeed (exit 0, or 1 where add found near duplicates), the
+// figures README states must be what dedup prints, and every record must
+// be in the kept or the removed output once.
+func TestReadmeDatasets(t *testing.T) {
+	if _, err := exec.LookPath("jq"); err != nil {
+		t.Fatal("jq is not installed: README's examples use it (make test installs it: apt-get install jq)")
+	}
+	bin := buildFPDB(t)
+	work := filepath.Join(t.TempDir(), "work")
+	if err := os.CopyFS(work, os.DirFS("../../examples/datasets")); err != nil {
+		t.Fatal(err)
+	}
+	lines := readmeExamples(t, "Datasets")
+	if len(lines) < 5 || lines[0] != "cd examples/datasets" {
+		t.Fatalf("README's Datasets examples: %q", lines)
+	}
+	env := append(withoutEnvDB(os.Environ()), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	for _, line := range lines[1:] {
+		cmd := exec.Command("sh", "-c", line)
+		cmd.Dir, cmd.Env = work, env
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if err != nil && !(strings.HasPrefix(line, "fpdb --db archive add") && errors.As(err, &ee) && ee.ExitCode() == 1) {
+			t.Errorf("%s: %v\nstdout: %s\nstderr: %s", line, err, stdout.String(), stderr.String())
+		}
+		if strings.HasPrefix(line, "fpdb dedup hf/data/") && !strings.Contains(stderr.String(), "dedup: 14 kept, 10 removed") {
+			t.Errorf("%s: README says 24 records: 14 kept, 10 removed; the run printed\n%s", line, stderr.String())
+		}
+	}
+	// Every crawl record once, in kept or removed.
+	count := func(name string) int {
+		b, err := os.ReadFile(filepath.Join(work, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return bytes.Count(b, []byte("\n"))
+	}
+	if k, r := count("kept.jsonl"), count("removed.jsonl"); k+r != 15 || r == 0 {
+		t.Errorf("crawl: %d kept + %d removed, want 15 records with some removed", k, r)
+	}
+	for _, d := range []string{"archive", "pages"} {
+		cmd := exec.Command(filepath.Join(bin, "fpdb"), "--db", d, "check")
+		cmd.Dir, cmd.Env = work, env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("fpdb --db %s check: %v\n%s", d, err, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(work, "kept.parquet.fpdb")); !os.IsNotExist(err) {
+		t.Errorf("the work database of a successful dedup is left: %v", err)
+	}
+}
+
+// TestBulkResumeAfterKill kills "fpdb add --bulk" of a JSON Lines file
+// with SIGKILL while it loads, then runs it again: the rerun resumes (it
+// stores only what the killed run had not), and the database ends with
+// every record once and passes check.
+func TestBulkResumeAfterKill(t *testing.T) {
+	bin := buildFPDB(t)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "big.jsonl")
+	const n = 150_000
+	var b bytes.Buffer
+	for i := range n {
+		fmt.Fprintf(&b, `{"id":"r%06d","text":"record %d`, i, i)
+		for j := range 60 {
+			fmt.Fprintf(&b, " w%d", (i*7919+j*104729)%20011)
+		}
+		b.WriteString("\"}\n")
+	}
+	if err := os.WriteFile(in, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dbDir := filepath.Join(dir, "db")
+	cmd := exec.Command(filepath.Join(bin, "fpdb"), "--db", dbDir, "add", "--bulk", "--batch", "500", "--progress", in)
+	cmd.Env = withoutEnvDB(os.Environ())
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	// Kill it at its first progress line (records stored, more to go).
+	line := make([]byte, 512)
+	nr, _ := pr.Read(line)
+	if !strings.Contains(string(line[:nr]), "load: ") {
+		cmd.Wait()
+		t.Fatalf("no progress line before the end: %q", line[:nr])
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	pr.Close()
+	if cmd.ProcessState.Success() {
+		t.Fatal("the load ended before it was killed")
+	}
+	time.Sleep(10 * time.Millisecond)
+
+	r := runFPDB(t, "", "--db", dbDir, "add", "--bulk", "--json", in).mustCode(t, 0)
+	var sum struct{ Records, Resumed, Stored, Unchanged int }
+	if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil {
+		t.Fatalf("%v: %s", err, r.stdout)
+	}
+	if sum.Records != n || sum.Resumed == 0 || sum.Resumed+sum.Stored+sum.Unchanged != n {
+		t.Fatalf("rerun after kill: %+v (want %d records, some resumed)", sum, n)
+	}
+	if !strings.Contains(r.stderr, "resumed") {
+		t.Errorf("the summary does not say it resumed: %s", r.stderr)
+	}
+	st := cliStats(t, dbDir)
+	if st.Docs != n {
+		t.Fatalf("%d documents after the resumed load, want %d", st.Docs, n)
+	}
+	runFPDB(t, "", "--db", dbDir, "check").mustCode(t, 0)
+	// A third run stores nothing: every input is marked done.
+	r = runFPDB(t, "", "--db", dbDir, "add", "--bulk", "--json", in).mustCode(t, 0)
+	if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil || sum.Resumed != n || sum.Stored != 0 {
+		t.Fatalf("third run: %+v, %v", sum, err)
+	}
+}
