@@ -147,6 +147,18 @@ With --json the summary is also written to standard output as one object
 "docs_per_second"}. Exit status 0, or 3 when an input was skipped (2 when
 one failed for another reason than its own content).
 
+Datasets: PATHs that are JSON Lines, CSV, TSV or Parquet files (by
+extension: .jsonl .ndjson .csv .tsv .parquet, also compressed .gz .zst .bz2;
+or with --format jsonl|csv|tsv|parquet, which also reads such files in
+directories and globs, and "-") are read one document per record: its id
+from --id-field (default "id"; "" uses the position FILE:LINE), its text
+from --text-field (default "text"), dotted paths for nested JSON;
+--keep-fields stores further fields as its source. A bad record (missing or
+non-string field, invalid UTF-8, too long, malformed) is reported as
+"fpdb: add FILE:LINE: ..." and skipped (--strict stops at it). With --bulk,
+each batch also records how far its file is stored, so a killed load run
+again resumes there (--restart reads everything anew). See "fpdb dedup".
+
 Exit status:
   0  every document was stored and no near duplicate was found
   1  near duplicates were found for at least one document
@@ -157,6 +169,7 @@ Exit status:
   fpdb add --threshold 0.9 corpus/
   fpdb add --reject --json new.txt
   fpdb add --bulk crawl/
+  fpdb add --bulk --id-field url data/*.jsonl.zst
   fpdb add --exclude '*.log' --include '*.txt' --include '*.html' docs/
   find crawl -newer stamp -type f -print0 | fpdb add --files-from - -0
   curl -s https://example.com/x.txt | fpdb add --id example-x --source https://example.com/x.txt -`,
