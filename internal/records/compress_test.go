@@ -1,0 +1,147 @@
+package records
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+)
+
+func gzipBytes(t *testing.T, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write(b)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func zstdBytes(t *testing.T, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw, err := zstd.NewWriter(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw.Write(b)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func TestCompressedRead(t *testing.T) {
+	dir := t.TempDir()
+	jsonl := []byte("{\"id\":\"a\",\"text\":\"one\"}\n{\"id\":\"b\",\"text\":\"two\"}\n")
+	csvData := []byte("id,text\na,one\nb,two\n")
+	for _, tc := range []struct {
+		name string
+		data []byte
+	}{
+		{"d.jsonl", jsonl},
+		{"d.jsonl.gz", gzipBytes(t, jsonl)},
+		{"d.jsonl.zst", zstdBytes(t, jsonl)},
+		{"d.ndjson.zstd", zstdBytes(t, jsonl)},
+		{"d.csv.gz", gzipBytes(t, csvData)},
+		{"d.tsv.zst", zstdBytes(t, bytes.ReplaceAll(csvData, []byte(","), []byte("\t")))},
+		// Concatenated gzip members are one stream.
+		{"two.jsonl.gz", append(gzipBytes(t, jsonl[:24]), gzipBytes(t, jsonl[24:])...)},
+	} {
+		p := writeFile(t, dir, tc.name, tc.data)
+		r, err := Open(p, Options{IDField: "id"})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		recs := drain(t, r)
+		if got := ids(recs); !equalStrings(got, []string{"a", "b"}) {
+			t.Errorf("%s: ids %q", tc.name, got)
+		}
+		if got := texts(recs); !equalStrings(got, []string{"one", "two"}) {
+			t.Errorf("%s: texts %q", tc.name, got)
+		}
+		if recs[1].Pos.Line != 2 && recs[1].Pos.Line != 3 {
+			t.Errorf("%s: position %v", tc.name, recs[1].Pos)
+		}
+		if done, size := r.Progress(); done != int64(len(tc.data)) || size != int64(len(tc.data)) {
+			t.Errorf("%s: Progress = %d, %d; want %d", tc.name, done, size, len(tc.data))
+		}
+		r.Close()
+	}
+}
+
+func TestBzip2Fixture(t *testing.T) {
+	p := filepath.Join("testdata", "small.jsonl.bz2")
+	recs := readAll(t, p, Options{IDField: "id"})
+	if got := ids(recs); !equalStrings(got, []string{"b1", "b2"}) {
+		t.Errorf("ids %q", got)
+	}
+	if got := texts(recs); !equalStrings(got, []string{"first bzip2 record", "second bzip2 record"}) {
+		t.Errorf("texts %q", got)
+	}
+	// The same stream through NewReader.
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := NewReader(f, "-", CompressionBzip2, Options{IDField: "id"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if recs := drain(t, r); len(recs) != 2 || recs[0].Pos.File != "-" {
+		t.Errorf("NewReader bzip2: %+v", recs)
+	}
+}
+
+func TestCorruptCompressedStream(t *testing.T) {
+	dir := t.TempDir()
+	var big bytes.Buffer
+	for i := range 2000 {
+		big.WriteString(`{"id":"` + strings.Repeat("x", i%50) + `y","text":"some text to make the stream longer"}` + "\n")
+	}
+	for _, tc := range []struct {
+		name string
+		data []byte
+	}{
+		{"c.jsonl.gz", gzipBytes(t, big.Bytes())},
+		{"c.jsonl.zst", zstdBytes(t, big.Bytes())},
+	} {
+		data := bytes.Clone(tc.data)
+		// Truncate the stream: the records before are read, then Next fails.
+		data = data[:len(data)/2]
+		p := writeFile(t, dir, tc.name, data)
+		r, err := Open(p, Options{IDField: "id"})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		var n int
+		var nextErr error
+		for {
+			rec, err := r.Next()
+			if err != nil {
+				nextErr = err
+				break
+			}
+			if rec.Err != nil {
+				// The last, cut line may be a bad record; corruption is the error.
+				continue
+			}
+			n++
+		}
+		if nextErr == nil || nextErr.Error() == "EOF" || !strings.Contains(nextErr.Error(), p) {
+			t.Errorf("%s: Next error = %v after %d records, want a stream error naming the file", tc.name, nextErr, n)
+		}
+		r.Close()
+	}
+	// Not gzip at all: an error at Open.
+	p := writeFile(t, dir, "plain.jsonl.gz", []byte(`{"id":"a","text":"b"}`))
+	if _, err := Open(p, Options{}); err == nil || !strings.Contains(err.Error(), p) {
+		t.Errorf("Open of a non-gzip .gz = %v", err)
+	}
+}

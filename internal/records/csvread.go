@@ -1,0 +1,211 @@
+package records
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// errRecordTooLong stops a CSV file with a record longer than can be held.
+var errRecordTooLong = errors.New("CSV record too long")
+
+// recordLimiter stops a CSV reader that reads too far into one record (an
+// unterminated quote would otherwise make encoding/csv hold the rest of the
+// file).
+type recordLimiter struct {
+	r     io.Reader
+	fed   int64 // bytes given to the CSV reader
+	mark  int64 // where the current record started
+	limit int64
+}
+
+func (l *recordLimiter) Read(p []byte) (int, error) {
+	if l.fed-l.mark > l.limit {
+		return 0, fmt.Errorf("%w: more than %d bytes (an unterminated quote?)", errRecordTooLong, l.limit)
+	}
+	n, err := l.r.Read(p)
+	l.fed += int64(n)
+	return n, err
+}
+
+// csvDecoder reads CSV or TSV with a header row.
+type csvDecoder struct {
+	cr   *csv.Reader
+	lim  *recordLimiter
+	base string
+	opts Options
+	src  *source
+
+	idCol, textCol int // -1: none
+	keepCols       []int
+	keepKeys       [][]byte
+
+	idBuf, textBuf, metaBuf []byte
+	fields                  []Field
+}
+
+func newCSVDecoder(in io.Reader, name, base string, src *source, o Options, tsv bool) (*csvDecoder, error) {
+	lim := &recordLimiter{r: in, limit: int64(o.maxLine()) + 1<<16}
+	cr := csv.NewReader(lim)
+	if tsv {
+		cr.Comma = '\t'
+	}
+	cr.ReuseRecord = true
+	cr.LazyQuotes = false
+	d := &csvDecoder{cr: cr, lim: lim, base: base, opts: o, src: src, idCol: -1, textCol: -1}
+	header, err := cr.Read()
+	if err == io.EOF {
+		return d, nil // an empty file: no records
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the header: %w", err)
+	}
+	lim.mark = cr.InputOffset()
+	header = append([]string(nil), header...)
+	header[0] = strings.TrimPrefix(header[0], "\ufeff")
+	src.columns = header
+	cr.FieldsPerRecord = len(header)
+	col := func(name string) int {
+		for i, h := range header {
+			if h == name {
+				return i
+			}
+		}
+		return -1
+	}
+	if o.IDField != "" {
+		if d.idCol = col(o.IDField); d.idCol < 0 {
+			return nil, fmt.Errorf("%w: no id column %q in the header (columns: %s)", ErrSchema, o.IDField, strings.Join(header, ", "))
+		}
+	}
+	if d.textCol = col(o.TextField); d.textCol < 0 {
+		return nil, fmt.Errorf("%w: no text column %q in the header (columns: %s)", ErrSchema, o.TextField, strings.Join(header, ", "))
+	}
+	for _, k := range o.KeepFields {
+		d.keepCols = append(d.keepCols, col(k))
+		d.keepKeys = append(d.keepKeys, appendJSONString(nil, k))
+	}
+	return d, nil
+}
+
+func (d *csvDecoder) next(rec *Record) error {
+	if d.src.columns == nil {
+		return io.EOF
+	}
+	row, err := d.cr.Read()
+	d.lim.mark = d.cr.InputOffset()
+	if err != nil {
+		var pe *csv.ParseError
+		if !errors.As(err, &pe) {
+			return err // io.EOF, a read error, errRecordTooLong
+		}
+		rec.Pos.Line = int64(pe.StartLine)
+		if d.opts.IDField == "" {
+			rec.ID = d.positionID(rec.Pos.Line)
+		}
+		if pe.Err == csv.ErrFieldCount {
+			rec.Err = bad("wrong number of fields (%d, the header has %d)", len(row), len(d.src.columns))
+			if d.opts.Raw {
+				d.buildFields(row, rec)
+			}
+			return nil
+		}
+		rec.Err = bad("malformed CSV: %v (line %d, column %d)", pe.Err, pe.Line, pe.Column)
+		return nil
+	}
+	line, _ := d.cr.FieldPos(0)
+	rec.Pos.Line = int64(line)
+	if d.opts.Raw {
+		d.buildFields(row, rec)
+	}
+	if d.opts.IDField == "" {
+		rec.ID = d.positionID(rec.Pos.Line)
+	} else {
+		id := row[d.idCol]
+		switch {
+		case id == "":
+			rec.Err = bad("field %q is empty", d.opts.IDField)
+			return nil
+		case !utf8.ValidString(id):
+			rec.Err = bad("invalid UTF-8 in field %q", d.opts.IDField)
+			return nil
+		}
+		rec.ID = id
+	}
+	text := row[d.textCol]
+	switch {
+	case len(text) > d.opts.MaxText:
+		rec.Err = bad("field %q is too long (%d bytes > %d)", d.opts.TextField, len(text), d.opts.MaxText)
+	case !utf8.ValidString(text):
+		rec.Err = bad("invalid UTF-8 in field %q", d.opts.TextField)
+	default:
+		d.textBuf = append(d.textBuf[:0], text...)
+		rec.Text = d.textBuf
+	}
+	if len(d.keepCols) > 0 {
+		d.metaBuf = append(d.metaBuf[:0], '{')
+		for i, c := range d.keepCols {
+			if c < 0 {
+				continue
+			}
+			if len(d.metaBuf) > 1 {
+				d.metaBuf = append(d.metaBuf, ',')
+			}
+			d.metaBuf = append(d.metaBuf, d.keepKeys[i]...)
+			d.metaBuf = append(d.metaBuf, ':')
+			d.metaBuf = appendJSONString(d.metaBuf, row[c])
+		}
+		rec.Meta = append(d.metaBuf, '}')
+		d.metaBuf = rec.Meta
+	}
+	return nil
+}
+
+// buildFields fills rec.Fields: the header's names with the row's values;
+// values past the header are named "fpdb_field_<n>" (1-based).
+func (d *csvDecoder) buildFields(row []string, rec *Record) {
+	d.fields = d.fields[:0]
+	for i, v := range row {
+		name := ""
+		if i < len(d.src.columns) {
+			name = d.src.columns[i]
+		} else {
+			name = "fpdb_field_" + strconv.Itoa(i+1)
+		}
+		d.fields = append(d.fields, Field{Name: name, Value: v})
+	}
+	rec.Fields = d.fields
+}
+
+func (d *csvDecoder) positionID(line int64) string {
+	d.idBuf = append(append(d.idBuf[:0], d.base...), ':')
+	d.idBuf = strconv.AppendInt(d.idBuf, line, 10)
+	return string(d.idBuf)
+}
+
+func (d *csvDecoder) skip(n int64) (int64, error) {
+	if d.src.columns == nil {
+		return 0, io.EOF
+	}
+	var done int64
+	for done < n {
+		_, err := d.cr.Read()
+		d.lim.mark = d.cr.InputOffset()
+		if err != nil {
+			var pe *csv.ParseError
+			if !errors.As(err, &pe) {
+				return done, err
+			}
+		}
+		done++
+	}
+	return done, nil
+}
+
+func (d *csvDecoder) progress() (int64, int64, bool) { return 0, 0, false }
+
+func (d *csvDecoder) close() error { return nil }

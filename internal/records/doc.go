@@ -1,0 +1,113 @@
+// Package records reads and writes record datasets, one document per record:
+// JSON Lines, CSV/TSV and Apache Parquet, the line-based formats optionally
+// compressed with gzip, Zstandard or bzip2 (bzip2 is read only). It is what
+// fpdb add and fpdb dedup read their input with and write their outputs
+// with.
+//
+// # Basics
+//
+// Open a file (or NewReader for standard input) with Options naming the id
+// and text fields, then call Next until io.EOF:
+//
+//	r, err := records.Open("data.jsonl.zst", records.Options{IDField: "id"})
+//	...
+//	defer r.Close()
+//	for {
+//		rec, err := r.Next()
+//		if err == io.EOF {
+//			break
+//		}
+//		if err != nil {
+//			return err // the file cannot be read on
+//		}
+//		if rec.Err != nil {
+//			log.Printf("%v: %v", rec.Pos, rec.Err) // a bad record: skip it
+//			continue
+//		}
+//		use(rec.ID, rec.Text)
+//	}
+//
+// The format and compression come from the file name's extensions (Detect):
+// .jsonl/.ndjson/.json, .csv, .tsv/.tab, .parquet/.pq, then .gz, .zst/.zstd
+// or .bz2. Field names are column names for CSV/TSV, column names or dotted
+// paths to nested leaf columns for Parquet ("meta.url"), and dotted paths
+// into nested objects for JSON Lines. A record whose id or text cannot be
+// read is not an error of Next but a Record with Err set (wrapping
+// ErrBadRecord), so one bad line does not stop a file; errors of Next stop
+// the file (read errors, corrupt compressed streams, corrupt Parquet pages).
+// Records are positioned (Position: file and line, or row group and row) and
+// Skip passes over records cheaply to resume a file. Expand turns
+// command-line arguments (files, directories, globs, "-") into files.
+//
+// Everything is streamed: a reader holds one record (JSON Lines, CSV) or the
+// needed column chunks of one Parquet row group's pages at a time; Parquet
+// files are read row group by row group, only the columns needed (id, text,
+// kept fields; all of them with Options.Raw).
+//
+// A Writer writes records read with Options.Raw back out, each with extra
+// fields appended (for example fpdb dedup's cluster and kept id). In the
+// source's own format the record is rewritten as it was: a JSON line keeps
+// its bytes with the extra members inserted before its closing brace, a
+// CSV/TSV row keeps its cells with the extras as further columns, a Parquet
+// row keeps its values, under the source's schema plus the extra columns
+// (string: BYTE_ARRAY UTF8, int64: INT64, float64: DOUBLE, all required).
+// Across formats records are written from Record.Fields: a JSON object of
+// the fields in order, then the extras; CSV/TSV columns from the first
+// record's columns (for a JSON Lines source its top-level members; nested
+// values written as their JSON text), then the extras; Parquet columns from
+// the first record's columns as optional strings (values as text, JSON
+// values as JSON text), then the extras.
+//
+// # Caveats
+//
+//   - JSON Lines: duplicate member names are not an error; the last one
+//     wins, as with encoding/json. A \u escape of a lone UTF-16 surrogate
+//     decodes to U+FFFD, as with encoding/json; raw invalid UTF-8 in the id
+//     or text makes a bad record, elsewhere in the line it is kept as is. A
+//     number id is its literal (an integral 1e3 or 2.0 becomes "1000", "2").
+//     Lines longer than MaxText + MaxText/2 + 1 MiB are bad records ("line is
+//     too long"), skipped without being held whole. A member name holding a
+//     dot cannot be named by a dotted path.
+//   - CSV/TSV: the first row is the header; the first column of a name wins
+//     when names repeat. A record longer than that same limit (an
+//     unterminated quote, say) stops the file with an error, since a CSV
+//     reader cannot find the next record after it. Kept fields that are not
+//     columns are left out of Meta.
+//   - Parquet cannot be read from standard input nor wrapped in .gz/.zst
+//     (its pages are compressed inside). The id, text and kept fields must be
+//     leaf columns that are not repeated (lists are refused with ErrSchema);
+//     integer and floating-point ids are turned into their decimal text. A
+//     null text or id is a bad record ("is null"). Record.Fields gives
+//     top-level columns; a nested group or list is given as JSON
+//     (json.RawMessage, keys sorted, binary values in base64), BYTE_ARRAY
+//     values as strings when they are UTF-8 (else []byte), INT32 as int64,
+//     FLOAT as float64, INT96 as its text; logical types (timestamps,
+//     decimals) are given as their physical values. Encrypted files are not
+//     supported. Progress of a Parquet file is estimated from the compressed
+//     size of its row groups.
+//   - Writer, JSON Lines: extras are appended as they are; a member of the
+//     same name already in the record is not replaced (the output then has
+//     it twice). NaN and infinite extras cannot be written as JSON (error).
+//   - Writer, CSV/TSV: a record whose columns are not those of the first one
+//     (in any order, for JSON Lines sources) is an error wrapping ErrSchema
+//     naming both lists; WriteBad places the fields it can by name and drops
+//     the others. Bad records that tell no columns (a malformed JSON line)
+//     are held (at most 1000 of them or 16 MiB) until a record tells the
+//     columns; if none does, the output's only column is "fpdb_raw" holding
+//     their lines. A malformed JSON line written after the columns are known
+//     keeps only its extras.
+//   - Writer, Parquet: parquet-go cannot add columns to a file, so the output
+//     is a new file whose schema is the source's top-level fields (same
+//     types, repetition, logical types and compression) followed by the
+//     extras; a record from a source of another schema is an error wrapping
+//     ErrSchema. Row groups hold at most 100 000 rows or about 64 MiB of
+//     values (the writer holds one row group's pages in memory). Output
+//     pages are Zstandard-compressed unless the source column says
+//     otherwise. A Parquet output of string columns (non-Parquet sources)
+//     accepts records with a subset of the first record's columns (the
+//     others null); other names are ErrSchema. An extra keeps the type it had
+//     in the first record written. Parquet and bzip2 cannot be compressed
+//     as a whole when writing (.parquet.gz, .bz2 are refused).
+//   - The Parquet library may panic on corrupt files; such panics are
+//     recovered and returned as errors.
+package records

@@ -1,0 +1,125 @@
+package records
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Expand turns command-line arguments into the files to read:
+//
+//   - "-" stays "-" (standard input);
+//   - an existing file stays as it is, whatever its extension;
+//   - a directory becomes the files under it, recursively and sorted, whose
+//     extension Detect knows, skipping hidden files and directories (names
+//     starting with ".");
+//   - an argument that does not exist and holds *, ? or [ is a glob
+//     (filepath.Glob syntax): its matches in sorted order, directories among
+//     them expanded as above; a glob that matches nothing is an error naming
+//     the pattern.
+//
+// Duplicates (the same cleaned path) are removed, keeping the first.
+func Expand(args []string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	add := func(p string) {
+		key := p
+		if p != "-" {
+			key = filepath.Clean(p)
+		}
+		if !seen[key] {
+			seen[key] = true
+			out = append(out, p)
+		}
+	}
+	for _, arg := range args {
+		if arg == "-" {
+			add(arg)
+			continue
+		}
+		st, err := os.Stat(arg)
+		if err == nil {
+			if !st.IsDir() {
+				add(arg)
+				continue
+			}
+			files, err := walkDir(arg)
+			if err != nil {
+				return nil, err
+			}
+			for _, f := range files {
+				add(f)
+			}
+			continue
+		}
+		if !strings.ContainsAny(arg, "*?[") {
+			return nil, err // *PathError names the argument
+		}
+		matches, gerr := filepath.Glob(arg)
+		if gerr != nil {
+			return nil, fmt.Errorf("bad pattern %q: %w", arg, gerr)
+		}
+		if len(matches) == 0 {
+			return nil, fmt.Errorf("no file matches the pattern %q", arg)
+		}
+		sort.Strings(matches)
+		for _, m := range matches {
+			st, err := os.Stat(m)
+			if err != nil {
+				return nil, err
+			}
+			if !st.IsDir() {
+				add(m)
+				continue
+			}
+			files, err := walkDir(m)
+			if err != nil {
+				return nil, err
+			}
+			for _, f := range files {
+				add(f)
+			}
+		}
+	}
+	return out, nil
+}
+
+// walkDir returns the record files under dir, sorted.
+func walkDir(dir string) ([]string, error) {
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p != dir && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			return nil
+		}
+		if _, _, err := Detect(p); err != nil {
+			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			st, err := os.Stat(p)
+			if err != nil || !st.Mode().IsRegular() {
+				return nil
+			}
+		} else if !d.Type().IsRegular() {
+			return nil
+		}
+		files = append(files, p)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing %s: %w", dir, err)
+	}
+	sort.Strings(files)
+	return files, nil
+}

@@ -1,0 +1,57 @@
+package records
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestExpand(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{
+		"d/b.jsonl", "d/a.csv.gz", "d/sub/c.parquet", "d/sub/notes.txt", "d/.hidden.jsonl",
+		"d/.git/x.jsonl", "d/z.tsv", "g/one.jsonl", "g/two.jsonl", "g/three.csv", "odd.txt",
+	} {
+		writeFile(t, dir, name, []byte("x"))
+	}
+	j := func(p string) string { return filepath.Join(dir, p) }
+
+	got, err := Expand([]string{j("d")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{j("d/a.csv.gz"), j("d/b.jsonl"), j("d/sub/c.parquet"), j("d/z.tsv")}; !equalStrings(got, want) {
+		t.Errorf("directory: %q\nwant %q", got, want)
+	}
+
+	got, err = Expand([]string{j("g/t*.jsonl"), j("g/*.csv")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{j("g/two.jsonl"), j("g/three.csv")}; !equalStrings(got, want) {
+		t.Errorf("globs: %q, want %q", got, want)
+	}
+
+	// A file is kept whatever its extension; "-" stays; duplicates go.
+	got, err = Expand([]string{j("odd.txt"), "-", j("g/one.jsonl"), j("g/../g/one.jsonl"), j("g/*.jsonl"), "-", j("g")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{j("odd.txt"), "-", j("g/one.jsonl"), j("g/two.jsonl"), j("g/three.csv")}; !equalStrings(got, want) {
+		t.Errorf("mixed: %q\nwant %q", got, want)
+	}
+
+	if _, err := Expand([]string{j("g/*.parquet")}); err == nil || !strings.Contains(err.Error(), "g/*.parquet") {
+		t.Errorf("no match: %v", err)
+	}
+	if _, err := Expand([]string{j("missing.jsonl")}); err == nil || !strings.Contains(err.Error(), "missing.jsonl") {
+		t.Errorf("missing file: %v", err)
+	}
+	if _, err := Expand([]string{j("g/[.jsonl")}); err == nil {
+		t.Error("bad pattern accepted")
+	}
+	got, err = Expand(nil)
+	if err != nil || len(got) != 0 {
+		t.Errorf("Expand(nil) = %q, %v", got, err)
+	}
+}

@@ -1,0 +1,248 @@
+package records
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+)
+
+func TestJSONLRead(t *testing.T) {
+	dir := t.TempDir()
+	content := "{\"id\":\"a\",\"text\":\"hello\",\"meta\":{\"url\":\"http://x\",\"n\":1}}\n" +
+		"\n" +
+		"{\"id\":2,\"text\":\"w\u00f6rld \\\"q\\\" \\u00e9 \\ud83d\\ude00\",\"meta\":{\"url\":null}}\r\n" +
+		"   \n" +
+		"{\"text\":\"last\" , \"id\" : \"c\" }"
+	p := writeFile(t, dir, "d.jsonl", []byte(content))
+	recs := readAll(t, p, Options{IDField: "id", KeepFields: []string{"meta.url", "missing", "meta"}})
+	want := []got{
+		{ID: "a", Text: "hello", Meta: `{"meta.url":"http://x","meta":{"url":"http://x","n":1}}`, Pos: Position{File: p, Line: 1, Index: 0}},
+		{ID: "2", Text: "w\u00f6rld \"q\" \u00e9 \U0001F600", Meta: `{"meta.url":null,"meta":{"url":null}}`, Pos: Position{File: p, Line: 3, Index: 1}},
+		{ID: "c", Text: "last", Meta: `{}`, Pos: Position{File: p, Line: 5, Index: 2}},
+	}
+	if len(recs) != len(want) {
+		t.Fatalf("got %d records, want %d: %+v", len(recs), len(want), recs)
+	}
+	for i := range want {
+		g := recs[i]
+		g.Fields = nil
+		if g.ID != want[i].ID || g.Text != want[i].Text || g.Meta != want[i].Meta || g.Pos != want[i].Pos || g.Err != "" {
+			t.Errorf("record %d = %+v\nwant %+v", i, g, want[i])
+		}
+		if !json.Valid([]byte(g.Meta)) {
+			t.Errorf("record %d: Meta %s is not valid JSON", i, g.Meta)
+		}
+	}
+}
+
+func TestJSONLNestedIDAndText(t *testing.T) {
+	dir := t.TempDir()
+	p := writeFile(t, dir, "n.ndjson", []byte(`{"meta":{"id":"x1","other":[1,{"id":"no"}]},"body":{"text":"deep"}}
+{"meta":{"id":7},"body":{"text":"seven"},"text":"top-level text is not the field"}
+{"meta":"not an object","body":{"text":"t"}}
+`))
+	recs := readAll(t, p, Options{IDField: "meta.id", TextField: "body.text"})
+	if got, want := ids(recs), []string{"x1", "7", ""}; !equalStrings(got, want) {
+		t.Errorf("ids = %q, want %q", got, want)
+	}
+	if got, want := texts(recs), []string{"deep", "seven", ""}; !equalStrings(got, want) {
+		t.Errorf("texts = %q, want %q", got, want)
+	}
+	if recs[2].Err != `bad record: missing field "meta.id"` {
+		t.Errorf("record 3 error = %q", recs[2].Err)
+	}
+}
+
+func TestJSONLNumberIDs(t *testing.T) {
+	dir := t.TempDir()
+	p := writeFile(t, dir, "n.jsonl", []byte(`{"id":12345678901234567890,"text":"a"}
+{"id":-3,"text":"b"}
+{"id":1e3,"text":"c"}
+{"id":2.0,"text":"d"}
+{"id":2.5,"text":"e"}
+`))
+	recs := readAll(t, p, Options{IDField: "id"})
+	if got, want := ids(recs), []string{"12345678901234567890", "-3", "1000", "2", "2.5"}; !equalStrings(got, want) {
+		t.Errorf("ids = %q, want %q", got, want)
+	}
+}
+
+func TestJSONLPositionIDs(t *testing.T) {
+	dir := t.TempDir()
+	p := writeFile(t, dir, "sub/f.jsonl", []byte("{\"text\":\"a\"}\n\n{\"text\":\"b\",\"id\":\"ignored\"}\n"))
+	recs := readAll(t, p, Options{})
+	if got, want := ids(recs), []string{"f.jsonl:1", "f.jsonl:3"}; !equalStrings(got, want) {
+		t.Errorf("ids = %q, want %q", got, want)
+	}
+}
+
+func TestJSONLBadRecords(t *testing.T) {
+	for _, tc := range []struct {
+		name, line, want string
+		maxText          int
+	}{
+		{"missing text", `{"id":"x"}`, `missing field "text"`, 0},
+		{"missing id", `{"text":"t"}`, `missing field "id"`, 0},
+		{"text number", `{"id":"x","text":5}`, `field "text" is not a string (number)`, 0},
+		{"text null", `{"id":"x","text":null}`, `field "text" is not a string (null)`, 0},
+		{"text object", `{"id":"x","text":{"a":1}}`, `field "text" is not a string (object)`, 0},
+		{"text array", `{"id":"x","text":[1]}`, `field "text" is not a string (array)`, 0},
+		{"id boolean", `{"id":true,"text":"t"}`, `field "id" is not a string (boolean)`, 0},
+		{"id null", `{"id":null,"text":"t"}`, `field "id" is not a string (null)`, 0},
+		{"empty id", `{"id":"","text":"t"}`, `field "id" is empty`, 0},
+		{"text invalid UTF-8", "{\"id\":\"x\",\"text\":\"a\xffb\"}", `invalid UTF-8 in field "text"`, 0},
+		{"id invalid UTF-8", "{\"id\":\"\xfe\",\"text\":\"t\"}", `invalid UTF-8 in field "id"`, 0},
+		{"too long", `{"id":"x","text":"abcdefghijk"}`, `field "text" is too long (11 bytes > 5)`, 5},
+		{"too long escaped", `{"id":"x","text":"\u00e9\u00e9\u00e9"}`, `field "text" is too long (6 bytes > 5)`, 5},
+		{"unterminated", `{"id":"x","text":"t"`, `malformed JSON: unexpected end of line after object key:value pair at offset 20`, 0},
+		{"trailing comma", `{"id":"x",}`, `malformed JSON: invalid character '}' looking for beginning of object key string at offset 10`, 0},
+		{"trailing garbage", `{"id":"x","text":"t"} x`, `malformed JSON: invalid character 'x' after top-level value at offset 22`, 0},
+		{"bad escape", `{"id":"x","text":"\q"}`, `malformed JSON: invalid character 'q' in string escape code`, 0},
+		{"control char", "{\"id\":\"x\",\"text\":\"a\tb\"}", `malformed JSON: invalid character '\t' in string literal`, 0},
+		{"bad number", `{"id":01,"text":"t"}`, `malformed JSON: invalid character '1' after object key:value pair`, 0},
+		{"array", `[1,2]`, `not a JSON object (array)`, 0},
+		{"string", `"str"`, `not a JSON object (string)`, 0},
+		{"number", `42`, `not a JSON object (number)`, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			content := `{"id":"first","text":"ok"}` + "\n" + tc.line + "\n" + `{"id":"last","text":"ok"}` + "\n"
+			p := writeFile(t, dir, "b.jsonl", []byte(content))
+			recs := readAll(t, p, Options{IDField: "id", MaxText: tc.maxText})
+			if len(recs) != 3 {
+				t.Fatalf("got %d records, want 3", len(recs))
+			}
+			if recs[0].Err != "" || recs[2].Err != "" || recs[2].ID != "last" || recs[2].Pos.Line != 3 || recs[2].Pos.Index != 2 {
+				t.Errorf("good records around the bad one: %+v %+v", recs[0], recs[2])
+			}
+			b := recs[1]
+			if !strings.HasPrefix(b.Err, "bad record: ") || !strings.Contains(b.Err, tc.want) {
+				t.Errorf("error = %q, want it to contain %q", b.Err, tc.want)
+			}
+			if b.Pos.Line != 2 || b.Pos.Index != 1 || b.Pos.File != p {
+				t.Errorf("position = %+v", b.Pos)
+			}
+		})
+	}
+}
+
+func TestJSONLLongLines(t *testing.T) {
+	dir := t.TempDir()
+	// A text of 600 KiB (more than the read buffer) is read whole.
+	big := strings.Repeat("0123456789abcdef", 600<<10/16)
+	var buf bytes.Buffer
+	buf.WriteString(`{"id":"big","text":"` + big + `"}` + "\n")
+	// A line longer than the limit is a bad record, skipped.
+	o := Options{IDField: "id", MaxText: 10}
+	huge := strings.Repeat("x", o.normalize().maxLine()+10)
+	buf.WriteString(`{"id":"huge","text":"` + huge + `"}` + "\n")
+	buf.WriteString(`{"id":"after","text":"ok"}` + "\n")
+	p := writeFile(t, dir, "l.jsonl", buf.Bytes())
+
+	recs := readAll(t, p, Options{IDField: "id", MaxText: 1 << 20})
+	if len(recs) != 3 || recs[0].Text != big || recs[0].Err != "" {
+		t.Fatalf("big text not read whole: %d records, err %q", len(recs), recs[0].Err)
+	}
+	recs = readAll(t, p, o)
+	if len(recs) != 3 {
+		t.Fatalf("got %d records", len(recs))
+	}
+	if want := `field "text" is too long (614400 bytes > 10)`; !strings.Contains(recs[0].Err, want) {
+		t.Errorf("record 1 error = %q, want %q", recs[0].Err, want)
+	}
+	if !strings.Contains(recs[1].Err, "line is too long (more than 1048591 bytes)") || recs[1].Pos.Line != 2 {
+		t.Errorf("record 2 = %+v", recs[1])
+	}
+	if recs[2].ID != "after" || recs[2].Pos.Line != 3 || recs[2].Pos.Index != 2 {
+		t.Errorf("record 3 = %+v", recs[2])
+	}
+}
+
+func TestJSONLRaw(t *testing.T) {
+	dir := t.TempDir()
+	line1 := `{"id":"a", "k\u0065y":[1, 2],"text":"x","n":null}`
+	p := writeFile(t, dir, "r.jsonl", []byte("\xef\xbb\xbf"+line1+"\r\n{}\n"))
+	recs := readAll(t, p, Options{IDField: "id", Raw: true})
+	if len(recs) != 2 {
+		t.Fatalf("got %d records", len(recs))
+	}
+	if recs[0].Raw != line1 {
+		t.Errorf("Raw = %q, want %q", recs[0].Raw, line1)
+	}
+	if got, want := fieldNames(recs[0].Fields), []string{"id", "key", "text", "n"}; !equalStrings(got, want) {
+		t.Errorf("field names = %q, want %q", got, want)
+	}
+	for i, want := range []string{`"a"`, `[1, 2]`, `"x"`, `null`} {
+		if v, ok := recs[0].Fields[i].Value.(json.RawMessage); !ok || string(v) != want {
+			t.Errorf("field %d = %#v, want %s", i, recs[0].Fields[i].Value, want)
+		}
+	}
+	if recs[1].Raw != "{}" || len(recs[1].Fields) != 0 || recs[1].Err == "" {
+		t.Errorf("record 2 = %+v", recs[1])
+	}
+}
+
+func TestJSONLSkip(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := range 10 {
+		b.WriteString(`{"id":"r` + string(rune('0'+i)) + `","text":"t"}` + "\n")
+		if i%3 == 0 {
+			b.WriteString("\n")
+		}
+	}
+	p := writeFile(t, dir, "s.jsonl", []byte(b.String()))
+	all := readAll(t, p, Options{IDField: "id"})
+	r, err := Open(p, Options{IDField: "id"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if n, err := r.Skip(4); n != 4 || err != nil {
+		t.Fatalf("Skip(4) = %d, %v", n, err)
+	}
+	rec, err := r.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := copyRecord(rec); g.ID != "r4" || g.Pos != all[4].Pos {
+		t.Errorf("after Skip(4): %+v, want %+v", g, all[4])
+	}
+	if n, err := r.Skip(100); n != 5 || err != nil {
+		t.Errorf("Skip(100) = %d, %v; want 5, nil", n, err)
+	}
+	if _, err := r.Next(); err != io.EOF {
+		t.Errorf("Next after the end = %v", err)
+	}
+	if n, err := r.Skip(1); n != 0 || err != nil {
+		t.Errorf("Skip at EOF = %d, %v", n, err)
+	}
+}
+
+func TestNewReaderStdin(t *testing.T) {
+	in := strings.NewReader("{\"text\":\"one\"}\n{\"text\":\"two\"}\n")
+	r, err := NewReader(in, "-", CompressionNone, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if r.Format() != FormatJSONL || r.Columns() != nil {
+		t.Errorf("Format = %v, Columns = %v", r.Format(), r.Columns())
+	}
+	recs := drain(t, r)
+	if got, want := ids(recs), []string{"-:1", "-:2"}; !equalStrings(got, want) {
+		t.Errorf("ids = %q, want %q", got, want)
+	}
+	if recs[1].Pos.String() != "-:2" {
+		t.Errorf("position = %q", recs[1].Pos)
+	}
+	done, size := r.Progress()
+	if done != int64(len("{\"text\":\"one\"}\n{\"text\":\"two\"}\n")) || size != -1 {
+		t.Errorf("Progress = %d, %d", done, size)
+	}
+	if _, err := Open("-", Options{}); err == nil {
+		t.Error(`Open("-") succeeded`)
+	}
+}

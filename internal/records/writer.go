@@ -1,0 +1,583 @@
+package records
+
+import (
+	"bufio"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+)
+
+// Extra is a field appended to each written record.
+type Extra struct {
+	Name string
+	// Value is a string, int64 or float64 (int and bool are accepted too).
+	// Every record of a Writer must give an extra the same type.
+	Value any
+}
+
+// Limits of the records a CSV or Parquet Writer holds while it cannot tell
+// its columns (bad records without fields that come first).
+const (
+	maxHeldRecords = 1000
+	maxHeldBytes   = 16 << 20
+)
+
+// rawColumn is the column that holds the raw lines of bad records when a
+// columnar output knows no other columns.
+const rawColumn = "fpdb_raw"
+
+// Writer writes records to a file in a format, appending extra fields to
+// each. A Writer is not safe for concurrent use.
+type Writer struct {
+	path   string
+	format Format
+	file   *os.File // nil for standard output
+	bw     *bufio.Writer
+	comp   io.WriteCloser // the compressor, if any
+	out    io.Writer      // comp or bw
+
+	extraNames []string
+	extraKeys  [][]byte // JSON Lines: `"name":`
+	buf        []byte
+	sc         jsonScanner
+	err        error // sticky: an output error
+	closed     bool
+
+	// CSV/TSV and Parquet: the columns of the source records, once known.
+	cols     []string
+	colsSet  bool
+	colIndex map[string]int // nil when cols has duplicates
+	colMap   []int          // scratch: field index -> column (-1: dropped)
+	held     []heldRecord
+	heldSize int
+
+	// CSV/TSV
+	cw    *csv.Writer
+	cells []string
+	text  []byte
+
+	// Parquet
+	pq                    *pqOutput
+	pqMaxRows, pqMaxBytes int64 // row group limits (tests lower them)
+}
+
+// heldRecord is a copy of a record waiting for the columns to be known.
+type heldRecord struct {
+	rec    Record
+	extras []Extra
+}
+
+// Create creates the file at path (truncating it) to write records in
+// format f (FormatAuto: by the extension), compressed as the extension tells
+// (.gz, .zst, .zstd; .bz2 is refused: Go has no bzip2 compressor). Path "-"
+// writes to stdout (JSON Lines for FormatAuto) and Close does not close it.
+// extraNames are the names of the extra fields that every Write passes, in
+// order.
+func Create(path string, f Format, stdout io.Writer, extraNames []string) (*Writer, error) {
+	seen := map[string]bool{}
+	for _, n := range extraNames {
+		if n == "" {
+			return nil, errors.New("records: an extra field has an empty name")
+		}
+		if seen[n] {
+			return nil, fmt.Errorf("records: extra field %q named twice", n)
+		}
+		seen[n] = true
+	}
+	w := &Writer{path: path, format: f, extraNames: slices.Clone(extraNames), pqMaxRows: pqMaxRows, pqMaxBytes: pqMaxBytes}
+	for _, n := range extraNames {
+		w.extraKeys = append(w.extraKeys, append(appendJSONString(nil, n), ':'))
+	}
+	c := CompressionNone
+	if path == "-" {
+		if stdout == nil {
+			return nil, errors.New(`records: "-" needs a standard output to write to`)
+		}
+		if w.format == FormatAuto {
+			w.format = FormatJSONL
+		}
+		w.bw = bufio.NewWriterSize(stdout, 64<<10)
+	} else {
+		var rest string
+		rest, c = splitCompression(filepath.Base(path))
+		if w.format == FormatAuto {
+			if w.format = formatOfExt(filepath.Ext(rest)); w.format == FormatAuto {
+				_, _, err := Detect(path)
+				return nil, err
+			}
+		}
+		switch {
+		case c == CompressionBzip2:
+			return nil, fmt.Errorf("%s: cannot write bzip2 (.bz2): Go has no bzip2 compressor; use .gz or .zst", path)
+		case w.format == FormatParquet && c != CompressionNone:
+			return nil, fmt.Errorf("%s: a Parquet file cannot be %s-compressed as a whole (its pages are compressed inside): drop the %s extension", path, c, filepath.Ext(path))
+		}
+	}
+	switch w.format {
+	case FormatJSONL, FormatCSV, FormatTSV, FormatParquet:
+	default:
+		return nil, fmt.Errorf("%w: format %v", ErrUnknownFormat, w.format)
+	}
+	if path != "-" {
+		file, err := os.Create(path)
+		if err != nil {
+			return nil, err
+		}
+		w.file = file
+		w.bw = bufio.NewWriterSize(file, 256<<10)
+	}
+	w.out = w.bw
+	switch c {
+	case CompressionGzip:
+		w.comp = gzip.NewWriter(w.bw)
+	case CompressionZstd:
+		zw, err := zstd.NewWriter(w.bw)
+		if err != nil {
+			w.file.Close()
+			return nil, fmt.Errorf("%s: starting zstd: %w", path, err)
+		}
+		w.comp = zw
+	}
+	if w.comp != nil {
+		w.out = w.comp
+	}
+	if w.format == FormatCSV || w.format == FormatTSV {
+		w.cw = csv.NewWriter(w.out)
+		if w.format == FormatTSV {
+			w.cw.Comma = '\t'
+		}
+	}
+	return w, nil
+}
+
+// Write writes rec, read with Options.Raw, followed by the extras (one per
+// extra name given to Create, in the same order).
+//
+// In the source's format, the record is written as it was read: a JSON
+// line with the extra members inserted before its closing brace, a CSV/TSV
+// row with the extras as further columns, a Parquet row with the extras as
+// further columns of the source's schema. Across formats it is written from
+// rec.Fields (see the package documentation). A record whose columns differ
+// from those of the records written before is an error wrapping ErrSchema.
+func (w *Writer) Write(rec *Record, extras []Extra) error {
+	return w.write(rec, extras, false)
+}
+
+// WriteBad is Write for a record whose Err is set, which may lack fields: a
+// JSON line is written as it is when it is a JSON object, else as an object
+// {"fpdb_raw": "<the line>"}; CSV/TSV and Parquet outputs get the fields
+// there are (others empty or null). Then the extras.
+func (w *Writer) WriteBad(rec *Record, extras []Extra) error {
+	return w.write(rec, extras, true)
+}
+
+func (w *Writer) write(rec *Record, extras []Extra, isBad bool) error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.closed {
+		return errors.New("records: Write on a closed Writer")
+	}
+	if rec == nil {
+		return errors.New("records: Write of a nil record")
+	}
+	if len(extras) != len(w.extraNames) {
+		return fmt.Errorf("records: %d extras given, the Writer was created with %d (%s)", len(extras), len(w.extraNames), strings.Join(w.extraNames, ", "))
+	}
+	for i, e := range extras {
+		if e.Name != "" && e.Name != w.extraNames[i] {
+			return fmt.Errorf("records: extra %d is named %q, the Writer was created with %q", i, e.Name, w.extraNames[i])
+		}
+		switch e.Value.(type) {
+		case string, int64, int, float64, bool:
+		default:
+			return fmt.Errorf("records: extra %q is a %T (want string, int64 or float64)", w.extraNames[i], e.Value)
+		}
+	}
+	var err error
+	switch w.format {
+	case FormatJSONL:
+		err = w.writeJSONL(rec, extras, isBad)
+	default:
+		err = w.writeColumnar(rec, extras, isBad)
+	}
+	return err
+}
+
+// fail records an output error, which stops the Writer.
+func (w *Writer) fail(err error) error {
+	if err != nil && w.err == nil {
+		w.err = fmt.Errorf("%s: %w", w.path, err)
+	}
+	return w.err
+}
+
+// needRaw is the error for a record that was read without Options.Raw.
+func needRaw(rec *Record) error {
+	return fmt.Errorf("records: record %v has no content to write: read it with Options.Raw", rec.Pos)
+}
+
+// ---- JSON Lines ----
+
+func (w *Writer) writeJSONL(rec *Record, extras []Extra, isBad bool) error {
+	b := w.buf[:0]
+	var err error
+	switch {
+	case rec.Raw != nil && (rec.src == nil || rec.src.format == FormatJSONL):
+		ok := true
+		if isBad {
+			notObject, err := w.sc.scanLine(rec.Raw, nil, nil, false)
+			ok = err == nil && notObject == ""
+		}
+		if ok {
+			b, err = w.insertExtras(b, rec.Raw, extras)
+			if err != nil {
+				if !isBad {
+					return fmt.Errorf("records: record %v: %w", rec.Pos, err)
+				}
+				ok = false
+			}
+		}
+		if !ok {
+			b = append(append(b[:0], '{'), appendJSONString(nil, rawColumn)...)
+			b = appendJSONString(append(b, ':'), rec.Raw)
+			if b, err = w.appendExtras(b, extras, true); err != nil {
+				return err
+			}
+			b = append(b, '}')
+		}
+	case rec.Fields != nil || isBad || (rec.src != nil && rec.src.format != FormatJSONL && rec.src.format != FormatAuto):
+		if rec.Fields == nil && !isBad {
+			return needRaw(rec)
+		}
+		b = append(b, '{')
+		for i, f := range rec.Fields {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(appendJSONString(b, f.Name), ':')
+			if b, err = appendJSONValue(b, f.Value); err != nil {
+				return fmt.Errorf("records: record %v, field %q: %w", rec.Pos, f.Name, err)
+			}
+		}
+		if b, err = w.appendExtras(b, extras, len(rec.Fields) > 0); err != nil {
+			return err
+		}
+		b = append(b, '}')
+	default:
+		return needRaw(rec)
+	}
+	b = append(b, '\n')
+	w.buf = b
+	if _, err := w.out.Write(b); err != nil {
+		return w.fail(err)
+	}
+	return nil
+}
+
+// insertExtras appends the JSON object raw with the extras inserted before
+// its closing brace.
+func (w *Writer) insertExtras(dst, raw []byte, extras []Extra) ([]byte, error) {
+	end := len(raw)
+	for end > 0 && isJSONSpace(raw[end-1]) {
+		end--
+	}
+	if end == 0 || raw[end-1] != '}' {
+		return dst, errNotObject
+	}
+	j := end - 2
+	for j >= 0 && isJSONSpace(raw[j]) {
+		j--
+	}
+	if j < 0 {
+		return dst, errNotObject
+	}
+	empty := raw[j] == '{'
+	dst = append(dst, raw[:end-1]...)
+	dst, err := w.appendExtras(dst, extras, !empty)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, '}'), nil
+}
+
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
+// appendExtras appends the extras as object members.
+func (w *Writer) appendExtras(dst []byte, extras []Extra, comma bool) ([]byte, error) {
+	var err error
+	for i, e := range extras {
+		if comma || i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, w.extraKeys[i]...)
+		if dst, err = appendJSONValue(dst, e.Value); err != nil {
+			return dst, fmt.Errorf("records: extra %q: %w", w.extraNames[i], err)
+		}
+	}
+	return dst, nil
+}
+
+// ---- CSV/TSV and Parquet ----
+
+// recordColumns returns the column names of the source of rec: the
+// CSV/TSV header or Parquet top-level columns, else the names of its
+// fields; ok is false when rec tells none.
+func recordColumns(rec *Record) ([]string, bool) {
+	if rec.src != nil && rec.src.format != FormatJSONL && rec.src.columns != nil {
+		return rec.src.columns, true
+	}
+	if len(rec.Fields) == 0 {
+		return nil, false
+	}
+	names := make([]string, len(rec.Fields))
+	for i, f := range rec.Fields {
+		names[i] = f.Name
+	}
+	return names, true
+}
+
+func (w *Writer) writeColumnar(rec *Record, extras []Extra, isBad bool) error {
+	if !w.colsSet {
+		if w.format == FormatParquet && rec.src != nil && rec.src.format == FormatParquet {
+			// A Parquet source keeps its schema.
+			if err := w.startParquetSame(rec, extras); err != nil {
+				return err
+			}
+			return w.writeParquet(rec, extras, isBad)
+		}
+		if rec.Fields == nil && !isBad {
+			return needRaw(rec)
+		}
+		cols, ok := recordColumns(rec)
+		if !ok {
+			return w.hold(rec, extras)
+		}
+		if err := w.setColumns(cols, extras); err != nil {
+			return err
+		}
+		if err := w.releaseHeld(); err != nil {
+			return err
+		}
+	}
+	if w.format == FormatParquet {
+		return w.writeParquet(rec, extras, isBad)
+	}
+	return w.writeCSVRow(rec, extras, isBad)
+}
+
+// setColumns fixes the columns of a CSV/TSV or (string) Parquet output and
+// writes the CSV header.
+func (w *Writer) setColumns(cols []string, extras []Extra) error {
+	w.cols = slices.Clone(cols)
+	w.colsSet = true
+	w.colIndex = make(map[string]int, len(cols))
+	for i, c := range cols {
+		if _, dup := w.colIndex[c]; dup {
+			w.colIndex = nil
+			break
+		}
+		w.colIndex[c] = i
+	}
+	if w.format == FormatParquet {
+		return w.startParquetStrings(extras)
+	}
+	header := append(slices.Clone(w.cols), w.extraNames...)
+	if err := w.cw.Write(header); err != nil {
+		return w.fail(err)
+	}
+	return nil
+}
+
+// hold keeps a copy of a record that tells no columns until a record that
+// does comes (or Close).
+func (w *Writer) hold(rec *Record, extras []Extra) error {
+	c := heldRecord{
+		rec:    Record{ID: rec.ID, Pos: rec.Pos, Err: rec.Err, Raw: slices.Clone(rec.Raw), src: rec.src},
+		extras: slices.Clone(extras),
+	}
+	w.held = append(w.held, c)
+	w.heldSize += len(rec.Raw) + 64
+	if len(w.held) >= maxHeldRecords || w.heldSize >= maxHeldBytes {
+		return w.settleHeld()
+	}
+	return nil
+}
+
+// settleHeld fixes the columns to the raw column alone, for held records
+// that no record with columns came to place.
+func (w *Writer) settleHeld() error {
+	if len(w.held) == 0 {
+		return nil
+	}
+	if w.colsSet {
+		return w.releaseHeld()
+	}
+	if err := w.setColumns([]string{rawColumn}, w.held[0].extras); err != nil {
+		return err
+	}
+	return w.releaseHeld()
+}
+
+// releaseHeld writes the held records.
+func (w *Writer) releaseHeld() error {
+	held := w.held
+	w.held, w.heldSize = nil, 0
+	for i := range held {
+		if err := w.writeColumnar(&held[i].rec, held[i].extras, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mapFields fills w.colMap with the column of each field of rec (-1:
+// dropped). Records not bad must have exactly the columns (CSV) or a subset
+// of them (Parquet strings).
+func (w *Writer) mapFields(rec *Record, isBad bool) error {
+	fields := rec.Fields
+	w.colMap = w.colMap[:0]
+	if len(fields) == len(w.cols) {
+		same := true
+		for i, f := range fields {
+			if f.Name != w.cols[i] {
+				same = false
+				break
+			}
+		}
+		if same {
+			for i := range fields {
+				w.colMap = append(w.colMap, i)
+			}
+			return nil
+		}
+	}
+	mismatch := w.colIndex == nil && !isBad
+	filled := 0
+	for _, f := range fields {
+		c, ok := -1, false
+		if w.colIndex != nil {
+			c, ok = w.colIndex[f.Name]
+		}
+		if !ok {
+			c = -1
+			if !isBad {
+				mismatch = true
+			}
+		} else {
+			filled++
+		}
+		w.colMap = append(w.colMap, c)
+	}
+	if !isBad && w.format != FormatParquet && filled != len(w.cols) {
+		mismatch = true
+	}
+	if !isBad && w.colIndex != nil && filled > len(w.cols) {
+		mismatch = true // a name given twice
+	}
+	if mismatch {
+		names, _ := recordColumns(rec)
+		if rec.src != nil && rec.src.format == FormatJSONL {
+			names = make([]string, len(fields))
+			for i, f := range fields {
+				names[i] = f.Name
+			}
+		}
+		return fmt.Errorf("%w: record %v has the columns [%s], the output has [%s]", ErrSchema, rec.Pos, strings.Join(names, ", "), strings.Join(w.cols, ", "))
+	}
+	return nil
+}
+
+func (w *Writer) writeCSVRow(rec *Record, extras []Extra, isBad bool) error {
+	if err := w.mapFields(rec, isBad); err != nil {
+		return err
+	}
+	n := len(w.cols) + len(extras)
+	w.cells = slices.Grow(w.cells[:0], n)[:n]
+	for i := range w.cells {
+		w.cells[i] = ""
+	}
+	var err error
+	for i, f := range rec.Fields {
+		c := w.colMap[i]
+		if c < 0 {
+			continue
+		}
+		if s, ok := f.Value.(string); ok {
+			w.cells[c] = s
+			continue
+		}
+		if w.text, _, err = appendText(w.text[:0], f.Value); err != nil {
+			return fmt.Errorf("records: record %v, field %q: %w", rec.Pos, f.Name, err)
+		}
+		w.cells[c] = string(w.text)
+	}
+	if len(w.cols) == 1 && w.cols[0] == rawColumn && rec.Fields == nil && rec.Raw != nil {
+		w.cells[0] = string(rec.Raw)
+	}
+	for i, e := range extras {
+		if s, ok := e.Value.(string); ok {
+			w.cells[len(w.cols)+i] = s
+			continue
+		}
+		w.text, _, _ = appendText(w.text[:0], e.Value)
+		w.cells[len(w.cols)+i] = string(w.text)
+	}
+	if err := w.cw.Write(w.cells); err != nil {
+		return w.fail(err)
+	}
+	return nil
+}
+
+// Close writes what is buffered and closes the file (standard output is
+// flushed, not closed). Errors of the flushing and closing are returned.
+func (w *Writer) Close() error {
+	if w.closed {
+		return w.err
+	}
+	var errs []error
+	if w.err == nil && (w.format == FormatCSV || w.format == FormatTSV || w.format == FormatParquet) {
+		if err := w.settleHeld(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	w.closed = true
+	if w.err == nil {
+		if w.cw != nil {
+			w.cw.Flush()
+			errs = append(errs, w.cw.Error())
+		}
+		if w.format == FormatParquet {
+			errs = append(errs, w.closeParquet())
+		}
+		if w.comp != nil {
+			errs = append(errs, w.comp.Close())
+		}
+		errs = append(errs, w.bw.Flush())
+	} else {
+		errs = append(errs, w.err)
+		if w.comp != nil {
+			w.comp.Close()
+		}
+	}
+	if w.file != nil {
+		errs = append(errs, w.file.Close())
+	}
+	err := errors.Join(errs...)
+	if err != nil && w.err == nil {
+		w.err = fmt.Errorf("%s: %w", w.path, err)
+		return w.err
+	}
+	return err
+}
+
+// errNotObject is returned for a raw line that is not a JSON object.
+var errNotObject = errors.New("the raw line is not a JSON object")
