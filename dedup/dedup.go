@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -60,7 +61,8 @@ type Options struct {
 	// Out is the file the kept records are written to ("-": Stdout);
 	// Removed, if set, the file the others go to; Clusters, if set, a JSON
 	// Lines file with one object per cluster. A file is written under a
-	// temporary name and renamed when complete.
+	// temporary name (".fpdb-part." and its name, in its directory) and
+	// renamed when complete.
 	Out, Removed, Clusters string
 	// OutFormat is the format of Out and Removed: "jsonl", "csv", "tsv" or
 	// "parquet"; default: told by Out's extension, else the first input's
@@ -391,7 +393,9 @@ func newOutputs(o *Options, f records.Format) (_ *outputs, err error) {
 		if path == "-" {
 			return "-", nil
 		}
-		tmp := path + ".part"
+		// The temporary name keeps the extensions, which say the format
+		// and the compression.
+		tmp := filepath.Join(filepath.Dir(path), ".fpdb-part."+filepath.Base(path))
 		w.renames = append(w.renames, [2]string{tmp, path})
 		return tmp, nil
 	}

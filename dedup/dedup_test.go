@@ -43,9 +43,9 @@ func edit(rng *rand.Rand, w []string, frac float64) []string {
 
 // rec is a test record.
 type rec struct {
-	ID    string  `json:"id"`
-	Text  string  `json:"text"`
-	Score float64 `json:"score"`
+	ID    string  `json:"id" parquet:"id"`
+	Text  string  `json:"text" parquet:"text"`
+	Score float64 `json:"score" parquet:"score"`
 }
 
 // dataset returns n records: random texts of 150 words, and groups of
@@ -84,7 +84,7 @@ func writeJSONL(t *testing.T, path string, rs []rec) {
 type outRec struct {
 	ID         string  `json:"id"`
 	Text       any     `json:"text"`
-	Score      float64 `json:"score"`
+	Score      any     `json:"score"`
 	Cluster    int     `json:"fpdb_cluster"`
 	Kept       string  `json:"fpdb_kept"`
 	Similarity float64 `json:"fpdb_similarity"`

@@ -66,7 +66,7 @@ cluster: {"cluster", "kept", "size", "cohesion", "members": [{"id",
 Outputs have the input's format (and the compression their extension
 says: .gz, .zst) unless --out-format says otherwise; Parquet outputs keep
 the input's schema and add the four columns. Each output is written under a
-temporary name (NAME.part) and renamed when complete.
+temporary name (.fpdb-part.NAME, beside it) and renamed when complete.
 
 Bad records (a missing or non-string field, invalid UTF-8, a text too
 long, a malformed line, an id given twice, a text without any word) are
