@@ -83,8 +83,9 @@
 //     values as strings when they are UTF-8 (else []byte), INT32 as int64,
 //     FLOAT as float64, INT96 as its text; logical types (timestamps,
 //     decimals) are given as their physical values. Encrypted files are not
-//     supported. Progress of a Parquet file is estimated from the compressed
-//     size of its row groups.
+//     supported. In Meta, BYTE_ARRAY values are JSON strings (base64 when
+//     not UTF-8) and unsigned integers keep their value. Progress of a
+//     Parquet file is estimated from the compressed size of its row groups.
 //   - Writer, JSON Lines: extras are appended as they are; a member of the
 //     same name already in the record is not replaced (the output then has
 //     it twice). NaN and infinite extras cannot be written as JSON (error).

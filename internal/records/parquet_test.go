@@ -246,3 +246,100 @@ func TestParquetSchemaErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestParquetSkipWithinRowGroup(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "big.parquet")
+	writeDocs(t, p, 1000, 300)
+	r, err := Open(p, Options{IDField: "id"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if rec, err := r.Next(); err != nil || rec.ID != "d0" {
+		t.Fatalf("first: %v %v", rec, err)
+	}
+	// Past the rows read in advance, within the same row group.
+	if n, err := r.Skip(200); n != 200 || err != nil {
+		t.Fatalf("Skip(200) = %d, %v", n, err)
+	}
+	rec, err := r.Next()
+	if err != nil || rec.ID != "d201" || rec.Pos.RowGroup != 0 || rec.Pos.Row != 201 || rec.Pos.Index != 201 {
+		t.Fatalf("after Skip(200): %+v, %v", rec, err)
+	}
+	done, size := r.Progress()
+	if done <= 0 || done >= size {
+		t.Errorf("Progress in the first row group = %d of %d", done, size)
+	}
+	// Into the middle of a later row group.
+	if n, err := r.Skip(450); n != 450 || err != nil {
+		t.Fatalf("Skip(450) = %d, %v", n, err)
+	}
+	rec, err = r.Next()
+	if err != nil || rec.ID != "d652" || rec.Pos.RowGroup != 2 || rec.Pos.Row != 52 {
+		t.Fatalf("after Skip(450): %+v, %v", rec, err)
+	}
+	if done2, _ := r.Progress(); done2 <= done {
+		t.Errorf("Progress did not advance: %d then %d", done, done2)
+	}
+	var n int
+	for {
+		rec, err := r.Next()
+		if err != nil {
+			break
+		}
+		if want := fmt.Sprintf("d%d", 653+n); rec.ID != want {
+			t.Fatalf("got %s, want %s", rec.ID, want)
+		}
+		n++
+	}
+	if n != 1000-653 {
+		t.Errorf("read %d records after the skips", n)
+	}
+}
+
+type pqIDKinds struct {
+	I32  int32   `parquet:"i32"`
+	U64  uint64  `parquet:"u64"`
+	F64  float64 `parquet:"f64"`
+	B    bool    `parquet:"b"`
+	S    string  `parquet:"s"`
+	Text string  `parquet:"text"`
+}
+
+func TestParquetIDKinds(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "k.parquet")
+	if err := parquet.WriteFile(p, []pqIDKinds{
+		{I32: -5, U64: 1<<64 - 1, F64: 3, B: true, S: "", Text: "t"},
+		{I32: 7, U64: 2, F64: 2.5, S: "s", Text: "u"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		field string
+		want  [2]string // id or error
+	}{
+		{"i32", [2]string{"-5", "7"}},
+		{"u64", [2]string{"18446744073709551615", "2"}},
+		{"f64", [2]string{"3", "2.5"}},
+		{"b", [2]string{`bad record: field "b" is not a string (boolean)`, `bad record: field "b" is not a string (boolean)`}},
+		{"s", [2]string{`bad record: field "s" is empty`, "s"}},
+	} {
+		recs := readAll(t, p, Options{IDField: tc.field, KeepFields: []string{"i32", "u64", "f64", "b"}})
+		for i, r := range recs {
+			got := r.ID
+			if r.Err != "" {
+				got = r.Err
+			}
+			if got != tc.want[i] {
+				t.Errorf("id field %s, record %d: %q, want %q", tc.field, i, got, tc.want[i])
+			}
+		}
+		if tc.field == "i32" {
+			if recs[0].Meta != `{"i32":-5,"u64":18446744073709551615,"f64":3,"b":true}` || recs[1].Meta != `{"i32":7,"u64":2,"f64":2.5,"b":false}` {
+				t.Errorf("Meta = %s, %s", recs[0].Meta, recs[1].Meta)
+			}
+		}
+	}
+}

@@ -411,7 +411,7 @@ func (d *parquetDecoder) next(rec *Record) error {
 			}
 			d.metaBuf = append(d.metaBuf, d.keepKeys[i]...)
 			d.metaBuf = append(d.metaBuf, ':')
-			d.metaBuf = appendParquetJSON(d.metaBuf, row[d.colFirst[c]])
+			d.metaBuf = appendParquetJSON(d.metaBuf, row[d.colFirst[c]], d.leaves[c].Node)
 		}
 		rec.Meta = append(d.metaBuf, '}')
 		d.metaBuf = rec.Meta
@@ -467,6 +467,9 @@ func (d *parquetDecoder) idOf(v parquet.Value) (string, error) {
 
 // isUnsigned tells whether a leaf holds unsigned integers.
 func isUnsigned(n parquet.Node) bool {
+	if n == nil || !n.Leaf() {
+		return false
+	}
 	lt := n.Type().LogicalType()
 	if lt == nil {
 		return false
@@ -497,13 +500,15 @@ func (d *parquetDecoder) textOf(v parquet.Value) ([]byte, error) {
 
 // appendParquetJSON appends a leaf value as JSON: byte arrays as strings
 // (base64 when not UTF-8), numbers, booleans, null.
-func appendParquetJSON(dst []byte, v parquet.Value) []byte {
-	dst, _ = appendJSONValue(dst, parquetFieldValue(v))
+func appendParquetJSON(dst []byte, v parquet.Value, node parquet.Node) []byte {
+	dst, _ = appendJSONValue(dst, parquetFieldValue(v, node))
 	return dst
 }
 
-// parquetFieldValue converts a leaf value for Record.Fields.
-func parquetFieldValue(v parquet.Value) any {
+// parquetFieldValue converts a leaf value of the column node for
+// Record.Fields. An unsigned 64-bit integer above the int64 range is given
+// as a json.RawMessage of its decimal text.
+func parquetFieldValue(v parquet.Value, node parquet.Node) any {
 	if v.IsNull() {
 		return nil
 	}
@@ -511,8 +516,14 @@ func parquetFieldValue(v parquet.Value) any {
 	case parquet.Boolean:
 		return v.Boolean()
 	case parquet.Int32:
+		if isUnsigned(node) {
+			return int64(v.Uint32())
+		}
 		return int64(v.Int32())
 	case parquet.Int64:
+		if isUnsigned(node) && v.Uint64() > math.MaxInt64 {
+			return json.RawMessage(strconv.FormatUint(v.Uint64(), 10))
+		}
 		return v.Int64()
 	case parquet.Float:
 		f := float64(v.Float())
@@ -544,7 +555,7 @@ func (d *parquetDecoder) buildFields(row parquet.Row, rec *Record) error {
 	for i := range d.tops {
 		t := &d.tops[i]
 		if t.flat {
-			d.fields = append(d.fields, Field{Name: t.name, Value: parquetFieldValue(row[d.colFirst[t.first]])})
+			d.fields = append(d.fields, Field{Name: t.name, Value: parquetFieldValue(row[d.colFirst[t.first]], t.node)})
 			continue
 		}
 		raw, err := d.nestedJSON(row, t)

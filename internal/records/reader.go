@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
@@ -76,7 +77,13 @@ func (o Options) normalize() Options {
 	if o.MaxText <= 0 {
 		o.MaxText = DefaultMaxText
 	}
-	o.KeepFields = append([]string(nil), o.KeepFields...)
+	var keep []string
+	for _, k := range o.KeepFields {
+		if !slices.Contains(keep, k) {
+			keep = append(keep, k)
+		}
+	}
+	o.KeepFields = keep
 	return o
 }
 
