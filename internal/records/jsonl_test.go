@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -244,5 +245,36 @@ func TestNewReaderStdin(t *testing.T) {
 	}
 	if _, err := Open("-", Options{}); err == nil {
 		t.Error(`Open("-") succeeded`)
+	}
+}
+
+// TestJSONLLongLineNotHeld checks that a line past the limit is skipped
+// without being held whole in memory.
+func TestJSONLLongLineNotHeld(t *testing.T) {
+	dir := t.TempDir()
+	o := Options{IDField: "id", MaxText: 10}
+	limit := o.normalize().maxLine()
+	huge := `{"id":"h","text":"` + strings.Repeat("y", 16*limit) + `"}` + "\n" + `{"id":"next","text":"ok"}` + "\n"
+	p := writeFile(t, dir, "h.jsonl", []byte(huge))
+	huge = ""
+	r, err := Open(p, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	rec, err := r.Next()
+	if err != nil || !strings.Contains(rec.Err.Error(), "line is too long") {
+		t.Fatalf("huge line: %v, %v", rec, err)
+	}
+	rec, err = r.Next()
+	if err != nil || rec.ID != "next" || rec.Pos.Line != 2 {
+		t.Fatalf("after the huge line: %v, %v", rec, err)
+	}
+	runtime.ReadMemStats(&after)
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(4*limit) {
+		t.Errorf("allocated %d bytes for a %d-byte line (limit %d)", alloc, 16*limit, limit)
 	}
 }
