@@ -10,7 +10,7 @@ CRASH_CYCLES ?= 500
 DURATION ?= 10m
 
 .DEFAULT_GOAL := help
-.PHONY: help build man test test-deps test-python test-short vet lint format-check mod-tidy-check demo fuzz crash soak bench bench-scale bench-full clean
+.PHONY: help build man test test-deps test-python test-short vet lint format-check mod-tidy-check demo fuzz crash soak bench bench-scale bench-full bench-dedup clean
 
 help: ## print this help
 	@echo "fpdb make targets:"
@@ -79,8 +79,11 @@ bench: ## quick benchmark suite (≤ 15 min): bench/results/quick.{md,json,svg},
 bench-scale: ## the random section at 1 M and 10 M fingerprints (≈ 10 min, ≈ 4 GB): bench/results/scale-partial.{md,json,svg}
 	FPDB_BENCH_COMMAND="make bench-scale" $(GO) run ./bench/cmd/fpdb-bench -suite scale -sections random -out bench/results
 
-bench-full: ## large benchmark suite (n from 1e5 to 1e7, skewed text at 1e6; ≤ 60 min on 2 cores, ~8 GB RAM): bench/results/full.{md,json,svg}, latest.json
+bench-full: ## large benchmark suite (n from 1e5 to 1e7, skewed text and dedup at 1e6; ≤ 60 min on 2 cores, ~8 GB RAM): bench/results/full.{md,json,svg}, latest.json
 	FPDB_BENCH_COMMAND="make bench-full" $(GO) run ./bench/cmd/fpdb-bench -suite full -out bench/results
+
+bench-dedup: ## the dedup section at 1 M records of 2 KB (JSONL, JSONL.zst, Parquet; ≈ 4 GB of temporary files, ≈ 10 min on 2 cores): bench/results/dedup.{md,json}
+	FPDB_BENCH_COMMAND="make bench-dedup" $(GO) run ./bench/cmd/fpdb-bench -suite quick -sections dedup -dedup-records 1000000 -name dedup -out bench/results
 
 clean: ## remove build output and the demo database
 	rm -rf bin $(FPDB_DB)

@@ -40,6 +40,9 @@ type Config struct {
 	// Containment is the containment section (N = 0: skipped).
 	Containment ContainmentCase `json:"containment"`
 
+	// Dedup is the dedup section (Records = 0: skipped).
+	Dedup DedupCase `json:"dedup"`
+
 	AccKs           []int     `json:"accuracy_ks"`
 	AccRs           []float64 `json:"accuracy_rs"`
 	TextPlanQueries int       `json:"text_plan_queries"`
@@ -83,6 +86,7 @@ func QuickConfig() Config {
 		AccKs: []int{64, 128, 256, 512, 1024}, AccRs: []float64{0.5, 0.6, 0.7, 0.8, 0.9},
 		TextPlanQueries: 200,
 		Containment:     ContainmentCase{N: 300_000, K: 512, Queries: 100, Containments: []float64{0.5, 0.7, 0.9}},
+		Dedup:           DedupCase{Records: 100_000, DocBytes: 2048, Threshold: 0.8, RowGroupRows: 10_000},
 		FingerprintTime: 3 * time.Second,
 		SyncDocs:        200, BulkDocs: 10_000, AddFPs: 1_000_000, AddFPsOne: 20_000, StageAddDocs: 20_000,
 		Compare:       CompareOptions{MaxSlowdown: 20, CellBudget: 20 * time.Second, ColdCaches: true},
@@ -96,7 +100,8 @@ func QuickConfig() Config {
 // latency-vs-n plot), k = 64, 256 and 1024 at 1 M, the skewed text
 // workload at 1 M, the paper's Table 1 at every k, and the bulk load of
 // 10 M fingerprints; at most 60 minutes on a 2-core machine with about
-// 8 GB of memory.
+// 8 GB of memory, plus about 10 minutes for the dedup section at 1 M
+// records.
 func FullConfig() Config {
 	c := QuickConfig()
 	c.Name = "full"
@@ -117,6 +122,7 @@ func FullConfig() Config {
 	c.TextBases, c.TextVariants = 1000, 9
 	c.TextPlanQueries = 1000
 	c.Containment = ContainmentCase{N: 1_000_000, K: 512, Queries: 200, Containments: []float64{0.5, 0.6, 0.7, 0.8, 0.9}}
+	c.Dedup.Records = 1_000_000
 	c.FingerprintTime = 10 * time.Second
 	c.SyncDocs, c.BulkDocs, c.AddFPs, c.AddFPsOne, c.StageAddDocs = 1000, 100_000, 10_000_000, 100_000, 100_000
 	c.Table1Compare = CompareOptions{CellBudget: 30 * time.Second}
@@ -147,6 +153,7 @@ func SmokeConfig() Config {
 	c.AccKs, c.AccRs = []int{64, 512}, []float64{0.7, 0.9}
 	c.TextPlanQueries = 10
 	c.Containment = ContainmentCase{N: 20_000, K: 512, Queries: 10, Containments: []float64{0.5, 0.9}}
+	c.Dedup.Records, c.Dedup.RowGroupRows = 3000, 500
 	c.FingerprintTime = 200 * time.Millisecond
 	c.SyncDocs, c.BulkDocs, c.AddFPs, c.AddFPsOne, c.StageAddDocs = 10, 200, 20000, 2000, 2000
 	c.Compare.CellBudget = 5 * time.Second

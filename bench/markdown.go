@@ -65,7 +65,9 @@ func Plots(rep *Report) []Plot {
 				c.Series = append(c.Series, s)
 			}
 		}
-		plots = append(plots, Plot{"latency-vs-n", c})
+		if len(c.Series) > 0 {
+			plots = append(plots, Plot{"latency-vs-n", c})
+		}
 	}
 	// Precision and recall vs k, per workload.
 	workloads := map[string]bool{}
@@ -224,6 +226,10 @@ func Markdown(rep *Report, plots []string) string {
 		b.WriteString("\n")
 	}
 
+	if rep.Dedup != nil {
+		dedupMarkdown(&b, rep.Dedup)
+	}
+
 	if len(rep.Table1) > 0 {
 		fmt.Fprintf(&b, "## The paper's Table 1 setting (n = %s random fingerprints with planted neighbours, r = %.1f, mean time per query)\n\n", fmtN(rep.Config.Table1N), rep.Config.Table1R)
 		b.WriteString("k must be a multiple of 64: the paper's k = 100 is run as 128, 200 as 256, 400 as 384, 600 as 576, 1000 as 1024. alg.G and alg.H run on one index with the paper's layout (m = rh + 3 groups, so alg.H's count filter is t = 3); fpdb's planner runs on a second index of the same fingerprints with fpdb's default layout (16-bit groups); fpdb's scan (Plan Scan, which may use several goroutines) and the single-goroutine reference scan are measured alongside the planner. The paper's times are Oracle-backed, on its own hardware, on 300 000 real documents: only the ratios between rows of one column mean anything across the two.\n\n")
@@ -261,7 +267,7 @@ func Markdown(rep *Report, plots []string) string {
 		b.WriteString("\n")
 	}
 	b.WriteString("## Peak RSS (VmHWM) after each section\n\n| section | MiB |\n| --- | --- |\n")
-	for _, s := range []string{"ingest", "random", "table1", "accuracy"} {
+	for _, s := range []string{"dedup", "ingest", "random", "table1", "accuracy"} {
 		if v, ok := rep.PeakRSS[s]; ok {
 			fmt.Fprintf(&b, "| %s | %.0f |\n", s, float64(v)/(1<<20))
 		}

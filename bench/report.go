@@ -137,6 +137,7 @@ func CheckTargets(rep *Report) []Target {
 		ts = append(ts, t)
 	}
 	ts = append(ts, scaleTargets(rep)...)
+	ts = append(ts, dedupTargets(rep)...)
 	if in := rep.Ingest; in != nil {
 		ts = append(ts, Target{Target: "fingerprinting ≥ 20 000 docs/s per core (2 KB docs, k=512)",
 			Measured: fmt.Sprintf("%.0f docs per CPU second (%.0f-byte docs, one goroutine; %.0f per wall second)", in.FingerprintDocsPerSec, in.DocBytes, in.FingerprintWallDocsPerSec), Status: status(in.FingerprintDocsPerSec >= 20000)})

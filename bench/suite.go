@@ -64,6 +64,8 @@ type Report struct {
 	Sections []string         `json:"sections,omitempty"`
 	PeakRSS  map[string]int64 `json:"peak_rss_bytes_after"`
 	Targets  []Target         `json:"targets"`
+	// Dedup is the dedup section's report.
+	Dedup *DedupResult `json:"dedup,omitempty"`
 	// Noise is the machine's latency spread for a fixed amount of work,
 	// measured before the random section when it runs with cold caches.
 	Noise *NoiseFloor `json:"noise_floor,omitempty"`
@@ -73,8 +75,8 @@ type Report struct {
 type Suite struct {
 	Cfg Config
 	Log io.Writer
-	// Sections, when not empty, limits the run to these sections (ingest,
-	// random, skewed, containment, table1, accuracy).
+	// Sections, when not empty, limits the run to these sections (dedup,
+	// ingest, random, skewed, containment, table1, accuracy).
 	Sections []string
 	rep      *Report
 }
@@ -99,6 +101,8 @@ func (s *Suite) Run(ctx context.Context, env Env) (*Report, error) {
 		fn   func(context.Context) error
 	}
 	sections := []section{
+		// dedup first: its runs measure the process's peak RSS.
+		{"dedup", s.runDedup},
 		{"ingest", s.runIngest},
 		{"random", s.runRandom},
 		{"skewed", s.runSkewed},
@@ -108,7 +112,7 @@ func (s *Suite) Run(ctx context.Context, env Env) (*Report, error) {
 	}
 	for _, name := range s.Sections {
 		if !slices.ContainsFunc(sections, func(sec section) bool { return sec.name == name }) {
-			return s.rep, fmt.Errorf("bench: no section %q (ingest, random, skewed, containment, table1, accuracy)", name)
+			return s.rep, fmt.Errorf("bench: no section %q (dedup, ingest, random, skewed, containment, table1, accuracy)", name)
 		}
 	}
 	for _, sec := range sections {

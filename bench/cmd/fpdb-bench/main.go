@@ -5,6 +5,7 @@
 //	go run ./bench/cmd/fpdb-bench -suite quick   # make bench
 //	go run ./bench/cmd/fpdb-bench -suite full    # make bench-full
 //	go run ./bench/cmd/fpdb-bench -suite scale -sections random   # make bench-scale
+//	go run ./bench/cmd/fpdb-bench -sections dedup -dedup-records 1000000 -name dedup   # make bench-dedup
 package main
 
 import (
@@ -26,9 +27,10 @@ func main() {
 	tmp := flag.String("tmp", "", "directory for the benchmark stores (default: a fresh one under $TMPDIR)")
 	corpus := flag.String("corpus", "", "the real corpus (default: ../shared/corpus/debian beside the repository)")
 	name := flag.String("name", "", "report name (default: the suite's; <suite>-partial with -sections)")
-	sections := flag.String("sections", "", "comma-separated sections to run (ingest,random,skewed,containment,table1,accuracy); default all. A partial run does not write latest.json")
+	sections := flag.String("sections", "", "comma-separated sections to run (dedup,ingest,random,skewed,containment,table1,accuracy); default all. A partial run does not write latest.json")
 	t1ks := flag.String("table1-ks", "", "comma-separated k of the Table 1 section (default: the suite's)")
 	t1q := flag.Int("table1-queries", 0, "queries per k of the Table 1 section (default: the suite's)")
+	dedupRecords := flag.Int("dedup-records", 0, "records of the dedup section (default: the suite's)")
 	flag.Parse()
 
 	var cfg bench.Config
@@ -58,6 +60,9 @@ func main() {
 	}
 	if *t1q > 0 {
 		cfg.Table1Queries = *t1q
+	}
+	if *dedupRecords > 0 {
+		cfg.Dedup.Records = *dedupRecords
 	}
 	var only []string
 	if *sections != "" {
