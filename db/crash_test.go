@@ -376,7 +376,7 @@ func TestCrash(t *testing.T) {
 
 		// Every fourth cycle reopens in bulk-load mode: deferred postings the child
 		// left is then served from memory, not written at Open.
-		d, err := Open(dir, &Options{BulkLoad: c%4 == 3})
+		d, err := Open(dir, &Options{BulkLoad: c%4 == 3, KeepTexts: true, AuditLog: true}) // as the child creates it, should it have been killed before
 		if err != nil {
 			t.Fatalf("cycle %d: reopen after kill: %v", c, err)
 		}
