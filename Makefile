@@ -82,7 +82,7 @@ bench-scale: ## the random section at 1 M and 10 M fingerprints (≈ 10 min, ≈
 bench-full: ## large benchmark suite (n from 1e5 to 1e7, skewed text and dedup at 1e6; ≤ 60 min on 2 cores, ~8 GB RAM): bench/results/full.{md,json,svg}, latest.json
 	FPDB_BENCH_COMMAND="make bench-full" $(GO) run ./bench/cmd/fpdb-bench -suite full -out bench/results
 
-bench-dedup: ## the dedup section at 1 M records of 2 KB (JSONL, JSONL.zst, Parquet; ≈ 4 GB of temporary files, ≈ 10 min on 2 cores): bench/results/dedup.{md,json}
+bench-dedup: ## the dedup section at 1 M records of 2 KB (JSONL, JSONL.zst, Parquet, two rounds each; ≈ 4 GB of temporary files, ≈ 20 min on 2 cores): bench/results/dedup.{md,json}
 	FPDB_BENCH_COMMAND="make bench-dedup" $(GO) run ./bench/cmd/fpdb-bench -suite quick -sections dedup -dedup-records 1000000 -name dedup -out bench/results
 
 clean: ## remove build output and the demo database

@@ -86,7 +86,7 @@ func QuickConfig() Config {
 		AccKs: []int{64, 128, 256, 512, 1024}, AccRs: []float64{0.5, 0.6, 0.7, 0.8, 0.9},
 		TextPlanQueries: 200,
 		Containment:     ContainmentCase{N: 300_000, K: 512, Queries: 100, Containments: []float64{0.5, 0.7, 0.9}},
-		Dedup:           DedupCase{Records: 100_000, DocBytes: 2048, Threshold: 0.8, RowGroupRows: 10_000},
+		Dedup:           DedupCase{Records: 100_000, DocBytes: 2048, Threshold: 0.8, RowGroupRows: 10_000, Rounds: 2},
 		FingerprintTime: 3 * time.Second,
 		SyncDocs:        200, BulkDocs: 10_000, AddFPs: 1_000_000, AddFPsOne: 20_000, StageAddDocs: 20_000,
 		Compare:       CompareOptions{MaxSlowdown: 20, CellBudget: 20 * time.Second, ColdCaches: true},
@@ -100,7 +100,7 @@ func QuickConfig() Config {
 // latency-vs-n plot), k = 64, 256 and 1024 at 1 M, the skewed text
 // workload at 1 M, the paper's Table 1 at every k, and the bulk load of
 // 10 M fingerprints; at most 60 minutes on a 2-core machine with about
-// 8 GB of memory, plus about 10 minutes for the dedup section at 1 M
+// 8 GB of memory, plus about 15 minutes for the dedup section at 1 M
 // records.
 func FullConfig() Config {
 	c := QuickConfig()
@@ -153,7 +153,7 @@ func SmokeConfig() Config {
 	c.AccKs, c.AccRs = []int{64, 512}, []float64{0.7, 0.9}
 	c.TextPlanQueries = 10
 	c.Containment = ContainmentCase{N: 20_000, K: 512, Queries: 10, Containments: []float64{0.5, 0.9}}
-	c.Dedup.Records, c.Dedup.RowGroupRows = 3000, 500
+	c.Dedup.Records, c.Dedup.RowGroupRows, c.Dedup.Rounds = 3000, 500, 1
 	c.FingerprintTime = 200 * time.Millisecond
 	c.SyncDocs, c.BulkDocs, c.AddFPs, c.AddFPsOne, c.StageAddDocs = 10, 200, 20000, 2000, 2000
 	c.Compare.CellBudget = 5 * time.Second
