@@ -274,12 +274,6 @@ func recordDoc(rec *records.Record, idField string) db.Input {
 	return in
 }
 
-// batch is a batch of documents to store.
-type batch struct {
-	docs []db.Input
-	pos  []string // position of each document
-}
-
 // file loads one input.
 func (l *loader) file(ctx context.Context, path string, check checkFunc, n *int64) (err error) {
 	r, err := openInput(path, l.o.Stdin, l.ro)
@@ -338,42 +332,76 @@ func (l *loader) file(ctx context.Context, path string, check checkFunc, n *int6
 		*n += skipped
 	}
 
-	var b batch
-	var fileRecords int64 // records of the file read (or skipped) so far
+	fileRecords := int64(0) // records of this file read (or skipped) so far
 	if check == nil {
 		fileRecords = from
 	}
-	flush := func(done bool) error {
-		var m db.Mark
-		if mark != nil {
-			mark.Records, mark.Done = fileRecords, done
-			v, _ := json.Marshal(mark)
-			m = db.Mark{Name: markName, Value: v}
-		}
-		if len(b.docs) == 0 && (mark == nil || !done) {
-			return nil
-		}
-		var res *db.BatchResult
-		var err error
-		if mark != nil {
-			res, err = l.d.AddBatchMarked(ctx, b.docs, m)
-		} else {
-			res, err = l.d.AddBatch(ctx, b.docs)
-		}
-		if err != nil {
+	// A goroutine reads the records and makes the batches while the
+	// previous batch is fingerprinted and written.
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	batches := make(chan *batch, 1)
+	var rerr error // the reader's error, read after batches is closed
+	go func() {
+		defer close(batches)
+		rerr = l.read(rctx, r, check, from, fileRecords, *n, batches)
+	}()
+	for b := range batches {
+		if err := l.store(ctx, b, mark, markName); err != nil {
+			cancel()
+			for range batches {
+			}
 			return err
 		}
-		for _, s := range res.Skipped {
-			l.bad(b.pos[s.Index], s.Err)
-			if l.refused != nil {
-				l.refused(s.ID, s.Err)
-			}
+		*n += b.records
+		l.progress(b.bytes)
+	}
+	if rerr != nil {
+		return rerr
+	}
+	done, _ := r.Progress()
+	l.done += done
+	l.sum.Bytes += done
+	return nil
+}
+
+// batch is a batch of records read from one file.
+type batch struct {
+	docs []db.Input
+	pos  []string // position of each document
+	// bad are the bad records read among them, in order.
+	bad []badRecord
+	// records is the number of records the batch covers (bad and resumed
+	// ones included), resumed the number of those an earlier run stored,
+	// upTo the file's records read up to its end, bytes the file's bytes
+	// read then.
+	records, resumed, upTo, bytes int64
+	// done: the batch ends its file.
+	done bool
+}
+
+// badRecord is a bad record and why.
+type badRecord struct {
+	pos string
+	err error
+}
+
+// read reads the records of r into batches and sends them, the last one
+// with done set: from record fileRecords of the file on (the ones before
+// from were stored by an earlier run), numbering them for check from n
+// on. A Strict bad record ends the reading with an error after the batch
+// before it is sent.
+func (l *loader) read(ctx context.Context, r *records.Reader, check checkFunc, from, fileRecords, n int64, out chan<- *batch) error {
+	b := &batch{}
+	send := func(done bool) error {
+		b.upTo, b.done = fileRecords, done
+		b.bytes, _ = r.Progress()
+		select {
+		case out <- b:
+		case <-ctx.Done():
+			return ctx.Err()
 		}
-		l.sum.Stored += int64(res.Stored)
-		l.sum.Replaced += int64(res.Replaced)
-		l.sum.Unchanged += int64(res.Unchanged)
-		b.docs, b.pos = b.docs[:0], b.pos[:0]
-		l.progress(r)
+		b = &batch{docs: make([]db.Input, 0, l.o.Batch)}
 		return nil
 	}
 	for {
@@ -382,33 +410,32 @@ func (l *loader) file(ctx context.Context, path string, check checkFunc, n *int6
 		}
 		rec, err := r.Next()
 		if err == io.EOF {
-			break
+			return send(true)
 		}
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrBadInput, err)
 		}
 		resumed := check != nil && fileRecords < from
-		fileRecords++
-		*n++
-		l.sum.Records++
-		if resumed {
-			l.sum.Resumed++
-		}
 		rerr := rec.Err
 		if rerr == nil && check != nil {
-			rerr = check(rec, *n-1, resumed)
+			rerr = check(rec, n, resumed)
+		}
+		if rerr != nil && !resumed && l.o.Strict {
+			// Not done: a rerun reads it again.
+			if err := send(false); err != nil {
+				return err
+			}
+			return fmt.Errorf("%s: %w", rec.Pos, rerr)
+		}
+		fileRecords++
+		n++
+		b.records++
+		if resumed {
+			b.resumed++
+			continue // stored, or reported, by an earlier run
 		}
 		if rerr != nil {
-			if resumed {
-				continue // reported by the run that stored its file's records
-			}
-			if l.o.Strict {
-				return fmt.Errorf("%s: %w", rec.Pos, rerr)
-			}
-			l.bad(rec.Pos.String(), rerr)
-			continue
-		}
-		if resumed {
+			b.bad = append(b.bad, badRecord{rec.Pos.String(), rerr})
 			continue
 		}
 		in := recordDoc(rec, l.ro.IDField)
@@ -416,17 +443,46 @@ func (l *loader) file(ctx context.Context, path string, check checkFunc, n *int6
 		b.docs = append(b.docs, in)
 		b.pos = append(b.pos, rec.Pos.String())
 		if len(b.docs) >= l.o.Batch {
-			if err := flush(false); err != nil {
+			if err := send(false); err != nil {
 				return err
 			}
 		}
 	}
-	if err := flush(true); err != nil {
+}
+
+// store writes one batch with the file's mark (if any) and counts it.
+func (l *loader) store(ctx context.Context, b *batch, mark *inputMark, markName string) error {
+	l.sum.Records += b.records
+	l.sum.Resumed += b.resumed
+	for _, x := range b.bad {
+		l.bad(x.pos, x.err)
+	}
+	if len(b.docs) == 0 && b.records == 0 && !b.done {
+		return nil
+	}
+	var res *db.BatchResult
+	var err error
+	if mark != nil {
+		mark.Records, mark.Done = b.upTo, b.done
+		v, _ := json.Marshal(mark)
+		res, err = l.d.AddBatchMarked(ctx, b.docs, db.Mark{Name: markName, Value: v})
+	} else if len(b.docs) > 0 {
+		res, err = l.d.AddBatch(ctx, b.docs)
+	} else {
+		res = &db.BatchResult{}
+	}
+	if err != nil {
 		return err
 	}
-	done, _ := r.Progress()
-	l.done += done
-	l.sum.Bytes += done
+	for _, s := range res.Skipped {
+		l.bad(b.pos[s.Index], s.Err)
+		if l.refused != nil {
+			l.refused(s.ID, s.Err)
+		}
+	}
+	l.sum.Stored += int64(res.Stored)
+	l.sum.Replaced += int64(res.Replaced)
+	l.sum.Unchanged += int64(res.Unchanged)
 	return nil
 }
 
@@ -439,11 +495,11 @@ func (l *loader) bad(pos string, err error) {
 	}
 }
 
-// progress reports the load's progress while r is read.
-func (l *loader) progress(r *records.Reader) {
+// progress reports the load's progress, done bytes of the current file
+// read.
+func (l *loader) progress(done int64) {
 	if l.o.Progress == nil {
 		return
 	}
-	done, _ := r.Progress()
 	l.o.Progress(Progress{Phase: "load", Records: l.sum.Records, Bytes: l.done + done, TotalBytes: l.total, Elapsed: time.Since(l.start)})
 }

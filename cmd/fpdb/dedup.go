@@ -83,8 +83,8 @@ The records are stored in a database first: --db DIR (or $FPDB_DB) keeps
 it, to check new data against the deduplicated archive later (fpdb add
 --threshold R --reject, or fpdb dedup NEW --db DIR, which removes records
 near a stored document too). Without --db, a work database KEPT.fpdb is
-made beside the output and removed when dedup succeeds (--keep-work keeps
-it). Either way dedup resumes: rerun after an interruption, and the
+made beside the output (it keeps no texts and no audit log) and removed
+when dedup succeeds (--keep-work keeps it). Either way dedup resumes: rerun after an interruption, and the
 records already stored are not fingerprinted again (--restart reads
 everything anew).
 
@@ -186,6 +186,9 @@ func (o *dedupOptions) run(ctx context.Context, stdout, stderr io.Writer) (err e
 			work = o.out + ".fpdb"
 		}
 		o.dbDir = work
+		// The work database is removed at the end: keeping texts and
+		// an audit log would only cost time.
+		o.creation.noTexts, o.creation.noLog = true, true
 	}
 	d, err := o.openDBWith(openBulk, &o.creation)
 	if err != nil {
