@@ -103,8 +103,9 @@
 //     extras; a record from a source of another schema is an error wrapping
 //     ErrSchema. Row groups hold at most 100 000 rows or about 64 MiB of
 //     values (the writer holds one row group's pages in memory). Output
-//     pages are Zstandard-compressed unless the source column says
-//     otherwise. A Parquet output of string columns (non-Parquet sources)
+//     pages are Zstandard-compressed (at its fastest level) unless the
+//     source column says otherwise; .gz and .zst outputs are compressed at
+//     the fastest level too (a dedup writes as much as it reads). A Parquet output of string columns (non-Parquet sources)
 //     accepts records with a subset of the first record's columns (the
 //     others null); other names are ErrSchema. An extra keeps the type it had
 //     in the first record written. Parquet and bzip2 cannot be compressed

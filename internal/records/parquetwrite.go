@@ -1,6 +1,8 @@
 package records
 
 import (
+	pqzstd "github.com/parquet-go/parquet-go/compress/zstd"
+
 	"fmt"
 	"reflect"
 	"strconv"
@@ -99,7 +101,7 @@ func (w *Writer) openParquet(name string, fields []parquet.Field, extras []Extra
 	}
 	schema := parquet.NewSchema(name, &orderedGroup{fields: fields})
 	pq.w = parquet.NewGenericWriter[any](w.out, schema,
-		parquet.Compression(&parquet.Zstd),
+		parquet.Compression(&pqzstd.Codec{Level: pqzstd.SpeedFastest}),
 		parquet.MaxRowsPerRowGroup(max(w.pqMaxRows, 1)),
 		parquet.CreatedBy("fpdb", "", ""))
 	pq.rows = make([]parquet.Row, 1)

@@ -137,9 +137,15 @@ func Create(path string, f Format, stdout io.Writer, extraNames []string) (*Writ
 	w.out = w.bw
 	switch c {
 	case CompressionGzip:
-		w.comp = gzip.NewWriter(w.bw)
+		// Outputs favour speed: a dedup writes as much as it reads.
+		gw, err := gzip.NewWriterLevel(w.bw, gzip.BestSpeed)
+		if err != nil {
+			w.file.Close()
+			return nil, fmt.Errorf("%s: starting gzip: %w", path, err)
+		}
+		w.comp = gw
 	case CompressionZstd:
-		zw, err := zstd.NewWriter(w.bw)
+		zw, err := zstd.NewWriter(w.bw, zstd.WithEncoderLevel(zstd.SpeedFastest))
 		if err != nil {
 			w.file.Close()
 			return nil, fmt.Errorf("%s: starting zstd: %w", path, err)
