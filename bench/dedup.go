@@ -575,8 +575,12 @@ type DedupRun struct {
 	// RecordsPerSec is Records / Seconds; per core, divided by GOMAXPROCS.
 	RecordsPerSec        float64 `json:"records_per_sec"`
 	RecordsPerSecPerCore float64 `json:"records_per_sec_per_core"`
-	// CPUSeconds is the process's user and system time over the run.
-	CPUSeconds float64 `json:"cpu_seconds"`
+	// CPUSeconds is the process's user and system time over the run;
+	// LoadCPUSeconds and PairsCPUSeconds those of the load (with Open)
+	// and pairs phases, read when the next phase began.
+	CPUSeconds      float64 `json:"cpu_seconds"`
+	LoadCPUSeconds  float64 `json:"load_cpu_seconds"`
+	PairsCPUSeconds float64 `json:"pairs_cpu_seconds"`
 	// StartRSS is the process's RSS when the run began (after a garbage
 	// collection, what the bench holds: the layout and ground truth of
 	// the dataset), PeakRSS its VmHWM at the end.
@@ -769,8 +773,10 @@ func (ds *DedupDataset) run(ctx context.Context, f, dir string, threshold float6
 			switch {
 			case p.Phase == "pairs" && r.LoadPeakRSS == 0:
 				r.LoadPeakRSS = PeakRSS()
+				r.LoadCPUSeconds = (processCPU() - cpu0).Seconds()
 			case p.Phase == "write" && r.PairsPeakRSS == 0:
 				r.PairsPeakRSS = PeakRSS()
+				r.PairsCPUSeconds = (processCPU() - cpu0).Seconds() - r.LoadCPUSeconds
 			}
 		}},
 		Threshold: threshold,
@@ -1250,14 +1256,15 @@ func dedupMarkdown(b *strings.Builder, r *DedupResult) {
 		c.Records, r.MeanTextBytes, r.MeanWords, r.Vocabulary, t.Clusters, t.Copies, 100*float64(t.Copies)/float64(max(c.Records, 1)), t.ExactCopies, r.GenerateSeconds, t.Seconds)
 	fmt.Fprintf(b, "Ground truth: the exact Jaccard resemblance J of the 4-word shingle sets (fpdb's default shingle width, words split and normalized by internal/normalize as fpdb does) of every pair of records of one planted cluster: %d pairs, of which %d have J ≥ %.2f (the true pairs; %d of them an original and a copy). A copy resembles its original at J ≥ %.3f (mean %.3f). Pairs of records of different planted clusters are not enumerated: random Zipf texts share few shingles (J near 0); any such pair the output puts in one cluster is counted and its J computed from the texts.\n\n",
 		t.Pairs, t.True, c.Threshold, t.TrueOriginal, t.MinCopy, t.MeanCopy)
-	fmt.Fprintf(b, "Each run: a fresh `db.Open(dir, &db.Options{BulkLoad: true, MemTableSize: 64 << 20})` (what `fpdb dedup` opens; writes synced), `dedup.Run` with threshold %.2f, id field `id`, keep `first`, kept and removed outputs in the input's format, then `Close`. Wall time includes Open and Close; per core = records/s ÷ GOMAXPROCS (%d; NumCPU %d); CPU s is the process's user + system time over the run. The machine's one-goroutine scan (bitvec.Scan over 1 M random 512-bit fingerprints, caches evicted) runs at %.1f GB/s. Peak RSS is the process's VmHWM, %s, read when the pairs phase begins (the load's peak), when the write phase begins and at the end; the RSS at the start is what the bench holds then (the dataset's layout and ground truth).\n\n",
+	fmt.Fprintf(b, "Each run: a fresh `db.Open(dir, &db.Options{BulkLoad: true, MemTableSize: 64 << 20})` (what `fpdb dedup` opens; writes synced), `dedup.Run` with threshold %.2f, id field `id`, keep `first`, kept and removed outputs in the input's format, then `Close`. Wall time includes Open and Close; per core = records/s ÷ GOMAXPROCS (%d; NumCPU %d); CPU s is the process's user + system time over the run (by phase: read when the next phase begins; the write phase's includes Close). The machine's one-goroutine scan (bitvec.Scan over 1 M random 512-bit fingerprints, caches evicted) runs at %.1f GB/s. Peak RSS is the process's VmHWM, %s, read when the pairs phase begins (the load's peak), when the write phase begins and at the end; the RSS at the start is what the bench holds then (the dataset's layout and ground truth).\n\n",
 		c.Threshold, r.GOMAXPROCS, r.NumCPU, r.ScanGBs, map[bool]string{true: "reset (/proc/self/clear_refs) just before it", false: "not reset (the process's high-water mark so far)"}[r.PeakRSSReset])
 	fmt.Fprintf(b, "Each format ran %d time(s), the formats interleaved (round 1: every format, then round 2, …); the targets take each format's fastest round for throughput, the largest peak RSS and the worst check of all rounds.\n\n", max(c.Rounds, 1))
-	b.WriteString("| format | round | wall s | records/s | per core | CPU s | records per CPU s | load s | pairs s | write s | open + close s | peak RSS MiB: load / + pairs / run (at start) | DB B/record | output MB |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	b.WriteString("| format | round | wall s | records/s | per core | CPU s | records per CPU s | load s (CPU s) | pairs s (CPU s) | write s (CPU s) | open + close s | peak RSS MiB: load / + pairs / run (at start) | DB B/record | output MB |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	mib := func(x int64) float64 { return float64(x) / (1 << 20) }
 	for _, run := range r.Runs {
-		fmt.Fprintf(b, "| %s | %d | %.1f | %.0f | %.0f | %.1f | %.0f | %.1f | %.1f | %.1f | %.2f | %.0f / %.0f / %.0f (%.0f) | %.0f | %.0f |\n", run.Format, run.Round, run.Seconds, run.RecordsPerSec, run.RecordsPerSecPerCore,
-			run.CPUSeconds, float64(c.Records)/run.CPUSeconds, run.Summary.LoadSeconds, run.Summary.PairsSeconds, run.Summary.WriteSeconds, run.OpenSeconds+run.CloseSeconds,
+		fmt.Fprintf(b, "| %s | %d | %.1f | %.0f | %.0f | %.1f | %.0f | %.1f (%.1f) | %.1f (%.1f) | %.1f (%.1f) | %.2f | %.0f / %.0f / %.0f (%.0f) | %.0f | %.0f |\n", run.Format, run.Round, run.Seconds, run.RecordsPerSec, run.RecordsPerSecPerCore,
+			run.CPUSeconds, float64(c.Records)/run.CPUSeconds, run.Summary.LoadSeconds, run.LoadCPUSeconds, run.Summary.PairsSeconds, run.PairsCPUSeconds,
+			run.Summary.WriteSeconds, run.CPUSeconds-run.LoadCPUSeconds-run.PairsCPUSeconds, run.OpenSeconds+run.CloseSeconds,
 			mib(run.LoadPeakRSS), mib(run.PairsPeakRSS), mib(run.PeakRSS), mib(run.StartRSS), run.DBBytesPerRecord, float64(run.OutputBytes)/1e6)
 	}
 	b.WriteString("\n")

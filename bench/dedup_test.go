@@ -46,7 +46,7 @@ func TestDedupSection(t *testing.T) {
 		if int64(ck.Kept) != r.Summary.Kept || int64(ck.Removed) != r.Summary.Removed {
 			t.Errorf("%s: read back kept %d removed %d, the summary says %d and %d", r.Format, ck.Kept, ck.Removed, r.Summary.Kept, r.Summary.Removed)
 		}
-		if r.RecordsPerSec <= 0 || r.PeakRSS <= 0 || r.LoadPeakRSS <= 0 || r.PairsPeakRSS < r.LoadPeakRSS || r.PeakRSS < r.PairsPeakRSS || r.DBBytes <= 0 {
+		if r.RecordsPerSec <= 0 || r.PeakRSS <= 0 || r.LoadPeakRSS <= 0 || r.PairsPeakRSS < r.LoadPeakRSS || r.PeakRSS < r.PairsPeakRSS || r.DBBytes <= 0 || r.LoadCPUSeconds <= 0 || r.PairsCPUSeconds < 0 || r.LoadCPUSeconds+r.PairsCPUSeconds > r.CPUSeconds {
 			t.Errorf("%s: not measured: %+v", r.Format, r)
 		}
 	}
