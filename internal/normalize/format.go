@@ -97,6 +97,9 @@ func Sniff(prefix []byte) Format {
 	if len(prefix) > SniffLen {
 		prefix = prefix[:SniffLen]
 	}
+	if bytes.IndexByte(prefix, '<') < 0 {
+		return FormatText // every rule below needs a '<'
+	}
 	b := make([]byte, 0, len(prefix))
 	for _, c := range prefix {
 		if c != 0 {
