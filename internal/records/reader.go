@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
@@ -57,15 +58,16 @@ type Reader struct {
 	closed bool
 }
 
-// countingReader counts the bytes read through it.
+// countingReader counts the bytes read through it. The count is atomic:
+// a zstd decoder reads on a goroutine of its own while Progress is asked.
 type countingReader struct {
 	r io.Reader
-	n int64
+	n atomic.Int64
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
-	c.n += int64(n)
+	c.n.Add(int64(n))
 	return n, err
 }
 
@@ -283,7 +285,7 @@ func (r *Reader) Progress() (done, size int64) {
 		}
 	}
 	if r.counter != nil {
-		done = r.counter.n
+		done = r.counter.n.Load()
 	}
 	return done, r.size
 }
