@@ -155,6 +155,9 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkPaths(&o); err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	sum := &Summary{}
 	if kp.field != "" {
@@ -178,7 +181,12 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 	}
 	refused := make(map[string]error)
 	l.refused = func(id string, err error) { refused[id] = err }
+	bad1 := make(map[int64]bool) // records bad in the first pass, by number
 	ls, err := l.run(ctx, func(rec *records.Record, n int64, resumed bool) error {
+		if rec.Err != nil {
+			bad1[n] = true
+			return rec.Err
+		}
 		id := recordID(rec, l.ro.IDField)
 		if _, dup := first[id]; dup {
 			return fmt.Errorf("%w: %q", ErrDuplicateID, id)
@@ -240,33 +248,49 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 	ro := l.ro
 	ro.Raw = true
 	var n int64
+	// The bad records are counted again here: a resumed run did not read
+	// the bad records of the part an earlier run stored.
+	sum.Skipped, sum.SkippedReasons = 0, map[string]int64{}
+	bad := func(err error) (bool, []records.Extra, error) {
+		sum.Skipped++
+		sum.SkippedReasons[reason(err)]++
+		return false, badExtras(err), nil
+	}
 	for _, path := range o.Inputs {
-		if err := writeFile(ctx, path, &o, ro, w, func(rec *records.Record) (bool, []records.Extra) {
+		if err := writeFile(ctx, path, &o, ro, w, func(rec *records.Record) (bool, []records.Extra, error) {
 			defer func() { n++ }()
 			if rec.Err != nil {
-				return false, badExtras(rec.Err)
+				if !bad1[n] {
+					// Read whole for rewriting, a record the first pass
+					// read fails: its cluster may depend on it.
+					return false, nil, fmt.Errorf("%w: %s: the record, stored and clustered, cannot be read again to be written: %w", ErrBadInput, rec.Pos, rec.Err)
+				}
+				return bad(rec.Err)
 			}
 			id := recordID(rec, ro.IDField)
 			if first[id] != n {
-				return false, badExtras(fmt.Errorf("%w: %q", ErrDuplicateID, id))
+				return bad(fmt.Errorf("%w: %q", ErrDuplicateID, id))
 			}
 			if err, ok := refused[id]; ok {
-				return false, badExtras(err)
+				return bad(err)
 			}
 			a, ok := assign[id]
 			if !ok && rec.Pos.Index < l.resumed[rec.Pos.File] {
 				// Stored by an earlier run, or refused by it.
-				if has, err := d.Has(ctx, id); !has {
-					if err == nil {
-						err = errors.New("refused by the database (no words, binary or an invalid id) in an earlier run")
-					}
-					return false, badExtras(err)
+				has, err := d.Has(ctx, id)
+				switch {
+				case errors.Is(err, db.ErrInvalidID):
+					return bad(err)
+				case err != nil:
+					return false, nil, err
+				case !has:
+					return bad(errors.New("refused by the database (no words, binary or an invalid id) in an earlier run"))
 				}
 			}
 			if !ok {
-				return true, []records.Extra{{Name: FieldCluster, Value: int64(0)}, {Name: FieldKept, Value: id}, {Name: FieldSimilarity, Value: 1.0}, {Name: FieldError, Value: ""}}
+				return true, []records.Extra{{Name: FieldCluster, Value: int64(0)}, {Name: FieldKept, Value: id}, {Name: FieldSimilarity, Value: 1.0}, {Name: FieldError, Value: ""}}, nil
 			}
-			return a.kept == id, []records.Extra{{Name: FieldCluster, Value: int64(a.cluster)}, {Name: FieldKept, Value: a.kept}, {Name: FieldSimilarity, Value: round(a.sim)}, {Name: FieldError, Value: ""}}
+			return a.kept == id, []records.Extra{{Name: FieldCluster, Value: int64(a.cluster)}, {Name: FieldKept, Value: a.kept}, {Name: FieldSimilarity, Value: round(a.sim)}, {Name: FieldError, Value: ""}}, nil
 		}, sum); err != nil {
 			return sum, err
 		}
@@ -282,6 +306,34 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 	return sum, nil
 }
 
+// checkPaths refuses outputs that are one another or an input, and an
+// input "-" (read twice).
+func checkPaths(o *Options) error {
+	seen := map[string]string{}
+	for _, p := range o.Inputs {
+		if p == "-" {
+			return fmt.Errorf("%w: standard input cannot be deduplicated (it is read twice): save it to a file", db.ErrInvalidOptions)
+		}
+		if abs, err := filepath.Abs(p); err == nil {
+			seen[abs] = "the input " + p
+		}
+	}
+	for _, out := range []struct{ flag, path string }{{"out", o.Out}, {"removed", o.Removed}, {"clusters", o.Clusters}} {
+		if out.path == "" || out.path == "-" {
+			continue
+		}
+		abs, err := filepath.Abs(out.path)
+		if err != nil {
+			return fmt.Errorf("%w: %s: %w", db.ErrInvalidOptions, out.path, err)
+		}
+		if what, ok := seen[abs]; ok {
+			return fmt.Errorf("%w: the %s file %s is %s", db.ErrInvalidOptions, out.flag, out.path, what)
+		}
+		seen[abs] = "the " + out.flag + " file"
+	}
+	return nil
+}
+
 // round rounds a similarity to 4 decimals, as the command line prints
 // them (k ≤ 4096 bits tell at most that many).
 func round(x float64) float64 { return math.Round(x*1e4) / 1e4 }
@@ -292,7 +344,7 @@ func badExtras(err error) []records.Extra {
 }
 
 // writeFile reads one input again and writes each record where route says.
-func writeFile(ctx context.Context, path string, o *Options, ro records.Options, w *outputs, route func(*records.Record) (bool, []records.Extra), sum *Summary) (err error) {
+func writeFile(ctx context.Context, path string, o *Options, ro records.Options, w *outputs, route func(*records.Record) (bool, []records.Extra, error), sum *Summary) (err error) {
 	if path == "-" {
 		return fmt.Errorf("%w: standard input cannot be deduplicated (it is read twice): save it to a file", db.ErrInvalidOptions)
 	}
@@ -323,7 +375,10 @@ func writeFile(ctx context.Context, path string, o *Options, ro records.Options,
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrBadInput, err)
 		}
-		keep, extras := route(rec)
+		keep, extras, err := route(rec)
+		if err != nil {
+			return err
+		}
 		switch {
 		case keep:
 			sum.Kept++

@@ -2,6 +2,7 @@ package dedup
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fpdb/fpdb/db"
 	"github.com/fpdb/fpdb/internal/records"
@@ -207,16 +209,30 @@ func (o *RecordOptions) records() (records.Options, error) {
 	return records.Options{Format: f, IDField: o.IDField, TextField: text, KeepFields: o.KeepFields, MaxText: o.MaxText}, nil
 }
 
-// fieldsKey names the record options that decide the documents a file
-// gives, so that a mark made with others is not trusted.
-func (l *loader) fieldsKey() string {
-	b, _ := json.Marshal([]any{l.ro.Format.String(), l.ro.IDField, l.ro.TextField, l.ro.KeepFields})
+// fieldsKey names the record options that decide the documents the file
+// at path gives, so that a mark made with others is not trusted (with no
+// id field, the ids hold the path as given).
+func (l *loader) fieldsKey(path string) string {
+	key := []any{l.ro.Format.String(), l.ro.IDField, l.ro.TextField, l.ro.KeepFields}
+	if l.ro.IDField == "" {
+		key = append(key, path)
+	}
+	b, _ := json.Marshal(key)
 	return string(b)
 }
 
+// markName returns the name of the mark of the file whose absolute path
+// is abs: mark names are UTF-8, so a path that is not is hex-encoded.
+func markName(abs string) string {
+	if utf8.ValidString(abs) {
+		return markPrefix + abs
+	}
+	return markPrefix + "hex:" + hex.EncodeToString([]byte(abs))
+}
+
 // check is called for every record read, in input order, with its number
-// among all records of the run (from 0); a non-nil error makes it a bad
-// record. Records an earlier run stored are passed too (with resumed set)
+// among all records of the run (from 0), bad ones (rec.Err set) included;
+// a non-nil error makes it a bad record (check returns rec.Err for those). Records an earlier run stored are passed too (with resumed set)
 // when check is given: they are then read, not skipped.
 type checkFunc func(rec *records.Record, n int64, resumed bool) error
 
@@ -287,7 +303,7 @@ func (l *loader) file(ctx context.Context, path string, check checkFunc, n *int6
 	}()
 	// The mark of the file, unless it is standard input.
 	var mark *inputMark
-	var markName string
+	var mname string
 	if path != "-" {
 		abs, err := filepath.Abs(path)
 		if err != nil {
@@ -297,12 +313,12 @@ func (l *loader) file(ctx context.Context, path string, check checkFunc, n *int6
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrBadInput, err)
 		}
-		markName = markPrefix + abs
-		mark = &inputMark{V: markVersion, Size: fi.Size(), ModTime: fi.ModTime().UnixNano(), Fields: l.fieldsKey()}
+		mname = markName(abs)
+		mark = &inputMark{V: markVersion, Size: fi.Size(), ModTime: fi.ModTime().UnixNano(), Fields: l.fieldsKey(path)}
 	}
 	var from int64 // records of this file stored by an earlier run
 	if mark != nil && !l.o.Restart {
-		v, err := l.d.Mark(ctx, markName)
+		v, err := l.d.Mark(ctx, mname)
 		switch {
 		case err == nil:
 			var old inputMark
@@ -347,7 +363,7 @@ func (l *loader) file(ctx context.Context, path string, check checkFunc, n *int6
 		rerr = l.read(rctx, r, check, from, fileRecords, *n, batches)
 	}()
 	for b := range batches {
-		if err := l.store(ctx, b, mark, markName); err != nil {
+		if err := l.store(ctx, b, mark, mname); err != nil {
 			cancel()
 			for range batches {
 			}
@@ -393,6 +409,7 @@ type badRecord struct {
 // before it is sent.
 func (l *loader) read(ctx context.Context, r *records.Reader, check checkFunc, from, fileRecords, n int64, out chan<- *batch) error {
 	b := &batch{}
+	ids := make(map[string]struct{}) // the ids of b's documents
 	send := func(done bool) error {
 		b.upTo, b.done = fileRecords, done
 		b.bytes, _ = r.Progress()
@@ -402,6 +419,7 @@ func (l *loader) read(ctx context.Context, r *records.Reader, check checkFunc, f
 			return ctx.Err()
 		}
 		b = &batch{docs: make([]db.Input, 0, l.o.Batch)}
+		clear(ids)
 		return nil
 	}
 	for {
@@ -417,7 +435,7 @@ func (l *loader) read(ctx context.Context, r *records.Reader, check checkFunc, f
 		}
 		resumed := check != nil && fileRecords < from
 		rerr := rec.Err
-		if rerr == nil && check != nil {
+		if check != nil {
 			rerr = check(rec, n, resumed)
 		}
 		if rerr != nil && !resumed && l.o.Strict {
@@ -436,13 +454,30 @@ func (l *loader) read(ctx context.Context, r *records.Reader, check checkFunc, f
 		}
 		if rerr != nil {
 			b.bad = append(b.bad, badRecord{rec.Pos.String(), rerr})
+			if b.records >= int64(4*l.o.Batch) {
+				if err := send(false); err != nil {
+					return err
+				}
+			}
 			continue
 		}
 		in := recordDoc(rec, l.ro.IDField)
 		in.TextOptions, in.ReplaceUnchanged = l.o.Text, l.o.ReplaceUnchanged
+		if _, again := ids[in.ID]; again {
+			// A later record replaces an earlier one with its id, as
+			// across batches: the batch before it is written first.
+			fileRecords--
+			b.records--
+			if err := send(false); err != nil {
+				return err
+			}
+			fileRecords++
+			b.records++
+		}
+		ids[in.ID] = struct{}{}
 		b.docs = append(b.docs, in)
 		b.pos = append(b.pos, rec.Pos.String())
-		if len(b.docs) >= l.o.Batch {
+		if len(b.docs) >= l.o.Batch || b.records >= int64(4*l.o.Batch) {
 			if err := send(false); err != nil {
 				return err
 			}
@@ -475,6 +510,9 @@ func (l *loader) store(ctx context.Context, b *batch, mark *inputMark, markName 
 		return err
 	}
 	for _, s := range res.Skipped {
+		if l.o.Strict {
+			return fmt.Errorf("%s: %w: %w", b.pos[s.Index], ErrBadRecord, s.Err)
+		}
 		l.bad(b.pos[s.Index], s.Err)
 		if l.refused != nil {
 			l.refused(s.ID, s.Err)

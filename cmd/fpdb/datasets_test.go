@@ -141,3 +141,36 @@ func TestBulkResumeAfterKill(t *testing.T) {
 		t.Fatalf("third run: %+v, %v", sum, err)
 	}
 }
+
+// TestDedupWorkDatabase checks that a work database left by one run
+// (--keep-work, or an interruption) is not mixed into a run over other
+// inputs: that run starts a new one, so its records are compared only
+// with each other.
+func TestDedupWorkDatabase(t *testing.T) {
+	dir := t.TempDir()
+	text := "the committee reviewed every proposal of the spring call and ranked them by merit and by feasibility of the plan"
+	writeFile(t, dir, "a.jsonl", []byte(`{"id":"a1","text":"`+text+`"}`+"\n"))
+	writeFile(t, dir, "b.jsonl", []byte(`{"id":"b1","text":"`+text+` today"}`+"\n"+`{"id":"b2","text":"an unrelated record about rivers lakes and the sea in spring"}`+"\n"))
+	out := filepath.Join(dir, "kept.jsonl")
+	runFPDB(t, "", "dedup", "--keep-work", "-q", filepath.Join(dir, "a.jsonl"), "--out", out).mustCode(t, 0)
+	if _, err := os.Stat(out + ".fpdb"); err != nil {
+		t.Fatalf("--keep-work: %v", err)
+	}
+	r := runFPDB(t, "", "dedup", "-q", "--json", filepath.Join(dir, "b.jsonl"), "--out", out, "--removed", filepath.Join(dir, "removed.jsonl")).mustCode(t, 0)
+	var sum struct{ Kept, Removed, Records int }
+	if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil || sum.Records != 2 || sum.Kept != 2 || sum.Removed != 0 {
+		t.Fatalf("second run over other inputs: %+v (%v): the first run's documents were mixed in", sum, err)
+	}
+	if _, err := os.Stat(out + ".fpdb"); !os.IsNotExist(err) {
+		t.Fatalf("the work database is left after a successful run: %v", err)
+	}
+	// Bad input: exit 3, and --strict stops at the first bad record.
+	writeFile(t, dir, "bad.jsonl", []byte(`{"id":"x","text":"one two three four five"}`+"\n"+`{"id":"y"}`+"\n"))
+	runFPDB(t, "", "dedup", "-q", filepath.Join(dir, "bad.jsonl"), "--out", out).mustCode(t, exitInput)
+	r = runFPDB(t, "", "dedup", "-q", "--strict", filepath.Join(dir, "bad.jsonl"), "--out", out).mustCode(t, exitInput)
+	if !strings.Contains(r.stderr, "bad.jsonl:2") {
+		t.Errorf("--strict: %s", r.stderr)
+	}
+	runFPDB(t, "", "dedup", filepath.Join(dir, "missing.jsonl"), "--out", out).mustCode(t, exitInput)
+	runFPDB(t, "", "dedup", filepath.Join(dir, "b.jsonl"), "--out", out, "--removed", out).mustCode(t, exitFailure)
+}

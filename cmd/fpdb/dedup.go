@@ -1,15 +1,20 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/fpdb/fpdb/db"
 	"github.com/fpdb/fpdb/dedup"
 	"github.com/fpdb/fpdb/internal/records"
 )
@@ -84,9 +89,12 @@ it, to check new data against the deduplicated archive later (fpdb add
 --threshold R --reject, or fpdb dedup NEW --db DIR, which removes records
 near a stored document too). Without --db, a work database KEPT.fpdb is
 made beside the output (it keeps no texts and no audit log) and removed
-when dedup succeeds (--keep-work keeps it). Either way dedup resumes: rerun after an interruption, and the
-records already stored are not fingerprinted again (--restart reads
-everything anew).
+when dedup succeeds (--keep-work keeps it); it serves only the run that
+made it: other inputs or record options start a new one. Either way dedup
+resumes: rerun the same command after an interruption, and the records
+already stored are not fingerprinted again (--restart reads everything
+anew, in a new work database). With --out - and no --db the work database
+is temporary and a run cannot be resumed.
 
 Progress is shown on standard error when it is a terminal (--progress:
 always); a summary line ends every run, and --json also prints the summary
@@ -170,18 +178,20 @@ func (o *dedupOptions) run(ctx context.Context, stdout, stderr io.Writer) (err e
 	}
 	inputs, err := records.Expand(o.inputs)
 	if err != nil {
-		return failure(fmt.Errorf("dedup: %w", err))
+		return failure(asInputError(fmt.Errorf("dedup: %w", err)))
 	}
 	if len(inputs) == 0 {
 		return failure(fmt.Errorf("dedup: no dataset files in the INPUTs"))
 	}
 	// The database: --db, or a work database beside the output.
-	work := ""
+	work, temp := "", false
 	if !o.dbGiven {
 		if o.out == "-" {
 			if work, err = os.MkdirTemp("", "fpdb-dedup-"); err != nil {
 				return failure(err)
 			}
+			temp = true
+			defer os.RemoveAll(work) // not resumable: nothing names it
 		} else {
 			work = o.out + ".fpdb"
 		}
@@ -200,6 +210,15 @@ func (o *dedupOptions) run(ctx context.Context, stdout, stderr io.Writer) (err e
 			closeDB(d, &err)
 		}
 	}()
+	if work != "" {
+		// A work database left by an interrupted run is resumed only by
+		// the same run: other inputs or record options start afresh, or
+		// its documents would be clustered with the new ones.
+		if d, err = o.checkWork(ctx, d, inputs); err != nil {
+			closed = d == nil
+			return failure(err)
+		}
+	}
 
 	rep := &addReport{stderr: stderr, verb: "dedup"}
 	bar := newBytesProgress(stderr, o.progress, o.quiet)
@@ -225,8 +244,8 @@ func (o *dedupOptions) run(ctx context.Context, stdout, stderr io.Writer) (err e
 	sum, err := dedup.Run(ctx, d, opts)
 	bar.clear()
 	if err != nil {
-		if ctx.Err() != nil {
-			return failure(fmt.Errorf("dedup: interrupted; run the same command again to resume (%d records stored so far are kept in %s)", sum.Stored, o.dbDir))
+		if ctx.Err() != nil && !temp {
+			return failure(fmt.Errorf("dedup: interrupted; run the same command again to resume (the records stored so far are kept in %s)", o.dbDir))
 		}
 		return failure(newOpError("dedup", err, "dedup"))
 	}
@@ -249,6 +268,44 @@ func (o *dedupOptions) run(ctx context.Context, stdout, stderr io.Writer) (err e
 		return rep.failures.failure(nil)
 	}
 	return nil
+}
+
+// workMark names the mark of a work database that says which run it
+// serves.
+const workMark = "dedup:run"
+
+// checkWork returns the work database d ready for this run: d itself when
+// it is new or was left by the same run (same inputs, record options and
+// creation flags), else, or with --restart, a new one in its place.
+func (o *dedupOptions) checkWork(ctx context.Context, d *db.DB, inputs []string) (*db.DB, error) {
+	var abs []string
+	for _, p := range inputs {
+		a, err := filepath.Abs(p)
+		if err != nil {
+			return d, err
+		}
+		abs = append(abs, a)
+	}
+	want, _ := json.Marshal(map[string]any{"inputs": abs, "format": o.format, "id": o.records.idField, "text": o.records.textField, "keep_fields": o.records.keepFields})
+	have, err := d.Mark(ctx, workMark)
+	switch {
+	case errors.Is(err, db.ErrNoMark) && d.Len() == 0:
+	case err == nil && bytes.Equal(have, want) && !o.records.restart:
+		return d, nil
+	case err != nil && !errors.Is(err, db.ErrNoMark):
+		return d, err
+	default:
+		if err := d.Close(); err != nil {
+			return nil, err
+		}
+		if err := os.RemoveAll(o.dbDir); err != nil {
+			return nil, fmt.Errorf("dedup: remove the work database of another run: %w", err)
+		}
+		if d, err = o.openDBWith(openBulk, &o.creation); err != nil {
+			return nil, err
+		}
+	}
+	return d, d.SetMark(ctx, db.Mark{Name: workMark, Value: want})
 }
 
 // dedupSummaryLine is the last line of a dedup run.

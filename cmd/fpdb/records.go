@@ -113,7 +113,7 @@ func (o *addOptions) runRecords(ctx context.Context, stdin io.Reader, stdout, st
 	}
 	inputs, err := records.Expand(o.paths)
 	if err != nil {
-		return failure(fmt.Errorf("add: %w", err))
+		return failure(asInputError(fmt.Errorf("add: %w", err)))
 	}
 	if len(inputs) == 0 {
 		return failure(fmt.Errorf("add: no dataset files in %s", strings.Join(o.paths, " ")))

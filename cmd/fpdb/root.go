@@ -13,6 +13,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/fpdb/fpdb/dedup"
 )
 
 // Exit codes of the fpdb command.
@@ -234,7 +236,7 @@ func usageErrorf(format string, args ...any) *exitError {
 // exitFailure otherwise.
 func failure(err error) *exitError {
 	var ie *inputError
-	if errors.As(err, &ie) {
+	if errors.As(err, &ie) || errors.Is(err, dedup.ErrBadInput) || errors.Is(err, dedup.ErrBadRecord) {
 		return &exitError{code: exitInput, err: err}
 	}
 	return &exitError{code: exitFailure, err: err}
