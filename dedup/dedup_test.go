@@ -434,3 +434,24 @@ func TestKeepField(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadRepeatedID checks that Load lets a later record replace an
+// earlier one with its id whatever the batch size (as across batches).
+func TestLoadRepeatedID(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "rep.jsonl")
+	writeJSONL(t, in, []rec{{ID: "a", Text: "first version of the text here"}, {ID: "b", Text: "another record with other words"}, {ID: "a", Text: "second version of the text now"}})
+	for _, batch := range []int{1, 2, 10} {
+		d := openDB(t, t.TempDir())
+		sum, err := Load(ctx, d, LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{in}, Batch: batch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.Stored != 3 || sum.Replaced != 1 || sum.Skipped != 0 || d.Len() != 2 {
+			t.Fatalf("batch %d: %+v, %d documents", batch, sum, d.Len())
+		}
+		doc, err := d.Get(ctx, "a")
+		if err != nil || !strings.Contains(doc.Source, "rep.jsonl:3") {
+			t.Fatalf("batch %d: a is %+v (%v), want the record of line 3", batch, doc, err)
+		}
+	}
+}
