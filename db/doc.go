@@ -56,7 +56,10 @@
 // each batch is still atomic and durable, and queries see it at once, but
 // the posting lists are written once per key for 1 to 4 million documents
 // (and by Flush and Close) — several times faster than writing them with
-// every batch.
+// every batch. A loader that must resume after a crash passes a Mark with
+// each batch (AddBatchMarked): the mark, saying how far its input is
+// stored, is written in the same atomic batch, and Mark reads it back on
+// the next run (package dedup does this for dataset files).
 //
 // # Caveats
 //
