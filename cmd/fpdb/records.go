@@ -210,7 +210,7 @@ func (o *addOptions) addRecords(ctx context.Context, add adder, inputs []string,
 		return nil
 	})
 	bar.clear()
-	fmt.Fprintln(rep.stderr, strings.Replace(rep.summary(int(total), time.Since(start)), " inputs:", " records:", 1))
+	fmt.Fprintln(rep.stderr, strings.Replace(rep.summary(int(total), time.Since(start)), plural(total, "input"), plural(total, "record"), 1))
 	switch {
 	case ctx.Err() != nil:
 		return failure(fmt.Errorf("add: interrupted: %d records done", total))
