@@ -253,7 +253,7 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 	sum.Skipped, sum.SkippedReasons = 0, map[string]int64{}
 	bad := func(err error) (bool, []records.Extra, error) {
 		sum.Skipped++
-		sum.SkippedReasons[reason(err)]++
+		sum.SkippedReasons[SkipReason(err)]++
 		return false, badExtras(err), nil
 	}
 	for _, path := range o.Inputs {

@@ -527,7 +527,7 @@ func (l *loader) store(ctx context.Context, b *batch, mark *inputMark, markName 
 // bad counts and reports a bad record.
 func (l *loader) bad(pos string, err error) {
 	l.sum.Skipped++
-	l.sum.SkippedReasons[reason(err)]++
+	l.sum.SkippedReasons[SkipReason(err)]++
 	if l.o.Bad != nil {
 		l.o.Bad(pos, err)
 	}

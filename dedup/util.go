@@ -5,13 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"io/fs"
 	"strings"
 
 	"github.com/fpdb/fpdb/db"
 )
 
-// reason names the cause of a skipped record for the summary.
-func reason(err error) string {
+// SkipReason names, in a few words, why a record or a document was
+// skipped (for summaries that count them by reason): "id given twice",
+// "binary or not UTF-8", "no words", "invalid id", "too long", "missing
+// field", "not a string", "invalid UTF-8", "malformed", "wrong number of
+// fields", "bad record", "not found", "permission denied" or "unreadable".
+func SkipReason(err error) string {
 	switch {
 	case errors.Is(err, ErrDuplicateID), errors.Is(err, db.ErrDuplicateInBatch):
 		return "id given twice"
@@ -23,6 +28,12 @@ func reason(err error) string {
 		return "invalid id"
 	case errors.Is(err, db.ErrTextTooLarge):
 		return "too long"
+	case errors.Is(err, fs.ErrNotExist):
+		return "not found"
+	case errors.Is(err, fs.ErrPermission):
+		return "permission denied"
+	case !errors.Is(err, ErrBadRecord):
+		return "unreadable"
 	}
 	msg := err.Error()
 	for _, r := range []struct{ has, reason string }{

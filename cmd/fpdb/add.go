@@ -337,25 +337,13 @@ func (o *addOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr io
 		return rep.failures.failure(fmt.Errorf("add: %d of %s failed", len(inputs), plural(len(inputs), "input")))
 	}
 
-	mode := openCreate
-	if o.bulk {
-		mode = openBulk
-	}
 	start := time.Now()
-	var d *db.DB
-	var add adder
-	if o.remote() {
-		c, err := o.client()
-		if err != nil {
-			return failure(err)
-		}
-		add = remoteAdder(c)
-	} else {
-		if d, err = o.openDBWith(mode, &o.creation); err != nil {
-			return failure(err)
-		}
+	d, add, err := o.openAdder()
+	if err != nil {
+		return failure(err)
+	}
+	if d != nil {
 		defer closeDB(d, &err)
-		add = d.Add
 	}
 
 	if o.progress || (!o.quiet && len(inputs) > 1 && isTerminal(stderr)) {
@@ -586,6 +574,28 @@ func (o *addOptions) validateRemote() error {
 		}
 	}
 	return nil
+}
+
+// openAdder opens what adds the documents: the server's add with
+// --server, else the local database (for a bulk load with --bulk), which
+// the caller closes.
+func (o *addOptions) openAdder() (*db.DB, adder, error) {
+	if o.remote() {
+		c, err := o.client()
+		if err != nil {
+			return nil, nil, err
+		}
+		return nil, remoteAdder(c), nil
+	}
+	mode := openCreate
+	if o.bulk {
+		mode = openBulk
+	}
+	d, err := o.openDBWith(mode, &o.creation)
+	if err != nil {
+		return nil, nil, err
+	}
+	return d, d.Add, nil
 }
 
 // addOne adds one document and prints its outcome. It returns fatal = true

@@ -2,16 +2,15 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/fpdb/fpdb/db"
+	"github.com/fpdb/fpdb/dedup"
 )
 
 // jsonBulkSummary is the JSON summary of "fpdb add --bulk".
@@ -26,22 +25,20 @@ type jsonBulkSummary struct {
 }
 
 // skipReason names the cause of a skipped input for the summary.
-func skipReason(err error) string {
-	switch {
-	case errors.Is(err, db.ErrBinary):
-		return "binary or not UTF-8"
-	case errors.Is(err, db.ErrNoWords):
-		return "no words"
-	case errors.Is(err, db.ErrInvalidID):
-		return "invalid id"
-	case errors.Is(err, db.ErrDuplicateInBatch):
-		return "id given twice"
-	case errors.Is(err, fs.ErrNotExist):
-		return "not found"
-	case errors.Is(err, fs.ErrPermission):
-		return "permission denied"
+func skipReason(err error) string { return dedup.SkipReason(err) }
+
+// skippedReasons returns " (1 binary or not UTF-8, 2 no words)": the
+// counts of skipped inputs by reason, sorted, or "" when there are none.
+func skippedReasons[N int | int64](reasons map[string]N) string {
+	if len(reasons) == 0 {
+		return ""
 	}
-	return "unreadable"
+	var rs []string
+	for r, n := range reasons {
+		rs = append(rs, fmt.Sprintf("%d %s", n, r))
+	}
+	slices.Sort(rs)
+	return " (" + strings.Join(rs, ", ") + ")"
 }
 
 // runBulk adds inputs with AddBatch, --batch documents at a time.
@@ -131,14 +128,7 @@ func (o *addOptions) runBulk(ctx context.Context, d *db.DB, inputs []addInput, s
 	}
 	{
 		line := fmt.Sprintf("bulk: %d stored (%d replaced), %d unchanged, %d skipped", sum.Stored, sum.Replaced, sum.Unchanged, sum.Skipped)
-		if sum.Skipped > 0 {
-			var rs []string
-			for r, n := range sum.SkippedReasons {
-				rs = append(rs, fmt.Sprintf("%d %s", n, r))
-			}
-			slices.Sort(rs)
-			line += " (" + strings.Join(rs, ", ") + ")"
-		}
+		line += skippedReasons(sum.SkippedReasons)
 		fmt.Fprintf(rep.stderr, "%s in %v, %.0f docs/s\n", line, el.Round(time.Millisecond), sum.DocsPerSecond)
 	}
 	if sum.Skipped > 0 {

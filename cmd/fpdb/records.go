@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
@@ -120,24 +119,12 @@ func (o *addOptions) runRecords(ctx context.Context, stdin io.Reader, stdout, st
 	}
 	rep := &addReport{stderr: stderr}
 	start := time.Now()
-	var d *db.DB
-	var add adder
-	if o.remote() {
-		c, err := o.client()
-		if err != nil {
-			return failure(err)
-		}
-		add = remoteAdder(c)
-	} else {
-		mode := openCreate
-		if o.bulk {
-			mode = openBulk
-		}
-		if d, err = o.openDBWith(mode, &o.creation); err != nil {
-			return failure(err)
-		}
+	d, add, err := o.openAdder()
+	if err != nil {
+		return failure(err)
+	}
+	if d != nil {
 		defer closeDB(d, &err)
-		add = d.Add
 	}
 	bar := newBytesProgress(stderr, o.progress, o.quiet)
 	defer bar.clear()
@@ -227,14 +214,7 @@ func (o *addOptions) addRecords(ctx context.Context, add adder, inputs []string,
 // loadSummaryLine is the summary line of a load of records.
 func loadSummaryLine(what string, s *dedup.LoadSummary) string {
 	line := fmt.Sprintf("%s: %d records: %d stored (%d replaced), %d unchanged, %d skipped", what, s.Records, s.Stored, s.Replaced, s.Unchanged, s.Skipped)
-	if s.Skipped > 0 {
-		var rs []string
-		for r, n := range s.SkippedReasons {
-			rs = append(rs, fmt.Sprintf("%d %s", n, r))
-		}
-		slices.Sort(rs)
-		line += " (" + strings.Join(rs, ", ") + ")"
-	}
+	line += skippedReasons(s.SkippedReasons)
 	if s.Resumed > 0 {
 		line += fmt.Sprintf(", %d resumed (stored by an interrupted run)", s.Resumed)
 	}

@@ -147,20 +147,8 @@ func (d *csvDecoder) next(rec *Record) error {
 		rec.Text = d.textBuf
 	}
 	if len(d.keepCols) > 0 {
-		d.metaBuf = append(d.metaBuf[:0], '{')
-		for i, c := range d.keepCols {
-			if c < 0 {
-				continue
-			}
-			if len(d.metaBuf) > 1 {
-				d.metaBuf = append(d.metaBuf, ',')
-			}
-			d.metaBuf = append(d.metaBuf, d.keepKeys[i]...)
-			d.metaBuf = append(d.metaBuf, ':')
-			d.metaBuf = appendJSONString(d.metaBuf, row[c])
-		}
-		rec.Meta = append(d.metaBuf, '}')
-		d.metaBuf = rec.Meta
+		d.metaBuf = appendMeta(d.metaBuf[:0], d.keepKeys, d.keepCols, func(b []byte, c int) []byte { return appendJSONString(b, row[c]) })
+		rec.Meta = d.metaBuf
 	}
 	return nil
 }
@@ -209,3 +197,24 @@ func (d *csvDecoder) skip(n int64) (int64, error) {
 func (d *csvDecoder) progress() (int64, int64, bool) { return 0, 0, false }
 
 func (d *csvDecoder) close() error { return nil }
+
+// appendMeta appends to buf the JSON object of the kept fields: key i
+// (JSON-encoded) with the value val appends for column cols[i], leaving
+// out the fields whose column is -1 (absent).
+func appendMeta(buf []byte, keys [][]byte, cols []int, val func(buf []byte, col int) []byte) []byte {
+	buf = append(buf, '{')
+	n := 0
+	for i, c := range cols {
+		if c < 0 {
+			continue
+		}
+		if n > 0 {
+			buf = append(buf, ',')
+		}
+		n++
+		buf = append(buf, keys[i]...)
+		buf = append(buf, ':')
+		buf = val(buf, c)
+	}
+	return append(buf, '}')
+}

@@ -401,20 +401,10 @@ func (d *parquetDecoder) next(rec *Record) error {
 	}
 	rec.Text, rec.Err = d.textOf(row[d.colFirst[d.textCol]])
 	if len(d.keepCols) > 0 {
-		d.metaBuf = append(d.metaBuf[:0], '{')
-		for i, c := range d.keepCols {
-			if c < 0 {
-				continue
-			}
-			if len(d.metaBuf) > 1 {
-				d.metaBuf = append(d.metaBuf, ',')
-			}
-			d.metaBuf = append(d.metaBuf, d.keepKeys[i]...)
-			d.metaBuf = append(d.metaBuf, ':')
-			d.metaBuf = appendParquetJSON(d.metaBuf, row[d.colFirst[c]], d.leaves[c].Node)
-		}
-		rec.Meta = append(d.metaBuf, '}')
-		d.metaBuf = rec.Meta
+		d.metaBuf = appendMeta(d.metaBuf[:0], d.keepKeys, d.keepCols, func(b []byte, c int) []byte {
+			return appendParquetJSON(b, row[d.colFirst[c]], d.leaves[c].Node)
+		})
+		rec.Meta = d.metaBuf
 	}
 	return nil
 }
