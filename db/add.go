@@ -353,3 +353,24 @@ func shingleCount(res fingerprint.Result) int {
 	}
 	return res.Distinct
 }
+
+// Prepare computes the document in as Add would store it (its
+// fingerprint, content hash, size, words and shingle count, with the
+// database's parameters and templates) without storing anything. A
+// cluster gateway fingerprints with it before it appends the document to
+// its write log. The returned Doc's Added is in's (zero if unset).
+func (d *DB) Prepare(ctx context.Context, in Input) (*Doc, error) {
+	if err := validID(in.ID); err != nil {
+		return nil, fmt.Errorf("fpdb: prepare: %w", err)
+	}
+	if err := d.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer d.leave()
+	doc, err := d.prepare(&in)
+	if err != nil {
+		return nil, fmt.Errorf("fpdb: prepare %q: %w", in.ID, err)
+	}
+	doc.text = nil
+	return &doc, nil
+}

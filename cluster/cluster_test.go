@@ -1,0 +1,130 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/fpdb/fpdb/db"
+)
+
+// freePort returns a port free on host now.
+func freePort(t testing.TB, host string) int {
+	t.Helper()
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		t.Fatalf("listen on %s: %v", host, err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// testCluster is n nodes on 127.0.0.1 … 127.0.0.n.
+type testCluster struct {
+	t     testing.TB
+	opts  []*Options
+	nodes []*Node
+}
+
+func startCluster(t testing.TB, n, shards, replicas int, dbo *db.Options) *testCluster {
+	t.Helper()
+	dir := t.TempDir()
+	tc := &testCluster{t: t}
+	for i := 0; i < n; i++ {
+		host := "127.0.0." + strconv.Itoa(i+1)
+		tc.opts = append(tc.opts, &Options{
+			Name: fmt.Sprintf("n%d", i+1), Dir: filepath.Join(dir, fmt.Sprintf("n%d", i+1)), Host: host,
+			ClientPort: freePort(t, host), ClusterPort: freePort(t, host), Shards: shards, Replicas: replicas, DB: dbo,
+			RequestTimeout: 5 * time.Second,
+		})
+	}
+	for i, o := range tc.opts {
+		for j, p := range tc.opts {
+			if i != j {
+				o.Peers = append(o.Peers, Peer{Name: p.Name, Addr: net.JoinHostPort(p.Host, strconv.Itoa(p.ClusterPort))})
+			}
+		}
+	}
+	tc.nodes = make([]*Node, n)
+	errs := make(chan error, n)
+	for i := range tc.opts {
+		go func() {
+			nd, err := Start(context.Background(), tc.opts[i])
+			tc.nodes[i] = nd
+			errs <- err
+		}()
+	}
+	for range tc.opts {
+		if err := <-errs; err != nil {
+			t.Fatalf("start: %v", err)
+		}
+	}
+	t.Cleanup(tc.close)
+	return tc
+}
+
+func (tc *testCluster) close() {
+	for _, nd := range tc.nodes {
+		if nd != nil {
+			nd.Close()
+		}
+	}
+}
+
+// randomFP returns a random fingerprint of k bits.
+func randomFP(rng *rand.Rand, k int) []uint64 {
+	fp := make([]uint64, k/64)
+	for i := range fp {
+		fp[i] = rng.Uint64()
+	}
+	return fp
+}
+
+// nearFP flips d random bits of fp.
+func nearFP(rng *rand.Rand, fp []uint64, d int) []uint64 {
+	out := append([]uint64(nil), fp...)
+	k := 64 * len(fp)
+	for _, b := range rng.Perm(k)[:d] {
+		out[b/64] ^= 1 << (b % 64)
+	}
+	return out
+}
+
+func TestSmoke(t *testing.T) {
+	tc := startCluster(t, 3, 4, 2, nil)
+	ctx := context.Background()
+	r := tc.nodes[0].Router()
+	rng := rand.New(rand.NewPCG(1, 2))
+	fp := randomFP(rng, 512)
+	res, err := r.Add(ctx, []db.Input{{ID: "a", Fingerprint: fp}, {ID: "b", Fingerprint: nearFP(rng, fp, 10)}}, AddOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq := res[1].Seq
+	ms, err := tc.nodes[2].Router().QueryDoc(ctx, &db.Doc{Fingerprint: fp}, QueryOptions{Threshold: 0.9, MinSeq: seq})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != 2 || ms[0].ID != "a" || ms[1].ID != "b" || ms[1].Hamming != 10 {
+		t.Fatalf("matches %+v", ms)
+	}
+	res, err = tc.nodes[1].Router().Add(ctx, []db.Input{{ID: "c", Fingerprint: nearFP(rng, fp, 5)}}, AddOptions{Threshold: 0.9, Reject: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].Stored || len(res[0].Matches) != 2 {
+		t.Fatalf("check-then-add: %+v", res[0])
+	}
+	pr, err := r.Pairs(ctx, 0.9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pr.Pairs) != 1 || pr.Pairs[0].A != "a" || pr.Pairs[0].B != "b" {
+		t.Fatalf("pairs %+v", pr.Pairs)
+	}
+}

@@ -1,0 +1,272 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/fpdb/fpdb/db"
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+const (
+	logStream  = "FPDB_LOG"
+	logSubject = "fpdb.log"
+	// dupWindow is how long the log remembers a batch's id, so that a
+	// publish retried after a lost acknowledgement is not appended twice.
+	dupWindow = 2 * time.Minute
+)
+
+// ErrClosed is returned by the calls of a closed node or router.
+var ErrClosed = errors.New("fpdb cluster: closed")
+
+// Node is one member of a cluster: an embedded NATS server (a JetStream
+// peer of the write log and the shard map), the replicas of the shards
+// the map gives it, and a Router for clients.
+type Node struct {
+	opts Options
+	ns   *server.Server
+	nc   *nats.Conn
+	js   jetstream.JetStream
+	smap *ShardMap
+	gw   *db.DB
+	r    *Router
+
+	mu       sync.Mutex
+	replicas map[int]*replica
+	closed   bool
+}
+
+// Start starts a node and returns when it has joined the cluster: the log
+// stream and the shard map exist, and its replicas are open and following
+// the log.
+func Start(ctx context.Context, opts *Options) (_ *Node, err error) {
+	if opts == nil {
+		return nil, fmt.Errorf("%w: nil options", ErrInvalidOptions)
+	}
+	o := *opts
+	o.EnsureDefaults()
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("fpdb cluster: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.StartTimeout)
+	defer cancel()
+	n := &Node{opts: o, replicas: map[int]*replica{}}
+	defer func() {
+		if err != nil {
+			n.Close()
+		}
+	}()
+	if err := n.startServer(); err != nil {
+		return nil, err
+	}
+	n.nc, err = nats.Connect(o.clientURL(), nats.Name("fpdb-"+o.Name), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+	if err != nil {
+		return nil, fmt.Errorf("fpdb cluster: connect to own server: %w", err)
+	}
+	n.js, err = jetstream.New(n.nc)
+	if err != nil {
+		return nil, err
+	}
+	kv, err := n.setupJetStream(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if n.smap, err = loadOrCreateMap(ctx, kv, &o); err != nil {
+		return nil, err
+	}
+	if n.gw, err = db.Open(filepath.Join(o.Dir, "gateway"), n.smap.dbOptions()); err != nil {
+		return nil, fmt.Errorf("fpdb cluster: gateway database: %w", err)
+	}
+	for _, s := range n.smap.shardsOf(o.Name) {
+		rep, err := openReplica(ctx, n, s)
+		if err != nil {
+			return nil, err
+		}
+		n.mu.Lock()
+		n.replicas[s] = rep
+		n.mu.Unlock()
+	}
+	n.r, err = newRouter(ctx, n.nc, n.smap, n.gw, &o)
+	if err != nil {
+		return nil, err
+	}
+	o.Logger.Info("cluster node started", "node", o.Name, "shards", n.smap.shardsOf(o.Name), "nats", o.clientURL())
+	return n, nil
+}
+
+func (n *Node) startServer() error {
+	o := &n.opts
+	var routes []*url.URL
+	for _, p := range o.Peers {
+		u, err := url.Parse("nats-route://" + p.Addr)
+		if err != nil {
+			return fmt.Errorf("%w: peer %s: %v", ErrInvalidOptions, p.Name, err)
+		}
+		routes = append(routes, u)
+	}
+	so := &server.Options{
+		ServerName: o.Name,
+		Host:       o.Host,
+		Port:       o.ClientPort,
+		JetStream:  true,
+		StoreDir:   filepath.Join(o.Dir, "nats"),
+		// Every write is synced to disk before it is acknowledged.
+		SyncAlways: true,
+		Cluster: server.ClusterOpts{
+			Name: "fpdb",
+			Host: o.Host,
+			Port: o.ClusterPort,
+		},
+		Routes:     routes,
+		NoSigs:     true,
+		NoLog:      os.Getenv("FPDB_NATS_LOG") == "",
+		MaxPayload: 8 << 20,
+	}
+	if len(o.Peers) == 0 {
+		so.Cluster = server.ClusterOpts{}
+	}
+	ns, err := server.NewServer(so)
+	if err != nil {
+		return fmt.Errorf("fpdb cluster: nats server: %w", err)
+	}
+	if os.Getenv("FPDB_NATS_LOG") != "" {
+		ns.ConfigureLogger()
+	}
+	go ns.Start()
+	if !ns.ReadyForConnections(o.StartTimeout) {
+		ns.Shutdown()
+		return fmt.Errorf("fpdb cluster: nats server on %s did not start", o.clientURL())
+	}
+	n.ns = ns
+	return nil
+}
+
+// setupJetStream creates (or finds) the log stream and the map bucket,
+// retrying while the JetStream cluster elects its meta leader.
+func (n *Node) setupJetStream(ctx context.Context) (jetstream.KeyValue, error) {
+	o := &n.opts
+	for {
+		actx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		kv, err := n.setupOnce(actx)
+		cancel()
+		if err == nil {
+			return kv, nil
+		}
+		o.Logger.Debug("cluster not formed yet", "node", o.Name, "err", err)
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("fpdb cluster: node %s: the cluster did not form (%v): %w", o.Name, err, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func (n *Node) setupOnce(ctx context.Context) (jetstream.KeyValue, error) {
+	o := &n.opts
+	{
+		_, err := n.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+			Name:       logStream,
+			Subjects:   []string{logSubject},
+			Storage:    jetstream.FileStorage,
+			Replicas:   o.LogReplicas,
+			Retention:  jetstream.LimitsPolicy,
+			Duplicates: dupWindow,
+			MaxMsgSize: 8 << 20,
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return n.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket: mapBucket, Storage: jetstream.FileStorage, Replicas: o.LogReplicas, History: 16,
+	})
+}
+
+// Router returns the node's router (queries, adds, pairs).
+func (n *Node) Router() *Router { return n.r }
+
+// Name returns the node's name.
+func (n *Node) Name() string { return n.opts.Name }
+
+// ClientURL returns the URL of the node's NATS server.
+func (n *Node) ClientURL() string { return n.opts.clientURL() }
+
+// Map returns the shard map the node started with.
+func (n *Node) Map() *ShardMap { return n.smap }
+
+// Replica returns the state of the node's replica of shard s (ok false if
+// it holds none).
+func (n *Node) Replica(s int) (st ReplicaState, ok bool) {
+	n.mu.Lock()
+	rep := n.replicas[s]
+	n.mu.Unlock()
+	if rep == nil {
+		return ReplicaState{}, false
+	}
+	return rep.state(), true
+}
+
+// Digest returns the node's replica of shard s's applied log sequence and
+// a digest of its documents (ids, fingerprints, times added) at that
+// sequence: replicas of one shard at one sequence have equal digests.
+func (n *Node) Digest(ctx context.Context, s int) (seq uint64, digest uint64, docs int, err error) {
+	n.mu.Lock()
+	rep := n.replicas[s]
+	n.mu.Unlock()
+	if rep == nil {
+		return 0, 0, 0, fmt.Errorf("fpdb cluster: node %s holds no replica of shard %d", n.opts.Name, s)
+	}
+	return rep.digest(ctx)
+}
+
+// IsLogLeader reports whether this node's server leads the write log's
+// replication group.
+func (n *Node) IsLogLeader() bool {
+	if n.ns == nil {
+		return false
+	}
+	return n.ns.JetStreamIsStreamLeader(server.DEFAULT_GLOBAL_ACCOUNT, logStream)
+}
+
+// Close stops the node: its router, its replicas (each waits for the
+// message it applies), its connection and its NATS server.
+func (n *Node) Close() error {
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		return nil
+	}
+	n.closed = true
+	reps := n.replicas
+	n.replicas = map[int]*replica{}
+	n.mu.Unlock()
+	var errs []error
+	if n.r != nil {
+		n.r.Close()
+	}
+	for _, rep := range reps {
+		errs = append(errs, rep.close())
+	}
+	if n.gw != nil {
+		errs = append(errs, n.gw.Close())
+	}
+	if n.nc != nil {
+		n.nc.Close()
+	}
+	if n.ns != nil {
+		n.ns.Shutdown()
+		n.ns.WaitForShutdown()
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,149 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fpdb/fpdb/db"
+)
+
+// ErrInvalidOptions is wrapped by the errors of Options.Validate.
+var ErrInvalidOptions = errors.New("fpdb cluster: invalid options")
+
+// Peer is another node of the cluster.
+type Peer struct {
+	// Name is the peer's node name.
+	Name string
+	// Addr is the peer's cluster (route) address, host:port.
+	Addr string
+}
+
+// ParsePeer parses "NAME@HOST:PORT".
+func ParsePeer(s string) (Peer, error) {
+	name, addr, ok := strings.Cut(s, "@")
+	if !ok || name == "" {
+		return Peer{}, fmt.Errorf("%w: peer %q: want NAME@HOST:PORT", ErrInvalidOptions, s)
+	}
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return Peer{}, fmt.Errorf("%w: peer %q: %v", ErrInvalidOptions, s, err)
+	}
+	return Peer{Name: name, Addr: addr}, nil
+}
+
+// Options configure a node. The zero value of each field means its
+// documented default (EnsureDefaults fills them in).
+type Options struct {
+	// Name is the node's name, unique in the cluster (required).
+	Name string
+	// Dir holds the node's data: the NATS JetStream store (nats/), its
+	// shard replicas (shard-NNN/) and pinned checkpoints.
+	Dir string
+	// Host is the address the node's NATS server listens on (default
+	// 127.0.0.1).
+	Host string
+	// ClientPort is the NATS client port (default 4222).
+	ClientPort int
+	// ClusterPort is the NATS cluster (route) port (default 6222).
+	ClusterPort int
+	// Peers are the other nodes. Every node must be given the same set of
+	// names (its own plus its peers'): the first node to start writes the
+	// shard map from them.
+	Peers []Peer
+	// Shards is the number of virtual shards V (default 4), fixed when the
+	// cluster's shard map is created.
+	Shards int
+	// Replicas is the number of replicas of each shard (default 2, at most
+	// the number of nodes), fixed at creation.
+	Replicas int
+	// LogReplicas is the number of replicas of the write log and the shard
+	// map (default 3, at most the number of nodes).
+	LogReplicas int
+	// DB sets the creation parameters of the shards' databases (K,
+	// GroupWidths, ShingleWidth, Seed); nil means db.DefaultOptions. Only
+	// the first node's are used: the map records them.
+	DB *db.Options
+	// StartTimeout bounds how long Start waits for the cluster to form
+	// (default 30s).
+	StartTimeout time.Duration
+	// RequestTimeout bounds one request to a shard (default 10s).
+	RequestTimeout time.Duration
+	// MaxBatch caps the documents a gateway appends in one log message
+	// (default 256).
+	MaxBatch int
+	// Logger receives the node's log (default: discarded).
+	Logger *slog.Logger
+}
+
+// EnsureDefaults fills in the zero fields with their defaults.
+func (o *Options) EnsureDefaults() *Options {
+	if o.Host == "" {
+		o.Host = "127.0.0.1"
+	}
+	if o.ClientPort == 0 {
+		o.ClientPort = 4222
+	}
+	if o.ClusterPort == 0 {
+		o.ClusterPort = 6222
+	}
+	if o.Shards == 0 {
+		o.Shards = 4
+	}
+	n := len(o.Peers) + 1
+	if o.Replicas == 0 {
+		o.Replicas = min(2, n)
+	}
+	if o.LogReplicas == 0 {
+		o.LogReplicas = min(3, n)
+	}
+	if o.StartTimeout == 0 {
+		o.StartTimeout = 30 * time.Second
+	}
+	if o.RequestTimeout == 0 {
+		o.RequestTimeout = 10 * time.Second
+	}
+	if o.MaxBatch == 0 {
+		o.MaxBatch = 256
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// Validate reports the first invalid option.
+func (o *Options) Validate() error {
+	n := len(o.Peers) + 1
+	names := map[string]bool{o.Name: true}
+	for _, p := range o.Peers {
+		if names[p.Name] {
+			return fmt.Errorf("%w: node name %q given twice", ErrInvalidOptions, p.Name)
+		}
+		names[p.Name] = true
+	}
+	switch {
+	case o.Name == "" || strings.ContainsAny(o.Name, ". *>\t\n"):
+		return fmt.Errorf("%w: node name %q (want a name without spaces, dots, '*' or '>')", ErrInvalidOptions, o.Name)
+	case o.Dir == "":
+		return fmt.Errorf("%w: no data directory", ErrInvalidOptions)
+	case o.Shards < 1 || o.Shards > 4096:
+		return fmt.Errorf("%w: %d shards (want 1 to 4096)", ErrInvalidOptions, o.Shards)
+	case o.Replicas < 1 || o.Replicas > n:
+		return fmt.Errorf("%w: %d replicas per shard with %d nodes", ErrInvalidOptions, o.Replicas, n)
+	case o.LogReplicas < 1 || o.LogReplicas > n || o.LogReplicas > 5:
+		return fmt.Errorf("%w: %d log replicas with %d nodes (at most 5)", ErrInvalidOptions, o.LogReplicas, n)
+	case o.ClientPort < 0 || o.ClusterPort < 0 || o.ClientPort > 65535 || o.ClusterPort > 65535:
+		return fmt.Errorf("%w: ports %d, %d", ErrInvalidOptions, o.ClientPort, o.ClusterPort)
+	case o.MaxBatch < 1:
+		return fmt.Errorf("%w: MaxBatch %d", ErrInvalidOptions, o.MaxBatch)
+	}
+	return nil
+}
+
+func (o *Options) clientURL() string {
+	return "nats://" + net.JoinHostPort(o.Host, strconv.Itoa(o.ClientPort))
+}

@@ -1,0 +1,388 @@
+package cluster
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/fpdb/fpdb/db"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// seqMark is the mark holding the last log sequence a replica applied.
+const seqMark = "cluster:seq"
+
+// keepPins is how many pinned checkpoints a replica keeps.
+const keepPins = 2
+
+// ReplicaState describes a shard replica.
+type ReplicaState struct {
+	// Shard is the replica's shard.
+	Shard int
+	// Applied is the last log sequence it applied.
+	Applied uint64
+	// Docs is its number of documents.
+	Docs int
+	// Err is the error that stopped it, if any.
+	Err error
+}
+
+// replica is a deterministic follower of the log for one shard: it
+// applies the shard's entries of each message, with the message's
+// sequence as a mark in the same batch, in log order.
+type replica struct {
+	n     *Node
+	shard int
+	dir   string
+	d     *db.DB
+
+	mu      sync.Mutex // held while a message is applied; guards below
+	applied uint64
+	changed chan struct{} // closed when applied moves
+	failed  error
+	pins    []uint64
+	pinDBs  map[uint64]*db.DB
+
+	cc   jetstream.ConsumeContext
+	subs []*nats.Subscription
+	sem  chan struct{} // bounds concurrent requests
+	wg   sync.WaitGroup
+}
+
+func openReplica(ctx context.Context, n *Node, s int) (*replica, error) {
+	dir := filepath.Join(n.opts.Dir, fmt.Sprintf("shard-%03d", s))
+	d, err := db.Open(dir, n.smap.dbOptions())
+	if err != nil {
+		return nil, fmt.Errorf("fpdb cluster: shard %d: %w", s, err)
+	}
+	r := &replica{n: n, shard: s, dir: dir, d: d, changed: make(chan struct{}), pinDBs: map[uint64]*db.DB{}, sem: make(chan struct{}, 8)}
+	v, err := d.Mark(ctx, seqMark)
+	switch {
+	case err == nil && len(v) == 8:
+		r.applied = binary.BigEndian.Uint64(v)
+	case err == nil:
+		d.Close()
+		return nil, fmt.Errorf("fpdb cluster: shard %d: bad sequence mark of %d bytes", s, len(v))
+	case !errors.Is(err, db.ErrNoMark):
+		d.Close()
+		return nil, fmt.Errorf("fpdb cluster: shard %d: %w", s, err)
+	}
+	r.pins = r.listPins()
+	if err := r.follow(ctx); err != nil {
+		r.close()
+		return nil, err
+	}
+	prefix := "fpdb.shard." + strconv.Itoa(s) + "."
+	queue := "fpdb.shard." + strconv.Itoa(s)
+	for _, h := range []struct {
+		subj string
+		fn   func(*nats.Msg)
+	}{
+		{prefix + "query", r.serveQuery},
+		{prefix + "pindocs", r.servePinDocs},
+		{prefix + "pairs", r.servePairs},
+		{prefix + "get", r.serveGet},
+	} {
+		sub, err := n.nc.QueueSubscribe(h.subj, queue, r.async(h.fn))
+		if err != nil {
+			r.close()
+			return nil, err
+		}
+		r.subs = append(r.subs, sub)
+	}
+	return r, nil
+}
+
+// follow starts the ordered consumer of the log from the message after
+// the last applied one.
+func (r *replica) follow(ctx context.Context) error {
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{logSubject}, DeliverPolicy: jetstream.DeliverAllPolicy}
+	if r.applied > 0 {
+		cfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
+		cfg.OptStartSeq = r.applied + 1
+	}
+	cons, err := r.n.js.OrderedConsumer(ctx, logStream, cfg)
+	if err != nil {
+		return fmt.Errorf("fpdb cluster: shard %d: follow the log: %w", r.shard, err)
+	}
+	r.cc, err = cons.Consume(r.apply)
+	if err != nil {
+		return fmt.Errorf("fpdb cluster: shard %d: follow the log: %w", r.shard, err)
+	}
+	return nil
+}
+
+// apply applies one log message: its runs of adds (one batch each; the
+// last with the sequence mark), deletes and pins, in order; a message
+// already applied (redelivered) is skipped.
+func (r *replica) apply(msg jetstream.Msg) {
+	md, err := msg.Metadata()
+	if err != nil {
+		return
+	}
+	seq := md.Sequence.Stream
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.failed != nil || seq <= r.applied {
+		return
+	}
+	entries, err := DecodeBatch(msg.Data())
+	if err == nil {
+		err = r.applyEntries(seq, entries)
+	}
+	if err != nil {
+		r.failed = fmt.Errorf("fpdb cluster: shard %d: log sequence %d: %w", r.shard, seq, err)
+		r.n.opts.Logger.Error("replica stopped", "shard", r.shard, "err", r.failed)
+		close(r.changed)
+		r.changed = make(chan struct{})
+		return
+	}
+	r.applied = seq
+	close(r.changed)
+	r.changed = make(chan struct{})
+}
+
+func (r *replica) applyEntries(seq uint64, entries []Entry) error {
+	ctx := context.Background()
+	mark := db.Mark{Name: seqMark, Value: binary.BigEndian.AppendUint64(nil, seq)}
+	var adds []db.Input
+	var dels []string
+	flush := func(last bool) error {
+		switch {
+		case len(adds) > 0:
+			var err error
+			if last {
+				_, err = r.d.AddBatchMarked(ctx, adds, mark)
+			} else {
+				_, err = r.d.AddBatch(ctx, adds)
+			}
+			adds = adds[:0]
+			return err
+		case len(dels) > 0:
+			_, err := r.d.DeleteMany(ctx, dels)
+			dels = dels[:0]
+			if err == nil && last {
+				err = r.d.SetMark(ctx, mark)
+			}
+			return err
+		case last:
+			return r.d.SetMark(ctx, mark)
+		}
+		return nil
+	}
+	for i := range entries {
+		e := &entries[i]
+		if e.Kind != KindPin && Shard(e.ID, r.n.smap.Shards) != r.shard {
+			continue
+		}
+		switch e.Kind {
+		case KindAdd:
+			if len(dels) > 0 {
+				if err := flush(false); err != nil {
+					return err
+				}
+			}
+			if len(e.Fingerprint)*64 != r.n.smap.K {
+				return fmt.Errorf("%w: fingerprint of %d bits (shard K = %d)", ErrBadEntry, len(e.Fingerprint)*64, r.n.smap.K)
+			}
+			adds = append(adds, db.Input{ID: e.ID, Fingerprint: e.Fingerprint, ContentHash: e.ContentHash, Size: e.Size,
+				Words: e.Words, Shingles: e.Shingles, Source: e.Source, Added: e.Added})
+		case KindDelete:
+			if len(adds) > 0 {
+				if err := flush(false); err != nil {
+					return err
+				}
+			}
+			dels = append(dels, e.ID)
+		case KindPin:
+			if err := flush(false); err != nil {
+				return err
+			}
+			if err := r.pin(seq); err != nil {
+				return err
+			}
+		}
+	}
+	return flush(true)
+}
+
+func (r *replica) pinDir(seq uint64) string {
+	return filepath.Join(r.n.opts.Dir, "pins", fmt.Sprintf("shard-%03d-%020d", r.shard, seq))
+}
+
+func (r *replica) listPins() []uint64 {
+	m, _ := filepath.Glob(filepath.Join(r.n.opts.Dir, "pins", fmt.Sprintf("shard-%03d-*", r.shard)))
+	var out []uint64
+	for _, p := range m {
+		var s int
+		var seq uint64
+		if _, err := fmt.Sscanf(filepath.Base(p), "shard-%03d-%020d", &s, &seq); err == nil {
+			out = append(out, seq)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// pin takes a checkpoint of the shard as it is now (the state at the pin's
+// sequence) and drops the oldest beyond keepPins. Called with r.mu held.
+func (r *replica) pin(seq uint64) error {
+	dir := r.pinDir(seq)
+	if err := os.RemoveAll(dir); err != nil { // a checkpoint left by a crash before the mark
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return err
+	}
+	if err := r.d.Backup(context.Background(), dir); err != nil {
+		return err
+	}
+	r.pins = append(r.pins, seq)
+	for len(r.pins) > keepPins {
+		old := r.pins[0]
+		r.pins = r.pins[1:]
+		if pd := r.pinDBs[old]; pd != nil {
+			pd.Close()
+			delete(r.pinDBs, old)
+		}
+		os.RemoveAll(r.pinDir(old))
+	}
+	return nil
+}
+
+// pinDB opens (once) the checkpoint of the pin at seq, waiting until the
+// replica has applied it.
+func (r *replica) pinDB(ctx context.Context, seq uint64) (*db.DB, error) {
+	if err := r.waitFor(ctx, seq); err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if pd := r.pinDBs[seq]; pd != nil {
+		return pd, nil
+	}
+	if !slices.Contains(r.pins, seq) {
+		return nil, fmt.Errorf("fpdb cluster: shard %d holds no pin at sequence %d (pins %v)", r.shard, seq, r.pins)
+	}
+	o := r.n.smap.dbOptions()
+	o.ErrorIfNotExist = true
+	pd, err := db.Open(r.pinDir(seq), o)
+	if err != nil {
+		return nil, err
+	}
+	r.pinDBs[seq] = pd
+	return pd, nil
+}
+
+// waitFor waits until the replica has applied seq.
+func (r *replica) waitFor(ctx context.Context, seq uint64) error {
+	for {
+		r.mu.Lock()
+		applied, failed, ch := r.applied, r.failed, r.changed
+		r.mu.Unlock()
+		if failed != nil {
+			return failed
+		}
+		if applied >= seq {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("fpdb cluster: shard %d at sequence %d, waiting for %d: %w", r.shard, applied, seq, ctx.Err())
+		}
+	}
+}
+
+func (r *replica) state() ReplicaState {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return ReplicaState{Shard: r.shard, Applied: r.applied, Docs: r.d.Len(), Err: r.failed}
+}
+
+// digest hashes the replica's documents at its applied sequence (no
+// message is applied meanwhile).
+func (r *replica) digest(ctx context.Context) (uint64, uint64, int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var sum uint64
+	n := 0
+	err := r.d.Docs(ctx, func(d db.Doc) error {
+		sum ^= docHash(&d)
+		n++
+		return nil
+	})
+	return r.applied, sum, n, err
+}
+
+func docHash(d *db.Doc) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(d.ID))
+	h.Write([]byte{0})
+	var b [8]byte
+	for _, w := range d.Fingerprint {
+		binary.LittleEndian.PutUint64(b[:], w)
+		h.Write(b[:])
+	}
+	binary.LittleEndian.PutUint64(b[:], uint64(d.Added.UnixNano()))
+	h.Write(b[:])
+	h.Write(d.ContentHash[:])
+	return h.Sum64()
+}
+
+// async runs a request handler on its own goroutine (bounded by r.sem),
+// so that one slow request does not hold the subscription's others.
+func (r *replica) async(fn func(*nats.Msg)) nats.MsgHandler {
+	return func(m *nats.Msg) {
+		r.sem <- struct{}{}
+		r.wg.Add(1)
+		go func() {
+			defer func() { <-r.sem; r.wg.Done() }()
+			fn(m)
+		}()
+	}
+}
+
+func (r *replica) close() error {
+	for _, s := range r.subs {
+		s.Unsubscribe()
+	}
+	if r.cc != nil {
+		r.cc.Stop()
+	}
+	r.wg.Wait()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var errs []error
+	for seq, pd := range r.pinDBs {
+		errs = append(errs, pd.Close())
+		delete(r.pinDBs, seq)
+	}
+	if r.failed == nil {
+		r.failed = ErrClosed
+	}
+	errs = append(errs, r.d.Close())
+	return errors.Join(errs...)
+}
+
+// reply answers a request with v as JSON.
+func reply(m *nats.Msg, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b, _ = json.Marshal(errorReply{Err: err.Error()})
+	}
+	m.Respond(b)
+}
+
+type errorReply struct {
+	Err string `json:"err,omitempty"`
+}

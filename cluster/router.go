@@ -1,0 +1,597 @@
+package cluster
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fpdb/fpdb/db"
+	"github.com/fpdb/fpdb/index"
+	"github.com/fpdb/fpdb/internal/bitvec"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Router answers a client's calls against the whole cluster: it fans
+// queries out to one replica of every shard and merges the answers, and
+// appends writes to the log (check-then-add by optimistic concurrency).
+// Its methods may be called from many goroutines.
+type Router struct {
+	nc     *nats.Conn
+	js     jetstream.JetStream
+	stream jetstream.Stream
+	smap   *ShardMap
+	gw     *db.DB
+	opts   *Options
+
+	written atomic.Uint64 // highest sequence this router appended
+	reqs    chan *addReq
+	quit    chan struct{}
+	wg      sync.WaitGroup
+	once    sync.Once
+}
+
+func newRouter(ctx context.Context, nc *nats.Conn, smap *ShardMap, gw *db.DB, o *Options) (*Router, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	st, err := js.Stream(ctx, logStream)
+	if err != nil {
+		return nil, fmt.Errorf("fpdb cluster: log stream: %w", err)
+	}
+	r := &Router{nc: nc, js: js, stream: st, smap: smap, gw: gw, opts: o, reqs: make(chan *addReq, 1024), quit: make(chan struct{})}
+	r.wg.Add(1)
+	go r.batcher()
+	return r, nil
+}
+
+// Close stops the router's batcher; pending adds fail with ErrClosed.
+func (r *Router) Close() {
+	r.once.Do(func() { close(r.quit) })
+	r.wg.Wait()
+}
+
+// Written returns the highest log sequence this router appended: a query
+// with MinSeq at least this sees every write made through it.
+func (r *Router) Written() uint64 { return r.written.Load() }
+
+// LastSeq returns the log's last sequence.
+func (r *Router) LastSeq(ctx context.Context) (uint64, error) {
+	info, err := r.stream.Info(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("fpdb cluster: log state: %w", err)
+	}
+	return info.State.LastSeq, nil
+}
+
+// QueryOptions configure a cluster query.
+type QueryOptions struct {
+	// Threshold, Containment and Limit are db.QueryOptions'.
+	Threshold   float64
+	Containment float64
+	Limit       int
+	// MinSeq makes every shard answer at a log sequence of at least MinSeq
+	// (read-your-writes: pass the sequence an add returned, or Written).
+	MinSeq uint64
+}
+
+// Query returns the stored documents resembling text, from every shard.
+func (r *Router) Query(ctx context.Context, text []byte, o QueryOptions) ([]db.Match, error) {
+	doc, err := r.gw.Prepare(ctx, db.Input{ID: "query", Text: text})
+	if err != nil {
+		return nil, err
+	}
+	return r.QueryDoc(ctx, doc, o)
+}
+
+// QueryDoc returns the stored documents resembling doc (its fingerprint,
+// and its content hash and shingle count when known).
+func (r *Router) QueryDoc(ctx context.Context, doc *db.Doc, o QueryOptions) ([]db.Match, error) {
+	q := shardQuery{FP: doc.Fingerprint, ContentHash: doc.ContentHash, Shingles: doc.Shingles, Threshold: o.Threshold, Containment: o.Containment, Limit: o.Limit}
+	res, err := r.queryShards(ctx, []shardQuery{q}, o.MinSeq)
+	if err != nil {
+		return nil, err
+	}
+	ms := res[0]
+	sortMatches(ms, o.Containment != 0)
+	if o.Limit > 0 && len(ms) > o.Limit {
+		ms = ms[:o.Limit]
+	}
+	return ms, nil
+}
+
+func sortMatches(ms []db.Match, containment bool) {
+	slices.SortFunc(ms, func(a, b db.Match) int {
+		if containment && a.QueryInDoc != b.QueryInDoc {
+			if a.QueryInDoc > b.QueryInDoc {
+				return -1
+			}
+			return 1
+		}
+		if a.Hamming != b.Hamming {
+			return a.Hamming - b.Hamming
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+}
+
+// queryShards asks every shard for the matches of qs at ≥ minSeq and
+// merges them per query; any shard failing fails the call.
+func (r *Router) queryShards(ctx context.Context, qs []shardQuery, minSeq uint64) ([][]db.Match, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.opts.RequestTimeout)
+	defer cancel()
+	req := queryRequest{Queries: qs, MinSeq: minSeq, WaitMs: r.opts.RequestTimeout.Milliseconds()}
+	replies := make([]queryReply, r.smap.Shards)
+	errs := make([]error, r.smap.Shards)
+	var wg sync.WaitGroup
+	for s := 0; s < r.smap.Shards; s++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[s] = r.request(ctx, s, "query", req, &replies[s])
+			if errs[s] == nil && replies[s].Err != "" {
+				errs[s] = fmt.Errorf("fpdb cluster: shard %d: %s", s, replies[s].Err)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	out := make([][]db.Match, len(qs))
+	for s := range replies {
+		if len(replies[s].Matches) != len(qs) {
+			return nil, fmt.Errorf("fpdb cluster: shard %d answered %d queries of %d", s, len(replies[s].Matches), len(qs))
+		}
+		for i, ms := range replies[s].Matches {
+			out[i] = append(out[i], ms...)
+		}
+	}
+	return out, nil
+}
+
+// request sends a request to one replica of shard s (the queue group
+// picks it) and decodes the JSON reply into v, retrying on another
+// replica while ctx allows when none answered.
+func (r *Router) request(ctx context.Context, s int, verb string, req, v any) error {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	subj := "fpdb.shard." + strconv.Itoa(s) + "." + verb
+	for {
+		m, err := r.nc.RequestWithContext(ctx, subj, b)
+		if err == nil {
+			return json.Unmarshal(m.Data, v)
+		}
+		if !errors.Is(err, nats.ErrNoResponders) {
+			return fmt.Errorf("%w: shard %d: %v", ErrShardUnavailable, s, err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: shard %d: no replica answers", ErrShardUnavailable, s)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// Get returns the stored document id at a log sequence of at least
+// minSeq, or an error wrapping db.ErrNotFound.
+func (r *Router) Get(ctx context.Context, id string, minSeq uint64) (*db.Doc, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.opts.RequestTimeout)
+	defer cancel()
+	var rep getReply
+	s := Shard(id, r.smap.Shards)
+	if err := r.request(ctx, s, "get", getRequest{IDs: []string{id}, MinSeq: minSeq, WaitMs: r.opts.RequestTimeout.Milliseconds()}, &rep); err != nil {
+		return nil, err
+	}
+	if rep.Err != "" {
+		return nil, fmt.Errorf("fpdb cluster: shard %d: %s", s, rep.Err)
+	}
+	if len(rep.Docs) != 1 || rep.Docs[0] == nil {
+		return nil, fmt.Errorf("fpdb cluster: %q: %w", id, db.ErrNotFound)
+	}
+	return rep.Docs[0], nil
+}
+
+// Len returns the number of stored documents (the sum over the shards at
+// sequences of at least minSeq).
+func (r *Router) Len(ctx context.Context, minSeq uint64) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.opts.RequestTimeout)
+	defer cancel()
+	total := 0
+	for s := 0; s < r.smap.Shards; s++ {
+		var rep getReply
+		if err := r.request(ctx, s, "get", getRequest{MinSeq: minSeq, WaitMs: r.opts.RequestTimeout.Milliseconds()}, &rep); err != nil {
+			return 0, err
+		}
+		if rep.Err != "" {
+			return 0, fmt.Errorf("fpdb cluster: shard %d: %s", s, rep.Err)
+		}
+		total += rep.Len
+	}
+	return total, nil
+}
+
+// AddOptions configure Add.
+type AddOptions struct {
+	// Threshold, when > 0, checks each document against the whole cluster
+	// (and the documents added before it in the call) before it is
+	// appended; the matches are returned.
+	Threshold float64
+	// Reject stores nothing for a document that has a match.
+	Reject bool
+}
+
+// AddResult is the outcome of one document of Add.
+type AddResult struct {
+	// Stored reports that the document was appended to the log.
+	Stored bool
+	// Seq is the log sequence of the message that carries it (0 if not
+	// stored).
+	Seq uint64
+	// Matches are the documents found by the check, other than the
+	// document's own previous version.
+	Matches []db.Match
+	// Doc is the document as appended (or as it would have been).
+	Doc *db.Doc
+}
+
+type addReq struct {
+	docs []*db.Doc
+	o    AddOptions
+	out  []AddResult
+	err  error
+	done chan struct{}
+}
+
+// Add fingerprints docs and appends them to the log, in one or more
+// batches shared with other concurrent adds of this router. With
+// o.Threshold > 0, no two documents of resemblance ≥ Threshold are both
+// stored when both ask to Reject, whatever the number of routers: the
+// check and the append are one optimistic transaction on the log.
+func (r *Router) Add(ctx context.Context, docs []db.Input, o AddOptions) ([]AddResult, error) {
+	if o.Threshold < 0 || o.Threshold > 1 {
+		return nil, fmt.Errorf("%w: threshold %v", ErrInvalidOptions, o.Threshold)
+	}
+	req := &addReq{o: o, done: make(chan struct{})}
+	now := time.Now().UTC()
+	for i := range docs {
+		in := docs[i]
+		doc, err := r.gw.Prepare(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		if doc.Added.IsZero() {
+			doc.Added = now
+		}
+		req.docs = append(req.docs, doc)
+	}
+	select {
+	case r.reqs <- req:
+	case <-r.quit:
+		return nil, ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case <-req.done:
+		return req.out, req.err
+	case <-ctx.Done():
+		// The batch may still be appended; its outcome is lost to us.
+		return nil, ctx.Err()
+	}
+}
+
+// Delete appends the deletion of ids to the log and returns its sequence.
+func (r *Router) Delete(ctx context.Context, ids []string) (uint64, error) {
+	entries := make([]Entry, len(ids))
+	for i, id := range ids {
+		entries[i] = Entry{Kind: KindDelete, ID: id}
+	}
+	return r.publish(ctx, entries, 0, false)
+}
+
+// Pin appends a pin to the log: every replica keeps a checkpoint of its
+// shard at the returned sequence.
+func (r *Router) Pin(ctx context.Context) (uint64, error) {
+	return r.publish(ctx, []Entry{{Kind: KindPin}}, 0, false)
+}
+
+func newBatchID() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// publish appends entries as one message, retrying on transient errors
+// (a lost acknowledgement is not appended twice: the message id is kept
+// by the log's duplicate window). With expect, the append happens only if
+// the log's last sequence is still last; a conflict is returned as
+// errConflict.
+func (r *Router) publish(ctx context.Context, entries []Entry, last uint64, expect bool) (uint64, error) {
+	return r.publishID(ctx, entries, newBatchID(), last, expect)
+}
+
+var errConflict = errors.New("fpdb cluster: the log moved")
+
+func (r *Router) publishID(ctx context.Context, entries []Entry, id string, last uint64, expect bool) (uint64, error) {
+	msg := nats.NewMsg(logSubject)
+	msg.Data = EncodeBatch(entries)
+	msg.Header.Set(jetstream.MsgIDHeader, id)
+	var opts []jetstream.PublishOpt
+	if expect {
+		opts = append(opts, jetstream.WithExpectLastSequence(last))
+	}
+	for attempt := 0; ; attempt++ {
+		ack, err := r.js.PublishMsg(ctx, msg, opts...)
+		if err == nil {
+			r.noteWritten(ack.Sequence)
+			return ack.Sequence, nil
+		}
+		var apiErr *jetstream.APIError
+		if errors.As(err, &apiErr) && wrongLastSeq(apiErr.ErrorCode) {
+			return 0, errConflict
+		}
+		if ctx.Err() != nil {
+			return 0, fmt.Errorf("fpdb cluster: append to the log: %w (last error: %v)", ctx.Err(), err)
+		}
+		r.opts.Logger.Warn("append to the log failed; retrying", "attempt", attempt, "err", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(min(time.Duration(attempt+1)*100*time.Millisecond, time.Second)):
+		}
+	}
+}
+
+func (r *Router) noteWritten(seq uint64) {
+	for {
+		old := r.written.Load()
+		if seq <= old || r.written.CompareAndSwap(old, seq) {
+			return
+		}
+	}
+}
+
+// batcher takes the queued adds, as many as fit in one batch, and commits
+// them together.
+func (r *Router) batcher() {
+	defer r.wg.Done()
+	for {
+		var first *addReq
+		select {
+		case first = <-r.reqs:
+		case <-r.quit:
+			r.failPending()
+			return
+		}
+		batch := []*addReq{first}
+		n := len(first.docs)
+	more:
+		for n < r.opts.MaxBatch {
+			select {
+			case q := <-r.reqs:
+				batch = append(batch, q)
+				n += len(q.docs)
+			default:
+				break more
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 6*r.opts.RequestTimeout)
+		err := r.commit(ctx, batch)
+		cancel()
+		for _, q := range batch {
+			if err != nil {
+				q.err = err
+			}
+			close(q.done)
+		}
+	}
+}
+
+func (r *Router) failPending() {
+	for {
+		select {
+		case q := <-r.reqs:
+			q.err = ErrClosed
+			close(q.done)
+		default:
+			return
+		}
+	}
+}
+
+// candidate is one document of a batch being committed.
+type candidate struct {
+	req    *addReq
+	i      int
+	doc    *db.Doc
+	radius int // -1: no check
+	drop   bool
+}
+
+// commit runs the optimistic transaction for a batch: check every
+// document against the shards at the log's last sequence L and against
+// the batch's earlier documents, append with expected last sequence L;
+// on a conflict, check against the entries appended after L and retry.
+func (r *Router) commit(ctx context.Context, batch []*addReq) error {
+	var cs []*candidate
+	check := false
+	for _, q := range batch {
+		q.out = make([]AddResult, len(q.docs))
+		for i, d := range q.docs {
+			c := &candidate{req: q, i: i, doc: d, radius: -1}
+			q.out[i].Doc = d
+			if q.o.Threshold > 0 {
+				c.radius = index.Radius(r.smap.K, q.o.Threshold)
+				check = true
+			}
+			cs = append(cs, c)
+		}
+	}
+	id := newBatchID()
+	if !check {
+		seq, err := r.publishID(ctx, entriesOf(cs), id, 0, false)
+		if err != nil {
+			return err
+		}
+		for _, c := range cs {
+			c.req.out[c.i].Stored, c.req.out[c.i].Seq = true, seq
+		}
+		return nil
+	}
+	last, err := r.LastSeq(ctx)
+	if err != nil {
+		return err
+	}
+	if err := r.checkShards(ctx, cs, last); err != nil {
+		return err
+	}
+	r.checkWithin(cs)
+	for {
+		seq, err := r.publishID(ctx, entriesOf(cs), id, last, true)
+		if err == nil {
+			for _, c := range cs {
+				if !c.drop {
+					c.req.out[c.i].Stored, c.req.out[c.i].Seq = true, seq
+				}
+				sortMatches(c.req.out[c.i].Matches, false)
+			}
+			return nil
+		}
+		if !errors.Is(err, errConflict) {
+			return err
+		}
+		// Entries were appended after last: compare with them.
+		now, err := r.LastSeq(ctx)
+		if err != nil {
+			return err
+		}
+		for seq := last + 1; seq <= now; seq++ {
+			m, err := r.stream.GetMsg(ctx, seq)
+			if err != nil {
+				return fmt.Errorf("fpdb cluster: read log entry %d: %w", seq, err)
+			}
+			if m.Header.Get(jetstream.MsgIDHeader) == id { // our own append, acknowledged to no one
+				r.noteWritten(seq)
+				for _, c := range cs {
+					if !c.drop {
+						c.req.out[c.i].Stored, c.req.out[c.i].Seq = true, seq
+					}
+				}
+				return nil
+			}
+			entries, err := DecodeBatch(m.Data)
+			if err != nil {
+				return fmt.Errorf("fpdb cluster: log entry %d: %w", seq, err)
+			}
+			r.checkEntries(cs, entries)
+		}
+		last = now
+	}
+}
+
+func entriesOf(cs []*candidate) []Entry {
+	var out []Entry
+	for _, c := range cs {
+		if c.drop {
+			continue
+		}
+		d := c.doc
+		out = append(out, Entry{Kind: KindAdd, ID: d.ID, Fingerprint: d.Fingerprint, ContentHash: d.ContentHash,
+			Size: d.Size, Words: d.Words, Shingles: d.Shingles, Source: d.Source, Added: d.Added})
+	}
+	return out
+}
+
+// checkShards queries every shard at ≥ last for the checked candidates.
+func (r *Router) checkShards(ctx context.Context, cs []*candidate, last uint64) error {
+	var qs []shardQuery
+	var who []*candidate
+	for _, c := range cs {
+		if c.radius >= 0 {
+			qs = append(qs, shardQuery{FP: c.doc.Fingerprint, ContentHash: c.doc.ContentHash, Shingles: c.doc.Shingles, Threshold: c.req.o.Threshold})
+			who = append(who, c)
+		}
+	}
+	res, err := r.queryShards(ctx, qs, last)
+	if err != nil {
+		return err
+	}
+	for i, c := range who {
+		for _, m := range res[i] {
+			c.match(m)
+		}
+	}
+	return nil
+}
+
+// match records a match of c (its own previous version excepted).
+func (c *candidate) match(m db.Match) {
+	if m.ID == c.doc.ID {
+		return
+	}
+	out := &c.req.out[c.i]
+	for _, old := range out.Matches {
+		if old.ID == m.ID {
+			return
+		}
+	}
+	out.Matches = append(out.Matches, m)
+	if c.req.o.Reject {
+		c.drop = true
+	}
+}
+
+// checkWithin compares each checked candidate with the batch's earlier
+// kept ones.
+func (r *Router) checkWithin(cs []*candidate) {
+	for j, c := range cs {
+		if c.radius < 0 {
+			continue
+		}
+		for _, e := range cs[:j] {
+			if !e.drop {
+				r.checkPair(c, e.doc.ID, e.doc.Fingerprint, e.doc.ContentHash)
+			}
+		}
+	}
+}
+
+// checkEntries compares the checked candidates with log entries appended
+// after the check's sequence.
+func (r *Router) checkEntries(cs []*candidate, entries []Entry) {
+	for i := range entries {
+		e := &entries[i]
+		if e.Kind != KindAdd {
+			continue
+		}
+		for _, c := range cs {
+			if c.radius >= 0 && !c.drop {
+				r.checkPair(c, e.ID, e.Fingerprint, e.ContentHash)
+			}
+		}
+	}
+}
+
+func (r *Router) checkPair(c *candidate, id string, fp []uint64, hash [16]byte) {
+	if len(fp) != len(c.doc.Fingerprint) {
+		return
+	}
+	h := bitvec.Hamming(c.doc.Fingerprint, fp)
+	if h > c.radius {
+		return
+	}
+	c.match(db.Match{ID: id, Hamming: h, Similarity: index.Similarity(r.smap.K, h),
+		Exact: hash != ([16]byte{}) && hash == c.doc.ContentHash})
+}

@@ -1,0 +1,313 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/fpdb/fpdb/db"
+	"github.com/nats-io/nats.go"
+)
+
+// ErrShardUnavailable is wrapped by the errors of requests that no
+// replica of a shard answered: a query never returns a partial answer.
+var ErrShardUnavailable = errors.New("fpdb cluster: shard unavailable")
+
+// shardQuery is one query of a shard request.
+type shardQuery struct {
+	FP          []uint64 `json:"fp"`
+	ContentHash [16]byte `json:"hash"`
+	Shingles    int      `json:"shingles,omitempty"`
+	Threshold   float64  `json:"threshold"`
+	Containment float64  `json:"containment,omitempty"`
+	Limit       int      `json:"limit,omitempty"`
+}
+
+// queryRequest asks a shard for the matches of several queries at a log
+// sequence of at least MinSeq.
+type queryRequest struct {
+	Queries []shardQuery `json:"queries"`
+	MinSeq  uint64       `json:"min_seq"`
+	WaitMs  int64        `json:"wait_ms"`
+}
+
+type queryReply struct {
+	Matches [][]db.Match `json:"matches"`
+	Seq     uint64       `json:"seq"`
+	Err     string       `json:"err,omitempty"`
+}
+
+func (r *replica) requestContext(waitMs int64) (context.Context, context.CancelFunc) {
+	d := time.Duration(waitMs) * time.Millisecond
+	if d <= 0 || d > r.n.opts.RequestTimeout {
+		d = r.n.opts.RequestTimeout
+	}
+	return context.WithTimeout(context.Background(), d)
+}
+
+func (r *replica) serveQuery(m *nats.Msg) {
+	var req queryRequest
+	if err := json.Unmarshal(m.Data, &req); err != nil {
+		reply(m, queryReply{Err: "bad request: " + err.Error()})
+		return
+	}
+	ctx, cancel := r.requestContext(req.WaitMs)
+	defer cancel()
+	if err := r.waitFor(ctx, req.MinSeq); err != nil {
+		reply(m, queryReply{Err: err.Error()})
+		return
+	}
+	// Queries run against the replica's present state, which is at least
+	// MinSeq; the sequence reported is the one reached before them.
+	seq := r.state().Applied
+	out := queryReply{Seq: seq, Matches: make([][]db.Match, len(req.Queries))}
+	for i, q := range req.Queries {
+		res, err := r.d.QueryFingerprint(ctx, q.FP, db.QueryOptions{Threshold: q.Threshold, Containment: q.Containment, Shingles: q.Shingles, Limit: q.Limit})
+		if err != nil {
+			reply(m, queryReply{Err: err.Error()})
+			return
+		}
+		if q.ContentHash != ([16]byte{}) {
+			for j := range res.Matches {
+				if doc, err := r.d.Get(ctx, res.Matches[j].ID); err == nil {
+					res.Matches[j].Exact = doc.ContentHash == q.ContentHash
+				}
+			}
+		}
+		out.Matches[i] = res.Matches
+	}
+	reply(m, out)
+}
+
+// getRequest asks a shard for documents by id.
+type getRequest struct {
+	IDs    []string `json:"ids"`
+	MinSeq uint64   `json:"min_seq"`
+	WaitMs int64    `json:"wait_ms"`
+}
+
+type getReply struct {
+	Docs []*db.Doc `json:"docs"` // nil where absent
+	Len  int       `json:"len"`
+	Seq  uint64    `json:"seq"`
+	Err  string    `json:"err,omitempty"`
+}
+
+func (r *replica) serveGet(m *nats.Msg) {
+	var req getRequest
+	if err := json.Unmarshal(m.Data, &req); err != nil {
+		reply(m, getReply{Err: "bad request: " + err.Error()})
+		return
+	}
+	ctx, cancel := r.requestContext(req.WaitMs)
+	defer cancel()
+	if err := r.waitFor(ctx, req.MinSeq); err != nil {
+		reply(m, getReply{Err: err.Error()})
+		return
+	}
+	out := getReply{Seq: r.state().Applied, Len: r.d.Len(), Docs: make([]*db.Doc, len(req.IDs))}
+	for i, id := range req.IDs {
+		doc, err := r.d.Get(ctx, id)
+		switch {
+		case errors.Is(err, db.ErrNotFound):
+		case err != nil:
+			reply(m, getReply{Err: err.Error()})
+			return
+		default:
+			out.Docs[i] = doc
+		}
+	}
+	reply(m, out)
+}
+
+// chunk is one message of a streamed reply.
+type chunk struct {
+	I    int             `json:"i"`
+	Last bool            `json:"last,omitempty"`
+	Err  string          `json:"err,omitempty"`
+	Data json.RawMessage `json:"data,omitempty"`
+}
+
+// chunkItems is how many items a streamed reply puts in one message.
+const chunkItems = 1000
+
+// streamer sends items to a reply subject in chunks.
+type streamer[T any] struct {
+	m     *nats.Msg
+	i     int
+	items []T
+}
+
+func (s *streamer[T]) add(v T) error {
+	s.items = append(s.items, v)
+	if len(s.items) >= chunkItems {
+		return s.send(false)
+	}
+	return nil
+}
+
+func (s *streamer[T]) send(last bool) error {
+	b, err := json.Marshal(s.items)
+	if err != nil {
+		return err
+	}
+	c, err := json.Marshal(chunk{I: s.i, Last: last, Data: b})
+	if err != nil {
+		return err
+	}
+	s.i++
+	s.items = s.items[:0]
+	return s.m.Respond(c)
+}
+
+func (s *streamer[T]) fail(err error) {
+	c, _ := json.Marshal(chunk{I: s.i, Last: true, Err: err.Error()})
+	s.m.Respond(c)
+}
+
+// collect sends req to subj and gathers a streamed reply, checking that
+// every chunk arrived in order.
+func collect[T any](ctx context.Context, nc *nats.Conn, subj string, req any) ([]T, error) {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	inbox := nc.NewInbox()
+	sub, err := nc.SubscribeSync(inbox)
+	if err != nil {
+		return nil, err
+	}
+	defer sub.Unsubscribe()
+	sub.SetPendingLimits(-1, -1)
+	if err := nc.PublishMsg(&nats.Msg{Subject: subj, Reply: inbox, Data: b}); err != nil {
+		return nil, err
+	}
+	var out []T
+	for i := 0; ; i++ {
+		m, err := sub.NextMsgWithContext(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrShardUnavailable, subj, err)
+		}
+		if m.Header.Get("Status") == "503" {
+			return nil, fmt.Errorf("%w: %s: no replica answers", ErrShardUnavailable, subj)
+		}
+		var c chunk
+		if err := json.Unmarshal(m.Data, &c); err != nil {
+			return nil, fmt.Errorf("fpdb cluster: %s: bad reply: %w", subj, err)
+		}
+		if c.Err != "" {
+			return nil, fmt.Errorf("fpdb cluster: %s: %s", subj, c.Err)
+		}
+		if c.I != i {
+			return nil, fmt.Errorf("%w: %s: reply chunk %d arrived as %d (lost messages)", ErrShardUnavailable, subj, i, c.I)
+		}
+		var items []T
+		if err := json.Unmarshal(c.Data, &items); err != nil {
+			return nil, fmt.Errorf("fpdb cluster: %s: bad reply: %w", subj, err)
+		}
+		out = append(out, items...)
+		if c.Last {
+			return out, nil
+		}
+	}
+}
+
+// pinDoc is a document of a shard at a pin.
+type pinDoc struct {
+	ID          string   `json:"id"`
+	FP          []uint64 `json:"fp"`
+	ContentHash [16]byte `json:"hash"`
+}
+
+type pinRequest struct {
+	Pin       uint64  `json:"pin"`
+	Other     int     `json:"other"`
+	Threshold float64 `json:"threshold"`
+}
+
+func (r *replica) servePinDocs(m *nats.Msg) {
+	s := &streamer[pinDoc]{m: m}
+	var req pinRequest
+	if err := json.Unmarshal(m.Data, &req); err != nil {
+		s.fail(err)
+		return
+	}
+	ctx, cancel := r.requestContext(0)
+	defer cancel()
+	pd, err := r.pinDB(ctx, req.Pin)
+	if err == nil {
+		err = pd.Docs(ctx, func(d db.Doc) error {
+			return s.add(pinDoc{ID: d.ID, FP: d.Fingerprint, ContentHash: d.ContentHash})
+		})
+	}
+	if err == nil {
+		err = s.send(true)
+	}
+	if err != nil {
+		s.fail(err)
+	}
+}
+
+// Edge is a pair of near-duplicate documents, A < B.
+type Edge = db.Pair
+
+// servePairs runs the pair task (this shard, req.Other) at req.Pin: the
+// pairs within the shard (Other = this shard) or between a document of
+// Other and one of this shard.
+func (r *replica) servePairs(m *nats.Msg) {
+	s := &streamer[Edge]{m: m}
+	var req pinRequest
+	if err := json.Unmarshal(m.Data, &req); err != nil {
+		s.fail(err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*r.n.opts.RequestTimeout)
+	defer cancel()
+	pd, err := r.pinDB(ctx, req.Pin)
+	if err != nil {
+		s.fail(err)
+		return
+	}
+	if req.Other == r.shard {
+		_, err = pd.Pairs(ctx, db.PairsOptions{Threshold: req.Threshold}, func(p db.Pair) error {
+			return s.add(orient(p))
+		})
+	} else {
+		var docs []pinDoc
+		docs, err = collect[pinDoc](ctx, r.n.nc, "fpdb.shard."+strconv.Itoa(req.Other)+".pindocs", pinRequest{Pin: req.Pin})
+		for i := 0; err == nil && i < len(docs); i++ {
+			q := &docs[i]
+			var res *db.QueryResult
+			res, err = pd.QueryFingerprint(ctx, q.FP, db.QueryOptions{Threshold: req.Threshold})
+			for j := 0; err == nil && res != nil && j < len(res.Matches); j++ {
+				mt := &res.Matches[j]
+				p := db.Pair{A: q.ID, B: mt.ID, Similarity: mt.Similarity, Hamming: mt.Hamming}
+				if q.ContentHash != ([16]byte{}) {
+					var doc *db.Doc
+					if doc, err = pd.Get(ctx, mt.ID); err == nil {
+						p.Exact = doc.ContentHash == q.ContentHash
+					}
+				}
+				if err == nil {
+					err = s.add(orient(p))
+				}
+			}
+		}
+	}
+	if err == nil {
+		err = s.send(true)
+	}
+	if err != nil {
+		s.fail(err)
+	}
+}
+
+func orient(p db.Pair) db.Pair {
+	if p.B < p.A {
+		p.A, p.B = p.B, p.A
+	}
+	return p
+}

@@ -1,0 +1,162 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/fpdb/fpdb/db"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+const (
+	mapBucket = "FPDB_MAP"
+	mapKey    = "map"
+	mapFormat = 1
+)
+
+// ShardMap says which nodes hold which shard, and the shards' database
+// parameters. It is written once, by compare-and-swap, by the first node
+// to start, and changed only by compare-and-swap.
+type ShardMap struct {
+	// Format is the map's format version.
+	Format int `json:"format"`
+	// Shards is the number of virtual shards V.
+	Shards int `json:"shards"`
+	// Assign lists, for each shard, the nodes holding a replica of it.
+	Assign [][]string `json:"assign"`
+	// K, GroupWidths, ShingleWidth and Seed are the shards' creation
+	// parameters: every replica of every shard uses them.
+	K            int    `json:"k"`
+	GroupWidths  []int  `json:"group_widths"`
+	ShingleWidth int    `json:"shingle_width"`
+	Seed         uint64 `json:"seed"`
+	// Revision is the map's revision in the bucket (not stored).
+	Revision uint64 `json:"-"`
+}
+
+// newShardMap assigns shard s to nodes (s+i) mod N, i < replicas, over the
+// sorted node names.
+func newShardMap(o *Options) *ShardMap {
+	names := []string{o.Name}
+	for _, p := range o.Peers {
+		names = append(names, p.Name)
+	}
+	slices.Sort(names)
+	m := &ShardMap{Format: mapFormat, Shards: o.Shards, Assign: make([][]string, o.Shards)}
+	for s := range m.Assign {
+		for i := 0; i < o.Replicas; i++ {
+			m.Assign[s] = append(m.Assign[s], names[(s+i)%len(names)])
+		}
+	}
+	dbo := db.DefaultOptions()
+	if o.DB != nil {
+		dbo = o.DB
+	}
+	m.K, m.GroupWidths, m.ShingleWidth, m.Seed = dbo.K, dbo.GroupWidths, dbo.ShingleWidth, dbo.Seed
+	return m
+}
+
+// shardsOf returns the shards node holds a replica of.
+func (m *ShardMap) shardsOf(node string) []int {
+	var out []int
+	for s, nodes := range m.Assign {
+		if slices.Contains(nodes, node) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// dbOptions returns the options a shard's database is opened with.
+func (m *ShardMap) dbOptions() *db.Options {
+	o := db.DefaultOptions()
+	o.K, o.GroupWidths, o.ShingleWidth, o.Seed = m.K, slices.Clone(m.GroupWidths), m.ShingleWidth, m.Seed
+	o.AuditLog = false
+	return o
+}
+
+func (m *ShardMap) validate() error {
+	if m.Format != mapFormat {
+		return fmt.Errorf("fpdb cluster: shard map format %d (this build reads %d)", m.Format, mapFormat)
+	}
+	if m.Shards < 1 || len(m.Assign) != m.Shards {
+		return fmt.Errorf("fpdb cluster: shard map of %d shards lists %d", m.Shards, len(m.Assign))
+	}
+	for s, nodes := range m.Assign {
+		if len(nodes) == 0 {
+			return fmt.Errorf("fpdb cluster: shard map: shard %d has no replica", s)
+		}
+	}
+	return nil
+}
+
+// loadOrCreateMap creates the map from o if the bucket has none
+// (compare-and-swap: of nodes starting at once, one map wins) and returns
+// the stored one.
+func loadOrCreateMap(ctx context.Context, kv jetstream.KeyValue, o *Options) (*ShardMap, error) {
+	b, err := json.Marshal(newShardMap(o))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := kv.Create(ctx, mapKey, b); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+		return nil, fmt.Errorf("fpdb cluster: create shard map: %w", err)
+	}
+	return readMap(ctx, kv)
+}
+
+func readMap(ctx context.Context, kv jetstream.KeyValue) (*ShardMap, error) {
+	e, err := kv.Get(ctx, mapKey)
+	if err != nil {
+		return nil, fmt.Errorf("fpdb cluster: read shard map: %w", err)
+	}
+	m := &ShardMap{}
+	if err := json.Unmarshal(e.Value(), m); err != nil {
+		return nil, fmt.Errorf("fpdb cluster: shard map: %w", err)
+	}
+	if err := m.validate(); err != nil {
+		return nil, err
+	}
+	m.Revision = e.Revision()
+	return m, nil
+}
+
+// UpdateMap changes the shard map by compare-and-swap: change is applied
+// to the map as read, and the result stored only if no other change came
+// between; on a conflict it is read again and change applied again.
+func UpdateMap(ctx context.Context, kv jetstream.KeyValue, change func(*ShardMap) error) (*ShardMap, error) {
+	for {
+		m, err := readMap(ctx, kv)
+		if err != nil {
+			return nil, err
+		}
+		if err := change(m); err != nil {
+			return nil, err
+		}
+		if err := m.validate(); err != nil {
+			return nil, err
+		}
+		b, err := json.Marshal(m)
+		if err != nil {
+			return nil, err
+		}
+		rev, err := kv.Update(ctx, mapKey, b, m.Revision)
+		if err == nil {
+			m.Revision = rev
+			return m, nil
+		}
+		var apiErr *jetstream.APIError
+		if !errors.As(err, &apiErr) || !wrongLastSeq(apiErr.ErrorCode) {
+			return nil, fmt.Errorf("fpdb cluster: update shard map: %w", err)
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+}
+
+func wrongLastSeq(c jetstream.ErrorCode) bool {
+	return c == jetstream.JSErrCodeStreamWrongLastSequence || c == jetstream.JSErrCodeStreamWrongLastSequenceConstant
+}
