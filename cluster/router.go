@@ -34,6 +34,9 @@ type Router struct {
 	opts   *Options
 
 	written atomic.Uint64 // highest sequence this router appended
+	stats   routerStats
+	// beforeAppend, when set (tests), runs before each conditional append.
+	beforeAppend func()
 	reqs    chan *addReq
 	quit    chan struct{}
 	wg      sync.WaitGroup
@@ -59,6 +62,27 @@ func newRouter(ctx context.Context, nc *nats.Conn, smap *ShardMap, gw *db.DB, o 
 func (r *Router) Close() {
 	r.once.Do(func() { close(r.quit) })
 	r.wg.Wait()
+}
+
+type routerStats struct {
+	batches, conflicts, retries, docs atomic.Int64
+}
+
+// RouterStats count a router's work since it started.
+type RouterStats struct {
+	// Batches is the number of log messages it appended; Docs the
+	// documents they carried.
+	Batches, Docs int64
+	// Conflicts counts conditional appends refused because the log had
+	// moved (each followed by a check of the new entries and a retry).
+	Conflicts int64
+	// Retries counts appends sent again after a transient error.
+	Retries int64
+}
+
+// Stats returns the router's counters.
+func (r *Router) Stats() RouterStats {
+	return RouterStats{Batches: r.stats.batches.Load(), Docs: r.stats.docs.Load(), Conflicts: r.stats.conflicts.Load(), Retries: r.stats.retries.Load()}
 }
 
 // Written returns the highest log sequence this router appended: a query
@@ -333,16 +357,22 @@ func (r *Router) publishID(ctx context.Context, entries []Entry, id string, last
 	if expect {
 		opts = append(opts, jetstream.WithExpectLastSequence(last))
 	}
+	if expect && r.beforeAppend != nil {
+		r.beforeAppend()
+	}
 	for attempt := 0; ; attempt++ {
 		ack, err := r.js.PublishMsg(ctx, msg, opts...)
 		if err == nil {
 			r.noteWritten(ack.Sequence)
+			r.stats.batches.Add(1)
 			return ack.Sequence, nil
 		}
 		var apiErr *jetstream.APIError
 		if errors.As(err, &apiErr) && wrongLastSeq(apiErr.ErrorCode) {
+			r.stats.conflicts.Add(1)
 			return 0, errConflict
 		}
+		r.stats.retries.Add(1)
 		if ctx.Err() != nil {
 			return 0, fmt.Errorf("fpdb cluster: append to the log: %w (last error: %v)", ctx.Err(), err)
 		}
@@ -441,10 +471,12 @@ func (r *Router) commit(ctx context.Context, batch []*addReq) error {
 	}
 	id := newBatchID()
 	if !check {
-		seq, err := r.publishID(ctx, entriesOf(cs), id, 0, false)
+		entries := entriesOf(cs)
+		seq, err := r.publishID(ctx, entries, id, 0, false)
 		if err != nil {
 			return err
 		}
+		r.stats.docs.Add(int64(len(entries)))
 		for _, c := range cs {
 			c.req.out[c.i].Stored, c.req.out[c.i].Seq = true, seq
 		}
@@ -459,8 +491,16 @@ func (r *Router) commit(ctx context.Context, batch []*addReq) error {
 	}
 	r.checkWithin(cs)
 	for {
-		seq, err := r.publishID(ctx, entriesOf(cs), id, last, true)
+		entries := entriesOf(cs)
+		if len(entries) == 0 { // every document was rejected: nothing to append
+			for _, c := range cs {
+				sortMatches(c.req.out[c.i].Matches, false)
+			}
+			return nil
+		}
+		seq, err := r.publishID(ctx, entries, id, last, true)
 		if err == nil {
+			r.stats.docs.Add(int64(len(entries)))
 			for _, c := range cs {
 				if !c.drop {
 					c.req.out[c.i].Stored, c.req.out[c.i].Seq = true, seq
