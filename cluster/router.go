@@ -37,10 +37,10 @@ type Router struct {
 	stats   routerStats
 	// beforeAppend, when set (tests), runs before each conditional append.
 	beforeAppend func()
-	reqs    chan *addReq
-	quit    chan struct{}
-	wg      sync.WaitGroup
-	once    sync.Once
+	reqs         chan *addReq
+	quit         chan struct{}
+	wg           sync.WaitGroup
+	once         sync.Once
 }
 
 func newRouter(ctx context.Context, nc *nats.Conn, smap *ShardMap, gw *db.DB, o *Options) (*Router, error) {
