@@ -3,10 +3,13 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"net"
+	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,6 +29,7 @@ func freePort(t testing.TB, host string) int {
 
 // testCluster is n nodes on 127.0.0.1 … 127.0.0.n.
 type testCluster struct {
+	mu    sync.Mutex
 	t     testing.TB
 	opts  []*Options
 	nodes []*Node
@@ -42,6 +46,9 @@ func startCluster(t testing.TB, n, shards, replicas int, dbo *db.Options) *testC
 			ClientPort: freePort(t, host), ClusterPort: freePort(t, host), Shards: shards, Replicas: replicas, DB: dbo,
 			RequestTimeout: 5 * time.Second,
 		})
+		if os.Getenv("FPDB_TEST_LOG") != "" {
+			tc.opts[i].Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("node", tc.opts[i].Name)
+		}
 	}
 	for i, o := range tc.opts {
 		for j, p := range tc.opts {

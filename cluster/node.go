@@ -270,3 +270,33 @@ func (n *Node) Close() error {
 	}
 	return errors.Join(errs...)
 }
+
+// stopReplica closes the node's replica of shard s (as a crash of that
+// replica alone would; tests).
+func (n *Node) stopReplica(s int) error {
+	n.mu.Lock()
+	rep := n.replicas[s]
+	delete(n.replicas, s)
+	n.mu.Unlock()
+	if rep == nil {
+		return fmt.Errorf("fpdb cluster: node %s holds no replica of shard %d", n.opts.Name, s)
+	}
+	return rep.close()
+}
+
+// startReplica opens the node's replica of shard s again: it resumes
+// following the log after the last sequence it applied.
+func (n *Node) startReplica(ctx context.Context, s int) error {
+	rep, err := openReplica(ctx, n, s)
+	if err != nil {
+		return err
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		rep.close()
+		return ErrClosed
+	}
+	n.replicas[s] = rep
+	return nil
+}

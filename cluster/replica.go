@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/fpdb/fpdb/db"
 	"github.com/nats-io/nats.go"
@@ -114,7 +115,13 @@ func (r *replica) follow(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("fpdb cluster: shard %d: follow the log: %w", r.shard, err)
 	}
-	r.cc, err = cons.Consume(r.apply)
+	// Short pull requests with frequent heartbeats: when the log's leader
+	// fails, the consumer notices within seconds and resumes from the
+	// next sequence on the new leader.
+	r.cc, err = cons.Consume(r.apply, jetstream.PullExpiry(2*time.Second), jetstream.PullHeartbeat(500*time.Millisecond),
+		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+			r.n.opts.Logger.Debug("replica's log consumer", "shard", r.shard, "err", err)
+		}))
 	if err != nil {
 		return fmt.Errorf("fpdb cluster: shard %d: follow the log: %w", r.shard, err)
 	}

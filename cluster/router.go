@@ -91,11 +91,15 @@ func (r *Router) Written() uint64 { return r.written.Load() }
 
 // LastSeq returns the log's last sequence.
 func (r *Router) LastSeq(ctx context.Context) (uint64, error) {
-	info, err := r.stream.Info(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("fpdb cluster: log state: %w", err)
-	}
-	return info.State.LastSeq, nil
+	var last uint64
+	err := r.retry(ctx, "read the log's state", func(actx context.Context) (bool, error) {
+		info, err := r.stream.Info(actx)
+		if err == nil {
+			last = info.State.LastSeq
+		}
+		return err == nil, err
+	})
+	return last, err
 }
 
 // QueryOptions configure a cluster query.
@@ -154,7 +158,7 @@ func sortMatches(ms []db.Match, containment bool) {
 func (r *Router) queryShards(ctx context.Context, qs []shardQuery, minSeq uint64) ([][]db.Match, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.opts.RequestTimeout)
 	defer cancel()
-	req := queryRequest{Queries: qs, MinSeq: minSeq, WaitMs: r.opts.RequestTimeout.Milliseconds()}
+	req := queryRequest{Queries: qs, MinSeq: minSeq, WaitMs: waitMs}
 	replies := make([]queryReply, r.smap.Shards)
 	errs := make([]error, r.smap.Shards)
 	var wg sync.WaitGroup
@@ -193,21 +197,35 @@ func (r *Router) request(ctx context.Context, s int, verb string, req, v any) er
 		return err
 	}
 	subj := "fpdb.shard." + strconv.Itoa(s) + "." + verb
-	for {
-		m, err := r.nc.RequestWithContext(ctx, subj, b)
+	var last error
+	for attempt := 0; ; attempt++ {
+		// A request taken by a replica that then fails gets no answer:
+		// each attempt is bounded, and the next goes to any live replica.
+		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
+		m, err := r.nc.RequestWithContext(actx, subj, b)
+		cancel()
 		if err == nil {
 			return json.Unmarshal(m.Data, v)
 		}
-		if !errors.Is(err, nats.ErrNoResponders) {
-			return fmt.Errorf("%w: shard %d: %v", ErrShardUnavailable, s, err)
+		last = err
+		if ctx.Err() != nil {
+			break
 		}
+		r.stats.retries.Add(1)
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%w: shard %d: no replica answers", ErrShardUnavailable, s)
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(min(time.Duration(attempt+1)*50*time.Millisecond, 500*time.Millisecond)):
 		}
 	}
+	if errors.Is(last, nats.ErrNoResponders) {
+		return fmt.Errorf("%w: shard %d: no replica answers", ErrShardUnavailable, s)
+	}
+	return fmt.Errorf("%w: shard %d: %v", ErrShardUnavailable, s, last)
 }
+
+// waitMs is how long a replica waits for a request's minimum sequence:
+// less than one attempt.
+const waitMs = int64((attemptTimeout - 250*time.Millisecond) / time.Millisecond)
 
 // Get returns the stored document id at a log sequence of at least
 // minSeq, or an error wrapping db.ErrNotFound.
@@ -216,7 +234,7 @@ func (r *Router) Get(ctx context.Context, id string, minSeq uint64) (*db.Doc, er
 	defer cancel()
 	var rep getReply
 	s := Shard(id, r.smap.Shards)
-	if err := r.request(ctx, s, "get", getRequest{IDs: []string{id}, MinSeq: minSeq, WaitMs: r.opts.RequestTimeout.Milliseconds()}, &rep); err != nil {
+	if err := r.request(ctx, s, "get", getRequest{IDs: []string{id}, MinSeq: minSeq, WaitMs: waitMs}, &rep); err != nil {
 		return nil, err
 	}
 	if rep.Err != "" {
@@ -236,7 +254,7 @@ func (r *Router) Len(ctx context.Context, minSeq uint64) (int, error) {
 	total := 0
 	for s := 0; s < r.smap.Shards; s++ {
 		var rep getReply
-		if err := r.request(ctx, s, "get", getRequest{MinSeq: minSeq, WaitMs: r.opts.RequestTimeout.Milliseconds()}, &rep); err != nil {
+		if err := r.request(ctx, s, "get", getRequest{MinSeq: minSeq, WaitMs: waitMs}, &rep); err != nil {
 			return 0, err
 		}
 		if rep.Err != "" {
@@ -360,26 +378,48 @@ func (r *Router) publishID(ctx context.Context, entries []Entry, id string, last
 	if expect && r.beforeAppend != nil {
 		r.beforeAppend()
 	}
-	for attempt := 0; ; attempt++ {
-		ack, err := r.js.PublishMsg(ctx, msg, opts...)
+	var seq uint64
+	err := r.retry(ctx, "append to the log", func(actx context.Context) (bool, error) {
+		ack, err := r.js.PublishMsg(actx, msg, opts...)
 		if err == nil {
 			r.noteWritten(ack.Sequence)
 			r.stats.batches.Add(1)
-			return ack.Sequence, nil
+			seq = ack.Sequence
+			return true, nil
 		}
 		var apiErr *jetstream.APIError
 		if errors.As(err, &apiErr) && wrongLastSeq(apiErr.ErrorCode) {
 			r.stats.conflicts.Add(1)
-			return 0, errConflict
+			return true, errConflict
+		}
+		return false, err
+	})
+	return seq, err
+}
+
+// attemptTimeout bounds one attempt of a call to JetStream: a request
+// sent to a leader that has just failed gets no answer, and is sent again
+// (to the new leader) after it.
+const attemptTimeout = 2 * time.Second
+
+// retry calls fn until it reports done, each attempt bounded by
+// attemptTimeout, backing off between attempts, until ctx ends.
+func (r *Router) retry(ctx context.Context, what string, fn func(context.Context) (done bool, err error)) error {
+	for attempt := 0; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
+		done, err := fn(actx)
+		cancel()
+		if done || err == nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("fpdb cluster: %s: %w (last error: %v)", what, ctx.Err(), err)
 		}
 		r.stats.retries.Add(1)
-		if ctx.Err() != nil {
-			return 0, fmt.Errorf("fpdb cluster: append to the log: %w (last error: %v)", ctx.Err(), err)
-		}
-		r.opts.Logger.Warn("append to the log failed; retrying", "attempt", attempt, "err", err)
+		r.opts.Logger.Warn("cluster call failed; retrying", "call", what, "attempt", attempt, "err", err)
 		select {
 		case <-ctx.Done():
-		case <-time.After(min(time.Duration(attempt+1)*100*time.Millisecond, time.Second)):
+		case <-time.After(min(time.Duration(attempt+1)*50*time.Millisecond, 500*time.Millisecond)):
 		}
 	}
 }
@@ -518,7 +558,12 @@ func (r *Router) commit(ctx context.Context, batch []*addReq) error {
 			return err
 		}
 		for seq := last + 1; seq <= now; seq++ {
-			m, err := r.stream.GetMsg(ctx, seq)
+			var m *jetstream.RawStreamMsg
+			err := r.retry(ctx, "read a log entry", func(actx context.Context) (bool, error) {
+				var err error
+				m, err = r.stream.GetMsg(actx, seq)
+				return err == nil, err
+			})
 			if err != nil {
 				return fmt.Errorf("fpdb cluster: read log entry %d: %w", seq, err)
 			}
