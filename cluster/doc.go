@@ -1,0 +1,65 @@
+// Package cluster runs fpdb across machines: shards of documents that
+// follow one replicated write log, kept in NATS JetStream, with exact
+// answers and race-free check-then-add whatever the number of nodes.
+//
+// # Basics
+//
+// A cluster is a few nodes, each started with Start. A node embeds a NATS
+// server (nats-server, with JetStream) that joins the others over routes;
+// together they keep
+//
+//   - the write log: the stream FPDB_LOG (subject fpdb.log), replicated on
+//     Options.LogReplicas servers (3 by default) and synced to disk before
+//     every acknowledgement. Each message is a batch of entries (EncodeBatch):
+//     adds with their fingerprints, deletes, pins;
+//   - the shard map: the key FPDB_MAP/map, written once by compare-and-swap
+//     by the first node to start (UpdateMap changes it the same way). It
+//     fixes the number of virtual shards V, the nodes holding each shard's
+//     replicas, and the shards' database parameters.
+//
+// A document belongs to shard Shard(id, V). Each node opens a db.DB for
+// every shard replica the map gives it, and each replica follows the log:
+// it applies its shard's entries of every message, in log order, writing
+// the message's sequence as a mark in the same atomic batch (see
+// db.AddBatchMarked), so that a message delivered again after a crash is
+// applied once. Replicas of a shard therefore hold the same documents at
+// the same sequence (Node.Digest).
+//
+// A Router (Node.Router) serves a client: a query goes to one replica of
+// every shard (a NATS queue group per shard) and the answers are merged;
+// a shard that no replica answers fails the query with
+// ErrShardUnavailable, never a partial answer. Because a document's hits
+// depend only on its own fingerprint, each shard's exact answer is
+// exactly the single database's answer restricted to its documents, and
+// their union is the single database's answer. QueryOptions.MinSeq makes
+// every shard answer at a log sequence at least that high
+// (read-your-writes: Router.Written, or an AddResult.Seq).
+//
+// Router.Add with a threshold is an optimistic transaction on the log:
+// read the last sequence L, query every shard at ≥ L (and the batch's
+// earlier documents), append with JetStream's expected last sequence L;
+// if the log moved, compare the new documents with the entries appended
+// after L by exact Hamming distance and try again. Two near duplicates are
+// never both accepted, whatever the number of routers. Concurrent adds of
+// one router share log messages (up to Options.MaxBatch documents).
+//
+// Router.Pairs appends a pin: every replica keeps a checkpoint of its
+// shard at the pin's sequence, and the V(V+1)/2 pair tasks (i ≤ j) are
+// run by replicas of shard i against shard j's documents at the pin.
+//
+// # Caveats
+//
+//   - The shard map's V and replica placement are fixed at creation; a
+//     replica added by UpdateMap starts empty and replays the whole log
+//     (the log is kept whole: no retention limit is set).
+//   - Every replica reads the whole log and keeps its shard's entries.
+//   - Texts are not stored in the cluster's shards (fingerprints, content
+//     hashes, sizes and sources are): comparisons of passages and
+//     templates are single-database features.
+//   - A pair task that fails is sent again up to three times, to any
+//     replica of its shard, by the router that asked; if that router
+//     fails, the caller asks again.
+//
+// docs/SCALING.md describes the design, what each fault does, and the
+// capacity arithmetic.
+package cluster
