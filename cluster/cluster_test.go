@@ -37,6 +37,13 @@ type testCluster struct {
 
 func startCluster(t testing.TB, n, shards, replicas int, dbo *db.Options) *testCluster {
 	t.Helper()
+	return startClusterWith(t, n, shards, replicas, dbo, nil)
+}
+
+// startClusterWith is startCluster with a hook that may change the nodes'
+// options before they start.
+func startClusterWith(t testing.TB, n, shards, replicas int, dbo *db.Options, hook func([]*Options)) *testCluster {
+	t.Helper()
 	dir := t.TempDir()
 	tc := &testCluster{t: t}
 	for i := 0; i < n; i++ {
@@ -56,6 +63,9 @@ func startCluster(t testing.TB, n, shards, replicas int, dbo *db.Options) *testC
 				o.Peers = append(o.Peers, Peer{Name: p.Name, Addr: net.JoinHostPort(p.Host, strconv.Itoa(p.ClusterPort))})
 			}
 		}
+	}
+	if hook != nil {
+		hook(tc.opts)
 	}
 	tc.nodes = make([]*Node, n)
 	errs := make(chan error, n)

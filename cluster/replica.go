@@ -53,7 +53,9 @@ type replica struct {
 	pins    []uint64
 	pinDBs  map[uint64]*db.DB
 
+	ccMu sync.Mutex // guards cc
 	cc   jetstream.ConsumeContext
+	quit chan struct{} // closed by close: stops the watchdog
 	subs []*nats.Subscription
 	sem  chan struct{} // bounds concurrent requests
 	wg   sync.WaitGroup
@@ -65,7 +67,7 @@ func openReplica(ctx context.Context, n *Node, s int) (*replica, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fpdb cluster: shard %d: %w", s, err)
 	}
-	r := &replica{n: n, shard: s, dir: dir, d: d, changed: make(chan struct{}), pinDBs: map[uint64]*db.DB{}, sem: make(chan struct{}, 8)}
+	r := &replica{n: n, shard: s, dir: dir, d: d, changed: make(chan struct{}), pinDBs: map[uint64]*db.DB{}, sem: make(chan struct{}, 8), quit: make(chan struct{})}
 	v, err := d.Mark(ctx, seqMark)
 	switch {
 	case err == nil && len(v) == 8:
@@ -82,18 +84,23 @@ func openReplica(ctx context.Context, n *Node, s int) (*replica, error) {
 		r.close()
 		return nil, err
 	}
+	r.wg.Add(1)
+	go r.watchdog()
+	// Queries and gets are sent by routers to a replica they choose
+	// (replicaSubject); pair tasks and a pin's documents go to the shard's
+	// queue group, which picks any replica.
 	prefix := "fpdb.shard." + strconv.Itoa(s) + "."
 	queue := "fpdb.shard." + strconv.Itoa(s)
 	for _, h := range []struct {
-		subj string
-		fn   func(*nats.Msg)
+		subj, queue string
+		fn          func(*nats.Msg)
 	}{
-		{prefix + "query", r.serveQuery},
-		{prefix + "pindocs", r.servePinDocs},
-		{prefix + "pairs", r.servePairs},
-		{prefix + "get", r.serveGet},
+		{replicaSubject(s, n.opts.Name, "query"), "", r.serveQuery},
+		{replicaSubject(s, n.opts.Name, "get"), "", r.serveGet},
+		{prefix + "pindocs", queue, r.servePinDocs},
+		{prefix + "pairs", queue, r.servePairs},
 	} {
-		sub, err := n.nc.QueueSubscribe(h.subj, queue, r.async(h.fn))
+		sub, err := n.nc.QueueSubscribe(h.subj, h.queue, r.async(h.fn))
 		if err != nil {
 			r.close()
 			return nil, err
@@ -103,13 +110,22 @@ func openReplica(ctx context.Context, n *Node, s int) (*replica, error) {
 	return r, nil
 }
 
-// follow starts the ordered consumer of the log from the message after
-// the last applied one.
+// follow (re)starts the ordered consumer of the log from the message
+// after the last applied one.
 func (r *replica) follow(ctx context.Context) error {
+	r.ccMu.Lock()
+	defer r.ccMu.Unlock()
+	if r.cc != nil {
+		r.cc.Stop()
+		r.cc = nil
+	}
+	r.mu.Lock()
+	applied := r.applied
+	r.mu.Unlock()
 	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{logSubject}, DeliverPolicy: jetstream.DeliverAllPolicy}
-	if r.applied > 0 {
+	if applied > 0 {
 		cfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
-		cfg.OptStartSeq = r.applied + 1
+		cfg.OptStartSeq = applied + 1
 	}
 	cons, err := r.n.js.OrderedConsumer(ctx, logStream, cfg)
 	if err != nil {
@@ -140,6 +156,11 @@ func (r *replica) apply(msg jetstream.Msg) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.failed != nil || seq <= r.applied {
+		return
+	}
+	if seq != r.applied+1 {
+		// Not the next message (a consumer being replaced): the log has no
+		// gaps, so the next one will come.
 		return
 	}
 	entries, err := DecodeBatch(msg.Data())
@@ -290,7 +311,15 @@ func (r *replica) pinDB(ctx context.Context, seq uint64) (*db.DB, error) {
 	return pd, nil
 }
 
-// waitFor waits until the replica has applied seq.
+// errBehind is returned by waitFor when the replica is behind the
+// sequence asked for and not moving: the router asks another replica.
+var errBehind = errors.New("fpdb cluster: replica behind the log")
+
+// stallTimeout is how long waitFor waits for any progress.
+const stallTimeout = 250 * time.Millisecond
+
+// waitFor waits until the replica has applied seq; it gives up with
+// errBehind when the replica does not move for stallTimeout.
 func (r *replica) waitFor(ctx context.Context, seq uint64) error {
 	for {
 		r.mu.Lock()
@@ -302,12 +331,22 @@ func (r *replica) waitFor(ctx context.Context, seq uint64) error {
 		if applied >= seq {
 			return nil
 		}
+		t := time.NewTimer(stallTimeout)
 		select {
 		case <-ch:
+			t.Stop()
+		case <-t.C:
+			return fmt.Errorf("%w: shard %d at sequence %d, asked for %d", errBehind, r.shard, applied, seq)
 		case <-ctx.Done():
+			t.Stop()
 			return fmt.Errorf("fpdb cluster: shard %d at sequence %d, waiting for %d: %w", r.shard, applied, seq, ctx.Err())
 		}
 	}
+}
+
+// replicaSubject is the subject node's replica of shard s serves verb on.
+func replicaSubject(s int, node, verb string) string {
+	return "fpdb.replica." + strconv.Itoa(s) + "." + node + "." + verb
 }
 
 func (r *replica) state() ReplicaState {
@@ -359,13 +398,60 @@ func (r *replica) async(fn func(*nats.Msg)) nats.MsgHandler {
 	}
 }
 
+// watchdog restarts the log consumer when the replica is behind the log
+// and has not moved for two checks in a row (a consumer that lost its
+// server, through a partition or a leader change, may otherwise wait a
+// long time before it resets itself).
+func (r *replica) watchdog() {
+	defer r.wg.Done()
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	var prev uint64
+	stuck := 0
+	for {
+		select {
+		case <-r.quit:
+			return
+		case <-t.C:
+		}
+		st := r.state()
+		if st.Err != nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), attemptTimeout)
+		info, err := r.n.js.Stream(ctx, logStream)
+		var last uint64
+		if err == nil {
+			last = info.CachedInfo().State.LastSeq
+		}
+		cancel()
+		if err != nil || last <= st.Applied || st.Applied != prev {
+			stuck, prev = 0, st.Applied
+			continue
+		}
+		if stuck++; stuck >= 2 {
+			r.n.opts.Logger.Info("replica behind the log and not moving: restarting its consumer", "shard", r.shard, "applied", st.Applied, "last", last)
+			ctx, cancel := context.WithTimeout(context.Background(), attemptTimeout)
+			if err := r.follow(ctx); err != nil {
+				r.n.opts.Logger.Warn("restart of the log consumer failed", "shard", r.shard, "err", err)
+			}
+			cancel()
+			stuck = 0
+		}
+	}
+}
+
 func (r *replica) close() error {
 	for _, s := range r.subs {
 		s.Unsubscribe()
 	}
+	close(r.quit)
+	r.ccMu.Lock()
 	if r.cc != nil {
 		r.cc.Stop()
+		r.cc = nil
 	}
+	r.ccMu.Unlock()
 	r.wg.Wait()
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,6 +34,9 @@ type Router struct {
 
 	written atomic.Uint64 // highest sequence this router appended
 	stats   routerStats
+	turn    atomic.Uint64
+	avoidMu sync.Mutex
+	avoided map[[2]any]time.Time // (shard, node) → tried last until
 	// beforeAppend, when set (tests), runs before each conditional append.
 	beforeAppend func()
 	reqs         chan *addReq
@@ -52,7 +54,7 @@ func newRouter(ctx context.Context, nc *nats.Conn, smap *ShardMap, gw *db.DB, o 
 	if err != nil {
 		return nil, fmt.Errorf("fpdb cluster: log stream: %w", err)
 	}
-	r := &Router{nc: nc, js: js, stream: st, smap: smap, gw: gw, opts: o, reqs: make(chan *addReq, 1024), quit: make(chan struct{})}
+	r := &Router{nc: nc, js: js, stream: st, smap: smap, gw: gw, opts: o, reqs: make(chan *addReq, 1024), quit: make(chan struct{}), avoided: map[[2]any]time.Time{}}
 	r.wg.Add(1)
 	go r.batcher()
 	return r, nil
@@ -188,39 +190,72 @@ func (r *Router) queryShards(ctx context.Context, qs []shardQuery, minSeq uint64
 	return out, nil
 }
 
-// request sends a request to one replica of shard s (the queue group
-// picks it) and decodes the JSON reply into v, retrying on another
-// replica while ctx allows when none answered.
+// request sends a request to a replica of shard s that the router picks
+// (in turn among the shard's replicas, skipping those that recently failed
+// to answer or were behind) and decodes the JSON reply into v. A replica
+// that does not answer, has gone, or is behind the sequence asked for is
+// left for the next; the call fails when ctx ends first.
 func (r *Router) request(ctx context.Context, s int, verb string, req, v any) error {
 	b, err := json.Marshal(req)
 	if err != nil {
 		return err
 	}
-	subj := "fpdb.shard." + strconv.Itoa(s) + "." + verb
+	nodes := r.smap.Assign[s]
 	var last error
 	for attempt := 0; ; attempt++ {
-		// A request taken by a replica that then fails gets no answer:
-		// each attempt is bounded, and the next goes to any live replica.
+		node := r.pick(s, attempt)
 		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
-		m, err := r.nc.RequestWithContext(actx, subj, b)
+		m, err := r.nc.RequestWithContext(actx, replicaSubject(s, node, verb), b)
 		cancel()
 		if err == nil {
-			return json.Unmarshal(m.Data, v)
+			var st struct {
+				Behind bool `json:"behind"`
+			}
+			if json.Unmarshal(m.Data, &st); !st.Behind {
+				return json.Unmarshal(m.Data, v)
+			}
+			err = fmt.Errorf("replica on %s is behind", node)
 		}
-		last = err
+		last = fmt.Errorf("replica on %s: %w", node, err)
+		r.avoid(s, node)
 		if ctx.Err() != nil {
 			break
 		}
 		r.stats.retries.Add(1)
-		select {
-		case <-ctx.Done():
-		case <-time.After(min(time.Duration(attempt+1)*50*time.Millisecond, 500*time.Millisecond)):
+		if (attempt+1)%len(nodes) == 0 { // every replica tried: back off
+			select {
+			case <-ctx.Done():
+			case <-time.After(min(time.Duration(attempt+1)*25*time.Millisecond, 250*time.Millisecond)):
+			}
 		}
 	}
-	if errors.Is(last, nats.ErrNoResponders) {
-		return fmt.Errorf("%w: shard %d: no replica answers", ErrShardUnavailable, s)
-	}
 	return fmt.Errorf("%w: shard %d: %v", ErrShardUnavailable, s, last)
+}
+
+// avoidFor is how long a replica that failed a request is tried last.
+const avoidFor = 2 * time.Second
+
+// pick returns the replica of shard s for a request's attempt: in turn
+// among those not avoided, else in turn among all.
+func (r *Router) pick(s, attempt int) string {
+	nodes := r.smap.Assign[s]
+	start := int(r.turn.Add(1))
+	now := time.Now()
+	r.avoidMu.Lock()
+	defer r.avoidMu.Unlock()
+	for i := range nodes {
+		n := nodes[(start+i)%len(nodes)]
+		if now.After(r.avoided[[2]any{s, n}]) {
+			return n
+		}
+	}
+	return nodes[(start+attempt)%len(nodes)]
+}
+
+func (r *Router) avoid(s int, node string) {
+	r.avoidMu.Lock()
+	r.avoided[[2]any{s, node}] = time.Now().Add(avoidFor)
+	r.avoidMu.Unlock()
 }
 
 // waitMs is how long a replica waits for a request's minimum sequence:

@@ -38,6 +38,9 @@ type queryReply struct {
 	Matches [][]db.Match `json:"matches"`
 	Seq     uint64       `json:"seq"`
 	Err     string       `json:"err,omitempty"`
+	// Behind says the replica could not reach the sequence asked for
+	// (the router asks another).
+	Behind bool `json:"behind,omitempty"`
 }
 
 func (r *replica) requestContext(waitMs int64) (context.Context, context.CancelFunc) {
@@ -57,7 +60,7 @@ func (r *replica) serveQuery(m *nats.Msg) {
 	ctx, cancel := r.requestContext(req.WaitMs)
 	defer cancel()
 	if err := r.waitFor(ctx, req.MinSeq); err != nil {
-		reply(m, queryReply{Err: err.Error()})
+		reply(m, queryReply{Err: err.Error(), Behind: errors.Is(err, errBehind)})
 		return
 	}
 	// Queries run against the replica's present state, which is at least
@@ -90,10 +93,11 @@ type getRequest struct {
 }
 
 type getReply struct {
-	Docs []*db.Doc `json:"docs"` // nil where absent
-	Len  int       `json:"len"`
-	Seq  uint64    `json:"seq"`
-	Err  string    `json:"err,omitempty"`
+	Docs   []*db.Doc `json:"docs"` // nil where absent
+	Len    int       `json:"len"`
+	Seq    uint64    `json:"seq"`
+	Err    string    `json:"err,omitempty"`
+	Behind bool      `json:"behind,omitempty"`
 }
 
 func (r *replica) serveGet(m *nats.Msg) {
@@ -105,7 +109,7 @@ func (r *replica) serveGet(m *nats.Msg) {
 	ctx, cancel := r.requestContext(req.WaitMs)
 	defer cancel()
 	if err := r.waitFor(ctx, req.MinSeq); err != nil {
-		reply(m, getReply{Err: err.Error()})
+		reply(m, getReply{Err: err.Error(), Behind: errors.Is(err, errBehind)})
 		return
 	}
 	out := getReply{Seq: r.state().Applied, Len: r.d.Len(), Docs: make([]*db.Doc, len(req.IDs))}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/fpdb/fpdb/db"
 	"github.com/nats-io/nats.go/jetstream"
@@ -104,7 +105,19 @@ func loadOrCreateMap(ctx context.Context, kv jetstream.KeyValue, o *Options) (*S
 	if _, err := kv.Create(ctx, mapKey, b); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
 		return nil, fmt.Errorf("fpdb cluster: create shard map: %w", err)
 	}
-	return readMap(ctx, kv)
+	for {
+		// The map exists; a read served by a bucket replica that has not
+		// received it yet finds none, and is tried again.
+		m, err := readMap(ctx, kv)
+		if !errors.Is(err, jetstream.ErrKeyNotFound) {
+			return m, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 func readMap(ctx context.Context, kv jetstream.KeyValue) (*ShardMap, error) {
