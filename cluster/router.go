@@ -40,6 +40,7 @@ type Router struct {
 	// beforeAppend, when set (tests), runs before each conditional append.
 	beforeAppend func()
 	reqs         chan *addReq
+	queries      chan *queryJob
 	quit         chan struct{}
 	wg           sync.WaitGroup
 	once         sync.Once
@@ -54,9 +55,12 @@ func newRouter(ctx context.Context, nc *nats.Conn, smap *ShardMap, gw *db.DB, o 
 	if err != nil {
 		return nil, fmt.Errorf("fpdb cluster: log stream: %w", err)
 	}
-	r := &Router{nc: nc, js: js, stream: st, smap: smap, gw: gw, opts: o, reqs: make(chan *addReq, 1024), quit: make(chan struct{}), avoided: map[[2]any]time.Time{}}
-	r.wg.Add(1)
+	r := &Router{nc: nc, js: js, stream: st, smap: smap, gw: gw, opts: o, reqs: make(chan *addReq, 1024), queries: make(chan *queryJob, 1024), quit: make(chan struct{}), avoided: map[[2]any]time.Time{}}
+	r.wg.Add(1 + queryWorkers)
 	go r.batcher()
+	for range queryWorkers {
+		go r.queryWorker()
+	}
 	return r, nil
 }
 
@@ -127,17 +131,88 @@ func (r *Router) Query(ctx context.Context, text []byte, o QueryOptions) ([]db.M
 // QueryDoc returns the stored documents resembling doc (its fingerprint,
 // and its content hash and shingle count when known).
 func (r *Router) QueryDoc(ctx context.Context, doc *db.Doc, o QueryOptions) ([]db.Match, error) {
-	q := shardQuery{FP: doc.Fingerprint, ContentHash: doc.ContentHash, Shingles: doc.Shingles, Threshold: o.Threshold, Containment: o.Containment, Limit: o.Limit}
-	res, err := r.queryShards(ctx, []shardQuery{q}, o.MinSeq)
-	if err != nil {
-		return nil, err
+	if len(doc.Fingerprint)*64 != r.smap.K {
+		return nil, fmt.Errorf("fpdb cluster: query: %w: %d bits, want K = %d", db.ErrBadFingerprint, 64*len(doc.Fingerprint), r.smap.K)
 	}
-	ms := res[0]
+	job := &queryJob{q: shardQuery{FP: doc.Fingerprint, ContentHash: doc.ContentHash, Shingles: doc.Shingles, Threshold: o.Threshold, Containment: o.Containment, Limit: o.Limit},
+		minSeq: o.MinSeq, done: make(chan struct{})}
+	select {
+	case r.queries <- job:
+	case <-r.quit:
+		return nil, ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case <-job.done:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if job.err != nil {
+		return nil, job.err
+	}
+	ms := job.ms
 	sortMatches(ms, o.Containment != 0)
 	if o.Limit > 0 && len(ms) > o.Limit {
 		ms = ms[:o.Limit]
 	}
 	return ms, nil
+}
+
+// queryJob is one query waiting for a shared request to the shards.
+type queryJob struct {
+	q      shardQuery
+	minSeq uint64
+	ms     []db.Match
+	err    error
+	done   chan struct{}
+}
+
+// queryWorkers is the number of shared query requests a router has in
+// flight at once; maxQueryBatch caps the queries one request carries.
+const (
+	queryWorkers  = 4
+	maxQueryBatch = 64
+)
+
+// queryWorker sends the queued queries to the shards together: one
+// request per shard carries every query waiting (at the highest minimum
+// sequence among them), so that concurrent queries share round trips.
+func (r *Router) queryWorker() {
+	defer r.wg.Done()
+	for {
+		var first *queryJob
+		select {
+		case first = <-r.queries:
+		case <-r.quit:
+			return
+		}
+		jobs := []*queryJob{first}
+	more:
+		for len(jobs) < maxQueryBatch {
+			select {
+			case j := <-r.queries:
+				jobs = append(jobs, j)
+			default:
+				break more
+			}
+		}
+		qs := make([]shardQuery, len(jobs))
+		var minSeq uint64
+		for i, j := range jobs {
+			qs[i] = j.q
+			minSeq = max(minSeq, j.minSeq)
+		}
+		res, err := r.queryShards(context.Background(), qs, minSeq)
+		for i, j := range jobs {
+			if err != nil {
+				j.err = err
+			} else {
+				j.ms = res[i]
+			}
+			close(j.done)
+		}
+	}
 }
 
 func sortMatches(ms []db.Match, containment bool) {
@@ -202,6 +277,7 @@ func (r *Router) request(ctx context.Context, s int, verb string, req, v any) er
 	}
 	nodes := r.smap.Assign[s]
 	var last error
+	gone := map[string]bool{} // replicas with no subscriber in this round
 	for attempt := 0; ; attempt++ {
 		node := r.pick(s, attempt)
 		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
@@ -218,6 +294,14 @@ func (r *Router) request(ctx context.Context, s int, verb string, req, v any) er
 		}
 		last = fmt.Errorf("replica on %s: %w", node, err)
 		r.avoid(s, node)
+		if errors.Is(err, nats.ErrNoResponders) {
+			gone[node] = true
+			if len(gone) == len(nodes) { // no replica of the shard is running
+				break
+			}
+		} else {
+			clear(gone)
+		}
 		if ctx.Err() != nil {
 			break
 		}
