@@ -426,12 +426,18 @@ func TestHTTP(t *testing.T) {
 			!strings.Contains(eb.Error.Message, "shard unavailable") {
 			t.Fatalf("readyz with shard 0 down: %d %+v (%v)", resp.StatusCode, eb, err)
 		}
-		_, err = down[2].Query(ctx, api.QueryRequest{Text: riverText})
-		ce := wantStatus(t, "query with shard 0 down", err, http.StatusServiceUnavailable, api.CodeUnavailable)
+		_, err = down[2].Get(ctx, id)
+		ce := wantStatus(t, "get with shard 0 down", err, http.StatusServiceUnavailable, api.CodeUnavailable)
 		if !errors.Is(err, client.ErrUnavailable) || !strings.Contains(ce.Message, "shard 0") {
+			t.Fatalf("get with shard 0 down: %v", err)
+		}
+		// A query waits for the shards as long as the router's
+		// RequestTimeout (5s here): the HTTP request's time must be longer,
+		// else it ends first, a 408.
+		_, err = cs[2].Query(ctx, api.QueryRequest{Text: riverText})
+		ce = wantStatus(t, "query with shard 0 down", err, http.StatusServiceUnavailable, api.CodeUnavailable)
+		if !strings.Contains(ce.Message, "shard 0") {
 			t.Fatalf("query with shard 0 down: %v", err)
 		}
-		_, err = down[2].Get(ctx, id)
-		wantStatus(t, "get with shard 0 down", err, http.StatusServiceUnavailable, api.CodeUnavailable)
 	})
 }
