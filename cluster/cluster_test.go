@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -143,5 +144,38 @@ func TestSmoke(t *testing.T) {
 	}
 	if len(pr.Pairs) != 1 || pr.Pairs[0].A != "a" || pr.Pairs[0].B != "b" {
 		t.Fatalf("pairs %+v", pr.Pairs)
+	}
+}
+
+// TestLargeBatch adds one call's documents in more than one log message
+// when they do not fit in one.
+func TestLargeBatch(t *testing.T) {
+	tc := startCluster(t, 1, 2, 1, nil)
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(4, 4))
+	src := strings.Repeat("s", 200)
+	docs := make([]db.Input, 40000) // about 12 MB of entries
+	for i := range docs {
+		docs[i] = db.Input{ID: fmt.Sprintf("big%05d", i), Fingerprint: randomFP(rng, 512), Source: src}
+	}
+	res, err := tc.nodes[0].Router().Add(ctx, docs, AddOptions{Threshold: 0.9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seqs := map[uint64]bool{}
+	for i, r := range res {
+		if !r.Stored {
+			t.Fatalf("%s not stored", docs[i].ID)
+		}
+		seqs[r.Seq] = true
+	}
+	if len(seqs) < 2 {
+		t.Fatalf("one message for 40 000 documents of 300 bytes: %v", seqs)
+	}
+	if n, err := tc.nodes[0].Router().Len(ctx, tc.nodes[0].Router().Written()); err != nil || n != len(docs) {
+		t.Fatalf("%d documents (%v)", n, err)
+	}
+	if _, err := tc.nodes[0].Router().Delete(ctx, []string{""}); err == nil {
+		t.Fatal("delete of an empty id accepted")
 	}
 }

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -457,8 +458,16 @@ func (r *Router) Add(ctx context.Context, docs []db.Input, o AddOptions) ([]AddR
 // Delete appends the deletion of ids to the log and returns its sequence.
 func (r *Router) Delete(ctx context.Context, ids []string) (uint64, error) {
 	entries := make([]Entry, len(ids))
+	size := 0
 	for i, id := range ids {
+		if err := db.ValidID(id); err != nil {
+			return 0, fmt.Errorf("fpdb cluster: delete: %w", err)
+		}
 		entries[i] = Entry{Kind: KindDelete, ID: id}
+		size += len(id) + binary.MaxVarintLen64 + 1
+	}
+	if size > maxMessage {
+		return 0, fmt.Errorf("fpdb cluster: delete: %w: %d ids of %d bytes in one call (at most %d)", ErrInvalidOptions, len(ids), size, maxMessage)
 	}
 	return r.publish(ctx, entries, 0, false)
 }
@@ -615,7 +624,7 @@ type candidate struct {
 // on a conflict, check against the entries appended after L and retry.
 func (r *Router) commit(ctx context.Context, batch []*addReq) error {
 	var cs []*candidate
-	check := false
+	size := 0
 	for _, q := range batch {
 		q.out = make([]AddResult, len(q.docs))
 		for i, d := range q.docs {
@@ -623,10 +632,37 @@ func (r *Router) commit(ctx context.Context, batch []*addReq) error {
 			q.out[i].Doc = d
 			if q.o.Threshold > 0 {
 				c.radius = index.Radius(r.smap.K, q.o.Threshold)
-				check = true
 			}
+			// A log message holds at most maxMessage bytes: a larger batch
+			// is appended in parts, one after the other (each part's check
+			// sees the parts before it in the log).
+			if es := entrySize(d); size+es > maxMessage && len(cs) > 0 {
+				if err := r.commitPart(ctx, cs); err != nil {
+					return err
+				}
+				cs, size = nil, 0
+			}
+			size += entrySize(d)
 			cs = append(cs, c)
 		}
+	}
+	return r.commitPart(ctx, cs)
+}
+
+// maxMessage bounds the encoded size of a log message (the servers take
+// up to 8 MiB).
+const maxMessage = 6 << 20
+
+// entrySize bounds the encoded size of d's add entry.
+func entrySize(d *db.Doc) int {
+	return 1 + 2*binary.MaxVarintLen64 + len(d.ID) + 1 + 8*len(d.Fingerprint) + 16 + 4*binary.MaxVarintLen64 + len(d.Source)
+}
+
+// commitPart commits the candidates cs in one log message.
+func (r *Router) commitPart(ctx context.Context, cs []*candidate) error {
+	check := false
+	for _, c := range cs {
+		check = check || c.radius >= 0
 	}
 	id := newBatchID()
 	if !check {

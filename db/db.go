@@ -516,6 +516,10 @@ func (d *DB) Params() Params {
 // Dir returns the database directory.
 func (d *DB) Dir() string { return d.dir }
 
+// ValidID returns nil if id is a valid document id: 1 to MaxIDLen bytes
+// of UTF-8 without NUL; else an error wrapping ErrInvalidID that says why.
+func ValidID(id string) error { return validID(id) }
+
 // validID checks a caller-given document id.
 func validID(id string) error {
 	switch {
