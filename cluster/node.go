@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fpdb/fpdb/db"
@@ -35,9 +36,16 @@ type Node struct {
 	ns   *server.Server
 	nc   *nats.Conn
 	js   jetstream.JetStream
-	smap *ShardMap
+	smap *ShardMap // the map read at start (its parameters never change)
+	cur  atomic.Pointer[ShardMap]
+	kv   jetstream.KeyValue
+	obj  jetstream.ObjectStore
 	gw   *db.DB
 	r    *Router
+
+	stopWatch   context.CancelFunc
+	wg          sync.WaitGroup
+	reconcileMu sync.Mutex // one reconcile at a time
 
 	mu       sync.Mutex
 	replicas map[int]*replica
@@ -78,15 +86,19 @@ func Start(ctx context.Context, opts *Options) (_ *Node, err error) {
 	if err != nil {
 		return nil, err
 	}
-	kv, err := n.setupJetStream(ctx)
-	if err != nil {
+	if err := n.setupJetStream(ctx); err != nil {
 		return nil, err
 	}
-	if n.smap, err = loadOrCreateMap(ctx, kv, &o); err != nil {
+	if n.smap, err = loadOrCreateMap(ctx, n.kv, &o); err != nil {
 		return nil, err
 	}
+	n.cur.Store(n.smap)
 	if n.gw, err = db.Open(filepath.Join(o.Dir, "gateway"), n.smap.dbOptions()); err != nil {
 		return nil, fmt.Errorf("fpdb cluster: gateway database: %w", err)
+	}
+	n.r, err = newRouter(ctx, n.nc, n.smap, n.gw, &o)
+	if err != nil {
+		return nil, err
 	}
 	for _, s := range n.smap.shardsOf(o.Name) {
 		rep, err := openReplica(ctx, n, s)
@@ -97,9 +109,13 @@ func Start(ctx context.Context, opts *Options) (_ *Node, err error) {
 		n.replicas[s] = rep
 		n.mu.Unlock()
 	}
-	n.r, err = newRouter(ctx, n.nc, n.smap, n.gw, &o)
-	if err != nil {
-		return nil, err
+	wctx, stop := context.WithCancel(context.Background())
+	n.stopWatch = stop
+	n.wg.Add(1)
+	go n.watchMap(wctx)
+	// A change made between the first read and the watch is caught here.
+	if m, err := readMap(ctx, n.kv); err == nil && m.Revision != n.smap.Revision {
+		n.reconcile(wctx, m)
 	}
 	o.Logger.Info("cluster node started", "node", o.Name, "shards", n.smap.shardsOf(o.Name), "nats", o.clientURL())
 	return n, nil
@@ -154,25 +170,25 @@ func (n *Node) startServer() error {
 
 // setupJetStream creates (or finds) the log stream and the map bucket,
 // retrying while the JetStream cluster elects its meta leader.
-func (n *Node) setupJetStream(ctx context.Context) (jetstream.KeyValue, error) {
+func (n *Node) setupJetStream(ctx context.Context) error {
 	o := &n.opts
 	for {
 		actx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		kv, err := n.setupOnce(actx)
+		err := n.setupOnce(actx)
 		cancel()
 		if err == nil {
-			return kv, nil
+			return nil
 		}
 		o.Logger.Debug("cluster not formed yet", "node", o.Name, "err", err)
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("fpdb cluster: node %s: the cluster did not form (%v): %w", o.Name, err, ctx.Err())
+			return fmt.Errorf("fpdb cluster: node %s: the cluster did not form (%v): %w", o.Name, err, ctx.Err())
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
 }
 
-func (n *Node) setupOnce(ctx context.Context) (jetstream.KeyValue, error) {
+func (n *Node) setupOnce(ctx context.Context) (err error) {
 	o := &n.opts
 	{
 		_, err := n.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
@@ -185,12 +201,18 @@ func (n *Node) setupOnce(ctx context.Context) (jetstream.KeyValue, error) {
 			MaxMsgSize: 8 << 20,
 		})
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return n.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+	if n.kv, err = n.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket: mapBucket, Storage: jetstream.FileStorage, Replicas: o.LogReplicas, History: 16,
+	}); err != nil {
+		return err
+	}
+	n.obj, err = n.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
+		Bucket: seedBucket, Storage: jetstream.FileStorage, Replicas: o.LogReplicas,
 	})
+	return err
 }
 
 // Router returns the node's router (queries, adds, pairs).
@@ -202,8 +224,12 @@ func (n *Node) Name() string { return n.opts.Name }
 // ClientURL returns the URL of the node's NATS server.
 func (n *Node) ClientURL() string { return n.opts.clientURL() }
 
-// Map returns the shard map the node started with.
-func (n *Node) Map() *ShardMap { return n.smap }
+// Map returns the shard map as the node last saw it.
+func (n *Node) Map() *ShardMap { return n.cur.Load() }
+
+func (n *Node) replicaDir(s int) string {
+	return filepath.Join(n.opts.Dir, fmt.Sprintf("shard-%03d", s))
+}
 
 // Replica returns the state of the node's replica of shard s (ok false if
 // it holds none).
@@ -252,6 +278,10 @@ func (n *Node) Close() error {
 	n.replicas = map[int]*replica{}
 	n.mu.Unlock()
 	var errs []error
+	if n.stopWatch != nil {
+		n.stopWatch()
+	}
+	n.wg.Wait()
 	if n.r != nil {
 		n.r.Close()
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,6 +36,9 @@ type ReplicaState struct {
 	Docs int
 	// Err is the error that stopped it, if any.
 	Err error
+	// Seeded is the log sequence of the checkpoint of another replica it
+	// started from (0: it replayed the log from its start).
+	Seeded uint64
 }
 
 // replica is a deterministic follower of the log for one shard: it
@@ -52,6 +56,7 @@ type replica struct {
 	failed  error
 	pins    []uint64
 	pinDBs  map[uint64]*db.DB
+	seeded  uint64 // the sequence of the checkpoint it was copied from (0: none)
 
 	ccMu sync.Mutex // guards cc
 	cc   jetstream.ConsumeContext
@@ -62,12 +67,25 @@ type replica struct {
 }
 
 func openReplica(ctx context.Context, n *Node, s int) (*replica, error) {
-	dir := filepath.Join(n.opts.Dir, fmt.Sprintf("shard-%03d", s))
+	dir := n.replicaDir(s)
+	var seeded uint64
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) && n.logNonEmpty(ctx) {
+		// A replica given to a running node (or one whose files are lost):
+		// copy a live replica's checkpoint rather than replay the log.
+		ok, seq, err := n.seedReplica(ctx, s, dir)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			seeded = seq
+			n.opts.Logger.Info("replica seeded from a checkpoint", "shard", s, "seq", seq)
+		}
+	}
 	d, err := db.Open(dir, n.smap.dbOptions())
 	if err != nil {
 		return nil, fmt.Errorf("fpdb cluster: shard %d: %w", s, err)
 	}
-	r := &replica{n: n, shard: s, dir: dir, d: d, changed: make(chan struct{}), pinDBs: map[uint64]*db.DB{}, sem: make(chan struct{}, 8), quit: make(chan struct{})}
+	r := &replica{n: n, shard: s, dir: dir, d: d, seeded: seeded, changed: make(chan struct{}), pinDBs: map[uint64]*db.DB{}, sem: make(chan struct{}, 8), quit: make(chan struct{})}
 	v, err := d.Mark(ctx, seqMark)
 	switch {
 	case err == nil && len(v) == 8:
@@ -99,6 +117,7 @@ func openReplica(ctx context.Context, n *Node, s int) (*replica, error) {
 		{replicaSubject(s, n.opts.Name, "get"), "", r.serveGet},
 		{prefix + "pindocs", queue, r.servePinDocs},
 		{prefix + "pairs", queue, r.servePairs},
+		{prefix + "seed", queue, r.serveSeed},
 	} {
 		sub, err := n.nc.QueueSubscribe(h.subj, h.queue, r.async(h.fn))
 		if err != nil {
@@ -108,6 +127,13 @@ func openReplica(ctx context.Context, n *Node, s int) (*replica, error) {
 		r.subs = append(r.subs, sub)
 	}
 	return r, nil
+}
+
+// logNonEmpty reports whether the log holds any message (a new replica
+// then asks for a checkpoint); false when the log cannot be read.
+func (n *Node) logNonEmpty(ctx context.Context) bool {
+	last, err := n.r.LastSeq(ctx)
+	return err == nil && last > 0
 }
 
 // follow (re)starts the ordered consumer of the log from the message
@@ -352,7 +378,7 @@ func replicaSubject(s int, node, verb string) string {
 func (r *replica) state() ReplicaState {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return ReplicaState{Shard: r.shard, Applied: r.applied, Docs: r.d.Len(), Err: r.failed}
+	return ReplicaState{Shard: r.shard, Applied: r.applied, Docs: r.d.Len(), Err: r.failed, Seeded: r.seeded}
 }
 
 // digest hashes the replica's documents at its applied sequence (no

@@ -35,6 +35,7 @@ type Router struct {
 
 	written atomic.Uint64 // highest sequence this router appended
 	stats   routerStats
+	assign  atomic.Pointer[[][]string] // each shard's replicas, as the map says now
 	turn    atomic.Uint64
 	avoidMu sync.Mutex
 	avoided map[[2]any]time.Time // (shard, node) → tried last until
@@ -57,6 +58,7 @@ func newRouter(ctx context.Context, nc *nats.Conn, smap *ShardMap, gw *db.DB, o 
 		return nil, fmt.Errorf("fpdb cluster: log stream: %w", err)
 	}
 	r := &Router{nc: nc, js: js, stream: st, smap: smap, gw: gw, opts: o, reqs: make(chan *addReq, 1024), queries: make(chan *queryJob, 1024), quit: make(chan struct{}), avoided: map[[2]any]time.Time{}}
+	r.setAssign(smap.Assign)
 	r.wg.Add(1 + queryWorkers)
 	go r.batcher()
 	for range queryWorkers {
@@ -276,7 +278,7 @@ func (r *Router) request(ctx context.Context, s int, verb string, req, v any) er
 	if err != nil {
 		return err
 	}
-	nodes := r.smap.Assign[s]
+	nodes := r.replicasOf(s)
 	var last error
 	gone := map[string]bool{} // replicas with no subscriber in this round
 	for attempt := 0; ; attempt++ {
@@ -317,13 +319,24 @@ func (r *Router) request(ctx context.Context, s int, verb string, req, v any) er
 	return fmt.Errorf("%w: shard %d: %v", ErrShardUnavailable, s, last)
 }
 
+func (r *Router) setAssign(a [][]string) {
+	c := make([][]string, len(a))
+	for i := range a {
+		c[i] = slices.Clone(a[i])
+	}
+	r.assign.Store(&c)
+}
+
+// replicasOf returns the nodes holding shard s.
+func (r *Router) replicasOf(s int) []string { return (*r.assign.Load())[s] }
+
 // avoidFor is how long a replica that failed a request is tried last.
 const avoidFor = 2 * time.Second
 
 // pick returns the replica of shard s for a request's attempt: in turn
 // among those not avoided, else in turn among all.
 func (r *Router) pick(s, attempt int) string {
-	nodes := r.smap.Assign[s]
+	nodes := r.replicasOf(s)
 	start := int(r.turn.Add(1))
 	now := time.Now()
 	r.avoidMu.Lock()

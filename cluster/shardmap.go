@@ -26,6 +26,8 @@ type ShardMap struct {
 	Format int `json:"format"`
 	// Shards is the number of virtual shards V.
 	Shards int `json:"shards"`
+	// Nodes are the cluster's node names, sorted.
+	Nodes []string `json:"nodes"`
 	// Assign lists, for each shard, the nodes holding a replica of it.
 	Assign [][]string `json:"assign"`
 	// K, GroupWidths, ShingleWidth and Seed are the shards' creation
@@ -46,7 +48,7 @@ func newShardMap(o *Options) *ShardMap {
 		names = append(names, p.Name)
 	}
 	slices.Sort(names)
-	m := &ShardMap{Format: mapFormat, Shards: o.Shards, Assign: make([][]string, o.Shards)}
+	m := &ShardMap{Format: mapFormat, Shards: o.Shards, Nodes: names, Assign: make([][]string, o.Shards)}
 	for s := range m.Assign {
 		for i := 0; i < o.Replicas; i++ {
 			m.Assign[s] = append(m.Assign[s], names[(s+i)%len(names)])
@@ -89,6 +91,11 @@ func (m *ShardMap) validate() error {
 	for s, nodes := range m.Assign {
 		if len(nodes) == 0 {
 			return fmt.Errorf("fpdb cluster: shard map: shard %d has no replica", s)
+		}
+		for _, n := range nodes {
+			if !slices.Contains(m.Nodes, n) {
+				return fmt.Errorf("fpdb cluster: shard map: shard %d on %q, not a node of the cluster", s, n)
+			}
 		}
 	}
 	return nil
