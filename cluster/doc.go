@@ -49,9 +49,12 @@
 //
 // # Caveats
 //
-//   - The shard map's V and replica placement are fixed at creation; a
-//     replica added by UpdateMap starts empty and replays the whole log
-//     (the log is kept whole: no retention limit is set).
+//   - V is fixed at creation. Node.AddReplica and Node.RemoveReplica
+//     change a shard's replicas (compare-and-swap on the map); a new
+//     replica copies a live replica's checkpoint (through the object
+//     store FPDB_SEED) and follows the log from its sequence, or replays
+//     the whole log when no replica answers. The log is kept whole (no
+//     retention limit is set).
 //   - Every replica reads the whole log and keeps its shard's entries.
 //   - Texts are not stored in the cluster's shards (fingerprints, content
 //     hashes, sizes and sources are): comparisons of passages and
