@@ -10,7 +10,7 @@ CRASH_CYCLES ?= 500
 DURATION ?= 10m
 
 .DEFAULT_GOAL := help
-.PHONY: help build man test test-deps test-python test-short vet lint format-check mod-tidy-check demo fuzz crash soak bench bench-scale bench-full bench-dedup clean
+.PHONY: help build man test test-deps test-python test-short vet lint format-check mod-tidy-check demo fuzz crash soak bench bench-scale bench-full bench-dedup bench-cluster clean
 
 help: ## print this help
 	@echo "fpdb make targets:"
@@ -84,6 +84,10 @@ bench-full: ## large benchmark suite (n from 1e5 to 1e7, skewed text and dedup a
 
 bench-dedup: ## the dedup section at 1 M records of 2 KB (JSONL, JSONL.zst, Parquet, two rounds each; ≈ 4 GB of temporary files, ≈ 20 min on 2 cores): bench/results/dedup.{md,json}
 	FPDB_BENCH_COMMAND="make bench-dedup" $(GO) run ./bench/cmd/fpdb-bench -suite quick -sections dedup -dedup-records 1000000 -name dedup -out bench/results
+
+bench-cluster: ## cluster throughput on loopback: one database, a one-node and a three-node cluster, 16 clients (≈ 3 min), with the machine's scan speed: bench/results/cluster.txt
+	{ uname -m; grep -m1 'model name' /proc/cpuinfo; nproc; $(GO) test ./internal/bitvec -run XXX -bench 'BenchmarkScan' -benchtime 2s; \
+	  $(GO) test ./cluster -run XXX -bench Throughput -benchtime 5s; } 2>&1 | tee bench/results/cluster.txt
 
 clean: ## remove build output and the demo database
 	rm -rf bin $(FPDB_DB)

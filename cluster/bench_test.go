@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/fpdb/fpdb/db"
 )
@@ -14,11 +17,12 @@ import (
 // BenchmarkThroughput measures adds, check-then-adds and queries against
 // a one-node cluster (4 shards, log of 1 replica) and a three-node cluster
 // (4 shards × 2 replicas, log of 3 replicas) on loopback, 16 clients
-// spread over the nodes, after a preload of FPDB_CLUSTER_N documents
-// (default 20 000); "db" runs the same operations on one database with no
-// cluster, for reference. Report: ops/s.
+// spread over the nodes, after a preload of random documents
+// (20 000); "db" runs the same operations on one database with no
+// cluster, for reference. Reported: ops/s, and each operation's p50 and
+// p99 latency in µs.
 //
-//	go test ./cluster -run XXX -bench Throughput -benchtime 5s
+//	go test ./cluster -run XXX -bench Throughput -benchtime 5s   (make bench-cluster)
 func BenchmarkThroughput(b *testing.B) {
 	preload := 20000
 	ctx := context.Background()
@@ -54,13 +58,22 @@ func BenchmarkThroughput(b *testing.B) {
 			for _, op := range []string{"add", "check-add-0.9", "query-0.9", "query-0.7"} {
 				b.Run("op="+op, func(b *testing.B) {
 					var next atomic.Int64
+					var mu sync.Mutex
+					var lat []time.Duration
 					b.SetParallelism(16 / runtime.GOMAXPROCS(0))
 					b.ResetTimer()
 					b.RunParallel(func(pb *testing.PB) {
 						c := next.Add(1)
 						rng := rand.New(rand.NewPCG(uint64(c), 77))
+						var mine []time.Duration
+						defer func() {
+							mu.Lock()
+							lat = append(lat, mine...)
+							mu.Unlock()
+						}()
 						for i := 0; pb.Next(); i++ {
 							var err error
+							start := time.Now()
 							fp := randomFP(rng, 512)
 							id := fmt.Sprintf("%s-%d-%d-%d", op, c, i, rng.Uint64())
 							switch op {
@@ -90,9 +103,15 @@ func BenchmarkThroughput(b *testing.B) {
 								b.Error(err)
 								return
 							}
+							mine = append(mine, time.Since(start))
 						}
 					})
 					b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+					slices.Sort(lat)
+					if len(lat) > 0 {
+						b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+						b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+					}
 				})
 			}
 		})

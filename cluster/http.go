@@ -1,26 +1,15 @@
 package cluster
 
 import (
-	"bufio"
-	"bytes"
 	"cmp"
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"crypto/subtle"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math"
-	"mime"
 	"net/http"
-	"net/url"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -30,17 +19,20 @@ import (
 	"github.com/fpdb/fpdb/db"
 	"github.com/fpdb/fpdb/index"
 	"github.com/fpdb/fpdb/internal/bitvec"
+	"github.com/fpdb/fpdb/server"
 	"github.com/fpdb/fpdb/server/apiconv"
+	"github.com/fpdb/fpdb/server/httpapi"
 )
 
 // HTTPOptions configure a node's HTTP handler (Node.Handler). The zero
 // value (or nil) is usable: a zero or negative field means its default.
 type HTTPOptions struct {
-	// ReadTokens may read; WriteTokens may read and write. When both are
-	// empty no token is needed; else every /v1 request needs the header
-	// "Authorization: Bearer TOKEN" (as the single-node server with
-	// server.Options.Tokens). Empty strings are ignored.
-	ReadTokens, WriteTokens []string
+	// Tokens, when not nil, are the bearer tokens every /v1 request needs
+	// (the header "Authorization: Bearer TOKEN"): read-only tokens may
+	// read, read-write tokens may also write, as with the single-node
+	// server's server.Options.Tokens (read by server.LoadTokens or
+	// server.ParseTokens). Nil: no token is needed.
+	Tokens *server.Tokens
 	// MaxBodyBytes is the largest request body accepted; a larger one is
 	// answered 413 (default 64 MiB, as the single-node server).
 	MaxBodyBytes int64
@@ -64,8 +56,6 @@ const (
 	defaultHTTPStream      = 30 * time.Minute
 	defaultHTTPConcurrent  = 64
 	defaultHTTPReady       = 2 * time.Second
-	httpDefaultThreshold   = 0.7 // a query's, as the single-node server's
-	httpFlushEvery         = 100 * time.Millisecond
 	httpGetChunk           = 1000    // ids per shard get request
 	httpDeleteChunkBytes   = 4 << 20 // ids per delete log message
 	httpMaxLogMessageBytes = 7 << 20 // under the log's 8 MiB message limit
@@ -87,6 +77,10 @@ const codeNotImplemented = "not_implemented"
 // (is the document stored, for a delete's 404 and an add's replaced or
 // unchanged) read at the log's last sequence, so that they see the writes
 // of every node.
+//
+// Requests are read and answered by the single-node server's own code
+// (package server/httpapi): the request id, tokens, limits, error bodies
+// and log lines are the same.
 //
 // Differences with the single-node server: the other routes (compare,
 // export, log, templates, backup, import, metrics, the web page, the
@@ -118,389 +112,44 @@ func (n *Node) Handler(opts *HTTPOptions) http.Handler {
 	if o.Logger == nil {
 		o.Logger = n.opts.Logger
 	}
-	h := &httpHandler{n: n, r: n.r, o: o, sem: make(chan struct{}, o.MaxConcurrent), mux: http.NewServeMux()}
-	for _, t := range o.ReadTokens {
-		if t != "" {
-			h.tokens = append(h.tokens, httpToken{sum: sha256.Sum256([]byte(t))})
-		}
-	}
-	for _, t := range o.WriteTokens {
-		if t != "" {
-			h.tokens = append(h.tokens, httpToken{sum: sha256.Sum256([]byte(t)), write: true})
-		}
-	}
-	for _, rt := range h.routes() {
-		h.mux.Handle(rt.method+" "+rt.pattern, h.wrap(rt))
-	}
-	return h.mux
+	h := &httpHandler{n: n, r: n.r, o: o}
+	return httpapi.NewMux(h.routes(), httpapi.Options{Tokens: o.Tokens, MaxBodyBytes: o.MaxBodyBytes,
+		RequestTimeout: o.RequestTimeout, StreamTimeout: o.StreamTimeout, MaxConcurrent: o.MaxConcurrent,
+		Logger: o.Logger, LogAttrs: []any{"node", n.opts.Name}, Errors: httpErrors})
 }
 
 type httpHandler struct {
-	n      *Node
-	r      *Router
-	o      HTTPOptions
-	tokens []httpToken
-	sem    chan struct{}
-	mux    *http.ServeMux
+	n *Node
+	r *Router
+	o HTTPOptions
 }
 
-type httpToken struct {
-	sum   [sha256.Size]byte
-	write bool
-}
-
-// httpAccess is what a route needs of the caller's token.
-type httpAccess int
-
-const (
-	accessPublic httpAccess = iota
-	accessRead
-	accessWrite
-)
-
-// httpRoute is one endpoint; a nil h answers 501.
-type httpRoute struct {
-	method, pattern string
-	access          httpAccess
-	stream          bool
-	h               func(w http.ResponseWriter, r *http.Request) error
-}
-
-// routes are the single-node server's routes (server/routes.go), each
-// served or answered 501.
-func (h *httpHandler) routes() []httpRoute {
-	return []httpRoute{
-		{method: "GET", pattern: "/healthz", h: h.healthz},
-		{method: "GET", pattern: "/readyz", h: h.readyz},
-		{method: "GET", pattern: "/v1/openapi.json"},
-		{method: "GET", pattern: "/", h: h.root},
-		{method: "GET", pattern: "/web/{file}"},
-		{method: "POST", pattern: "/v1/documents", access: accessWrite, h: h.add},
-		{method: "GET", pattern: "/v1/documents/{id...}", access: accessRead, h: h.get},
-		{method: "DELETE", pattern: "/v1/documents/{id...}", access: accessWrite, h: h.deleteOne},
-		{method: "POST", pattern: "/v1/query", access: accessRead, h: h.query},
-		{method: "GET", pattern: "/v1/stats", access: accessRead, h: h.stats},
-		{method: "GET", pattern: "/v1/pairs", access: accessRead, stream: true, h: h.pairs},
-		{method: "GET", pattern: "/v1/clusters", access: accessRead, stream: true, h: h.clusters},
-		{method: "POST", pattern: "/v1/batch", access: accessWrite, h: h.batch},
-		{method: "POST", pattern: "/v1/delete", access: accessWrite, h: h.deleteMany},
-		{method: "POST", pattern: "/v1/compare", access: accessRead},
-		{method: "GET", pattern: "/v1/export", access: accessRead},
-		{method: "GET", pattern: "/v1/log", access: accessRead},
-		{method: "GET", pattern: "/v1/templates", access: accessRead},
-		{method: "POST", pattern: "/v1/templates", access: accessWrite},
-		{method: "DELETE", pattern: "/v1/templates/{name}", access: accessWrite},
-		{method: "POST", pattern: "/v1/backup", access: accessWrite},
-		{method: "POST", pattern: "/v1/import", access: accessWrite},
-		{method: "GET", pattern: "/metrics"},
-	}
+// routes are the single-node server's routes (httpapi.Handlers), each
+// served or, without a handler here, answered 501.
+func (h *httpHandler) routes() []httpapi.Route {
+	hs := httpapi.Handlers{Healthz: h.healthz, Readyz: h.readyz, Page: h.root, Add: h.add, Get: h.get, DeleteOne: h.deleteOne,
+		Query: h.query, Stats: h.stats, Pairs: h.pairs, Clusters: h.clusters, Batch: h.batch, DeleteMany: h.deleteMany}
+	return hs.Routes(func(rt httpapi.Route) httpapi.HandlerFunc {
+		return func(http.ResponseWriter, *http.Request) error { return notServed("%s %s", rt.Method, rt.Pattern) }
+	})
 }
 
 // notServed is the error of a route or option a cluster node does not
 // serve.
 func notServed(format string, args ...any) error {
-	return &httpError{status: http.StatusNotImplemented, code: codeNotImplemented,
-		msg: fmt.Sprintf(format, args...) + " is not served by a cluster node"}
+	return &httpapi.Error{Status: http.StatusNotImplemented, Code: codeNotImplemented,
+		Message: fmt.Sprintf(format, args...) + " is not served by a cluster node"}
 }
 
-// wrap applies to rt what every request goes through: a request id, the
-// token check, the concurrency limit, the body limit and deadline, the
-// error answer and the log line.
-func (h *httpHandler) wrap(rt httpRoute) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		id := r.Header.Get("X-Request-ID")
-		if id == "" || len(id) > 64 {
-			var b [8]byte
-			_, _ = rand.Read(b[:])
-			id = hex.EncodeToString(b[:])
-		}
-		w.Header().Set("X-Request-ID", id)
-		sw := &httpStatusWriter{ResponseWriter: w}
-		err := h.serve(sw, r, rt)
-		if err != nil && sw.status == 0 {
-			writeHTTPError(sw, id, err)
-		}
-		level := slog.LevelInfo
-		if sw.status >= 500 {
-			level = slog.LevelError
-		}
-		attrs := []any{"node", h.n.opts.Name, "request_id", id, "method", r.Method, "path", r.URL.Path, "status", sw.status,
-			"bytes", sw.bytes, "duration_ms", float64(time.Since(start).Microseconds()) / 1000, "remote", r.RemoteAddr}
-		if err != nil {
-			attrs = append(attrs, "error", err.Error())
-		}
-		h.o.Logger.Log(r.Context(), level, "request", attrs...)
-	})
-}
-
-// serve runs rt's handler under the limits.
-func (h *httpHandler) serve(w http.ResponseWriter, r *http.Request, rt httpRoute) error {
-	if rt.access != accessPublic {
-		if err := h.checkToken(r, rt.access == accessWrite); err != nil {
-			return err
-		}
-		select {
-		case h.sem <- struct{}{}:
-			defer func() { <-h.sem }()
-		default:
-			return &httpError{status: http.StatusTooManyRequests, code: api.CodeTooManyRequests,
-				msg: fmt.Sprintf("more than %d requests at once; retry later", h.o.MaxConcurrent)}
-		}
-	}
-	if rt.h == nil {
-		return notServed("%s %s", rt.method, rt.pattern)
-	}
-	timeout := h.o.RequestTimeout
-	if rt.stream {
-		timeout = h.o.StreamTimeout
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), timeout)
-	defer cancel()
-	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(timeout))
-	r.Body = http.MaxBytesReader(w, r.Body, h.o.MaxBodyBytes)
-	return rt.h(w, r.WithContext(ctx))
-}
-
-// checkToken accepts r when it carries a known token (one that may write
-// when write is set), comparing SHA-256 digests in constant time against
-// every token, as the single-node server does.
-func (h *httpHandler) checkToken(r *http.Request, write bool) error {
-	if len(h.tokens) == 0 {
-		return nil
-	}
-	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok || tok == "" {
-		return &httpError{status: http.StatusUnauthorized, code: api.CodeUnauthorized,
-			msg: "this server needs a token: send the header Authorization: Bearer TOKEN"}
-	}
-	sum := sha256.Sum256([]byte(tok))
-	found, canWrite := 0, 0
-	for _, e := range h.tokens {
-		m := subtle.ConstantTimeCompare(sum[:], e.sum[:])
-		found |= m
-		if e.write {
-			canWrite |= m
-		}
-	}
-	switch {
-	case found == 0:
-		return &httpError{status: http.StatusUnauthorized, code: api.CodeUnauthorized, msg: "unknown token"}
-	case write && canWrite == 0:
-		return &httpError{status: http.StatusForbidden, code: api.CodeForbidden, msg: "this token may only read"}
-	}
-	return nil
-}
-
-// httpError is an error with its HTTP status and code.
-type httpError struct {
-	status int
-	code   string
-	msg    string
-}
-
-func (e *httpError) Error() string { return e.msg }
-
-func httpBadRequest(format string, args ...any) error {
-	return &httpError{status: http.StatusBadRequest, code: api.CodeBadRequest, msg: fmt.Sprintf(format, args...)}
-}
-
-// classifyHTTP returns the status and code of err, as the single-node
-// server's, plus the cluster's own errors.
-func classifyHTTP(err error) (int, string) {
-	var he *httpError
-	var mb *http.MaxBytesError
-	switch {
-	case errors.As(err, &he):
-		return he.status, he.code
-	case errors.As(err, &mb), errors.Is(err, db.ErrTextTooLarge):
-		return http.StatusRequestEntityTooLarge, api.CodeTooLarge
-	case errors.Is(err, ErrShardUnavailable), errors.Is(err, ErrClosed), errors.Is(err, db.ErrClosed),
-		errors.Is(err, context.Canceled):
-		return http.StatusServiceUnavailable, api.CodeUnavailable
-	case errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, context.DeadlineExceeded):
-		return http.StatusRequestTimeout, api.CodeTimeout
-	case errors.Is(err, db.ErrNotFound):
-		return http.StatusNotFound, api.CodeNotFound
-	case errors.Is(err, db.ErrInvalidID), errors.Is(err, db.ErrInvalidOptions), errors.Is(err, db.ErrInvalidThreshold),
-		errors.Is(err, db.ErrBadInput), errors.Is(err, db.ErrBadFingerprint), errors.Is(err, db.ErrNoWords),
-		errors.Is(err, db.ErrBinary), errors.Is(err, db.ErrNoText), errors.Is(err, ErrInvalidOptions):
-		return http.StatusBadRequest, api.CodeBadRequest
-	}
-	return http.StatusInternalServerError, api.CodeInternal
-}
-
-// writeHTTPError answers err with the API's error body.
-func writeHTTPError(w http.ResponseWriter, id string, err error) {
-	status, code := classifyHTTP(err)
-	msg := err.Error()
-	if status == http.StatusInternalServerError {
-		msg = "internal error (see the server's log for request " + id + ")"
-	}
-	reason := ""
-	if status < 500 {
-		reason = apiconv.Reason(err)
-	}
-	_ = writeHTTPJSON(w, status, api.ErrorBody{Error: api.Error{Code: code, Message: msg, RequestID: id, Reason: reason}})
-}
-
-func writeHTTPJSON(w http.ResponseWriter, status int, v any) error {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
-}
-
-// httpStatusWriter records the status and size of a response.
-type httpStatusWriter struct {
-	http.ResponseWriter
-	status int
-	bytes  int64
-}
-
-func (w *httpStatusWriter) WriteHeader(status int) {
-	if w.status == 0 {
-		w.status = status
-	}
-	w.ResponseWriter.WriteHeader(status)
-}
-
-func (w *httpStatusWriter) Write(p []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	n, err := w.ResponseWriter.Write(p)
-	w.bytes += int64(n)
-	return n, err
-}
-
-// Unwrap lets http.ResponseController reach the connection.
-func (w *httpStatusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// --- request reading ---
-
-func readHTTPBody(r *http.Request) ([]byte, error) {
-	b, err := io.ReadAll(r.Body)
-	if err != nil {
-		return nil, fmt.Errorf("read the request body: %w", err)
-	}
-	return b, nil
-}
-
-// decodeHTTPJSON decodes body into v strictly: valid UTF-8, one value, no
-// unknown field.
-func decodeHTTPJSON(body []byte, v any) error {
-	if !utf8.Valid(body) {
-		return httpBadRequest("the JSON body is not valid UTF-8")
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return httpBadRequest("malformed JSON body: %v", err)
-	}
-	if dec.More() {
-		return httpBadRequest("malformed JSON body: more than one value")
-	}
-	return nil
-}
-
-func httpMediaType(r *http.Request) (string, error) {
-	ct := r.Header.Get("Content-Type")
-	if ct == "" {
-		return "", nil
-	}
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil {
-		return "", httpBadRequest("Content-Type %q: %v", ct, err)
-	}
-	return mt, nil
-}
-
-func unsupportedMedia(mt, want string) error {
-	return &httpError{status: http.StatusUnsupportedMediaType, code: api.CodeBadRequest,
-		msg: fmt.Sprintf("Content-Type %q: %s", mt, want)}
-}
-
-// textBody reports whether a body of media type mt is the text itself.
-func textBody(mt string) bool {
-	switch mt {
-	case "", "text/plain", "application/octet-stream", "text/html", "application/x-www-form-urlencoded":
-		return true
-	}
-	return false
-}
-
-// httpParams reads typed values from query or form parameters,
-// remembering the first error, which names the parameter.
-type httpParams struct {
-	v   url.Values
-	err error
-}
-
-func (p *httpParams) only(names ...string) {
-	for k := range p.v {
-		if !slices.Contains(names, k) && p.err == nil {
-			p.err = httpBadRequest("unknown parameter %q", k)
-		}
-	}
-}
-
-func (p *httpParams) str(name string) string { return p.v.Get(name) }
-
-func (p *httpParams) float(name string) float64 {
-	s := p.v.Get(name)
-	if s == "" {
-		return 0
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil && p.err == nil {
-		p.err = httpBadRequest("parameter %s=%q is not a number", name, s)
-	}
-	return f
-}
-
-func (p *httpParams) int(name string) int {
-	s := p.v.Get(name)
-	if s == "" {
-		return 0
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil && p.err == nil {
-		p.err = httpBadRequest("parameter %s=%q is not an integer", name, s)
-	}
-	return n
-}
-
-func (p *httpParams) bool(name string) bool {
-	s := p.v.Get(name)
-	if s == "" {
-		return false
-	}
-	b, err := strconv.ParseBool(s)
-	if err != nil && p.err == nil {
-		p.err = httpBadRequest("parameter %s=%q is not true or false", name, s)
-	}
-	return b
-}
-
-// httpTextOptions parses a text's format and encoding.
-func httpTextOptions(t api.TextInput) (db.TextOptions, error) {
-	var to db.TextOptions
-	if t.Format != "" {
-		f, err := db.ParseFormat(t.Format)
-		if err != nil {
-			return to, err
-		}
-		to.Format = f
-	}
-	if t.Encoding != "" {
-		if _, err := db.ParseEncoding(t.Encoding); err != nil {
-			return to, err
-		}
-		to.Encoding = t.Encoding
-	}
-	return to, nil
+// httpErrors are the statuses and codes of the cluster's and the db's
+// errors (beyond those of every httpapi.Classify: an *httpapi.Error's own,
+// 413 for a body or text too large), the first that matches.
+var httpErrors = []httpapi.Class{
+	{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable,
+		Errs: []error{ErrShardUnavailable, ErrClosed, db.ErrClosed, context.Canceled}},
+	{Status: http.StatusRequestTimeout, Code: api.CodeTimeout, Errs: []error{os.ErrDeadlineExceeded, context.DeadlineExceeded}},
+	{Status: http.StatusNotFound, Code: api.CodeNotFound, Errs: []error{db.ErrNotFound}},
+	{Status: http.StatusBadRequest, Code: api.CodeBadRequest, Errs: slices.Concat(httpapi.InputErrors, []error{ErrInvalidOptions})},
 }
 
 // validHTTPID checks an id as the db package does (a delete of an invalid
@@ -519,6 +168,8 @@ func validHTTPID(id string) error {
 	return nil
 }
 
+// validHTTPThreshold checks a threshold of what as the db package does,
+// so that the shards are not asked about an invalid one.
 func validHTTPThreshold(what string, t float64) error {
 	if math.IsNaN(t) || t <= 0 || t > 1 {
 		return fmt.Errorf("%s: %w: got %v", what, db.ErrInvalidThreshold, t)
@@ -526,15 +177,10 @@ func validHTTPThreshold(what string, t float64) error {
 	return nil
 }
 
-// --- conversions ---
-
-func apiMatches(ms []db.Match) []api.Match {
-	out := make([]api.Match, len(ms))
-	for i, m := range ms {
-		out[i] = api.Match{ID: m.ID, Similarity: m.Similarity, Hamming: m.Hamming, Exact: m.Exact,
-			QueryInDoc: m.QueryInDoc, DocInQuery: m.DocInQuery}
-	}
-	return out
+// validThresholdOf returns the check of the threshold parameter of what
+// (pairs, clusters): see httpapi.Params.Threshold.
+func validThresholdOf(what string) func(float64) error {
+	return func(t float64) error { return validHTTPThreshold(what, t) }
 }
 
 // fpInput is the input of a prepared document (fingerprinted once, by
@@ -612,7 +258,7 @@ func (h *httpHandler) latest(ctx context.Context) (uint64, error) {
 	defer cancel()
 	seq, err := h.r.LastSeq(ctx)
 	if err != nil {
-		return 0, &httpError{status: http.StatusServiceUnavailable, code: api.CodeUnavailable, msg: "the write log: " + err.Error()}
+		return 0, &httpapi.Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable, Message: "the write log: " + err.Error()}
 	}
 	return max(seq, h.r.Written()), nil
 }
@@ -644,7 +290,7 @@ func (h *httpHandler) readyz(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := context.WithTimeout(r.Context(), h.o.ReadyTimeout)
 	defer cancel()
 	if _, err := h.r.Len(ctx, 0); err != nil {
-		return &httpError{status: http.StatusServiceUnavailable, code: api.CodeUnavailable, msg: "shards: " + err.Error()}
+		return &httpapi.Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable, Message: "shards: " + err.Error()}
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	_, err := w.Write([]byte("ready\n"))
@@ -655,94 +301,20 @@ func (h *httpHandler) readyz(w http.ResponseWriter, r *http.Request) error {
 // for every other unrouted path, as the single-node server.
 func (h *httpHandler) root(w http.ResponseWriter, r *http.Request) error {
 	if r.URL.Path != "/" {
-		return &httpError{status: http.StatusNotFound, code: api.CodeNotFound, msg: "no such path: " + r.URL.Path}
+		return &httpapi.Error{Status: http.StatusNotFound, Code: api.CodeNotFound, Message: "no such path: " + r.URL.Path}
 	}
 	return notServed("the review page (GET /)")
-}
-
-// addParamNames are the parameters of an add sent as a plain body or a
-// form.
-var addParamNames = []string{"id", "source", "threshold", "reject", "replace", "limit", "format", "encoding"}
-
-// readAdd reads an add as the single-node server does: JSON, a plain
-// body with its parameters in the query string, or a multipart form with
-// a "file" part.
-func readAdd(r *http.Request) (api.AddRequest, []byte, error) {
-	var req api.AddRequest
-	mt, err := httpMediaType(r)
-	if err != nil {
-		return req, nil, err
-	}
-	p := httpParams{v: r.URL.Query()}
-	var text []byte
-	switch {
-	case mt == "application/json":
-		body, err := readHTTPBody(r)
-		if err != nil {
-			return req, nil, err
-		}
-		if err := decodeHTTPJSON(body, &req); err != nil {
-			return req, nil, err
-		}
-		if len(r.URL.Query()) > 0 {
-			return req, nil, httpBadRequest("an add sent as JSON takes no query parameters")
-		}
-		return req, []byte(req.Text), nil
-	case mt == "multipart/form-data":
-		if err := r.ParseMultipartForm(1 << 20); err != nil {
-			var mb *http.MaxBytesError
-			if errors.As(err, &mb) {
-				return req, nil, err
-			}
-			return req, nil, httpBadRequest("read the form: %v", err)
-		}
-		f, _, err := r.FormFile("file")
-		if err != nil {
-			return req, nil, httpBadRequest("the form has no \"file\" part: %v", err)
-		}
-		defer f.Close()
-		if text, err = io.ReadAll(f); err != nil {
-			return req, nil, err
-		}
-		p.v = r.MultipartForm.Value
-	case textBody(mt):
-		if text, err = readHTTPBody(r); err != nil {
-			return req, nil, err
-		}
-		if mt == "text/html" && p.v.Get("format") == "" {
-			p.v.Set("format", "html")
-		}
-	default:
-		return req, nil, unsupportedMedia(mt, "send JSON, text/plain or multipart/form-data")
-	}
-	p.only(addParamNames...)
-	req = api.AddRequest{ID: p.str("id"), Source: p.str("source"), Threshold: p.float("threshold"),
-		Reject: p.bool("reject"), Replace: p.bool("replace"), Limit: p.int("limit"),
-		TextInput: api.TextInput{Format: p.str("format"), Encoding: p.str("encoding")}}
-	return req, text, p.err
 }
 
 // add is POST /v1/documents: the document is fingerprinted here, its
 // stored version read (for replaced and unchanged), then checked against
 // the whole cluster and appended by one Router.Add.
 func (h *httpHandler) add(w http.ResponseWriter, r *http.Request) error {
-	req, text, err := readAdd(r)
+	req, in, err := httpapi.ReadAdd(r)
 	if err != nil {
 		return err
 	}
-	if req.ID == "" {
-		return httpBadRequest("the document needs an id")
-	}
-	to, err := httpTextOptions(req.TextInput)
-	if err != nil {
-		return err
-	}
-	switch {
-	case req.Threshold < 0 || req.Limit < 0:
-		return httpBadRequest("threshold %v and limit %d must not be negative", req.Threshold, req.Limit)
-	case req.Reject && req.Threshold == 0:
-		return httpBadRequest("reject needs a threshold")
-	case req.Threshold != 0:
+	if req.Threshold != 0 {
 		if err := validHTTPThreshold(fmt.Sprintf("add %q", req.ID), req.Threshold); err != nil {
 			return err
 		}
@@ -750,11 +322,8 @@ func (h *httpHandler) add(w http.ResponseWriter, r *http.Request) error {
 	if req.Replace {
 		return notServed("replace (storing anew a document whose content is unchanged)")
 	}
-	if text == nil {
-		text = []byte{}
-	}
 	ctx := r.Context()
-	doc, err := h.r.gw.Prepare(ctx, db.Input{ID: req.ID, Text: text, Source: req.Source, TextOptions: to})
+	doc, err := h.r.gw.Prepare(ctx, in)
 	if err != nil {
 		return err
 	}
@@ -775,12 +344,12 @@ func (h *httpHandler) add(w http.ResponseWriter, r *http.Request) error {
 	// as the single-node server does.
 	unchanged := ar.Stored && sameContent(prev, doc)
 	out := api.AddResult{ID: req.ID, Stored: ar.Stored && !unchanged, Replaced: ar.Stored && prev != nil && !unchanged,
-		Unchanged: unchanged, Rejected: !ar.Stored, Matches: apiMatches(ms)}
+		Unchanged: unchanged, Rejected: !ar.Stored, Matches: apiconv.Matches(ms)}
 	status := http.StatusOK
 	if out.Stored {
 		status = http.StatusCreated
 	}
-	return writeHTTPJSON(w, status, out)
+	return httpapi.WriteJSON(w, status, out)
 }
 
 // get is GET /v1/documents/{id...}.
@@ -793,19 +362,15 @@ func (h *httpHandler) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeHTTPJSON(w, http.StatusOK, api.Doc{ID: doc.ID, Source: doc.Source, Size: doc.Size, Words: doc.Words,
-		Shingles: doc.Shingles, Added: doc.Added.Format(time.RFC3339Nano), ContentHash: hex.EncodeToString(doc.ContentHash[:]),
-		Fingerprint: db.FormatFingerprint(doc.Fingerprint)})
+	return httpapi.WriteJSON(w, http.StatusOK, apiconv.Doc(doc))
 }
 
 // deleteOne is DELETE /v1/documents/{id...} (?dry_run=true reports
 // without deleting): 404 when the document is absent.
 func (h *httpHandler) deleteOne(w http.ResponseWriter, r *http.Request) error {
-	p := httpParams{v: r.URL.Query()}
-	p.only("dry_run", "forget")
-	dry, forget := p.bool("dry_run"), p.bool("forget")
-	if p.err != nil {
-		return p.err
+	dry, forget, err := httpapi.ReadDeleteOne(r)
+	if err != nil {
+		return err
 	}
 	if forget {
 		return notServed("forget (a cluster keeps no audit log)")
@@ -823,83 +388,41 @@ func (h *httpHandler) deleteOne(w http.ResponseWriter, r *http.Request) error {
 		return fmt.Errorf("%q: %w", id, db.ErrNotFound)
 	}
 	if dry {
-		return writeHTTPJSON(w, http.StatusOK, api.DeleteResult{Deleted: 1, DryRun: true})
+		return httpapi.WriteJSON(w, http.StatusOK, api.DeleteResult{Deleted: 1, DryRun: true})
 	}
 	if _, err := h.r.Delete(ctx, []string{id}); err != nil {
 		return err
 	}
-	return writeHTTPJSON(w, http.StatusOK, api.DeleteResult{Deleted: 1})
-}
-
-// queryParamNames are the parameters of a query sent as a plain body.
-var queryParamNames = []string{"threshold", "containment", "limit", "plan", "tau", "recall", "explain", "format", "encoding"}
-
-// readQuery reads a query as the single-node server does: JSON, or a
-// plain body with its parameters in the query string.
-func readQuery(r *http.Request) (api.QueryRequest, error) {
-	var req api.QueryRequest
-	mt, err := httpMediaType(r)
-	if err != nil {
-		return req, err
-	}
-	body, err := readHTTPBody(r)
-	if err != nil {
-		return req, err
-	}
-	if mt == "application/json" {
-		if len(r.URL.Query()) > 0 {
-			return req, httpBadRequest("a query sent as JSON takes no query parameters")
-		}
-		return req, decodeHTTPJSON(body, &req)
-	}
-	if !textBody(mt) {
-		return req, unsupportedMedia(mt, "send JSON or the text as text/plain")
-	}
-	p := httpParams{v: r.URL.Query()}
-	p.only(queryParamNames...)
-	req = api.QueryRequest{Text: string(body), Threshold: p.float("threshold"), Containment: p.float("containment"),
-		Limit: p.int("limit"), Plan: p.str("plan"), Recall: p.float("recall"), Explain: p.bool("explain"),
-		TextInput: api.TextInput{Format: p.str("format"), Encoding: p.str("encoding")}}
-	if mt == "text/html" && req.Format == "" {
-		req.Format = "html"
-	}
-	if p.str("tau") != "" {
-		tau := p.int("tau")
-		req.Tau = &tau
-	}
-	return req, p.err
+	return httpapi.WriteJSON(w, http.StatusOK, api.DeleteResult{Deleted: 1})
 }
 
 // query is POST /v1/query: a text (fingerprinted here) or a fingerprint,
 // asked of every shard.
 func (h *httpHandler) query(w http.ResponseWriter, r *http.Request) error {
-	req, err := readQuery(r)
+	req, err := httpapi.ReadQuery(r)
 	if err != nil {
 		return err
-	}
-	if (req.Text == "") == (req.Fingerprint == "") {
-		return httpBadRequest("give a text or a fingerprint (one of them)")
 	}
 	switch req.Plan {
 	case "", "auto":
 	case "scan", "probe", "approx":
 		return notServed("plan %q (each shard chooses its own exact plan)", req.Plan)
 	default:
-		return httpBadRequest("plan %q: want auto, scan, probe or approx", req.Plan)
+		return httpapi.BadRequest("plan %q: want auto, scan, probe or approx", req.Plan)
 	}
 	if req.Tau != nil {
-		return httpBadRequest("tau goes with plan \"probe\"")
+		return httpapi.BadRequest("tau goes with plan \"probe\"")
 	}
 	if req.Explain {
 		return notServed("explain")
 	}
-	to, err := httpTextOptions(req.TextInput)
+	to, err := httpapi.TextOptions(req.TextInput)
 	if err != nil {
 		return err
 	}
 	o := QueryOptions{Threshold: req.Threshold, Containment: req.Containment, Limit: req.Limit, MinSeq: h.r.Written()}
 	if o.Threshold == 0 && o.Containment == 0 {
-		o.Threshold = httpDefaultThreshold
+		o.Threshold = httpapi.DefaultThreshold
 	}
 	switch {
 	case o.Containment != 0 && (math.IsNaN(o.Containment) || o.Containment < 0 || o.Containment > 1):
@@ -911,7 +434,7 @@ func (h *httpHandler) query(w http.ResponseWriter, r *http.Request) error {
 	}
 	switch {
 	case o.Limit < 0:
-		return httpBadRequest("negative limit %d", o.Limit)
+		return httpapi.BadRequest("negative limit %d", o.Limit)
 	case req.Shingles < 0:
 		return fmt.Errorf("query: %w: negative Shingles %d", db.ErrInvalidOptions, req.Shingles)
 	}
@@ -920,7 +443,7 @@ func (h *httpHandler) query(w http.ResponseWriter, r *http.Request) error {
 	if req.Fingerprint != "" {
 		fp, err := bitvec.ParseHex(req.Fingerprint, h.n.smap.K)
 		if err != nil {
-			return httpBadRequest("fingerprint: %v", err)
+			return httpapi.BadRequest("fingerprint: %v", err)
 		}
 		if o.Containment > 0 && req.Shingles == 0 {
 			return fmt.Errorf("query: %w: Containment needs the query's shingle count (shingles with a fingerprint)", db.ErrInvalidOptions)
@@ -933,18 +456,16 @@ func (h *httpHandler) query(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeHTTPJSON(w, http.StatusOK, api.QueryResult{Matches: apiMatches(ms)})
+	return httpapi.WriteJSON(w, http.StatusOK, api.QueryResult{Matches: apiconv.Matches(ms)})
 }
 
 // stats is GET /v1/stats: the documents of every shard and the cluster's
 // creation parameters; what a cluster does not know (disk bytes, creation
 // time) is zero.
 func (h *httpHandler) stats(w http.ResponseWriter, r *http.Request) error {
-	p := httpParams{v: r.URL.Query()}
-	p.only("storage")
-	storage := p.bool("storage")
-	if p.err != nil {
-		return p.err
+	storage, err := httpapi.ReadFlag(r, "storage")
+	if err != nil {
+		return err
 	}
 	if storage {
 		return notServed("storage statistics (storage=true)")
@@ -955,123 +476,30 @@ func (h *httpHandler) stats(w http.ResponseWriter, r *http.Request) error {
 	}
 	m := h.n.smap
 	gp := h.r.gw.Params() // the shards' format and the normalization texts are fingerprinted with
-	return writeHTTPJSON(w, http.StatusOK, api.Stats{Docs: n, K: m.K, GroupWidths: slices.Clone(m.GroupWidths),
+	return httpapi.WriteJSON(w, http.StatusOK, api.Stats{Docs: n, K: m.K, GroupWidths: slices.Clone(m.GroupWidths),
 		ShingleWidth: m.ShingleWidth, Seed: m.Seed, FormatVersion: gp.FormatVersion, NormalizeVersion: gp.NormalizeVersion})
-}
-
-// httpNDJSON writes a stream of JSON lines, flushed at least every
-// httpFlushEvery. Nothing is sent before the first flush, so that an error
-// before then is still answered with its status.
-type httpNDJSON struct {
-	w       http.ResponseWriter
-	sink    *httpSink
-	bw      *bufio.Writer
-	enc     *json.Encoder
-	flushed time.Time
-}
-
-// httpSink is the response body under a stream's buffer; it notes whether
-// anything was written.
-type httpSink struct {
-	w     http.ResponseWriter
-	wrote bool
-}
-
-func (s *httpSink) Write(p []byte) (int, error) {
-	s.wrote = true
-	return s.w.Write(p)
-}
-
-func newHTTPNDJSON(w http.ResponseWriter) *httpNDJSON {
-	w.Header().Set("Content-Type", "application/x-ndjson")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	sk := &httpSink{w: w}
-	s := &httpNDJSON{w: w, sink: sk, bw: bufio.NewWriterSize(sk, 32<<10), flushed: time.Now()}
-	s.enc = json.NewEncoder(s.bw)
-	s.enc.SetEscapeHTML(false)
-	return s
-}
-
-func (s *httpNDJSON) send(ctx context.Context, v any) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := s.enc.Encode(v); err != nil {
-		return fmt.Errorf("write the stream: %w", err)
-	}
-	if time.Since(s.flushed) >= httpFlushEvery {
-		return s.flush()
-	}
-	return nil
-}
-
-func (s *httpNDJSON) flush() error {
-	if err := s.bw.Flush(); err != nil {
-		return fmt.Errorf("write the stream: %w", err)
-	}
-	s.flushed = time.Now()
-	if err := http.NewResponseController(s.w).Flush(); err != nil {
-		return fmt.Errorf("write the stream: %w", err)
-	}
-	return nil
-}
-
-// end ends the stream with the run's error. Without error it sends the
-// rest (an empty stream is a 200 with an empty body). With an error before
-// anything was sent it returns the error, to be answered as any other;
-// after, it cuts the connection off, so that the client sees a broken
-// response rather than a short list that looks complete.
-func (s *httpNDJSON) end(err error) error {
-	if err == nil {
-		if !s.sink.wrote && s.bw.Buffered() == 0 {
-			s.w.WriteHeader(http.StatusOK)
-		}
-		return s.flush()
-	}
-	if !s.sink.wrote {
-		return err
-	}
-	if conn, _, herr := http.NewResponseController(s.w).Hijack(); herr == nil {
-		_ = conn.Close()
-	}
-	return err
-}
-
-// thresholdParam reads the required threshold of pairs and clusters.
-func thresholdParam(p *httpParams, what string) float64 {
-	if p.str("threshold") == "" && p.err == nil {
-		p.err = httpBadRequest("parameter threshold is required: the least resemblance, in (0, 1]")
-		return 0
-	}
-	th := p.float("threshold")
-	if p.err == nil {
-		p.err = validHTTPThreshold(what, th)
-	}
-	return th
 }
 
 // pairs is GET /v1/pairs?threshold=R: every pair of stored near
 // duplicates at one log sequence (a pin appended after this node's
 // writes), one api.Pair per line, A < B by id.
 func (h *httpHandler) pairs(w http.ResponseWriter, r *http.Request) error {
-	p := httpParams{v: r.URL.Query()}
-	p.only("threshold")
-	th := thresholdParam(&p, "pairs")
-	if p.err != nil {
-		return p.err
+	th, err := httpapi.ReadPairs(r, validThresholdOf("pairs"))
+	if err != nil {
+		return err
 	}
 	ctx := r.Context()
 	pr, err := h.r.Pairs(ctx, th)
 	if err != nil {
 		return err
 	}
-	out := newHTTPNDJSON(w)
+	out := httpapi.NewNDJSON(w)
 	for _, e := range pr.Pairs {
-		if err := out.send(ctx, apiconv.Pair(e)); err != nil {
-			return out.end(err)
+		if err := out.Send(ctx, apiconv.Pair(e)); err != nil {
+			return out.End(ctx, err)
 		}
 	}
-	return out.end(nil)
+	return out.End(ctx, nil)
 }
 
 // clusters is GET /v1/clusters?threshold=R[&keep=P]: the connected
@@ -1079,27 +507,16 @@ func (h *httpHandler) pairs(w http.ResponseWriter, r *http.Request) error {
 // members are read (at the pairs' sequence) for their order (by time
 // added, then id), the keep policy and the cohesion.
 func (h *httpHandler) clusters(w http.ResponseWriter, r *http.Request) error {
-	p := httpParams{v: r.URL.Query()}
-	p.only("threshold", "centers", "keep", "max_size")
-	th := thresholdParam(&p, "clusters")
-	maxSize := p.int("max_size")
-	centers := p.bool("centers")
-	if p.err != nil {
-		return p.err
+	cp, err := httpapi.ReadClusters(r, validThresholdOf("clusters"))
+	if err != nil {
+		return err
 	}
-	keep, ok := apiconv.Keep(p.str("keep"))
-	switch {
-	case !ok:
-		return httpBadRequest("parameter keep=%q: want oldest, newest, first, longest or shortest", p.str("keep"))
-	case maxSize < 0 || maxSize == 1:
-		return httpBadRequest("parameter max_size=%d: want 0 (no limit) or at least 2", maxSize)
-	case maxSize > 0 && !centers:
-		return httpBadRequest("parameter max_size needs centers=true (a chain of near duplicates cannot be cut)")
-	case centers:
+	if cp.Centers {
 		return notServed("centers=true")
 	}
+	keep := cp.Keep
 	ctx := r.Context()
-	pr, err := h.r.Pairs(ctx, th)
+	pr, err := h.r.Pairs(ctx, cp.Threshold)
 	if err != nil {
 		return err
 	}
@@ -1173,14 +590,14 @@ func (h *httpHandler) clusters(w http.ResponseWriter, r *http.Request) error {
 		}
 		return strings.Compare(a.IDs[0], b.IDs[0])
 	})
-	out := newHTTPNDJSON(w)
+	out := httpapi.NewNDJSON(w)
 	for i := range cs {
 		cs[i].Cluster = i + 1
-		if err := out.send(ctx, cs[i]); err != nil {
-			return out.end(err)
+		if err := out.Send(ctx, cs[i]); err != nil {
+			return out.End(ctx, err)
 		}
 	}
-	return out.end(nil)
+	return out.End(ctx, nil)
 }
 
 // keepBefore reports whether member a (document da, nil if deleted since
@@ -1208,60 +625,19 @@ func keepBefore(da, dbb *db.Doc, a, b string, k db.Keep) bool {
 	return false
 }
 
-// batchParsed is a document of a batch and the body line it came from.
-type batchParsed struct {
-	line int
-	req  api.AddRequest
-	to   db.TextOptions
-}
-
 // batch is POST /v1/batch: one api.AddRequest per line, without check,
 // appended by one Router.Add (one log message: the batch is stored whole
 // or not at all). Every line is read and checked first; lines whose id
 // was given before, or whose text cannot be fingerprinted, are skipped.
 func (h *httpHandler) batch(w http.ResponseWriter, r *http.Request) error {
-	mt, err := httpMediaType(r)
+	lines, err := httpapi.ReadBatch(r, func(line int, req api.AddRequest) error {
+		if req.Replace {
+			return notServed("line %d (id %q): replace", line, req.ID)
+		}
+		return nil
+	})
 	if err != nil {
 		return err
-	}
-	switch mt {
-	case "", "application/x-ndjson", "application/jsonl", "application/json", "text/plain":
-	default:
-		return unsupportedMedia(mt, "send JSON lines (application/x-ndjson)")
-	}
-	if len(r.URL.Query()) > 0 {
-		return httpBadRequest("a batch takes no query parameters")
-	}
-	body, err := readHTTPBody(r)
-	if err != nil {
-		return err
-	}
-	if !utf8.Valid(body) {
-		return httpBadRequest("the body is not valid UTF-8")
-	}
-	var lines []batchParsed
-	for n, line := range bytes.Split(body, []byte("\n")) {
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
-			continue
-		}
-		var req api.AddRequest
-		if err := decodeHTTPJSON(line, &req); err != nil {
-			return httpBadRequest("line %d: %v", n+1, err)
-		}
-		switch {
-		case req.ID == "":
-			return httpBadRequest("line %d: the document needs an id", n+1)
-		case req.Threshold != 0 || req.Reject || req.Limit != 0:
-			return httpBadRequest("line %d (id %q): threshold, reject and limit are not allowed in a batch, which checks nothing (add it with POST /v1/documents)", n+1, req.ID)
-		case req.Replace:
-			return notServed("line %d (id %q): replace", n+1, req.ID)
-		}
-		to, err := httpTextOptions(req.TextInput)
-		if err != nil {
-			return httpBadRequest("line %d (id %q): %v", n+1, req.ID, err)
-		}
-		lines = append(lines, batchParsed{line: n + 1, req: req, to: to})
 	}
 	ctx := r.Context()
 	res := api.BatchResult{Skipped: []api.BatchSkip{}}
@@ -1269,25 +645,25 @@ func (h *httpHandler) batch(w http.ResponseWriter, r *http.Request) error {
 	var docs []*db.Doc
 	size := 0
 	for _, l := range lines {
-		if seen[l.req.ID] {
-			res.Skipped = append(res.Skipped, api.BatchSkip{Line: l.line, ID: l.req.ID, Error: db.ErrDuplicateInBatch.Error()})
+		if seen[l.Input.ID] {
+			res.Skipped = append(res.Skipped, api.BatchSkip{Line: l.Line, ID: l.Input.ID, Error: db.ErrDuplicateInBatch.Error()})
 			continue
 		}
-		seen[l.req.ID] = true
-		doc, err := h.r.gw.Prepare(ctx, db.Input{ID: l.req.ID, Text: []byte(l.req.Text), Source: l.req.Source, TextOptions: l.to})
+		seen[l.Input.ID] = true
+		doc, err := h.r.gw.Prepare(ctx, l.Input)
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, db.ErrClosed) {
 				return err
 			}
-			res.Skipped = append(res.Skipped, api.BatchSkip{Line: l.line, ID: l.req.ID, Error: err.Error()})
+			res.Skipped = append(res.Skipped, api.BatchSkip{Line: l.Line, ID: l.Input.ID, Error: err.Error()})
 			continue
 		}
 		docs = append(docs, doc)
 		size += 8*len(doc.Fingerprint) + len(doc.ID) + len(doc.Source) + 64
 	}
 	if size > httpMaxLogMessageBytes {
-		return &httpError{status: http.StatusRequestEntityTooLarge, code: api.CodeTooLarge,
-			msg: fmt.Sprintf("a batch of %d documents is about %d bytes in the log, more than its %d: send fewer documents per batch", len(docs), size, httpMaxLogMessageBytes)}
+		return &httpapi.Error{Status: http.StatusRequestEntityTooLarge, Code: api.CodeTooLarge,
+			Message: fmt.Sprintf("a batch of %d documents is about %d bytes in the log, more than its %d: send fewer documents per batch", len(docs), size, httpMaxLogMessageBytes)}
 	}
 	if len(docs) > 0 {
 		ids := make([]string, len(docs))
@@ -1319,44 +695,23 @@ func (h *httpHandler) batch(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	slices.SortFunc(res.Skipped, func(a, b api.BatchSkip) int { return a.Line - b.Line })
-	return writeHTTPJSON(w, http.StatusOK, res)
+	return httpapi.WriteJSON(w, http.StatusOK, res)
 }
 
 // deleteMany is POST /v1/delete: by ids (or with dry_run how many of them
 // are stored); by prefix or age answers 501.
 func (h *httpHandler) deleteMany(w http.ResponseWriter, r *http.Request) error {
-	body, err := readHTTPBody(r)
+	req, by, err := httpapi.ReadDelete(r)
 	if err != nil {
 		return err
 	}
-	var req api.DeleteRequest
-	if err := decodeHTTPJSON(body, &req); err != nil {
-		return err
-	}
-	var given struct {
-		IDs       *[]string `json:"ids"`
-		Prefix    *string   `json:"prefix"`
-		OlderThan *string   `json:"older_than"`
-	}
-	_ = json.Unmarshal(body, &given)
-	var sel []string
-	for _, s := range []struct {
-		name string
-		set  bool
-	}{{"ids", given.IDs != nil}, {"older_than", given.OlderThan != nil}, {"prefix", given.Prefix != nil}} {
-		if s.set {
-			sel = append(sel, s.name)
-		}
-	}
 	switch {
-	case len(sel) != 1:
-		return httpBadRequest("give exactly one of ids, prefix and older_than (got %d: %s)", len(sel), strings.Join(sel, ", "))
-	case given.Prefix != nil:
+	case by == "prefix":
 		return notServed("delete by prefix")
-	case given.OlderThan != nil:
+	case by == "older_than":
 		return notServed("delete by age (older_than)")
 	case len(req.IDs) == 0:
-		return httpBadRequest("ids is empty")
+		return httpapi.BadRequest("ids is empty")
 	case req.Forget:
 		return notServed("forget (a cluster keeps no audit log)")
 	}
@@ -1391,7 +746,7 @@ func (h *httpHandler) deleteMany(w http.ResponseWriter, r *http.Request) error {
 	}
 	if req.DryRun {
 		res.Deleted = len(del)
-		return writeHTTPJSON(w, http.StatusOK, res)
+		return httpapi.WriteJSON(w, http.StatusOK, res)
 	}
 	for lo := 0; lo < len(del); {
 		hi, size := lo, 0
@@ -1403,11 +758,11 @@ func (h *httpHandler) deleteMany(w http.ResponseWriter, r *http.Request) error {
 			if lo == 0 {
 				return err
 			}
-			return &httpError{status: http.StatusServiceUnavailable, code: api.CodeUnavailable,
-				msg: fmt.Sprintf("the delete stopped after %d documents deleted: %v", res.Deleted, err)}
+			return &httpapi.Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable,
+				Message: fmt.Sprintf("the delete stopped after %d documents deleted: %v", res.Deleted, err)}
 		}
 		res.Deleted += hi - lo
 		lo = hi
 	}
-	return writeHTTPJSON(w, http.StatusOK, res)
+	return httpapi.WriteJSON(w, http.StatusOK, res)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/fpdb/fpdb/api"
 	"github.com/fpdb/fpdb/client"
+	"github.com/fpdb/fpdb/server"
 )
 
 // Texts of the HTTP tests: each base text, and a near duplicate of it made
@@ -362,13 +363,17 @@ func TestHTTP(t *testing.T) {
 
 	t.Run("Tokens", func(t *testing.T) {
 		const ro, rw = "read-only-token-0123456789", "read-write-token-0123456789"
-		o := &HTTPOptions{ReadTokens: []string{ro}, WriteTokens: []string{rw}}
+		tokens, err := server.ParseTokens(strings.NewReader("# the node's tokens\nro " + ro + "\nrw " + rw + "\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := &HTTPOptions{Tokens: tokens}
 		reader := httpNodes(t, tc, o, ro)
 		writer := httpNodes(t, tc, o, rw)
 		anon := httpNodes(t, tc, o, "")
 		stranger := httpNodes(t, tc, o, "not-a-token-of-this-cluster")
 
-		_, err := reader[0].Add(ctx, api.AddRequest{ID: "tok-1", Text: birdText})
+		_, err = reader[0].Add(ctx, api.AddRequest{ID: "tok-1", Text: birdText})
 		ce := wantStatus(t, "add with a read token", err, http.StatusForbidden, api.CodeForbidden)
 		if !errors.Is(err, client.ErrForbidden) || ce.Message != "this token may only read" {
 			t.Fatalf("add with a read token: %v", err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fpdb/fpdb/api"
 	"github.com/fpdb/fpdb/server/apiconv"
+	"github.com/fpdb/fpdb/server/httpapi"
 )
 
 //go:embed openapi.json
@@ -24,11 +25,11 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	select {
 	case <-s.ready:
-		return &httpError{status: http.StatusServiceUnavailable, code: api.CodeUnavailable, msg: "shutting down"}
+		return &httpapi.Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable, Message: "shutting down"}
 	default:
 	}
 	if _, err := s.d.Has(r.Context(), "readyz"); err != nil {
-		return &httpError{status: http.StatusServiceUnavailable, code: api.CodeUnavailable, msg: "database: " + err.Error()}
+		return &httpapi.Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable, Message: "database: " + err.Error()}
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	_, err := w.Write([]byte("ready\n"))
@@ -45,11 +46,9 @@ func (s *Server) openapi(w http.ResponseWriter, r *http.Request) error {
 // stats is GET /v1/stats; with ?storage=true the storage statistics too
 // (api.StorageStats, as "fpdb stats --json" prints them).
 func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
-	p := params{v: r.URL.Query()}
-	p.only("storage")
-	storage := p.bool("storage")
-	if p.err != nil {
-		return p.err
+	storage, err := httpapi.ReadFlag(r, "storage")
+	if err != nil {
+		return err
 	}
 	st := s.d.Stats()
 	if storage {
@@ -57,10 +56,10 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		return writeJSON(w, http.StatusOK, apiconv.StorageStats(st, ss))
+		return httpapi.WriteJSON(w, http.StatusOK, apiconv.StorageStats(st, ss))
 	}
 	ps := st.Params
-	return writeJSON(w, http.StatusOK, api.Stats{Docs: st.Docs, DiskBytes: st.DiskBytes, Deferred: st.Deferred,
+	return httpapi.WriteJSON(w, http.StatusOK, api.Stats{Docs: st.Docs, DiskBytes: st.DiskBytes, Deferred: st.Deferred,
 		FormatVersion: ps.FormatVersion, K: ps.K, GroupWidths: ps.GroupWidths, ShingleWidth: ps.ShingleWidth, Seed: ps.Seed,
 		NormalizeVersion: ps.NormalizeVersion, KeepTexts: ps.KeepTexts, AuditLog: ps.AuditLog, Created: ps.Created.Format(time.RFC3339)})
 }

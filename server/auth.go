@@ -1,109 +1,30 @@
 package server
 
 import (
-	"bufio"
-	"crypto/sha256"
-	"crypto/subtle"
-	"errors"
-	"fmt"
 	"io"
-	"net/http"
-	"os"
-	"strings"
 
-	"github.com/fpdb/fpdb/api"
+	"github.com/fpdb/fpdb/server/httpapi"
 )
 
 // ErrBadTokens is returned by ParseTokens and LoadTokens for a token file
 // that is not valid.
-var ErrBadTokens = errors.New("server: invalid token file")
+var ErrBadTokens = httpapi.ErrBadTokens
 
 // MinTokenLen is the shortest token accepted.
-const MinTokenLen = 16
+const MinTokenLen = httpapi.MinTokenLen
 
 // Tokens are the bearer tokens a server accepts. Each is read-only ("ro")
 // or read-write ("rw"). Tokens are compared in constant time, as SHA-256
 // digests, so that neither their content nor their length leaks through
-// timing.
-type Tokens struct {
-	entries []tokenEntry
-}
-
-type tokenEntry struct {
-	sum   [sha256.Size]byte
-	write bool
-}
+// timing. They are those of package httpapi, which a cluster node's HTTP
+// handler (cluster.HTTPOptions) takes as well.
+type Tokens = httpapi.Tokens
 
 // LoadTokens reads a token file (see ParseTokens).
-func LoadTokens(path string) (*Tokens, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	t, err := ParseTokens(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return t, nil
-}
+func LoadTokens(path string) (*Tokens, error) { return httpapi.LoadTokens(path) }
 
 // ParseTokens reads tokens, one per line: "rw TOKEN" or "ro TOKEN"; blank
 // lines and lines starting with # are ignored. A token has at least
 // MinTokenLen characters, none of them white space. There must be at
 // least one token.
-func ParseTokens(r io.Reader) (*Tokens, error) {
-	t := &Tokens{}
-	sc := bufio.NewScanner(r)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		f := strings.Fields(line)
-		if len(f) != 2 || (f[0] != "ro" && f[0] != "rw") {
-			return nil, fmt.Errorf("%w: line %d: want \"ro TOKEN\" or \"rw TOKEN\"", ErrBadTokens, n)
-		}
-		if len(f[1]) < MinTokenLen {
-			return nil, fmt.Errorf("%w: line %d: a token of %d characters, want at least %d", ErrBadTokens, n, len(f[1]), MinTokenLen)
-		}
-		t.entries = append(t.entries, tokenEntry{sum: sha256.Sum256([]byte(f[1])), write: f[0] == "rw"})
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	if len(t.entries) == 0 {
-		return nil, fmt.Errorf("%w: no token", ErrBadTokens)
-	}
-	return t, nil
-}
-
-// check accepts r when it carries a token (one that may write when write
-// is set); a nil *Tokens accepts every request.
-func (t *Tokens) check(r *http.Request, write bool) error {
-	if t == nil {
-		return nil
-	}
-	h := r.Header.Get("Authorization")
-	tok, ok := strings.CutPrefix(h, "Bearer ")
-	if !ok || tok == "" {
-		return &httpError{status: http.StatusUnauthorized, code: api.CodeUnauthorized,
-			msg: "this server needs a token: send the header Authorization: Bearer TOKEN"}
-	}
-	sum := sha256.Sum256([]byte(tok))
-	found, canWrite := 0, 0
-	for _, e := range t.entries { // every entry, so that the time does not tell which matched
-		m := subtle.ConstantTimeCompare(sum[:], e.sum[:])
-		found |= m
-		if e.write {
-			canWrite |= m
-		}
-	}
-	switch {
-	case found == 0:
-		return &httpError{status: http.StatusUnauthorized, code: api.CodeUnauthorized, msg: "unknown token"}
-	case write && canWrite == 0:
-		return &httpError{status: http.StatusForbidden, code: api.CodeForbidden, msg: "this token may only read"}
-	}
-	return nil
-}
+func ParseTokens(r io.Reader) (*Tokens, error) { return httpapi.ParseTokens(r) }

@@ -9,23 +9,24 @@ import (
 	"github.com/fpdb/fpdb/db"
 	"github.com/fpdb/fpdb/internal/report"
 	"github.com/fpdb/fpdb/server/apiconv"
+	"github.com/fpdb/fpdb/server/httpapi"
 )
 
 // compareInput returns the db's input for one side of a comparison and
 // how the answer names it; which is "a" or "b", for errors.
 func compareInput(which string, t api.CompareText) (db.CompareInput, apiconv.Named, error) {
 	if (t.ID == "") == (t.Text == "") {
-		return db.CompareInput{}, apiconv.Named{}, badRequest("%s: give the id of a stored document or a text (one of them)", which)
+		return db.CompareInput{}, apiconv.Named{}, httpapi.BadRequest("%s: give the id of a stored document or a text (one of them)", which)
 	}
 	if t.ID != "" {
 		if t.Format != "" || t.Encoding != "" {
-			return db.CompareInput{}, apiconv.Named{}, badRequest("%s: format and encoding go with a text, not a stored id", which)
+			return db.CompareInput{}, apiconv.Named{}, httpapi.BadRequest("%s: format and encoding go with a text, not a stored id", which)
 		}
 		return db.CompareInput{ID: t.ID}, apiconv.Named{Name: t.ID, Stored: true}, nil
 	}
-	to, err := textOptions(t.TextInput)
+	to, err := httpapi.TextOptions(t.TextInput)
 	if err != nil {
-		return db.CompareInput{}, apiconv.Named{}, badRequest("%s: %v", which, err)
+		return db.CompareInput{}, apiconv.Named{}, httpapi.BadRequest("%s: %v", which, err)
 	}
 	return db.CompareInput{Text: []byte(t.Text), Name: t.Name, TextOptions: to}, apiconv.Named{Name: t.Name}, nil
 }
@@ -34,14 +35,12 @@ func compareInput(which string, t api.CompareText) (db.CompareInput, apiconv.Nam
 // are and the passages they share, as "fpdb compare --json" prints it, or
 // with ?html=true the page "fpdb compare --html" writes.
 func (s *Server) compare(w http.ResponseWriter, r *http.Request) error {
-	p := params{v: r.URL.Query()}
-	p.only("html")
-	html := p.bool("html")
-	if p.err != nil {
-		return p.err
+	html, err := httpapi.ReadFlag(r, "html")
+	if err != nil {
+		return err
 	}
 	var req api.CompareRequest
-	if err := readJSON(r, &req); err != nil {
+	if err := httpapi.ReadJSON(r, &req); err != nil {
 		return err
 	}
 	a, na, err := compareInput("a", req.A)
@@ -60,7 +59,7 @@ func (s *Server) compare(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	if (req.MinWords != nil && *req.MinWords < 0) || req.Gap < 0 || req.Passages < 0 {
-		return badRequest("min_words, gap and passages must not be negative")
+		return httpapi.BadRequest("min_words, gap and passages must not be negative")
 	}
 	c, err := s.d.Compare(r.Context(), a, b, opts)
 	if err != nil {
@@ -68,7 +67,7 @@ func (s *Server) compare(w http.ResponseWriter, r *http.Request) error {
 	}
 	k := s.d.Params().K
 	if !html {
-		return writeJSON(w, http.StatusOK, apiconv.Comparison(c, na, nb, k))
+		return httpapi.WriteJSON(w, http.StatusOK, apiconv.Comparison(c, na, nb, k))
 	}
 	var page bytes.Buffer
 	if err := report.WriteCompare(&page, report.Pair{NameA: pageName(na, "A"), NameB: pageName(nb, "B"),

@@ -13,6 +13,7 @@ import (
 	"github.com/fpdb/fpdb/api"
 	"github.com/fpdb/fpdb/db"
 	"github.com/fpdb/fpdb/server/apiconv"
+	"github.com/fpdb/fpdb/server/httpapi"
 )
 
 func TestCompareEndpoint(t *testing.T) {
@@ -51,7 +52,7 @@ func TestCompareEndpoint(t *testing.T) {
 				if ct.ID != "" {
 					return db.CompareInput{ID: ct.ID}, apiconv.Named{Name: ct.ID, Stored: true}
 				}
-				to, _ := textOptions(ct.TextInput)
+				to, _ := httpapi.TextOptions(ct.TextInput)
 				return db.CompareInput{Text: []byte(ct.Text), Name: ct.Name, TextOptions: to}, apiconv.Named{Name: ct.Name}
 			}
 			a, na := in(c.req.A)

@@ -26,6 +26,11 @@
 // once (429). With Options.Tokens every /v1 request needs a bearer token;
 // read-only tokens may read, read-write tokens also write.
 //
+// The HTTP plumbing that does not depend on the database (routes, request
+// ids, tokens, limits, error answers, request parsing, streams) is in
+// package server/httpapi, which a cluster node's handler (package cluster)
+// uses as well.
+//
 // # Caveats
 //
 // A request that fails with a 4xx leaves the database unchanged; a write

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/fpdb/fpdb/api"
+	"github.com/fpdb/fpdb/server/httpapi"
 )
 
 // importExport is POST /v1/import: the body is an export (JSON Lines, as
@@ -16,10 +17,10 @@ func (s *Server) importExport(w http.ResponseWriter, r *http.Request) error {
 		if n > 0 {
 			// Whole batches were stored: not a 4xx, which would say
 			// nothing changed.
-			return &httpError{status: http.StatusServiceUnavailable, code: api.CodeUnavailable,
-				msg: err.Error() + " (" + strconv.Itoa(n) + " documents were imported before it)"}
+			return &httpapi.Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable,
+				Message: err.Error() + " (" + strconv.Itoa(n) + " documents were imported before it)"}
 		}
 		return err
 	}
-	return writeJSON(w, http.StatusOK, api.ImportResult{Imported: n})
+	return httpapi.WriteJSON(w, http.StatusOK, api.ImportResult{Imported: n})
 }

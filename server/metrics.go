@@ -11,6 +11,7 @@ import (
 
 	"github.com/fpdb/fpdb/api"
 	"github.com/fpdb/fpdb/db"
+	"github.com/fpdb/fpdb/server/httpapi"
 )
 
 // metrics are the server's Prometheus metrics, in a registry of its own:
@@ -62,7 +63,7 @@ func (m *metrics) observe(route, method string, status int, took time.Duration) 
 // metricsPage is GET /metrics: the metrics in Prometheus' text format.
 func (s *Server) metricsPage(w http.ResponseWriter, r *http.Request) error {
 	if s.metrics == nil {
-		return &httpError{status: http.StatusServiceUnavailable, code: api.CodeUnavailable, msg: "no metrics"}
+		return &httpapi.Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable, Message: "no metrics"}
 	}
 	s.metrics.handler.ServeHTTP(w, r)
 	return nil

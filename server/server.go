@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fpdb/fpdb/db"
+	"github.com/fpdb/fpdb/server/httpapi"
 )
 
 // Options configure a Server. The zero value is usable: see the defaults.
@@ -58,7 +57,6 @@ var ErrInvalidOptions = errors.New("server: invalid options")
 type Server struct {
 	d     *db.DB
 	o     Options
-	sem   chan struct{}
 	mux   *http.ServeMux
 	ready chan struct{} // closed when Serve begins to shut down
 	// metrics are served at /metrics, from a registry of this server's.
@@ -97,10 +95,10 @@ func New(d *db.DB, opts *Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: metrics: %w", err)
 	}
-	s := &Server{d: d, o: o, sem: make(chan struct{}, o.MaxConcurrent), mux: http.NewServeMux(), ready: make(chan struct{}), metrics: m}
-	for _, rt := range s.routes() {
-		s.mux.Handle(rt.method+" "+rt.pattern, s.wrap(rt))
-	}
+	s := &Server{d: d, o: o, ready: make(chan struct{}), metrics: m}
+	s.mux = httpapi.NewMux(s.routes(), httpapi.Options{Tokens: o.Tokens, MaxBodyBytes: o.MaxBodyBytes, MaxImportBytes: o.MaxImportBytes,
+		RequestTimeout: o.RequestTimeout, StreamTimeout: o.StreamTimeout, MaxConcurrent: o.MaxConcurrent,
+		Logger: o.Logger, Errors: errorClasses, Observe: m.observe})
 	return s, nil
 }
 
@@ -135,11 +133,4 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	}
 	<-errc
 	return err
-}
-
-// requestID returns a new random request id.
-func requestID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/fpdb/fpdb/api"
 	"github.com/fpdb/fpdb/db"
+	"github.com/fpdb/fpdb/server/apiconv"
 )
 
 // text returns n random words.
@@ -130,7 +131,7 @@ func TestDocumentsAndQuery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(qr.Matches, matches(want.Matches)) || qr.Explain == nil || qr.Explain.Verified == 0 {
+	if !slices.Equal(qr.Matches, apiconv.Matches(want.Matches)) || qr.Explain == nil || qr.Explain.Verified == 0 {
 		t.Fatalf("query %+v, db %+v", qr, want.Matches)
 	}
 	var qp api.QueryResult
@@ -451,7 +452,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	s := &Server{}
 	inCode := map[string]bool{}
 	for _, rt := range s.routes() {
-		inCode[rt.method+" "+strings.ReplaceAll(rt.pattern, "{id...}", "{id}")] = true
+		inCode[rt.Method+" "+strings.ReplaceAll(rt.Pattern, "{id...}", "{id}")] = true
 	}
 	for op := range inCode {
 		if !documented[op] {

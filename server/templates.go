@@ -12,6 +12,7 @@ import (
 	"github.com/fpdb/fpdb/api"
 	"github.com/fpdb/fpdb/db"
 	"github.com/fpdb/fpdb/server/apiconv"
+	"github.com/fpdb/fpdb/server/httpapi"
 )
 
 // templates is GET /v1/templates.
@@ -24,7 +25,7 @@ func (s *Server) templates(w http.ResponseWriter, r *http.Request) error {
 	for i, t := range ts {
 		out.Templates[i] = apiconv.Template(t)
 	}
-	return writeJSON(w, http.StatusOK, out)
+	return httpapi.WriteJSON(w, http.StatusOK, out)
 }
 
 // templateResult returns the API form of res.
@@ -38,13 +39,13 @@ func templateResult(res *db.TemplateResult) api.TemplateResult {
 // are fingerprinted again meanwhile; writers wait.
 func (s *Server) addTemplate(w http.ResponseWriter, r *http.Request) error {
 	var req api.TemplateRequest
-	if err := readJSON(r, &req); err != nil {
+	if err := httpapi.ReadJSON(r, &req); err != nil {
 		return err
 	}
 	if req.Name == "" {
-		return badRequest("the template needs a name")
+		return httpapi.BadRequest("the template needs a name")
 	}
-	to, err := textOptions(req.TextInput)
+	to, err := httpapi.TextOptions(req.TextInput)
 	if err != nil {
 		return err
 	}
@@ -56,7 +57,7 @@ func (s *Server) addTemplate(w http.ResponseWriter, r *http.Request) error {
 	if res.Replaced {
 		status = http.StatusOK
 	}
-	return writeJSON(w, status, templateResult(res))
+	return httpapi.WriteJSON(w, status, templateResult(res))
 }
 
 // removeTemplate is DELETE /v1/templates/{name}.
@@ -65,7 +66,7 @@ func (s *Server) removeTemplate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, templateResult(res))
+	return httpapi.WriteJSON(w, http.StatusOK, templateResult(res))
 }
 
 // backup is POST /v1/backup: a consistent copy of the database into dir, a
@@ -73,11 +74,11 @@ func (s *Server) removeTemplate(w http.ResponseWriter, r *http.Request) error {
 // database), as "fpdb backup" makes it; reads and writes go on meanwhile.
 func (s *Server) backup(w http.ResponseWriter, r *http.Request) error {
 	var req api.BackupRequest
-	if err := readJSON(r, &req); err != nil {
+	if err := httpapi.ReadJSON(r, &req); err != nil {
 		return err
 	}
 	if !filepath.IsAbs(req.Dir) {
-		return badRequest("dir %q: want an absolute path (on the server's machine)", req.Dir)
+		return httpapi.BadRequest("dir %q: want an absolute path (on the server's machine)", req.Dir)
 	}
 	dir := filepath.Clean(req.Dir)
 	home, err := filepath.Abs(s.d.Dir())
@@ -85,14 +86,14 @@ func (s *Server) backup(w http.ResponseWriter, r *http.Request) error {
 		return fmt.Errorf("backup: %w", err)
 	}
 	if rel, err := filepath.Rel(home, dir); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return badRequest("dir %q is inside the database's directory", req.Dir)
+		return httpapi.BadRequest("dir %q is inside the database's directory", req.Dir)
 	}
 	start := time.Now()
 	if err := s.d.Backup(r.Context(), dir); err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			return badRequest("%v", err)
+			return httpapi.BadRequest("%v", err)
 		}
 		return fmt.Errorf("backup: %w", err)
 	}
-	return writeJSON(w, http.StatusOK, api.BackupResult{Dir: dir, Docs: s.d.Len(), Seconds: time.Since(start).Seconds()})
+	return httpapi.WriteJSON(w, http.StatusOK, api.BackupResult{Dir: dir, Docs: s.d.Len(), Seconds: time.Since(start).Seconds()})
 }

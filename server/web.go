@@ -12,6 +12,7 @@ import (
 	"strconv"
 
 	"github.com/fpdb/fpdb/api"
+	"github.com/fpdb/fpdb/server/httpapi"
 )
 
 // The review page: GET / serves web/index.html (an html/template) and
@@ -41,7 +42,7 @@ type pageData struct {
 // replaced by the default rather than refused (the page is for people).
 func pageParams(r *http.Request) pageData {
 	q := r.URL.Query()
-	d := pageData{ID: q.Get("id"), Threshold: strconv.FormatFloat(defaultThreshold, 'f', -1, 64), View: "query"}
+	d := pageData{ID: q.Get("id"), Threshold: strconv.FormatFloat(httpapi.DefaultThreshold, 'f', -1, 64), View: "query"}
 	if x, err := strconv.ParseFloat(q.Get("threshold"), 64); err == nil && x > 0 && x <= 1 {
 		d.Threshold = strconv.FormatFloat(x, 'f', -1, 64)
 	}
@@ -58,7 +59,7 @@ func pageParams(r *http.Request) pageData {
 // no other route takes, any other path is answered 404.
 func (s *Server) page(w http.ResponseWriter, r *http.Request) error {
 	if r.URL.Path != "/" {
-		return &httpError{status: http.StatusNotFound, code: api.CodeNotFound, msg: "no such path: " + r.URL.Path}
+		return &httpapi.Error{Status: http.StatusNotFound, Code: api.CodeNotFound, Message: "no such path: " + r.URL.Path}
 	}
 	t, err := template.ParseFS(webFiles, "web/index.html")
 	if err != nil {
@@ -91,11 +92,11 @@ func (s *Server) asset(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("file")
 	ctype := webType(name)
 	if ctype == "" || !fs.ValidPath(name) {
-		return &httpError{status: http.StatusNotFound, code: api.CodeNotFound, msg: "no such file: " + name}
+		return &httpapi.Error{Status: http.StatusNotFound, Code: api.CodeNotFound, Message: "no such file: " + name}
 	}
 	b, err := webFiles.ReadFile("web/" + name)
 	if err != nil {
-		return &httpError{status: http.StatusNotFound, code: api.CodeNotFound, msg: "no such file: " + name}
+		return &httpapi.Error{Status: http.StatusNotFound, Code: api.CodeNotFound, Message: "no such file: " + name}
 	}
 	w.Header().Set("Cache-Control", "no-cache")
 	return writeStatic(w, r, ctype, b)

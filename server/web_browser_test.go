@@ -18,6 +18,7 @@ import (
 
 	"github.com/fpdb/fpdb/api"
 	"github.com/fpdb/fpdb/internal/browsertest"
+	"github.com/fpdb/fpdb/server/httpapi"
 )
 
 // The browser tests drive the review page in headless Chromium, at a
@@ -84,7 +85,7 @@ func share3(x float64) string {
 // served reports whether the server has the route "METHOD PATTERN" (the
 // compare and clusters endpoints are added beside this page).
 func served(op string) bool {
-	return slices.ContainsFunc((&Server{}).routes(), func(rt route) bool { return rt.method+" "+rt.pattern == op })
+	return slices.ContainsFunc((&Server{}).routes(), func(rt httpapi.Route) bool { return rt.Method+" "+rt.Pattern == op })
 }
 
 // corpus reads a text of the example corpus.

@@ -28,6 +28,8 @@ type serveOptions struct {
 	maxConcurrent int
 	grace         time.Duration
 	logJSON       bool
+	addrGiven     bool
+	cluster       nodeFlags
 }
 
 // defaultAddr is where "fpdb serve" listens by default: this machine only.
@@ -70,6 +72,8 @@ bad token file, the database held by another process).`,
   curl -sN 'http://127.0.0.1:7700/v1/pairs?threshold=0.9' | jq -r .b`,
 		Args: noArgs("serve"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.addrGiven = cmd.Flags().Changed("addr")
+			o.cluster.changed = cmd.Flags().Changed
 			return o.run(cmd.Context(), cmd.ErrOrStderr())
 		},
 	}
@@ -86,6 +90,7 @@ bad token file, the database held by another process).`,
 	f.DurationVar(&o.grace, "grace", 30*time.Second, "on shutdown, wait this long for the requests in flight")
 	f.BoolVar(&o.logJSON, "log-json", false, "log JSON lines instead of text")
 	o.creation.register(f)
+	o.cluster.register(f)
 	return cmd
 }
 
@@ -126,6 +131,12 @@ func (o *serveOptions) run(ctx context.Context, stderr io.Writer) (err error) {
 			return failure(fmt.Errorf("serve: TLS: %w", err))
 		}
 		tlsConf = &tls.Config{Certificates: []tls.Certificate{c}, MinVersion: tls.VersionTLS12}
+	}
+	if o.cluster.node != "" {
+		return o.runCluster(ctx, so, tlsConf, logger)
+	}
+	if o.cluster.peersGiven() {
+		return usageErrorf("--peers, --nats-port, --route-port, --shards and --replicas need --cluster")
 	}
 	d, err := o.openDBWith(openCreate, &o.creation)
 	if err != nil {

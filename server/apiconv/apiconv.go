@@ -1,6 +1,7 @@
 package apiconv
 
 import (
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -20,6 +21,23 @@ func Pair(p db.Pair) api.Pair {
 func Cluster(n int, c db.Cluster) api.Cluster {
 	return api.Cluster{Cluster: n, Size: len(c.IDs), Pairs: c.Pairs, IDs: c.IDs, Keep: c.Keep, Drop: c.Drop,
 		Center: c.Center, Cohesion: c.Cohesion}
+}
+
+// Matches returns the API form of ms.
+func Matches(ms []db.Match) []api.Match {
+	out := make([]api.Match, len(ms))
+	for i, m := range ms {
+		out[i] = api.Match{ID: m.ID, Similarity: m.Similarity, Hamming: m.Hamming, Exact: m.Exact,
+			QueryInDoc: m.QueryInDoc, DocInQuery: m.DocInQuery}
+	}
+	return out
+}
+
+// Doc returns the API form of a stored document d.
+func Doc(d *db.Doc) api.Doc {
+	return api.Doc{ID: d.ID, Source: d.Source, Size: d.Size, Words: d.Words, Shingles: d.Shingles,
+		Added: d.Added.Format(time.RFC3339Nano), ContentHash: hex.EncodeToString(d.ContentHash[:]),
+		Fingerprint: db.FormatFingerprint(d.Fingerprint)}
 }
 
 // Span returns the API form of s.

@@ -1,0 +1,213 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/fpdb/fpdb/api"
+)
+
+// Access is what a route needs of the caller's token.
+type Access int
+
+const (
+	// Public routes need no token and are not counted in
+	// Options.MaxConcurrent (health checks, the API document, the page).
+	Public Access = iota
+	// Read routes need a read-only or read-write token.
+	Read
+	// Write routes need a read-write token.
+	Write
+)
+
+// Route is one endpoint: a method and a path pattern of net/http's
+// ServeMux, the access it needs, whether it streams, and its handler.
+type Route struct {
+	// Method and Pattern make the ServeMux pattern "Method Pattern".
+	Method, Pattern string
+	// Access is the token the route needs.
+	Access Access
+	// Stream routes are bounded by Options.StreamTimeout instead of
+	// Options.RequestTimeout.
+	Stream bool
+	// Import routes take an export as their body, limited by
+	// Options.MaxImportBytes instead of Options.MaxBodyBytes.
+	Import bool
+	// Handle serves the request.
+	Handle HandlerFunc
+}
+
+// HandlerFunc serves a request: it returns an error to be answered (see
+// Classify), or nil once it has written its response. An error returned
+// after the response has begun is only logged (a stream is cut off).
+type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// Options are the limits and hooks of NewMux. Beyond a nil Logger, NewMux
+// applies no defaults: each server fills them with its own.
+type Options struct {
+	// Tokens, when not nil, are the bearer tokens a route that is not
+	// Public needs.
+	Tokens *Tokens
+	// MaxBodyBytes is the largest request body accepted; a larger one is
+	// answered 413. MaxImportBytes is that of an Import route (0:
+	// MaxBodyBytes).
+	MaxBodyBytes, MaxImportBytes int64
+	// RequestTimeout bounds a request, reading its body included, and
+	// StreamTimeout a Stream route's.
+	RequestTimeout, StreamTimeout time.Duration
+	// MaxConcurrent is the number of requests to routes that are not
+	// Public served at once; more are answered 429 at once. It must be
+	// positive.
+	MaxConcurrent int
+	// Logger receives one line per request; nil logs nothing.
+	Logger *slog.Logger
+	// LogAttrs begin each request's log line (as key, value pairs).
+	LogAttrs []any
+	// Errors are the classes of the errors of the handlers (see Classify).
+	Errors []Class
+	// Observe, when not nil, is told of each request answered: its route's
+	// pattern, its method, its status (0 when nothing was written) and its
+	// time.
+	Observe func(pattern, method string, status int, took time.Duration)
+}
+
+// NewMux returns a ServeMux of routes, each served through what every
+// request goes through: a request id (the X-Request-ID header, echoed
+// when it is 64 bytes or less, else made; see RequestID), the token check,
+// the limit of requests at once, the body limit and deadline, the error
+// answer and the log line.
+func NewMux(routes []Route, o Options) *http.ServeMux {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	m := &mux{o: o, sem: make(chan struct{}, o.MaxConcurrent)}
+	sm := http.NewServeMux()
+	for _, rt := range routes {
+		sm.Handle(rt.Method+" "+rt.Pattern, m.wrap(rt))
+	}
+	return sm
+}
+
+// mux holds what the routes of a NewMux share.
+type mux struct {
+	o   Options
+	sem chan struct{}
+}
+
+// ctxKey keys the request id in a request's context.
+type ctxKey struct{}
+
+// RequestID returns the request id of a request served by a NewMux, from
+// its context ("" for another context).
+func RequestID(ctx context.Context) string {
+	id, _ := ctx.Value(ctxKey{}).(string)
+	return id
+}
+
+// newRequestID returns a new random request id.
+func newRequestID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// wrap applies to rt what every request goes through.
+func (m *mux) wrap(rt Route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		id := r.Header.Get("X-Request-ID")
+		if id == "" || len(id) > 64 {
+			id = newRequestID()
+		}
+		w.Header().Set("X-Request-ID", id)
+		sw := &statusWriter{ResponseWriter: w}
+		err := m.serve(sw, r.WithContext(context.WithValue(r.Context(), ctxKey{}, id)), rt)
+		if err != nil && sw.status == 0 { // else a stream failed midway: it ends, and the log says why
+			writeError(sw, id, err, m.o.Errors)
+		}
+		if m.o.Observe != nil {
+			m.o.Observe(rt.Pattern, r.Method, sw.status, time.Since(start))
+		}
+		level := slog.LevelInfo
+		if sw.status >= 500 {
+			level = slog.LevelError
+		}
+		attrs := append([]any{}, m.o.LogAttrs...)
+		attrs = append(attrs, "request_id", id, "method", r.Method, "path", r.URL.Path, "status", sw.status,
+			"bytes", sw.bytes, "duration_ms", float64(time.Since(start).Microseconds())/1000, "remote", r.RemoteAddr)
+		if err != nil {
+			attrs = append(attrs, "error", err.Error())
+		}
+		m.o.Logger.Log(r.Context(), level, "request", attrs...)
+	})
+}
+
+// serve runs rt's handler under the limits.
+func (m *mux) serve(w http.ResponseWriter, r *http.Request, rt Route) error {
+	if rt.Access != Public { // health checks and the API document are neither guarded nor limited
+		if err := m.o.Tokens.Check(r, rt.Access == Write); err != nil {
+			return err
+		}
+		select {
+		case m.sem <- struct{}{}:
+			defer func() { <-m.sem }()
+		default:
+			return &Error{Status: http.StatusTooManyRequests, Code: api.CodeTooManyRequests,
+				Message: fmt.Sprintf("more than %d requests at once; retry later", m.o.MaxConcurrent)}
+		}
+	}
+	timeout := m.o.RequestTimeout
+	if rt.Stream {
+		timeout = m.o.StreamTimeout
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), timeout)
+	defer cancel()
+	// A slow client: its body must arrive within the request's time.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(timeout))
+	limit := m.o.MaxBodyBytes
+	if rt.Import && m.o.MaxImportBytes > 0 {
+		limit = m.o.MaxImportBytes
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, limit)
+	return rt.Handle(w, r.WithContext(ctx))
+}
+
+// statusWriter records the status and size of a response.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+// WriteHeader records the first status written.
+func (w *statusWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+// Write counts the bytes written (a first write is a 200).
+func (w *statusWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(p)
+	w.bytes += int64(n)
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Flush sends what is buffered (streams).
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}

@@ -1,0 +1,319 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/fpdb/fpdb/api"
+	"github.com/fpdb/fpdb/db"
+	"github.com/fpdb/fpdb/server/apiconv"
+)
+
+// DefaultThreshold is a query's threshold when neither a threshold nor a
+// containment is given (as "fpdb query").
+const DefaultThreshold = 0.7
+
+// addParams are the parameters of an add sent as a plain body or a form.
+var addParams = []string{"id", "source", "threshold", "reject", "replace", "limit", "format", "encoding"}
+
+// ReadAdd reads an add (POST /v1/documents): JSON (an api.AddRequest), a
+// plain-text body with its parameters in the query string, or a multipart
+// form with a "file" part. It checks what every server checks: an id, a
+// valid format and encoding, a threshold and a limit not negative, a
+// threshold with reject. It returns the request and the document's input
+// (its text, an empty one rather than nil, with the request's options;
+// ReplaceUnchanged is the request's Replace).
+func ReadAdd(r *http.Request) (api.AddRequest, db.Input, error) {
+	req, text, err := readAdd(r)
+	if err != nil {
+		return req, db.Input{}, err
+	}
+	if req.ID == "" {
+		return req, db.Input{}, BadRequest("the document needs an id")
+	}
+	to, err := TextOptions(req.TextInput)
+	if err != nil {
+		return req, db.Input{}, err
+	}
+	switch {
+	case req.Threshold < 0 || req.Limit < 0:
+		return req, db.Input{}, BadRequest("threshold %v and limit %d must not be negative", req.Threshold, req.Limit)
+	case req.Reject && req.Threshold == 0:
+		return req, db.Input{}, BadRequest("reject needs a threshold")
+	}
+	if text == nil {
+		text = []byte{}
+	}
+	return req, db.Input{ID: req.ID, Text: text, Source: req.Source, TextOptions: to, ReplaceUnchanged: req.Replace}, nil
+}
+
+// readAdd reads an add's request and text (see ReadAdd).
+func readAdd(r *http.Request) (api.AddRequest, []byte, error) {
+	var req api.AddRequest
+	mt, err := MediaType(r)
+	if err != nil {
+		return req, nil, err
+	}
+	var p Params
+	var text []byte
+	switch {
+	case mt == "application/json":
+		body, err := ReadBody(r)
+		if err != nil {
+			return req, nil, err
+		}
+		if err := DecodeJSON(body, &req); err != nil {
+			return req, nil, err
+		}
+		if len(r.URL.Query()) > 0 {
+			return req, nil, BadRequest("an add sent as JSON takes no query parameters")
+		}
+		return req, []byte(req.Text), nil
+	case mt == "multipart/form-data":
+		if err := r.ParseMultipartForm(1 << 20); err != nil {
+			return req, nil, fmt.Errorf("read the form: %w", asBadRequest(err))
+		}
+		f, _, err := r.FormFile("file")
+		if err != nil {
+			return req, nil, BadRequest("the form has no \"file\" part: %v", err)
+		}
+		defer f.Close()
+		if text, err = io.ReadAll(f); err != nil {
+			return req, nil, err
+		}
+		p.Values = r.MultipartForm.Value
+	case TextBody(mt):
+		if text, err = ReadBody(r); err != nil {
+			return req, nil, err
+		}
+		p.Values = r.URL.Query()
+		if mt == "text/html" && p.Values.Get("format") == "" {
+			p.Values.Set("format", "html")
+		}
+	default:
+		return req, nil, UnsupportedMedia(mt, "send JSON, text/plain or multipart/form-data")
+	}
+	p.Only(addParams...)
+	req = api.AddRequest{ID: p.Str("id"), Source: p.Str("source"), Threshold: p.Float("threshold"),
+		Reject: p.Bool("reject"), Replace: p.Bool("replace"), Limit: p.Int("limit"),
+		TextInput: api.TextInput{Format: p.Str("format"), Encoding: p.Str("encoding")}}
+	return req, text, p.Err
+}
+
+// asBadRequest makes a form-parsing error a 400, keeping a body-size error
+// (a 413).
+func asBadRequest(err error) error {
+	var mb *http.MaxBytesError
+	if errors.As(err, &mb) {
+		return err
+	}
+	return BadRequest("%v", err)
+}
+
+// queryParams are the parameters of a query sent as a plain body.
+var queryParams = []string{"threshold", "containment", "limit", "plan", "tau", "recall", "explain", "format", "encoding"}
+
+// ReadQuery reads a query (POST /v1/query): JSON (an api.QueryRequest),
+// or a plain-text body with its parameters in the query string. The
+// request has a text or a fingerprint, not both.
+func ReadQuery(r *http.Request) (api.QueryRequest, error) {
+	req, err := readQuery(r)
+	if err == nil && (req.Text == "") == (req.Fingerprint == "") {
+		err = BadRequest("give a text or a fingerprint (one of them)")
+	}
+	return req, err
+}
+
+// readQuery reads a query's request (see ReadQuery).
+func readQuery(r *http.Request) (api.QueryRequest, error) {
+	var req api.QueryRequest
+	mt, err := MediaType(r)
+	if err != nil {
+		return req, err
+	}
+	body, err := ReadBody(r)
+	if err != nil {
+		return req, err
+	}
+	if mt == "application/json" {
+		if len(r.URL.Query()) > 0 {
+			return req, BadRequest("a query sent as JSON takes no query parameters")
+		}
+		return req, DecodeJSON(body, &req)
+	}
+	if !TextBody(mt) {
+		return req, &Error{Status: http.StatusUnsupportedMediaType, Code: api.CodeBadRequest,
+			Message: "Content-Type " + mt + ": send JSON or the text as text/plain"}
+	}
+	p := Params{Values: r.URL.Query()}
+	p.Only(queryParams...)
+	req = api.QueryRequest{Text: string(body), Threshold: p.Float("threshold"), Containment: p.Float("containment"),
+		Limit: p.Int("limit"), Plan: p.Str("plan"), Recall: p.Float("recall"), Explain: p.Bool("explain"),
+		TextInput: api.TextInput{Format: p.Str("format"), Encoding: p.Str("encoding")}}
+	if mt == "text/html" && req.Format == "" {
+		req.Format = "html"
+	}
+	if p.Str("tau") != "" {
+		tau := p.Int("tau")
+		req.Tau = &tau
+	}
+	return req, p.Err
+}
+
+// BatchLine is a document of a batch and the body line it came from.
+type BatchLine struct {
+	// Line is the line's number, from 1.
+	Line int
+	// Input is the document (ReplaceUnchanged is the line's Replace).
+	Input db.Input
+}
+
+// ReadBatch reads a batch (POST /v1/batch): JSON lines (no query
+// parameters), one api.AddRequest per line, blank lines skipped. Each
+// line must have an id, and no threshold, reject or limit (a batch checks
+// nothing); check, when not nil, is then called for it, and its error
+// fails the batch. Any bad line fails the whole batch, naming the line:
+// every line is read and checked before the first is stored.
+func ReadBatch(r *http.Request, check func(line int, req api.AddRequest) error) ([]BatchLine, error) {
+	mt, err := MediaType(r)
+	if err != nil {
+		return nil, err
+	}
+	switch mt {
+	case "", "application/x-ndjson", "application/jsonl", "application/json", "text/plain":
+	default:
+		return nil, UnsupportedMedia(mt, "send JSON lines (application/x-ndjson)")
+	}
+	if len(r.URL.Query()) > 0 {
+		return nil, BadRequest("a batch takes no query parameters")
+	}
+	body, err := ReadBody(r)
+	if err != nil {
+		return nil, err
+	}
+	if !utf8.Valid(body) {
+		return nil, BadRequest("the body is not valid UTF-8")
+	}
+	var out []BatchLine
+	for n, line := range bytes.Split(body, []byte("\n")) {
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		var req api.AddRequest
+		if err := DecodeJSON(line, &req); err != nil {
+			return nil, BadRequest("line %d: %v", n+1, err)
+		}
+		switch {
+		case req.ID == "":
+			return nil, BadRequest("line %d: the document needs an id", n+1)
+		case req.Threshold != 0 || req.Reject || req.Limit != 0:
+			return nil, BadRequest("line %d (id %q): threshold, reject and limit are not allowed in a batch, which checks nothing (add it with POST /v1/documents)", n+1, req.ID)
+		}
+		if check != nil {
+			if err := check(n+1, req); err != nil {
+				return nil, err
+			}
+		}
+		to, err := TextOptions(req.TextInput)
+		if err != nil {
+			return nil, BadRequest("line %d (id %q): %v", n+1, req.ID, err)
+		}
+		out = append(out, BatchLine{Line: n + 1, Input: db.Input{ID: req.ID, Text: []byte(req.Text), Source: req.Source,
+			TextOptions: to, ReplaceUnchanged: req.Replace}})
+	}
+	return out, nil
+}
+
+// ReadDelete reads a delete of many documents (POST /v1/delete): an
+// api.DeleteRequest with exactly one of its selectors, which by names:
+// "ids", "prefix" or "older_than" (given, even empty).
+func ReadDelete(r *http.Request) (req api.DeleteRequest, by string, err error) {
+	body, err := ReadBody(r)
+	if err != nil {
+		return req, "", err
+	}
+	if err := DecodeJSON(body, &req); err != nil {
+		return req, "", err
+	}
+	// Which selectors are present, an empty one included.
+	var given struct {
+		IDs       *[]string `json:"ids"`
+		Prefix    *string   `json:"prefix"`
+		OlderThan *string   `json:"older_than"`
+	}
+	_ = json.Unmarshal(body, &given)
+	var sel []string
+	for name, set := range map[string]bool{"ids": given.IDs != nil, "prefix": given.Prefix != nil, "older_than": given.OlderThan != nil} {
+		if set {
+			sel = append(sel, name)
+		}
+	}
+	slices.Sort(sel)
+	if len(sel) != 1 {
+		return req, "", BadRequest("give exactly one of ids, prefix and older_than (got %d: %s)", len(sel), strings.Join(sel, ", "))
+	}
+	return req, sel[0], nil
+}
+
+// ReadDeleteOne reads the parameters of a delete of one document (DELETE
+// /v1/documents/{id...}): dry_run (report without deleting) and forget
+// (erase the document's audit-log entries too).
+func ReadDeleteOne(r *http.Request) (dryRun, forget bool, err error) {
+	p := Params{Values: r.URL.Query()}
+	p.Only("dry_run", "forget")
+	dryRun, forget = p.Bool("dry_run"), p.Bool("forget")
+	return dryRun, forget, p.Err
+}
+
+// ReadPairs reads the parameters of GET /v1/pairs: the threshold, required
+// (see Params.Threshold for check).
+func ReadPairs(r *http.Request, check func(float64) error) (float64, error) {
+	p := Params{Values: r.URL.Query()}
+	p.Only("threshold")
+	th := p.Threshold(check)
+	return th, p.Err
+}
+
+// ClustersParams are the parameters of GET /v1/clusters.
+type ClustersParams struct {
+	// Threshold is the least resemblance of the pairs (required).
+	Threshold float64
+	// Centers asks for clusters around centers (db.ClusterCenters).
+	Centers bool
+	// Keep is the keep policy (db.KeepNone when not given).
+	Keep db.Keep
+	// MaxSize is the largest cluster around a center (0: no limit).
+	MaxSize int
+}
+
+// ReadClusters reads the parameters of GET /v1/clusters: threshold
+// (required; see Params.Threshold for check), centers, keep (oldest,
+// newest, first, longest or shortest) and max_size (0, or at least 2 with
+// centers).
+func ReadClusters(r *http.Request, check func(float64) error) (ClustersParams, error) {
+	p := Params{Values: r.URL.Query()}
+	p.Only("threshold", "centers", "keep", "max_size")
+	c := ClustersParams{Threshold: p.Threshold(check), MaxSize: p.Int("max_size"), Centers: p.Bool("centers")}
+	if p.Err != nil {
+		return c, p.Err
+	}
+	keep, ok := apiconv.Keep(p.Str("keep"))
+	switch {
+	case !ok:
+		return c, BadRequest("parameter keep=%q: want oldest, newest, first, longest or shortest", p.Str("keep"))
+	case c.MaxSize < 0 || c.MaxSize == 1:
+		return c, BadRequest("parameter max_size=%d: want 0 (no limit) or at least 2", c.MaxSize)
+	case c.MaxSize > 0 && !c.Centers:
+		return c, BadRequest("parameter max_size needs centers=true (a chain of near duplicates cannot be cut)")
+	}
+	c.Keep = keep
+	return c, nil
+}

@@ -1,0 +1,177 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/fpdb/fpdb/api"
+	"github.com/fpdb/fpdb/db"
+)
+
+// ReadBody reads the request body (bounded by the body limit and the
+// request's deadline of NewMux).
+func ReadBody(r *http.Request) ([]byte, error) {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		return nil, fmt.Errorf("read the request body: %w", err)
+	}
+	return b, nil
+}
+
+// DecodeJSON decodes body into v strictly: valid UTF-8, one value, no
+// unknown field. Its errors are 400s.
+func DecodeJSON(body []byte, v any) error {
+	if !utf8.Valid(body) {
+		return BadRequest("the JSON body is not valid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return BadRequest("malformed JSON body: %v", err)
+	}
+	if dec.More() {
+		return BadRequest("malformed JSON body: more than one value")
+	}
+	return nil
+}
+
+// ReadJSON reads the request's JSON body into v (see DecodeJSON).
+func ReadJSON(r *http.Request, v any) error {
+	body, err := ReadBody(r)
+	if err != nil {
+		return err
+	}
+	return DecodeJSON(body, v)
+}
+
+// MediaType returns the request's content type without its parameters
+// ("" when absent); a malformed one is a 400.
+func MediaType(r *http.Request) (string, error) {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return "", nil
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return "", BadRequest("Content-Type %q: %v", ct, err)
+	}
+	return mt, nil
+}
+
+// TextBody reports whether a body of media type mt is a text itself: no
+// type, text/plain, text/html, application/octet-stream, or
+// application/x-www-form-urlencoded (what curl --data-binary sends).
+func TextBody(mt string) bool {
+	switch mt {
+	case "", "text/plain", "application/octet-stream", "text/html", "application/x-www-form-urlencoded":
+		return true
+	}
+	return false
+}
+
+// TextOptions parses a text's format and encoding.
+func TextOptions(t api.TextInput) (db.TextOptions, error) {
+	var to db.TextOptions
+	if t.Format != "" {
+		f, err := db.ParseFormat(t.Format)
+		if err != nil {
+			return to, err
+		}
+		to.Format = f
+	}
+	if t.Encoding != "" {
+		if _, err := db.ParseEncoding(t.Encoding); err != nil {
+			return to, err
+		}
+		to.Encoding = t.Encoding
+	}
+	return to, nil
+}
+
+// Params reads typed values from query or form parameters, remembering
+// the first error (a 400 that names the parameter) in Err. An absent
+// parameter is the zero value.
+type Params struct {
+	// Values are the parameters.
+	Values url.Values
+	// Err is the first error met, nil if none.
+	Err error
+}
+
+// fail records err unless an error came first.
+func (p *Params) fail(err error) {
+	if p.Err == nil {
+		p.Err = err
+	}
+}
+
+// Only fails unless every parameter is one of names.
+func (p *Params) Only(names ...string) {
+	for k := range p.Values {
+		if !slices.Contains(names, k) {
+			p.fail(BadRequest("unknown parameter %q", k))
+		}
+	}
+}
+
+// Str returns the parameter name.
+func (p *Params) Str(name string) string { return p.Values.Get(name) }
+
+// Float returns the parameter name, a number.
+func (p *Params) Float(name string) float64 {
+	return param(p, name, "a number", func(s string) (float64, error) { return strconv.ParseFloat(s, 64) })
+}
+
+// Int returns the parameter name, an integer.
+func (p *Params) Int(name string) int { return param(p, name, "an integer", strconv.Atoi) }
+
+// Bool returns the parameter name, true or false (as strconv.ParseBool
+// reads them).
+func (p *Params) Bool(name string) bool { return param(p, name, "true or false", strconv.ParseBool) }
+
+// param returns the parameter name of p as parse reads it (the zero value
+// when absent); a value parse refuses is not what the parameter is.
+func param[T any](p *Params, name, is string, parse func(string) (T, error)) T {
+	s := p.Values.Get(name)
+	if s == "" {
+		var zero T
+		return zero
+	}
+	v, err := parse(s)
+	if err != nil {
+		p.fail(BadRequest("parameter %s=%q is not %s", name, s, is))
+	}
+	return v
+}
+
+// Threshold returns the parameter "threshold", which is required (the
+// least resemblance of pairs and clusters). When check is not nil it
+// validates the threshold read; its error is the parameters'.
+func (p *Params) Threshold(check func(float64) error) float64 {
+	if p.Str("threshold") == "" {
+		p.fail(BadRequest("parameter threshold is required: the least resemblance, in (0, 1]"))
+		return 0
+	}
+	th := p.Float("threshold")
+	if check != nil && p.Err == nil {
+		p.Err = check(th)
+	}
+	return th
+}
+
+// ReadFlag reads the parameters of a request whose only parameter is the
+// flag name, true or false (false when absent).
+func ReadFlag(r *http.Request, name string) (bool, error) {
+	p := Params{Values: r.URL.Query()}
+	p.Only(name)
+	v := p.Bool(name)
+	return v, p.Err
+}
