@@ -1,0 +1,232 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fpdb/fpdb/api"
+	"github.com/fpdb/fpdb/client"
+)
+
+// clusterProcess is one "fpdb serve --cluster" node of a test.
+type clusterProcess struct {
+	args []string
+	cmd  *exec.Cmd
+	log  *bytes.Buffer
+	url  string
+}
+
+func freeTCPPort(t *testing.T, host string) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+func (p *clusterProcess) start(t *testing.T, bin string) {
+	t.Helper()
+	p.cmd = exec.Command(filepath.Join(bin, "fpdb"), p.args...)
+	p.log = &bytes.Buffer{}
+	p.cmd.Stderr = p.log
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	cmd := p.cmd
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+}
+
+// waitReady waits until every node answers /readyz (every shard has a
+// live replica).
+func waitReady(t *testing.T, nodes []*clusterProcess) {
+	t.Helper()
+	for _, p := range nodes {
+		for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			resp, err := http.Get(p.url + "/readyz")
+			if err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					break
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s not ready after 60 s:\n%s", p.url, p.log.String())
+			}
+		}
+	}
+}
+
+// TestServeCluster starts three "fpdb serve --cluster" processes on
+// 127.0.0.1–3, uses them through the client and the CLI's --server mode,
+// kills one with SIGKILL under check-then-add load through the others,
+// restarts it, and checks that every acknowledged add is there and that no
+// two near duplicates were both accepted.
+func TestServeCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds fpdb and runs three server processes (not with -short)")
+	}
+	bin := buildFPDB(t)
+	dir := t.TempDir()
+	var nodes []*clusterProcess
+	routes := make([]int, 3)
+	for i := range routes {
+		routes[i] = freeTCPPort(t, "127.0.0."+strconv.Itoa(i+1))
+	}
+	for i := 0; i < 3; i++ {
+		host := "127.0.0." + strconv.Itoa(i+1)
+		var peers []string
+		for j := 0; j < 3; j++ {
+			if j != i {
+				peers = append(peers, fmt.Sprintf("n%d@127.0.0.%d:%d", j+1, j+1, routes[j]))
+			}
+		}
+		addr := net.JoinHostPort(host, strconv.Itoa(freeTCPPort(t, host)))
+		p := &clusterProcess{url: "http://" + addr, args: []string{"--db", filepath.Join(dir, fmt.Sprintf("n%d", i+1)), "serve",
+			"--cluster", fmt.Sprintf("n%d@%s", i+1, host), "--peers", strings.Join(peers, ","),
+			"--nats-port", strconv.Itoa(freeTCPPort(t, host)), "--route-port", strconv.Itoa(routes[i]), "--addr", addr}}
+		p.start(t, bin)
+		nodes = append(nodes, p)
+	}
+	waitReady(t, nodes)
+
+	// The CLI, unchanged, against any node.
+	text := filepath.Join(dir, "a.txt")
+	if err := os.WriteFile(text, []byte(faultText(1, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cli := func(url string, args ...string) (string, error) {
+		out, err := exec.Command(filepath.Join(bin, "fpdb"), append([]string{"--server", url}, args...)...).CombinedOutput()
+		return string(out), err
+	}
+	if out, err := cli(nodes[0].url, "add", text); err != nil {
+		t.Fatalf("add through n1: %v\n%s", err, out)
+	}
+	near := filepath.Join(dir, "b.txt")
+	if err := os.WriteFile(near, []byte(faultText(1, 2)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out string
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		out, _ = cli(nodes[2].url, "query", "--threshold", "0.8", near)
+		if strings.Contains(out, "a.txt") || time.Now().After(deadline) {
+			break
+		}
+	}
+	if !strings.Contains(out, "a.txt") {
+		t.Fatalf("query through n3 does not find a.txt:\n%s", out)
+	}
+
+	// Check-then-add load through n2 and n3 while n1 is killed.
+	const groups = 200
+	var mu sync.Mutex
+	acked := map[string]int{}
+	ctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for w := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := client.New(nodes[1+w%2].url, nil)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			for i := 0; ctx.Err() == nil; i++ {
+				g := (i*6 + w) % groups
+				id := fmt.Sprintf("w%d-%d-g%d", w, i, g)
+				res, err := c.Add(ctx, api.AddRequest{ID: id, Text: faultText(g+10, i), Threshold: 0.8, Reject: true})
+				if err != nil {
+					if ctx.Err() == nil && !errors.Is(err, client.ErrUnreachable) {
+						time.Sleep(50 * time.Millisecond) // a request cut by the fault: try the next
+					}
+					continue
+				}
+				if res.Stored {
+					mu.Lock()
+					acked[id] = g
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if err := nodes[0].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = nodes[0].cmd.Wait()
+	time.Sleep(3 * time.Second)
+	nodes[0].start(t, bin)
+	waitReady(t, nodes)
+	time.Sleep(1500 * time.Millisecond)
+	stop()
+	wg.Wait()
+	if len(acked) == 0 {
+		t.Fatal("no add acknowledged")
+	}
+
+	// Every acknowledged add is there (read through the restarted node,
+	// once it has caught up), one per group, and no pair is within 0.8.
+	c, err := client.New(nodes[0].url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bg := context.Background()
+	perGroup := map[int]int{}
+	for id, g := range acked {
+		var err error
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			if _, err = c.Get(bg, id); err == nil || time.Now().After(deadline) {
+				break
+			}
+		}
+		if err != nil {
+			t.Errorf("acknowledged add %s missing: %v", id, err)
+		}
+		perGroup[g]++
+	}
+	for g, n := range perGroup {
+		if n > 1 {
+			t.Errorf("group %d: %d near duplicates accepted", g, n)
+		}
+	}
+	var pairs []api.Pair
+	if err := c.Pairs(bg, 0.8, func(p api.Pair) error { pairs = append(pairs, p); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(pairs) > 0 {
+		t.Errorf("%d near-duplicate pairs stored, e.g. %+v", len(pairs), pairs[0])
+	}
+	st, err := c.Stats(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d check-then-adds acknowledged across the kill of n1, all present; %d documents in the cluster", len(acked), st.Docs)
+	for _, p := range nodes {
+		if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.cmd.Wait(); err != nil {
+			t.Errorf("%s after SIGTERM: %v\n%s", p.url, err, p.log.String())
+		}
+	}
+}
