@@ -86,7 +86,7 @@ const codeNotImplemented = "not_implemented"
 // export, log, templates, backup, import, metrics, the web page, the
 // OpenAPI document) answer 501, as do the options a cluster cannot honour
 // (replace, forget, delete by prefix or age, query plans and explain,
-// storage statistics, centers); pairs are oriented A < B by id, not by
+// centers); storage statistics are the sums over the shards; pairs are oriented A < B by id, not by
 // storing order; a cluster's members are in the order of their times
 // added. An unavailable shard is a 503.
 func (n *Node) Handler(opts *HTTPOptions) http.Handler {
@@ -461,14 +461,19 @@ func (h *httpHandler) query(w http.ResponseWriter, r *http.Request) error {
 
 // stats is GET /v1/stats: the documents of every shard and the cluster's
 // creation parameters; what a cluster does not know (disk bytes, creation
-// time) is zero.
+// time) is zero. With storage=true: the shards' statistics summed
+// (Router.StorageStats).
 func (h *httpHandler) stats(w http.ResponseWriter, r *http.Request) error {
 	storage, err := httpapi.ReadFlag(r, "storage")
 	if err != nil {
 		return err
 	}
 	if storage {
-		return notServed("storage statistics (storage=true)")
+		st, ss, err := h.r.StorageStats(r.Context(), h.r.Written())
+		if err != nil {
+			return err
+		}
+		return httpapi.WriteJSON(w, http.StatusOK, apiconv.StorageStats(st, ss))
 	}
 	n, err := h.r.Len(r.Context(), h.r.Written())
 	if err != nil {

@@ -270,6 +270,14 @@ func TestHTTP(t *testing.T) {
 		if st.Docs != 6 || st.K != 512 || st.ShingleWidth == 0 || len(st.GroupWidths) == 0 || st.Seed == 0 {
 			t.Fatalf("stats: %+v", st)
 		}
+		ss, err := cs[2].StorageStats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Each shard counted once: the posting ids are docs × m.
+		if ss.Docs != 6 || ss.DiskBytes <= 0 || ss.PostingIDs != int64(6*len(st.GroupWidths)) || len(ss.PostingLengths) == 0 {
+			t.Fatalf("storage stats: %+v", ss)
+		}
 	})
 
 	t.Run("PairsClusters", func(t *testing.T) {

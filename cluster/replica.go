@@ -115,6 +115,7 @@ func openReplica(ctx context.Context, n *Node, s int) (*replica, error) {
 	}{
 		{replicaSubject(s, n.opts.Name, "query"), "", r.serveQuery},
 		{replicaSubject(s, n.opts.Name, "get"), "", r.serveGet},
+		{replicaSubject(s, n.opts.Name, "storage"), "", r.serveStorage},
 		{prefix + "pindocs", queue, r.servePinDocs},
 		{prefix + "pairs", queue, r.servePairs},
 		{prefix + "seed", queue, r.serveSeed},

@@ -398,6 +398,56 @@ func (r *Router) Len(ctx context.Context, minSeq uint64) (int, error) {
 	return total, nil
 }
 
+// StorageStats returns the cluster's statistics and storage statistics:
+// the sums over its shards (one replica of each, at sequences of at least
+// minSeq; the longest posting list is the longest of any shard, and the
+// parameters are the shards'). A replica's own copies are not counted
+// twice: each shard is counted once.
+func (r *Router) StorageStats(ctx context.Context, minSeq uint64) (db.Stats, *db.StorageStats, error) {
+	var st db.Stats
+	ss := &db.StorageStats{}
+	bands := map[[2]int]int{}
+	for s := 0; s < r.smap.Shards; s++ {
+		var rep storageReply
+		if err := r.request(ctx, s, "storage", getRequest{MinSeq: minSeq, WaitMs: waitMs}, &rep); err != nil {
+			return db.Stats{}, nil, err
+		}
+		if rep.Err != "" || rep.Storage == nil {
+			return db.Stats{}, nil, fmt.Errorf("fpdb cluster: shard %d: storage statistics: %s", s, rep.Err)
+		}
+		if s == 0 {
+			st.Params = rep.Stats.Params
+		}
+		st.Docs += rep.Stats.Docs
+		st.DiskBytes += rep.Stats.DiskBytes
+		st.Deferred += rep.Stats.Deferred
+		x := rep.Storage
+		ss.Docs += x.Docs
+		ss.DeletedNotCompacted += x.DeletedNotCompacted
+		ss.DiskBytes += x.DiskBytes
+		ss.CompactionDebt += x.CompactionDebt
+		ss.PostingKeys += x.PostingKeys
+		ss.PostingIDs += x.PostingIDs
+		ss.MaxPosting = max(ss.MaxPosting, x.MaxPosting)
+		ss.Texts += x.Texts
+		ss.TextBytes += x.TextBytes
+		ss.TextRawBytes += x.TextRawBytes
+		ss.LogEntries += x.LogEntries
+		ss.LogBytes += x.LogBytes
+		for _, b := range x.PostingLengths {
+			bands[[2]int{b.Min, b.Max}] += b.Keys
+		}
+	}
+	if ss.Docs > 0 {
+		ss.BytesPerDoc = float64(ss.DiskBytes) / float64(ss.Docs)
+	}
+	for k, n := range bands {
+		ss.PostingLengths = append(ss.PostingLengths, db.LengthBucket{Min: k[0], Max: k[1], Keys: n})
+	}
+	slices.SortFunc(ss.PostingLengths, func(a, b db.LengthBucket) int { return a.Min - b.Min })
+	return st, ss, nil
+}
+
 // AddOptions configure Add.
 type AddOptions struct {
 	// Threshold, when > 0, checks each document against the whole cluster

@@ -127,6 +127,37 @@ func (r *replica) serveGet(m *nats.Msg) {
 	reply(m, out)
 }
 
+type storageReply struct {
+	Stats   db.Stats         `json:"stats"`
+	Storage *db.StorageStats `json:"storage"`
+	Seq     uint64           `json:"seq"`
+	Err     string           `json:"err,omitempty"`
+	Behind  bool             `json:"behind,omitempty"`
+}
+
+// serveStorage answers the shard's statistics and storage statistics.
+func (r *replica) serveStorage(m *nats.Msg) {
+	var req getRequest
+	if err := json.Unmarshal(m.Data, &req); err != nil {
+		reply(m, storageReply{Err: "bad request: " + err.Error()})
+		return
+	}
+	ctx, cancel := r.requestContext(req.WaitMs)
+	defer cancel()
+	if err := r.waitFor(ctx, req.MinSeq); err != nil {
+		reply(m, storageReply{Err: err.Error(), Behind: errors.Is(err, errBehind)})
+		return
+	}
+	out := storageReply{Seq: r.state().Applied, Stats: r.d.Stats()}
+	ss, err := r.d.StorageStats(context.Background())
+	if err != nil {
+		reply(m, storageReply{Err: err.Error()})
+		return
+	}
+	out.Storage = ss
+	reply(m, out)
+}
+
 // chunk is one message of a streamed reply.
 type chunk struct {
 	I    int             `json:"i"`

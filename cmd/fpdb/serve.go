@@ -63,13 +63,25 @@ once 429; a stream (pairs, clusters, log, export) that outlasts
 error, with its request id (also in the X-Request-ID header and in every
 error body).
 
+With --cluster NAME@HOST it runs as one node of a cluster instead (--db is
+then the node's data directory): an embedded NATS server with JetStream
+(--nats-port, --route-port) joins the --peers (every node lists all the
+others); together they keep a replicated write log and a shard map, the
+node's replicas of the --shards follow the log, and the same HTTP API,
+on HOST:7700 unless --addr says otherwise, answers from every shard:
+exactly one database's answers, with check-then-add across all nodes.
+Compare, templates, export, the audit log, backups, import and /metrics
+are answered 501 by a cluster node. See docs/SCALING.md.
+
 Exit status: 0 after a shutdown asked for; 2 on error (the address taken, a
-bad token file, the database held by another process).`,
+bad token file, the database held by another process, a cluster that did
+not form).`,
 		Example: `  fpdb serve                                  # http://127.0.0.1:7700
   fpdb --db /var/lib/fpdb serve --addr :7700 --tokens /etc/fpdb/tokens --cert c.pem --key k.pem
   curl -s -X POST 'http://127.0.0.1:7700/v1/documents?id=a.txt&threshold=0.8' --data-binary @a.txt
   curl -s -X POST 'http://127.0.0.1:7700/v1/query?threshold=0.7' --data-binary @new.txt
-  curl -sN 'http://127.0.0.1:7700/v1/pairs?threshold=0.9' | jq -r .b`,
+  curl -sN 'http://127.0.0.1:7700/v1/pairs?threshold=0.9' | jq -r .b
+  fpdb --db n1.fpdb serve --cluster n1@127.0.0.1 --peers n2@127.0.0.2,n3@127.0.0.3`,
 		Args: noArgs("serve"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.addrGiven = cmd.Flags().Changed("addr")
