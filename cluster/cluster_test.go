@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fpdb/fpdb/db"
+	"github.com/fpdb/fpdb/internal/bitvec"
 )
 
 // freePort returns a port free on host now.
@@ -137,6 +138,18 @@ func TestSmoke(t *testing.T) {
 	}
 	if res[0].Stored || len(res[0].Matches) != 2 {
 		t.Fatalf("check-then-add: %+v", res[0])
+	}
+	// One call with an id twice: the last version wins, as in one database.
+	v2 := randomFP(rng, 512)
+	res, err = r.Add(ctx, []db.Input{{ID: "twice", Fingerprint: randomFP(rng, 512)}, {ID: "twice", Fingerprint: v2}}, AddOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := r.Get(ctx, "twice", res[1].Seq); err != nil || bitvec.Hamming(d.Fingerprint, v2) != 0 {
+		t.Fatalf("twice: %v, %v", d, err)
+	}
+	if _, err := r.Delete(ctx, []string{"twice"}); err != nil {
+		t.Fatal(err)
 	}
 	pr, err := r.Pairs(ctx, 0.9)
 	if err != nil {

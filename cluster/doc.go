@@ -26,7 +26,8 @@
 // the same sequence (Node.Digest).
 //
 // A Router (Node.Router) serves a client: a query goes to one replica of
-// every shard (a NATS queue group per shard) and the answers are merged;
+// every shard (the router picks it in turn, skipping replicas that failed
+// or are behind) and the answers are merged;
 // a shard that no replica answers fails the query with
 // ErrShardUnavailable, never a partial answer. Because a document's hits
 // depend only on its own fingerprint, each shard's exact answer is

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/fpdb/fpdb/api"
 	"github.com/fpdb/fpdb/db"
@@ -152,21 +151,9 @@ var httpErrors = []httpapi.Class{
 	{Status: http.StatusBadRequest, Code: api.CodeBadRequest, Errs: slices.Concat(httpapi.InputErrors, []error{ErrInvalidOptions})},
 }
 
-// validHTTPID checks an id as the db package does (a delete of an invalid
-// id must not reach the log, whose decoder refuses it).
-func validHTTPID(id string) error {
-	switch {
-	case id == "":
-		return fmt.Errorf("%w: empty", db.ErrInvalidID)
-	case len(id) > db.MaxIDLen:
-		return fmt.Errorf("%w: %q… is %d bytes, at most %d", db.ErrInvalidID, id[:32], len(id), db.MaxIDLen)
-	case !utf8.ValidString(id):
-		return fmt.Errorf("%w: %q is not valid UTF-8", db.ErrInvalidID, id)
-	case strings.ContainsRune(id, 0):
-		return fmt.Errorf("%w: %q contains a NUL byte", db.ErrInvalidID, id)
-	}
-	return nil
-}
+// validHTTPID checks an id as the db package does, so that a delete of an
+// invalid id is refused before it reaches the router.
+func validHTTPID(id string) error { return db.ValidID(id) }
 
 // validHTTPThreshold checks a threshold of what as the db package does,
 // so that the shards are not asked about an invalid one.
@@ -631,8 +618,8 @@ func keepBefore(da, dbb *db.Doc, a, b string, k db.Keep) bool {
 }
 
 // batch is POST /v1/batch: one api.AddRequest per line, without check,
-// appended by one Router.Add (one log message: the batch is stored whole
-// or not at all). Every line is read and checked first; lines whose id
+// appended by one Router.Add (one log message, or parts of at most 6 MiB
+// each when it does not fit). Every line is read and checked first; lines whose id
 // was given before, or whose text cannot be fingerprinted, are skipped.
 func (h *httpHandler) batch(w http.ResponseWriter, r *http.Request) error {
 	lines, err := httpapi.ReadBatch(r, func(line int, req api.AddRequest) error {

@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -78,7 +82,9 @@ func Start(ctx context.Context, opts *Options) (_ *Node, err error) {
 	if err := n.startServer(); err != nil {
 		return nil, err
 	}
-	n.nc, err = nats.Connect(o.clientURL(), nats.Name("fpdb-"+o.Name), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+	// The node talks to its own server in process: no client port is
+	// needed (Options.ClientPort opens one for tools such as the nats CLI).
+	n.nc, err = nats.Connect("", nats.InProcessServer(n.ns), nats.Name("fpdb-"+o.Name), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
 	if err != nil {
 		return nil, fmt.Errorf("fpdb cluster: connect to own server: %w", err)
 	}
@@ -100,7 +106,23 @@ func Start(ctx context.Context, opts *Options) (_ *Node, err error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, s := range n.smap.shardsOf(o.Name) {
+	// Watch the map before reading it again, so that no change is missed
+	// between the read and the watch.
+	wctx, stop := context.WithCancel(context.Background())
+	n.stopWatch = stop
+	w, err := n.kv.Watch(wctx, mapKey, jetstream.UpdatesOnly())
+	if err != nil {
+		return nil, fmt.Errorf("fpdb cluster: watch the shard map: %w", err)
+	}
+	if m, err := readMap(ctx, n.kv); err == nil {
+		n.cur.Store(m)
+		n.r.setAssign(m.Assign)
+	}
+	if !slices.Contains(n.Map().Nodes, o.Name) {
+		w.Stop()
+		return nil, fmt.Errorf("%w: node %q is not in the cluster's shard map (nodes %s)", ErrInvalidOptions, o.Name, strings.Join(n.Map().Nodes, ", "))
+	}
+	for _, s := range n.Map().shardsOf(o.Name) {
 		rep, err := openReplica(ctx, n, s)
 		if err != nil {
 			return nil, err
@@ -109,15 +131,9 @@ func Start(ctx context.Context, opts *Options) (_ *Node, err error) {
 		n.replicas[s] = rep
 		n.mu.Unlock()
 	}
-	wctx, stop := context.WithCancel(context.Background())
-	n.stopWatch = stop
 	n.wg.Add(1)
-	go n.watchMap(wctx)
-	// A change made between the first read and the watch is caught here.
-	if m, err := readMap(ctx, n.kv); err == nil && m.Revision != n.smap.Revision {
-		n.reconcile(wctx, m)
-	}
-	o.Logger.Info("cluster node started", "node", o.Name, "shards", n.smap.shardsOf(o.Name), "nats", o.clientURL())
+	go n.watchMap(wctx, w)
+	o.Logger.Info("cluster node started", "node", o.Name, "shards", n.Map().shardsOf(o.Name), "routes", net.JoinHostPort(o.Host, strconv.Itoa(o.ClusterPort)))
 	return n, nil
 }
 
@@ -135,6 +151,7 @@ func (n *Node) startServer() error {
 		ServerName: o.Name,
 		Host:       o.Host,
 		Port:       o.ClientPort,
+		DontListen: o.ClientPort == 0,
 		JetStream:  true,
 		StoreDir:   filepath.Join(o.Dir, "nats"),
 		// Every write is synced to disk before it is acknowledged.
@@ -162,7 +179,7 @@ func (n *Node) startServer() error {
 	go ns.Start()
 	if !ns.ReadyForConnections(o.StartTimeout) {
 		ns.Shutdown()
-		return fmt.Errorf("fpdb cluster: nats server on %s did not start", o.clientURL())
+		return fmt.Errorf("fpdb cluster: the node's NATS server (routes on %s) did not start", net.JoinHostPort(o.Host, strconv.Itoa(o.ClusterPort)))
 	}
 	n.ns = ns
 	return nil
@@ -210,7 +227,8 @@ func (n *Node) setupOnce(ctx context.Context) (err error) {
 		return err
 	}
 	n.obj, err = n.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
-		Bucket: seedBucket, Storage: jetstream.FileStorage, Replicas: o.LogReplicas,
+		// A checkpoint nobody fetched (its new replica gave up) expires.
+		Bucket: seedBucket, Storage: jetstream.FileStorage, Replicas: o.LogReplicas, TTL: 2 * seedTimeout,
 	})
 	return err
 }
@@ -220,9 +238,6 @@ func (n *Node) Router() *Router { return n.r }
 
 // Name returns the node's name.
 func (n *Node) Name() string { return n.opts.Name }
-
-// ClientURL returns the URL of the node's NATS server.
-func (n *Node) ClientURL() string { return n.opts.clientURL() }
 
 // Map returns the shard map as the node last saw it.
 func (n *Node) Map() *ShardMap { return n.cur.Load() }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"strconv"
 	"strings"
 	"time"
 
@@ -46,7 +45,9 @@ type Options struct {
 	// Host is the address the node's NATS server listens on (default
 	// 127.0.0.1).
 	Host string
-	// ClientPort is the NATS client port (default 4222).
+	// ClientPort, when not 0, opens a NATS client port (for tools such as
+	// the nats CLI); the node itself talks to its server in process. By
+	// default no client port is opened: nothing but the routes listens.
 	ClientPort int
 	// ClusterPort is the NATS cluster (route) port (default 6222).
 	ClusterPort int
@@ -72,8 +73,9 @@ type Options struct {
 	StartTimeout time.Duration
 	// RequestTimeout bounds one request to a shard (default 10s).
 	RequestTimeout time.Duration
-	// MaxBatch caps the documents a gateway appends in one log message
-	// (default 256).
+	// MaxBatch caps the documents of concurrent adds a router gathers into
+	// one log message (default 256); one call's documents always go
+	// together, in parts of at most 6 MiB each.
 	MaxBatch int
 	// Logger receives the node's log (default: discarded).
 	Logger *slog.Logger
@@ -83,9 +85,6 @@ type Options struct {
 func (o *Options) EnsureDefaults() *Options {
 	if o.Host == "" {
 		o.Host = "127.0.0.1"
-	}
-	if o.ClientPort == 0 {
-		o.ClientPort = 4222
 	}
 	if o.ClusterPort == 0 {
 		o.ClusterPort = 6222
@@ -123,11 +122,15 @@ func (o *Options) Validate() error {
 		if names[p.Name] {
 			return fmt.Errorf("%w: node name %q given twice", ErrInvalidOptions, p.Name)
 		}
+		if err := validName(p.Name); err != nil {
+			return err
+		}
 		names[p.Name] = true
 	}
+	if err := validName(o.Name); err != nil {
+		return err
+	}
 	switch {
-	case o.Name == "" || strings.ContainsAny(o.Name, ". *>\t\n"):
-		return fmt.Errorf("%w: node name %q (want a name without spaces, dots, '*' or '>')", ErrInvalidOptions, o.Name)
 	case o.Dir == "":
 		return fmt.Errorf("%w: no data directory", ErrInvalidOptions)
 	case o.Shards < 1 || o.Shards > 4096:
@@ -144,6 +147,10 @@ func (o *Options) Validate() error {
 	return nil
 }
 
-func (o *Options) clientURL() string {
-	return "nats://" + net.JoinHostPort(o.Host, strconv.Itoa(o.ClientPort))
+// validName checks a node name: it is part of NATS subjects.
+func validName(name string) error {
+	if name == "" || len(name) > 64 || strings.ContainsAny(name, ". *>\t\n\r") {
+		return fmt.Errorf("%w: node name %q (want 1 to 64 characters without spaces, dots, '*' or '>')", ErrInvalidOptions, name)
+	}
+	return nil
 }

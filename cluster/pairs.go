@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 )
@@ -17,15 +16,12 @@ type PairsResult struct {
 	Pairs []Edge
 }
 
-// pairTaskAttempts is how many times a pair task is sent (each time to
-// any replica of its shard) before Pairs fails.
-const pairTaskAttempts = 3
-
 // Pairs returns every pair of stored documents of resemblance ≥ threshold
 // at one log sequence: it appends a pin (every replica keeps a checkpoint
 // of its shard at the pin), then runs the V·(V+1)/2 pair tasks (i ≤ j):
 // a replica of shard i pairs its documents with shard j's at the pin. A
-// failed task is sent again (to any replica of shard i).
+// failed task is sent again, to the shard's other replicas in turn (each
+// tried twice at most). A task that sends nothing for 30 s has failed.
 func (r *Router) Pairs(ctx context.Context, threshold float64) (*PairsResult, error) {
 	if threshold <= 0 || threshold > 1 {
 		return nil, fmt.Errorf("%w: threshold %v", ErrInvalidOptions, threshold)
@@ -46,14 +42,7 @@ func (r *Router) Pairs(ctx context.Context, threshold float64) (*PairsResult, er
 		go func() {
 			defer wg.Done()
 			for t := range tasks {
-				var got []Edge
-				var err error
-				for a := 0; a < pairTaskAttempts; a++ {
-					got, err = collect[Edge](ctx, r.nc, "fpdb.shard."+strconv.Itoa(t.i)+".pairs", pinRequest{Pin: pin, Other: t.j, Threshold: threshold})
-					if err == nil || ctx.Err() != nil {
-						break
-					}
-				}
+				got, err := collectShard[Edge](ctx, r, t.i, "pairs", pinRequest{Pin: pin, Other: t.j, Threshold: threshold})
 				mu.Lock()
 				if err != nil {
 					errs = append(errs, fmt.Errorf("pair task (%d, %d): %w", t.i, t.j, err))

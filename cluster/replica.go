@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,8 +24,9 @@ import (
 // seqMark is the mark holding the last log sequence a replica applied.
 const seqMark = "cluster:seq"
 
-// keepPins is how many pinned checkpoints a replica keeps.
-const keepPins = 2
+// keepPins is how many pinned checkpoints a replica keeps: a Pairs run
+// fails if more than keepPins newer pins are taken before its tasks end.
+const keepPins = 4
 
 // ReplicaState describes a shard replica.
 type ReplicaState struct {
@@ -57,13 +59,21 @@ type replica struct {
 	pins    []uint64
 	pinDBs  map[uint64]*db.DB
 	seeded  uint64 // the sequence of the checkpoint it was copied from (0: none)
+	// catchUp is the log's last sequence when the replica opened: until it
+	// has applied it, it answers every read "behind", so that a replica
+	// replaying the log is not read as if current.
+	catchUp uint64
 
-	ccMu sync.Mutex // guards cc
-	cc   jetstream.ConsumeContext
-	quit chan struct{} // closed by close: stops the watchdog
-	subs []*nats.Subscription
-	sem  chan struct{} // bounds concurrent requests
-	wg   sync.WaitGroup
+	ccMu    sync.Mutex // guards cc and closing
+	cc      jetstream.ConsumeContext
+	closing bool
+	quit    chan struct{} // closed by close: stops the watchdog
+	base    context.Context
+	cancel  context.CancelFunc // ends the handlers' contexts at close
+	subs    []*nats.Subscription
+	sem     chan struct{} // bounds concurrent reads (queries, gets, statistics)
+	slow    chan struct{} // bounds concurrent long tasks (pairs, pin documents, seeds)
+	wg      sync.WaitGroup
 }
 
 func openReplica(ctx context.Context, n *Node, s int) (*replica, error) {
@@ -71,12 +81,14 @@ func openReplica(ctx context.Context, n *Node, s int) (*replica, error) {
 	var seeded uint64
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) && n.logNonEmpty(ctx) {
 		// A replica given to a running node (or one whose files are lost):
-		// copy a live replica's checkpoint rather than replay the log.
+		// copy a live replica's checkpoint rather than replay the log; if
+		// none can be had, replay the log.
 		ok, seq, err := n.seedReplica(ctx, s, dir)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
+		switch {
+		case err != nil:
+			n.opts.Logger.Warn("no checkpoint to start from: replaying the log", "shard", s, "err", err)
+			os.RemoveAll(dir)
+		case ok:
 			seeded = seq
 			n.opts.Logger.Info("replica seeded from a checkpoint", "shard", s, "seq", seq)
 		}
@@ -85,7 +97,13 @@ func openReplica(ctx context.Context, n *Node, s int) (*replica, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fpdb cluster: shard %d: %w", s, err)
 	}
-	r := &replica{n: n, shard: s, dir: dir, d: d, seeded: seeded, changed: make(chan struct{}), pinDBs: map[uint64]*db.DB{}, sem: make(chan struct{}, 8), quit: make(chan struct{})}
+	r := &replica{n: n, shard: s, dir: dir, d: d, seeded: seeded, changed: make(chan struct{}), pinDBs: map[uint64]*db.DB{},
+		sem: make(chan struct{}, 8), slow: make(chan struct{}, 2), quit: make(chan struct{})}
+	r.base, r.cancel = context.WithCancel(context.Background())
+	if err := r.checkIdentity(ctx); err != nil {
+		d.Close()
+		return nil, err
+	}
 	v, err := d.Mark(ctx, seqMark)
 	switch {
 	case err == nil && len(v) == 8:
@@ -98,29 +116,32 @@ func openReplica(ctx context.Context, n *Node, s int) (*replica, error) {
 		return nil, fmt.Errorf("fpdb cluster: shard %d: %w", s, err)
 	}
 	r.pins = r.listPins()
+	if last, err := n.r.LastSeq(ctx); err == nil && last > r.applied {
+		r.catchUp = last
+	}
 	if err := r.follow(ctx); err != nil {
 		r.close()
 		return nil, err
 	}
 	r.wg.Add(1)
 	go r.watchdog()
-	// Queries and gets are sent by routers to a replica they choose
-	// (replicaSubject); pair tasks and a pin's documents go to the shard's
-	// queue group, which picks any replica.
-	prefix := "fpdb.shard." + strconv.Itoa(s) + "."
+	// Requests are sent by routers to a replica they choose
+	// (replicaSubject); a new replica's request for a checkpoint goes to
+	// the shard's queue group, which picks any replica of the shard.
 	queue := "fpdb.shard." + strconv.Itoa(s)
 	for _, h := range []struct {
 		subj, queue string
+		sem         chan struct{}
 		fn          func(*nats.Msg)
 	}{
-		{replicaSubject(s, n.opts.Name, "query"), "", r.serveQuery},
-		{replicaSubject(s, n.opts.Name, "get"), "", r.serveGet},
-		{replicaSubject(s, n.opts.Name, "storage"), "", r.serveStorage},
-		{prefix + "pindocs", queue, r.servePinDocs},
-		{prefix + "pairs", queue, r.servePairs},
-		{prefix + "seed", queue, r.serveSeed},
+		{replicaSubject(s, n.opts.Name, "query"), "", r.sem, r.serveQuery},
+		{replicaSubject(s, n.opts.Name, "get"), "", r.sem, r.serveGet},
+		{replicaSubject(s, n.opts.Name, "storage"), "", r.sem, r.serveStorage},
+		{replicaSubject(s, n.opts.Name, "pindocs"), "", r.slow, r.servePinDocs},
+		{replicaSubject(s, n.opts.Name, "pairs"), "", r.slow, r.servePairs},
+		{queue + ".seed", queue, r.slow, r.serveSeed},
 	} {
-		sub, err := n.nc.QueueSubscribe(h.subj, h.queue, r.async(h.fn))
+		sub, err := n.nc.QueueSubscribe(h.subj, h.queue, r.async(h.sem, h.fn))
 		if err != nil {
 			r.close()
 			return nil, err
@@ -137,11 +158,38 @@ func (n *Node) logNonEmpty(ctx context.Context) bool {
 	return err == nil && last > 0
 }
 
+// idMark holds the id of the cluster (of its log) a replica follows.
+const idMark = "cluster:id"
+
+// ErrWrongCluster is returned by Start for a replica that follows another
+// cluster's log (a node directory reused, or a log recreated): its
+// sequence numbers would mean nothing here.
+var ErrWrongCluster = errors.New("fpdb cluster: replica of another cluster")
+
+// checkIdentity records the cluster's id in a new replica, and refuses a
+// replica of another cluster.
+func (r *replica) checkIdentity(ctx context.Context) error {
+	id := r.n.smap.ID
+	v, err := r.d.Mark(ctx, idMark)
+	switch {
+	case errors.Is(err, db.ErrNoMark):
+		return r.d.SetMark(ctx, db.Mark{Name: idMark, Value: []byte(id)})
+	case err != nil:
+		return fmt.Errorf("fpdb cluster: shard %d: %w", r.shard, err)
+	case string(v) != id:
+		return fmt.Errorf("%w: shard %d in %s follows cluster %q, this one is %q", ErrWrongCluster, r.shard, r.dir, v, id)
+	}
+	return nil
+}
+
 // follow (re)starts the ordered consumer of the log from the message
 // after the last applied one.
 func (r *replica) follow(ctx context.Context) error {
 	r.ccMu.Lock()
 	defer r.ccMu.Unlock()
+	if r.closing {
+		return ErrClosed
+	}
 	if r.cc != nil {
 		r.cc.Stop()
 		r.cc = nil
@@ -211,16 +259,22 @@ func (r *replica) applyEntries(seq uint64, entries []Entry) error {
 	mark := db.Mark{Name: seqMark, Value: binary.BigEndian.AppendUint64(nil, seq)}
 	var adds []db.Input
 	var dels []string
+	inAdds := map[string]bool{} // ids in adds: a repeated id ends the run (AddBatch keeps one version per id)
 	flush := func(last bool) error {
 		switch {
 		case len(adds) > 0:
+			var res *db.BatchResult
 			var err error
 			if last {
-				_, err = r.d.AddBatchMarked(ctx, adds, mark)
+				res, err = r.d.AddBatchMarked(ctx, adds, mark)
 			} else {
-				_, err = r.d.AddBatch(ctx, adds)
+				res, err = r.d.AddBatch(ctx, adds)
 			}
 			adds = adds[:0]
+			clear(inAdds)
+			if err == nil && len(res.Skipped) > 0 {
+				err = fmt.Errorf("document %q refused: %w", res.Skipped[0].ID, res.Skipped[0].Err)
+			}
 			return err
 		case len(dels) > 0:
 			_, err := r.d.DeleteMany(ctx, dels)
@@ -241,11 +295,12 @@ func (r *replica) applyEntries(seq uint64, entries []Entry) error {
 		}
 		switch e.Kind {
 		case KindAdd:
-			if len(dels) > 0 {
+			if len(dels) > 0 || inAdds[e.ID] {
 				if err := flush(false); err != nil {
 					return err
 				}
 			}
+			inAdds[e.ID] = true
 			if len(e.Fingerprint)*64 != r.n.smap.K {
 				return fmt.Errorf("%w: fingerprint of %d bits (shard K = %d)", ErrBadEntry, len(e.Fingerprint)*64, r.n.smap.K)
 			}
@@ -278,9 +333,11 @@ func (r *replica) listPins() []uint64 {
 	m, _ := filepath.Glob(filepath.Join(r.n.opts.Dir, "pins", fmt.Sprintf("shard-%03d-*", r.shard)))
 	var out []uint64
 	for _, p := range m {
-		var s int
-		var seq uint64
-		if _, err := fmt.Sscanf(filepath.Base(p), "shard-%03d-%020d", &s, &seq); err == nil {
+		f := strings.Split(filepath.Base(p), "-")
+		if len(f) != 3 || f[1] != fmt.Sprintf("%03d", r.shard) {
+			continue
+		}
+		if seq, err := strconv.ParseUint(f[2], 10, 64); err == nil {
 			out = append(out, seq)
 		}
 	}
@@ -301,7 +358,9 @@ func (r *replica) pin(seq uint64) error {
 	if err := r.d.Backup(context.Background(), dir); err != nil {
 		return err
 	}
-	r.pins = append(r.pins, seq)
+	if !slices.Contains(r.pins, seq) {
+		r.pins = append(r.pins, seq)
+	}
 	for len(r.pins) > keepPins {
 		old := r.pins[0]
 		r.pins = r.pins[1:]
@@ -338,8 +397,9 @@ func (r *replica) pinDB(ctx context.Context, seq uint64) (*db.DB, error) {
 	return pd, nil
 }
 
-// errBehind is returned by waitFor when the replica is behind the
-// sequence asked for and not moving: the router asks another replica.
+// errBehind is returned by waitFor when the replica cannot answer at the
+// sequence asked for (behind and not moving, still catching up, failed):
+// the router asks another replica.
 var errBehind = errors.New("fpdb cluster: replica behind the log")
 
 // stallTimeout is how long waitFor waits for any progress.
@@ -351,11 +411,15 @@ func (r *replica) waitFor(ctx context.Context, seq uint64) error {
 	for {
 		r.mu.Lock()
 		applied, failed, ch := r.applied, r.failed, r.changed
+		if applied >= r.catchUp {
+			r.catchUp = 0
+		}
+		want := max(seq, r.catchUp)
 		r.mu.Unlock()
 		if failed != nil {
-			return failed
+			return fmt.Errorf("%w: %w", errBehind, failed)
 		}
-		if applied >= seq {
+		if applied >= want {
 			return nil
 		}
 		t := time.NewTimer(stallTimeout)
@@ -363,10 +427,10 @@ func (r *replica) waitFor(ctx context.Context, seq uint64) error {
 		case <-ch:
 			t.Stop()
 		case <-t.C:
-			return fmt.Errorf("%w: shard %d at sequence %d, asked for %d", errBehind, r.shard, applied, seq)
+			return fmt.Errorf("%w: shard %d at sequence %d, asked for %d", errBehind, r.shard, applied, want)
 		case <-ctx.Done():
 			t.Stop()
-			return fmt.Errorf("fpdb cluster: shard %d at sequence %d, waiting for %d: %w", r.shard, applied, seq, ctx.Err())
+			return fmt.Errorf("%w: shard %d at sequence %d, waiting for %d: %w", errBehind, r.shard, applied, want, ctx.Err())
 		}
 	}
 }
@@ -414,12 +478,23 @@ func docHash(d *db.Doc) uint64 {
 
 // async runs a request handler on its own goroutine (bounded by r.sem),
 // so that one slow request does not hold the subscription's others.
-func (r *replica) async(fn func(*nats.Msg)) nats.MsgHandler {
+func (r *replica) async(sem chan struct{}, fn func(*nats.Msg)) nats.MsgHandler {
 	return func(m *nats.Msg) {
-		r.sem <- struct{}{}
+		select {
+		case sem <- struct{}{}:
+		case <-r.quit:
+			return
+		}
+		r.ccMu.Lock()
+		if r.closing {
+			r.ccMu.Unlock()
+			<-sem
+			return
+		}
 		r.wg.Add(1)
+		r.ccMu.Unlock()
 		go func() {
-			defer func() { <-r.sem; r.wg.Done() }()
+			defer func() { <-sem; r.wg.Done() }()
 			fn(m)
 		}()
 	}
@@ -469,16 +544,18 @@ func (r *replica) watchdog() {
 }
 
 func (r *replica) close() error {
-	for _, s := range r.subs {
-		s.Unsubscribe()
-	}
-	close(r.quit)
 	r.ccMu.Lock()
+	r.closing = true
 	if r.cc != nil {
 		r.cc.Stop()
 		r.cc = nil
 	}
 	r.ccMu.Unlock()
+	for _, s := range r.subs {
+		s.Unsubscribe()
+	}
+	close(r.quit)
+	r.cancel()
 	r.wg.Wait()
 	r.mu.Lock()
 	defer r.mu.Unlock()

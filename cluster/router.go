@@ -148,6 +148,12 @@ func (r *Router) QueryDoc(ctx context.Context, doc *db.Doc, o QueryOptions) ([]d
 	}
 	select {
 	case <-job.done:
+	case <-r.quit:
+		select {
+		case <-job.done: // answered before the close
+		default:
+			return nil, ErrClosed
+		}
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
@@ -404,6 +410,8 @@ func (r *Router) Len(ctx context.Context, minSeq uint64) (int, error) {
 // parameters are the shards'). A replica's own copies are not counted
 // twice: each shard is counted once.
 func (r *Router) StorageStats(ctx context.Context, minSeq uint64) (db.Stats, *db.StorageStats, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.opts.RequestTimeout)
+	defer cancel()
 	var st db.Stats
 	ss := &db.StorageStats{}
 	bands := map[[2]int]int{}
@@ -512,6 +520,14 @@ func (r *Router) Add(ctx context.Context, docs []db.Input, o AddOptions) ([]AddR
 	select {
 	case <-req.done:
 		return req.out, req.err
+	case <-r.quit:
+		select {
+		case <-req.done:
+			return req.out, req.err
+		default:
+			// Closed: the batch may or may not be appended.
+			return nil, ErrClosed
+		}
 	case <-ctx.Done():
 		// The batch may still be appended; its outcome is lost to us.
 		return nil, ctx.Err()
@@ -570,7 +586,9 @@ func (r *Router) publishID(ctx context.Context, entries []Entry, id string, last
 		r.beforeAppend()
 	}
 	var seq uint64
-	err := r.retry(ctx, "append to the log", func(actx context.Context) (bool, error) {
+	// A large message takes longer to be stored on the log's replicas.
+	per := attemptTimeout + time.Duration(len(msg.Data)>>20)*time.Second
+	err := r.retryEach(ctx, "append to the log", per, func(actx context.Context) (bool, error) {
 		ack, err := r.js.PublishMsg(actx, msg, opts...)
 		if err == nil {
 			r.noteWritten(ack.Sequence)
@@ -594,14 +612,30 @@ func (r *Router) publishID(ctx context.Context, entries []Entry, id string, last
 const attemptTimeout = 2 * time.Second
 
 // retry calls fn until it reports done, each attempt bounded by
-// attemptTimeout, backing off between attempts, until ctx ends.
+// attemptTimeout, backing off between attempts, until ctx ends or fn
+// fails with an error that another attempt cannot mend.
 func (r *Router) retry(ctx context.Context, what string, fn func(context.Context) (done bool, err error)) error {
+	return r.retryEach(ctx, what, attemptTimeout, fn)
+}
+
+// permanent reports a JetStream error that a retry cannot mend: a request
+// refused as such (4xx), other than a message id still in process (409).
+func permanent(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && apiErr.Code >= 400 && apiErr.Code < 500 && apiErr.Code != 409 && apiErr.Code != 408
+}
+
+// retryEach is retry with attempts bounded by per.
+func (r *Router) retryEach(ctx context.Context, what string, per time.Duration, fn func(context.Context) (done bool, err error)) error {
 	for attempt := 0; ; attempt++ {
-		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
+		actx, cancel := context.WithTimeout(ctx, per)
 		done, err := fn(actx)
 		cancel()
 		if done || err == nil {
 			return err
+		}
+		if permanent(err) {
+			return fmt.Errorf("fpdb cluster: %s: %w", what, err)
 		}
 		if ctx.Err() != nil {
 			return fmt.Errorf("fpdb cluster: %s: %w (last error: %v)", what, ctx.Err(), err)

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
+	"sync"
 	"time"
 
 	"github.com/fpdb/fpdb/db"
@@ -48,7 +48,7 @@ func (r *replica) requestContext(waitMs int64) (context.Context, context.CancelF
 	if d <= 0 || d > r.n.opts.RequestTimeout {
 		d = r.n.opts.RequestTimeout
 	}
-	return context.WithTimeout(context.Background(), d)
+	return context.WithTimeout(r.base, d)
 }
 
 func (r *replica) serveQuery(m *nats.Msg) {
@@ -149,7 +149,7 @@ func (r *replica) serveStorage(m *nats.Msg) {
 		return
 	}
 	out := storageReply{Seq: r.state().Applied, Stats: r.d.Stats()}
-	ss, err := r.d.StorageStats(context.Background())
+	ss, err := r.d.StorageStats(ctx)
 	if err != nil {
 		reply(m, storageReply{Err: err.Error()})
 		return
@@ -157,6 +157,11 @@ func (r *replica) serveStorage(m *nats.Msg) {
 	out.Storage = ss
 	reply(m, out)
 }
+
+// longTask bounds a pair task or the streaming of a pin's documents on
+// the replica that runs it; the asking side gives up sooner when no chunk
+// comes for chunkIdle.
+const longTask = 6 * time.Hour
 
 // chunk is one message of a streamed reply.
 type chunk struct {
@@ -169,22 +174,50 @@ type chunk struct {
 // chunkItems is how many items a streamed reply puts in one message.
 const chunkItems = 1000
 
-// streamer sends items to a reply subject in chunks.
+// streamer sends items to a reply subject in chunks (an empty chunk at
+// least every heartbeat, so that the asking side can tell a slow task
+// from a lost one). Its methods may be called from several goroutines.
 type streamer[T any] struct {
+	mu    sync.Mutex
 	m     *nats.Msg
 	i     int
 	items []T
+	sent  time.Time
 }
 
+// heartbeat is the longest a streamer stays silent while its task runs.
+const heartbeat = time.Second
+
+// chunkIdle is how long collect waits for the next chunk.
+const chunkIdle = 30 * time.Second
+
 func (s *streamer[T]) add(v T) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.items = append(s.items, v)
-	if len(s.items) >= chunkItems {
-		return s.send(false)
+	if len(s.items) >= chunkItems || time.Since(s.sent) >= heartbeat {
+		return s.sendLocked(false)
+	}
+	return nil
+}
+
+// tick sends what is gathered if the heartbeat is due.
+func (s *streamer[T]) tick() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if time.Since(s.sent) >= heartbeat {
+		return s.sendLocked(false)
 	}
 	return nil
 }
 
 func (s *streamer[T]) send(last bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sendLocked(last)
+}
+
+func (s *streamer[T]) sendLocked(last bool) error {
 	b, err := json.Marshal(s.items)
 	if err != nil {
 		return err
@@ -195,16 +228,41 @@ func (s *streamer[T]) send(last bool) error {
 	}
 	s.i++
 	s.items = s.items[:0]
+	s.sent = time.Now()
 	return s.m.Respond(c)
 }
 
 func (s *streamer[T]) fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	c, _ := json.Marshal(chunk{I: s.i, Last: true, Err: err.Error()})
 	s.m.Respond(c)
 }
 
+// collectShard gathers a streamed reply of a replica of shard s to verb,
+// trying the shard's replicas in turn (Router.pick) until one answers in
+// full, or ctx ends, or each was tried twice.
+func collectShard[T any](ctx context.Context, r *Router, s int, verb string, req any) ([]T, error) {
+	var last error
+	n := 2 * len(r.replicasOf(s))
+	for attempt := 0; attempt < n && ctx.Err() == nil; attempt++ {
+		node := r.pick(s, attempt)
+		out, err := collect[T](ctx, r.nc, replicaSubject(s, node, verb), req)
+		if err == nil {
+			return out, nil
+		}
+		last = err
+		r.avoid(s, node)
+	}
+	if last == nil {
+		last = ctx.Err()
+	}
+	return nil, last
+}
+
 // collect sends req to subj and gathers a streamed reply, checking that
-// every chunk arrived in order.
+// every chunk arrived in order; it gives up when no chunk comes for
+// chunkIdle.
 func collect[T any](ctx context.Context, nc *nats.Conn, subj string, req any) ([]T, error) {
 	b, err := json.Marshal(req)
 	if err != nil {
@@ -222,7 +280,9 @@ func collect[T any](ctx context.Context, nc *nats.Conn, subj string, req any) ([
 	}
 	var out []T
 	for i := 0; ; i++ {
-		m, err := sub.NextMsgWithContext(ctx)
+		cctx, cancel := context.WithTimeout(ctx, chunkIdle)
+		m, err := sub.NextMsgWithContext(cctx)
+		cancel()
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: %v", ErrShardUnavailable, subj, err)
 		}
@@ -270,7 +330,7 @@ func (r *replica) servePinDocs(m *nats.Msg) {
 		s.fail(err)
 		return
 	}
-	ctx, cancel := r.requestContext(0)
+	ctx, cancel := context.WithTimeout(r.base, longTask)
 	defer cancel()
 	pd, err := r.pinDB(ctx, req.Pin)
 	if err == nil {
@@ -299,7 +359,7 @@ func (r *replica) servePairs(m *nats.Msg) {
 		s.fail(err)
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*r.n.opts.RequestTimeout)
+	ctx, cancel := context.WithTimeout(r.base, longTask)
 	defer cancel()
 	pd, err := r.pinDB(ctx, req.Pin)
 	if err != nil {
@@ -307,13 +367,16 @@ func (r *replica) servePairs(m *nats.Msg) {
 		return
 	}
 	if req.Other == r.shard {
-		_, err = pd.Pairs(ctx, db.PairsOptions{Threshold: req.Threshold}, func(p db.Pair) error {
+		_, err = pd.Pairs(ctx, db.PairsOptions{Threshold: req.Threshold, Progress: func(int, int) { s.tick() }}, func(p db.Pair) error {
 			return s.add(orient(p))
 		})
 	} else {
 		var docs []pinDoc
-		docs, err = collect[pinDoc](ctx, r.n.nc, "fpdb.shard."+strconv.Itoa(req.Other)+".pindocs", pinRequest{Pin: req.Pin})
+		docs, err = collectShard[pinDoc](ctx, r.n.r, req.Other, "pindocs", pinRequest{Pin: req.Pin})
 		for i := 0; err == nil && i < len(docs); i++ {
+			if err = s.tick(); err != nil {
+				break
+			}
 			q := &docs[i]
 			var res *db.QueryResult
 			res, err = pd.QueryFingerprint(ctx, q.FP, db.QueryOptions{Threshold: req.Threshold})

@@ -38,7 +38,7 @@ type seedReply struct {
 // shard at the sequence applied now (no message is applied meanwhile),
 // put in the seed bucket as a tar stream.
 func (r *replica) serveSeed(m *nats.Msg) {
-	ctx, cancel := context.WithTimeout(context.Background(), seedTimeout)
+	ctx, cancel := context.WithTimeout(r.base, seedTimeout)
 	defer cancel()
 	name, seq, err := r.putSeed(ctx)
 	if err != nil {
@@ -102,7 +102,21 @@ func (n *Node) seedReplica(ctx context.Context, s int, dir string) (bool, uint64
 		return false, 0, fmt.Errorf("fpdb cluster: shard %d: checkpoint: %s", s, rep.Err)
 	}
 	defer n.obj.Delete(context.Background(), rep.Object)
-	obj, err := n.obj.Get(ctx, rep.Object)
+	var obj jetstream.ObjectResult
+	for {
+		// The bucket's replica that serves this read may not hold the
+		// object yet: try again for a while.
+		obj, err = n.obj.Get(ctx, rep.Object)
+		if !errors.Is(err, jetstream.ErrObjectNotFound) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+			continue
+		}
+		break
+	}
 	if err != nil {
 		return false, 0, fmt.Errorf("fpdb cluster: shard %d: get checkpoint: %w", s, err)
 	}
@@ -225,16 +239,31 @@ func (n *Node) RemoveReplica(ctx context.Context, s int, node string) error {
 	return err
 }
 
-// watchMap follows the shard map: the router's replica lists, and the
-// node's own replicas (opened or closed as the map says).
-func (n *Node) watchMap(ctx context.Context) {
+// watchMap follows the shard map through w: the router's replica lists,
+// and the node's own replicas (opened or closed as the map says). A watch
+// that ends while the node runs is started again.
+func (n *Node) watchMap(ctx context.Context, w jetstream.KeyWatcher) {
 	defer n.wg.Done()
-	w, err := n.kv.Watch(ctx, mapKey, jetstream.UpdatesOnly())
-	if err != nil {
-		n.opts.Logger.Error("cannot watch the shard map", "err", err)
-		return
+	for {
+		n.followMap(ctx, w)
+		w.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Second):
+			}
+			var err error
+			if w, err = n.kv.Watch(ctx, mapKey); err == nil { // with the present value: nothing missed
+				break
+			}
+			n.opts.Logger.Warn("cannot watch the shard map; trying again", "err", err)
+		}
 	}
-	defer w.Stop()
+}
+
+// followMap applies the maps w delivers until it ends or ctx does.
+func (n *Node) followMap(ctx context.Context, w jetstream.KeyWatcher) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -247,7 +276,7 @@ func (n *Node) watchMap(ctx context.Context) {
 				continue
 			}
 			m := &ShardMap{}
-			if err := json.Unmarshal(e.Value(), m); err != nil || m.validate() != nil || m.Shards != n.smap.Shards {
+			if err := json.Unmarshal(e.Value(), m); err != nil || m.validate() != nil || m.Shards != n.smap.Shards || m.ID != n.smap.ID {
 				n.opts.Logger.Error("ignoring a shard map that is not valid", "revision", e.Revision(), "err", err)
 				continue
 			}

@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,6 +26,9 @@ const (
 type ShardMap struct {
 	// Format is the map's format version.
 	Format int `json:"format"`
+	// ID names the cluster (its log): random, set at creation; every
+	// replica records it and refuses to follow another cluster's log.
+	ID string `json:"id"`
 	// Shards is the number of virtual shards V.
 	Shards int `json:"shards"`
 	// Nodes are the cluster's node names, sorted.
@@ -48,7 +53,9 @@ func newShardMap(o *Options) *ShardMap {
 		names = append(names, p.Name)
 	}
 	slices.Sort(names)
-	m := &ShardMap{Format: mapFormat, Shards: o.Shards, Nodes: names, Assign: make([][]string, o.Shards)}
+	var id [16]byte
+	rand.Read(id[:])
+	m := &ShardMap{Format: mapFormat, ID: hex.EncodeToString(id[:]), Shards: o.Shards, Nodes: names, Assign: make([][]string, o.Shards)}
 	for s := range m.Assign {
 		for i := 0; i < o.Replicas; i++ {
 			m.Assign[s] = append(m.Assign[s], names[(s+i)%len(names)])
@@ -84,6 +91,9 @@ func (m *ShardMap) dbOptions() *db.Options {
 func (m *ShardMap) validate() error {
 	if m.Format != mapFormat {
 		return fmt.Errorf("fpdb cluster: shard map format %d (this build reads %d)", m.Format, mapFormat)
+	}
+	if m.ID == "" {
+		return fmt.Errorf("fpdb cluster: shard map without a cluster id")
 	}
 	if m.Shards < 1 || len(m.Assign) != m.Shards {
 		return fmt.Errorf("fpdb cluster: shard map of %d shards lists %d", m.Shards, len(m.Assign))

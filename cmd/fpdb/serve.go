@@ -65,8 +65,9 @@ error body).
 
 With --cluster NAME@HOST it runs as one node of a cluster instead (--db is
 then the node's data directory): an embedded NATS server with JetStream
-(--nats-port, --route-port) joins the --peers (every node lists all the
-others); together they keep a replicated write log and a shard map, the
+joins the --peers over its route port (--route-port; every node lists all
+the others; the routes have no authentication: keep them on a private
+network); together they keep a replicated write log and a shard map, the
 node's replicas of the --shards follow the log, and the same HTTP API,
 on HOST:7700 unless --addr says otherwise, answers from every shard:
 exactly one database's answers, with check-then-add across all nodes.

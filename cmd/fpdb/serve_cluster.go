@@ -43,29 +43,36 @@ func (c *nodeFlags) peersGiven() bool {
 func (c *nodeFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&c.node, "cluster", "", "run as the cluster node `NAME@HOST` (HOST: the address its NATS server and --addr listen on)")
 	f.StringSliceVar(&c.peers, "peers", nil, "the cluster's other nodes, `NAME@HOST[:ROUTE-PORT]`,… (every node lists all the others)")
-	f.IntVar(&c.natsPort, "nats-port", 4222, "cluster: this node's NATS client `PORT`")
+	f.IntVar(&c.natsPort, "nats-port", 0, "cluster: open a NATS client `PORT` for tools such as the nats CLI (0: none; the node itself needs none)")
 	f.IntVar(&c.routePort, "route-port", 6222, "cluster: this node's NATS route `PORT` (and the peers', unless given)")
 	f.IntVar(&c.shards, "shards", 4, "new cluster: number of virtual shards `V`")
-	f.IntVar(&c.replicas, "replicas", 2, "new cluster: replicas of each shard `R`")
+	f.IntVar(&c.replicas, "replicas", 2, "new cluster: replicas of each shard `R` (at most the number of nodes)")
 }
 
 // options builds the node's options; dir is its data directory.
 func (c *nodeFlags) options(dir string, dbo *db.Options, logger *slog.Logger) (*cluster.Options, error) {
 	name, host, ok := strings.Cut(c.node, "@")
-	if !ok || name == "" || host == "" {
-		return nil, usageErrorf("invalid --cluster %q: want NAME@HOST (e.g. n1@127.0.0.1)", c.node)
+	if !ok || name == "" || host == "" || strings.ContainsAny(host, "[]") || strings.Count(host, ":") == 1 {
+		return nil, usageErrorf("invalid --cluster %q: want NAME@HOST, without a port (e.g. n1@127.0.0.1; --route-port sets the port)", c.node)
 	}
-	o := &cluster.Options{Name: name, Dir: dir, Host: host, ClientPort: c.natsPort, ClusterPort: c.routePort,
-		Shards: c.shards, Replicas: c.replicas, DB: dbo, Logger: logger}
+	o := &cluster.Options{Name: name, Dir: dir, Host: host, ClientPort: c.natsPort, ClusterPort: c.routePort, DB: dbo, Logger: logger}
+	if c.changed != nil && c.changed("shards") {
+		o.Shards = c.shards
+	}
+	if c.changed != nil && c.changed("replicas") {
+		o.Replicas = c.replicas
+	}
 	for _, p := range c.peers {
-		pname, addr, ok := strings.Cut(p, "@")
-		if !ok || pname == "" || addr == "" {
+		if pname, addr, ok := strings.Cut(p, "@"); ok && addr != "" {
+			if _, _, err := net.SplitHostPort(addr); err != nil { // no port: the route port
+				p = pname + "@" + net.JoinHostPort(strings.Trim(addr, "[]"), strconv.Itoa(c.routePort))
+			}
+		}
+		peer, err := cluster.ParsePeer(p)
+		if err != nil {
 			return nil, usageErrorf("invalid --peers entry %q: want NAME@HOST[:ROUTE-PORT]", p)
 		}
-		if _, _, err := net.SplitHostPort(addr); err != nil {
-			addr = net.JoinHostPort(addr, strconv.Itoa(c.routePort))
-		}
-		o.Peers = append(o.Peers, cluster.Peer{Name: pname, Addr: addr})
+		o.Peers = append(o.Peers, peer)
 	}
 	if err := o.EnsureDefaults().Validate(); err != nil {
 		return nil, usageError(err)
@@ -94,7 +101,7 @@ func (o *serveOptions) runCluster(ctx context.Context, so *server.Options, tlsCo
 		return failure(fmt.Errorf("serve: %w", err))
 	}
 	defer ln.Close()
-	logger.Info("starting cluster node", "node", co.Name, "nats", net.JoinHostPort(co.Host, strconv.Itoa(co.ClientPort)), "peers", len(co.Peers))
+	logger.Info("starting cluster node", "node", co.Name, "routes", net.JoinHostPort(co.Host, strconv.Itoa(co.ClusterPort)), "peers", len(co.Peers))
 	n, err := cluster.Start(ctx, co)
 	if err != nil {
 		return failure(fmt.Errorf("serve: %w", err))

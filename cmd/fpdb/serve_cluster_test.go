@@ -103,7 +103,7 @@ func TestServeCluster(t *testing.T) {
 		addr := net.JoinHostPort(host, strconv.Itoa(freeTCPPort(t, host)))
 		p := &clusterProcess{url: "http://" + addr, args: []string{"--db", filepath.Join(dir, fmt.Sprintf("n%d", i+1)), "serve",
 			"--cluster", fmt.Sprintf("n%d@%s", i+1, host), "--peers", strings.Join(peers, ","),
-			"--nats-port", strconv.Itoa(freeTCPPort(t, host)), "--route-port", strconv.Itoa(routes[i]), "--addr", addr}}
+			"--route-port", strconv.Itoa(routes[i]), "--addr", addr}}
 		p.start(t, bin)
 		nodes = append(nodes, p)
 	}
