@@ -151,7 +151,6 @@ func (n *Node) startServer() error {
 		ServerName: o.Name,
 		Host:       o.Host,
 		Port:       o.ClientPort,
-		DontListen: o.ClientPort == 0,
 		JetStream:  true,
 		StoreDir:   filepath.Join(o.Dir, "nats"),
 		// Every write is synced to disk before it is acknowledged.
@@ -165,6 +164,12 @@ func (n *Node) startServer() error {
 		NoSigs:     true,
 		NoLog:      os.Getenv("FPDB_NATS_LOG") == "",
 		MaxPayload: 8 << 20,
+	}
+	if o.ClientPort == 0 {
+		// The node needs no client port (it connects in process); the
+		// server opens one anyway (DontListen would close the routes too):
+		// a random port on the loopback address only.
+		so.Host, so.Port = "127.0.0.1", server.RANDOM_PORT
 	}
 	if len(o.Peers) == 0 {
 		so.Cluster = server.ClusterOpts{}
@@ -190,7 +195,7 @@ func (n *Node) startServer() error {
 func (n *Node) setupJetStream(ctx context.Context) error {
 	o := &n.opts
 	for {
-		actx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		actx, cancel := context.WithTimeout(ctx, time.Second)
 		err := n.setupOnce(actx)
 		cancel()
 		if err == nil {
@@ -218,13 +223,13 @@ func (n *Node) setupOnce(ctx context.Context) (err error) {
 			MaxMsgSize: 8 << 20,
 		})
 		if err != nil {
-			return err
+			return fmt.Errorf("log stream: %w", err)
 		}
 	}
 	if n.kv, err = n.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket: mapBucket, Storage: jetstream.FileStorage, Replicas: o.LogReplicas, History: 16,
 	}); err != nil {
-		return err
+		return fmt.Errorf("map bucket: %w", err)
 	}
 	n.obj, err = n.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
 		// A checkpoint nobody fetched (its new replica gave up) expires.

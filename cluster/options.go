@@ -45,9 +45,10 @@ type Options struct {
 	// Host is the address the node's NATS server listens on (default
 	// 127.0.0.1).
 	Host string
-	// ClientPort, when not 0, opens a NATS client port (for tools such as
-	// the nats CLI); the node itself talks to its server in process. By
-	// default no client port is opened: nothing but the routes listens.
+	// ClientPort, when not 0, is the NATS client port, on Host (for tools
+	// such as the nats CLI); the node itself talks to its server in
+	// process. By default the client port is a random one on 127.0.0.1:
+	// only the routes listen on Host.
 	ClientPort int
 	// ClusterPort is the NATS cluster (route) port (default 6222).
 	ClusterPort int

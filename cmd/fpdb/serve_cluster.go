@@ -43,7 +43,7 @@ func (c *nodeFlags) peersGiven() bool {
 func (c *nodeFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&c.node, "cluster", "", "run as the cluster node `NAME@HOST` (HOST: the address its NATS server and --addr listen on)")
 	f.StringSliceVar(&c.peers, "peers", nil, "the cluster's other nodes, `NAME@HOST[:ROUTE-PORT]`,… (every node lists all the others)")
-	f.IntVar(&c.natsPort, "nats-port", 0, "cluster: open a NATS client `PORT` for tools such as the nats CLI (0: none; the node itself needs none)")
+	f.IntVar(&c.natsPort, "nats-port", 0, "cluster: a NATS client `PORT` on HOST for tools such as the nats CLI (0: a random port on 127.0.0.1; the node itself needs none)")
 	f.IntVar(&c.routePort, "route-port", 6222, "cluster: this node's NATS route `PORT` (and the peers', unless given)")
 	f.IntVar(&c.shards, "shards", 4, "new cluster: number of virtual shards `V`")
 	f.IntVar(&c.replicas, "replicas", 2, "new cluster: replicas of each shard `R` (at most the number of nodes)")

@@ -60,9 +60,10 @@ func (p *clusterProcess) start(t *testing.T, bin string) {
 // live replica).
 func waitReady(t *testing.T, nodes []*clusterProcess) {
 	t.Helper()
+	hc := &http.Client{Timeout: 2 * time.Second}
 	for _, p := range nodes {
 		for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-			resp, err := http.Get(p.url + "/readyz")
+			resp, err := hc.Get(p.url + "/readyz")
 			if err == nil {
 				resp.Body.Close()
 				if resp.StatusCode == http.StatusOK {
