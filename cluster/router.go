@@ -41,11 +41,14 @@ type Router struct {
 	avoided map[[2]any]time.Time // (shard, node) → tried last until
 	// beforeAppend, when set (tests), runs before each conditional append.
 	beforeAppend func()
-	reqs         chan *addReq
-	queries      chan *queryJob
-	quit         chan struct{}
-	wg           sync.WaitGroup
-	once         sync.Once
+	// maxMessage bounds a log message's encoded size (maxMessage; smaller
+	// in tests).
+	maxMessage int
+	reqs       chan *addReq
+	queries    chan *queryJob
+	quit       chan struct{}
+	wg         sync.WaitGroup
+	once       sync.Once
 }
 
 func newRouter(ctx context.Context, nc *nats.Conn, smap *ShardMap, gw *db.DB, o *Options) (*Router, error) {
@@ -57,7 +60,7 @@ func newRouter(ctx context.Context, nc *nats.Conn, smap *ShardMap, gw *db.DB, o 
 	if err != nil {
 		return nil, fmt.Errorf("fpdb cluster: log stream: %w", err)
 	}
-	r := &Router{nc: nc, js: js, stream: st, smap: smap, gw: gw, opts: o, reqs: make(chan *addReq, 1024), queries: make(chan *queryJob, 1024), quit: make(chan struct{}), avoided: map[[2]any]time.Time{}}
+	r := &Router{nc: nc, js: js, stream: st, smap: smap, gw: gw, opts: o, reqs: make(chan *addReq, 1024), queries: make(chan *queryJob, 1024), quit: make(chan struct{}), avoided: map[[2]any]time.Time{}, maxMessage: maxMessage}
 	r.setAssign(smap.Assign)
 	r.wg.Add(1 + queryWorkers)
 	go r.batcher()
@@ -545,8 +548,8 @@ func (r *Router) Delete(ctx context.Context, ids []string) (uint64, error) {
 		entries[i] = Entry{Kind: KindDelete, ID: id}
 		size += len(id) + binary.MaxVarintLen64 + 1
 	}
-	if size > maxMessage {
-		return 0, fmt.Errorf("fpdb cluster: delete: %w: %d ids of %d bytes in one call (at most %d)", ErrInvalidOptions, len(ids), size, maxMessage)
+	if size > r.maxMessage {
+		return 0, fmt.Errorf("fpdb cluster: delete: %w: %d ids of %d bytes in one call (at most %d)", ErrInvalidOptions, len(ids), size, r.maxMessage)
 	}
 	return r.publish(ctx, entries, 0, false)
 }
@@ -733,7 +736,7 @@ func (r *Router) commit(ctx context.Context, batch []*addReq) error {
 			// A log message holds at most maxMessage bytes: a larger batch
 			// is appended in parts, one after the other (each part's check
 			// sees the parts before it in the log).
-			if es := entrySize(d); size+es > maxMessage && len(cs) > 0 {
+			if es := entrySize(d); size+es > r.maxMessage && len(cs) > 0 {
 				if err := r.commitPart(ctx, cs); err != nil {
 					return err
 				}
