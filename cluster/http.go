@@ -207,7 +207,7 @@ func (h *httpHandler) getMany(ctx context.Context, ids []string, minSeq uint64) 
 				chunk := sids[lo:min(lo+httpGetChunk, len(sids))]
 				rctx, cancel := context.WithTimeout(ctx, r.opts.RequestTimeout)
 				var rep getReply
-				err := r.request(rctx, s, "get", getRequest{IDs: chunk, MinSeq: minSeq, WaitMs: waitMs}, &rep)
+				err := r.request(rctx, s, "get", getRequest{IDs: chunk, atSeq: atSeq{MinSeq: minSeq, WaitMs: waitMs}}, &rep)
 				cancel()
 				if err == nil && rep.Err != "" {
 					err = fmt.Errorf("fpdb cluster: shard %d: %s", s, rep.Err)

@@ -247,7 +247,7 @@ func sortMatches(ms []db.Match, containment bool) {
 func (r *Router) queryShards(ctx context.Context, qs []shardQuery, minSeq uint64) ([][]db.Match, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.opts.RequestTimeout)
 	defer cancel()
-	req := queryRequest{Queries: qs, MinSeq: minSeq, WaitMs: waitMs}
+	req := queryRequest{Queries: qs, atSeq: atSeq{MinSeq: minSeq, WaitMs: waitMs}}
 	replies := make([]queryReply, r.smap.Shards)
 	errs := make([]error, r.smap.Shards)
 	var wg sync.WaitGroup
@@ -376,7 +376,7 @@ func (r *Router) Get(ctx context.Context, id string, minSeq uint64) (*db.Doc, er
 	defer cancel()
 	var rep getReply
 	s := Shard(id, r.smap.Shards)
-	if err := r.request(ctx, s, "get", getRequest{IDs: []string{id}, MinSeq: minSeq, WaitMs: waitMs}, &rep); err != nil {
+	if err := r.request(ctx, s, "get", getRequest{IDs: []string{id}, atSeq: atSeq{MinSeq: minSeq, WaitMs: waitMs}}, &rep); err != nil {
 		return nil, err
 	}
 	if rep.Err != "" {
@@ -396,7 +396,7 @@ func (r *Router) Len(ctx context.Context, minSeq uint64) (int, error) {
 	total := 0
 	for s := 0; s < r.smap.Shards; s++ {
 		var rep getReply
-		if err := r.request(ctx, s, "get", getRequest{MinSeq: minSeq, WaitMs: waitMs}, &rep); err != nil {
+		if err := r.request(ctx, s, "get", getRequest{atSeq: atSeq{MinSeq: minSeq, WaitMs: waitMs}}, &rep); err != nil {
 			return 0, err
 		}
 		if rep.Err != "" {
@@ -420,7 +420,7 @@ func (r *Router) StorageStats(ctx context.Context, minSeq uint64) (db.Stats, *db
 	bands := map[[2]int]int{}
 	for s := 0; s < r.smap.Shards; s++ {
 		var rep storageReply
-		if err := r.request(ctx, s, "storage", getRequest{MinSeq: minSeq, WaitMs: waitMs}, &rep); err != nil {
+		if err := r.request(ctx, s, "storage", getRequest{atSeq: atSeq{MinSeq: minSeq, WaitMs: waitMs}}, &rep); err != nil {
 			return db.Stats{}, nil, err
 		}
 		if rep.Err != "" || rep.Storage == nil {

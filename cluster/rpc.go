@@ -26,21 +26,49 @@ type shardQuery struct {
 	Limit       int      `json:"limit,omitempty"`
 }
 
+// atSeq is the part of a read request that says at which log sequence,
+// at least, it must be answered, and how long the replica may wait for it.
+type atSeq struct {
+	MinSeq uint64 `json:"min_seq"`
+	WaitMs int64  `json:"wait_ms"`
+}
+
+// status is the part of every reply that says how it went.
+type status struct {
+	// Seq is the sequence the replica had applied.
+	Seq uint64 `json:"seq"`
+	Err string `json:"err,omitempty"`
+	// Behind says the replica could not answer at the sequence asked for
+	// (the router asks another).
+	Behind bool `json:"behind,omitempty"`
+}
+
 // queryRequest asks a shard for the matches of several queries at a log
 // sequence of at least MinSeq.
 type queryRequest struct {
 	Queries []shardQuery `json:"queries"`
-	MinSeq  uint64       `json:"min_seq"`
-	WaitMs  int64        `json:"wait_ms"`
+	atSeq
 }
 
 type queryReply struct {
 	Matches [][]db.Match `json:"matches"`
-	Seq     uint64       `json:"seq"`
-	Err     string       `json:"err,omitempty"`
-	// Behind says the replica could not reach the sequence asked for
-	// (the router asks another).
-	Behind bool `json:"behind,omitempty"`
+	status
+}
+
+// begin decodes a read request m into req and waits for the sequence at
+// asks for; when it cannot, it answers the error and returns ok false.
+func (r *replica) begin(m *nats.Msg, req any, at *atSeq) (_ context.Context, _ context.CancelFunc, ok bool) {
+	if err := json.Unmarshal(m.Data, req); err != nil {
+		reply(m, status{Err: "bad request: " + err.Error()})
+		return nil, nil, false
+	}
+	ctx, cancel := r.requestContext(at.WaitMs)
+	if err := r.waitFor(ctx, at.MinSeq); err != nil {
+		cancel()
+		reply(m, status{Err: err.Error(), Behind: errors.Is(err, errBehind)})
+		return nil, nil, false
+	}
+	return ctx, cancel, true
 }
 
 func (r *replica) requestContext(waitMs int64) (context.Context, context.CancelFunc) {
@@ -53,24 +81,19 @@ func (r *replica) requestContext(waitMs int64) (context.Context, context.CancelF
 
 func (r *replica) serveQuery(m *nats.Msg) {
 	var req queryRequest
-	if err := json.Unmarshal(m.Data, &req); err != nil {
-		reply(m, queryReply{Err: "bad request: " + err.Error()})
+	ctx, cancel, ok := r.begin(m, &req, &req.atSeq)
+	if !ok {
 		return
 	}
-	ctx, cancel := r.requestContext(req.WaitMs)
 	defer cancel()
-	if err := r.waitFor(ctx, req.MinSeq); err != nil {
-		reply(m, queryReply{Err: err.Error(), Behind: errors.Is(err, errBehind)})
-		return
-	}
 	// Queries run against the replica's present state, which is at least
 	// MinSeq; the sequence reported is the one reached before them.
 	seq := r.state().Applied
-	out := queryReply{Seq: seq, Matches: make([][]db.Match, len(req.Queries))}
+	out := queryReply{status: status{Seq: seq}, Matches: make([][]db.Match, len(req.Queries))}
 	for i, q := range req.Queries {
 		res, err := r.d.QueryFingerprint(ctx, q.FP, db.QueryOptions{Threshold: q.Threshold, Containment: q.Containment, Shingles: q.Shingles, Limit: q.Limit})
 		if err != nil {
-			reply(m, queryReply{Err: err.Error()})
+			reply(m, status{Err: err.Error()})
 			return
 		}
 		if q.ContentHash != ([16]byte{}) {
@@ -87,38 +110,30 @@ func (r *replica) serveQuery(m *nats.Msg) {
 
 // getRequest asks a shard for documents by id.
 type getRequest struct {
-	IDs    []string `json:"ids"`
-	MinSeq uint64   `json:"min_seq"`
-	WaitMs int64    `json:"wait_ms"`
+	IDs []string `json:"ids"`
+	atSeq
 }
 
 type getReply struct {
-	Docs   []*db.Doc `json:"docs"` // nil where absent
-	Len    int       `json:"len"`
-	Seq    uint64    `json:"seq"`
-	Err    string    `json:"err,omitempty"`
-	Behind bool      `json:"behind,omitempty"`
+	Docs []*db.Doc `json:"docs"` // nil where absent
+	Len  int       `json:"len"`
+	status
 }
 
 func (r *replica) serveGet(m *nats.Msg) {
 	var req getRequest
-	if err := json.Unmarshal(m.Data, &req); err != nil {
-		reply(m, getReply{Err: "bad request: " + err.Error()})
+	ctx, cancel, ok := r.begin(m, &req, &req.atSeq)
+	if !ok {
 		return
 	}
-	ctx, cancel := r.requestContext(req.WaitMs)
 	defer cancel()
-	if err := r.waitFor(ctx, req.MinSeq); err != nil {
-		reply(m, getReply{Err: err.Error(), Behind: errors.Is(err, errBehind)})
-		return
-	}
-	out := getReply{Seq: r.state().Applied, Len: r.d.Len(), Docs: make([]*db.Doc, len(req.IDs))}
+	out := getReply{status: status{Seq: r.state().Applied}, Len: r.d.Len(), Docs: make([]*db.Doc, len(req.IDs))}
 	for i, id := range req.IDs {
 		doc, err := r.d.Get(ctx, id)
 		switch {
 		case errors.Is(err, db.ErrNotFound):
 		case err != nil:
-			reply(m, getReply{Err: err.Error()})
+			reply(m, status{Err: err.Error()})
 			return
 		default:
 			out.Docs[i] = doc
@@ -130,28 +145,21 @@ func (r *replica) serveGet(m *nats.Msg) {
 type storageReply struct {
 	Stats   db.Stats         `json:"stats"`
 	Storage *db.StorageStats `json:"storage"`
-	Seq     uint64           `json:"seq"`
-	Err     string           `json:"err,omitempty"`
-	Behind  bool             `json:"behind,omitempty"`
+	status
 }
 
 // serveStorage answers the shard's statistics and storage statistics.
 func (r *replica) serveStorage(m *nats.Msg) {
 	var req getRequest
-	if err := json.Unmarshal(m.Data, &req); err != nil {
-		reply(m, storageReply{Err: "bad request: " + err.Error()})
+	ctx, cancel, ok := r.begin(m, &req, &req.atSeq)
+	if !ok {
 		return
 	}
-	ctx, cancel := r.requestContext(req.WaitMs)
 	defer cancel()
-	if err := r.waitFor(ctx, req.MinSeq); err != nil {
-		reply(m, storageReply{Err: err.Error(), Behind: errors.Is(err, errBehind)})
-		return
-	}
-	out := storageReply{Seq: r.state().Applied, Stats: r.d.Stats()}
+	out := storageReply{status: status{Seq: r.state().Applied}, Stats: r.d.Stats()}
 	ss, err := r.d.StorageStats(ctx)
 	if err != nil {
-		reply(m, storageReply{Err: err.Error()})
+		reply(m, status{Err: err.Error()})
 		return
 	}
 	out.Storage = ss

@@ -191,36 +191,7 @@ func TestServeCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bg := context.Background()
-	perGroup := map[int]int{}
-	for id, g := range acked {
-		var err error
-		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-			if _, err = c.Get(bg, id); err == nil || time.Now().After(deadline) {
-				break
-			}
-		}
-		if err != nil {
-			t.Errorf("acknowledged add %s missing: %v", id, err)
-		}
-		perGroup[g]++
-	}
-	for g, n := range perGroup {
-		if n > 1 {
-			t.Errorf("group %d: %d near duplicates accepted", g, n)
-		}
-	}
-	var pairs []api.Pair
-	if err := c.Pairs(bg, 0.8, func(p api.Pair) error { pairs = append(pairs, p); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	if len(pairs) > 0 {
-		t.Errorf("%d near-duplicate pairs stored, e.g. %+v", len(pairs), pairs[0])
-	}
-	st, err := c.Stats(bg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := checkAcked(t, c, acked, 20*time.Second)
 	t.Logf("%d check-then-adds acknowledged across the kill of n1, all present; %d documents in the cluster", len(acked), st.Docs)
 	for _, p := range nodes {
 		if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {

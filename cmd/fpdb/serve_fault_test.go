@@ -157,11 +157,35 @@ func TestServeKilledUnderLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	st := checkAcked(t, c, acked, 0)
+	if st.Docs < len(acked) || st.Docs > groups {
+		t.Errorf("%d documents stored, %d acknowledged, %d groups", st.Docs, len(acked), groups)
+	}
+	t.Logf("%d adds acknowledged before the kill, all present; %d documents after restart", len(acked), st.Docs)
+	if err := srv.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.cmd.Wait(); err != nil {
+		t.Errorf("fpdb serve after SIGTERM: %v", err)
+	}
+}
+
+// checkAcked checks through c that every acknowledged add (id → group) is
+// stored (waiting up to wait for each), that no group has two, and that
+// no stored pair is within 0.8; it returns the server's statistics.
+func checkAcked(t *testing.T, c *client.Client, acked map[string]int, wait time.Duration) *api.Stats {
+	t.Helper()
 	bg := context.Background()
 	perGroup := map[int]int{}
 	for id, g := range acked {
-		if _, err := c.Get(bg, id); err != nil {
-			t.Errorf("acknowledged add %s is missing after the kill: %v", id, err)
+		var err error
+		for deadline := time.Now().Add(wait); ; time.Sleep(100 * time.Millisecond) {
+			if _, err = c.Get(bg, id); err == nil || !time.Now().Before(deadline) {
+				break
+			}
+		}
+		if err != nil {
+			t.Errorf("acknowledged add %s is missing: %v", id, err)
 		}
 		perGroup[g]++
 	}
@@ -181,16 +205,7 @@ func TestServeKilledUnderLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Docs < len(acked) || st.Docs > groups {
-		t.Errorf("%d documents stored, %d acknowledged, %d groups", st.Docs, len(acked), groups)
-	}
-	t.Logf("%d adds acknowledged before the kill, all present; %d documents after restart", len(acked), st.Docs)
-	if err := srv.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.cmd.Wait(); err != nil {
-		t.Errorf("fpdb serve after SIGTERM: %v", err)
-	}
+	return st
 }
 
 // TestServeTLSAndTokens: with --cert/--key the server speaks TLS only, and
