@@ -574,11 +574,18 @@ func (r *replica) close() error {
 // reply answers a request with v as JSON.
 func reply(m *nats.Msg, v any) {
 	b, err := json.Marshal(v)
+	if err == nil && len(b) > maxReply {
+		err = fmt.Errorf("an answer of %d bytes, more than a message holds (%d): ask for fewer matches (a limit, a higher threshold)", len(b), maxReply)
+	}
 	if err != nil {
 		b, _ = json.Marshal(errorReply{Err: err.Error()})
 	}
 	m.Respond(b)
 }
+
+// maxReply bounds a reply's size (the servers take messages of up to
+// 8 MiB).
+const maxReply = 7 << 20
 
 type errorReply struct {
 	Err string `json:"err,omitempty"`
