@@ -53,7 +53,9 @@ func startClusterWith(t testing.TB, n, shards, replicas int, dbo *db.Options, ho
 		tc.opts = append(tc.opts, &Options{
 			Name: fmt.Sprintf("n%d", i+1), Dir: filepath.Join(dir, fmt.Sprintf("n%d", i+1)), Host: host,
 			ClientPort: freePort(t, host), ClusterPort: freePort(t, host), Shards: shards, Replicas: replicas, DB: dbo,
-			RequestTimeout: 5 * time.Second,
+			// Generous: under the race detector, with other packages' tests
+			// on the same 2 cores, replicas apply slowly.
+			RequestTimeout: 20 * time.Second,
 		})
 		if os.Getenv("FPDB_TEST_LOG") != "" {
 			tc.opts[i].Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("node", tc.opts[i].Name)

@@ -56,8 +56,14 @@ func TestEquivalence(t *testing.T) {
 		}
 		seq = max(seq, res[0].Seq)
 	}
-	if got, err := tc.nodes[1].Router().Len(ctx, seq); err != nil || got != n {
-		t.Fatalf("cluster holds %d documents (%v), want %d", got, err, n)
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		got, err := tc.nodes[1].Router().Len(ctx, seq)
+		if err == nil && got == n {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cluster holds %d documents (%v), want %d", got, err, n)
+		}
 	}
 
 	rng := rand.New(rand.NewPCG(2, 3))

@@ -156,7 +156,7 @@ func (l *load) finish(t *testing.T, phases int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(90 * time.Second)
 	for s := 0; s < tc.node(0).Map().Shards; s++ {
 		var got []string
 		for i := range tc.nodes {
