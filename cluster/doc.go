@@ -60,9 +60,12 @@
 //   - Texts are not stored in the cluster's shards (fingerprints, content
 //     hashes, sizes and sources are): comparisons of passages and
 //     templates are single-database features.
-//   - A pair task that fails is sent again up to three times, to any
-//     replica of its shard, by the router that asked; if that router
-//     fails, the caller asks again.
+//   - A pair task that fails (or sends nothing for 30 s) is sent again,
+//     to the shard's replicas in turn (each at most twice), by the router
+//     that asked; if that router fails, the caller asks again. Each
+//     replica keeps its last four pins.
+//   - The NATS routes have no authentication: keep the route port on a
+//     private network.
 //
 // docs/SCALING.md describes the design, what each fault does, and the
 // capacity arithmetic.
