@@ -95,7 +95,19 @@ func Start(ctx context.Context, opts *Options) (_ *Node, err error) {
 	if err := n.setupJetStream(ctx); err != nil {
 		return nil, err
 	}
-	if n.smap, err = loadOrCreateMap(ctx, n.kv, &o); err != nil {
+	// The bucket's leader may be changing (a node that led it has just
+	// failed): try again until the start's deadline.
+	for {
+		actx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		n.smap, err = loadOrCreateMap(actx, n.kv, &o)
+		cancel()
+		if err == nil || permanent(err) || ctx.Err() != nil {
+			break
+		}
+		o.Logger.Debug("shard map not readable yet", "node", o.Name, "err", err)
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err != nil {
 		return nil, err
 	}
 	n.cur.Store(n.smap)
