@@ -99,9 +99,18 @@ func (w *Writer) openParquet(name string, fields []parquet.Field, extras []Extra
 		fields = append(fields, namedField(w.extraNames[i], n))
 		pq.kinds = append(pq.kinds, k)
 	}
+	// A source's zstd columns are written at the fastest level too: a
+	// column's own codec overrides the writer's, and the default level
+	// made writing Parquet 1.4x slower (the level is not stored in the file).
+	codec := &pqzstd.Codec{Level: pqzstd.SpeedFastest}
+	for i, f := range fields {
+		if f.Leaf() && f.Compression() != nil && f.Compression().CompressionCodec() == codec.CompressionCodec() {
+			fields[i] = namedField(f.Name(), parquet.Compressed(f, codec))
+		}
+	}
 	schema := parquet.NewSchema(name, &orderedGroup{fields: fields})
 	pq.w = parquet.NewGenericWriter[any](w.out, schema,
-		parquet.Compression(&pqzstd.Codec{Level: pqzstd.SpeedFastest}),
+		parquet.Compression(codec),
 		parquet.MaxRowsPerRowGroup(max(w.pqMaxRows, 1)),
 		parquet.CreatedBy("fpdb", "", ""))
 	pq.rows = make([]parquet.Row, 1)
