@@ -101,15 +101,23 @@
 //     is a new file whose schema is the source's top-level fields (same
 //     types, repetition, logical types and compression) followed by the
 //     extras; a record from a source of another schema is an error wrapping
-//     ErrSchema. Row groups hold at most 100 000 rows or about 64 MiB of
-//     values (the writer holds one row group's pages in memory). Output
-//     pages are Zstandard-compressed (at its fastest level) unless the
-//     source column says otherwise; .gz and .zst outputs are compressed at
-//     the fastest level too (a dedup writes as much as it reads). A Parquet output of string columns (non-Parquet sources)
-//     accepts records with a subset of the first record's columns (the
-//     others null); other names are ErrSchema. An extra keeps the type it had
+//     ErrSchema. Row groups hold at most 100 000 rows or about 32 MiB of
+//     values. Rows are encoded and compressed on goroutines, one per row
+//     group, at most two row groups at once and 32 MiB of rows waiting for
+//     them (a writer holds those and up to three row groups' pages in
+//     memory); row groups are committed in order, so the file does not
+//     depend on the number of cores. Output pages are Zstandard-compressed
+//     at its fastest level (a source's Zstandard columns too; the level is
+//     not stored in a file) unless the source column has another codec;
+//     .gz and .zst outputs are compressed at the fastest level too (a
+//     dedup writes as much as it reads). A Parquet output of string
+//     columns (non-Parquet sources) accepts records with a subset of the
+//     first record's columns (the others null); other names are ErrSchema. An extra keeps the type it had
 //     in the first record written. Parquet and bzip2 cannot be compressed
 //     as a whole when writing (.parquet.gz, .bz2 are refused).
+//   - Reader, Parquet with Options.Raw: when every top-level column is
+//     flat, Record.Fields are built only when asked for (Record.LoadFields;
+//     a Writer asks unless it copies the Parquet row as it is).
 //   - The Parquet library may panic on corrupt files; such panics are
 //     recovered and returned as errors.
 package records

@@ -29,6 +29,7 @@ func copyRecord(rec *Record) got {
 			panic("a record error does not wrap ErrBadRecord: " + g.Err)
 		}
 	}
+	rec.LoadFields()
 	for _, f := range rec.Fields {
 		v := f.Value
 		switch x := v.(type) {

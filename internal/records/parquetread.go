@@ -58,6 +58,7 @@ type parquetDecoder struct {
 	keepCols         []int                // -1: absent
 	keepKeys         [][]byte
 	tops             []pqTop
+	allFlat          bool // every top-level field is flat: Fields built on demand
 	rowGroups        []parquet.RowGroup
 	rgSize, rgStart  []int64 // compressed bytes; first row in the file
 	rg               int     // current row group
@@ -128,6 +129,7 @@ func newParquetDecoder(f *os.File, size int64, name string, src *source, o Optio
 	}
 	src.pqLeaves = len(cols)
 	first := 0
+	d.allFlat = true
 	for _, fld := range schema.Fields() {
 		n := countLeaves(fld)
 		t := pqTop{name: fld.Name(), first: first, last: first + n, node: fld}
@@ -136,6 +138,7 @@ func newParquetDecoder(f *os.File, size int64, name string, src *source, o Optio
 			t.schema = parquet.NewSchema(fld.Name(), parquet.Group{fld.Name(): fld})
 		}
 		d.tops = append(d.tops, t)
+		d.allFlat = d.allFlat && t.flat
 		src.columns = append(src.columns, fld.Name())
 		first += n
 	}
@@ -382,7 +385,12 @@ func (d *parquetDecoder) next(rec *Record) error {
 	}
 	if d.opts.Raw {
 		rec.pqRow = row
-		if err := d.buildFields(row, rec); err != nil {
+		if d.allFlat {
+			// Built when a Writer needs them (not to rewrite Parquet as
+			// Parquet): converting every value (texts copied to strings)
+			// was most of the garbage of reading Parquet to rewrite it.
+			rec.pqLazy = d
+		} else if err := d.buildFields(row, rec); err != nil {
 			rec.Err = err
 			return nil
 		}
@@ -537,6 +545,24 @@ func parquetFieldValue(v parquet.Value, node parquet.Node) any {
 		return v.ByteArray()
 	}
 	return v.String() // INT96
+}
+
+// flatFields fills rec.Fields with the top-level fields of row when they
+// are all flat (d.allFlat), finding each column's value in row.
+func (d *parquetDecoder) flatFields(row parquet.Row, rec *Record) {
+	d.fields = d.fields[:0]
+	for i := range d.tops {
+		t := &d.tops[i]
+		var v parquet.Value // null when the row lacks it
+		for _, x := range row {
+			if x.Column() == t.first {
+				v = x
+				break
+			}
+		}
+		d.fields = append(d.fields, Field{Name: t.name, Value: parquetFieldValue(v, t.node)})
+	}
+	rec.Fields = d.fields
 }
 
 // buildFields fills rec.Fields with the top-level fields of row.

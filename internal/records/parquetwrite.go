@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress"
@@ -17,7 +18,7 @@ import (
 // of at most this many rows or (about) bytes of values.
 const (
 	pqMaxRows  = 100_000
-	pqMaxBytes = 64 << 20
+	pqMaxBytes = 32 << 20
 )
 
 // orderedGroup is a Parquet group whose fields keep the order they are given
@@ -64,13 +65,275 @@ type pqOutput struct {
 	nLeaves int     // leaf columns before the extras
 	kinds   []parquet.Kind
 	row     parquet.Row
-	rows    []parquet.Row
 	scratch []byte
 	offs    []int
-	bytes   int64
-	count   int64
+	bytes   int64 // of the row group being filled
+	count   int64 // its rows
 
 	maxRows, maxBytes int64 // row group limits
+
+	// Rows are encoded and compressed (most of the cost of writing
+	// Parquet) by a goroutine per row group, while the caller reads and
+	// routes the next records; row groups are committed to the file in
+	// order, so the file does not depend on the timing.
+	cur     *pqGroup   // the row group being filled; nil before its first row
+	pending []*pqGroup // row groups filled, not yet committed, in file order
+	batch   *pqBatch   // rows not yet handed out
+	batchSz int64
+	budget  *byteBudget   // bytes of rows handed to goroutines, not yet encoded
+	free    chan *pqBatch // batches written, for reuse
+}
+
+// Concurrency limits of the Parquet Writer.
+const (
+	pqGroups     = 2        // row groups encoded at once
+	pqBatchRows  = 256      // rows handed to a row group's goroutine at once
+	pqBatchBytes = 1 << 20  // or this many bytes of values
+	pqBudget     = 32 << 20 // bytes of rows handed out and not yet written
+)
+
+// pqGroup is a row group written by a goroutine of its own.
+type pqGroup struct {
+	rg   *parquet.ConcurrentRowGroupWriter
+	ch   chan *pqBatch
+	done chan struct{} // closed when the goroutine has ended
+	err  error         // the goroutine's, read after done
+}
+
+// pqBatch is rows handed to a row group's goroutine: copies of the rows
+// the caller wrote, their values and bytes in buffers that are reused once
+// the rows are written (the Parquet writer copies them into its pages), so
+// that copying makes no garbage.
+type pqBatch struct {
+	rows   []parquet.Row
+	values []parquet.Value
+	data   []byte
+	bytes  int64
+}
+
+// add appends a copy of row.
+func (b *pqBatch) add(row parquet.Row) {
+	start := len(b.values)
+	for _, v := range row {
+		switch v.Kind() {
+		case parquet.ByteArray, parquet.FixedLenByteArray:
+			if !v.IsNull() {
+				// b.data may be reallocated: values copied before keep
+				// pointing into the old array, which stays valid.
+				off := len(b.data)
+				b.data = append(b.data, v.ByteArray()...)
+				c := b.data[off:len(b.data):len(b.data)]
+				if v.Kind() == parquet.ByteArray {
+					v = parquet.ByteArrayValue(c).Level(v.RepetitionLevel(), v.DefinitionLevel(), v.Column())
+				} else {
+					v = parquet.FixedLenByteArrayValue(c).Level(v.RepetitionLevel(), v.DefinitionLevel(), v.Column())
+				}
+			}
+		}
+		b.values = append(b.values, v)
+	}
+	b.rows = append(b.rows, b.values[start:len(b.values):len(b.values)])
+}
+
+// reset empties the batch, keeping its buffers.
+func (b *pqBatch) reset() {
+	clear(b.values)
+	b.rows, b.values, b.data, b.bytes = b.rows[:0], b.values[:0], b.data[:0], 0
+}
+
+// add queues one row (copied) and starts a new row group when the limits
+// are reached.
+func (pq *pqOutput) add(row parquet.Row, size int64) error {
+	if pq.batch == nil {
+		select {
+		case pq.batch = <-pq.free:
+		default:
+			pq.batch = &pqBatch{}
+		}
+	}
+	pq.batch.add(row)
+	pq.batchSz += size
+	pq.bytes += size
+	pq.count++
+	if len(pq.batch.rows) >= pqBatchRows || pq.batchSz >= pqBatchBytes {
+		if err := pq.send(); err != nil {
+			return err
+		}
+	}
+	if pq.bytes >= pq.maxBytes || pq.count >= pq.maxRows {
+		return pq.endGroup()
+	}
+	return nil
+}
+
+// send hands the queued rows to the current row group's goroutine,
+// starting it first if needed; it waits while the rows handed out and not
+// yet encoded exceed the budget.
+func (pq *pqOutput) send() (err error) {
+	if pq.batch == nil {
+		return nil
+	}
+	if pq.cur == nil {
+		g := &pqGroup{ch: make(chan *pqBatch, 4), done: make(chan struct{})}
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					err = fmt.Errorf("starting a Parquet row group: %v", p)
+				}
+			}()
+			g.rg = pq.w.BeginRowGroup()
+		}()
+		if err != nil {
+			return err
+		}
+		go g.run(pq.budget, pq.free)
+		pq.cur = g
+	}
+	pq.budget.acquire(pq.batchSz)
+	pq.batch.bytes = pq.batchSz
+	pq.cur.ch <- pq.batch
+	pq.batch, pq.batchSz = nil, 0
+	return nil
+}
+
+// endGroup ends the current row group; once pqGroups row groups are
+// pending, it commits the oldest.
+func (pq *pqOutput) endGroup() error {
+	if err := pq.send(); err != nil {
+		return err
+	}
+	pq.bytes, pq.count = 0, 0
+	if pq.cur == nil {
+		return nil
+	}
+	close(pq.cur.ch)
+	pq.pending = append(pq.pending, pq.cur)
+	pq.cur = nil
+	if len(pq.pending) >= pqGroups {
+		return pq.commit(len(pq.pending) - pqGroups + 1)
+	}
+	return nil
+}
+
+// commit waits for the n oldest pending row groups and commits them.
+func (pq *pqOutput) commit(n int) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("writing a Parquet row group: %v", p)
+		}
+	}()
+	for n > 0 {
+		g := pq.pending[0]
+		<-g.done
+		if g.err != nil {
+			return g.err
+		}
+		if _, err := g.rg.Commit(); err != nil {
+			return err
+		}
+		pq.pending = pq.pending[1:]
+		n--
+	}
+	return nil
+}
+
+// finish ends the last row group and commits every pending one.
+func (pq *pqOutput) finish() error {
+	if err := pq.endGroup(); err != nil {
+		return err
+	}
+	return pq.commit(len(pq.pending))
+}
+
+// stop ends the goroutines without committing (after an error).
+func (pq *pqOutput) stop() {
+	if pq.cur != nil {
+		close(pq.cur.ch)
+		pq.pending = append(pq.pending, pq.cur)
+		pq.cur = nil
+	}
+	for _, g := range pq.pending {
+		<-g.done
+	}
+	pq.pending = nil
+}
+
+// run writes the rows it is handed into the row group and flushes its
+// columns (compressing the last pages); after an error it goes on
+// releasing the budget of what it is handed, so that the sender never
+// waits for it.
+func (g *pqGroup) run(b *byteBudget, free chan *pqBatch) {
+	defer close(g.done)
+	for bt := range g.ch {
+		if g.err == nil {
+			g.err = writeGroupRows(g.rg, bt.rows)
+		}
+		n := bt.bytes
+		bt.reset()
+		select {
+		case free <- bt:
+		default:
+		}
+		b.release(n)
+	}
+	if g.err == nil {
+		g.err = flushGroup(g.rg)
+	}
+}
+
+// writeGroupRows writes rows into a row group, a panic of the Parquet
+// library becoming an error.
+func writeGroupRows(rg *parquet.ConcurrentRowGroupWriter, rows []parquet.Row) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("writing a Parquet row: %v", p)
+		}
+	}()
+	_, err = rg.WriteRows(rows)
+	return err
+}
+
+// flushGroup flushes a row group's columns, a panic of the Parquet library
+// becoming an error.
+func flushGroup(rg *parquet.ConcurrentRowGroupWriter) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("writing a Parquet row group: %v", p)
+		}
+	}()
+	return rg.Flush()
+}
+
+// byteBudget bounds the bytes of rows handed to the goroutines and not yet
+// encoded.
+type byteBudget struct {
+	mu   sync.Mutex
+	cond sync.Cond
+	used int64
+	max  int64
+}
+
+func newByteBudget(max int64) *byteBudget {
+	b := &byteBudget{max: max}
+	b.cond.L = &b.mu
+	return b
+}
+
+// acquire waits until n more bytes fit (any n fits when none are used).
+func (b *byteBudget) acquire(n int64) {
+	b.mu.Lock()
+	for b.used > 0 && b.used+n > b.max {
+		b.cond.Wait()
+	}
+	b.used += n
+	b.mu.Unlock()
+}
+
+func (b *byteBudget) release(n int64) {
+	b.mu.Lock()
+	b.used -= n
+	b.mu.Unlock()
+	b.cond.Broadcast()
 }
 
 // extraNode returns the Parquet column of an extra value.
@@ -113,7 +376,8 @@ func (w *Writer) openParquet(name string, fields []parquet.Field, extras []Extra
 		parquet.Compression(codec),
 		parquet.MaxRowsPerRowGroup(max(w.pqMaxRows, 1)),
 		parquet.CreatedBy("fpdb", "", ""))
-	pq.rows = make([]parquet.Row, 1)
+	pq.budget = newByteBudget(max(min(w.pqMaxBytes, pqBudget), 1))
+	pq.free = make(chan *pqBatch, 8)
 	w.pq = pq
 	return nil
 }
@@ -224,38 +488,10 @@ func (w *Writer) writeParquet(rec *Record, extras []Extra, isBad bool) error {
 		size += valueSize(v)
 	}
 	pq.row = row
-	pq.rows[0] = row
-	if err := pq.writeRows(); err != nil {
+	if err := pq.add(row, size); err != nil {
 		return w.fail(err)
 	}
-	pq.bytes += size
-	pq.count++
-	if pq.bytes >= pq.maxBytes || pq.count >= pq.maxRows {
-		pq.bytes, pq.count = 0, 0
-		if err := pq.flush(); err != nil {
-			return w.fail(err)
-		}
-	}
 	return nil
-}
-
-func (pq *pqOutput) writeRows() (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("writing a Parquet row: %v", p)
-		}
-	}()
-	_, err = pq.w.WriteRows(pq.rows)
-	return err
-}
-
-func (pq *pqOutput) flush() (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("writing a Parquet row group: %v", p)
-		}
-	}()
-	return pq.w.Flush()
 }
 
 // valueSize estimates the bytes a value takes in a row group.
@@ -311,6 +547,10 @@ func (w *Writer) closeParquet() (err error) {
 		if err := w.openParquet("fpdb", fields, nil, len(fields)); err != nil {
 			return err
 		}
+	}
+	if err := w.pq.finish(); err != nil {
+		w.pq.stop()
+		return err
 	}
 	defer func() {
 		if p := recover(); p != nil {

@@ -225,11 +225,24 @@ type Record struct {
 	Raw []byte
 	// Fields (with Options.Raw) are every field of the record in the file's
 	// order: the columns for CSV/TSV and Parquet (top-level ones), the
-	// top-level members for JSON Lines (values as json.RawMessage).
+	// top-level members for JSON Lines (values as json.RawMessage). For a
+	// Parquet file whose top-level columns are all flat they are built
+	// when asked for (LoadFields; a Writer asks when it needs them: not to
+	// write Parquet with the source's schema).
 	Fields []Field
 
-	src   *source     // the reader's description of the file, for Writer
-	pqRow parquet.Row // the Parquet row (with Options.Raw), for Writer
+	src    *source         // the reader's description of the file, for Writer
+	pqRow  parquet.Row     // the Parquet row (with Options.Raw), for Writer
+	pqLazy *parquetDecoder // builds Fields from pqRow on demand
+}
+
+// LoadFields fills Fields when they are built on demand (see Fields); it
+// is a no-op otherwise. Like the record, they are valid until the next
+// Reader.Next.
+func (rec *Record) LoadFields() {
+	if rec.pqLazy != nil && rec.Fields == nil {
+		rec.pqLazy.flatFields(rec.pqRow, rec)
+	}
 }
 
 // badRecord is the error of a bad record.

@@ -208,6 +208,9 @@ func (w *Writer) write(rec *Record, extras []Extra, isBad bool) error {
 			return fmt.Errorf("records: extra %q is a %T (want string, int64 or float64)", w.extraNames[i], e.Value)
 		}
 	}
+	if rec.pqLazy != nil && !w.parquetAsIs(rec) {
+		rec.LoadFields()
+	}
 	var err error
 	switch w.format {
 	case FormatJSONL:
@@ -216,6 +219,13 @@ func (w *Writer) write(rec *Record, extras []Extra, isBad bool) error {
 		err = w.writeColumnar(rec, extras, isBad)
 	}
 	return err
+}
+
+// parquetAsIs tells whether rec, from a Parquet file, is written as its
+// Parquet row (an output with the schema of its source), without Fields.
+func (w *Writer) parquetAsIs(rec *Record) bool {
+	return w.format == FormatParquet && rec.src != nil && rec.src.format == FormatParquet &&
+		(!w.colsSet || (w.pq != nil && w.pq.same))
 }
 
 // fail records an output error, which stops the Writer.
@@ -570,6 +580,9 @@ func (w *Writer) Close() error {
 		errs = append(errs, w.bw.Flush())
 	} else {
 		errs = append(errs, w.err)
+		if w.pq != nil {
+			w.pq.stop()
+		}
 		if w.comp != nil {
 			w.comp.Close()
 		}

@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -499,4 +500,102 @@ func TestCreate(t *testing.T) {
 		t.Errorf("empty Parquet: %v", err)
 	}
 	r.Close()
+}
+
+// TestWriteFlatParquetCrossFormat: the fields of a Parquet file of flat
+// columns, built only when a Writer needs them, are those of the row being
+// written (JSON Lines and CSV outputs), nulls included; written as Parquet
+// the rows are copied as they are, over several row groups.
+func TestWriteFlatParquetCrossFormat(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "flat.parquet")
+	var rows []pqOptional
+	for i := range 700 {
+		var text *string
+		if i%3 != 1 {
+			s := fmt.Sprintf("text %d", i)
+			text = &s
+		}
+		rows = append(rows, pqOptional{ID: int64(i), Text: text, Blob: []byte{byte(i)}})
+	}
+	if err := parquet.WriteFile(src, rows); err != nil {
+		t.Fatal(err)
+	}
+	for _, ext := range []string{"jsonl", "csv", "parquet"} {
+		dst := filepath.Join(dir, "out."+ext)
+		w, err := Create(dst, FormatAuto, nil, extraNames)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.pqMaxRows = 64
+		if err := appendFile(t, w, src, Options{IDField: "id"}, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		r, err := Open(dst, Options{IDField: "id", TextField: "text", Raw: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs := drain(t, r)
+		r.Close()
+		if len(recs) != len(rows) {
+			t.Fatalf("%s: %d records, want %d", ext, len(recs), len(rows))
+		}
+		for i, g := range recs {
+			// A null text is a bad record; CSV has no null (an empty text).
+			wantErr, wantText := i%3 == 1 && ext != "csv", fmt.Sprintf("text %d", i)
+			if i%3 == 1 {
+				wantText = ""
+			}
+			if g.ID != fmt.Sprint(i) || (g.Err != "") != wantErr || g.Text != wantText {
+				t.Fatalf("%s: record %d = %+v", ext, i, g)
+			}
+			if got := fieldNames(g.Fields); !equalStrings(got, []string{"id", "text", "blob", "fpdb_cluster", "fpdb_kept", "fpdb_similarity"}) {
+				t.Fatalf("%s: record %d fields %v", ext, i, got)
+			}
+		}
+	}
+}
+
+// TestWriteParquetDeterministic: row groups are encoded concurrently, yet
+// the file is the same byte for byte whatever the number of cores.
+func TestWriteParquetDeterministic(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "in.parquet")
+	writeDocs(t, src, 500, 7)
+	var files [][]byte
+	for i, procs := range []int{1, 2, 4} {
+		prev := runtime.GOMAXPROCS(procs)
+		dst := filepath.Join(dir, fmt.Sprintf("out%d.parquet", i))
+		w, err := Create(dst, FormatAuto, nil, extraNames)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.pqMaxRows, w.pqMaxBytes = 37, 4000 // many row groups, a small budget
+		err = appendFile(t, w, src, Options{IDField: "id"}, 0)
+		if cerr := w.Close(); err == nil {
+			err = cerr
+		}
+		runtime.GOMAXPROCS(prev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, []byte(readText(t, dst)))
+	}
+	for i := 1; i < len(files); i++ {
+		if !bytes.Equal(files[0], files[i]) {
+			t.Errorf("output %d differs from output 0 (%d and %d bytes)", i, len(files[i]), len(files[0]))
+		}
+	}
+	rows, err := parquet.ReadFile[pqDocOut](filepath.Join(dir, "out0.parquet"))
+	if err != nil || len(rows) != 500 {
+		t.Fatalf("read back %d rows: %v", len(rows), err)
+	}
+	for i, r := range rows {
+		if r.Cluster != int64(i) {
+			t.Fatalf("row %d has cluster %d", i, r.Cluster)
+		}
+	}
 }
