@@ -11,6 +11,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -581,9 +582,8 @@ type DedupRun struct {
 	CPUSeconds      float64 `json:"cpu_seconds"`
 	LoadCPUSeconds  float64 `json:"load_cpu_seconds"`
 	PairsCPUSeconds float64 `json:"pairs_cpu_seconds"`
-	// StartRSS is the process's RSS when the run began (after a garbage
-	// collection, what the bench holds: the layout and ground truth of
-	// the dataset), PeakRSS its VmHWM at the end.
+	// StartRSS is the RSS of the run's process (a child of the bench's)
+	// when the run began, PeakRSS its VmHWM at the end.
 	StartRSS int64 `json:"start_rss_bytes"`
 	PeakRSS  int64 `json:"peak_rss_bytes"`
 	// LoadPeakRSS and PairsPeakRSS are the VmHWM when the pairs phase and
@@ -740,8 +740,10 @@ func processCPU() time.Duration {
 
 // run deduplicates the dataset's input of format f as `fpdb dedup` does
 // (db.Open with BulkLoad and a 64 MiB memtable, synced; dedup.Run with the
-// id field "id"; Close) and checks its outputs. reset tells whether the
-// peak RSS was reset first.
+// id field "id"; Close) in a child process (dedupChild), so that its time,
+// CPU and peak RSS are the run's alone, not those of the bench's dataset
+// and ground truth; then it checks the outputs. reset tells whether the
+// child could reset its peak RSS.
 func (ds *DedupDataset) run(ctx context.Context, f, dir string, threshold float64) (_ *DedupRun, reset bool, err error) {
 	work := filepath.Join(dir, "db-"+strings.ReplaceAll(f, ".", "-"))
 	kept, removed := filepath.Join(dir, "kept."+f), filepath.Join(dir, "removed."+f)
@@ -757,19 +759,113 @@ func (ds *DedupDataset) run(ctx context.Context, f, dir string, threshold float6
 			}
 		}
 	}()
+	spec := dedupChildSpec{Format: f, Input: ds.Files[f], Work: work, Kept: kept, Removed: removed, Threshold: threshold}
+	r, reset, err := runDedupChild(ctx, spec)
+	if err != nil {
+		return nil, false, fmt.Errorf("bench: dedup %s: %w", f, err)
+	}
+	r.RecordsPerSec = float64(ds.N) / r.Seconds
+	r.RecordsPerSecPerCore = r.RecordsPerSec / float64(runtime.GOMAXPROCS(0))
+	r.DBBytes = DirSize(work)
+	r.DBBytesPerRecord = float64(r.DBBytes) / float64(ds.N)
+	r.OutputBytes = DirSize(kept) + DirSize(removed)
+	ck, err := ds.check(kept, removed, f, threshold)
+	if err != nil {
+		return nil, reset, fmt.Errorf("bench: dedup %s: checking the output: %w", f, err)
+	}
+	r.Check = *ck
+	return r, reset, nil
+}
+
+// DedupChildEnv is the environment variable that makes a bench binary a
+// dedup run's child process (RunDedupChild): it holds the run's
+// dedupChildSpec as JSON.
+const DedupChildEnv = "FPDB_BENCH_DEDUP_CHILD"
+
+// dedupChildSpec is what a dedup child process runs.
+type dedupChildSpec struct {
+	Format, Input, Work, Kept, Removed string
+	Threshold                          float64
+}
+
+// dedupChildResult is what a dedup child process prints.
+type dedupChildResult struct {
+	Run   *DedupRun `json:"run"`
+	Reset bool      `json:"reset"`
+	Err   string    `json:"err,omitempty"`
+}
+
+// runDedupChild runs the bench's own binary as a dedup child with spec
+// and returns what it measured.
+func runDedupChild(ctx context.Context, spec dedupChildSpec) (*DedupRun, bool, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, false, err
+	}
+	js, err := json.Marshal(spec)
+	if err != nil {
+		return nil, false, err
+	}
+	cmd := exec.CommandContext(ctx, exe)
+	cmd.Env = append(os.Environ(), DedupChildEnv+"="+string(js))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, false, fmt.Errorf("child process: %w: %s", err, bytes.TrimSpace(stderr.Bytes()))
+	}
+	var res dedupChildResult
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		return nil, false, fmt.Errorf("child process output: %w: %q", err, stdout.Bytes())
+	}
+	if res.Err != "" {
+		return nil, false, errors.New(res.Err)
+	}
+	if res.Run == nil {
+		return nil, false, errors.New("child process output: no run")
+	}
+	return res.Run, res.Reset, nil
+}
+
+// RunDedupChild makes the process a dedup run's child when DedupChildEnv
+// is set: it runs the dedup it names, prints the measurements as JSON on
+// standard output and exits. Otherwise it returns at once. The bench's
+// command and its tests' TestMain call it first thing.
+func RunDedupChild() {
+	js, ok := os.LookupEnv(DedupChildEnv)
+	if !ok {
+		return
+	}
+	var res dedupChildResult
+	var spec dedupChildSpec
+	if err := json.Unmarshal([]byte(js), &spec); err != nil {
+		res.Err = fmt.Sprintf("%s: %v", DedupChildEnv, err)
+	} else {
+		res.Run, res.Reset, err = measureDedup(context.Background(), spec)
+		if err != nil {
+			res.Err = err.Error()
+		}
+	}
+	if err := json.NewEncoder(os.Stdout).Encode(res); err != nil {
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// measureDedup is the measured part of a run, in the child process.
+func measureDedup(ctx context.Context, spec dedupChildSpec) (_ *DedupRun, reset bool, err error) {
 	runtime.GC()
 	debug.FreeOSMemory()
 	reset = resetPeakRSS() == nil
-	r := &DedupRun{Format: f, StartRSS: procKB("VmRSS")}
+	r := &DedupRun{Format: spec.Format, StartRSS: procKB("VmRSS")}
 	cpu0 := processCPU()
 	t0 := time.Now()
-	d, err := db.Open(work, &db.Options{BulkLoad: true, MemTableSize: 64 << 20})
+	d, err := db.Open(spec.Work, &db.Options{BulkLoad: true, MemTableSize: 64 << 20})
 	if err != nil {
-		return nil, reset, fmt.Errorf("bench: dedup %s: %w", f, err)
+		return nil, reset, err
 	}
 	t1 := time.Now()
 	sum, err := dedup.Run(ctx, d, dedup.Options{
-		LoadOptions: dedup.LoadOptions{RecordOptions: dedup.RecordOptions{IDField: "id"}, Inputs: []string{ds.Files[f]}, Progress: func(p dedup.Progress) {
+		LoadOptions: dedup.LoadOptions{RecordOptions: dedup.RecordOptions{IDField: "id"}, Inputs: []string{spec.Input}, Progress: func(p dedup.Progress) {
 			switch {
 			case p.Phase == "pairs" && r.LoadPeakRSS == 0:
 				r.LoadPeakRSS = PeakRSS()
@@ -779,33 +875,26 @@ func (ds *DedupDataset) run(ctx context.Context, f, dir string, threshold float6
 				r.PairsCPUSeconds = (processCPU() - cpu0).Seconds() - r.LoadCPUSeconds
 			}
 		}},
-		Threshold: threshold,
-		Out:       kept,
-		Removed:   removed,
+		Threshold: spec.Threshold,
+		Out:       spec.Kept,
+		Removed:   spec.Removed,
 	})
 	t2 := time.Now()
 	cerr := d.Close()
 	t3 := time.Now()
 	if err != nil {
-		return nil, reset, fmt.Errorf("bench: dedup %s: %w", f, err)
+		return nil, reset, err
 	}
 	if cerr != nil {
-		return nil, reset, fmt.Errorf("bench: dedup %s: close: %w", f, cerr)
+		return nil, reset, fmt.Errorf("close: %w", cerr)
 	}
 	r.CPUSeconds = (processCPU() - cpu0).Seconds()
-	r.PeakRSS = PeakRSS()
+	// VmHWM never decreases, but the kernel's counters are read
+	// approximately (per-CPU): later reads can come out a few pages lower.
+	r.PairsPeakRSS = max(r.PairsPeakRSS, r.LoadPeakRSS)
+	r.PeakRSS = max(PeakRSS(), r.PairsPeakRSS)
 	r.OpenSeconds, r.RunSeconds, r.CloseSeconds, r.Seconds = t1.Sub(t0).Seconds(), t2.Sub(t1).Seconds(), t3.Sub(t2).Seconds(), t3.Sub(t0).Seconds()
-	r.RecordsPerSec = float64(ds.N) / r.Seconds
-	r.RecordsPerSecPerCore = r.RecordsPerSec / float64(runtime.GOMAXPROCS(0))
 	r.Summary = sum
-	r.DBBytes = DirSize(work)
-	r.DBBytesPerRecord = float64(r.DBBytes) / float64(ds.N)
-	r.OutputBytes = DirSize(kept) + DirSize(removed)
-	ck, err := ds.check(kept, removed, f, threshold)
-	if err != nil {
-		return nil, reset, fmt.Errorf("bench: dedup %s: checking the output: %w", f, err)
-	}
-	r.Check = *ck
 	return r, reset, nil
 }
 
@@ -1195,7 +1284,7 @@ func dedupTargets(rep *Report) []Target {
 			peak, peakF = run.PeakRSS, run.Format
 		}
 	}
-	ts[1].Measured = fmt.Sprintf("%.0f MiB = %.3f GB (%s; VmHWM of the process", float64(peak)/(1<<20), float64(peak)/1e9, peakF)
+	ts[1].Measured = fmt.Sprintf("%.0f MiB = %.3f GB (%s; VmHWM of the run's process", float64(peak)/(1<<20), float64(peak)/1e9, peakF)
 	if r.PeakRSSReset {
 		ts[1].Measured += ", reset before each run)"
 	} else {
@@ -1256,8 +1345,8 @@ func dedupMarkdown(b *strings.Builder, r *DedupResult) {
 		c.Records, r.MeanTextBytes, r.MeanWords, r.Vocabulary, t.Clusters, t.Copies, 100*float64(t.Copies)/float64(max(c.Records, 1)), t.ExactCopies, r.GenerateSeconds, t.Seconds)
 	fmt.Fprintf(b, "Ground truth: the exact Jaccard resemblance J of the 4-word shingle sets (fpdb's default shingle width, words split and normalized by internal/normalize as fpdb does) of every pair of records of one planted cluster: %d pairs, of which %d have J ≥ %.2f (the true pairs; %d of them an original and a copy). A copy resembles its original at J ≥ %.3f (mean %.3f). Pairs of records of different planted clusters are not enumerated: random Zipf texts share few shingles (J near 0); any such pair the output puts in one cluster is counted and its J computed from the texts.\n\n",
 		t.Pairs, t.True, c.Threshold, t.TrueOriginal, t.MinCopy, t.MeanCopy)
-	fmt.Fprintf(b, "Each run: a fresh `db.Open(dir, &db.Options{BulkLoad: true, MemTableSize: 64 << 20})` (what `fpdb dedup` opens; writes synced), `dedup.Run` with threshold %.2f, id field `id`, keep `first`, kept and removed outputs in the input's format, then `Close`. Wall time includes Open and Close; per core = records/s ÷ GOMAXPROCS (%d; NumCPU %d); CPU s is the process's user + system time over the run (by phase: read when the next phase begins; the write phase's includes Close). The machine's one-goroutine scan (bitvec.Scan over 1 M random 512-bit fingerprints, caches evicted) runs at %.1f GB/s. Peak RSS is the process's VmHWM, %s, read when the pairs phase begins (the load's peak), when the write phase begins and at the end; the RSS at the start is what the bench holds then (the dataset's layout and ground truth).\n\n",
-		c.Threshold, r.GOMAXPROCS, r.NumCPU, r.ScanGBs, map[bool]string{true: "reset (/proc/self/clear_refs) just before it", false: "not reset (the process's high-water mark so far)"}[r.PeakRSSReset])
+	fmt.Fprintf(b, "Each run: a child process of the bench (its own binary, so that the bench's dataset and ground truth weigh neither on the run's memory nor on its garbage collector) opens a fresh `db.Open(dir, &db.Options{BulkLoad: true, MemTableSize: 64 << 20})` (what `fpdb dedup` opens; writes synced), `dedup.Run` with threshold %.2f, id field `id`, keep `first`, kept and removed outputs in the input's format, then `Close`. Wall time includes Open and Close; per core = records/s ÷ GOMAXPROCS (%d; NumCPU %d); CPU s is the child process's user + system time over the run (by phase: read when the next phase begins; the write phase's includes Close). The machine's one-goroutine scan (bitvec.Scan over 1 M random 512-bit fingerprints, caches evicted) runs at %.1f GB/s. Peak RSS is the child process's VmHWM, %s, read when the pairs phase begins (the load's peak), when the write phase begins and at the end; the RSS at the start is the child's before it opens the database.\n\n",
+		c.Threshold, r.GOMAXPROCS, r.NumCPU, r.ScanGBs, map[bool]string{true: "reset (/proc/self/clear_refs) just before it", false: "not reset (the child's high-water mark from its start)"}[r.PeakRSSReset])
 	fmt.Fprintf(b, "Each format ran %d time(s), the formats interleaved (round 1: every format, then round 2, …); the targets take each format's fastest round for throughput, the largest peak RSS and the worst check of all rounds.\n\n", max(c.Rounds, 1))
 	b.WriteString("| format | round | wall s | records/s | per core | CPU s | records per CPU s | load s (CPU s) | pairs s (CPU s) | write s (CPU s) | open + close s | peak RSS MiB: load / + pairs / run (at start) | DB B/record | output MB |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	mib := func(x int64) float64 { return float64(x) / (1 << 20) }

@@ -22,6 +22,7 @@ import (
 )
 
 func main() {
+	bench.RunDedupChild() // a dedup run's child process: runs it and exits
 	suite := flag.String("suite", "quick", "suite to run: quick, full, scale (1 M and 10 M, random section) or smoke (seconds, for checking the runner)")
 	out := flag.String("out", "bench/results", "directory of the reports")
 	tmp := flag.String("tmp", "", "directory for the benchmark stores (default: a fresh one under $TMPDIR)")
