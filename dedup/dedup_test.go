@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fpdb/fpdb/db"
 	"github.com/fpdb/fpdb/internal/bitvec"
@@ -452,6 +453,72 @@ func TestLoadRepeatedID(t *testing.T) {
 		doc, err := d.Get(ctx, "a")
 		if err != nil || !strings.Contains(doc.Source, "rep.jsonl:3") {
 			t.Fatalf("batch %d: a is %+v (%v), want the record of line 3", batch, doc, err)
+		}
+	}
+}
+
+// TestPrefingerprintSameDocuments: a database that keeps no text gets its
+// batches fingerprinted ahead of their write (db.Prepare); the documents
+// stored and the records refused are those of the plain path (a database
+// that keeps texts), bad records and refused documents included.
+func TestPrefingerprintSameDocuments(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	rs := dataset(21, 300)
+	rs = append(rs, rec{ID: "blank", Text: "  ... !! "}, rec{ID: "nul\x00id", Text: "a text with a bad id"}, rec{ID: "short", Text: "two words"})
+	writeJSONL(t, in, rs)
+	f, err := os.OpenFile(in, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("{\"id\": \"x\"}\nnot json\n"); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	type loaded struct {
+		sum  *LoadSummary
+		bad  []string
+		docs map[string]db.Doc
+	}
+	load := func(keepTexts bool) loaded {
+		d, err := db.Open(filepath.Join(dir, fmt.Sprint("db-", keepTexts)), &db.Options{BulkLoad: true, NoSync: true, KeepTexts: keepTexts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		var l loaded
+		l.sum, err = Load(ctx, d, LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{in}, Batch: 37,
+			Bad: func(pos string, err error) { l.bad = append(l.bad, pos+": "+err.Error()) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.docs = map[string]db.Doc{}
+		for _, r := range rs {
+			doc, err := d.Get(ctx, r.ID)
+			if err == nil {
+				doc.Added = time.Time{}
+				l.docs[r.ID] = *doc
+			}
+		}
+		if err := d.Check(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	pre, plain := load(false), load(true)
+	if pre.sum.Stored != plain.sum.Stored || pre.sum.Skipped != plain.sum.Skipped || fmt.Sprint(pre.sum.SkippedReasons) != fmt.Sprint(plain.sum.SkippedReasons) || pre.sum.Skipped < 4 {
+		t.Fatalf("summaries differ: %+v and %+v", pre.sum, plain.sum)
+	}
+	if !slices.Equal(pre.bad, plain.bad) {
+		t.Fatalf("bad records differ:\n%q\n%q", pre.bad, plain.bad)
+	}
+	if len(pre.docs) != len(plain.docs) || len(pre.docs) < 300 {
+		t.Fatalf("%d and %d documents", len(pre.docs), len(plain.docs))
+	}
+	for id, a := range pre.docs {
+		b := plain.docs[id]
+		if !slices.Equal(a.Fingerprint, b.Fingerprint) || a.ContentHash != b.ContentHash || a.Size != b.Size || a.Words != b.Words || a.Shingles != b.Shingles || a.Source != b.Source {
+			t.Fatalf("%s: %+v, plain path %+v", id, a, b)
 		}
 	}
 }

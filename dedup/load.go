@@ -9,7 +9,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -362,10 +365,29 @@ func (l *loader) file(ctx context.Context, path string, check checkFunc, n *int6
 		defer close(batches)
 		rerr = l.read(rctx, r, check, from, fileRecords, *n, batches)
 	}()
-	for b := range batches {
+	ready := batches
+	if l.prefingerprint() {
+		// A second goroutine fingerprints each batch while the batch
+		// before it is written (the write runs on one core).
+		prepared := make(chan *batch, 1)
+		go func() {
+			defer close(prepared)
+			for b := range batches {
+				if rctx.Err() == nil {
+					l.fingerprint(rctx, b)
+				}
+				select {
+				case prepared <- b:
+				case <-rctx.Done():
+				}
+			}
+		}()
+		ready = prepared
+	}
+	for b := range ready {
 		if err := l.store(ctx, b, mark, mname); err != nil {
 			cancel()
-			for range batches {
+			for range ready {
 			}
 			return err
 		}
@@ -379,6 +401,46 @@ func (l *loader) file(ctx context.Context, path string, check checkFunc, n *int6
 	l.done += done
 	l.sum.Bytes += done
 	return nil
+}
+
+// prefingerprint tells whether batches are fingerprinted ahead of their
+// write (db.Prepare): only when the database stores nothing more of a
+// document than Prepare returns (no text, no audit log).
+func (l *loader) prefingerprint() bool {
+	p := l.d.Params()
+	return !p.KeepTexts && !p.AuditLog
+}
+
+// fingerprint replaces the documents of b by their fingerprints (with
+// content hash, size, words and shingle count), computed by db.Prepare on
+// GOMAXPROCS goroutines, so that AddBatch only stores them. A document
+// Prepare refuses is left as it is: AddBatch refuses it the same way, and
+// reports it as it reports any refused document.
+func (l *loader) fingerprint(ctx context.Context, b *batch) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(b.docs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(b.docs) || ctx.Err() != nil {
+					return
+				}
+				in := &b.docs[i]
+				doc, err := l.d.Prepare(ctx, *in)
+				if err != nil {
+					continue
+				}
+				*in = db.Input{
+					ID: in.ID, Source: in.Source, Added: in.Added, ReplaceUnchanged: in.ReplaceUnchanged,
+					Fingerprint: doc.Fingerprint, ContentHash: doc.ContentHash, Size: doc.Size, Words: doc.Words, Shingles: doc.Shingles,
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // batch is a batch of records read from one file.
