@@ -807,7 +807,9 @@ func runDedupChild(ctx context.Context, spec dedupChildSpec) (*DedupRun, bool, e
 		return nil, false, err
 	}
 	cmd := exec.CommandContext(ctx, exe)
-	cmd.Env = append(os.Environ(), DedupChildEnv+"="+string(js))
+	// The child runs on as many cores as the bench (GOMAXPROCS may have
+	// been set in code, as go test -cpu does).
+	cmd.Env = append(os.Environ(), DedupChildEnv+"="+string(js), "GOMAXPROCS="+strconv.Itoa(runtime.GOMAXPROCS(0)))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

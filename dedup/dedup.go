@@ -145,6 +145,11 @@ type assignment struct {
 // d may hold documents already (an archive): records that are near
 // duplicates of them are removed like others (under "first", stored
 // documents come first), so new data can be checked against old.
+//
+// Run is a batch job: between its phases it runs a garbage collection
+// (runtime.GC), which keeps one phase's garbage from adding to the next
+// phase's peak memory; a process that serves requests meanwhile sees two
+// collections per Run.
 func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 	if o.Out == "" {
 		return nil, fmt.Errorf("%w: no output", db.ErrInvalidOptions)

@@ -376,10 +376,10 @@ func (l *loader) file(ctx context.Context, path string, check checkFunc, n *int6
 				if rctx.Err() == nil {
 					l.fingerprint(rctx, b)
 				}
-				select {
-				case prepared <- b:
-				case <-rctx.Done():
-				}
+				// Always sent (the loop below drains ready, also
+				// after an error): a batch dropped here would be lost
+				// without an error.
+				prepared <- b
 			}
 		}()
 		ready = prepared

@@ -104,11 +104,13 @@
 //     ErrSchema. Row groups hold at most 100 000 rows or about 32 MiB of
 //     values. Rows are encoded and compressed on goroutines, one per row
 //     group, at most two row groups at once and 32 MiB of rows waiting for
-//     them (a writer holds those and up to three row groups' pages in
+//     them (a writer holds those and up to two row groups' pages in
 //     memory); row groups are committed in order, so the file does not
-//     depend on the number of cores. Output pages are Zstandard-compressed
-//     at its fastest level (a source's Zstandard columns too; the level is
-//     not stored in a file) unless the source column has another codec;
+//     depend on the number of cores. An encoding error is returned by a
+//     later Write (the rows written in between are lost with the file) or
+//     by Close. Output pages are Zstandard-compressed at its fastest level
+//     (a source's top-level Zstandard columns too; the level is not stored
+//     in a file) unless the source column has another codec;
 //     .gz and .zst outputs are compressed at the fastest level too (a
 //     dedup writes as much as it reads). A Parquet output of string
 //     columns (non-Parquet sources) accepts records with a subset of the

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress"
@@ -80,13 +81,19 @@ type pqOutput struct {
 	pending []*pqGroup // row groups filled, not yet committed, in file order
 	batch   *pqBatch   // rows not yet handed out
 	batchSz int64
-	budget  *byteBudget   // bytes of rows handed to goroutines, not yet encoded
-	free    chan *pqBatch // batches written, for reuse
+	budget  *byteBudget           // bytes of rows handed to goroutines, not yet encoded
+	free    chan *pqBatch         // batches written, for reuse
+	failed  atomic.Pointer[error] // the first error of a goroutine
 }
 
-// Concurrency limits of the Parquet Writer.
+// Concurrency limits of the Parquet Writer. A row group's goroutine
+// encodes the rows it is handed while the caller fills the batches; when
+// the group ends, it finishes what it was handed (at most pqBudget bytes)
+// while the next group's goroutine starts, so that up to pqGroups row
+// groups are encoded at once and held in memory (their pages) until their
+// commit.
 const (
-	pqGroups     = 2        // row groups encoded at once
+	pqGroups     = 2        // row groups pending at once
 	pqBatchRows  = 256      // rows handed to a row group's goroutine at once
 	pqBatchBytes = 1 << 20  // or this many bytes of values
 	pqBudget     = 32 << 20 // bytes of rows handed out and not yet written
@@ -144,6 +151,9 @@ func (b *pqBatch) reset() {
 // add queues one row (copied) and starts a new row group when the limits
 // are reached.
 func (pq *pqOutput) add(row parquet.Row, size int64) error {
+	if e := pq.failed.Load(); e != nil {
+		return *e // a row group's goroutine failed: stop at once
+	}
 	if pq.batch == nil {
 		select {
 		case pq.batch = <-pq.free:
@@ -186,7 +196,7 @@ func (pq *pqOutput) send() (err error) {
 		if err != nil {
 			return err
 		}
-		go g.run(pq.budget, pq.free)
+		go g.run(pq.budget, pq.free, &pq.failed)
 		pq.cur = g
 	}
 	pq.budget.acquire(pq.batchSz)
@@ -262,8 +272,13 @@ func (pq *pqOutput) stop() {
 // columns (compressing the last pages); after an error it goes on
 // releasing the budget of what it is handed, so that the sender never
 // waits for it.
-func (g *pqGroup) run(b *byteBudget, free chan *pqBatch) {
+func (g *pqGroup) run(b *byteBudget, free chan *pqBatch, failed *atomic.Pointer[error]) {
 	defer close(g.done)
+	defer func() {
+		if g.err != nil {
+			failed.CompareAndSwap(nil, &g.err)
+		}
+	}()
 	for bt := range g.ch {
 		if g.err == nil {
 			g.err = writeGroupRows(g.rg, bt.rows)

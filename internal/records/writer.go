@@ -80,7 +80,8 @@ type heldRecord struct {
 // (.gz, .zst, .zstd; .bz2 is refused: Go has no bzip2 compressor). Path "-"
 // writes to stdout (JSON Lines for FormatAuto) and Close does not close it.
 // extraNames are the names of the extra fields that every Write passes, in
-// order.
+// order. A Writer must be closed, also after an error: a Parquet Writer's
+// goroutines end at Close.
 func Create(path string, f Format, stdout io.Writer, extraNames []string) (*Writer, error) {
 	seen := map[string]bool{}
 	for _, n := range extraNames {
