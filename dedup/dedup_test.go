@@ -522,3 +522,31 @@ func TestPrefingerprintSameDocuments(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadCancelled: a load cancelled midway returns an error, or, when
+// the cancellation came too late to stop it, stored every record: never
+// success with documents missing.
+func TestLoadCancelled(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "in.jsonl")
+	rs := dataset(8, 400)
+	writeJSONL(t, in, rs)
+	for i := range 20 {
+		d := openDB(t, t.TempDir())
+		cctx, cancel := context.WithCancel(ctx)
+		batches := 0
+		sum, err := Load(cctx, d, LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{in}, Batch: 10 + i,
+			Bad: func(string, error) {},
+			Progress: func(Progress) {
+				if batches++; batches == 1+i%7 {
+					cancel()
+				}
+			}})
+		cancel()
+		if err == nil && (sum.Records != int64(len(rs)) || d.Len() != len(rs)) {
+			t.Fatalf("run %d: no error, but %d records read and %d documents stored of %d", i, sum.Records, d.Len(), len(rs))
+		}
+		if err != nil && !errors.Is(err, context.Canceled) {
+			t.Fatalf("run %d: %v", i, err)
+		}
+	}
+}
