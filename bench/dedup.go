@@ -740,7 +740,7 @@ func processCPU() time.Duration {
 
 // run deduplicates the dataset's input of format f as `fpdb dedup` does
 // (db.Open with BulkLoad and a 64 MiB memtable, synced; dedup.Run with the
-// id field "id"; Close) in a child process (dedupChild), so that its time,
+// id field "id"; Close) in a child process (RunDedupChild), so that its time,
 // CPU and peak RSS are the run's alone, not those of the bench's dataset
 // and ground truth; then it checks the outputs. reset tells whether the
 // child could reset its peak RSS.

@@ -170,13 +170,6 @@ func validThresholdOf(what string) func(float64) error {
 	return func(t float64) error { return validHTTPThreshold(what, t) }
 }
 
-// fpInput is the input of a prepared document (fingerprinted once, by
-// the handler).
-func fpInput(d *db.Doc) db.Input {
-	return db.Input{ID: d.ID, Fingerprint: d.Fingerprint, ContentHash: d.ContentHash, Size: d.Size, Words: d.Words,
-		Shingles: d.Shingles, Source: d.Source}
-}
-
 // sameContent reports whether a replica would leave stored as it is when
 // doc is added (the db's unchanged: content hash and fingerprint equal).
 func sameContent(stored, doc *db.Doc) bool {
@@ -318,7 +311,7 @@ func (h *httpHandler) add(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	res, err := h.r.Add(ctx, []db.Input{fpInput(doc)}, AddOptions{Threshold: req.Threshold, Reject: req.Reject})
+	res, err := h.r.Add(ctx, []db.Input{doc.Input()}, AddOptions{Threshold: req.Threshold, Reject: req.Reject})
 	if err != nil {
 		return err
 	}
@@ -634,20 +627,25 @@ func (h *httpHandler) batch(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	res := api.BatchResult{Skipped: []api.BatchSkip{}}
 	seen := make(map[string]bool, len(lines))
-	var docs []*db.Doc
-	size := 0
+	var ins []db.Input
+	var inLines []int
 	for _, l := range lines {
 		if seen[l.Input.ID] {
 			res.Skipped = append(res.Skipped, api.BatchSkip{Line: l.Line, ID: l.Input.ID, Error: db.ErrDuplicateInBatch.Error()})
 			continue
 		}
 		seen[l.Input.ID] = true
-		doc, err := h.r.gw.Prepare(ctx, l.Input)
-		if err != nil {
-			if ctx.Err() != nil || errors.Is(err, db.ErrClosed) {
-				return err
-			}
-			res.Skipped = append(res.Skipped, api.BatchSkip{Line: l.Line, ID: l.Input.ID, Error: err.Error()})
+		ins, inLines = append(ins, l.Input), append(inLines, l.Line)
+	}
+	prepared, errs, err := h.r.gw.PrepareBatch(ctx, ins)
+	if err != nil {
+		return err
+	}
+	var docs []*db.Doc
+	size := 0
+	for i, doc := range prepared {
+		if errs[i] != nil {
+			res.Skipped = append(res.Skipped, api.BatchSkip{Line: inLines[i], ID: ins[i].ID, Error: errs[i].Error()})
 			continue
 		}
 		docs = append(docs, doc)
@@ -661,7 +659,7 @@ func (h *httpHandler) batch(w http.ResponseWriter, r *http.Request) error {
 		ids := make([]string, len(docs))
 		ins := make([]db.Input, len(docs))
 		for i, d := range docs {
-			ids[i], ins[i] = d.ID, fpInput(d)
+			ids[i], ins[i] = d.ID, d.Input()
 		}
 		seq, err := h.latest(ctx)
 		if err != nil {

@@ -578,7 +578,7 @@ func reply(m *nats.Msg, v any) {
 		err = fmt.Errorf("an answer of %d bytes, more than a message holds (%d): ask for fewer matches (a limit, a higher threshold)", len(b), maxReply)
 	}
 	if err != nil {
-		b, _ = json.Marshal(errorReply{Err: err.Error()})
+		b, _ = json.Marshal(status{Err: err.Error()})
 	}
 	m.Respond(b)
 }
@@ -586,7 +586,3 @@ func reply(m *nats.Msg, v any) {
 // maxReply bounds a reply's size (the servers take messages of up to
 // 8 MiB).
 const maxReply = 7 << 20
-
-type errorReply struct {
-	Err string `json:"err,omitempty"`
-}

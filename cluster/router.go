@@ -142,23 +142,8 @@ func (r *Router) QueryDoc(ctx context.Context, doc *db.Doc, o QueryOptions) ([]d
 	}
 	job := &queryJob{q: shardQuery{FP: doc.Fingerprint, ContentHash: doc.ContentHash, Shingles: doc.Shingles, Threshold: o.Threshold, Containment: o.Containment, Limit: o.Limit},
 		minSeq: o.MinSeq, done: make(chan struct{})}
-	select {
-	case r.queries <- job:
-	case <-r.quit:
-		return nil, ErrClosed
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	select {
-	case <-job.done:
-	case <-r.quit:
-		select {
-		case <-job.done: // answered before the close
-		default:
-			return nil, ErrClosed
-		}
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	if err := submit(ctx, r.quit, r.queries, job, job.done); err != nil {
+		return nil, err
 	}
 	if job.err != nil {
 		return nil, job.err
@@ -502,38 +487,51 @@ func (r *Router) Add(ctx context.Context, docs []db.Input, o AddOptions) ([]AddR
 	}
 	req := &addReq{o: o, done: make(chan struct{})}
 	now := time.Now().UTC()
-	for i := range docs {
-		in := docs[i]
-		doc, err := r.gw.Prepare(ctx, in)
-		if err != nil {
-			return nil, err
+	prepared, errs, err := r.gw.PrepareBatch(ctx, docs)
+	if err != nil {
+		return nil, err
+	}
+	for i, doc := range prepared {
+		if errs[i] != nil {
+			return nil, errs[i]
 		}
 		if doc.Added.IsZero() {
 			doc.Added = now
 		}
 		req.docs = append(req.docs, doc)
 	}
+	// On ErrClosed or ctx's end the batch may still be appended; its
+	// outcome is lost to us.
+	if err := submit(ctx, r.quit, r.reqs, req, req.done); err != nil {
+		return nil, err
+	}
+	return req.out, req.err
+}
+
+// submit hands job to the router's worker through ch and waits until the
+// worker closes done. It returns ErrClosed when the router closes first
+// (unless done is closed by then) and ctx.Err() when ctx ends first; the
+// job may still run after either.
+func submit[T any](ctx context.Context, quit <-chan struct{}, ch chan<- T, job T, done <-chan struct{}) error {
 	select {
-	case r.reqs <- req:
-	case <-r.quit:
-		return nil, ErrClosed
+	case ch <- job:
+	case <-quit:
+		return ErrClosed
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return ctx.Err()
 	}
 	select {
-	case <-req.done:
-		return req.out, req.err
-	case <-r.quit:
+	case <-done:
+		return nil
+	case <-quit:
 		select {
-		case <-req.done:
-			return req.out, req.err
+		case <-done: // answered before the close
+			return nil
 		default:
-			// Closed: the batch may or may not be appended.
-			return nil, ErrClosed
+			return ErrClosed
 		}
 	case <-ctx.Done():
-		// The batch may still be appended; its outcome is lost to us.
-		return nil, ctx.Err()
+		return ctx.Err()
 	}
 }
 

@@ -360,17 +360,45 @@ func shingleCount(res fingerprint.Result) int {
 // cluster gateway fingerprints with it before it appends the document to
 // its write log. The returned Doc's Added is in's (zero if unset).
 func (d *DB) Prepare(ctx context.Context, in Input) (*Doc, error) {
-	if err := validID(in.ID); err != nil {
-		return nil, fmt.Errorf("fpdb: prepare: %w", err)
-	}
-	if err := d.enter(ctx); err != nil {
+	docs, errs, err := d.PrepareBatch(ctx, []Input{in})
+	if err != nil {
 		return nil, err
 	}
-	defer d.leave()
-	doc, err := d.prepare(&in)
-	if err != nil {
-		return nil, fmt.Errorf("fpdb: prepare %q: %w", in.ID, err)
+	return docs[0], errs[0]
+}
+
+// PrepareBatch is Prepare for each of docs, on GOMAXPROCS goroutines as
+// AddBatch fingerprints: docs[i] prepared is out[i], or errs[i] says why it
+// would be refused. err is set (out and errs nil) when the database is
+// closed or ctx ends.
+func (d *DB) PrepareBatch(ctx context.Context, docs []Input) (out []*Doc, errs []error, err error) {
+	if err := d.enter(ctx); err != nil {
+		return nil, nil, err
 	}
-	doc.text = nil
-	return &doc, nil
+	defer d.leave()
+	prepared, errs := d.fingerprintBatch(ctx, docs)
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	out = make([]*Doc, len(docs))
+	for i := range prepared {
+		switch {
+		case errs[i] != nil && validID(docs[i].ID) != nil:
+			errs[i] = fmt.Errorf("fpdb: prepare: %w", errs[i])
+		case errs[i] != nil:
+			errs[i] = fmt.Errorf("fpdb: prepare %q: %w", docs[i].ID, errs[i])
+		default:
+			prepared[i].text = nil
+			out[i] = &prepared[i]
+		}
+	}
+	return out, errs, nil
+}
+
+// Input returns the input that stores d as it is (its fingerprint, content
+// hash, size, words, shingle count, source and time added; no text): what
+// a document prepared elsewhere (Prepare) is added with.
+func (d *Doc) Input() Input {
+	return Input{ID: d.ID, Source: d.Source, Added: d.Added, Fingerprint: d.Fingerprint, ContentHash: d.ContentHash,
+		Size: d.Size, Words: d.Words, Shingles: d.Shingles}
 }

@@ -227,7 +227,12 @@ func (d *DB) fingerprintBatch(ctx context.Context, docs []Input) ([]Doc, []error
 			texts = append(texts, i)
 		}
 	}
-	if len(texts) == 0 {
+	switch len(texts) {
+	case 0:
+		return out, errs
+	case 1: // no goroutine for one text
+		i := texts[0]
+		out[i], errs[i] = d.prepare(&docs[i])
 		return out, errs
 	}
 	work := make(chan int)

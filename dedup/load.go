@@ -9,10 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -373,9 +370,7 @@ func (l *loader) file(ctx context.Context, path string, check checkFunc, n *int6
 		go func() {
 			defer close(prepared)
 			for b := range batches {
-				if rctx.Err() == nil {
-					l.fingerprint(rctx, b)
-				}
+				l.fingerprint(rctx, b)
 				// Always sent (the loop below drains ready, also
 				// after an error): a batch dropped here would be lost
 				// without an error.
@@ -412,35 +407,23 @@ func (l *loader) prefingerprint() bool {
 }
 
 // fingerprint replaces the documents of b by their fingerprints (with
-// content hash, size, words and shingle count), computed by db.Prepare on
-// GOMAXPROCS goroutines, so that AddBatch only stores them. A document
-// Prepare refuses is left as it is: AddBatch refuses it the same way, and
-// reports it as it reports any refused document.
+// content hash, size, words and shingle count: db.PrepareBatch), so that
+// AddBatch only stores them. A document PrepareBatch refuses is left as
+// it is: AddBatch refuses it the same way, and reports it as it reports
+// any refused document. Nothing changes when ctx ends (the batch is then
+// not stored).
 func (l *loader) fingerprint(ctx context.Context, b *batch) {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(b.docs)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(b.docs) || ctx.Err() != nil {
-					return
-				}
-				in := &b.docs[i]
-				doc, err := l.d.Prepare(ctx, *in)
-				if err != nil {
-					continue
-				}
-				*in = db.Input{
-					ID: in.ID, Source: in.Source, Added: in.Added, ReplaceUnchanged: in.ReplaceUnchanged,
-					Fingerprint: doc.Fingerprint, ContentHash: doc.ContentHash, Size: doc.Size, Words: doc.Words, Shingles: doc.Shingles,
-				}
-			}
-		}()
+	docs, errs, err := l.d.PrepareBatch(ctx, b.docs)
+	if err != nil {
+		return
 	}
-	wg.Wait()
+	for i, doc := range docs {
+		if errs[i] == nil {
+			in := doc.Input()
+			in.ReplaceUnchanged = b.docs[i].ReplaceUnchanged
+			b.docs[i] = in
+		}
+	}
 }
 
 // batch is a batch of records read from one file.

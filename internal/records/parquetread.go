@@ -547,21 +547,6 @@ func parquetFieldValue(v parquet.Value, node parquet.Node) any {
 	return v.String() // INT96
 }
 
-// flatFields fills rec.Fields with the top-level fields of row, the row
-// next read last, when they are all flat (d.allFlat).
-func (d *parquetDecoder) flatFields(row parquet.Row, rec *Record) {
-	d.fields = d.fields[:0]
-	for i := range d.tops {
-		t := &d.tops[i]
-		var v parquet.Value // null when the row lacks it
-		if j := d.colFirst[t.first]; j >= 0 && j < len(row) {
-			v = row[j]
-		}
-		d.fields = append(d.fields, Field{Name: t.name, Value: parquetFieldValue(v, t.node)})
-	}
-	rec.Fields = d.fields
-}
-
 // buildFields fills rec.Fields with the top-level fields of row.
 func (d *parquetDecoder) buildFields(row parquet.Row, rec *Record) error {
 	d.fields = d.fields[:0]

@@ -185,15 +185,7 @@ func (pq *pqOutput) send() (err error) {
 	}
 	if pq.cur == nil {
 		g := &pqGroup{ch: make(chan *pqBatch, 4), done: make(chan struct{})}
-		func() {
-			defer func() {
-				if p := recover(); p != nil {
-					err = fmt.Errorf("starting a Parquet row group: %v", p)
-				}
-			}()
-			g.rg = pq.w.BeginRowGroup()
-		}()
-		if err != nil {
+		if g.rg, err = beginGroup(pq.w); err != nil {
 			return err
 		}
 		go g.run(pq.budget, pq.free, &pq.failed)
@@ -207,7 +199,7 @@ func (pq *pqOutput) send() (err error) {
 }
 
 // endGroup ends the current row group; once pqGroups row groups are
-// pending, it commits the oldest.
+// pending (they are added one at a time), it commits the oldest.
 func (pq *pqOutput) endGroup() error {
 	if err := pq.send(); err != nil {
 		return err
@@ -219,19 +211,15 @@ func (pq *pqOutput) endGroup() error {
 	close(pq.cur.ch)
 	pq.pending = append(pq.pending, pq.cur)
 	pq.cur = nil
-	if len(pq.pending) >= pqGroups {
-		return pq.commit(len(pq.pending) - pqGroups + 1)
+	if len(pq.pending) == pqGroups {
+		return pq.commit(1)
 	}
 	return nil
 }
 
 // commit waits for the n oldest pending row groups and commits them.
 func (pq *pqOutput) commit(n int) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("writing a Parquet row group: %v", p)
-		}
-	}()
+	defer recoverWrite(&err, "writing a Parquet row group")
 	for n > 0 {
 		g := pq.pending[0]
 		<-g.done
@@ -296,26 +284,30 @@ func (g *pqGroup) run(b *byteBudget, free chan *pqBatch, failed *atomic.Pointer[
 	}
 }
 
-// writeGroupRows writes rows into a row group, a panic of the Parquet
-// library becoming an error.
+// recoverWrite turns a panic of the Parquet library while writing into
+// *err, saying what was being done (deferred).
+func recoverWrite(err *error, what string) {
+	if p := recover(); p != nil {
+		*err = fmt.Errorf("%s: %v", what, p)
+	}
+}
+
+// beginGroup starts a row group of w.
+func beginGroup(w *parquet.GenericWriter[any]) (_ *parquet.ConcurrentRowGroupWriter, err error) {
+	defer recoverWrite(&err, "starting a Parquet row group")
+	return w.BeginRowGroup(), nil
+}
+
+// writeGroupRows writes rows into a row group.
 func writeGroupRows(rg *parquet.ConcurrentRowGroupWriter, rows []parquet.Row) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("writing a Parquet row: %v", p)
-		}
-	}()
+	defer recoverWrite(&err, "writing a Parquet row")
 	_, err = rg.WriteRows(rows)
 	return err
 }
 
-// flushGroup flushes a row group's columns, a panic of the Parquet library
-// becoming an error.
+// flushGroup flushes a row group's columns.
 func flushGroup(rg *parquet.ConcurrentRowGroupWriter) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("writing a Parquet row group: %v", p)
-		}
-	}()
+	defer recoverWrite(&err, "writing a Parquet row group")
 	return rg.Flush()
 }
 
@@ -366,11 +358,7 @@ func extraNode(v any) (parquet.Node, parquet.Kind) {
 
 // openParquet starts the Parquet writer with the given fields and extras.
 func (w *Writer) openParquet(name string, fields []parquet.Field, extras []Extra, nLeaves int) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("%s: cannot write this Parquet schema: %v", w.path, p)
-		}
-	}()
+	defer recoverWrite(&err, w.path+": cannot write this Parquet schema")
 	pq := &pqOutput{nLeaves: nLeaves, maxRows: w.pqMaxRows, maxBytes: w.pqMaxBytes}
 	for i, e := range extras {
 		n, k := extraNode(e.Value)
@@ -567,10 +555,6 @@ func (w *Writer) closeParquet() (err error) {
 		w.pq.stop()
 		return err
 	}
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("closing the Parquet file: %v", p)
-		}
-	}()
+	defer recoverWrite(&err, "closing the Parquet file")
 	return w.pq.w.Close()
 }

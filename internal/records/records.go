@@ -241,7 +241,8 @@ type Record struct {
 // Reader.Next.
 func (rec *Record) LoadFields() {
 	if rec.pqLazy != nil && rec.Fields == nil {
-		rec.pqLazy.flatFields(rec.pqRow, rec)
+		// Flat fields cannot fail to convert (d.allFlat).
+		_ = rec.pqLazy.buildFields(rec.pqRow, rec)
 	}
 }
 
