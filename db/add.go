@@ -1,7 +1,6 @@
 package db
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -127,17 +126,14 @@ func (d *DB) prepare(in *Input) (Doc, error) {
 		}
 		return doc, nil
 	}
-	r := in.Reader
-	switch {
-	case in.Open != nil:
+	r := in.Reader // nil for in.Text, read in place
+	if in.Open != nil {
 		rc, err := in.Open()
 		if err != nil {
 			return Doc{}, err
 		}
 		defer rc.Close()
 		r = rc
-	case in.Text != nil:
-		r = bytes.NewReader(in.Text)
 	}
 	var keep *textCapture
 	if d.params.KeepTexts {
@@ -153,7 +149,7 @@ func (d *DB) prepare(in *Input) (Doc, error) {
 			}
 		}()
 	}
-	res, size, f, err := d.buildText(r, in.TextOptions, in.Source, keep)
+	res, size, f, err := d.buildText(r, in.Text, in.TextOptions, in.Source, keep)
 	if err != nil {
 		return Doc{}, err
 	}

@@ -190,7 +190,7 @@ func (v *verifier) fp(d *DB, ts uint64) ([]uint64, error) {
 	if fp, ok := v.fps[ts]; ok {
 		return fp, nil
 	}
-	res, _, err := d.build(strings.NewReader(crashText(ts)), TextOptions{}, "")
+	res, _, err := d.build(strings.NewReader(crashText(ts)), nil, TextOptions{}, "")
 	if err != nil {
 		return nil, err
 	}

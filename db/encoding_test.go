@@ -2,6 +2,7 @@ package db
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -107,5 +108,47 @@ func TestEncodingErrors(t *testing.T) {
 	}
 	if _, err := v1.Add(ctx, Input{ID: "y", Text: []byte("café ok"), TextOptions: TextOptions{Encoding: "utf-8"}}, nil); err != nil {
 		t.Errorf("version 1 with utf-8 named: %v", err)
+	}
+}
+
+// TestTextInPlaceSameAsReader: a text given in memory (Input.Text, read in
+// place when decoding would not change it) makes the same document, or the
+// same error, as the same bytes given as a reader, whatever the encoding,
+// format, normalization version and text keeping.
+func TestTextInPlaceSameAsReader(t *testing.T) {
+	page := func(charset, body string) string {
+		return `<!DOCTYPE html><html><head><meta charset="` + charset + `"></head><body><p>` + body + "</p></body></html>"
+	}
+	texts := []string{
+		"plain ascii words for a test of the fast path",
+		"café naïve œuvre 日本語のテキスト",
+		"caf\xe9 au lait \x81 bytes that are not UTF-8",
+		"\xef\xbb\xbfwith a byte-order mark",
+		string(encode(t, unicode.UTF16(unicode.LittleEndian, unicode.UseBOM), "utf-16 text here")),
+		page("iso-8859-1", "plain ascii body"),
+		page("utf-8", "café body"),
+		page("windows-1252", "caf\xe9"),
+		"<p>Markup &amp; entities</p>",
+		"a NUL \x00 byte",
+		"",
+		"... ---",
+		strings.Repeat("long text over the tokenizer's buffer ", 3000),
+	}
+	for _, version := range []int{1, 2} {
+		for _, keep := range []bool{false, true} {
+			d := openTest(t, "", &Options{NormalizeVersion: version, KeepTexts: keep, MaxTextSize: 100 << 10})
+			for _, to := range []TextOptions{{}, {Format: FormatText}, {Format: FormatHTML}, {Encoding: "utf-8"}, {Encoding: "latin1"}} {
+				for i, text := range texts {
+					inPlace, err1 := d.prepare(&Input{ID: "a", Text: []byte(text), TextOptions: to})
+					read, err2 := d.prepare(&Input{ID: "a", Reader: strings.NewReader(text), TextOptions: to})
+					if (err1 == nil) != (err2 == nil) || err1 != nil && err1.Error() != err2.Error() {
+						t.Fatalf("v%d keep=%v %+v text %d: in place: %v; reader: %v", version, keep, to, i, err1, err2)
+					}
+					if !reflect.DeepEqual(inPlace, read) {
+						t.Fatalf("v%d keep=%v %+v text %d: in place %+v\nreader %+v", version, keep, to, i, inPlace, read)
+					}
+				}
+			}
+		}
 	}
 }

@@ -39,7 +39,7 @@ func (d *DB) QueryReader(ctx context.Context, r io.Reader, opts QueryOptions) (*
 	}
 	d.tmplMu.RLock()
 	defer d.tmplMu.RUnlock()
-	res, _, err := d.build(r, opts.TextOptions, "")
+	res, _, err := d.build(r, nil, opts.TextOptions, "")
 	if err != nil {
 		return nil, fmt.Errorf("fpdb: query: %w", err)
 	}
@@ -523,7 +523,7 @@ func (d *DB) QueryMany(ctx context.Context, texts [][]byte, opts QueryOptions) (
 				if i >= len(texts) {
 					return
 				}
-				res, _, err := d.build(bytes.NewReader(texts[i]), opts.TextOptions, "")
+				res, _, err := d.build(nil, texts[i], opts.TextOptions, "")
 				if err != nil {
 					cancel(fmt.Errorf("fpdb: query of text %d: %w", i, err))
 					return

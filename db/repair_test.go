@@ -207,7 +207,7 @@ func TestCheckAndRepair(t *testing.T) {
 				if len(q.Matches) != 1 || q.Matches[0].ID != id || !q.Matches[0].Exact {
 					t.Errorf("%s: query of its own text after Repair: %+v", id, q.Matches)
 				}
-				fp, _, _ := d.build(strings.NewReader(s), TextOptions{}, "")
+				fp, _, _ := d.build(strings.NewReader(s), nil, TextOptions{}, "")
 				if !slices.Equal(doc.Fingerprint, fp.FP) {
 					t.Errorf("%s: fingerprint changed", id)
 				}

@@ -113,7 +113,7 @@ func testSoak(t *testing.T, bulk bool) {
 						fail(err)
 						return
 					}
-					qfp, _, err := d.build(bytes.NewReader(q), TextOptions{}, "")
+					qfp, _, err := d.build(bytes.NewReader(q), nil, TextOptions{}, "")
 					if err != nil {
 						fail(err)
 						return

@@ -469,7 +469,7 @@ func (d *DB) reindex(ctx context.Context) (done, changed int, err error) {
 				return done, changed, fmt.Errorf("document %q: %w", doc.ID, err)
 			}
 			buf = st.Text
-			res, _, err := d.build(bytes.NewReader(st.Text), TextOptions{Format: st.Format, Encoding: "utf-8"}, "")
+			res, _, err := d.build(nil, st.Text, TextOptions{Format: st.Format, Encoding: "utf-8"}, "")
 			if err != nil {
 				return done, changed, fmt.Errorf("document %q: fingerprint its stored text: %w", doc.ID, err)
 			}

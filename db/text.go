@@ -2,6 +2,7 @@ package db
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -119,18 +120,20 @@ func (o TextOptions) normalizeFormat(name string) (normalize.Format, error) {
 	return 0, fmt.Errorf("%w: Format %d", ErrInvalidOptions, int(o.Format))
 }
 
-// build fingerprints the text read from r, named name (a path or URL, for
-// FormatAuto; may be empty), and returns it with the number of bytes read.
-func (d *DB) build(r io.Reader, to TextOptions, name string) (fingerprint.Result, int64, error) {
-	res, n, _, err := d.buildText(r, to, name, nil)
+// build fingerprints the text read from r, or held in text when r is nil,
+// named name (a path or URL, for FormatAuto; may be empty), and returns it
+// with the number of bytes read.
+func (d *DB) build(r io.Reader, text []byte, to TextOptions, name string) (fingerprint.Result, int64, error) {
+	res, n, _, err := d.buildText(r, text, to, name, nil)
 	return res, n, err
 }
 
 // buildText is build that also copies the decoded text the words are read
 // from into keep, when not nil, and returns the format it was read as. A
 // text longer than keep's limit fails with an error wrapping
-// ErrTextTooLarge.
-func (d *DB) buildText(r io.Reader, to TextOptions, name string, keep *textCapture) (fingerprint.Result, int64, normalize.Format, error) {
+// ErrTextTooLarge. A text in memory that decoding would pass through
+// unchanged (UTF-8, the common case) is read in place.
+func (d *DB) buildText(r io.Reader, text []byte, to TextOptions, name string, keep *textCapture) (fingerprint.Result, int64, normalize.Format, error) {
 	f, err := to.normalizeFormat(name)
 	if err != nil {
 		return fingerprint.Result{}, 0, f, err
@@ -142,22 +145,52 @@ func (d *DB) buildText(r io.Reader, to TextOptions, name string, keep *textCaptu
 		}
 	}
 	defer d.builders.Put(b)
+	tooLarge := func() error {
+		return fmt.Errorf("%w: more than %d bytes as UTF-8 (Options.MaxTextSize: a database that keeps texts holds each one in memory)", ErrTextTooLarge, keep.limit)
+	}
+	if r == nil && d.verbatim(text, to.Encoding, f) {
+		if keep != nil {
+			if _, err := keep.Write(text); err != nil {
+				return fingerprint.Result{}, int64(len(text)), f, tooLarge()
+			}
+			f = keep.format(f)
+		}
+		res, err := b.ReadBytes(text, f)
+		return res, int64(len(text)), f, err
+	}
+	if r == nil {
+		r = bytes.NewReader(text)
+	}
 	cr := &countingReader{r: r}
-	text, err := d.decode(cr, to.Encoding, f)
+	decoded, err := d.decode(cr, to.Encoding, f)
 	if err != nil {
 		return fingerprint.Result{}, cr.n, f, err
 	}
 	if keep != nil {
-		text = io.TeeReader(text, keep)
+		decoded = io.TeeReader(decoded, keep)
 	}
-	res, err := b.Read(text, f)
+	res, err := b.Read(decoded, f)
 	if keep != nil {
 		if keep.over {
-			return fingerprint.Result{}, cr.n, f, fmt.Errorf("%w: more than %d bytes as UTF-8 (Options.MaxTextSize: a database that keeps texts holds each one in memory)", ErrTextTooLarge, keep.limit)
+			return fingerprint.Result{}, cr.n, f, tooLarge()
 		}
 		f = keep.format(f)
 	}
 	return res, cr.n, f, err
+}
+
+// verbatim reports whether decode passes text, held in memory, through
+// unchanged (so that it can be read in place).
+func (d *DB) verbatim(text []byte, encoding string, f normalize.Format) bool {
+	name, err := ParseEncoding(encoding)
+	switch {
+	case err != nil, name != "auto" && name != "utf-8":
+		return false
+	case d.params.NormalizeVersion < 2:
+		return true // version 1 reads the bytes as they are
+	}
+	markup := f == normalize.FormatMarkup || f == normalize.FormatAuto && name == "auto" && normalize.Sniff(text) == normalize.FormatMarkup
+	return textenc.Verbatim(text, textenc.Options{Encoding: encoding, Markup: markup})
 }
 
 // decode returns a reader of r's text as UTF-8 (see TextOptions.Encoding),

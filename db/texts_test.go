@@ -122,7 +122,7 @@ func TestTextRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, _, err := d.build(bytes.NewReader(st.Text), TextOptions{Format: st.Format, Encoding: "utf-8"}, "")
+		res, _, err := d.build(bytes.NewReader(st.Text), nil, TextOptions{Format: st.Format, Encoding: "utf-8"}, "")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -91,7 +91,7 @@ func (d *DB) Fingerprint(ctx context.Context, r io.Reader, o TextOptions) ([]uin
 		return nil, err
 	}
 	defer d.leave()
-	res, _, err := d.build(r, o, "")
+	res, _, err := d.build(r, nil, o, "")
 	if err != nil {
 		return nil, fmt.Errorf("fpdb: fingerprint: %w", err)
 	}

@@ -1,7 +1,6 @@
 package fingerprint
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -122,7 +121,6 @@ type Builder struct {
 	distinct  distinctSet
 	onWord    func([]byte)
 	onShingle func(uint64)
-	rd        bytes.Reader
 }
 
 // NewBuilder returns a Builder for p, or an error wrapping ErrInvalidParams.
@@ -187,6 +185,16 @@ func (b *Builder) FromReader(r io.Reader) (Result, error) {
 // Read is FromReader for text of the given format (the normalization rules
 // of version 1 ignore it).
 func (b *Builder) Read(r io.Reader, f normalize.Format) (Result, error) {
+	return b.build(f, func() error { return b.tok.Words(r, b.onWord) })
+}
+
+// ReadBytes is Read for a text held in memory, which it reads in place.
+func (b *Builder) ReadBytes(text []byte, f normalize.Format) (Result, error) {
+	return b.build(f, func() error { return b.tok.WordsBytes(text, b.onWord) })
+}
+
+// build fingerprints the words that tokenize passes to b.onWord.
+func (b *Builder) build(f normalize.Format, tokenize func() error) (Result, error) {
 	b.tok.Format = f
 	b.sh.Reset()
 	b.mh.Reset()
@@ -194,7 +202,7 @@ func (b *Builder) Read(r io.Reader, f normalize.Format) (Result, error) {
 	b.text = b.text[:0]
 	b.shingles, b.excluded = 0, 0
 	b.distinct.reset()
-	if err := b.tok.Words(r, b.onWord); err != nil {
+	if err := tokenize(); err != nil {
 		return Result{}, fmt.Errorf("fingerprint: %w", err)
 	}
 	words := b.sh.Finish(b.onShingle)
@@ -216,10 +224,7 @@ func (b *Builder) Read(r io.Reader, f normalize.Format) (Result, error) {
 
 // FromBytes returns the fingerprint of text, as FromReader would.
 func (b *Builder) FromBytes(text []byte) (Result, error) {
-	b.rd.Reset(text)
-	res, err := b.FromReader(&b.rd)
-	b.rd.Reset(nil)
-	return res, err
+	return b.ReadBytes(text, normalize.FormatAuto)
 }
 
 // NewShingler returns a Shingler that hashes shingles exactly as a Builder

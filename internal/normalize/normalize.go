@@ -229,6 +229,26 @@ func (t *Tokenizer) Words(r io.Reader, fn func(word []byte)) error {
 	return nil
 }
 
+// WordsBytes is Words for a text held in memory: it reads text in place,
+// without copying it through a buffer, and emits the same words (and
+// returns the same errors) as Words(bytes.NewReader(text), fn).
+func (t *Tokenizer) WordsBytes(text []byte, fn func(word []byte)) error {
+	if err := t.reset(fn); err != nil {
+		return err
+	}
+	defer func() { t.fn = nil }()
+	if t.v2 && t.Format == FormatAuto {
+		t.setMarkup(Sniff(text) == FormatMarkup)
+	}
+	used, err := t.process(text, true)
+	if err != nil {
+		return err
+	}
+	t.off += int64(used)
+	t.finish()
+	return nil
+}
+
 // WordSpans is Words that also gives each word's span: the bytes
 // [start, end) of the input it was read from, from its first character to
 // its last (an entity, or a character whose compatibility decomposition

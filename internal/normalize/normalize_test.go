@@ -20,12 +20,31 @@ func words(t testing.TB, tk *Tokenizer, r io.Reader) ([]string, error) {
 	return ws, err
 }
 
+// inPlace checks that WordsBytes on data gives what Words gave: the
+// words ws and the error err.
+func inPlace(t testing.TB, tk *Tokenizer, data []byte, ws []string, err error) {
+	t.Helper()
+	var got []string
+	gerr := tk.WordsBytes(data, func(w []byte) { got = append(got, string(w)) })
+	if !slices.Equal(got, ws) {
+		t.Fatalf("WordsBytes(%q) = %q, Words gave %q", data, got, ws)
+	}
+	var a, b *InputError
+	switch {
+	case (err == nil) != (gerr == nil):
+		t.Fatalf("WordsBytes(%q): error %v, Words: %v", data, gerr, err)
+	case errors.As(err, &a) != errors.As(gerr, &b) || (a != nil && *a != *b):
+		t.Fatalf("WordsBytes(%q): error %v, Words: %v", data, gerr, err)
+	}
+}
+
 func wordsOf(t testing.TB, s string) []string {
 	t.Helper()
 	ws, err := words(t, newV1(), strings.NewReader(s))
 	if err != nil {
 		t.Fatalf("Words(%q): %v", s, err)
 	}
+	inPlace(t, newV1(), []byte(s), ws, err)
 	return ws
 }
 
@@ -199,6 +218,7 @@ func TestChunkBoundaries(t *testing.T) {
 		if len(whole) == 0 {
 			t.Fatal("no words in mixed document")
 		}
+		inPlace(t, newV1(), doc, whole, err)
 		oneByte, err := words(t, newV1(), iotest.OneByteReader(bytes.NewReader(doc)))
 		if err != nil {
 			t.Fatal(err)
@@ -355,6 +375,7 @@ func FuzzWords(f *testing.F) {
 		if !slices.Equal(whole, oneByte) {
 			t.Fatalf("one-byte reader differs: %q vs %q", whole, oneByte)
 		}
+		inPlace(t, newV1(), data, whole, errWhole)
 		if (errWhole == nil) != (errOne == nil) {
 			t.Fatalf("errors differ: %v vs %v", errWhole, errOne)
 		}

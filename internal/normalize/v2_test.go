@@ -19,6 +19,7 @@ func wordsV2(t testing.TB, f Format, s string) []string {
 	if err != nil {
 		t.Fatalf("Words(%q): %v", s, err)
 	}
+	inPlace(t, &Tokenizer{Format: f}, []byte(s), ws, err)
 	return ws
 }
 
@@ -249,6 +250,7 @@ func FuzzWordsV2(f *testing.F) {
 		if !slices.Equal(whole, oneByte) || (errWhole == nil) != (errOne == nil) {
 			t.Fatalf("one-byte reader differs: %q %v vs %q %v", whole, errWhole, oneByte, errOne)
 		}
+		inPlace(t, &Tokenizer{Format: fm}, data, whole, errWhole)
 		if errWhole != nil {
 			return
 		}

@@ -57,6 +57,9 @@ func FuzzNewReader(f *testing.F) {
 		} else if out, err = io.ReadAll(d); err != nil {
 			t.Fatal(err)
 		}
+		if Verbatim(in, o) && !bytes.Equal(out, in) {
+			t.Fatalf("%+v %+v: Verbatim, but read %q from %q", o, info, out, in)
+		}
 		if o.Encoding == "utf-8" {
 			want := in
 			if bytes.HasPrefix(want, utf8BOM) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/htmlindex"
@@ -149,6 +150,28 @@ func NewReader(r io.Reader, o Options) (io.Reader, Info, error) {
 		}
 	}
 	return &directReader{br: br, t: fallback{}}, Info{Encoding: "utf-8", How: HowFallback}, nil
+}
+
+// Verbatim reports whether the reader NewReader returns for text with o
+// reads back text itself, byte for byte: text is valid UTF-8 without a
+// byte-order mark, o names no encoding other than UTF-8, and markup
+// (o.Markup) declares none other in its first bytes. A caller that holds
+// the text in memory can then use it as it is. Verbatim reads only text.
+func Verbatim(text []byte, o Options) bool {
+	name, _, err := lookup(o.Encoding)
+	switch {
+	case err != nil, name != auto && name != "utf-8":
+		return false
+	}
+	if n, _ := sniffBOM(text); n > 0 {
+		return false
+	}
+	if name == auto && o.Markup {
+		if declaredName, _, ok := declared(text); ok && declaredName != "utf-8" {
+			return false
+		}
+	}
+	return utf8.Valid(text)
 }
 
 // decoder returns the reader of br's text in the encoding enc named name.

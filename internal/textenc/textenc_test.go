@@ -456,3 +456,35 @@ func TestReadError(t *testing.T) {
 		t.Errorf("got %q, %v", out, err)
 	}
 }
+
+func TestVerbatim(t *testing.T) {
+	for _, tc := range []struct {
+		in     string
+		o      Options
+		verbat bool
+	}{
+		{"plain café", Options{}, true},
+		{"plain café", Options{Encoding: "utf-8"}, true},
+		{"plain", Options{Encoding: "windows-1252"}, false},
+		{"caf\xe9", Options{}, false},
+		{"\xef\xbb\xbfbom", Options{}, false},
+		{`<meta charset="utf-8"><p>café`, Options{Markup: true}, true},
+		{`<meta charset="iso-8859-1"><p>cafe`, Options{Markup: true}, false},
+		{`<meta charset="iso-8859-1"><p>cafe`, Options{}, true},
+		{"x", Options{Encoding: "no-such-encoding"}, false},
+	} {
+		if got := Verbatim([]byte(tc.in), tc.o); got != tc.verbat {
+			t.Errorf("Verbatim(%q, %+v) = %v, want %v", tc.in, tc.o, got, tc.verbat)
+		}
+		if !tc.verbat {
+			continue
+		}
+		d, _, err := NewReader(strings.NewReader(tc.in), tc.o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out, err := io.ReadAll(d); err != nil || string(out) != tc.in {
+			t.Errorf("%q %+v: read %q, %v", tc.in, tc.o, out, err)
+		}
+	}
+}
