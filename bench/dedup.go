@@ -591,7 +591,8 @@ type DedupRun struct {
 	// the load, and of the load and the pairs.
 	LoadPeakRSS  int64 `json:"load_peak_rss_bytes"`
 	PairsPeakRSS int64 `json:"pairs_peak_rss_bytes"`
-	// DBBytes is the size on disk of the work database after Close.
+	// DBBytes is the size on disk of the work database after Close (its
+	// postings deferred, as fpdb dedup leaves its work database).
 	DBBytes          int64          `json:"db_bytes"`
 	DBBytesPerRecord float64        `json:"db_bytes_per_record"`
 	OutputBytes      int64          `json:"output_bytes"`
@@ -882,7 +883,7 @@ func measureDedup(ctx context.Context, spec dedupChildSpec) (_ *DedupRun, reset 
 		Removed:   spec.Removed,
 	})
 	t2 := time.Now()
-	cerr := d.Close()
+	cerr := d.CloseUnflushed() // as fpdb dedup closes its work database before removing it
 	t3 := time.Now()
 	if err != nil {
 		return nil, reset, err
@@ -1347,7 +1348,7 @@ func dedupMarkdown(b *strings.Builder, r *DedupResult) {
 		c.Records, r.MeanTextBytes, r.MeanWords, r.Vocabulary, t.Clusters, t.Copies, 100*float64(t.Copies)/float64(max(c.Records, 1)), t.ExactCopies, r.GenerateSeconds, t.Seconds)
 	fmt.Fprintf(b, "Ground truth: the exact Jaccard resemblance J of the 4-word shingle sets (fpdb's default shingle width, words split and normalized by internal/normalize as fpdb does) of every pair of records of one planted cluster: %d pairs, of which %d have J ≥ %.2f (the true pairs; %d of them an original and a copy). A copy resembles its original at J ≥ %.3f (mean %.3f). Pairs of records of different planted clusters are not enumerated: random Zipf texts share few shingles (J near 0); any such pair the output puts in one cluster is counted and its J computed from the texts.\n\n",
 		t.Pairs, t.True, c.Threshold, t.TrueOriginal, t.MinCopy, t.MeanCopy)
-	fmt.Fprintf(b, "Each run: a child process of the bench (its own binary, so that the bench's dataset and ground truth weigh neither on the run's memory nor on its garbage collector) opens a fresh `db.Open(dir, &db.Options{BulkLoad: true, MemTableSize: 64 << 20})` (what `fpdb dedup` opens; writes synced), `dedup.Run` with threshold %.2f, id field `id`, keep `first`, kept and removed outputs in the input's format, then `Close`. Wall time includes Open and Close; per core = records/s ÷ GOMAXPROCS (%d; NumCPU %d); CPU s is the child process's user + system time over the run (by phase: read when the next phase begins; the write phase's includes Close). The machine's one-goroutine scan (bitvec.Scan over 1 M random 512-bit fingerprints, caches evicted) runs at %.1f GB/s. Peak RSS is the child process's VmHWM, %s, read when the pairs phase begins (the load's peak), when the write phase begins and at the end; the RSS at the start is the child's before it opens the database.\n\n",
+	fmt.Fprintf(b, "Each run: a child process of the bench (its own binary, so that the bench's dataset and ground truth weigh neither on the run's memory nor on its garbage collector) opens a fresh `db.Open(dir, &db.Options{BulkLoad: true, MemTableSize: 64 << 20})` (what `fpdb dedup` opens; writes synced), `dedup.Run` with threshold %.2f, id field `id`, keep `first`, kept and removed outputs in the input's format, then `CloseUnflushed` (fpdb dedup's work database is removed at the end: the postings of its bulk load are not written). Wall time includes Open and Close; per core = records/s ÷ GOMAXPROCS (%d; NumCPU %d); CPU s is the child process's user + system time over the run (by phase: read when the next phase begins; the write phase's includes Close). The machine's one-goroutine scan (bitvec.Scan over 1 M random 512-bit fingerprints, caches evicted) runs at %.1f GB/s. Peak RSS is the child process's VmHWM, %s, read when the pairs phase begins (the load's peak), when the write phase begins and at the end; the RSS at the start is the child's before it opens the database.\n\n",
 		c.Threshold, r.GOMAXPROCS, r.NumCPU, r.ScanGBs, map[bool]string{true: "reset (/proc/self/clear_refs) just before it", false: "not reset (the child's high-water mark from its start)"}[r.PeakRSSReset])
 	fmt.Fprintf(b, "Each format ran %d time(s), the formats interleaved (round 1: every format, then round 2, …); the targets take each format's fastest round for throughput, the largest peak RSS and the worst check of all rounds.\n\n", max(c.Rounds, 1))
 	b.WriteString("| format | round | wall s | records/s | per core | CPU s | records per CPU s | load s (CPU s) | pairs s (CPU s) | write s (CPU s) | open + close s | peak RSS MiB: load / + pairs / run (at start) | DB B/record | output MB |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")

@@ -480,12 +480,23 @@ func (d *DB) Close() error { return d.CloseContext(context.Background()) }
 // every call in flight to return, writes the postings a bulk load deferred
 // (cut short when ctx is done: the next writable Open writes them), closes the
 // store and releases the lock. A second Close returns ErrClosed.
-func (d *DB) CloseContext(ctx context.Context) error {
+func (d *DB) CloseContext(ctx context.Context) error { return d.close(ctx, true) }
+
+// CloseUnflushed is Close for a database about to be removed: it leaves
+// the postings that a bulk load deferred (Options.BulkLoad) unwritten,
+// which saves writing them (about a tenth of a bulk load's time). Nothing
+// stored is lost: the next writable Open writes them. fpdb dedup closes
+// its work database so before it removes it.
+func (d *DB) CloseUnflushed() error { return d.close(context.Background(), false) }
+
+// close is CloseContext, which writes the deferred postings only if
+// flush.
+func (d *DB) close(ctx context.Context, flush bool) error {
 	if !d.beginClose() {
 		return ErrClosed
 	}
 	var err error
-	if !d.opts.ReadOnly {
+	if !d.opts.ReadOnly && flush {
 		d.writeMu.Lock()
 		if ferr := d.flushDeferred(ctx); ferr != nil {
 			err = fmt.Errorf("fpdb: close: %w (the next writable Open writes them)", ferr)

@@ -270,6 +270,44 @@ func TestCloseContext(t *testing.T) {
 	}
 }
 
+// TestCloseUnflushed: CloseUnflushed leaves a bulk load's postings
+// deferred, without an error, and loses nothing: the next Open writes them
+// and finds every document.
+func TestCloseUnflushed(t *testing.T) {
+	dir := t.TempDir()
+	d, err := Open(dir, &Options{BulkLoad: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp := make([]uint64, DefaultK/64)
+	for i := range 50 {
+		fp[0] = uint64(i)
+		if _, err := d.Add(ctx, Input{ID: fmt.Sprint("d", i), Fingerprint: fp}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.CloseUnflushed(); err != nil {
+		t.Fatalf("CloseUnflushed: %v", err)
+	}
+	if err := d.CloseUnflushed(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("CloseUnflushed twice: %v", err)
+	}
+	ro := openTest(t, dir, &Options{ReadOnly: true})
+	if st := ro.Stats(); st.Docs != 50 || st.Deferred != 50 {
+		t.Fatalf("after CloseUnflushed: %d docs, %d deferred; want 50, 50", st.Docs, st.Deferred)
+	}
+	closeChecked(t, ro)
+	d = openTest(t, dir, nil)
+	if st := d.Stats(); st.Docs != 50 || st.Deferred != 0 {
+		t.Fatalf("after reopen: %d docs, %d deferred; want 50, 0", st.Docs, st.Deferred)
+	}
+	fp[0] = 7
+	res, err := d.QueryFingerprint(ctx, fp, QueryOptions{Threshold: 1})
+	if err != nil || len(res.Matches) != 1 || res.Matches[0].ID != "d7" {
+		t.Fatalf("query after reopen: %+v, %v", res, err)
+	}
+}
+
 // TestLongCallsDoNotStallQueries holds StorageStats and Warm in the middle
 // of their work while a writer queues behind them: queries must go on.
 // (With a shared lock held for the whole call, the queued writer's

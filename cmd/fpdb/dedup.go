@@ -251,7 +251,7 @@ func (o *dedupOptions) run(ctx context.Context, stdout, stderr io.Writer) (err e
 	}
 	if work != "" && !o.keepWork {
 		closed = true
-		if err := d.Close(); err != nil {
+		if err := d.CloseUnflushed(); err != nil {
 			return failure(newOpError("dedup", err, "close"))
 		}
 		if err := os.RemoveAll(work); err != nil {
