@@ -20,6 +20,7 @@ type Sketcher struct {
 	out    uint64 // output-bit seed
 	min    []uint64
 	filled []uint64 // bit i set when bin i holds an element
+	src    []uint32 // Fingerprint's scratch: the bin each bin copies
 	n      int      // non-empty bins
 }
 
@@ -33,6 +34,7 @@ func New(k int, seed uint64) (*Sketcher, error) {
 		k:      k,
 		min:    make([]uint64, k),
 		filled: make([]uint64, k/64),
+		src:    make([]uint32, k),
 	}
 	s.seed = splitmix.Next(&seed)
 	s.probe = splitmix.Next(&seed)
@@ -79,20 +81,37 @@ func (s *Sketcher) Fingerprint(dst []uint64) {
 	if s.n == 0 {
 		return
 	}
+	// Which bin each bin takes its minimum from: itself, or for an empty
+	// bin the one densify picks. The empty bins are found a word of
+	// filled at a time, and the output bits then computed without a
+	// branch per bin: about half the bins of a 2 KB document are empty, at
+	// random, and a test per bin was mispredicted half the time.
+	src := s.src[:words*64]
+	for i := range src {
+		src[i] = uint32(i)
+	}
 	only := -1 // with a single non-empty bin, every bin copies it
 	if s.n == 1 {
 		only = s.nextFilled(0)
 	}
-	for i := 0; i < words*64; i++ {
-		v := s.min[i]
-		if s.filled[i>>6]&(1<<(i&63)) == 0 {
+	for w := range words {
+		for e := ^s.filled[w]; e != 0; e &= e - 1 {
+			i := w*64 + bits.TrailingZeros64(e)
 			j := only
 			if j < 0 {
 				j = s.densify(i)
 			}
-			v = s.min[j]
+			src[i] = uint32(j)
 		}
-		dst[i>>6] |= (splitmix.Mix(v^s.out+uint64(i)*splitmix.Phi) >> 63) << (i & 63)
+	}
+	mins := s.min
+	for w := range words {
+		var out uint64
+		for b, j := range src[w*64 : w*64+64] {
+			i := uint64(w*64 + b)
+			out |= (splitmix.Mix(mins[j]^s.out+i*splitmix.Phi) >> 63) << b
+		}
+		dst[w] = out
 	}
 }
 
@@ -114,12 +133,17 @@ func (s *Sketcher) densify(i int) int {
 	for probes := 0; probes < maxProbes*s.k; probes += 4 {
 		x += splitmix.Phi
 		r := splitmix.Mix(x)
-		for c := 0; c < 4; c++ {
-			j := (r & 0xffff) * k >> 16
-			if s.filled[j>>6]&(1<<(j&63)) != 0 {
-				return int(j)
-			}
-			r >>= 16
+		// The four probes are tested at once, without a branch each
+		// (each is a coin toss for a half-empty sketch); the first
+		// non-empty one wins.
+		var hit uint
+		for c := range 4 {
+			j := (r >> (16 * c) & 0xffff) * k >> 16
+			hit |= uint(s.filled[j>>6]>>(j&63)&1) << c
+		}
+		if hit != 0 {
+			c := bits.TrailingZeros(hit)
+			return int((r >> (16 * c) & 0xffff) * k >> 16)
 		}
 	}
 	return s.nextFilled(i)
