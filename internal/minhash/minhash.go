@@ -21,6 +21,7 @@ type Sketcher struct {
 	min    []uint64
 	filled []uint64 // bit i set when bin i holds an element
 	src    []uint32 // Fingerprint's scratch: the bin each bin copies
+	first  []uint64 // the first four probes of densify for each bin
 	n      int      // non-empty bins
 }
 
@@ -39,6 +40,10 @@ func New(k int, seed uint64) (*Sketcher, error) {
 	s.seed = splitmix.Next(&seed)
 	s.probe = splitmix.Next(&seed)
 	s.out = splitmix.Next(&seed)
+	s.first = make([]uint64, k)
+	for i := range s.first {
+		s.first[i] = s.firstProbes(i)
+	}
 	return s, nil
 }
 
@@ -128,25 +133,41 @@ const maxProbes = 64
 // non-uniform; that does not bias the estimator, which only needs A and B to
 // use the same sequence.) It requires s.n > 0.
 func (s *Sketcher) densify(i int) int {
+	// The first four probes are the same for every set: New computed
+	// them. They are tested at once, without a branch each (each is a
+	// coin toss for a half-empty sketch); the first non-empty one wins.
+	p, f := s.first[i], s.filled
+	j0, j1, j2, j3 := p&0xffff, p>>16&0xffff, p>>32&0xffff, p>>48
+	hit := f[j0>>6]>>(j0&63)&1 | f[j1>>6]>>(j1&63)&1<<1 | f[j2>>6]>>(j2&63)&1<<2 | f[j3>>6]>>(j3&63)&1<<3
+	if hit != 0 {
+		return int(p >> (16 * bits.TrailingZeros64(hit)) & 0xffff)
+	}
 	k := uint64(s.k)
-	x := s.probe ^ uint64(i)*splitmix.Psi
-	for probes := 0; probes < maxProbes*s.k; probes += 4 {
+	x := s.probe ^ uint64(i)*splitmix.Psi + splitmix.Phi
+	for probes := 4; probes < maxProbes*s.k; probes += 4 {
 		x += splitmix.Phi
 		r := splitmix.Mix(x)
-		// The four probes are tested at once, without a branch each
-		// (each is a coin toss for a half-empty sketch); the first
-		// non-empty one wins.
-		var hit uint
-		for c := range 4 {
-			j := (r >> (16 * c) & 0xffff) * k >> 16
-			hit |= uint(s.filled[j>>6]>>(j&63)&1) << c
-		}
-		if hit != 0 {
-			c := bits.TrailingZeros(hit)
-			return int((r >> (16 * c) & 0xffff) * k >> 16)
+		for c := 0; c < 4; c++ {
+			j := (r & 0xffff) * k >> 16
+			if s.filled[j>>6]&(1<<(j&63)) != 0 {
+				return int(j)
+			}
+			r >>= 16
 		}
 	}
 	return s.nextFilled(i)
+}
+
+// firstProbes returns the first four bins densify probes for bin i, 16
+// bits each (k ≤ 2^16).
+func (s *Sketcher) firstProbes(i int) uint64 {
+	k := uint64(s.k)
+	r := splitmix.Mix(s.probe ^ uint64(i)*splitmix.Psi + splitmix.Phi)
+	var p uint64
+	for c := range 4 {
+		p |= ((r >> (16 * c) & 0xffff) * k >> 16) << (16 * c)
+	}
+	return p
 }
 
 // nextFilled returns the first non-empty bin after bin i, cyclically (bin i

@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/fpdb/fpdb/internal/splitmix"
 )
 
 func mustNew(t testing.TB, k int, seed uint64) *Sketcher {
@@ -225,5 +227,60 @@ func BenchmarkFingerprintSets(b *testing.B) {
 		}
 		s.Fingerprint(fp)
 		i++
+	}
+}
+
+// refFingerprint is the definition of the fingerprint, computed the plain
+// way: bin by bin, an empty bin probing four bins per SplitMix64 output
+// until it finds a non-empty one.
+func refFingerprint(s *Sketcher, dst []uint64) {
+	k := uint64(s.k)
+	filled := func(j uint64) bool { return s.filled[j>>6]&(1<<(j&63)) != 0 }
+	clear(dst)
+	if s.n == 0 {
+		return
+	}
+	for i := 0; i < min(len(dst)*64, s.k); i++ {
+		j := uint64(i)
+		if !filled(j) {
+			x := s.probe ^ uint64(i)*splitmix.Psi
+			found := false
+			for probes := 0; probes < maxProbes*s.k && !found; probes += 4 {
+				x += splitmix.Phi
+				r := splitmix.Mix(x)
+				for c := 0; c < 4 && !found; c++ {
+					j = (r & 0xffff) * k >> 16
+					found = filled(j)
+					r >>= 16
+				}
+			}
+			if !found {
+				j = uint64(s.nextFilled(i))
+			}
+		}
+		dst[i>>6] |= (splitmix.Mix(s.min[j]^s.out+uint64(i)*splitmix.Phi) >> 63) << (i & 63)
+	}
+}
+
+// TestFingerprintMatchesDefinition checks Fingerprint against
+// refFingerprint for sketches from empty to full, at several k.
+func TestFingerprintMatchesDefinition(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, k := range []int{64, 192, 512, 1024} {
+		s := mustNew(t, k, uint64(k))
+		for _, n := range []int{0, 1, 2, 3, 5, 20, k / 4, k, 4 * k} {
+			for trial := range 5 {
+				s.Reset()
+				for range n {
+					s.Add(rng.Uint64())
+				}
+				got, want := make([]uint64, k/64), make([]uint64, k/64)
+				s.Fingerprint(got)
+				refFingerprint(s, want)
+				if !slices.Equal(got, want) {
+					t.Fatalf("k=%d n=%d trial %d: Fingerprint differs from the definition", k, n, trial)
+				}
+			}
+		}
 	}
 }
