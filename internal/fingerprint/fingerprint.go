@@ -119,9 +119,15 @@ type Builder struct {
 	shingles  int
 	excluded  int
 	distinct  distinctSet
+	words     []uint64 // hashes of the words not yet shingled
+	shs       []uint64 // scratch: the shingle hashes of words
 	onWord    func([]byte)
 	onShingle func(uint64)
 }
+
+// wordChunk is how many words a Builder gathers before it hashes their
+// shingles, in one loop (shingle.Shingler.AddHashes).
+const wordChunk = 512
 
 // NewBuilder returns a Builder for p, or an error wrapping ErrInvalidParams.
 func NewBuilder(p Params) (*Builder, error) {
@@ -154,13 +160,40 @@ func NewBuilder(p Params) (*Builder, error) {
 func (b *Builder) Params() Params { return b.p }
 
 func (b *Builder) word(w []byte) {
-	b.sh.Add(w, b.onShingle)
+	b.words = append(b.words, b.sh.WordHash(w))
+	if len(b.words) == wordChunk {
+		b.addWords()
+	}
 	if len(b.text)+len(w)+1 > cap(b.text) {
 		b.sha.Write(b.text)
 		b.text = b.text[:0]
 	}
 	b.text = append(b.text, w...)
 	b.text = append(b.text, ' ')
+}
+
+// addWords adds the shingles that the gathered words complete, each step
+// in a loop of its own, whose iterations the processor overlaps.
+func (b *Builder) addWords() {
+	b.shs = b.sh.AddHashes(b.shs[:0], b.words)
+	b.words = b.words[:0]
+	hs := b.shs
+	if b.p.Exclude != nil {
+		kept := hs[:0]
+		for _, h := range hs {
+			if b.p.Exclude.Has(h) {
+				b.excluded++
+			} else {
+				kept = append(kept, h)
+			}
+		}
+		hs = kept
+	}
+	b.mh.AddAll(hs)
+	for _, h := range hs {
+		b.distinct.add(h)
+	}
+	b.shingles += len(hs)
 }
 
 func (b *Builder) shingle(h uint64) {
@@ -202,9 +235,11 @@ func (b *Builder) build(f normalize.Format, tokenize func() error) (Result, erro
 	b.text = b.text[:0]
 	b.shingles, b.excluded = 0, 0
 	b.distinct.reset()
+	b.words = b.words[:0]
 	if err := tokenize(); err != nil {
 		return Result{}, fmt.Errorf("fingerprint: %w", err)
 	}
+	b.addWords()
 	words := b.sh.Finish(b.onShingle)
 	if words == 0 {
 		return Result{}, ErrNoWords

@@ -58,17 +58,23 @@ func (s *Sketcher) Reset() {
 
 // Add adds one element (a shingle hash) to the set. Adding an element twice
 // has no further effect.
-func (s *Sketcher) Add(h uint64) {
-	v := splitmix.Mix(h ^ s.seed)
-	bin, _ := bits.Mul64(v, uint64(s.k))
-	w, b := bin>>6, uint64(1)<<(bin&63)
-	switch {
-	case s.filled[w]&b == 0:
-		s.filled[w] |= b
-		s.min[bin] = v
-		s.n++
-	case v < s.min[bin]:
-		s.min[bin] = v
+func (s *Sketcher) Add(h uint64) { s.AddAll([]uint64{h}) }
+
+// AddAll adds every element of hs, as Add does one.
+func (s *Sketcher) AddAll(hs []uint64) {
+	k := uint64(s.k)
+	for _, h := range hs {
+		v := splitmix.Mix(h ^ s.seed)
+		bin, _ := bits.Mul64(v, k)
+		w, b := bin>>6, uint64(1)<<(bin&63)
+		switch {
+		case s.filled[w]&b == 0:
+			s.filled[w] |= b
+			s.min[bin] = v
+			s.n++
+		case v < s.min[bin]:
+			s.min[bin] = v
+		}
 	}
 }
 

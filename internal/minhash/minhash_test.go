@@ -222,9 +222,7 @@ func BenchmarkFingerprintSets(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		s.Reset()
-		for _, h := range sets[i%len(sets)] {
-			s.Add(h)
-		}
+		s.AddAll(sets[i%len(sets)])
 		s.Fingerprint(fp)
 		i++
 	}

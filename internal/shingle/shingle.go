@@ -20,6 +20,7 @@ type Shingler struct {
 	ring  []uint64
 	pos   int // ring index of the oldest word hash once the ring is full
 	count int // words added since Reset
+	win   []uint64 // AddHashes' scratch
 }
 
 // New returns a Shingler for shingles of w words whose hashes depend on seed.
@@ -82,12 +83,64 @@ func (s *Shingler) hash(start, n int) uint64 {
 	x := s.init
 	j := start
 	for i := 0; i < n; i++ {
-		x = bits.RotateLeft64((x^s.ring[j])*prime1+uint64(i+1)*splitmix.Phi, 29)
+		x = step(x, s.ring[j], i)
 		if j++; j == len(s.ring) {
 			j = 0
 		}
 	}
-	return splitmix.Mix(x ^ uint64(n)*splitmix.Psi)
+	return final(x, n)
+}
+
+// step combines the i-th word hash h of a shingle into its chain value x.
+func step(x, h uint64, i int) uint64 {
+	return bits.RotateLeft64((x^h)*prime1+uint64(i+1)*splitmix.Phi, 29)
+}
+
+// final returns the hash of a shingle of n words with chain value x.
+func final(x uint64, n int) uint64 { return splitmix.Mix(x ^ uint64(n)*splitmix.Psi) }
+
+// WordHash returns the hash that Add computes for word, for AddHashes.
+func (s *Shingler) WordHash(word []byte) uint64 { return HashBytes(word, s.seed) }
+
+// AddHashes is Add for many words at once, given their WordHash: it
+// appends to dst the hashes of the shingles they complete, in order, and
+// returns it. A loop over many shingles lets the processor overlap their
+// hash chains, which one call per word does not.
+func (s *Shingler) AddHashes(dst, words []uint64) []uint64 {
+	for len(words) > 0 && s.count < s.w-1 {
+		// The first words of a document complete no shingle (w > 1).
+		s.ring[s.count] = words[0]
+		s.count++
+		words = words[1:]
+	}
+	if len(words) == 0 {
+		return dst
+	}
+	// The window: the last w−1 words added before, oldest first, then
+	// words.
+	w := s.w
+	win := s.win[:0]
+	for i := range w - 1 {
+		j := s.pos + i
+		if s.count >= w {
+			j++ // the ring is full: its oldest word leaves the window
+		}
+		win = append(win, s.ring[j%w])
+	}
+	win = append(win, words...)
+	for p := w; p <= len(win); p++ {
+		x := s.init
+		for i, h := range win[p-w : p] {
+			x = step(x, h, i)
+		}
+		dst = append(dst, final(x, w))
+	}
+	// The ring holds the last w words, oldest first.
+	copy(s.ring, win[len(win)-w:])
+	s.pos = 0
+	s.count += len(words)
+	s.win = win[:0]
+	return dst
 }
 
 // XXH64 primes.

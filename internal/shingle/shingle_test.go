@@ -3,6 +3,7 @@ package shingle
 import (
 	"fmt"
 	"math/bits"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -251,4 +252,49 @@ func BenchmarkAdd(b *testing.B) {
 		s.Add(word, emit)
 	}
 	_ = sink
+}
+
+// TestAddHashesSameAsAdd: words given to AddHashes in chunks of any size,
+// mixed with calls of Add, give the shingles (and the Finish) that Add
+// gives word by word.
+func TestAddHashesSameAsAdd(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, w := range []int{1, 2, 3, 4, 5, 9} {
+		ref, s := mustNew(t, w, 7), mustNew(t, w, 7)
+		for trial := range 200 {
+			n := rng.IntN(40)
+			if trial%50 == 0 {
+				n = 1000
+			}
+			words := make([][]byte, n)
+			for i := range words {
+				words[i] = fmt.Appendf(nil, "w%d", rng.IntN(30))
+			}
+			var want, got []uint64
+			emitW := func(h uint64) { want = append(want, h) }
+			emitG := func(h uint64) { got = append(got, h) }
+			ref.Reset()
+			s.Reset()
+			for _, word := range words {
+				ref.Add(word, emitW)
+			}
+			for i := 0; i < n; {
+				if rng.IntN(4) == 0 {
+					s.Add(words[i], emitG)
+					i++
+					continue
+				}
+				j := min(n, i+rng.IntN(12))
+				var hs []uint64
+				for _, word := range words[i:j] {
+					hs = append(hs, s.WordHash(word))
+				}
+				got = s.AddHashes(got, hs)
+				i = j
+			}
+			if a, b := ref.Finish(emitW), s.Finish(emitG); a != b || !slices.Equal(got, want) {
+				t.Fatalf("w=%d trial %d: AddHashes gave %d shingles (Finish %d), Add %d (Finish %d)", w, trial, len(got), b, len(want), a)
+			}
+		}
+	}
 }
