@@ -18,8 +18,8 @@ type Shingler struct {
 	seed  uint64 // word-hash seed
 	init  uint64 // initial chain value of a shingle hash
 	ring  []uint64
-	pos   int // ring index of the oldest word hash once the ring is full
-	count int // words added since Reset
+	pos   int      // ring index of the oldest word hash once the ring is full
+	count int      // words added since Reset
 	win   []uint64 // AddHashes' scratch
 }
 
