@@ -178,7 +178,8 @@ func NewTokenizer() *Tokenizer {
 
 // Words reads r to EOF and calls fn for each normalized word, in order. The
 // word holds lower-case (version 2: case-folded) UTF-8 and is valid only
-// during the call. If the input holds a NUL byte or invalid UTF-8, Words
+// during the call; fn must not modify it (it may be the input's own
+// bytes). If the input holds a NUL byte or invalid UTF-8, Words
 // returns an *InputError (wrapping ErrBinary) after having emitted the words
 // before it. Errors from r other than io.EOF are returned wrapped; so is an
 // invalid Version or Format.
@@ -417,6 +418,23 @@ func (t *Tokenizer) fastText(buf []byte, i int) int {
 	}
 	last := -1 // the last byte added to the word here, for its span
 	for ; i < len(buf); i++ {
+		if w == 0 {
+			// Most words are lower-case ASCII followed by a separator:
+			// they are passed to fn in place, without a copy.
+			j := i
+			for j < len(buf) && class[buf[j]] == cWord {
+				j++
+			}
+			if j > i && j-i <= MaxWordLen && j < len(buf) && class[buf[j]] == cSep {
+				t.wstart, t.wend = t.off+int64(i), t.off+int64(j)
+				if t.fn != nil {
+					t.fn(buf[i:j])
+				}
+				t.sawWord = true
+				i = j // the loop steps over the separator
+				continue
+			}
+		}
 		c := buf[i]
 		switch class[c] {
 		case cWord:
