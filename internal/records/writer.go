@@ -39,10 +39,11 @@ const rawColumn = "fpdb_raw"
 type Writer struct {
 	path   string
 	format Format
-	file   *os.File // nil for standard output
-	bw     *bufio.Writer
+	file   *os.File       // nil for standard output
+	bw     *bufio.Writer  // standard output's buffer
+	bg     *bgWriter      // a file's buffers, written in the background
 	comp   io.WriteCloser // the compressor, if any
-	out    io.Writer      // comp or bw
+	out    io.Writer      // comp, bw or bg
 
 	extraNames []string
 	extraKeys  [][]byte // JSON Lines: `"name":`
@@ -106,6 +107,7 @@ func Create(path string, f Format, stdout io.Writer, extraNames []string) (*Writ
 			w.format = FormatJSONL
 		}
 		w.bw = bufio.NewWriterSize(stdout, 64<<10)
+		w.out = w.bw
 	} else {
 		var rest string
 		rest, c = splitCompression(filepath.Base(path))
@@ -133,21 +135,23 @@ func Create(path string, f Format, stdout io.Writer, extraNames []string) (*Writ
 			return nil, err
 		}
 		w.file = file
-		w.bw = bufio.NewWriterSize(file, 256<<10)
+		w.bg = newBgWriter(file)
+		w.out = w.bg
 	}
-	w.out = w.bw
 	switch c {
 	case CompressionGzip:
 		// Outputs favour speed: a dedup writes as much as it reads.
-		gw, err := gzip.NewWriterLevel(w.bw, gzip.BestSpeed)
+		gw, err := gzip.NewWriterLevel(w.out, gzip.BestSpeed)
 		if err != nil {
+			w.bg.abort()
 			w.file.Close()
 			return nil, fmt.Errorf("%s: starting gzip: %w", path, err)
 		}
 		w.comp = gw
 	case CompressionZstd:
-		zw, err := zstd.NewWriter(w.bw, zstd.WithEncoderLevel(zstd.SpeedFastest))
+		zw, err := zstd.NewWriter(w.out, zstd.WithEncoderLevel(zstd.SpeedFastest))
 		if err != nil {
+			w.bg.abort()
 			w.file.Close()
 			return nil, fmt.Errorf("%s: starting zstd: %w", path, err)
 		}
@@ -578,7 +582,12 @@ func (w *Writer) Close() error {
 		if w.comp != nil {
 			errs = append(errs, w.comp.Close())
 		}
-		errs = append(errs, w.bw.Flush())
+		if w.bw != nil {
+			errs = append(errs, w.bw.Flush())
+		}
+		if w.bg != nil {
+			errs = append(errs, w.bg.Close())
+		}
 	} else {
 		errs = append(errs, w.err)
 		if w.pq != nil {
@@ -586,6 +595,9 @@ func (w *Writer) Close() error {
 		}
 		if w.comp != nil {
 			w.comp.Close()
+		}
+		if w.bg != nil {
+			w.bg.abort()
 		}
 	}
 	if w.file != nil {
