@@ -235,24 +235,26 @@ func (d *DB) fingerprintBatch(ctx context.Context, docs []Input) ([]Doc, []error
 		out[i], errs[i] = d.prepare(&docs[i])
 		return out, errs
 	}
-	work := make(chan int)
+	// The work is queued whole: a worker takes its next text without
+	// waiting for a sender to be scheduled.
+	work := make(chan int, len(texts))
+	for _, i := range texts {
+		work <- i
+	}
+	close(work)
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(texts)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range work {
+				if ctx.Err() != nil {
+					return
+				}
 				out[i], errs[i] = d.prepare(&docs[i])
 			}
 		}()
 	}
-	for _, i := range texts {
-		if ctx.Err() != nil {
-			break
-		}
-		work <- i
-	}
-	close(work)
 	wg.Wait()
 	return out, errs
 }
