@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -186,12 +185,13 @@ func (s *Snapshot) Pairs(ctx context.Context, rh int, o PairOptions, fn func(Pai
 		if st.MinHits > exact && o.Plan.Kind != Approx {
 			st.Recall = atLeast(s.layout.withinRadii(rh, radii), st.MinHits)
 		}
-		pl = s.buildPostings()
 	}
-
 	workers := o.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
+	}
+	if p.Kind == Probe {
+		pl = s.buildPostings(max(1, min(workers, n/pairChunk)))
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -455,33 +455,69 @@ func (pl *postingLists) list(y uint32) []int32 {
 	return pl.ids[pl.starts[j]:pl.starts[j+1]]
 }
 
-// buildPostings builds the posting lists of the snapshot with its layout.
-func (s *Snapshot) buildPostings() *postingLists {
+// parallel runs fn(0) … fn(workers−1) on goroutines of their own and
+// waits for them.
+func parallel(workers int, fn func(w int)) {
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(w)
+		}()
+	}
+	wg.Wait()
+}
+
+// buildPostings builds the posting lists of the snapshot with its layout,
+// on up to workers goroutines.
+func (s *Snapshot) buildPostings(workers int) *postingLists {
 	l := s.layout
 	m, n := l.M(), len(s.ids)
 	last := l.M() - 1
 	space := uint64(l.Offset[last]) + 1<<l.Widths[last]
 	pl := &postingLists{ids: make([]int32, n*m)}
 	if space <= maxDense {
+		// A counting sort, split across workers by ranges of positions:
+		// worker w counts its range's values, then writes its range's
+		// positions after those of the workers before it, so that every
+		// list stays in increasing order.
+		bounds := func(w int) (int, int) { return w * n / workers, (w + 1) * n / workers }
+		counts := make([][]uint32, workers)
+		parallel(workers, func(w int) {
+			c := make([]uint32, space)
+			lo, hi := bounds(w)
+			for p := lo; p < hi; p++ {
+				fp := s.Fingerprint(p)
+				for i := range m {
+					c[l.Value(fp, i)]++
+				}
+			}
+			counts[w] = c
+		})
+		// counts[w][y] becomes where worker w writes its first position
+		// of value y.
 		start := make([]uint32, space+1)
-		for p := range n {
-			fp := s.Fingerprint(p)
-			for i := range m {
-				start[l.Value(fp, i)+1]++
+		at := uint32(0)
+		for y := range space {
+			start[y] = at
+			for _, c := range counts {
+				c[y], at = at, at+c[y]
 			}
 		}
-		for y := 1; y < len(start); y++ {
-			start[y] += start[y-1]
-		}
-		next := slices.Clone(start[:space])
-		for p := range n {
-			fp := s.Fingerprint(p)
-			for i := range m {
-				y := l.Value(fp, i)
-				pl.ids[next[y]] = int32(p)
-				next[y]++
+		start[space] = at
+		parallel(workers, func(w int) {
+			next := counts[w]
+			lo, hi := bounds(w)
+			for p := lo; p < hi; p++ {
+				fp := s.Fingerprint(p)
+				for i := range m {
+					y := l.Value(fp, i)
+					pl.ids[next[y]] = int32(p)
+					next[y]++
+				}
 			}
-		}
+		})
 		pl.start = start
 		return pl
 	}

@@ -386,3 +386,34 @@ func TestPairsBoundedMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildPostingsWorkers: the posting lists built on any number of
+// workers are those of the definition: for each value, the positions of
+// the documents with that value in a group, in increasing order.
+func TestBuildPostingsWorkers(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	fps := make([][]uint64, 1500)
+	for i := range fps {
+		fps[i] = []uint64{r.Uint64() & 0x0f0f0f0f0f0f0f0f} // 16 values per 8-bit group
+	}
+	s := snapshotOf(t, 64, []int{8, 8, 8, 8, 8, 8, 8, 8}, fps)
+	l := s.layout
+	want := map[uint32][]int32{}
+	for p := range fps {
+		for i := range l.M() {
+			y := l.Value(s.Fingerprint(p), i)
+			want[y] = append(want[y], int32(p))
+		}
+	}
+	for _, workers := range []int{1, 2, 3, 7} {
+		pl := s.buildPostings(workers)
+		if pl.start == nil {
+			t.Fatal("not dense")
+		}
+		for y := range uint32(len(pl.start) - 1) {
+			if got := pl.list(y); !slices.Equal(got, want[y]) && (len(got) > 0 || len(want[y]) > 0) {
+				t.Fatalf("%d workers: list %d = %v, want %v", workers, y, got, want[y])
+			}
+		}
+	}
+}
