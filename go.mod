@@ -3,6 +3,7 @@ module github.com/fpdb/fpdb
 go 1.26.8
 
 require (
+	github.com/DataDog/zstd v1.5.7
 	github.com/RoaringBitmap/roaring/v2 v2.30.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/cockroachdb/pebble/v2 v2.1.7
@@ -20,7 +21,6 @@ require (
 )
 
 require (
-	github.com/DataDog/zstd v1.5.7 // indirect
 	github.com/RaduBerinde/axisds v0.1.0 // indirect
 	github.com/RaduBerinde/btreemap v0.0.0-20250419174037-3d62b7205d54 // indirect
 	github.com/andybalholm/brotli v1.1.1 // indirect

@@ -2,6 +2,7 @@ package records
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 )
@@ -9,11 +10,15 @@ import (
 // bgWriter buffers the writes to a file and makes them on a goroutine of
 // its own, so that the kernel's work for one buffer (its copy into the
 // page cache) overlaps the encoding of the next: a dedup's write phase
-// spends about a quarter of its time in write calls. Close writes what is
-// buffered and waits for the goroutine; abort drops it. Not safe for
-// concurrent use (the goroutine is its own).
+// spends about a quarter of its time in write calls. With a zstd
+// compressor it compresses each buffer into a zstd frame there too. Close
+// writes what is buffered and waits for the goroutine; abort drops it.
+// Not safe for concurrent use (the goroutine is its own).
 type bgWriter struct {
 	w     io.Writer
+	z     zstdFrames    // compresses each buffer, if not nil
+	zbuf  []byte        // the goroutine's: a compressed frame
+	sent  bool          // a buffer was handed off
 	buf   []byte        // being filled
 	full  chan []byte   // buffers to write, in order
 	free  chan []byte   // buffers written, for reuse
@@ -33,9 +38,12 @@ const (
 // errBgClosed is returned by a write after Close or abort.
 var errBgClosed = errors.New("records: write after close")
 
-func newBgWriter(w io.Writer) *bgWriter {
+// newBgWriter returns a bgWriter to w, which compresses into zstd frames
+// with z if not nil.
+func newBgWriter(w io.Writer, z zstdFrames) *bgWriter {
 	b := &bgWriter{
 		w:    w,
+		z:    z,
 		buf:  make([]byte, 0, bgBufSize),
 		full: make(chan []byte, bgBufs),
 		free: make(chan []byte, bgBufs),
@@ -52,7 +60,7 @@ func (b *bgWriter) run() {
 	defer close(b.done)
 	for p := range b.full {
 		if b.error() == nil {
-			if _, err := b.w.Write(p); err != nil {
+			if err := b.write(p); err != nil {
 				b.mu.Lock()
 				b.err = err
 				b.mu.Unlock()
@@ -60,6 +68,19 @@ func (b *bgWriter) run() {
 		}
 		b.free <- p[:0]
 	}
+}
+
+// write writes p, compressed if the writer compresses.
+func (b *bgWriter) write(p []byte) error {
+	if b.z != nil {
+		var err error
+		if b.zbuf, err = b.z.frame(b.zbuf, p); err != nil {
+			return fmt.Errorf("zstd: %w", err)
+		}
+		p = b.zbuf
+	}
+	_, err := b.w.Write(p)
+	return err
 }
 
 func (b *bgWriter) error() error {
@@ -91,6 +112,7 @@ func (b *bgWriter) Write(p []byte) (int, error) {
 // handOff queues the filled buffer and takes an empty one.
 func (b *bgWriter) handOff() {
 	b.full <- b.buf
+	b.sent = true
 	select {
 	case b.buf = <-b.free:
 	default:
@@ -109,7 +131,8 @@ func (b *bgWriter) Close() error {
 	if b.ended {
 		return b.error()
 	}
-	if len(b.buf) > 0 {
+	// A compressed output gets at least one frame, empty if need be.
+	if len(b.buf) > 0 || (b.z != nil && !b.sent) {
 		b.full <- b.buf
 		b.buf = nil
 	}

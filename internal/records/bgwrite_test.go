@@ -3,7 +3,11 @@ package records
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -12,7 +16,7 @@ import (
 func TestBgWriterWritesInOrder(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var out bytes.Buffer
-	b := newBgWriter(&out)
+	b := newBgWriter(&out, nil)
 	var want []byte
 	for len(want) < 5*bgBufSize {
 		p := make([]byte, rng.IntN(3*bgBufSize/2))
@@ -57,7 +61,7 @@ func (f *failingWriter) Write(p []byte) (int, error) {
 // later Write or by Close, and nothing is written after it.
 func TestBgWriterError(t *testing.T) {
 	f := &failingWriter{limit: 2 * bgBufSize}
-	b := newBgWriter(f)
+	b := newBgWriter(f, nil)
 	p := make([]byte, 1000)
 	var err error
 	for i := 0; i < 20*bgBufSize/len(p) && err == nil; i++ {
@@ -72,10 +76,57 @@ func TestBgWriterError(t *testing.T) {
 
 	// abort drops what is buffered.
 	var out bytes.Buffer
-	b = newBgWriter(&out)
+	b = newBgWriter(&out, nil)
 	b.Write([]byte("buffered"))
 	b.abort()
 	if out.Len() != 0 {
 		t.Fatalf("abort wrote %q", out.Bytes())
+	}
+}
+
+// TestZstdOutputFrames: a .zst output longer than one buffer is a
+// sequence of zstd frames that decoders read as one text, the records in
+// order; an empty one is a valid empty stream.
+func TestZstdOutputFrames(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "o.jsonl.zst")
+	w, err := Create(path, FormatAuto, nil, []string{"n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 3000
+	text := strings.Repeat("some words of text ", 100) // about 1.9 KB: 3000 records span several buffers
+	for i := range n {
+		rec := &Record{ID: fmt.Sprint(i), Raw: fmt.Appendf(nil, `{"id":"%d","text":"%s %d"}`, i, text, i)}
+		if err := w.Write(rec, []Extra{{Name: "n", Value: int64(i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(path); fi.Size() == 0 {
+		t.Fatal("empty output")
+	}
+	recs := readAll(t, path, Options{IDField: "id", KeepFields: []string{"n"}})
+	if len(recs) != n {
+		t.Fatalf("read back %d records, want %d", len(recs), n)
+	}
+	for i, r := range recs {
+		if r.ID != fmt.Sprint(i) || r.Text != fmt.Sprintf("%s %d", text, i) || r.Meta != fmt.Sprintf(`{"n":%d}`, i) {
+			t.Fatalf("record %d read back as %+v", i, r)
+		}
+	}
+
+	empty := filepath.Join(dir, "empty.jsonl.zst")
+	w, err = Create(empty, FormatAuto, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if recs := readAll(t, empty, Options{}); len(recs) != 0 {
+		t.Fatalf("empty output read back as %d records", len(recs))
 	}
 }

@@ -1,8 +1,6 @@
 package records
 
 import (
-	pqzstd "github.com/parquet-go/parquet-go/compress/zstd"
-
 	"fmt"
 	"reflect"
 	"strconv"
@@ -365,10 +363,11 @@ func (w *Writer) openParquet(name string, fields []parquet.Field, extras []Extra
 		fields = append(fields, namedField(w.extraNames[i], n))
 		pq.kinds = append(pq.kinds, k)
 	}
-	// A source's zstd columns are written at the fastest level too: a
-	// column's own codec overrides the writer's, and the default level
-	// made writing Parquet 1.4x slower (the level is not stored in the file).
-	codec := &pqzstd.Codec{Level: pqzstd.SpeedFastest}
+	// A source's zstd columns are written with the outputs' zstd codec
+	// too (zstd.go: libzstd's level 1 in builds with cgo): a column's own
+	// codec overrides the writer's, and parquet-go's default level made
+	// writing Parquet 1.4x slower (the level is not stored in the file).
+	codec := &pqZstdCodec{}
 	for i, f := range fields {
 		if f.Leaf() && f.Compression() != nil && f.Compression().CompressionCodec() == codec.CompressionCodec() {
 			fields[i] = namedField(f.Name(), parquet.Compressed(f, codec))

@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/klauspost/compress/gzip"
-	"github.com/klauspost/compress/zstd"
 )
 
 // Extra is a field appended to each written record.
@@ -135,7 +134,14 @@ func Create(path string, f Format, stdout io.Writer, extraNames []string) (*Writ
 			return nil, err
 		}
 		w.file = file
-		w.bg = newBgWriter(file)
+		var z zstdFrames
+		if c == CompressionZstd {
+			if z, err = newZstdFrames(); err != nil {
+				file.Close()
+				return nil, fmt.Errorf("%s: starting zstd: %w", path, err)
+			}
+		}
+		w.bg = newBgWriter(file, z)
 		w.out = w.bg
 	}
 	switch c {
@@ -148,14 +154,6 @@ func Create(path string, f Format, stdout io.Writer, extraNames []string) (*Writ
 			return nil, fmt.Errorf("%s: starting gzip: %w", path, err)
 		}
 		w.comp = gw
-	case CompressionZstd:
-		zw, err := zstd.NewWriter(w.out, zstd.WithEncoderLevel(zstd.SpeedFastest))
-		if err != nil {
-			w.bg.abort()
-			w.file.Close()
-			return nil, fmt.Errorf("%s: starting zstd: %w", path, err)
-		}
-		w.comp = zw
 	}
 	if w.comp != nil {
 		w.out = w.comp
