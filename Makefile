@@ -31,8 +31,9 @@ test-deps: ## install what the tests use beyond Go when it is missing (jq, chrom
 	@command -v $(PYTHON) >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq python3 >/dev/null; } || \
 	  { echo "make test needs python3 (the Python client's tests): apt-get install python3"; exit 1; }
 
-test: test-deps vet format-check test-python ## vet, format check, the Python client's tests and all Go tests with the race detector (FPDB_REQUIRE_BROWSER=1: the browser test must run)
+test: test-deps vet format-check test-python ## vet, format check, the Python client's tests, all Go tests with the race detector (FPDB_REQUIRE_BROWSER=1: the browser test must run) and the record outputs built without cgo (their pure-Go zstd)
 	FPDB_REQUIRE_BROWSER=1 $(GO) test -race -count=1 -timeout 30m ./...
+	CGO_ENABLED=0 $(GO) test -count=1 ./internal/records
 
 test-python: build ## the Python client's tests (clients/python), each against an fpdb serve of bin/fpdb
 	FPDB_BIN=$(BIN) PYTHONDONTWRITEBYTECODE=1 $(PYTHON) -m unittest discover -s clients/python/tests -v

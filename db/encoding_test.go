@@ -133,6 +133,8 @@ func TestTextInPlaceSameAsReader(t *testing.T) {
 		"",
 		"... ---",
 		strings.Repeat("long text over the tokenizer's buffer ", 3000),
+		"a\x00" + strings.Repeat("binary, and over MaxTextSize ", 5000),
+		strings.Repeat("over MaxTextSize ", 8000) + "\x00",
 	}
 	for _, version := range []int{1, 2} {
 		for _, keep := range []bool{false, true} {

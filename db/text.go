@@ -148,14 +148,14 @@ func (d *DB) buildText(r io.Reader, text []byte, to TextOptions, name string, ke
 	tooLarge := func() error {
 		return fmt.Errorf("%w: more than %d bytes as UTF-8 (Options.MaxTextSize: a database that keeps texts holds each one in memory)", ErrTextTooLarge, keep.limit)
 	}
-	if r == nil && d.verbatim(text, to.Encoding, f) {
-		if keep != nil {
-			if _, err := keep.Write(text); err != nil {
-				return fingerprint.Result{}, int64(len(text)), f, tooLarge()
-			}
+	// A text over keep's limit is read through the reader below, which
+	// reports the same error as for the same bytes given as a reader.
+	if r == nil && (keep == nil || int64(len(text)) <= keep.limit) && d.verbatim(text, to.Encoding, f) {
+		res, err := b.ReadBytes(text, f)
+		if keep != nil && err == nil {
+			keep.Write(text) // within the limit: cannot fail
 			f = keep.format(f)
 		}
-		res, err := b.ReadBytes(text, f)
 		return res, int64(len(text)), f, err
 	}
 	if r == nil {

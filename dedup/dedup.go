@@ -146,6 +146,11 @@ type assignment struct {
 // duplicates of them are removed like others (under "first", stored
 // documents come first), so new data can be checked against old.
 //
+// A bulk load's postings (db.Options.BulkLoad) are left deferred: the
+// pairs are found in memory. A caller that goes on querying d should call
+// d.Flush first (Close writes them too; db.DB.CloseUnflushed does not, for
+// a database about to be removed).
+//
 // Run is a batch job: between its phases it runs a garbage collection
 // (runtime.GC), which keeps one phase's garbage from adding to the next
 // phase's peak memory; a process that serves requests meanwhile sees two

@@ -191,7 +191,13 @@ func (s *Snapshot) Pairs(ctx context.Context, rh int, o PairOptions, fn func(Pai
 		workers = runtime.GOMAXPROCS(0)
 	}
 	if p.Kind == Probe {
-		pl = s.buildPostings(max(1, min(workers, n/pairChunk)))
+		// A worker of the build counts into an array as large as the key
+		// space: more workers than postings per key would cost more than
+		// they save.
+		l := s.layout
+		last := l.M() - 1
+		space := int(l.Offset[last]) + 1<<l.Widths[last]
+		pl = s.buildPostings(max(1, min(workers, n/pairChunk, n*l.M()/space)))
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

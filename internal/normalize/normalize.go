@@ -178,8 +178,8 @@ func NewTokenizer() *Tokenizer {
 
 // Words reads r to EOF and calls fn for each normalized word, in order. The
 // word holds lower-case (version 2: case-folded) UTF-8 and is valid only
-// during the call; fn must not modify it (it may be the input's own
-// bytes). If the input holds a NUL byte or invalid UTF-8, Words
+// during the call; fn must not modify it or append to it (it may be the
+// input's own bytes). If the input holds a NUL byte or invalid UTF-8, Words
 // returns an *InputError (wrapping ErrBinary) after having emitted the words
 // before it. Errors from r other than io.EOF are returned wrapped; so is an
 // invalid Version or Format.
@@ -428,7 +428,7 @@ func (t *Tokenizer) fastText(buf []byte, i int) int {
 			if j > i && j-i <= MaxWordLen && j < len(buf) && class[buf[j]] == cSep {
 				t.wstart, t.wend = t.off+int64(i), t.off+int64(j)
 				if t.fn != nil {
-					t.fn(buf[i:j])
+					t.fn(buf[i:j:j])
 				}
 				t.sawWord = true
 				i = j // the loop steps over the separator

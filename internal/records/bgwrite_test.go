@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	pqzstd "github.com/parquet-go/parquet-go/compress/zstd"
 )
 
 // TestBgWriterWritesInOrder: writes of every size, across buffer
@@ -128,5 +130,50 @@ func TestZstdOutputFrames(t *testing.T) {
 	}
 	if recs := readAll(t, empty, Options{}); len(recs) != 0 {
 		t.Fatalf("empty output read back as %d records", len(recs))
+	}
+}
+
+// failingFrames is a compressor that fails.
+type failingFrames struct{}
+
+var errCompress = errors.New("compressor broke")
+
+func (failingFrames) frame(dst, src []byte) ([]byte, error) { return dst, errCompress }
+
+// TestBgWriterCompressError: a compressor's error is returned by Close
+// (or a later Write), and nothing is written.
+func TestBgWriterCompressError(t *testing.T) {
+	var out bytes.Buffer
+	b := newBgWriter(&out, failingFrames{})
+	var err error
+	p := make([]byte, 4096)
+	for i := 0; i < 2*bgBufSize/len(p) && err == nil; i++ {
+		_, err = b.Write(p)
+	}
+	if cerr := b.Close(); !errors.Is(cerr, errCompress) || (err != nil && !errors.Is(err, errCompress)) {
+		t.Fatalf("Write: %v; Close: %v; want %v", err, cerr, errCompress)
+	}
+	if out.Len() != 0 {
+		t.Fatalf("%d bytes written after the compressor failed", out.Len())
+	}
+}
+
+// TestParquetZstdCodecRoundTrip: pages compressed by the outputs' codec
+// decode back, with parquet-go's zstd codec too.
+func TestParquetZstdCodecRoundTrip(t *testing.T) {
+	c := &pqZstdCodec{}
+	for _, src := range [][]byte{nil, []byte("x"), zipfJSONL(3 << 20)} {
+		enc, err := c.Encode(nil, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, dec := range []interface {
+			Decode(dst, src []byte) ([]byte, error)
+		}{c, &pqzstd.Codec{}} {
+			got, err := dec.Decode(nil, enc)
+			if err != nil || !bytes.Equal(got, src) {
+				t.Fatalf("%d bytes: decoded %d bytes, %v", len(src), len(got), err)
+			}
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package records
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/parquet-go/parquet-go/compress"
@@ -36,7 +37,7 @@ func (c *pqZstdCodec) Encode(dst, src []byte) ([]byte, error) {
 	if z == nil {
 		var err error
 		if z, err = newZstdFrames(); err != nil {
-			return dst, err
+			return dst, fmt.Errorf("records: zstd: %w", err)
 		}
 	}
 	defer c.pool.Put(z)
