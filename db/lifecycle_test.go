@@ -240,22 +240,31 @@ func TestCloseConcurrent(t *testing.T) {
 	}
 }
 
-// TestCloseContext bounds the writing of deferred postings at Close: with
-// a done context Close still closes the store, and the next Open writes
-// them.
-func TestCloseContext(t *testing.T) {
-	dir := t.TempDir()
+// bulkLoaded opens a database in dir for a bulk load and adds n
+// fingerprints d0, d1, … (fingerprint i: i in its first word), whose
+// postings stay deferred.
+func bulkLoaded(t *testing.T, dir string, n int) *DB {
+	t.Helper()
 	d, err := Open(dir, &Options{BulkLoad: true, Logger: discardLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	fp := make([]uint64, DefaultK/64)
-	for i := range 50 {
+	for i := range n {
 		fp[0] = uint64(i)
 		if _, err := d.Add(ctx, Input{ID: fmt.Sprint("d", i), Fingerprint: fp}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
+	return d
+}
+
+// TestCloseContext bounds the writing of deferred postings at Close: with
+// a done context Close still closes the store, and the next Open writes
+// them.
+func TestCloseContext(t *testing.T) {
+	dir := t.TempDir()
+	d := bulkLoaded(t, dir, 50)
 	done, cancel := context.WithCancel(ctx)
 	cancel()
 	if err := d.CloseContext(done); !errors.Is(err, context.Canceled) {
@@ -275,17 +284,7 @@ func TestCloseContext(t *testing.T) {
 // and finds every document.
 func TestCloseUnflushed(t *testing.T) {
 	dir := t.TempDir()
-	d, err := Open(dir, &Options{BulkLoad: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fp := make([]uint64, DefaultK/64)
-	for i := range 50 {
-		fp[0] = uint64(i)
-		if _, err := d.Add(ctx, Input{ID: fmt.Sprint("d", i), Fingerprint: fp}, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
+	d := bulkLoaded(t, dir, 50)
 	if err := d.CloseUnflushed(); err != nil {
 		t.Fatalf("CloseUnflushed: %v", err)
 	}
@@ -301,6 +300,7 @@ func TestCloseUnflushed(t *testing.T) {
 	if st := d.Stats(); st.Docs != 50 || st.Deferred != 0 {
 		t.Fatalf("after reopen: %d docs, %d deferred; want 50, 0", st.Docs, st.Deferred)
 	}
+	fp := make([]uint64, DefaultK/64)
 	fp[0] = 7
 	res, err := d.QueryFingerprint(ctx, fp, QueryOptions{Threshold: 1})
 	if err != nil || len(res.Matches) != 1 || res.Matches[0].ID != "d7" {

@@ -216,9 +216,6 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 	if err != nil {
 		return sum, err
 	}
-	// A bulk load's deferred postings are left to Close (or to
-	// DB.CloseUnflushed, for a database about to be removed): the pairs
-	// are found in memory.
 	sum.LoadSeconds = time.Since(start).Seconds()
 	// Each phase's garbage is collected before the next phase allocates
 	// its own (the snapshot and posting lists of the pairs, then the

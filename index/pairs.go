@@ -195,9 +195,7 @@ func (s *Snapshot) Pairs(ctx context.Context, rh int, o PairOptions, fn func(Pai
 		// space: more workers than postings per key would cost more than
 		// they save.
 		l := s.layout
-		last := l.M() - 1
-		space := int(l.Offset[last]) + 1<<l.Widths[last]
-		pl = s.buildPostings(max(1, min(workers, n/pairChunk, n*l.M()/space)))
+		pl = s.buildPostings(max(1, min(workers, n/pairChunk, n*l.M()/int(l.Space()))))
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -479,9 +477,7 @@ func parallel(workers int, fn func(w int)) {
 // on up to workers goroutines.
 func (s *Snapshot) buildPostings(workers int) *postingLists {
 	l := s.layout
-	m, n := l.M(), len(s.ids)
-	last := l.M() - 1
-	space := uint64(l.Offset[last]) + 1<<l.Widths[last]
+	m, n, space := l.M(), len(s.ids), l.Space()
 	pl := &postingLists{ids: make([]int32, n*m)}
 	if space <= maxDense {
 		// A counting sort, split across workers by ranges of positions:

@@ -172,12 +172,16 @@ func (b *Builder) word(w []byte) {
 	b.text = append(b.text, ' ')
 }
 
-// addWords adds the shingles that the gathered words complete, each step
-// in a loop of its own, whose iterations the processor overlaps.
+// addWords adds the shingles that the gathered words complete.
 func (b *Builder) addWords() {
 	b.shs = b.sh.AddHashes(b.shs[:0], b.words)
 	b.words = b.words[:0]
-	hs := b.shs
+	b.addShingles(b.shs)
+}
+
+// addShingles adds the shingle hashes hs (but those of Params.Exclude),
+// each step in a loop of its own, whose iterations the processor overlaps.
+func (b *Builder) addShingles(hs []uint64) {
 	if b.p.Exclude != nil {
 		kept := hs[:0]
 		for _, h := range hs {
@@ -196,15 +200,9 @@ func (b *Builder) addWords() {
 	b.shingles += len(hs)
 }
 
-func (b *Builder) shingle(h uint64) {
-	if b.p.Exclude.Has(h) {
-		b.excluded++
-		return
-	}
-	b.mh.Add(h)
-	b.shingles++
-	b.distinct.add(h)
-}
+// shingle adds one shingle hash (the one of a document shorter than the
+// shingle width).
+func (b *Builder) shingle(h uint64) { b.addShingles(append(b.shs[:0], h)) }
 
 // FromReader reads r to EOF and returns the fingerprint of its text,
 // sniffing whether it is markup (normalize.FormatAuto). Memory use is
