@@ -334,8 +334,16 @@ func (n *Node) Close() error {
 }
 
 // stopReplica closes the node's replica of shard s (as a crash of that
-// replica alone would; tests).
+// replica alone would; tests). A map change seen after it may open the
+// replica again (reconcile), as it would after a crash.
 func (n *Node) stopReplica(s int) error {
+	n.reconcileMu.Lock()
+	defer n.reconcileMu.Unlock()
+	return n.closeReplica(s)
+}
+
+// closeReplica closes the node's replica of shard s; n.reconcileMu is held.
+func (n *Node) closeReplica(s int) error {
 	n.mu.Lock()
 	rep := n.replicas[s]
 	delete(n.replicas, s)
@@ -346,9 +354,24 @@ func (n *Node) stopReplica(s int) error {
 	return rep.close()
 }
 
-// startReplica opens the node's replica of shard s again: it resumes
-// following the log after the last sequence it applied.
+// startReplica opens the node's replica of shard s again unless it is
+// open (a map change may have opened it first): it resumes following the
+// log after the last sequence it applied.
 func (n *Node) startReplica(ctx context.Context, s int) error {
+	n.reconcileMu.Lock()
+	defer n.reconcileMu.Unlock()
+	return n.openReplica(ctx, s)
+}
+
+// openReplica opens the node's replica of shard s unless it is open;
+// n.reconcileMu is held, so that no two calls open the same shard.
+func (n *Node) openReplica(ctx context.Context, s int) error {
+	n.mu.Lock()
+	open := n.replicas[s] != nil
+	n.mu.Unlock()
+	if open {
+		return nil
+	}
 	rep, err := openReplica(ctx, n, s)
 	if err != nil {
 		return err

@@ -311,14 +311,14 @@ func (n *Node) reconcile(ctx context.Context, m *ShardMap) {
 	n.mu.Unlock()
 	for _, s := range gone {
 		n.opts.Logger.Info("shard map: closing replica", "shard", s)
-		if err := n.stopReplica(s); err != nil {
+		if err := n.closeReplica(s); err != nil {
 			n.opts.Logger.Warn("closing replica", "shard", s, "err", err)
 		}
 		os.RemoveAll(n.replicaDir(s))
 	}
 	for _, s := range open {
 		n.opts.Logger.Info("shard map: opening replica", "shard", s)
-		if err := n.startReplica(ctx, s); err != nil {
+		if err := n.openReplica(ctx, s); err != nil {
 			n.opts.Logger.Error("opening replica", "shard", s, "err", err)
 		}
 	}
