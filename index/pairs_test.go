@@ -227,12 +227,15 @@ func TestPairsStopsOnCallbackError(t *testing.T) {
 	}
 }
 
-// BenchmarkPairs measures all pairs of n random 512-bit fingerprints (16-bit
-// groups) at R = 0.9; n is FPDB_PAIRS_N (default 100 000).
+// BenchmarkPairs measures all pairs of n random 512-bit fingerprints at
+// R = 0.9, 0.8 and 0.7 with the planner's plan: n is FPDB_PAIRS_N (default
+// 100 000), the number of groups FPDB_PAIRS_M (default 32, 16-bit groups),
+// and FPDB_PAIRS_RECALL_PPM, when below 1 000 000, asks for an approximate
+// plan of that least expected recall in millionths.
 func BenchmarkPairs(b *testing.B) {
 	n := envInt(b, "FPDB_PAIRS_N", 100_000)
 	r := rand.New(rand.NewPCG(1, 1))
-	l, err := NewLayout(512, slices.Repeat([]int{16}, 32))
+	l, err := NewLayout(512, SplitWidths(512, envInt(b, "FPDB_PAIRS_M", 32)))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -246,8 +249,12 @@ func BenchmarkPairs(b *testing.B) {
 	for _, thr := range []float64{0.9, 0.8, 0.7} {
 		b.Run(fmt.Sprintf("n=%d/R=%.1f", n, thr), func(b *testing.B) {
 			rh := Radius(512, thr)
+			var po PairOptions
+			if v := envInt(b, "FPDB_PAIRS_RECALL_PPM", 1000000); v < 1000000 {
+				po.Plan = Plan{Kind: Approx, MinRecall: float64(v) / 1e6}
+			}
 			for b.Loop() {
-				st, err := s.Pairs(context.Background(), rh, PairOptions{}, func(Pair) error { return nil })
+				st, err := s.Pairs(context.Background(), rh, po, func(Pair) error { return nil })
 				if err != nil {
 					b.Fatal(err)
 				}
