@@ -86,7 +86,7 @@ func QuickConfig() Config {
 		AccKs: []int{64, 128, 256, 512, 1024}, AccRs: []float64{0.5, 0.6, 0.7, 0.8, 0.9},
 		TextPlanQueries: 200,
 		Containment:     ContainmentCase{N: 300_000, K: 512, Queries: 100, Containments: []float64{0.5, 0.7, 0.9}},
-		Dedup:           DedupCase{Records: 100_000, DocBytes: 2048, Threshold: 0.8, RowGroupRows: 10_000, Rounds: 2},
+		Dedup:           DedupCase{Records: 100_000, DocBytes: 2048, Threshold: 0.8, RowGroupRows: 10_000, Rounds: 2, ApproxRecall: 0.999},
 		FingerprintTime: 3 * time.Second,
 		SyncDocs:        200, BulkDocs: 10_000, AddFPs: 1_000_000, AddFPsOne: 20_000, StageAddDocs: 20_000,
 		Compare:       CompareOptions{MaxSlowdown: 20, CellBudget: 20 * time.Second, ColdCaches: true},

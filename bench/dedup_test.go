@@ -13,7 +13,7 @@ import (
 // at least 99 % of the planted pairs with exact Jaccard ≥ 0.8 in one
 // cluster.
 func TestDedupSection(t *testing.T) {
-	c := DedupCase{Records: 3000, DocBytes: 2048, Threshold: 0.8, RowGroupRows: 500}
+	c := DedupCase{Records: 3000, DocBytes: 2048, Threshold: 0.8, RowGroupRows: 500, ApproxRecall: 0.999}
 	res, err := RunDedup(ctx, c, filepath.Join(t.TempDir(), "dedup"), 3, t.Logf)
 	if err != nil {
 		t.Fatal(err)
@@ -28,7 +28,7 @@ func TestDedupSection(t *testing.T) {
 	if res.ParquetRowGroups != 6 {
 		t.Errorf("%d Parquet row groups, want 6", res.ParquetRowGroups)
 	}
-	if len(res.Runs) != len(DedupFormats) {
+	if len(res.Runs) != len(DedupFormats)+1 || res.Runs[len(DedupFormats)].Approx != c.ApproxRecall {
 		t.Fatalf("%d runs", len(res.Runs))
 	}
 	for _, r := range res.Runs {
@@ -36,6 +36,13 @@ func TestDedupSection(t *testing.T) {
 		if !ck.OK() || ck.Kept+ck.Removed != c.Records {
 			t.Errorf("%s: kept %d + removed %d of %d; %d missing, %d repeated, %d unknown, %d bad, %d inconsistent",
 				r.Format, ck.Kept, ck.Removed, c.Records, ck.Missing, ck.Repeated, ck.Unknown, ck.Bad, ck.Inconsistent)
+		}
+		want := 1.0 // an exact plan's
+		if r.Approx > 0 {
+			want = r.Approx
+		}
+		if r.Summary.Recall < want {
+			t.Errorf("%s: the pairs plan %s has expected recall %v", r.Label(), r.Summary.Plan, r.Summary.Recall)
 		}
 		if ck.TruePairs != tr.True || ck.Recall < 0.99 {
 			t.Errorf("%s: recall %.4f (%d of %d true pairs, ground truth %d)", r.Format, ck.Recall, ck.Recalled, ck.TruePairs, tr.True)
@@ -51,7 +58,7 @@ func TestDedupSection(t *testing.T) {
 		}
 	}
 	rep := &Report{Dedup: res}
-	if ts := dedupTargets(rep); len(ts) != 4 || ts[2].Status != "pass" {
+	if ts := dedupTargets(rep); len(ts) != 5 || ts[2].Status != "pass" || ts[4].Status == "not measured" {
 		t.Errorf("targets: %+v", ts)
 	}
 }

@@ -71,6 +71,12 @@ type Options struct {
 	OutFormat string
 	// Stdout is written for an output "-".
 	Stdout io.Writer
+	// Plan is the plan of the all-pairs search (db.PairsOptions.Plan): the
+	// zero value lets the planner choose among exact plans, which all give
+	// the same output; db.PlanApprox with a MinRecall lets it also choose
+	// faster plans that may miss near-duplicate pairs (each pair at the
+	// threshold is found with at least that probability).
+	Plan db.Plan
 }
 
 // Summary counts what a Run did.
@@ -84,6 +90,10 @@ type Summary struct {
 	// duplicates), Pairs the near-duplicate pairs found.
 	Clusters int   `json:"clusters"`
 	Pairs    int64 `json:"pairs"`
+	// Plan is the plan of the all-pairs search and Recall its expected
+	// recall of a pair at the threshold (1 for an exact plan).
+	Plan   string  `json:"plan"`
+	Recall float64 `json:"recall"`
 	// LoadSeconds, PairsSeconds and WriteSeconds time the three phases;
 	// Seconds (in LoadSummary) is the whole run.
 	LoadSeconds  float64 `json:"load_seconds"`
@@ -229,7 +239,7 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 	if o.Progress != nil {
 		o.Progress(Progress{Phase: "pairs", TotalBytes: -1})
 	}
-	co := db.ClusterOptions{PairsOptions: db.PairsOptions{Threshold: o.Threshold}, Keep: kp.keep, Mode: db.ClusterCenters}
+	co := db.ClusterOptions{PairsOptions: db.PairsOptions{Threshold: o.Threshold, Plan: o.Plan}, Keep: kp.keep, Mode: db.ClusterCenters}
 	if values != nil {
 		co.Value = func(id string) (float64, bool) {
 			v, ok := values[id]
@@ -241,6 +251,7 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 		return sum, err
 	}
 	sum.Clusters, sum.Pairs = len(cs), int64(st.Pairs)
+	sum.Plan, sum.Recall = st.Plan.String(), st.Recall
 	assign := make(map[string]assignment)
 	for i, c := range cs {
 		for j, id := range c.IDs {

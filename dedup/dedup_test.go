@@ -550,3 +550,65 @@ func TestLoadCancelled(t *testing.T) {
 		}
 	}
 }
+
+// TestRunPlans checks that every exact plan of the pairs gives the same
+// output, and that an approximate one is reported with its expected recall
+// and removes only records within the threshold of a kept one.
+func TestRunPlans(t *testing.T) {
+	const thr = 0.8
+	rs := dataset(4, 300)
+	in := filepath.Join(t.TempDir(), "in.jsonl")
+	writeJSONL(t, in, rs)
+	tau, err := openDB(t, t.TempDir()).ExactTau(thr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first []byte
+	var exact *Summary
+	for i, p := range []db.Plan{{}, {Kind: db.PlanScan}, {Kind: db.PlanProbe, Tau: tau}, {Kind: db.PlanProbe, Tau: tau + 1}} {
+		dir := t.TempDir()
+		o := Options{LoadOptions: LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{in}}, Threshold: thr,
+			Out: filepath.Join(dir, "k.jsonl"), Removed: filepath.Join(dir, "r.jsonl"), Plan: p}
+		sum, err := Run(ctx, openDB(t, filepath.Join(dir, "db")), o)
+		if err != nil {
+			t.Fatalf("plan %v: %v", p, err)
+		}
+		if sum.Recall != 1 || sum.Plan == "" {
+			t.Fatalf("plan %v: summary plan %q, recall %v", p, sum.Plan, sum.Recall)
+		}
+		var all []byte
+		for _, f := range []string{o.Out, o.Removed} {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, b...)
+		}
+		if i == 0 {
+			first, exact = all, sum
+		} else if !bytes.Equal(all, first) || sum.Pairs != exact.Pairs {
+			t.Fatalf("plan %v (%s): %d pairs, output differs from the auto plan's (%d pairs)", p, sum.Plan, sum.Pairs, exact.Pairs)
+		}
+	}
+	if exact.Pairs == 0 {
+		t.Fatal("no pairs found: the test proves nothing")
+	}
+	for _, p := range []db.Plan{{Kind: db.PlanApprox, MinRecall: 0.5}, {Kind: db.PlanProbe, Tau: tau, MinHits: 32}} {
+		sum, kept, removed := run(t, Options{LoadOptions: LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{in}}, Threshold: thr, Plan: p})
+		if sum.Pairs > exact.Pairs || sum.Kept+sum.Removed != int64(len(rs)) || sum.Recall < p.MinRecall {
+			t.Fatalf("plan %v (%s): %d pairs (exact %d), %d kept + %d removed of %d, recall %v", p, sum.Plan, sum.Pairs, exact.Pairs, sum.Kept, sum.Removed, len(rs), sum.Recall)
+		}
+		if p.Kind == db.PlanProbe && !(sum.Recall < 1) {
+			t.Fatalf("plan %v: a count filter of every group is reported exact (recall %v)", p, sum.Recall)
+		}
+		isKept := map[string]bool{}
+		for _, r := range kept {
+			isKept[r.ID] = true
+		}
+		for _, r := range removed {
+			if !isKept[r.Kept] || r.Similarity < thr {
+				t.Fatalf("plan %v: removed %+v", p, r)
+			}
+		}
+	}
+}

@@ -39,13 +39,8 @@ func registerCompletions(root *cobra.Command, g *globalOptions) {
 			}))
 		}
 		switch cmd.Name() {
-		case "query":
-			_ = cmd.RegisterFlagCompletionFunc("plan", fixedCompletions([]string{
-				"auto\tthe planner's choice among exact plans",
-				"scan\tcompare with every stored fingerprint",
-				"probe\tprobe the index within --tau bits (exact)",
-				"approx\tallow probe plans that may miss matches (--recall)",
-			}))
+		case "query", "dedup":
+			_ = cmd.RegisterFlagCompletionFunc("plan", fixedCompletions(planCompletions))
 		case "clusters", "report":
 			_ = cmd.RegisterFlagCompletionFunc("keep", fixedCompletions([]string{
 				"oldest\tkeep the document added first",

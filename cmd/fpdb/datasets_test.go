@@ -164,6 +164,19 @@ func TestDedupWorkDatabase(t *testing.T) {
 	if _, err := os.Stat(out + ".fpdb"); !os.IsNotExist(err) {
 		t.Fatalf("the work database is left after a successful run: %v", err)
 	}
+	// A plan asked for is the plan run, and the summary says so.
+	r = runFPDB(t, "", "dedup", "-q", "--json", "--plan", "approx", "--recall", "0.99", filepath.Join(dir, "b.jsonl"), "--out", out).mustCode(t, 0)
+	var planned struct {
+		Plan   string
+		Recall float64
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &planned); err != nil || planned.Plan == "" || planned.Recall < 0.99 {
+		t.Fatalf("--plan approx --recall 0.99: summary %s (%v)", r.stdout, err)
+	}
+	r = runFPDB(t, "", "dedup", "-q", "--json", "--tau", "2", filepath.Join(dir, "b.jsonl"), "--out", out).mustCode(t, 0)
+	if err := json.Unmarshal([]byte(r.stdout), &planned); err != nil || planned.Plan != "probe tau=2" || planned.Recall != 1 {
+		t.Fatalf("--tau 2: summary %s (%v)", r.stdout, err)
+	}
 	// Bad input: exit 3, and --strict stops at the first bad record.
 	writeFile(t, dir, "bad.jsonl", []byte(`{"id":"x","text":"one two three four five"}`+"\n"+`{"id":"y"}`+"\n"))
 	runFPDB(t, "", "dedup", "-q", filepath.Join(dir, "bad.jsonl"), "--out", out).mustCode(t, exitInput)

@@ -35,6 +35,7 @@ type dedupOptions struct {
 	quiet     bool
 	progress  bool
 	keepWork  bool
+	plan      planFlags
 	records   recordFlags
 	creation  creationFlags
 	dbGiven   bool // --db or $FPDB_DB
@@ -67,6 +68,13 @@ shortest, max:FIELD or min:FIELD (the greatest or least value of a field:
 a number, a numeric string or a date). --clusters writes one JSON object per
 cluster: {"cluster", "kept", "size", "cohesion", "members": [{"id",
 "similarity"}]}.
+
+The near-duplicate pairs are those a comparison of every pair of records
+would find (every plan of --plan auto, scan and probe gives the same
+output). --plan approx lets the planner choose a faster plan that finds a
+pair at the threshold with probability at least --recall (default 0.999;
+pairs closer than the threshold are found more surely); the summary then
+states the plan and its expected recall.
 
 Outputs have the input's format (and the compression their extension
 says: .gz, .zst) unless --out-format says otherwise; Parquet outputs keep
@@ -119,6 +127,7 @@ skipped, 2 on an error (bad flags, unreadable input, a database problem).`,
 			o.inputs = args
 			_, env := os.LookupEnv(envDB)
 			o.dbGiven = g.dbFlag.Changed || env
+			o.plan.changed(cmd)
 			return o.run(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -135,6 +144,7 @@ skipped, 2 on an error (bad flags, unreadable input, a database problem).`,
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print no progress (errors and the summary only)")
 	f.BoolVar(&o.progress, "progress", false, "show progress on standard error even when it is not a terminal")
 	f.BoolVar(&o.keepWork, "keep-work", false, "keep the work database (KEPT.fpdb) when no --db is given")
+	o.plan.register(f, "all-pairs")
 	o.records.register(f)
 	o.creation.register(f)
 	return cmd
@@ -168,6 +178,9 @@ func (o *dedupOptions) validate() error {
 	}
 	if o.keepWork && o.dbGiven {
 		return usageErrorf("dedup: --keep-work is for the work database made without --db; with --db the database is kept")
+	}
+	if _, err := o.plan.parse(); err != nil {
+		return err
 	}
 	return o.creation.validate()
 }
@@ -220,6 +233,10 @@ func (o *dedupOptions) run(ctx context.Context, stdout, stderr io.Writer) (err e
 		}
 	}
 
+	plan, _ := o.plan.parse() // checked by validate
+	if err := exactTau(d, &plan, o.threshold); err != nil {
+		return failure(newOpError("dedup", err, "exact tau"))
+	}
 	rep := &addReport{stderr: stderr, verb: "dedup"}
 	bar := newBytesProgress(stderr, o.progress, o.quiet)
 	defer bar.clear()
@@ -240,6 +257,7 @@ func (o *dedupOptions) run(ctx context.Context, stdout, stderr io.Writer) (err e
 		Clusters:  o.clusters,
 		OutFormat: o.outFormat,
 		Stdout:    stdout,
+		Plan:      plan,
 	}
 	sum, err := dedup.Run(ctx, d, opts)
 	bar.clear()
@@ -311,8 +329,12 @@ func (o *dedupOptions) checkWork(ctx context.Context, d *db.DB, inputs []string)
 // dedupSummaryLine is the last line of a dedup run.
 func dedupSummaryLine(s *dedup.Summary) string {
 	line := loadSummaryLine("dedup", &s.LoadSummary)
-	return fmt.Sprintf("%s\ndedup: %d kept, %d removed; %d clusters (%d pairs); load %v, pairs %v, write %v",
-		line, s.Kept, s.Removed, s.Clusters, s.Pairs, secs(s.LoadSeconds), secs(s.PairsSeconds), secs(s.WriteSeconds))
+	approx := ""
+	if s.Recall < 1 {
+		approx = fmt.Sprintf(" by an approximate plan (%s; expected recall of a pair at the threshold %.4f)", s.Plan, s.Recall)
+	}
+	return fmt.Sprintf("%s\ndedup: %d kept, %d removed; %d clusters (%d pairs%s); load %v, pairs %v, write %v",
+		line, s.Kept, s.Removed, s.Clusters, s.Pairs, approx, secs(s.LoadSeconds), secs(s.PairsSeconds), secs(s.WriteSeconds))
 }
 
 // secs rounds a number of seconds for a summary.

@@ -25,13 +25,9 @@ type queryOptions struct {
 	contained float64
 	limit     int
 	json      bool
-	plan      string
-	tau       int
-	recall    float64
+	plan      planFlags
 	explain   bool
 	paths     []string
-	tauSet    bool // --tau was given
-	recallSet bool // --recall was given
 
 	containSet, thresholdSet bool // --containment, --threshold were given
 
@@ -44,9 +40,6 @@ type queryOptions struct {
 // jsonExplain is the JSON form of a query's execution statistics, as the
 // server's API has it.
 type jsonExplain = api.Explain
-
-// planNames are the values of --plan, in the order the help gives them.
-var planNames = []string{"auto", "scan", "probe", "approx"}
 
 func newQueryCommand(g *globalOptions) *cobra.Command {
 	o := &queryOptions{globalOptions: g}
@@ -146,8 +139,7 @@ Exit status (as grep's):
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.paths = args
-			o.tauSet = cmd.Flags().Changed("tau")
-			o.recallSet = cmd.Flags().Changed("recall")
+			o.plan.changed(cmd)
 			o.containSet = cmd.Flags().Changed("containment")
 			o.thresholdSet = cmd.Flags().Changed("threshold")
 			return o.run(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -158,54 +150,13 @@ Exit status (as grep's):
 	f.Float64Var(&o.contained, "containment", 0, "list the documents containing at least `C` of the input (estimated share of its shingles), in (0, 1]; with it --threshold applies only when given")
 	f.IntVar(&o.limit, "limit", 0, "print at most `N` matches per input, the closest (0: all)")
 	f.BoolVar(&o.json, "json", false, "print JSON lines")
-	f.StringVar(&o.plan, "plan", "auto", "query `PLAN`: "+strings.Join(planNames[:len(planNames)-1], ", ")+" or "+planNames[len(planNames)-1])
-	f.Float64Var(&o.recall, "recall", 0.999, "least expected recall `R` of --plan approx, in (0, 1]")
-	f.IntVar(&o.tau, "tau", 0, "per-group probe radius `T` of --plan probe (implies it; default: the smallest exact one)")
+	o.plan.register(f, "query")
 	f.BoolVar(&o.explain, "explain", false, "print how the query was executed")
 	f.StringArrayVar(&o.exclude, "exclude", nil, "in directories, leave out files whose name or path matches `GLOB` (repeatable)")
 	f.StringArrayVar(&o.include, "include", nil, "in directories, query only files whose name or path matches `GLOB` (repeatable)")
 	f.BoolVar(&o.follow, "follow", false, "follow symbolic links when walking directories")
 	o.text.register(f)
 	return cmd
-}
-
-// queryPlan validates --plan, --tau and --recall and returns the plan they
-// ask for. A probe plan without --tau has Tau -1: the caller sets the
-// smallest exact radius once the database is open.
-func (o *queryOptions) queryPlan() (db.Plan, error) {
-	var p db.Plan
-	switch o.plan {
-	case "auto":
-		p.Kind = db.PlanAuto
-	case "scan":
-		p.Kind = db.PlanScan
-	case "probe":
-		p.Kind = db.PlanProbe
-	case "approx":
-		p.Kind = db.PlanApprox
-		if !(o.recall > 0 && o.recall <= 1) {
-			return p, usageErrorf("invalid --recall %v: must be in (0, 1]", o.recall)
-		}
-		p.MinRecall = o.recall
-	default:
-		return p, usageErrorf("invalid --plan %q: must be auto, scan, probe or approx", o.plan)
-	}
-	switch {
-	case o.recallSet && p.Kind != db.PlanApprox:
-		return p, usageErrorf("--recall %v needs --plan approx (the other plans are exact)", o.recall)
-	case o.tauSet && o.plan == "auto":
-		p.Kind = db.PlanProbe // --tau alone asks for a probe plan
-	case o.tauSet && p.Kind != db.PlanProbe:
-		return p, usageErrorf("--tau %d needs --plan probe", o.tau)
-	}
-	if o.tau < 0 {
-		return p, usageErrorf("invalid --tau %d: must not be negative", o.tau)
-	}
-	p.Tau = o.tau
-	if p.Kind == db.PlanProbe && !o.tauSet {
-		p.Tau = -1
-	}
-	return p, nil
 }
 
 // multi reports whether the query has several inputs: more than one PATH,
@@ -304,14 +255,14 @@ func (o *queryOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr 
 		if !(o.contained > 0 && o.contained <= 1) {
 			return usageError(&flagValueError{flag: "containment", value: fmt.Sprint(o.contained), reason: "must be in (0, 1]"})
 		}
-		if o.plan == "probe" || o.plan == "approx" || o.tauSet {
+		if o.plan.approxOrProbe() {
 			return usageErrorf("--containment works with --plan auto or scan (its resemblance floor depends on each document's size)")
 		}
 	}
 	if o.limit < 0 {
 		return usageErrorf("invalid --limit %d: must not be negative", o.limit)
 	}
-	plan, err := o.queryPlan()
+	plan, err := o.plan.parse()
 	if err != nil {
 		return err
 	}
@@ -355,10 +306,8 @@ func (o *queryOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr 
 			return failure(err)
 		}
 		defer closeDB(d, &err)
-		if plan.Kind == db.PlanProbe && plan.Tau < 0 {
-			if plan.Tau, err = d.ExactTau(o.threshold); err != nil {
-				return failure(newOpError("query", err, "exact tau"))
-			}
+		if err := exactTau(d, &plan, o.threshold); err != nil {
+			return failure(newOpError("query", err, "exact tau"))
 		}
 		query = localQuerier(d)
 	}
