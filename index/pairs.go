@@ -383,20 +383,7 @@ func (w *pairWorker) doc(a int) {
 	w.postingBuf = buf
 	w.postings += int64(len(buf))
 	seen := w.seen
-	dups := w.dups[:0]
-	for _, p := range buf {
-		word, bit := p>>6, uint64(1)<<(p&63)
-		if seen[word]&bit != 0 {
-			dups = append(dups, p)
-		}
-		seen[word] |= bit
-	}
-	for _, p := range buf {
-		seen[p>>6] = 0
-	}
-	w.dups = dups
-	switch {
-	case t <= 1:
+	if t <= 1 {
 		// Every document seen is a candidate, once.
 		for _, p := range buf {
 			word, bit := p>>6, uint64(1)<<(p&63)
@@ -405,10 +392,16 @@ func (w *pairWorker) doc(a int) {
 				w.cands = append(w.cands, p)
 			}
 		}
+	} else {
+		dups := w.dups[:0]
 		for _, p := range buf {
-			seen[p>>6] = 0
+			word, bit := p>>6, uint64(1)<<(p&63)
+			if seen[word]&bit != 0 {
+				dups = append(dups, p)
+			}
+			seen[word] |= bit
 		}
-	default:
+		w.dups = dups
 		// A document repeated t−1 times was seen t times.
 		for _, p := range dups {
 			c := w.counts[p] + 1
@@ -420,6 +413,9 @@ func (w *pairWorker) doc(a int) {
 		for _, p := range dups {
 			w.counts[p] = 0
 		}
+	}
+	for _, p := range buf {
+		seen[p>>6] = 0
 	}
 	w.ncands += int64(len(w.cands))
 	w.verified += int64(len(w.cands))
