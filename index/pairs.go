@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -197,6 +198,16 @@ func (s *Snapshot) Pairs(ctx context.Context, rh int, o PairOptions, fn func(Pai
 		l := s.layout
 		pl = s.buildPostings(max(1, min(workers, n/pairChunk, n*l.M()/int(l.Space()))))
 	}
+	// A plan that probes each group for its own value only (τ = 0) pairs
+	// the documents of each posting list with one another: every list is
+	// read once, in order, and its fingerprints are compared in cache,
+	// where probing each document's lists would read the fingerprints of
+	// its candidates at random.
+	listwise := pl != nil && !slices.ContainsFunc(radii, func(r int) bool { return r > 0 })
+	units := n // documents, or posting lists when listwise
+	if listwise {
+		units = pl.count()
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type result struct {
@@ -244,14 +255,24 @@ func (s *Snapshot) Pairs(ctx context.Context, rh int, o PairOptions, fn func(Pai
 			}
 			for ctx.Err() == nil && !stopped {
 				lo := int(next.Add(pairChunk)) - pairChunk
-				if lo >= n {
+				if lo >= units {
 					return
 				}
-				hi := min(lo+pairChunk, n)
-				for a := lo; a < hi && !stopped; a++ {
-					w.doc(a)
+				hi := min(lo+pairChunk, units)
+				for u := lo; u < hi && !stopped; u++ {
+					if listwise {
+						w.list(u)
+					} else {
+						w.doc(u)
+					}
 				}
-				if !stopped && !send(hi-lo) {
+				// Progress counts documents: a chunk of lists counts its
+				// share of them.
+				docs := hi - lo
+				if listwise {
+					docs = int(int64(hi)*int64(n)/int64(units) - int64(lo)*int64(n)/int64(units))
+				}
+				if !stopped && !send(docs) {
 					return
 				}
 			}
@@ -433,6 +454,56 @@ func (w *pairWorker) doc(a int) {
 	}
 }
 
+// list emits the pairs of the documents of posting list j (see
+// postingLists.at) that are within the radius and pass the count filter,
+// each pair from the first probed group in which the two have the same
+// value, so from one list only. Only groups probed at radius 0 are listed.
+func (w *pairWorker) list(j int) {
+	s, l := w.s, w.s.layout
+	y, list := w.pl.at(j)
+	if len(list) < 2 {
+		return
+	}
+	g := l.Group(y)
+	if g < 0 || w.radii[g] != 0 {
+		return
+	}
+	w.postings += int64(len(list))
+	// One pass of independent reads brings the fingerprints into cache.
+	var touch int32
+	for _, p := range list {
+		touch += int32(s.fps[int(p)*s.stride])
+	}
+	w.touch += touch
+	checked := int64(0)
+	for i, a := range list {
+		fa := s.Fingerprint(int(a))
+		checked += int64(len(list) - i - 1)
+		for _, b := range list[i+1:] {
+			fb := s.Fingerprint(int(b))
+			d := bitvec.Hamming(fa, fb)
+			if d > w.rh {
+				continue
+			}
+			// The first probed group with equal values, and how many.
+			first, hits := -1, 0
+			for h, wd := range l.Widths {
+				if w.radii[h] == 0 && bitvec.Bits(fa, l.Starts[h], wd) == bitvec.Bits(fb, l.Starts[h], wd) {
+					if first < 0 {
+						first = h
+					}
+					hits++
+				}
+			}
+			if first == g && hits >= w.t {
+				w.emit(Pair{A: int(a), B: int(b), Dist: d})
+			}
+		}
+	}
+	w.ncands += checked
+	w.verified += checked
+}
+
 // postingLists are the posting lists of a snapshot in memory: for each
 // merged value y the positions with that value, increasing.
 type postingLists struct {
@@ -442,6 +513,22 @@ type postingLists struct {
 	// Sparse (key space too large for a dense table): ys sorted, list j is
 	// ids[starts[j]:starts[j+1]].
 	ys, starts []uint32
+}
+
+// count returns the number of lists (some empty) that at numbers.
+func (pl *postingLists) count() int {
+	if pl.start != nil {
+		return len(pl.start) - 1
+	}
+	return len(pl.ys)
+}
+
+// at returns list j, 0 ≤ j < count(), and its merged value.
+func (pl *postingLists) at(j int) (uint32, []int32) {
+	if pl.start != nil {
+		return uint32(j), pl.ids[pl.start[j]:pl.start[j+1]]
+	}
+	return pl.ys[j], pl.ids[pl.starts[j]:pl.starts[j+1]]
 }
 
 // maxDense is the largest merged key space indexed by a dense table.
