@@ -1412,7 +1412,7 @@ func dedupMarkdown(b *strings.Builder, r *DedupResult) {
 		c.Threshold, r.GOMAXPROCS, r.NumCPU, r.ScanGBs, map[bool]string{true: "reset (/proc/self/clear_refs) just before it", false: "not reset (the child's high-water mark from its start)"}[r.PeakRSSReset])
 	fmt.Fprintf(b, "Each format ran %d time(s), the formats interleaved (round 1: every format, then round 2, …); the targets take each format's fastest round for throughput, the largest peak RSS and the worst check of all rounds.", max(c.Rounds, 1))
 	if c.ApproxRecall > 0 {
-		fmt.Fprintf(b, " Each round also ran the JSON Lines input with an approximate pairs plan (`dedup.Options.Plan` = PlanApprox with MinRecall %v: `fpdb dedup --plan approx --recall %v`), labelled *jsonl, approx*; the format targets leave it out.", c.ApproxRecall, c.ApproxRecall)
+		fmt.Fprintf(b, " Each round also ran the JSON Lines input with an approximate pairs plan (`dedup.Options.Plan` = PlanApprox with MinRecall %v: `fpdb dedup --plan approx --recall %v`), labelled *jsonl, approx*: the throughput, recall and format targets leave it out (it has a target of its own), the peak RSS target counts it.", c.ApproxRecall, c.ApproxRecall)
 	}
 	b.WriteString("\n\n")
 	b.WriteString("| format | round | wall s | records/s | per core | CPU s | records per CPU s | load s (CPU s) | pairs s (CPU s) | write s (CPU s) | open + close s | peak RSS MiB: load / + pairs / run (at start) | DB B/record | output MB |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")

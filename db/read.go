@@ -317,6 +317,21 @@ func (d *DB) ExactTau(threshold float64) (int, error) {
 	return index.ExactTau(d.ix.Layout().M(), index.Radius(d.params.K, threshold)), nil
 }
 
+// CheckPlan returns the error a query or an all-pairs run at threshold
+// would return for plan p before doing any work (ErrInfeasiblePlan for a
+// probe radius below ExactTau, an error for an approximate plan without a
+// recall in (0, 1] or a count filter above the number of groups), or nil:
+// a long job checks its plan before it begins.
+func (d *DB) CheckPlan(threshold float64, p Plan) error {
+	if err := validThreshold(threshold); err != nil {
+		return fmt.Errorf("fpdb: plan: %w", err)
+	}
+	if err := d.ix.Layout().CheckPlan(index.Radius(d.params.K, threshold), p); err != nil {
+		return fmt.Errorf("fpdb: plan: %w", err)
+	}
+	return nil
+}
+
 // Get returns the document stored under id, or ErrNotFound.
 func (d *DB) Get(ctx context.Context, id string) (*Doc, error) {
 	if err := ctx.Err(); err != nil {

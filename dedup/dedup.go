@@ -176,6 +176,9 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := d.CheckPlan(o.Threshold, o.Plan); err != nil {
+		return nil, err
+	}
 	if err := checkPaths(&o); err != nil {
 		return nil, err
 	}

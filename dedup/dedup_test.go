@@ -612,3 +612,22 @@ func TestRunPlans(t *testing.T) {
 		}
 	}
 }
+
+// TestRunRefusesBadPlan: a plan that cannot run is refused before any
+// record is read, and leaves the database empty.
+func TestRunRefusesBadPlan(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "in.jsonl")
+	writeJSONL(t, in, dataset(5, 20))
+	for _, p := range []db.Plan{{Kind: db.PlanProbe, Tau: 0}, {Kind: db.PlanApprox}, {Kind: db.PlanApprox, MinRecall: 1.5}, {Kind: db.PlanKind(99)}} {
+		dir := t.TempDir()
+		d := openDB(t, filepath.Join(dir, "db"))
+		_, err := Run(ctx, d, Options{LoadOptions: LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{in}}, Threshold: 0.8,
+			Out: filepath.Join(dir, "k.jsonl"), Plan: p})
+		if err == nil || d.Len() != 0 {
+			t.Fatalf("plan %v: error %v, %d documents stored", p, err, d.Len())
+		}
+		if p.Kind == db.PlanProbe && !errors.Is(err, db.ErrInfeasiblePlan) {
+			t.Errorf("plan %v: %v, want ErrInfeasiblePlan", p, err)
+		}
+	}
+}

@@ -68,8 +68,11 @@ type PairOptions struct {
 	Workers int
 	// Progress, when not nil, is called on the caller's goroutine with the
 	// number of documents done and the total, at most every 100 ms and once
-	// at the end.
+	// at the end (for a plan of radius 0, which works list by list, the
+	// documents' share of the lists done).
 	Progress func(done, total int)
+
+	perDocument bool // tests: no list-by-list run for plans of radius 0
 }
 
 // PairStats count the work of an all-pairs run.
@@ -80,9 +83,13 @@ type PairStats struct {
 	MinHits int // count filter t (0 for a scan)
 	// Recall is the plan's expected recall: 1 for exact plans, else the
 	// probability that a pair at distance exactly Radius is found.
-	Recall     float64
-	Postings   int64 // posting ids read (probe)
-	Candidates int64 // documents that passed the count filter (probe)
+	Recall   float64
+	Postings int64 // posting ids read (probe)
+	// Candidates counts the documents that passed the count filter of a
+	// probe plan; a plan of radius 0, which compares the documents of each
+	// posting list with one another, counts the pairs compared (a pair once
+	// for each group the two share).
+	Candidates int64
 	Verified   int64 // exact Hamming comparisons
 	Pairs      int64
 	Elapsed    time.Duration
@@ -112,8 +119,8 @@ func (s *Snapshot) choosePairs(rh int, p Plan) (Plan, float64, error) {
 		return p, 0, fmt.Errorf("index: unknown plan kind %d", p.Kind)
 	}
 	approx := p.Kind == Approx
-	if approx && !(p.MinRecall > 0 && p.MinRecall <= 1) {
-		return p, 0, fmt.Errorf("index: approximate plan needs a recall in (0, 1], got %v", p.MinRecall)
+	if err := s.layout.CheckPlan(0, p); err != nil {
+		return p, 0, err
 	}
 	l := s.layout
 	half := float64(len(s.ids)) / 2 // documents before an average one
@@ -137,7 +144,8 @@ func (s *Snapshot) choosePairs(rh int, p Plan) (Plan, float64, error) {
 	return best, rec, nil
 }
 
-// pairChunk is the number of documents a worker takes at a time.
+// pairChunk is the number of documents (or posting lists, for a plan of
+// radius 0) a worker takes at a time.
 const pairChunk = 512
 
 // pairBatch is the most pairs a worker buffers before it hands them to the
@@ -150,8 +158,10 @@ const pairBatch = 4096
 // distance rh, exactly once, with A < B. Each document is compared only with
 // the documents before it: a probe plan counts, in posting lists built in
 // memory from the snapshot with the index's layout, only the ids before
-// it, then verifies the candidates by exact Hamming distance; a scan
-// compares it with every document before it. The work is split across
+// it, then verifies the candidates by exact Hamming distance (a probe plan
+// of radius 0 instead compares the documents of each list with one
+// another, each pair in the first list the two share); a scan compares it
+// with every document before it. The work is split across
 // Workers goroutines; fn is called on the caller's goroutine, as pairs are
 // found, in no particular order. An error from fn or a cancelled ctx stops
 // the run and is returned.
@@ -203,7 +213,7 @@ func (s *Snapshot) Pairs(ctx context.Context, rh int, o PairOptions, fn func(Pai
 	// read once, in order, and its fingerprints are compared in cache,
 	// where probing each document's lists would read the fingerprints of
 	// its candidates at random.
-	listwise := pl != nil && !slices.ContainsFunc(radii, func(r int) bool { return r > 0 })
+	listwise := pl != nil && !o.perDocument && !slices.ContainsFunc(radii, func(r int) bool { return r > 0 })
 	units := n // documents, or posting lists when listwise
 	if listwise {
 		units = pl.count()
@@ -222,8 +232,8 @@ func (s *Snapshot) Pairs(ctx context.Context, rh int, o PairOptions, fn func(Pai
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w := &pairWorker{s: s, pl: pl, rh: rh, t: st.MinHits, radii: radii}
-			if pl != nil {
+			w := &pairWorker{s: s, pl: pl, rh: rh, t: st.MinHits, radii: radii, ctx: ctx}
+			if pl != nil && !listwise {
 				w.counts = make([]uint8, n)
 				w.seen = make([]uint64, (n+63)/64)
 			}
@@ -324,6 +334,7 @@ func (s *Snapshot) Pairs(ctx context.Context, rh int, o PairOptions, fn func(Pai
 
 // pairWorker is the query state of one Pairs goroutine.
 type pairWorker struct {
+	ctx    context.Context // list checks it while it compares
 	s      *Snapshot
 	pl     *postingLists
 	rh, t  int
@@ -476,28 +487,41 @@ func (w *pairWorker) list(j int) {
 	}
 	w.touch += touch
 	checked := int64(0)
+	equal := func(fa, fb []uint64, h int) bool {
+		return w.radii[h] == 0 && bitvec.Bits(fa, l.Starts[h], l.Widths[h]) == bitvec.Bits(fb, l.Starts[h], l.Widths[h])
+	}
 	for i, a := range list {
+		if i%256 == 255 && w.ctx.Err() != nil {
+			return // a long list (a common value) stops when the run does
+		}
 		fa := s.Fingerprint(int(a))
 		checked += int64(len(list) - i - 1)
+	pairs:
 		for _, b := range list[i+1:] {
 			fb := s.Fingerprint(int(b))
 			d := bitvec.Hamming(fa, fb)
 			if d > w.rh {
 				continue
 			}
-			// The first probed group with equal values, and how many.
-			first, hits := -1, 0
-			for h, wd := range l.Widths {
-				if w.radii[h] == 0 && bitvec.Bits(fa, l.Starts[h], wd) == bitvec.Bits(fb, l.Starts[h], wd) {
-					if first < 0 {
-						first = h
-					}
-					hits++
+			// Emitted from the first probed group the two share only (a
+			// cluster of copies leaves at its first group).
+			for h := range g {
+				if equal(fa, fb, h) {
+					continue pairs
 				}
 			}
-			if first == g && hits >= w.t {
-				w.emit(Pair{A: int(a), B: int(b), Dist: d})
+			if w.t > 1 {
+				hits := 1
+				for h := g + 1; h < len(l.Widths); h++ {
+					if equal(fa, fb, h) {
+						hits++
+					}
+				}
+				if hits < w.t {
+					continue
+				}
 			}
+			w.emit(Pair{A: int(a), B: int(b), Dist: d})
 		}
 	}
 	w.ncands += checked

@@ -175,6 +175,28 @@ func (l *Layout) probeFilter(rh int, p Plan) (radii []int, exact, t int, err err
 	return l.Radii(p.Tau, p.Lower), exact, t, nil
 }
 
+// CheckPlan returns the error a search or an all-pairs run at Hamming
+// radius rh would return for plan p before doing any work: a plan of
+// unknown kind, an approximate plan without a recall in (0, 1], a probe
+// plan that cannot be exact (ErrInfeasible) or whose count filter is above
+// the number of groups; nil otherwise.
+func (l *Layout) CheckPlan(rh int, p Plan) error {
+	switch p.Kind {
+	case Auto, Scan:
+		return nil
+	case Approx:
+		if !(p.MinRecall > 0 && p.MinRecall <= 1) {
+			return fmt.Errorf("index: approximate plan needs a recall in (0, 1], got %v", p.MinRecall)
+		}
+		return nil
+	case Probe:
+		_, _, _, err := l.probeFilter(rh, p)
+		return err
+	default:
+		return fmt.Errorf("index: unknown plan kind %d", p.Kind)
+	}
+}
+
 // planCost is the cost of probe plan (tau, lower) with count filter t.
 type planCost func(tau, lower, t int) float64
 
