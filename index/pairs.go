@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -68,11 +67,11 @@ type PairOptions struct {
 	Workers int
 	// Progress, when not nil, is called on the caller's goroutine with the
 	// number of documents done and the total, at most every 100 ms and once
-	// at the end (for a plan of radius 0, which works list by list, the
-	// documents' share of the lists done).
+	// at the end (for a probe plan, which works group by group, the
+	// documents' share of the work done).
 	Progress func(done, total int)
 
-	perDocument bool // tests: no list-by-list run for plans of radius 0
+	perDocument bool // tests: probe plans run document by document
 }
 
 // PairStats count the work of an all-pairs run.
@@ -83,14 +82,16 @@ type PairStats struct {
 	MinHits int // count filter t (0 for a scan)
 	// Recall is the plan's expected recall: 1 for exact plans, else the
 	// probability that a pair at distance exactly Radius is found.
-	Recall   float64
-	Postings int64 // posting ids read (probe)
-	// Candidates counts the documents that passed the count filter of a
-	// probe plan; a plan of radius 0, which compares the documents of each
-	// posting list with one another, counts the pairs compared (a pair once
-	// for each group the two share).
+	Recall float64
+	// Postings counts the posting ids read by a probe plan run document by
+	// document, or the documents sorted by a group-by-group run, once per
+	// group; Candidates and Verified count the documents that passed the
+	// count filter and were compared, or the pairs a group-by-group run
+	// compared (a pair once for each group in which the two are within the
+	// radius).
+	Postings   int64
 	Candidates int64
-	Verified   int64 // exact Hamming comparisons
+	Verified   int64
 	Pairs      int64
 	Elapsed    time.Duration
 }
@@ -144,8 +145,7 @@ func (s *Snapshot) choosePairs(rh int, p Plan) (Plan, float64, error) {
 	return best, rec, nil
 }
 
-// pairChunk is the number of documents (or posting lists, for a plan of
-// radius 0) a worker takes at a time.
+// pairChunk is the number of documents a worker takes at a time.
 const pairChunk = 512
 
 // pairBatch is the most pairs a worker buffers before it hands them to the
@@ -155,13 +155,13 @@ const pairChunk = 512
 const pairBatch = 4096
 
 // Pairs calls fn for every pair of documents of the snapshot within Hamming
-// distance rh, exactly once, with A < B. Each document is compared only with
-// the documents before it: a probe plan counts, in posting lists built in
-// memory from the snapshot with the index's layout, only the ids before
-// it, then verifies the candidates by exact Hamming distance (a probe plan
-// of radius 0 instead compares the documents of each list with one
-// another, each pair in the first list the two share); a scan compares it
-// with every document before it. The work is split across
+// distance rh, exactly once, with A < B. A probe plan takes the groups of
+// the index's layout one at a time and compares the documents whose values
+// of the group are within the group's radius (pairs_group.go), each pair
+// from the first group in which the two are; with a group too wide to sort
+// by, it compares each document with the documents before it that its
+// probes find in posting lists built in memory. A scan compares each
+// document with every document before it. The work is split across
 // Workers goroutines; fn is called on the caller's goroutine, as pairs are
 // found, in no particular order. An error from fn or a cancelled ctx stops
 // the run and is returned.
@@ -201,22 +201,23 @@ func (s *Snapshot) Pairs(ctx context.Context, rh int, o PairOptions, fn func(Pai
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	if p.Kind == Probe {
+	// A probe plan runs group by group (pairs_group.go) unless a probed
+	// group is too wide to sort by; then document by document, in posting
+	// lists built in memory.
+	var join *groupJoin
+	if p.Kind == Probe && !o.perDocument {
+		join = newGroupJoin(s, radii)
+	}
+	if p.Kind == Probe && join == nil {
 		// A worker of the build counts into an array as large as the key
 		// space: more workers than postings per key would cost more than
 		// they save.
 		l := s.layout
 		pl = s.buildPostings(max(1, min(workers, n/pairChunk, n*l.M()/int(l.Space()))))
 	}
-	// A plan that probes each group for its own value only (τ = 0) pairs
-	// the documents of each posting list with one another: every list is
-	// read once, in order, and its fingerprints are compared in cache,
-	// where probing each document's lists would read the fingerprints of
-	// its candidates at random.
-	listwise := pl != nil && !o.perDocument && !slices.ContainsFunc(radii, func(r int) bool { return r > 0 })
-	units := n // documents, or posting lists when listwise
-	if listwise {
-		units = pl.count()
+	units, chunk := n, pairChunk // documents, or units of a join
+	if join != nil {
+		units, chunk = join.units, 1
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -233,7 +234,7 @@ func (s *Snapshot) Pairs(ctx context.Context, rh int, o PairOptions, fn func(Pai
 		go func() {
 			defer wg.Done()
 			w := &pairWorker{s: s, pl: pl, rh: rh, t: st.MinHits, radii: radii, ctx: ctx}
-			if pl != nil && !listwise {
+			if pl != nil {
 				w.counts = make([]uint8, n)
 				w.seen = make([]uint64, (n+63)/64)
 			}
@@ -264,22 +265,22 @@ func (s *Snapshot) Pairs(ctx context.Context, rh int, o PairOptions, fn func(Pai
 				}
 			}
 			for ctx.Err() == nil && !stopped {
-				lo := int(next.Add(pairChunk)) - pairChunk
+				lo := int(next.Add(int64(chunk))) - chunk
 				if lo >= units {
 					return
 				}
-				hi := min(lo+pairChunk, units)
+				hi := min(lo+chunk, units)
 				for u := lo; u < hi && !stopped; u++ {
-					if listwise {
-						w.list(u)
+					if join != nil {
+						w.join(join, u)
 					} else {
 						w.doc(u)
 					}
 				}
-				// Progress counts documents: a chunk of lists counts its
+				// Progress counts documents: a unit of a join counts its
 				// share of them.
 				docs := hi - lo
-				if listwise {
+				if join != nil {
 					docs = int(int64(hi)*int64(n)/int64(units) - int64(lo)*int64(n)/int64(units))
 				}
 				if !stopped && !send(docs) {
@@ -345,6 +346,7 @@ type pairWorker struct {
 	postingBuf, dups []int32
 	cands            []int32
 	ys               []uint32   // the merged values probed
+	masks            []uint32   // a join's neighbour values, as masks
 	spans            [][]int32  // their lists, fetched before they are counted
 	emit             func(Pair) // receives every pair found
 	buf              []Pair     // pairs not yet sent
@@ -465,69 +467,6 @@ func (w *pairWorker) doc(a int) {
 	}
 }
 
-// list emits the pairs of the documents of posting list j (see
-// postingLists.at) that are within the radius and pass the count filter,
-// each pair from the first probed group in which the two have the same
-// value, so from one list only. Only groups probed at radius 0 are listed.
-func (w *pairWorker) list(j int) {
-	s, l := w.s, w.s.layout
-	y, list := w.pl.at(j)
-	if len(list) < 2 {
-		return
-	}
-	g := l.Group(y)
-	if g < 0 || w.radii[g] != 0 {
-		return
-	}
-	w.postings += int64(len(list))
-	// One pass of independent reads brings the fingerprints into cache.
-	var touch int32
-	for _, p := range list {
-		touch += int32(s.fps[int(p)*s.stride])
-	}
-	w.touch += touch
-	checked := int64(0)
-	equal := func(fa, fb []uint64, h int) bool {
-		return w.radii[h] == 0 && bitvec.Bits(fa, l.Starts[h], l.Widths[h]) == bitvec.Bits(fb, l.Starts[h], l.Widths[h])
-	}
-	for i, a := range list {
-		if i%256 == 255 && w.ctx.Err() != nil {
-			return // a long list (a common value) stops when the run does
-		}
-		fa := s.Fingerprint(int(a))
-		checked += int64(len(list) - i - 1)
-	pairs:
-		for _, b := range list[i+1:] {
-			fb := s.Fingerprint(int(b))
-			d := bitvec.Hamming(fa, fb)
-			if d > w.rh {
-				continue
-			}
-			// Emitted from the first probed group the two share only (a
-			// cluster of copies leaves at its first group).
-			for h := range g {
-				if equal(fa, fb, h) {
-					continue pairs
-				}
-			}
-			if w.t > 1 {
-				hits := 1
-				for h := g + 1; h < len(l.Widths); h++ {
-					if equal(fa, fb, h) {
-						hits++
-					}
-				}
-				if hits < w.t {
-					continue
-				}
-			}
-			w.emit(Pair{A: int(a), B: int(b), Dist: d})
-		}
-	}
-	w.ncands += checked
-	w.verified += checked
-}
-
 // postingLists are the posting lists of a snapshot in memory: for each
 // merged value y the positions with that value, increasing.
 type postingLists struct {
@@ -537,22 +476,6 @@ type postingLists struct {
 	// Sparse (key space too large for a dense table): ys sorted, list j is
 	// ids[starts[j]:starts[j+1]].
 	ys, starts []uint32
-}
-
-// count returns the number of lists (some empty) that at numbers.
-func (pl *postingLists) count() int {
-	if pl.start != nil {
-		return len(pl.start) - 1
-	}
-	return len(pl.ys)
-}
-
-// at returns list j, 0 ≤ j < count(), and its merged value.
-func (pl *postingLists) at(j int) (uint32, []int32) {
-	if pl.start != nil {
-		return uint32(j), pl.ids[pl.start[j]:pl.start[j+1]]
-	}
-	return pl.ys[j], pl.ids[pl.starts[j]:pl.starts[j+1]]
 }
 
 // maxDense is the largest merged key space indexed by a dense table.

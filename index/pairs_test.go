@@ -425,48 +425,54 @@ func TestBuildPostingsWorkers(t *testing.T) {
 	}
 }
 
-// TestPairsListwiseSameAsPerDocument: plans of radius 0, exact or with a
-// count filter above the exact one, some groups left out, return the same
-// pairs list by list as document by document (dense and sparse lists).
-func TestPairsListwiseSameAsPerDocument(t *testing.T) {
-	for _, lay := range []struct {
-		k      int
-		widths []int
-	}{{128, slices.Repeat([]int{8}, 16)}, {128, []int{24, 24, 24, 24, 16, 16}}} {
-		r := rand.New(rand.NewPCG(31, uint64(lay.k)))
-		fps := plantedFPs(r, 600, lay.k)
+// TestPairsGroupJoinSameAsPerDocument: probe plans of radius 0 to 2,
+// exact or with a count filter above the exact one, some groups lowered,
+// return the same pairs group by group as document by document.
+func TestPairsGroupJoinSameAsPerDocument(t *testing.T) {
+	for _, widths := range [][]int{slices.Repeat([]int{8}, 16), SplitWidths(128, 11)} {
+		r := rand.New(rand.NewPCG(31, uint64(len(widths))))
+		fps := plantedFPs(r, 600, 128)
 		// Copies: a cluster of identical fingerprints shares every group.
 		for range 40 {
 			fps = append(fps, slices.Clone(fps[7]))
 		}
-		s := snapshotOf(t, lay.k, lay.widths, fps)
-		m := len(lay.widths)
-		for _, rh := range []int{4, lay.k / 16, lay.k / 8} {
-			for lower := 0; lower <= 2; lower++ {
-				exact := ExactMinHits(m, rh, 0, lower)
-				for _, t0 := range []int{max(exact, 1), max(exact, 1) + 1, max(exact, 1) + 3} {
-					if t0 > m-lower {
+		s := snapshotOf(t, 128, widths, fps)
+		m := len(widths)
+		for _, rh := range []int{4, 8, 16, 24} {
+			for tau := 0; tau <= 2; tau++ {
+				for lower := 0; lower <= 2; lower++ {
+					exact := ExactMinHits(m, rh, tau, lower)
+					if exact < 1 {
 						continue
 					}
-					p := Plan{Kind: Probe, Tau: 0, Lower: lower, MinHits: t0}
-					var runs [2][]Pair
-					for i, perDoc := range []bool{false, true} {
-						var got []Pair
-						_, err := s.Pairs(context.Background(), rh, PairOptions{Plan: p, Workers: 2, perDocument: perDoc}, func(pr Pair) error {
-							got = append(got, pr)
-							return nil
-						})
-						if err != nil {
-							t.Fatalf("rh=%d %v: %v", rh, p, err)
+					for _, t0 := range []int{exact, exact + 1, exact + 3} {
+						if t0 > m {
+							continue
 						}
-						sortPairs(got)
-						runs[i] = got
-					}
-					if !slices.Equal(runs[0], runs[1]) {
-						t.Fatalf("widths %v rh=%d %v: %d pairs list by list, %d document by document", lay.widths, rh, p, len(runs[0]), len(runs[1]))
-					}
-					if rh == lay.k/16 && t0 == max(exact, 1) && len(runs[0]) < 40*39/2 {
-						t.Fatalf("widths %v rh=%d %v: %d pairs: the copies were not all paired", lay.widths, rh, p, len(runs[0]))
+						p := Plan{Kind: Probe, Tau: tau, Lower: lower, MinHits: t0}
+						var runs [2][]Pair
+						var stats [2]PairStats
+						for i, perDoc := range []bool{false, true} {
+							var got []Pair
+							st, err := s.Pairs(context.Background(), rh, PairOptions{Plan: p, Workers: 2, perDocument: perDoc}, func(pr Pair) error {
+								if pr.A >= pr.B {
+									return fmt.Errorf("pair %v is not in order", pr)
+								}
+								got = append(got, pr)
+								return nil
+							})
+							if err != nil {
+								t.Fatalf("rh=%d %v: %v", rh, p, err)
+							}
+							sortPairs(got)
+							runs[i], stats[i] = got, st
+						}
+						if !slices.Equal(runs[0], runs[1]) || stats[0].Pairs != int64(len(runs[0])) {
+							t.Fatalf("widths %v rh=%d %v: %d pairs group by group (stats %d), %d document by document", widths, rh, p, len(runs[0]), stats[0].Pairs, len(runs[1]))
+						}
+						if t0 == exact && len(runs[0]) < 40*41/2 {
+							t.Fatalf("widths %v rh=%d %v: %d pairs: the copies were not all paired", widths, rh, p, len(runs[0]))
+						}
 					}
 				}
 			}
