@@ -103,6 +103,13 @@ const (
 	pairCostPosting  = 2.0   // one posting id counted
 	pairCostVerify   = 40.0  // one exact Hamming check (its fingerprint read ahead)
 	pairCostScanWord = 1.5   // one word of a linear scan
+
+	// A group-by-group run (pairs_group.go) reads no posting list at
+	// random: it costs its comparisons, its steps over the values of each
+	// group (one per value and neighbour mask) and the sort of each group.
+	joinCostCompare = 4.0  // one pair compared (fingerprints side by side)
+	joinCostStep    = 3.0  // one value of a group with one mask
+	joinCostSort    = 20.0 // one document sorted by one group
 )
 
 // choosePairs returns the plan Pairs runs for radius rh and the requested
@@ -128,6 +135,15 @@ func (s *Snapshot) choosePairs(rh int, p Plan) (Plan, float64, error) {
 	cost := func(tau, lower, t int) float64 {
 		return l.probesPerQuery(tau, lower)*pairCostProbe + half*l.hitsPerDoc(tau, lower)*pairCostPosting +
 			half*l.candidateRate(tau, lower, t)*pairCostVerify
+	}
+	if s.joinable() {
+		// Per document: the values per document times the probes per
+		// value, for the steps.
+		perDoc := float64(l.Space()) / float64(l.M()) / float64(len(s.ids))
+		cost = func(tau, lower, _ int) float64 {
+			return half*l.hitsPerDoc(tau, lower)*joinCostCompare + l.probesPerQuery(tau, lower)*perDoc*joinCostStep +
+				float64(l.M())*joinCostSort
+		}
 	}
 	dists := make(map[int][]float64) // WithinDist by tau, computed on demand
 	recall := func(tau, t int) float64 {

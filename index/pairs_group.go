@@ -2,6 +2,7 @@ package index
 
 import (
 	"math/bits"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -54,17 +55,27 @@ type sortedGroup struct {
 	fps   []uint64
 }
 
+// joinable reports whether a probe plan of the snapshot runs group by
+// group whatever its radii: no group is too wide (see newGroupJoin).
+func (s *Snapshot) joinable() bool {
+	return !slices.ContainsFunc(s.layout.Widths, func(w int) bool { return !joinWidth(w, len(s.ids)) })
+}
+
+// joinWidth reports whether a group of w bits can be sorted by for n
+// documents: at most maxJoinWidth bits, and at most 8 values per document
+// (more, and the count per value would cost more than the comparisons:
+// the per-document path is cheaper).
+func joinWidth(w, n int) bool { return w <= maxJoinWidth && 1<<w <= 8*n }
+
 // newGroupJoin returns the join of the groups probed at radii (−1: not
-// probed), or nil when a probed group is wider than maxJoinWidth or has
-// more values than 8 per document (the count per value would cost more
-// than the comparisons: the per-document path is cheaper there).
+// probed), or nil when a probed group is too wide (joinWidth).
 func newGroupJoin(s *Snapshot, radii []int) *groupJoin {
 	j := &groupJoin{s: s}
 	for g, r := range radii {
 		if r < 0 {
 			continue
 		}
-		if w := s.layout.Widths[g]; w > maxJoinWidth || 1<<w > 8*len(s.ids) {
+		if !joinWidth(s.layout.Widths[g], len(s.ids)) {
 			return nil
 		}
 		j.groups = append(j.groups, g)
