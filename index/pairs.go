@@ -222,7 +222,7 @@ func (s *Snapshot) Pairs(ctx context.Context, rh int, o PairOptions, fn func(Pai
 	// lists built in memory.
 	var join *groupJoin
 	if p.Kind == Probe && !o.perDocument {
-		join = newGroupJoin(s, radii)
+		join = newGroupJoin(s, radii, workers)
 	}
 	if p.Kind == Probe && join == nil {
 		// A worker of the build counts into an array as large as the key

@@ -32,8 +32,9 @@ const joinChunk = 1024
 
 // groupJoin is the state of a group-by-group run shared by its workers.
 type groupJoin struct {
-	s      *Snapshot
-	groups []int // the probed groups, in order
+	s       *Snapshot
+	workers int   // goroutines of a sort
+	groups  []int // the probed groups, in order
 	// first[i] is the first unit of groups[i]; units are chunks of
 	// joinChunk values.
 	first []int
@@ -74,8 +75,8 @@ func joinWidth(w, n int) bool { return w <= maxJoinWidth && 1<<w <= 8*n }
 
 // newGroupJoin returns the join of the groups probed at radii (−1: not
 // probed), or nil when a probed group is too wide (joinWidth).
-func newGroupJoin(s *Snapshot, radii []int) *groupJoin {
-	j := &groupJoin{s: s}
+func newGroupJoin(s *Snapshot, radii []int, workers int) *groupJoin {
+	j := &groupJoin{s: s, workers: workers}
 	for g, r := range radii {
 		if r < 0 {
 			continue
@@ -125,7 +126,7 @@ func (j *groupJoin) group(i int) *sortedGroup {
 			sg, j.free = j.free[k-1], j.free[:k-1]
 		}
 		j.mu.Unlock()
-		sg = j.s.sortBy(j.groups[i], sg)
+		sg = j.s.sortBy(j.groups[i], sg, j.workers)
 		j.mu.Lock()
 		j.sorted[i] = sg
 		j.mu.Unlock()
@@ -148,35 +149,52 @@ func (j *groupJoin) done(i int) {
 
 // sortBy sorts the snapshot by the value of group g (a counting sort, so
 // the positions of one value stay increasing) and copies the fingerprints
-// in that order, into the arrays of sg when it is not nil.
-func (s *Snapshot) sortBy(g int, sg *sortedGroup) *sortedGroup {
+// in that order, into the arrays of sg when it is not nil. Up to workers
+// goroutines sort parts of the positions (the other workers of a run wait
+// for the sort), each with a count per value.
+func (s *Snapshot) sortBy(g int, sg *sortedGroup, workers int) *sortedGroup {
 	l := s.layout
 	n, w, st := len(s.ids), l.Widths[g], l.Starts[g]
+	parts := max(1, min(workers, n/(4<<w), 8)) // each part counts at least 4 documents per value
 	if sg == nil {
 		sg = new(sortedGroup)
 	}
 	sg.start = resize(sg.start, 1<<w+1)
-	sg.next = resize(sg.next, 1<<w)
+	sg.next = resize(sg.next, parts<<w)
 	sg.pos = resize(sg.pos, n)
 	sg.fps = resize(sg.fps, n*s.stride)
-	start := sg.start
-	clear(start)
-	for p := range n {
-		start[bitvec.Bits(s.fps[p*s.stride:(p+1)*s.stride], st, w)+1]++
+	start, next := sg.start, sg.next
+	clear(next)
+	value := func(p int) uint32 { return bitvec.Bits(s.fps[p*s.stride:(p+1)*s.stride], st, w) }
+	// Part q sorts positions [q·n/parts, (q+1)·n/parts): counts first,
+	// then, after the offsets, the copies.
+	parallel(parts, func(q int) {
+		cnt := next[q<<w : (q+1)<<w]
+		for p := q * n / parts; p < (q+1)*n/parts; p++ {
+			cnt[value(p)]++
+		}
+	})
+	var sum int32
+	for u := range 1 << w {
+		start[u] = sum
+		for q := range parts {
+			c := next[q<<w+u]
+			next[q<<w+u] = sum
+			sum += c
+		}
 	}
-	for u := 1; u < len(start); u++ {
-		start[u] += start[u-1]
-	}
-	next := sg.next
-	copy(next, start)
-	for p := range n {
-		fp := s.fps[p*s.stride : (p+1)*s.stride]
-		v := bitvec.Bits(fp, st, w)
-		i := next[v]
-		next[v]++
-		sg.pos[i] = int32(p)
-		copy(sg.fps[int(i)*s.stride:], fp)
-	}
+	start[1<<w] = sum
+	parallel(parts, func(q int) {
+		off := next[q<<w : (q+1)<<w]
+		for p := q * n / parts; p < (q+1)*n/parts; p++ {
+			fp := s.fps[p*s.stride : (p+1)*s.stride]
+			v := value(p)
+			i := off[v]
+			off[v]++
+			sg.pos[i] = int32(p)
+			copy(sg.fps[int(i)*s.stride:], fp)
+		}
+	})
 	return sg
 }
 

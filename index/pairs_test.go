@@ -427,19 +427,28 @@ func TestBuildPostingsWorkers(t *testing.T) {
 
 // TestPairsGroupJoinSameAsPerDocument: probe plans of radius 0 to 2,
 // exact or with a count filter above the exact one, some groups lowered,
-// return the same pairs group by group as document by document.
+// return the same pairs group by group as document by document (a group
+// sorted by one goroutine or by several).
 func TestPairsGroupJoinSameAsPerDocument(t *testing.T) {
-	for _, widths := range [][]int{slices.Repeat([]int{8}, 16), SplitWidths(128, 11)} {
+	for _, c := range []struct {
+		widths []int
+		n      int
+	}{{slices.Repeat([]int{8}, 16), 600}, {SplitWidths(128, 11), 600}, {slices.Repeat([]int{8}, 16), 5000}} {
+		widths := c.widths
 		r := rand.New(rand.NewPCG(31, uint64(len(widths))))
-		fps := plantedFPs(r, 600, 128)
+		fps := plantedFPs(r, c.n, 128)
 		// Copies: a cluster of identical fingerprints shares every group.
 		for range 40 {
 			fps = append(fps, slices.Clone(fps[7]))
 		}
 		s := snapshotOf(t, 128, widths, fps)
 		m := len(widths)
-		for _, rh := range []int{4, 8, 16, 24} {
-			for tau := 0; tau <= 2; tau++ {
+		rhs, taus := []int{4, 8, 16, 24}, 2
+		if c.n > 1000 {
+			rhs, taus = []int{16}, 1 // the parallel sort; fewer plans
+		}
+		for _, rh := range rhs {
+			for tau := 0; tau <= taus; tau++ {
 				for lower := 0; lower <= 2; lower++ {
 					exact := ExactMinHits(m, rh, tau, lower)
 					if exact < 1 {
@@ -454,7 +463,7 @@ func TestPairsGroupJoinSameAsPerDocument(t *testing.T) {
 						var stats [2]PairStats
 						for i, perDoc := range []bool{false, true} {
 							var got []Pair
-							st, err := s.Pairs(context.Background(), rh, PairOptions{Plan: p, Workers: 2, perDocument: perDoc}, func(pr Pair) error {
+							st, err := s.Pairs(context.Background(), rh, PairOptions{Plan: p, Workers: 3, perDocument: perDoc}, func(pr Pair) error {
 								if pr.A >= pr.B {
 									return fmt.Errorf("pair %v is not in order", pr)
 								}
