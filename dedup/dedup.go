@@ -231,7 +231,7 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 	}
 	sum.LoadSeconds = time.Since(start).Seconds()
 	// Each phase's garbage is collected before the next phase allocates
-	// its own (the snapshot and posting lists of the pairs, then the
+	// its own (the snapshot and sorted groups of the pairs, then the
 	// outputs): left to the collector's pace, the garbage of one phase
 	// and the live data of the next added up to the peak (at 1 M records
 	// of 2 KB: 962 MiB peak RSS without these two collections, 798 with).

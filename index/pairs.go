@@ -96,8 +96,8 @@ type PairStats struct {
 	Elapsed    time.Duration
 }
 
-// Pair cost model, in nanoseconds per operation, for the in-memory posting
-// lists of Pairs (no Pebble seek is involved).
+// Pair cost model, in nanoseconds per operation, for the runs of Pairs in
+// memory (no Pebble seek is involved).
 const (
 	pairCostProbe    = 150.0 // one neighbour value looked up (two cache misses)
 	pairCostPosting  = 2.0   // one posting id counted
@@ -115,9 +115,11 @@ const (
 // choosePairs returns the plan Pairs runs for radius rh and the requested
 // plan p: p itself unless it is Auto or Approx, else the plan of least
 // estimated cost per document by the shared cost model (plan.go) with the
-// prices of in-memory posting lists; an Approx plan may raise the count
-// filter while the expected recall stays ≥ p.MinRecall. It also returns
-// the plan's expected recall.
+// prices of a group-by-group run, or of posting lists in memory when the
+// run goes document by document; an Approx plan may raise the count filter
+// while the expected recall stays ≥ p.MinRecall (group by group, a raised
+// filter saves nothing: there an approximate plan is a smaller radius). It
+// also returns the plan's expected recall.
 func (s *Snapshot) choosePairs(rh int, p Plan) (Plan, float64, error) {
 	switch p.Kind {
 	case Auto, Approx:
@@ -141,8 +143,12 @@ func (s *Snapshot) choosePairs(rh int, p Plan) (Plan, float64, error) {
 		// value, for the steps.
 		perDoc := float64(l.Space()) / float64(l.M()) / float64(len(s.ids))
 		cost = func(tau, lower, _ int) float64 {
+			probed := l.M() // groups sorted: at τ = 0 the lowered ones are not probed
+			if tau == 0 {
+				probed -= min(lower, probed)
+			}
 			return half*l.hitsPerDoc(tau, lower)*joinCostCompare + l.probesPerQuery(tau, lower)*perDoc*joinCostStep +
-				float64(l.M())*joinCostSort
+				float64(probed)*joinCostSort
 		}
 	}
 	dists := make(map[int][]float64) // WithinDist by tau, computed on demand
@@ -174,7 +180,8 @@ const pairBatch = 4096
 // distance rh, exactly once, with A < B. A probe plan takes the groups of
 // the index's layout one at a time and compares the documents whose values
 // of the group are within the group's radius (pairs_group.go), each pair
-// from the first group in which the two are; with a group too wide to sort
+// from the first group in which the two are; with a group of more values
+// than 8 per document (small snapshots: joinWidth) or too wide to sort
 // by, it compares each document with the documents before it that its
 // probes find in posting lists built in memory. A scan compares each
 // document with every document before it. The work is split across
@@ -200,14 +207,13 @@ func (s *Snapshot) Pairs(ctx context.Context, rh int, o PairOptions, fn func(Pai
 	var pl *postingLists
 	var radii []int
 	if p.Kind == Probe {
-		m := s.layout.M()
 		var exact int
 		radii, exact, st.MinHits, err = s.layout.probeFilter(rh, p)
 		switch {
 		case err != nil:
 			return st, err
-		case uint64(len(s.ids))*uint64(m) > math.MaxUint32:
-			return st, fmt.Errorf("index: pairs: %d documents × %d groups exceed the in-memory posting lists; use a scan", len(s.ids), m)
+		case len(s.ids) > math.MaxInt32:
+			return st, fmt.Errorf("index: pairs: %d documents exceed the positions of a run (%d); use a scan", len(s.ids), math.MaxInt32)
 		}
 		if st.MinHits > exact && o.Plan.Kind != Approx {
 			st.Recall = atLeast(s.layout.withinRadii(rh, radii), st.MinHits)
@@ -225,6 +231,9 @@ func (s *Snapshot) Pairs(ctx context.Context, rh int, o PairOptions, fn func(Pai
 		join = newGroupJoin(s, radii, workers)
 	}
 	if p.Kind == Probe && join == nil {
+		if uint64(n)*uint64(s.layout.M()) > math.MaxUint32 {
+			return st, fmt.Errorf("index: pairs: %d documents × %d groups exceed the in-memory posting lists; use a scan", n, s.layout.M())
+		}
 		// A worker of the build counts into an array as large as the key
 		// space: more workers than postings per key would cost more than
 		// they save.

@@ -433,15 +433,17 @@ func TestPairsGroupJoinSameAsPerDocument(t *testing.T) {
 	for _, c := range []struct {
 		widths []int
 		n      int
-	}{{slices.Repeat([]int{8}, 16), 600}, {SplitWidths(128, 11), 600}, {slices.Repeat([]int{8}, 16), 5000}} {
+		k      int
+	}{{slices.Repeat([]int{8}, 16), 600, 128}, {SplitWidths(128, 11), 600, 128}, {slices.Repeat([]int{8}, 16), 5000, 128},
+		{SplitWidths(256, 23), 900, 256}} { // k = 256: the two-word filter
 		widths := c.widths
 		r := rand.New(rand.NewPCG(31, uint64(len(widths))))
-		fps := plantedFPs(r, c.n, 128)
+		fps := plantedFPs(r, c.n, c.k)
 		// Copies: a cluster of identical fingerprints shares every group.
 		for range 40 {
 			fps = append(fps, slices.Clone(fps[7]))
 		}
-		s := snapshotOf(t, 128, widths, fps)
+		s := snapshotOf(t, c.k, widths, fps)
 		m := len(widths)
 		rhs, taus := []int{4, 8, 16, 24}, 2
 		if c.n > 1000 {

@@ -43,8 +43,8 @@ With --json, one object per line:
   {"a": "A", "b": "B", "similarity": 0.914, "hamming": 22, "exact": false}
 
 "exact" reports identical normalized texts. The run uses both the index and
-all cores; high thresholds are fast (R = 0.9 is one probe of the posting lists
-per document; R = 0.7 probes neighbouring values too); when the planner
+all cores; high thresholds are fast (R = 0.9 compares the documents that share
+a group's value; R = 0.7 compares neighbouring values too); when the planner
 estimates it cheaper (small collections, low thresholds) all pairs are
 compared, in time quadratic in the number of documents. The database is released
 as soon as the run has copied the fingerprints and ids it needs, so another
