@@ -94,6 +94,9 @@ type PairStats struct {
 	Verified   int64
 	Pairs      int64
 	Elapsed    time.Duration
+	// Groups is the number of groups of the layout the plan ran on: the
+	// index's, or equal groups chosen for a group-by-group run.
+	Groups int
 }
 
 // Pair cost model, in nanoseconds per operation, for the runs of Pairs in
@@ -109,46 +112,85 @@ const (
 	// group (one per value and neighbour mask) and the sort of each group.
 	joinCostCompare = 4.0  // one pair compared (fingerprints side by side)
 	joinCostStep    = 3.0  // one value of a group with one mask
-	joinCostSort    = 20.0 // one document sorted by one group
+	joinCostSort    = 30.0 // one document sorted by one group of up to 17 bits
+	// joinCostSortBit is added per bit above 17: the counts per value
+	// outgrow the processor's caches (measured: about 40 ns per document
+	// for 16-bit groups, 120 for 20-bit ones; BenchmarkPairs).
+	joinCostSortBit = 30.0
 )
 
 // choosePairs returns the plan Pairs runs for radius rh and the requested
-// plan p: p itself unless it is Auto or Approx, else the plan of least
-// estimated cost per document by the shared cost model (plan.go) with the
-// prices of a group-by-group run, or of posting lists in memory when the
-// run goes document by document; an Approx plan may raise the count filter
-// while the expected recall stays ≥ p.MinRecall (group by group, a raised
-// filter saves nothing: there an approximate plan is a smaller radius). It
-// also returns the plan's expected recall.
-func (s *Snapshot) choosePairs(rh int, p Plan) (Plan, float64, error) {
+// plan p, with the layout it runs on: p itself on the index's layout unless
+// it is Auto or Approx, else the plan of least estimated cost per document
+// by the shared cost model (plan.go) with the prices of a group-by-group
+// run, or of posting lists in memory when the run goes document by
+// document. A group-by-group run needs no posting list of the index, so
+// its groups need not be the index's: the planner also tries layouts of
+// equal groups of 10 to 24 bits and takes the cheapest plan of any. An
+// Approx plan may raise the count filter while the expected recall stays
+// ≥ p.MinRecall (group by group, a raised filter saves nothing: there an
+// approximate plan is a smaller radius or other groups). It also returns
+// the plan's expected recall.
+func (s *Snapshot) choosePairs(rh int, p Plan) (Plan, float64, *Layout, error) {
 	switch p.Kind {
 	case Auto, Approx:
 	case Probe, Scan:
-		return p, 1, nil
+		return p, 1, s.layout, nil
 	default:
-		return p, 0, fmt.Errorf("index: unknown plan kind %d", p.Kind)
+		return p, 0, nil, fmt.Errorf("index: unknown plan kind %d", p.Kind)
 	}
-	approx := p.Kind == Approx
 	if err := s.layout.CheckPlan(0, p); err != nil {
-		return p, 0, err
+		return p, 0, nil, err
 	}
-	l := s.layout
-	half := float64(len(s.ids)) / 2 // documents before an average one
+	n := len(s.ids)
+	layouts := []*Layout{s.layout}
+	if s.joinable(s.layout) {
+		seen := map[int]bool{s.layout.M(): true}
+		for w := 10; w <= maxJoinWidth; w++ {
+			m := (s.layout.K + w - 1) / w
+			if seen[m] {
+				continue
+			}
+			seen[m] = true
+			if l, err := NewLayout(s.layout.K, SplitWidths(s.layout.K, m)); err == nil && s.joinable(l) {
+				layouts = append(layouts, l)
+			}
+		}
+	}
+	best, bestCost, bestRecall, bestLayout := Plan{}, math.Inf(1), 0.0, s.layout
+	for _, l := range layouts {
+		pl, c, rec := s.cheapestPairs(l, rh, p, n)
+		if c < bestCost {
+			best, bestCost, bestRecall, bestLayout = pl, c, rec, l
+		}
+	}
+	if best.Kind == Scan {
+		bestLayout = s.layout
+	}
+	return best, bestRecall, bestLayout, nil
+}
+
+// cheapestPairs returns the cheapest plan of p's kind on layout l, its
+// cost per document and its expected recall.
+func (s *Snapshot) cheapestPairs(l *Layout, rh int, p Plan, n int) (Plan, float64, float64) {
+	half := float64(n) / 2 // documents before an average one
 	cost := func(tau, lower, t int) float64 {
 		return l.probesPerQuery(tau, lower)*pairCostProbe + half*l.hitsPerDoc(tau, lower)*pairCostPosting +
 			half*l.candidateRate(tau, lower, t)*pairCostVerify
 	}
-	if s.joinable() {
+	if s.joinable(l) {
 		// Per document: the values per document times the probes per
 		// value, for the steps.
-		perDoc := float64(l.Space()) / float64(l.M()) / float64(len(s.ids))
+		perDoc := float64(l.Space()) / float64(l.M()) / float64(n)
+		meanWidth := float64(l.K) / float64(l.M())
+		sort := joinCostSort + joinCostSortBit*max(0, meanWidth-17)
 		cost = func(tau, lower, _ int) float64 {
 			probed := l.M() // groups sorted: at τ = 0 the lowered ones are not probed
 			if tau == 0 {
 				probed -= min(lower, probed)
 			}
 			return half*l.hitsPerDoc(tau, lower)*joinCostCompare + l.probesPerQuery(tau, lower)*perDoc*joinCostStep +
-				float64(probed)*joinCostSort
+				float64(probed)*sort
 		}
 	}
 	dists := make(map[int][]float64) // WithinDist by tau, computed on demand
@@ -163,8 +205,7 @@ func (s *Snapshot) choosePairs(rh int, p Plan) (Plan, float64, error) {
 		}
 		return atLeast(d, t)
 	}
-	best, _, rec := l.cheapest(rh, half*float64(s.stride)*pairCostScanWord, cost, approx, p.MinRecall, recall)
-	return best, rec, nil
+	return l.cheapest(rh, half*float64(s.stride)*pairCostScanWord, cost, p.Kind == Approx, p.MinRecall, recall)
 }
 
 // pairChunk is the number of documents a worker takes at a time.
@@ -199,16 +240,16 @@ func (s *Snapshot) Pairs(ctx context.Context, rh int, o PairOptions, fn func(Pai
 		}
 		return st, nil
 	}
-	p, recall, err := s.choosePairs(rh, o.Plan)
+	p, recall, l, err := s.choosePairs(rh, o.Plan)
 	if err != nil {
 		return st, err
 	}
-	st.Plan, st.Recall = p, recall
+	st.Plan, st.Recall, st.Groups = p, recall, l.M()
 	var pl *postingLists
 	var radii []int
 	if p.Kind == Probe {
 		var exact int
-		radii, exact, st.MinHits, err = s.layout.probeFilter(rh, p)
+		radii, exact, st.MinHits, err = l.probeFilter(rh, p)
 		switch {
 		case err != nil:
 			return st, err
@@ -216,7 +257,7 @@ func (s *Snapshot) Pairs(ctx context.Context, rh int, o PairOptions, fn func(Pai
 			return st, fmt.Errorf("index: pairs: %d documents exceed the positions of a run (%d); use a scan", len(s.ids), math.MaxInt32)
 		}
 		if st.MinHits > exact && o.Plan.Kind != Approx {
-			st.Recall = atLeast(s.layout.withinRadii(rh, radii), st.MinHits)
+			st.Recall = atLeast(l.withinRadii(rh, radii), st.MinHits)
 		}
 	}
 	workers := o.Workers
@@ -227,8 +268,8 @@ func (s *Snapshot) Pairs(ctx context.Context, rh int, o PairOptions, fn func(Pai
 	// group is too wide to sort by; then document by document, in posting
 	// lists built in memory.
 	var join *groupJoin
-	if p.Kind == Probe && !o.perDocument {
-		join = newGroupJoin(s, radii, workers)
+	if p.Kind == Probe && (!o.perDocument || l != s.layout) {
+		join = newGroupJoin(s, l, radii, workers)
 	}
 	if p.Kind == Probe && join == nil {
 		if uint64(n)*uint64(s.layout.M()) > math.MaxUint32 {

@@ -33,8 +33,9 @@ const joinChunk = 1024
 // groupJoin is the state of a group-by-group run shared by its workers.
 type groupJoin struct {
 	s       *Snapshot
-	workers int   // goroutines of a sort
-	groups  []int // the probed groups, in order
+	layout  *Layout // the groups: the index's or the run's own
+	workers int     // goroutines of a sort
+	groups  []int   // the probed groups, in order
 	// first[i] is the first unit of groups[i]; units are chunks of
 	// joinChunk values.
 	first []int
@@ -58,13 +59,15 @@ type sortedGroup struct {
 	start []int32
 	pos   []int32
 	fps   []uint64
-	next  []int32 // scratch of the sort
+	next  []int32  // scratch of the sort: offsets per part and value
+	vals  []uint32 // scratch of the sort: each position's value
 }
 
-// joinable reports whether a probe plan of the snapshot runs group by
-// group whatever its radii: no group is too wide (see newGroupJoin).
-func (s *Snapshot) joinable() bool {
-	return !slices.ContainsFunc(s.layout.Widths, func(w int) bool { return !joinWidth(w, len(s.ids)) })
+// joinable reports whether a probe plan of the snapshot on layout l runs
+// group by group whatever its radii: no group is too wide (see
+// newGroupJoin).
+func (s *Snapshot) joinable(l *Layout) bool {
+	return !slices.ContainsFunc(l.Widths, func(w int) bool { return !joinWidth(w, len(s.ids)) })
 }
 
 // joinWidth reports whether a group of w bits can be sorted by for n
@@ -75,18 +78,18 @@ func joinWidth(w, n int) bool { return w <= maxJoinWidth && 1<<w <= 8*n }
 
 // newGroupJoin returns the join of the groups probed at radii (−1: not
 // probed), or nil when a probed group is too wide (joinWidth).
-func newGroupJoin(s *Snapshot, radii []int, workers int) *groupJoin {
-	j := &groupJoin{s: s, workers: workers}
+func newGroupJoin(s *Snapshot, l *Layout, radii []int, workers int) *groupJoin {
+	j := &groupJoin{s: s, layout: l, workers: workers}
 	for g, r := range radii {
 		if r < 0 {
 			continue
 		}
-		if !joinWidth(s.layout.Widths[g], len(s.ids)) {
+		if !joinWidth(l.Widths[g], len(s.ids)) {
 			return nil
 		}
 		j.groups = append(j.groups, g)
 		j.first = append(j.first, j.units)
-		j.units += (1<<s.layout.Widths[g] + joinChunk - 1) / joinChunk
+		j.units += (1<<l.Widths[g] + joinChunk - 1) / joinChunk
 	}
 	j.once = make([]sync.Once, len(j.groups))
 	j.sorted = make([]*sortedGroup, len(j.groups))
@@ -111,7 +114,7 @@ func (j *groupJoin) unit(k int) (i int, lo, hi uint32) {
 	for i > 0 && j.first[i] > k {
 		i--
 	}
-	w := j.s.layout.Widths[j.groups[i]]
+	w := j.layout.Widths[j.groups[i]]
 	lo = uint32(k-j.first[i]) * joinChunk
 	hi = uint32(min(uint64(lo)+joinChunk, uint64(1)<<w))
 	return i, lo, hi
@@ -126,7 +129,7 @@ func (j *groupJoin) group(i int) *sortedGroup {
 			sg, j.free = j.free[k-1], j.free[:k-1]
 		}
 		j.mu.Unlock()
-		sg = j.s.sortBy(j.groups[i], sg, j.workers)
+		sg = j.s.sortBy(j.layout, j.groups[i], sg, j.workers)
 		j.mu.Lock()
 		j.sorted[i] = sg
 		j.mu.Unlock()
@@ -152,26 +155,31 @@ func (j *groupJoin) done(i int) {
 // in that order, into the arrays of sg when it is not nil. Up to workers
 // goroutines sort parts of the positions (the other workers of a run wait
 // for the sort), each with a count per value.
-func (s *Snapshot) sortBy(g int, sg *sortedGroup, workers int) *sortedGroup {
-	l := s.layout
+func (s *Snapshot) sortBy(l *Layout, g int, sg *sortedGroup, workers int) *sortedGroup {
 	n, w, st := len(s.ids), l.Widths[g], l.Starts[g]
-	parts := max(1, min(workers, n/(4<<w), 8)) // each part counts at least 4 documents per value
+	// Parts count and place positions in parallel, each with a count per
+	// value: as many as the workers (at most 8) while the counts are not
+	// much larger than the documents.
+	parts := max(1, min(workers, 8, 4*n>>w))
 	if sg == nil {
 		sg = new(sortedGroup)
 	}
 	sg.start = resize(sg.start, 1<<w+1)
 	sg.next = resize(sg.next, parts<<w)
 	sg.pos = resize(sg.pos, n)
+	sg.vals = resize(sg.vals, n)
 	sg.fps = resize(sg.fps, n*s.stride)
 	start, next := sg.start, sg.next
 	clear(next)
-	value := func(p int) uint32 { return bitvec.Bits(s.fps[p*s.stride:(p+1)*s.stride], st, w) }
+	vals := sg.vals
 	// Part q sorts positions [q·n/parts, (q+1)·n/parts): counts first,
-	// then, after the offsets, the copies.
+	// then, after the offsets, the positions.
 	parallel(parts, func(q int) {
 		cnt := next[q<<w : (q+1)<<w]
 		for p := q * n / parts; p < (q+1)*n/parts; p++ {
-			cnt[value(p)]++
+			v := bitvec.Bits(s.fps[p*s.stride:(p+1)*s.stride], st, w)
+			vals[p] = v
+			cnt[v]++
 		}
 	})
 	var sum int32
@@ -187,12 +195,19 @@ func (s *Snapshot) sortBy(g int, sg *sortedGroup, workers int) *sortedGroup {
 	parallel(parts, func(q int) {
 		off := next[q<<w : (q+1)<<w]
 		for p := q * n / parts; p < (q+1)*n/parts; p++ {
-			fp := s.fps[p*s.stride : (p+1)*s.stride]
-			v := value(p)
-			i := off[v]
+			v := vals[p]
+			sg.pos[off[v]] = int32(p)
 			off[v]++
-			sg.pos[i] = int32(p)
-			copy(sg.fps[int(i)*s.stride:], fp)
+		}
+	})
+	// The fingerprints are gathered in slot order: written in order, read
+	// at random by independent loads, on every worker.
+	gather := max(1, min(workers, n/4096))
+	parallel(gather, func(q int) {
+		lo, hi := q*n/gather, (q+1)*n/gather
+		for i := lo; i < hi; i++ {
+			p := int(sg.pos[i])
+			copy(sg.fps[i*s.stride:(i+1)*s.stride], s.fps[p*s.stride:(p+1)*s.stride])
 		}
 	})
 	return sg
@@ -210,7 +225,7 @@ func resize[T any](b []T, n int) []T {
 // range with the documents of the same value and of greater values within
 // the group's radius.
 func (w *pairWorker) join(j *groupJoin, k int) {
-	s, l := w.s, w.s.layout
+	s, l := w.s, j.layout
 	i, lo, hi := j.unit(k)
 	defer j.done(i)
 	g := j.groups[i]
@@ -253,7 +268,7 @@ masks:
 						continue
 					}
 					d := bitvec.Hamming(fa, fb)
-					if d > w.rh || !w.joinFirst(fa, fb, g) {
+					if d > w.rh || !w.joinFirst(l, fa, fb, g) {
 						continue
 					}
 					pa, pb := int(sg.pos[x]), int(sg.pos[y])
@@ -276,8 +291,7 @@ masks:
 // joinFirst reports whether g is the first group in which fa and fb are
 // within its probe radius and the groups within radius reach the count
 // filter: the pair is emitted from g, once.
-func (w *pairWorker) joinFirst(fa, fb []uint64, g int) bool {
-	l := w.s.layout
+func (w *pairWorker) joinFirst(l *Layout, fa, fb []uint64, g int) bool {
 	within := func(h int) bool {
 		r := w.radii[h]
 		if r < 0 {

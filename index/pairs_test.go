@@ -260,7 +260,7 @@ func BenchmarkPairs(b *testing.B) {
 				}
 				b.ReportMetric(float64(st.Pairs), "pairs")
 				b.ReportMetric(float64(st.Candidates), "candidates")
-				b.Logf("%s: %v, %d pairs, %d candidates", st.Plan, st.Elapsed, st.Pairs, st.Candidates)
+				b.Logf("%s (%d groups): %v, %d pairs, %d candidates", st.Plan, st.Groups, st.Elapsed, st.Pairs, st.Candidates)
 			}
 		})
 	}
