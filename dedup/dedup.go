@@ -205,10 +205,10 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 	}
 	refused := make(map[string]error)
 	l.refused = func(id string, err error) { refused[id] = err }
-	bad1 := make(map[int64]bool) // records bad in the first pass, by number
+	bad1 := make(map[int64]error) // records bad in the first pass, by number
 	ls, err := l.run(ctx, func(rec *records.Record, n int64, resumed bool) error {
 		if rec.Err != nil {
-			bad1[n] = true
+			bad1[n] = rec.Err
 			return rec.Err
 		}
 		id := recordID(rec, l.ro.IDField)
@@ -276,6 +276,13 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 	}
 	ro := l.ro
 	ro.Raw = true
+	// The texts were all read by the first pass, and its bad records noted,
+	// unless it resumed (an earlier run read part of the inputs): then the
+	// second pass checks them again.
+	ro.SkipText = true
+	for _, k := range l.resumed {
+		ro.SkipText = ro.SkipText && k == 0
+	}
 	var n int64
 	// The bad records are counted again here: a resumed run did not read
 	// the bad records of the part an earlier run stored.
@@ -288,13 +295,13 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 	for _, path := range o.Inputs {
 		if err := writeFile(ctx, path, &o, ro, w, func(rec *records.Record) (bool, []records.Extra, error) {
 			defer func() { n++ }()
+			if err, ok := bad1[n]; ok {
+				return bad(err)
+			}
 			if rec.Err != nil {
-				if !bad1[n] {
-					// Read whole for rewriting, a record the first pass
-					// read fails: its cluster may depend on it.
-					return false, nil, fmt.Errorf("%w: %s: the record, stored and clustered, cannot be read again to be written: %w", ErrBadInput, rec.Pos, rec.Err)
-				}
-				return bad(rec.Err)
+				// Read whole for rewriting, a record the first pass
+				// read fails: its cluster may depend on it.
+				return false, nil, fmt.Errorf("%w: %s: the record, stored and clustered, cannot be read again to be written: %w", ErrBadInput, rec.Pos, rec.Err)
 			}
 			id := recordID(rec, ro.IDField)
 			if first[id] != n {

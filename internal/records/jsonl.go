@@ -166,7 +166,9 @@ func (d *jsonlDecoder) next(rec *Record) error {
 			return nil
 		}
 	}
-	rec.Text, rec.Err = d.textOf(line, d.spans[spanText])
+	if !d.opts.SkipText {
+		rec.Text, rec.Err = d.textOf(line, d.spans[spanText])
+	}
 	if len(d.opts.KeepFields) > 0 {
 		d.metaBuf = append(d.metaBuf[:0], '{')
 		for i := range d.opts.KeepFields {

@@ -278,3 +278,31 @@ func TestJSONLLongLineNotHeld(t *testing.T) {
 		t.Errorf("allocated %d bytes for a %d-byte line (limit %d)", alloc, 16*limit, limit)
 	}
 }
+
+// TestJSONLSkipText: with SkipText the text is neither decoded nor checked
+// (a second pass), while ids, raw lines and malformed JSON are as without.
+func TestJSONLSkipText(t *testing.T) {
+	lines := []string{
+		`{"id":"a","text":"caf\u00e9 au lait"}`,
+		`{"id":"b"}`,
+		`{"id":"c","text":5}`,
+		"{\"id\":\"d\",\"text\":\"a\xffb\"}",
+		`{"id":"e","text":"t"`,
+	}
+	p := writeFile(t, t.TempDir(), "s.jsonl", []byte(strings.Join(lines, "\n")+"\n"))
+	recs := readAll(t, p, Options{IDField: "id", Raw: true, SkipText: true})
+	if len(recs) != len(lines) {
+		t.Fatalf("%d records, want %d", len(recs), len(lines))
+	}
+	for i, r := range recs[:4] {
+		if r.Err != "" || r.Text != "" || r.ID != string(rune('a'+i)) || r.Raw != lines[i] {
+			t.Errorf("record %d: %+v", i, r)
+		}
+	}
+	if !strings.Contains(recs[4].Err, "malformed JSON") {
+		t.Errorf("malformed line: %+v", recs[4])
+	}
+	if full := readAll(t, p, Options{IDField: "id"}); full[0].Text != "café au lait" || full[1].Err == "" || full[2].Err == "" || full[3].Err == "" {
+		t.Errorf("without SkipText: %+v", full)
+	}
+}

@@ -175,6 +175,11 @@ type Options struct {
 	// Raw keeps each record's full content (Record.Raw, Record.Fields) so a
 	// Writer can rewrite it.
 	Raw bool
+	// SkipText leaves the text of a JSON Lines record undecoded and
+	// unchecked (Record.Text is nil; a missing, non-string, too long or
+	// invalid text is no error): for a second pass over records whose
+	// texts an earlier pass read. Other formats ignore it.
+	SkipText bool
 }
 
 // Position locates a record in its file.
