@@ -631,3 +631,42 @@ func TestRunRefusesBadPlan(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadTextsIntact: texts copied into the reused arrays of batches
+// reach the database intact, whatever the batch size, with ids repeated
+// within and across batches (a repeat starts a new batch), fingerprinted
+// ahead (no texts kept) or not.
+func TestLoadTextsIntact(t *testing.T) {
+	rs := dataset(6, 400)
+	for i := 0; i < len(rs); i += 7 {
+		rs[i].ID = rs[max(0, i-3)].ID // a repeat: the later record replaces the earlier
+	}
+	in := filepath.Join(t.TempDir(), "in.jsonl")
+	writeJSONL(t, in, rs)
+	last := map[string]string{}
+	for _, r := range rs {
+		last[r.ID] = r.Text
+	}
+	want := fingerprints(t, last)
+	for _, batch := range []int{1, 5, 64} {
+		for _, keep := range []bool{true, false} {
+			dir := t.TempDir()
+			d, err := db.Open(dir, &db.Options{BulkLoad: true, NoSync: true, KeepTexts: keep, AuditLog: keep})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Load(ctx, d, LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{in}, Batch: batch}); err != nil {
+				t.Fatal(err)
+			}
+			for id, fp := range want {
+				doc, err := d.Get(ctx, id)
+				if err != nil || !slices.Equal(doc.Fingerprint, fp) {
+					t.Fatalf("batch %d, texts kept %v: %s: fingerprint differs from its text's (%v)", batch, keep, id, err)
+				}
+			}
+			if err := d.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}

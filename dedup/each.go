@@ -53,7 +53,7 @@ func Each(ctx context.Context, inputs []string, stdin io.Reader, o RecordOptions
 					}
 					continue
 				}
-				if err := fn(recordDoc(rec, ro.IDField), rec.Pos.String(), nil, p); err != nil {
+				if err := fn(recordDoc(rec, ro.IDField, nil), rec.Pos.String(), nil, p); err != nil {
 					return err
 				}
 			}
