@@ -90,7 +90,8 @@ type Summary struct {
 	// duplicates), Pairs the near-duplicate pairs found.
 	Clusters int   `json:"clusters"`
 	Pairs    int64 `json:"pairs"`
-	// Plan is the plan of the all-pairs search and Recall its expected
+	// Plan is the plan of the all-pairs search, with the number of groups
+	// it ran on ("probe tau=1 lower=2, 27 groups"), and Recall its expected
 	// recall of a pair at the threshold (1 for an exact plan).
 	Plan   string  `json:"plan"`
 	Recall float64 `json:"recall"`
@@ -255,6 +256,9 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 	}
 	sum.Clusters, sum.Pairs = len(cs), int64(st.Pairs)
 	sum.Plan, sum.Recall = st.Plan.String(), st.Recall
+	if st.Groups > 0 {
+		sum.Plan = fmt.Sprintf("%s, %d groups", st.Plan, st.Groups)
+	}
 	assign := make(map[string]assignment)
 	for i, c := range cs {
 		for j, id := range c.IDs {
