@@ -280,13 +280,9 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 	}
 	ro := l.ro
 	ro.Raw = true
-	// The texts were all read by the first pass, and its bad records noted,
-	// unless it resumed (an earlier run read part of the inputs): then the
-	// second pass checks them again.
+	// The first pass read every record (a resumed run's stored part too)
+	// and noted the bad ones: the texts need not be decoded again.
 	ro.SkipText = true
-	for _, k := range l.resumed {
-		ro.SkipText = ro.SkipText && k == 0
-	}
 	var n int64
 	// The bad records are counted again here: a resumed run did not read
 	// the bad records of the part an earlier run stored.
@@ -300,6 +296,9 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 		if err := writeFile(ctx, path, &o, ro, w, func(rec *records.Record) (bool, []records.Extra, error) {
 			defer func() { n++ }()
 			if err, ok := bad1[n]; ok {
+				if rec.Err == nil {
+					rec.Err = err // read without its text: written as a bad record
+				}
 				return bad(err)
 			}
 			if rec.Err != nil {

@@ -670,3 +670,35 @@ func TestLoadTextsIntact(t *testing.T) {
 		}
 	}
 }
+
+// TestBadRecordsColumnarOutputs: JSON Lines records bad for their text
+// (missing, not a string) are written as bad records to CSV and Parquet
+// outputs, whose columns come from the good records.
+func TestBadRecordsColumnarOutputs(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "bad.jsonl")
+	lines := `{"id": "b"}` + "\n" + `{"id": "a", "text": "one two three four five six seven"}` + "\n" +
+		`{"id": "c", "text": 42}` + "\n" + `{"id": "f", "text": "one two three four five six seven"}` + "\n"
+	if err := os.WriteFile(in, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"csv", "parquet"} {
+		out := t.TempDir()
+		d := openDB(t, filepath.Join(out, "db"))
+		o := Options{LoadOptions: LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{in}}, Threshold: 0.8,
+			Out: filepath.Join(out, "kept."+f), Removed: filepath.Join(out, "removed."+f)}
+		sum, err := Run(ctx, d, o)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if sum.Kept != 1 || sum.Removed != 3 || sum.Skipped != 2 {
+			t.Fatalf("%s: %+v", f, sum)
+		}
+		if f == "csv" {
+			b, err := os.ReadFile(o.Removed)
+			if err != nil || !strings.Contains(string(b), `missing field`) || !strings.Contains(string(b), "not a string") {
+				t.Fatalf("removed.csv (%v):\n%s", err, b)
+			}
+		}
+	}
+}

@@ -290,9 +290,11 @@ func recordID(rec *records.Record, idField string) string {
 // the arena's array is not reused); else the text is copied on its own.
 func recordDoc(rec *records.Record, idField string, arena *[]byte) db.Input {
 	var text []byte
-	if arena == nil {
+	switch {
+	case len(rec.Text) == 0: // nil, as the copy below would give
+	case arena == nil:
 		text = append([]byte(nil), rec.Text...)
-	} else {
+	default:
 		off := len(*arena)
 		*arena = append(*arena, rec.Text...)
 		text = (*arena)[off:len(*arena):len(*arena)]
@@ -420,7 +422,7 @@ func (l *loader) arena() []byte {
 	case a := <-l.arenas:
 		return a[:0]
 	default:
-		return make([]byte, 0, l.o.Batch*2048)
+		return make([]byte, 0, min(l.o.Batch*2048, 4<<20)) // grown by append
 	}
 }
 

@@ -3,6 +3,7 @@ package records
 import (
 	"bufio"
 	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -377,7 +378,9 @@ func (w *Writer) writeColumnar(rec *Record, extras []Extra, isBad bool) error {
 			return needRaw(rec)
 		}
 		cols, ok := recordColumns(rec)
-		if !ok {
+		if !ok || isBad && (rec.src == nil || rec.src.format == FormatJSONL) {
+			// A bad JSON line may lack fields: the columns come from the
+			// first good record.
 			return w.hold(rec, extras)
 		}
 		if err := w.setColumns(cols, extras); err != nil {
@@ -420,15 +423,33 @@ func (w *Writer) setColumns(cols []string, extras []Extra) error {
 // does comes (or Close).
 func (w *Writer) hold(rec *Record, extras []Extra) error {
 	c := heldRecord{
-		rec:    Record{ID: rec.ID, Pos: rec.Pos, Err: rec.Err, Raw: slices.Clone(rec.Raw), src: rec.src},
+		rec:    Record{ID: rec.ID, Pos: rec.Pos, Err: rec.Err, Raw: slices.Clone(rec.Raw), src: rec.src, Fields: cloneFields(rec.Fields)},
 		extras: slices.Clone(extras),
 	}
 	w.held = append(w.held, c)
-	w.heldSize += len(rec.Raw) + 64
+	w.heldSize += 2*len(rec.Raw) + 64
 	if len(w.held) >= maxHeldRecords || w.heldSize >= maxHeldBytes {
 		return w.settleHeld()
 	}
 	return nil
+}
+
+// cloneFields copies fields and the bytes their values hold.
+func cloneFields(fields []Field) []Field {
+	if fields == nil {
+		return nil
+	}
+	out := make([]Field, len(fields))
+	for i, f := range fields {
+		switch v := f.Value.(type) {
+		case json.RawMessage:
+			f.Value = json.RawMessage(slices.Clone(v))
+		case []byte:
+			f.Value = slices.Clone(v)
+		}
+		out[i] = f
+	}
+	return out
 }
 
 // settleHeld fixes the columns to the raw column alone, for held records
