@@ -144,17 +144,15 @@ func (s *Snapshot) choosePairs(rh int, p Plan) (Plan, float64, *Layout, error) {
 	}
 	n := len(s.ids)
 	layouts := []*Layout{s.layout}
-	if s.joinable(s.layout) {
-		seen := map[int]bool{s.layout.M(): true}
-		for w := 10; w <= maxJoinWidth; w++ {
-			m := (s.layout.K + w - 1) / w
-			if seen[m] {
-				continue
-			}
-			seen[m] = true
-			if l, err := NewLayout(s.layout.K, SplitWidths(s.layout.K, m)); err == nil && s.joinable(l) {
-				layouts = append(layouts, l)
-			}
+	seen := map[int]bool{s.layout.M(): true}
+	for w := 10; w <= maxJoinWidth; w++ {
+		m := (s.layout.K + w - 1) / w
+		if seen[m] {
+			continue
+		}
+		seen[m] = true
+		if l, err := NewLayout(s.layout.K, SplitWidths(s.layout.K, m)); err == nil && s.joinable(l) {
+			layouts = append(layouts, l)
 		}
 	}
 	best, bestCost, bestRecall, bestLayout := Plan{}, math.Inf(1), 0.0, s.layout
@@ -219,7 +217,8 @@ const pairBatch = 4096
 
 // Pairs calls fn for every pair of documents of the snapshot within Hamming
 // distance rh, exactly once, with A < B. A probe plan takes the groups of
-// the index's layout one at a time and compares the documents whose values
+// its layout (the index's, or equal groups the planner chose for the run)
+// one at a time and compares the documents whose values
 // of the group are within the group's radius (pairs_group.go), each pair
 // from the first group in which the two are; with a group of more values
 // than 8 per document (small snapshots: joinWidth) or too wide to sort
@@ -244,7 +243,10 @@ func (s *Snapshot) Pairs(ctx context.Context, rh int, o PairOptions, fn func(Pai
 	if err != nil {
 		return st, err
 	}
-	st.Plan, st.Recall, st.Groups = p, recall, l.M()
+	st.Plan, st.Recall = p, recall
+	if p.Kind == Probe {
+		st.Groups = l.M()
+	}
 	var pl *postingLists
 	var radii []int
 	if p.Kind == Probe {
@@ -270,6 +272,10 @@ func (s *Snapshot) Pairs(ctx context.Context, rh int, o PairOptions, fn func(Pai
 	var join *groupJoin
 	if p.Kind == Probe && (!o.perDocument || l != s.layout) {
 		join = newGroupJoin(s, l, radii, workers)
+	}
+	if p.Kind == Probe && join == nil && l != s.layout {
+		// The planner offers other groups only where they can be joined.
+		return st, fmt.Errorf("index: pairs: %d groups chosen for a run cannot be sorted by", l.M())
 	}
 	if p.Kind == Probe && join == nil {
 		if uint64(n)*uint64(s.layout.M()) > math.MaxUint32 {

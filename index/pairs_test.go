@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -488,5 +489,42 @@ func TestPairsGroupJoinSameAsPerDocument(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestPairsOwnGroups: the planner runs pairs on groups of its own (here the
+// index's 16-bit groups have more values than 8 per document, so only
+// narrower ones can be sorted by), and they give what brute force gives.
+func TestPairsOwnGroups(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 3))
+	fps := plantedFPs(r, 3000, 512)
+	model := map[uint32][]uint64{}
+	for i, fp := range fps {
+		model[uint32(i)] = fp
+	}
+	s := snapshotOf(t, 512, slices.Repeat([]int{16}, 32), fps)
+	own := false
+	for _, thr := range []float64{0.9, 0.8} {
+		rh := Radius(512, thr)
+		want := bruteForcePairs(model, rh)
+		for _, p := range []Plan{{Kind: Auto}, {Kind: Approx, MinRecall: 0.99}} {
+			got, st := collectPairs(t, s, rh, p)
+			t.Logf("R=%.1f %v: plan %v on %d groups, %d pairs of %d", thr, p.Kind, st.Plan, st.Groups, len(got), len(want))
+			own = own || st.Plan.Kind == Probe && st.Groups != 32
+			if p.Kind == Auto && !slices.Equal(got, want) {
+				t.Fatalf("R=%.1f: %d pairs, brute force %d", thr, len(got), len(want))
+			}
+			for _, pr := range got {
+				if _, found := slices.BinarySearchFunc(want, pr, func(a, b Pair) int { return cmp.Or(cmp.Compare(a.A, b.A), cmp.Compare(a.B, b.B)) }); !found {
+					t.Fatalf("R=%.1f %v: pair %v is not one brute force finds", thr, p.Kind, pr)
+				}
+			}
+			if len(want) == 0 {
+				t.Fatalf("R=%.1f: no planted pair: the test proves nothing", thr)
+			}
+		}
+	}
+	if !own {
+		t.Fatal("no run used groups of its own: the test proves nothing")
 	}
 }
