@@ -56,10 +56,10 @@ type groupJoin struct {
 // documents of value u are slots start[u] .. start[u+1]−1, slot i holds
 // position pos[i] and its fingerprint at fps[i*stride:].
 type sortedGroup struct {
-	start []int32
+	start []uint32
 	pos   []int32
 	fps   []uint64
-	next  []int32  // scratch of the sort: offsets per part and value
+	next  []uint32 // scratch of the sort: offsets per part and value
 	vals  []uint32 // scratch of the sort: each position's value
 }
 
@@ -169,31 +169,25 @@ func (s *Snapshot) sortBy(l *Layout, g int, sg *sortedGroup, workers int) *sorte
 	sg.pos = resize(sg.pos, n)
 	sg.vals = resize(sg.vals, n)
 	sg.fps = resize(sg.fps, n*s.stride)
-	start, next := sg.start, sg.next
-	clear(next)
+	clear(sg.next)
+	counts := make([][]uint32, parts)
+	for q := range parts {
+		counts[q] = sg.next[q<<w : (q+1)<<w]
+	}
 	vals := sg.vals
 	// Part q sorts positions [q·n/parts, (q+1)·n/parts): counts first,
 	// then, after the offsets, the positions.
 	parallel(parts, func(q int) {
-		cnt := next[q<<w : (q+1)<<w]
+		cnt := counts[q]
 		for p := q * n / parts; p < (q+1)*n/parts; p++ {
 			v := bitvec.Bits(s.fps[p*s.stride:(p+1)*s.stride], st, w)
 			vals[p] = v
 			cnt[v]++
 		}
 	})
-	var sum int32
-	for u := range 1 << w {
-		start[u] = sum
-		for q := range parts {
-			c := next[q<<w+u]
-			next[q<<w+u] = sum
-			sum += c
-		}
-	}
-	start[1<<w] = sum
+	placeOffsets(counts, sg.start)
 	parallel(parts, func(q int) {
-		off := next[q<<w : (q+1)<<w]
+		off := counts[q]
 		for p := q * n / parts; p < (q+1)*n/parts; p++ {
 			v := vals[p]
 			sg.pos[off[v]] = int32(p)

@@ -36,6 +36,7 @@ type dedupOptions struct {
 	progress  bool
 	keepWork  bool
 	plan      planFlags
+	pairsPlan db.Plan // parsed from plan by validate
 	records   recordFlags
 	creation  creationFlags
 	dbGiven   bool // --db or $FPDB_DB
@@ -179,7 +180,8 @@ func (o *dedupOptions) validate() error {
 	if o.keepWork && o.dbGiven {
 		return usageErrorf("dedup: --keep-work is for the work database made without --db; with --db the database is kept")
 	}
-	if _, err := o.plan.parse(); err != nil {
+	var err error
+	if o.pairsPlan, err = o.plan.parse(); err != nil {
 		return err
 	}
 	return o.creation.validate()
@@ -233,8 +235,7 @@ func (o *dedupOptions) run(ctx context.Context, stdout, stderr io.Writer) (err e
 		}
 	}
 
-	plan, _ := o.plan.parse() // checked by validate
-	if err := exactTau(d, &plan, o.threshold); err != nil {
+	if err := exactTau(d, &o.pairsPlan, o.threshold); err != nil {
 		return failure(newOpError("dedup", err, "exact tau"))
 	}
 	rep := &addReport{stderr: stderr, verb: "dedup"}
@@ -257,7 +258,7 @@ func (o *dedupOptions) run(ctx context.Context, stdout, stderr io.Writer) (err e
 		Clusters:  o.clusters,
 		OutFormat: o.outFormat,
 		Stdout:    stdout,
-		Plan:      plan,
+		Plan:      o.pairsPlan,
 	}
 	sum, err := dedup.Run(ctx, d, opts)
 	bar.clear()
