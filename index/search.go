@@ -474,6 +474,16 @@ func (ix *Index) probe(ctx context.Context, q []uint64, rh int, radii []int, t i
 	}
 	st.Candidates = len(cands)
 
+	// Read each candidate's first word before comparing any: the reads
+	// are independent, so their cache misses overlap, where the loop
+	// below would wait for them one or two at a time.
+	var touch uint64
+	for _, id := range cands {
+		if fp := ix.fingerprint(id); fp != nil {
+			touch += fp[0]
+		}
+	}
+	sc.touch += uint32(touch)
 	var hits []Hit
 	for _, id := range cands {
 		fp := ix.fingerprint(id)
