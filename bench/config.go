@@ -1,11 +1,29 @@
 package bench
 
-import "time"
+import (
+	"fmt"
+	"time"
+
+	"github.com/fpdb/fpdb/db"
+)
 
 // RandomCase is one (n, k) of workload (a).
 type RandomCase struct {
 	N, K, Queries int
 	Thresholds    []float64
+	// GroupBits is the width of the index groups (db.EqualWidths); 0 is
+	// db.DefaultGroupWidth. A case with another width is reported as its
+	// own workload (RandomName).
+	GroupBits int `json:"group_bits,omitempty"`
+}
+
+// RandomName names the random workload of index groups of bits bits:
+// "random" for the default width, else "random, 18-bit groups".
+func RandomName(bits int) string {
+	if bits == 0 || bits == db.DefaultGroupWidth {
+		return "random"
+	}
+	return fmt.Sprintf("random, %d-bit groups", bits)
 }
 
 // Config is a suite configuration.
@@ -131,13 +149,15 @@ func FullConfig() Config {
 
 // ScaleConfig is `make bench-scale`: the random section at 1 M and 10 M
 // fingerprints of 512 bits, cold CPU caches, at the thresholds of issue
-// 10's targets (about 10 minutes on 2 cores; the 10 M build holds about
-// 4 GB of memory).
+// 10's targets, and 10 M again in the groups db.SuggestedGroupWidth
+// suggests for that size, on the same fingerprints (about 20 minutes on 2
+// cores; a 10 M build holds about 4 GB of memory).
 func ScaleConfig() Config {
 	c := QuickConfig()
 	c.Name = "scale"
 	th := []float64{0.6, 0.7, 0.8, 0.9}
-	c.Random = []RandomCase{{N: 1_000_000, K: 512, Queries: 200, Thresholds: th}, {N: 10_000_000, K: 512, Queries: 100, Thresholds: th}}
+	c.Random = []RandomCase{{N: 1_000_000, K: 512, Queries: 200, Thresholds: th}, {N: 10_000_000, K: 512, Queries: 100, Thresholds: th},
+		{N: 10_000_000, K: 512, Queries: 100, Thresholds: th, GroupBits: db.SuggestedGroupWidth(10_000_000)}}
 	return c
 }
 
@@ -146,7 +166,8 @@ func ScaleConfig() Config {
 func SmokeConfig() Config {
 	c := QuickConfig()
 	c.Name = "smoke"
-	c.Random = []RandomCase{{N: 20_000, K: 512, Queries: 10, Thresholds: []float64{0.6, 0.7, 0.8, 0.9}}, {N: 20_000, K: 64, Queries: 10, Thresholds: []float64{0.7, 0.9}}}
+	c.Random = []RandomCase{{N: 20_000, K: 512, Queries: 10, Thresholds: []float64{0.6, 0.7, 0.8, 0.9}}, {N: 20_000, K: 64, Queries: 10, Thresholds: []float64{0.7, 0.9}},
+		{N: 20_000, K: 512, Queries: 10, Thresholds: []float64{0.7, 0.9}, GroupBits: 18}}
 	c.SkewedDocs, c.SkewedQueries, c.SkewedThresholds = 3000, 10, []float64{0.7, 0.9}
 	c.Table1N, c.Table1Queries, c.Table1Ks = 20_000, 5, []int{64, 128}
 	c.TextBases, c.TextVariants = 20, 4

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -158,23 +159,34 @@ func (s *Suite) runRandom(ctx context.Context) error {
 		s.logf("noise floor: %d random reads after eviction: p50 %v p99 %v (%.1fx)", nf.Reads, nf.P50, nf.P99, float64(nf.P99)/float64(max(nf.P50, 1)))
 	}
 	for ci, c := range s.Cfg.Random {
-		layout, err := index.NewLayout(c.K, DefaultWidths(c.K))
+		bits := cmp.Or(c.GroupBits, db.DefaultGroupWidth)
+		layout, err := index.NewLayout(c.K, db.EqualWidths(c.K, bits))
 		if err != nil {
 			return err
 		}
-		s.logf("random n=%d k=%d: generating", c.N, c.K)
-		w := NewRandomWorkload(c.N, c.K, c.Queries, DefaultPlantSims, s.Cfg.Seed+uint64(ci))
+		name := RandomName(bits)
+		s.logf("%s n=%d k=%d: generating", name, c.N, c.K)
+		// Cases of the same n and k share their fingerprints and queries
+		// (the seed of the first), so that layouts compare on the same data.
+		seed := ci
+		for j := range ci {
+			if o := s.Cfg.Random[j]; o.N == c.N && o.K == c.K {
+				seed = j
+				break
+			}
+		}
+		w := NewRandomWorkload(c.N, c.K, c.Queries, DefaultPlantSims, s.Cfg.Seed+uint64(seed))
 		st, err := BulkStore(ctx, filepath.Join(s.Cfg.TmpDir, "random"), layout, w.Flat)
 		if err != nil {
 			return err
 		}
-		s.logf("random n=%d k=%d: built in %v + %v, %.0f B/fp; comparing plans", c.N, c.K, st.Build.Ingest.Round(time.Millisecond), st.Build.Compact.Round(time.Millisecond), st.Build.BytesPerFP)
+		s.logf("%s n=%d k=%d: built in %v + %v, %.0f B/fp; comparing plans", name, c.N, c.K, st.Build.Ingest.Round(time.Millisecond), st.Build.Compact.Round(time.Millisecond), st.Build.BytesPerFP)
 		res, err := Compare(ctx, c.K, w.Queries, c.Thresholds, s.standardRunners(st.Index, w.Flat), s.Cfg.Compare)
 		st.Close()
 		if err != nil {
 			return err
 		}
-		s.rep.Plans = append(s.rep.Plans, PlanRun{Workload: "random", N: c.N, K: c.K, Widths: layout.Widths, Queries: c.Queries, Build: st.Build, Results: res})
+		s.rep.Plans = append(s.rep.Plans, PlanRun{Workload: name, N: c.N, K: c.K, Widths: layout.Widths, Queries: c.Queries, Build: st.Build, Results: res})
 		s.logResults(res)
 	}
 	return nil

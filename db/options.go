@@ -266,3 +266,26 @@ func EqualWidths(k, width int) []int {
 	}
 	return index.SplitWidths(k, (k+width-1)/width)
 }
+
+// SuggestedGroupWidth returns the index group width in bits suggested for
+// a database expected to grow to about docs documents (Options.GroupWidths
+// = EqualWidths(K, width); fpdb add --group-bits): DefaultGroupWidth (16)
+// below 2 million documents, 18 from there. The width is fixed when the
+// database is created.
+//
+// A posting list holds about docs / 2^width documents, and the count
+// filter of a query touches every id of the lists it probes: at 10 million
+// documents, 16-bit groups make lists of about 150 ids and 18-bit ones of
+// about 38, which makes queries about twice as fast at r = 0.7 and 0.8
+// (docs/SCALING.md; make bench-scale measures both). Wider groups cost
+// memory that does not shrink with the database: 8 bytes per possible
+// group value for the posting cache's slots and 4 for its offsets after
+// Warm (75 MB at 18 bits and K = 512, 24 MB at 16), which a small database
+// would pay for nothing. Beyond 18 bits the key space outgrows the dense
+// posting cache (2^23 values), whose sparse form is slower.
+func SuggestedGroupWidth(docs int) int {
+	if docs >= 2_000_000 {
+		return 18
+	}
+	return DefaultGroupWidth
+}
