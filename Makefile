@@ -77,7 +77,7 @@ soak: ## model-based concurrency soak under -race for DURATION (default 10m)
 bench: ## quick benchmark suite (≤ 15 min): bench/results/quick.{md,json,svg}, latest.json
 	FPDB_BENCH_COMMAND="make bench" $(GO) run ./bench/cmd/fpdb-bench -suite quick -out bench/results
 
-bench-scale: ## the random section at 1 M and 10 M fingerprints, and 10 M again in the group width db.SuggestedGroupWidth suggests for it (≈ 20 min, ≈ 4 GB): bench/results/scale-partial.{md,json,svg}
+bench-scale: ## the random section at 1 M and 10 M fingerprints, and 10 M again in the group width db.SuggestedGroupWidth suggests for it (≈ 6 min, ≈ 4 GB): bench/results/scale-partial.{md,json,svg}
 	FPDB_BENCH_COMMAND="make bench-scale" $(GO) run ./bench/cmd/fpdb-bench -suite scale -sections random -out bench/results
 
 bench-full: ## large benchmark suite (n from 1e5 to 1e7, skewed text and dedup at 1e6; ≤ 60 min on 2 cores, ~8 GB RAM): bench/results/full.{md,json,svg}, latest.json

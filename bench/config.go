@@ -131,6 +131,8 @@ func FullConfig() Config {
 		}
 		c.Random = append(c.Random, RandomCase{N: n, K: 512, Queries: q, Thresholds: fullThresholds})
 	}
+	// 10 M again in the groups suggested for that size (same fingerprints).
+	c.Random = append(c.Random, RandomCase{N: 10_000_000, K: 512, Queries: 200, Thresholds: fullThresholds, GroupBits: db.SuggestedGroupWidth(10_000_000)})
 	for _, k := range []int{64, 256, 1024} {
 		c.Random = append(c.Random, RandomCase{N: 1_000_000, K: k, Queries: 200, Thresholds: fullThresholds})
 	}
@@ -150,7 +152,7 @@ func FullConfig() Config {
 // ScaleConfig is `make bench-scale`: the random section at 1 M and 10 M
 // fingerprints of 512 bits, cold CPU caches, at the thresholds of issue
 // 10's targets, and 10 M again in the groups db.SuggestedGroupWidth
-// suggests for that size, on the same fingerprints (about 20 minutes on 2
+// suggests for that size, on the same fingerprints (about 6 minutes on 2
 // cores; a 10 M build holds about 4 GB of memory).
 func ScaleConfig() Config {
 	c := QuickConfig()

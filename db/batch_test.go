@@ -277,12 +277,13 @@ func testAddBatchCrash(t *testing.T, bulk, texts bool) {
 // BenchmarkAddBatch stores fingerprints in synced batches into a database
 // on disk; FPDB_BULK_N sets the total (default 200 000) and FPDB_BULK_BATCH
 // the batch size (default 10 000) and FPDB_BULK_MEMTABLE_MB the memtable
-// size (default 64, as `fpdb add --bulk` uses). It reports documents per
+// size (default 64, as `fpdb add --bulk` uses), FPDB_GROUP_BITS the width
+// of the index groups (default 16). It reports documents per
 // second, Close included, with Options.BulkLoad (as `fpdb add --bulk`) and
 // without (postings written with every batch).
 func BenchmarkAddBatch(b *testing.B) {
-	n, batch, memMB := 200_000, 10_000, 64
-	for name, p := range map[string]*int{"FPDB_BULK_N": &n, "FPDB_BULK_BATCH": &batch, "FPDB_BULK_MEMTABLE_MB": &memMB} {
+	n, batch, memMB, bits := 200_000, 10_000, 64, DefaultGroupWidth
+	for name, p := range map[string]*int{"FPDB_BULK_N": &n, "FPDB_BULK_BATCH": &batch, "FPDB_BULK_MEMTABLE_MB": &memMB, "FPDB_GROUP_BITS": &bits} {
 		if v := os.Getenv(name); v != "" {
 			var err error
 			if *p, err = strconv.Atoi(v); err != nil || *p <= 0 {
@@ -315,7 +316,7 @@ func BenchmarkAddBatch(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
-				d, err := Open(b.TempDir(), &Options{MemTableSize: int64(memMB) << 20, BulkLoad: bulk})
+				d, err := Open(b.TempDir(), &Options{MemTableSize: int64(memMB) << 20, BulkLoad: bulk, GroupWidths: EqualWidths(DefaultK, bits)})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -459,22 +460,28 @@ func BenchmarkDiskPerTextDoc(b *testing.B) {
 		if err := d.Close(); err != nil {
 			b.Fatal(err)
 		}
-		var size int64
-		err = filepath.WalkDir(dir, func(_ string, e fs.DirEntry, err error) error {
-			if err == nil && e.Type().IsRegular() {
-				fi, err := e.Info()
-				if err == nil {
-					size += fi.Size()
-				}
-				return err
+		b.ReportMetric(float64(treeSize(b, dir))/float64(n), "B/doc")
+	}
+}
+
+// treeSize returns the bytes of the regular files under dir.
+func treeSize(tb testing.TB, dir string) int64 {
+	tb.Helper()
+	var size int64
+	err := filepath.WalkDir(dir, func(_ string, e fs.DirEntry, err error) error {
+		if err == nil && e.Type().IsRegular() {
+			fi, err := e.Info()
+			if err == nil {
+				size += fi.Size()
 			}
 			return err
-		})
-		if err != nil {
-			b.Fatal(err)
 		}
-		b.ReportMetric(float64(size)/float64(n), "B/doc")
+		return err
+	})
+	if err != nil {
+		tb.Fatal(err)
 	}
+	return size
 }
 
 // TestBulkLoadClose checks that Close writes the deferred postings and

@@ -16,18 +16,24 @@ import (
 // opens it again as a server would, calls Warm, and reports the growth of
 // the process's resident memory from before the load, per document
 // ("B/doc", after a collection that returns free memory to the system),
-// with the live Go heap per document and the time Open and Warm took:
+// with the live Go heap per document, the time Open and Warm took, and
+// the database's size on disk per document after Compact ("disk-B/doc").
+// FPDB_GROUP_BITS sets the width of the index groups (default 16):
 //
 //	FPDB_BULK_N=10000000 go test ./db -run XXX -bench BenchmarkResident -benchtime 1x
+//	FPDB_BULK_N=10000000 FPDB_GROUP_BITS=18 go test ./db -run XXX -bench BenchmarkResident -benchtime 1x
 func BenchmarkResident(b *testing.B) {
-	n := 100_000
+	n, bits := 100_000, DefaultGroupWidth
 	if v, err := strconv.Atoi(os.Getenv("FPDB_BULK_N")); err == nil && v > 0 {
 		n = v
+	}
+	if v, err := strconv.Atoi(os.Getenv("FPDB_GROUP_BITS")); err == nil && v > 0 {
+		bits = v
 	}
 	for b.Loop() {
 		dir := b.TempDir()
 		rss0, heap0 := settled()
-		d, err := Open(dir, &Options{BulkLoad: true})
+		d, err := Open(dir, &Options{BulkLoad: true, GroupWidths: EqualWidths(DefaultK, bits)})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -62,9 +68,13 @@ func BenchmarkResident(b *testing.B) {
 		b.ReportMetric(float64(int64(heap)-int64(heap0))/float64(n), "heap-B/doc")
 		b.ReportMetric(opened.Seconds(), "open-s")
 		b.ReportMetric(warmed.Seconds(), "warm-s")
+		if _, err := d.Compact(ctx); err != nil {
+			b.Fatal(err)
+		}
 		if err := d.Close(); err != nil {
 			b.Fatal(err)
 		}
+		b.ReportMetric(float64(treeSize(b, dir))/float64(n), "disk-B/doc")
 	}
 }
 
