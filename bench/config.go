@@ -131,11 +131,12 @@ func FullConfig() Config {
 		}
 		c.Random = append(c.Random, RandomCase{N: n, K: 512, Queries: q, Thresholds: fullThresholds})
 	}
-	// 10 M again in the groups suggested for that size (same fingerprints).
-	c.Random = append(c.Random, RandomCase{N: 10_000_000, K: 512, Queries: 200, Thresholds: fullThresholds, GroupBits: db.SuggestedGroupWidth(10_000_000)})
 	for _, k := range []int{64, 256, 1024} {
 		c.Random = append(c.Random, RandomCase{N: 1_000_000, K: k, Queries: 200, Thresholds: fullThresholds})
 	}
+	// 10 M again in the groups suggested for that size (same fingerprints
+	// and queries), last so that the other cases keep their seeds.
+	c.Random = append(c.Random, RandomCase{N: 10_000_000, K: 512, Queries: 200, Thresholds: fullThresholds, GroupBits: db.SuggestedGroupWidth(512, 10_000_000)})
 	c.SkewedDocs, c.SkewedQueries, c.SkewedThresholds = 1_000_000, 300, fullThresholds
 	c.Table1Queries = 200
 	c.Table1Ks = paperKs
@@ -159,7 +160,7 @@ func ScaleConfig() Config {
 	c.Name = "scale"
 	th := []float64{0.6, 0.7, 0.8, 0.9}
 	c.Random = []RandomCase{{N: 1_000_000, K: 512, Queries: 200, Thresholds: th}, {N: 10_000_000, K: 512, Queries: 100, Thresholds: th},
-		{N: 10_000_000, K: 512, Queries: 100, Thresholds: th, GroupBits: db.SuggestedGroupWidth(10_000_000)}}
+		{N: 10_000_000, K: 512, Queries: 100, Thresholds: th, GroupBits: db.SuggestedGroupWidth(512, 10_000_000)}}
 	return c
 }
 

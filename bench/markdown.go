@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -192,7 +193,7 @@ func Markdown(rep *Report, plots []string) string {
 	b.WriteString("## Plans compared on the same index\n\n")
 	b.WriteString("alg.G is the paper's Manku-style grouping, implemented in bench/ on `Index.Posting` (exact-match lists of the query's group values, all C(m, m−rh) combinations intersected depth first, empty prefixes abandoned). Counters are means per query; `hits` is the mean answer size; `recall` is the share of the scan's answers the plan returned (1 for every exact plan); `mism.` counts queries whose answer differs from the scan's (expected only for the approximate plan). The posting cache is warm (`Index.Warm` after the build).\n\n")
 	for _, pr := range rep.Plans {
-		fmt.Fprintf(&b, "### %s, n = %s, k = %d, %d groups of %d bits, %d queries\n\n", pr.Workload, fmtN(pr.N), pr.K, len(pr.Widths), pr.Widths[0], pr.Queries)
+		fmt.Fprintf(&b, "### %s, n = %s, k = %d, %d groups of %s bits, %d queries\n\n", pr.Workload, fmtN(pr.N), pr.K, len(pr.Widths), widthRange(pr.Widths), pr.Queries)
 		fmt.Fprintf(&b, "Index built in %s (+ %s flush and compaction; `Warm` %s), %.0f B/fingerprint on disk", fmtDur(pr.Build.Ingest), fmtDur(pr.Build.Compact), fmtDur(pr.Build.Warm), pr.Build.BytesPerFP)
 		if pr.Build.Resident > 0 {
 			fmt.Fprintf(&b, "; after `Warm` %.0f B/fingerprint resident (%.0f B of them live Go heap)", float64(pr.Build.Resident)/float64(pr.N), float64(pr.Build.Heap)/float64(pr.N))
@@ -287,4 +288,17 @@ func orDefault(s, d string) string {
 		return d
 	}
 	return s
+}
+
+// widthRange is "16" when every group has 16 bits, "17–18" when they
+// differ.
+func widthRange(ws []int) string {
+	if len(ws) == 0 {
+		return "0"
+	}
+	lo, hi := slices.Min(ws), slices.Max(ws)
+	if lo == hi {
+		return strconv.Itoa(lo)
+	}
+	return fmt.Sprintf("%d–%d", lo, hi)
 }

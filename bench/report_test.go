@@ -22,14 +22,14 @@ func scaleRun(workload string, n int, p50 time.Duration) PlanRun {
 // for 10 M when the report holds it, with the default layout's figure
 // beside it; without it, on the default layout.
 func TestScaleTargetsSuggestedLayout(t *testing.T) {
-	wide := RandomName(db.SuggestedGroupWidth(10_000_000))
+	wide := RandomName(db.SuggestedGroupWidth(512, 10_000_000))
 	if wide == "random" {
 		t.Fatalf("10 M documents should get a layout other than the default")
 	}
 	target := func(rep *Report) Target {
 		t.Helper()
 		for _, tg := range scaleTargets(rep) {
-			if strings.HasPrefix(tg.Target, "n=10M k=512 random, cold caches, auto r=0.8") {
+			if strings.HasPrefix(tg.Target, "n=10M k=512 random") && strings.Contains(tg.Target, "cold caches, auto r=0.8") {
 				return tg
 			}
 		}
@@ -47,5 +47,22 @@ func TestScaleTargetsSuggestedLayout(t *testing.T) {
 	}
 	if wl, other := suggestedWorkload(both, 1_000_000, 512); wl != "random" || other != "" {
 		t.Errorf("1 M: %q, %q", wl, other)
+	}
+	if tg := target(both); !strings.Contains(tg.Target, wide) {
+		t.Errorf("the target does not name its layout: %q", tg.Target)
+	}
+	// Never slower than the scan plan: a row for each layout measured.
+	var rows []string
+	for _, tg := range scaleTargets(both) {
+		if strings.HasPrefix(tg.Target, "n=10M") && strings.Contains(tg.Target, "never slower") {
+			rows = append(rows, tg.Target)
+		}
+	}
+	if len(rows) != 2 || !strings.Contains(rows[0], wide) || strings.Contains(rows[1], "-bit") {
+		t.Errorf("own-scan rows at 10 M: %q", rows)
+	}
+	wideOnly := &Report{Plans: []PlanRun{scaleRun(wide, 10_000_000, 300*time.Microsecond)}}
+	if tg := target(wideOnly); tg.Status != "pass" || strings.Contains(tg.Measured, "; random:") {
+		t.Errorf("suggested layout only: %+v", tg)
 	}
 }

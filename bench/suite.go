@@ -166,11 +166,12 @@ func (s *Suite) runRandom(ctx context.Context) error {
 		}
 		name := RandomName(bits)
 		s.logf("%s n=%d k=%d: generating", name, c.N, c.K)
-		// Cases of the same n and k share their fingerprints and queries
-		// (the seed of the first), so that layouts compare on the same data.
+		// Cases of the same n, k and number of queries share their
+		// fingerprints and queries (the seed of the first), so that layouts
+		// compare on the same data.
 		seed := ci
 		for j := range ci {
-			if o := s.Cfg.Random[j]; o.N == c.N && o.K == c.K {
+			if o := s.Cfg.Random[j]; o.N == c.N && o.K == c.K && o.Queries == c.Queries {
 				seed = j
 				break
 			}

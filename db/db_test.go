@@ -630,3 +630,23 @@ func TestWarm(t *testing.T) {
 		t.Fatalf("scan %+v differs from probe %+v (%v)", scan.Matches, q.Matches, err)
 	}
 }
+
+// SuggestedGroupWidth widens the groups only for large collections, and
+// only where the wider layout keeps the dense posting cache.
+func TestSuggestedGroupWidth(t *testing.T) {
+	for _, c := range []struct{ k, docs, want int }{
+		{512, 0, DefaultGroupWidth},
+		{512, 1_000_000, DefaultGroupWidth},
+		{512, 3_999_999, DefaultGroupWidth},
+		{512, 4_000_000, 18},
+		{512, 10_000_000, 18},
+		{64, 10_000_000, 18},
+		{704, 10_000_000, 18}, // 24 groups of 18 bits and 16 of 17: exactly 2^23 values
+		{768, 10_000_000, DefaultGroupWidth},
+		{1024, 10_000_000, DefaultGroupWidth},
+	} {
+		if got := SuggestedGroupWidth(c.k, c.docs); got != c.want {
+			t.Errorf("SuggestedGroupWidth(%d, %d) = %d, want %d", c.k, c.docs, got, c.want)
+		}
+	}
+}

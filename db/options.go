@@ -268,24 +268,30 @@ func EqualWidths(k, width int) []int {
 }
 
 // SuggestedGroupWidth returns the index group width in bits suggested for
-// a database expected to grow to about docs documents (Options.GroupWidths
-// = EqualWidths(K, width); fpdb add --group-bits): DefaultGroupWidth (16)
-// below 2 million documents, 18 from there. The width is fixed when the
+// a database of k-bit fingerprints expected to grow to about docs
+// documents (Options.GroupWidths = EqualWidths(k, width); fpdb add
+// --group-bits): 18 from 4 million documents, when EqualWidths(k, 18) keeps
+// the key space within the dense posting cache (index.MaxDenseSpace: k up
+// to 704), else DefaultGroupWidth (16). The width is fixed when the
 // database is created.
 //
 // A posting list holds about docs / 2^width documents, and the count
-// filter of a query touches every id of the lists it probes: at 10 million
-// documents, 16-bit groups make lists of about 150 ids and 18-bit ones of
-// about 38, which makes queries about twice as fast at r = 0.7 and 0.8
-// (docs/SCALING.md; make bench-scale measures both). Wider groups cost
-// memory that does not shrink with the database: 8 bytes per possible
-// group value for the posting cache's slots and 4 for its offsets after
-// Warm (75 MB at 18 bits and K = 512, 24 MB at 16), which a small database
-// would pay for nothing. Beyond 18 bits the key space outgrows the dense
-// posting cache (2^23 values), whose sparse form is slower.
-func SuggestedGroupWidth(docs int) int {
-	if docs >= 2_000_000 {
-		return 18
+// filter of a query touches every id of the lists it probes. At 10 million
+// documents and k = 512, 16-bit groups make lists of about 150 ids and
+// EqualWidths(512, 18) (19 groups of 18 bits, 10 of 17) lists of 38 and
+// 76; on the same fingerprints, queries at r = 0.9, 0.8 and 0.7 ran 1.3,
+// 2.0 and 1.6 times as fast (make bench-scale, docs/SCALING.md). Wider
+// groups cost memory that does not shrink with the database: 12 bytes per
+// value of the merged key space (Σ 2^width: 8 for the posting cache's
+// slot, 4 for its offset after Warm), 75 MB at k = 512 and 18 bits against
+// 25 MB at 16; fewer groups save 4 bytes per document and group left out.
+// At k = 512 the two balance at about 4 million documents, hence the
+// threshold.
+func SuggestedGroupWidth(k, docs int) int {
+	if docs >= 4_000_000 {
+		if l, err := index.NewLayout(k, EqualWidths(k, 18)); err == nil && l.Space() <= index.MaxDenseSpace {
+			return 18
+		}
 	}
 	return DefaultGroupWidth
 }

@@ -27,8 +27,11 @@ func BenchmarkResident(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("FPDB_BULK_N")); err == nil && v > 0 {
 		n = v
 	}
-	if v, err := strconv.Atoi(os.Getenv("FPDB_GROUP_BITS")); err == nil && v > 0 {
-		bits = v
+	if v := os.Getenv("FPDB_GROUP_BITS"); v != "" {
+		var err error
+		if bits, err = strconv.Atoi(v); err != nil || bits <= 0 {
+			b.Fatalf("FPDB_GROUP_BITS=%q: want a positive integer", v)
+		}
 	}
 	for b.Loop() {
 		dir := b.TempDir()

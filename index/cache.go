@@ -9,9 +9,15 @@ import (
 // Cache layouts: a slot per merged value when the key space is at most
 // maxDenseSlots values (8 bytes each, so 64 MiB at most), else a map.
 const (
-	maxDenseSlots = 1 << 23
+	maxDenseSlots = MaxDenseSpace
 	cacheShards   = 64
 )
+
+// MaxDenseSpace is the largest merged key space (Layout.Space) whose
+// posting cache is dense: a slot per value, and after Warm one array of
+// every list. A larger key space gets a sparse cache (a map, slower to
+// probe) that Warm does not freeze.
+const MaxDenseSpace = 1 << 23
 
 // postingCache holds decoded posting lists (sorted ids) by merged value y.
 // A list is read from Pebble on its first probe and kept; Apply keeps

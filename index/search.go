@@ -434,6 +434,12 @@ func (r *postingReader) close() {
 	}
 }
 
+// verifyChunk is the number of candidates whose fingerprints a probe reads
+// ahead before comparing them: enough for the reads to overlap, few enough
+// (32 KiB of 512-bit fingerprints) that the first are still cached when
+// they are compared.
+const verifyChunk = 512
+
 // probe runs the count filter t over the posting lists of every value
 // within radii[i] bits of each query group value i, then verifies the
 // candidates.
@@ -474,25 +480,29 @@ func (ix *Index) probe(ctx context.Context, q []uint64, rh int, radii []int, t i
 	}
 	st.Candidates = len(cands)
 
-	// Read each candidate's first word before comparing any: the reads
-	// are independent, so their cache misses overlap, where the loop
-	// below would wait for them one or two at a time.
-	var touch uint64
-	for _, id := range cands {
-		if fp := ix.fingerprint(id); fp != nil {
-			touch += fp[0]
-		}
-	}
-	sc.touch += uint32(touch)
 	var hits []Hit
-	for _, id := range cands {
-		fp := ix.fingerprint(id)
-		if fp == nil {
-			continue
+	for len(cands) > 0 {
+		chunk := cands[:min(len(cands), verifyChunk)]
+		cands = cands[len(chunk):]
+		// Read each candidate's first word before comparing any: the
+		// reads are independent, so their cache misses overlap, where the
+		// comparisons would wait for them one or two at a time.
+		var touch uint64
+		for _, id := range chunk {
+			if fp := ix.fingerprint(id); fp != nil {
+				touch += fp[0]
+			}
 		}
-		st.Verified++
-		if d := bitvec.Hamming(q, fp); d <= rh {
-			hits = append(hits, Hit{ID: id, Dist: d})
+		sc.touch += uint32(touch)
+		for _, id := range chunk {
+			fp := ix.fingerprint(id)
+			if fp == nil {
+				continue
+			}
+			st.Verified++
+			if d := bitvec.Hamming(q, fp); d <= rh {
+				hits = append(hits, Hit{ID: id, Dist: d})
+			}
 		}
 	}
 	return hits, nil

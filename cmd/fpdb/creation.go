@@ -30,7 +30,7 @@ type creationFlags struct {
 func (c *creationFlags) register(f *pflag.FlagSet) {
 	c.flags = f
 	f.IntVar(&c.k, "k", db.DefaultK, "new database: fingerprint length in bits `K` (a multiple of 64)")
-	f.IntVar(&c.groupBits, "group-bits", db.DefaultGroupWidth, "new database: width in bits `W` of the index groups (K/W groups; 18 is faster from about 2 million documents, see db.SuggestedGroupWidth)")
+	f.IntVar(&c.groupBits, "group-bits", db.DefaultGroupWidth, "new database: width in bits `W` of the index groups (K/W groups; 18 for collections of millions of documents: see db.SuggestedGroupWidth)")
 	f.IntVar(&c.shingleWidth, "shingle-width", db.DefaultShingleWidth, "new database: words per shingle `N`")
 	f.Uint64Var(&c.seed, "seed", db.DefaultSeed, "new database: `SEED` of the hash functions (decimal or 0x hex)")
 	f.IntVar(&c.normalizeVersion, "normalize-version", db.NormalizeVersion,
