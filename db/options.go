@@ -279,8 +279,9 @@ func EqualWidths(k, width int) []int {
 // filter of a query touches every id of the lists it probes. At 10 million
 // documents and k = 512, 16-bit groups make lists of about 150 ids and
 // EqualWidths(512, 18) (19 groups of 18 bits, 10 of 17) lists of 38 and
-// 76; on the same fingerprints, queries at r = 0.9, 0.8 and 0.7 ran 1.3,
-// 2.0 and 1.6 times as fast (make bench-scale, docs/SCALING.md). Wider
+// 76; on the same fingerprints, queries at r = 0.9, 0.8 and 0.7 ran 1.3
+// to 1.4, 2.0 and 1.6 to 2.1 times as fast (two runs of make bench-scale,
+// docs/SCALING.md). Wider
 // groups cost memory that does not shrink with the database: 12 bytes per
 // value of the merged key space (Σ 2^width: 8 for the posting cache's
 // slot, 4 for its offset after Warm), 75 MB at k = 512 and 18 bits against
