@@ -125,7 +125,7 @@ func TestClassify(t *testing.T) {
 }
 
 func TestNewMux(t *testing.T) {
-	block := make(chan struct{})
+	block, started := make(chan struct{}), make(chan struct{}, 1)
 	h := Handlers{
 		Healthz: func(w http.ResponseWriter, r *http.Request) error {
 			_, err := w.Write([]byte(RequestID(r.Context())))
@@ -136,7 +136,14 @@ func TestNewMux(t *testing.T) {
 			_, _, err := ReadAdd(r)
 			return err
 		},
-		Batch: func(w http.ResponseWriter, r *http.Request) error { <-block; return nil },
+		Batch: func(w http.ResponseWriter, r *http.Request) error {
+			select {
+			case started <- struct{}{}:
+			default:
+			}
+			<-block
+			return nil
+		},
 	}
 	missing := func(rt Route) HandlerFunc {
 		return func(http.ResponseWriter, *http.Request) error {
@@ -180,27 +187,33 @@ func TestNewMux(t *testing.T) {
 		t.Fatalf("public route with tokens: %d", w.Code)
 	}
 
-	// One request at once: a second is a 429.
+	// One request at once: a second is a 429. The first is in its handler
+	// (holding the one place) before the second is sent: sent together,
+	// either could be the one refused.
 	mux := NewMux(routes, Options{MaxBodyBytes: 1 << 20, RequestTimeout: time.Minute, StreamTimeout: time.Minute, MaxConcurrent: 1})
 	done := make(chan struct{})
+	first := httptest.NewRecorder()
 	go func() {
 		defer close(done)
-		mux.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("POST", "/v1/batch", nil))
+		mux.ServeHTTP(first, httptest.NewRequest("POST", "/v1/batch", nil))
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		w := httptest.NewRecorder()
-		mux.ServeHTTP(w, httptest.NewRequest("GET", "/v1/stats", nil))
-		if w.Code == 429 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no 429 while a request is served: %d", w.Code)
-		}
-		time.Sleep(time.Millisecond)
+	select {
+	case <-started:
+	case <-done:
+		t.Fatalf("the first request ended without being served: %d %s", first.Code, first.Body)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first request did not reach its handler")
+	}
+	w = httptest.NewRecorder()
+	mux.ServeHTTP(w, httptest.NewRequest("GET", "/v1/stats", nil))
+	if w.Code != 429 {
+		t.Errorf("a second request while one is served: %d, want 429", w.Code)
 	}
 	close(block)
 	<-done
+	if first.Code != 200 {
+		t.Errorf("the first request: %d, want 200", first.Code)
+	}
 }
 
 func TestReadDelete(t *testing.T) {
