@@ -291,9 +291,9 @@ func scaleTargets(rep *Report) []Target {
 		}
 		ts = append(ts, own)
 	}
-	mem := Target{Target: "n=10M k=512 random: ≤ 250 B per document resident after Warm (the index: fingerprints, posting lists, the bench store's 256 MiB block cache; db.BenchmarkResident measures the public API) and Warm ≤ 10 s"}
-	mem.Measured, mem.Status = "—", "not measured"
 	memWL, _ := suggestedWorkload(rep, 10_000_000, k)
+	mem := Target{Target: "n=10M k=512 " + memWL + ": ≤ 250 B per document resident after Warm (the index: fingerprints, posting lists, the bench store's 256 MiB block cache; db.BenchmarkResident measures the public API) and Warm ≤ 10 s"}
+	mem.Measured, mem.Status = "—", "not measured"
 	for i := range rep.Plans {
 		pr := &rep.Plans[i]
 		if pr.Workload == memWL && pr.N == 10_000_000 && pr.K == k && pr.Build.Resident > 0 {

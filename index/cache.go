@@ -6,18 +6,14 @@ import (
 	"sync/atomic"
 )
 
-// Cache layouts: a slot per merged value when the key space is at most
-// maxDenseSlots values (8 bytes each, so 64 MiB at most), else a map.
-const (
-	maxDenseSlots = MaxDenseSpace
-	cacheShards   = 64
-)
-
 // MaxDenseSpace is the largest merged key space (Layout.Space) whose
-// posting cache is dense: a slot per value, and after Warm one array of
-// every list. A larger key space gets a sparse cache (a map, slower to
-// probe) that Warm does not freeze.
+// posting cache is dense: a slot per value (8 bytes each, so 64 MiB at
+// most), and after Warm one array of every list. A larger key space gets a
+// sparse cache (a map, slower to probe) that Warm does not freeze.
 const MaxDenseSpace = 1 << 23
+
+// cacheShards is the number of shards of a sparse cache.
+const cacheShards = 64
 
 // postingCache holds decoded posting lists (sorted ids) by merged value y.
 // A list is read from Pebble on its first probe and kept; Apply keeps
@@ -73,7 +69,7 @@ type cacheShard struct {
 
 // init sizes the cache for a key space of `space` merged values.
 func (c *postingCache) init(space uint64) {
-	if space <= maxDenseSlots {
+	if space <= MaxDenseSpace {
 		c.slots = make([]atomic.Pointer[[]uint32], space)
 	} else {
 		c.shards = make([]cacheShard, cacheShards)
