@@ -283,6 +283,10 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 	// The first pass read every record (a resumed run's stored part too)
 	// and noted the bad ones: the texts need not be decoded again.
 	ro.SkipText = true
+	// Compressed inputs are decompressed beside the parsing, routing and
+	// writing of the records (the outputs are compressed on goroutines of
+	// their own).
+	ro.DecodeAhead = true
 	var n int64
 	// The bad records are counted again here: a resumed run did not read
 	// the bad records of the part an earlier run stored.

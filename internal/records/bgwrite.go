@@ -10,77 +10,122 @@ import (
 // bgWriter buffers the writes to a file and makes them on a goroutine of
 // its own, so that the kernel's work for one buffer (its copy into the
 // page cache) overlaps the encoding of the next: a dedup's write phase
-// spends about a quarter of its time in write calls. With a zstd
-// compressor it compresses each buffer into a zstd frame there too. Close
-// writes what is buffered and waits for the goroutine; abort drops it.
-// Not safe for concurrent use (the goroutine is its own).
+// spends about a quarter of its time in write calls. With zstd
+// compressors it compresses each buffer into a zstd frame before writing
+// it, on one goroutine per compressor, so that several buffers are
+// compressed at once (compression is most of the cost of a .zst output);
+// the frames are written in the order of their buffers. Close writes what
+// is buffered and waits for the goroutines; abort drops it. Not safe for
+// concurrent use (the goroutines are its own).
 type bgWriter struct {
 	w     io.Writer
-	z     zstdFrames    // compresses each buffer, if not nil
-	zbuf  []byte        // the goroutine's: a compressed frame
-	sent  bool          // a buffer was handed off
-	buf   []byte        // being filled
-	full  chan []byte   // buffers to write, in order
-	free  chan []byte   // buffers written, for reuse
-	done  chan struct{} // closed when the goroutine has ended
-	bufs  int           // buffers allocated
+	zs    []zstdFrames   // one compressing goroutine each; none: no compression
+	job   *bgJob         // being filled
+	sent  bool           // a buffer was handed off
+	full  chan *bgJob    // buffers to write, in order
+	work  chan *bgJob    // buffers to compress (with compressors)
+	free  chan *bgJob    // buffers written, for reuse
+	done  chan struct{}  // closed when the writing goroutine has ended
+	zwg   sync.WaitGroup // the compressing goroutines
+	jobs  int            // buffers allocated
 	ended bool
 
 	mu  sync.Mutex
-	err error // the first write error
+	err error // the first write or compression error
+}
+
+// bgJob is one buffer of a bgWriter, and its frame once compressed.
+type bgJob struct {
+	buf   []byte
+	frame []byte        // compressed (with compressors)
+	err   error         // of the compression
+	ready chan struct{} // receives once the frame is made (with compressors)
 }
 
 const (
 	bgBufSize = 1 << 20
-	bgBufs    = 3 // one filled while up to two are written
+	// bgBufs buffers: one filled while the others are written (or
+	// compressed: one per compressor, and one being written).
+	bgBufs = 3
+	// bgCompressors is the number of compressing goroutines of a
+	// compressed output.
+	bgCompressors = 2
 )
 
 // errBgClosed is returned by a write after Close or abort.
 var errBgClosed = errors.New("records: write after close")
 
 // newBgWriter returns a bgWriter to w, which compresses into zstd frames
-// with z if not nil.
-func newBgWriter(w io.Writer, z zstdFrames) *bgWriter {
+// with zs (one goroutine each) if there are any.
+func newBgWriter(w io.Writer, zs []zstdFrames) *bgWriter {
+	n := bgBufs
+	if len(zs) > 0 {
+		n = len(zs) + 2
+	}
 	b := &bgWriter{
 		w:    w,
-		z:    z,
-		buf:  make([]byte, 0, bgBufSize),
-		full: make(chan []byte, bgBufs),
-		free: make(chan []byte, bgBufs),
+		zs:   zs,
+		job:  newBgJob(),
+		full: make(chan *bgJob, n),
+		free: make(chan *bgJob, n),
 		done: make(chan struct{}),
-		bufs: 1,
+		jobs: 1,
+	}
+	if len(zs) > 0 {
+		b.work = make(chan *bgJob, n)
+		for _, z := range zs {
+			b.zwg.Add(1)
+			go b.compress(z)
+		}
 	}
 	go b.run()
 	return b
 }
 
-// run writes the full buffers in order until full is closed. After an
-// error it writes nothing more, but still hands the buffers back.
-func (b *bgWriter) run() {
-	defer close(b.done)
-	for p := range b.full {
-		if b.error() == nil {
-			if err := b.write(p); err != nil {
-				b.mu.Lock()
-				b.err = err
-				b.mu.Unlock()
-			}
-		}
-		b.free <- p[:0]
+func newBgJob() *bgJob {
+	return &bgJob{buf: make([]byte, 0, bgBufSize), ready: make(chan struct{}, 1)}
+}
+
+// compress makes the frames of the buffers it is handed until work is
+// closed.
+func (b *bgWriter) compress(z zstdFrames) {
+	defer b.zwg.Done()
+	for j := range b.work {
+		j.frame, j.err = z.frame(j.frame[:0], j.buf)
+		j.ready <- struct{}{}
 	}
 }
 
-// write writes p, compressed if the writer compresses.
-func (b *bgWriter) write(p []byte) error {
-	if b.z != nil {
-		var err error
-		if b.zbuf, err = b.z.frame(b.zbuf, p); err != nil {
-			return fmt.Errorf("zstd: %w", err)
+// run writes the full buffers (their frames) in order until full is
+// closed. After an error it writes nothing more, but still hands the
+// buffers back.
+func (b *bgWriter) run() {
+	defer close(b.done)
+	for j := range b.full {
+		p := j.buf
+		if b.work != nil {
+			<-j.ready
+			if j.err != nil {
+				b.fail(fmt.Errorf("zstd: %w", j.err))
+			}
+			p = j.frame
 		}
-		p = b.zbuf
+		if b.error() == nil {
+			if _, err := b.w.Write(p); err != nil {
+				b.fail(err)
+			}
+		}
+		j.buf = j.buf[:0]
+		b.free <- j
 	}
-	_, err := b.w.Write(p)
-	return err
+}
+
+func (b *bgWriter) fail(err error) {
+	b.mu.Lock()
+	if b.err == nil {
+		b.err = err
+	}
+	b.mu.Unlock()
 }
 
 func (b *bgWriter) error() error {
@@ -100,29 +145,40 @@ func (b *bgWriter) Write(p []byte) (int, error) {
 		if err := b.error(); err != nil {
 			return n, err
 		}
-		c := copy(b.buf[len(b.buf):cap(b.buf)], p)
-		b.buf, p, n = b.buf[:len(b.buf)+c], p[c:], n+c
-		if len(b.buf) == cap(b.buf) {
+		buf := b.job.buf
+		c := copy(buf[len(buf):cap(buf)], p)
+		b.job.buf, p, n = buf[:len(buf)+c], p[c:], n+c
+		if len(b.job.buf) == cap(b.job.buf) {
 			b.handOff()
 		}
 	}
 	return n, nil
 }
 
-// handOff queues the filled buffer and takes an empty one.
+// handOff queues the filled buffer (to be compressed, then written) and
+// takes an empty one.
 func (b *bgWriter) handOff() {
-	b.full <- b.buf
+	b.send(b.job)
 	b.sent = true
 	select {
-	case b.buf = <-b.free:
+	case b.job = <-b.free:
 	default:
-		if b.bufs < bgBufs {
-			b.bufs++
-			b.buf = make([]byte, 0, bgBufSize)
+		if b.jobs < cap(b.free) {
+			b.jobs++
+			b.job = newBgJob()
 		} else {
-			b.buf = <-b.free
+			b.job = <-b.free
 		}
 	}
+}
+
+// send queues j for compression, if the writer compresses, and for
+// writing. The queues hold every buffer: neither blocks.
+func (b *bgWriter) send(j *bgJob) {
+	if b.work != nil {
+		b.work <- j
+	}
+	b.full <- j
 }
 
 // Close writes what is buffered, waits until every write is made and
@@ -132,15 +188,15 @@ func (b *bgWriter) Close() error {
 		return b.error()
 	}
 	// A compressed output gets at least one frame, empty if need be.
-	if len(b.buf) > 0 || (b.z != nil && !b.sent) {
-		b.full <- b.buf
-		b.buf = nil
+	if len(b.job.buf) > 0 || (b.work != nil && !b.sent) {
+		b.send(b.job)
+		b.job = nil
 	}
 	b.end()
 	return b.error()
 }
 
-// abort ends the goroutine without writing what is buffered.
+// abort ends the goroutines without writing what is buffered.
 func (b *bgWriter) abort() {
 	if !b.ended {
 		b.end()
@@ -149,6 +205,10 @@ func (b *bgWriter) abort() {
 
 func (b *bgWriter) end() {
 	b.ended = true
+	if b.work != nil {
+		close(b.work)
+	}
 	close(b.full)
 	<-b.done
+	b.zwg.Wait()
 }

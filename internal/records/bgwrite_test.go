@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	pqzstd "github.com/parquet-go/parquet-go/compress/zstd"
 )
@@ -144,7 +145,7 @@ func (failingFrames) frame(dst, src []byte) ([]byte, error) { return dst, errCom
 // (or a later Write), and nothing is written.
 func TestBgWriterCompressError(t *testing.T) {
 	var out bytes.Buffer
-	b := newBgWriter(&out, failingFrames{})
+	b := newBgWriter(&out, []zstdFrames{failingFrames{}, failingFrames{}})
 	var err error
 	p := make([]byte, 4096)
 	for i := 0; i < 2*bgBufSize/len(p) && err == nil; i++ {
@@ -175,5 +176,40 @@ func TestParquetZstdCodecRoundTrip(t *testing.T) {
 				t.Fatalf("%d bytes: decoded %d bytes, %v", len(src), len(got), err)
 			}
 		}
+	}
+}
+
+// copyFrames "compresses" by copying, after a random pause, so that the
+// frames of several compressors are made out of order.
+type copyFrames struct{ seed uint64 }
+
+func (c *copyFrames) frame(dst, src []byte) ([]byte, error) {
+	c.seed = c.seed*6364136223846793005 + 1442695040888963407
+	time.Sleep(time.Duration(c.seed>>60) * 200 * time.Microsecond)
+	return append(dst, src...), nil
+}
+
+// TestBgWriterCompressorsInOrder: with several compressors the frames are
+// written in the order of their buffers whatever the order they are made.
+func TestBgWriterCompressorsInOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var out bytes.Buffer
+	b := newBgWriter(&out, []zstdFrames{&copyFrames{seed: 1}, &copyFrames{seed: 2}, &copyFrames{seed: 3}})
+	var want []byte
+	for len(want) < 12*bgBufSize {
+		p := make([]byte, rng.IntN(bgBufSize))
+		for i := range p {
+			p[i] = byte(rng.Uint32())
+		}
+		if n, err := b.Write(p); n != len(p) || err != nil {
+			t.Fatalf("Write: %d, %v", n, err)
+		}
+		want = append(want, p...)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(out.Bytes(), want) {
+		t.Fatalf("wrote %d bytes, want %d (or different bytes, out of order)", out.Len(), len(want))
 	}
 }

@@ -54,24 +54,33 @@ func TestCompressedRead(t *testing.T) {
 		{"two.jsonl.gz", append(gzipBytes(t, jsonl[:24]), gzipBytes(t, jsonl[24:])...)},
 	} {
 		p := writeFile(t, dir, tc.name, tc.data)
-		r, err := Open(p, Options{IDField: "id"})
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
+		for _, ahead := range []bool{false, true} {
+			testCompressedRead(t, p, tc.name, tc.data, ahead)
 		}
-		recs := drain(t, r)
-		if got := ids(recs); !equalStrings(got, []string{"a", "b"}) {
-			t.Errorf("%s: ids %q", tc.name, got)
-		}
-		if got := texts(recs); !equalStrings(got, []string{"one", "two"}) {
-			t.Errorf("%s: texts %q", tc.name, got)
-		}
-		if recs[1].Pos.Line != 2 && recs[1].Pos.Line != 3 {
-			t.Errorf("%s: position %v", tc.name, recs[1].Pos)
-		}
-		if done, size := r.Progress(); done != int64(len(tc.data)) || size != int64(len(tc.data)) {
-			t.Errorf("%s: Progress = %d, %d; want %d", tc.name, done, size, len(tc.data))
-		}
-		r.Close()
+	}
+}
+
+// testCompressedRead reads the two records of p (data), decompressed ahead
+// or not.
+func testCompressedRead(t *testing.T, p, name string, data []byte, ahead bool) {
+	t.Helper()
+	r, err := Open(p, Options{IDField: "id", DecodeAhead: ahead})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	defer r.Close()
+	recs := drain(t, r)
+	if got := ids(recs); !equalStrings(got, []string{"a", "b"}) {
+		t.Errorf("%s (ahead %v): ids %q", name, ahead, got)
+	}
+	if got := texts(recs); !equalStrings(got, []string{"one", "two"}) {
+		t.Errorf("%s (ahead %v): texts %q", name, ahead, got)
+	}
+	if recs[1].Pos.Line != 2 && recs[1].Pos.Line != 3 {
+		t.Errorf("%s (ahead %v): position %v", name, ahead, recs[1].Pos)
+	}
+	if done, size := r.Progress(); done != int64(len(data)) || size != int64(len(data)) {
+		t.Errorf("%s (ahead %v): Progress = %d, %d; want %d", name, ahead, done, size, len(data))
 	}
 }
 
@@ -116,32 +125,41 @@ func TestCorruptCompressedStream(t *testing.T) {
 		// Truncate the stream: the records before are read, then Next fails.
 		data = data[:len(data)/2]
 		p := writeFile(t, dir, tc.name, data)
-		r, err := Open(p, Options{IDField: "id"})
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
+		for _, ahead := range []bool{false, true} {
+			testTruncatedStream(t, p, tc.name, ahead)
 		}
-		var n int
-		var nextErr error
-		for {
-			rec, err := r.Next()
-			if err != nil {
-				nextErr = err
-				break
-			}
-			if rec.Err != nil {
-				// The last, cut line may be a bad record; corruption is the error.
-				continue
-			}
-			n++
-		}
-		if nextErr == nil || nextErr.Error() == "EOF" || !strings.Contains(nextErr.Error(), p) {
-			t.Errorf("%s: Next error = %v after %d records, want a stream error naming the file", tc.name, nextErr, n)
-		}
-		r.Close()
 	}
 	// Not gzip at all: an error at Open.
 	p := writeFile(t, dir, "plain.jsonl.gz", []byte(`{"id":"a","text":"b"}`))
 	if _, err := Open(p, Options{}); err == nil || !strings.Contains(err.Error(), p) {
 		t.Errorf("Open of a non-gzip .gz = %v", err)
+	}
+}
+
+// testTruncatedStream reads the truncated stream p, decompressed ahead or
+// not: the records before the cut, then an error naming the file.
+func testTruncatedStream(t *testing.T, p, name string, ahead bool) {
+	t.Helper()
+	r, err := Open(p, Options{IDField: "id", DecodeAhead: ahead})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	defer r.Close()
+	var n int
+	var nextErr error
+	for {
+		rec, err := r.Next()
+		if err != nil {
+			nextErr = err
+			break
+		}
+		if rec.Err != nil {
+			// The last, cut line may be a bad record; corruption is the error.
+			continue
+		}
+		n++
+	}
+	if n == 0 || nextErr == nil || nextErr.Error() == "EOF" || !strings.Contains(nextErr.Error(), p) {
+		t.Errorf("%s (ahead %v): Next error = %v after %d records, want records, then a stream error naming the file", name, ahead, nextErr, n)
 	}
 }

@@ -18,6 +18,7 @@ import (
 const (
 	pqMaxRows  = 100_000
 	pqMaxBytes = 32 << 20
+	pqPageSize = 1 << 20
 )
 
 // orderedGroup is a Parquet group whose fields keep the order they are given
@@ -377,6 +378,7 @@ func (w *Writer) openParquet(name string, fields []parquet.Field, extras []Extra
 	pq.w = parquet.NewGenericWriter[any](w.out, schema,
 		parquet.Compression(codec),
 		parquet.MaxRowsPerRowGroup(max(w.pqMaxRows, 1)),
+		parquet.PageBufferSize(pqPageSize),
 		parquet.CreatedBy("fpdb", "", ""))
 	pq.budget = newByteBudget(max(min(w.pqMaxBytes, pqBudget), 1))
 	pq.free = make(chan *pqBatch, 8)

@@ -202,6 +202,11 @@ func (r *Reader) init(rd io.Reader, c Compression) error {
 	default:
 		return fmt.Errorf("unknown compression %v", c)
 	}
+	if c != CompressionNone && r.opts.DecodeAhead && r.file != nil && r.size >= 0 {
+		a := newAheadReader(in)
+		r.closers = append(r.closers, a) // closed before the decompressor
+		in = a
+	}
 	base := filepath.Base(r.name)
 	switch r.format {
 	case FormatJSONL:

@@ -180,6 +180,13 @@ type Options struct {
 	// invalid text is no error): for a second pass over records whose
 	// texts an earlier pass read. Other formats ignore it.
 	SkipText bool
+	// DecodeAhead decompresses a compressed file (gzip, zstd, bzip2) on a
+	// goroutine of its own, a few buffers ahead of the parsing, for a
+	// caller that has work of its own to overlap with it (dedup's write
+	// pass). It costs a copy of the decompressed text; streams (NewReader),
+	// files that are not regular (a pipe's read could block its Close) and
+	// uncompressed files ignore it.
+	DecodeAhead bool
 }
 
 // Position locates a record in its file.

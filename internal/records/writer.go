@@ -135,14 +135,18 @@ func Create(path string, f Format, stdout io.Writer, extraNames []string) (*Writ
 			return nil, err
 		}
 		w.file = file
-		var z zstdFrames
+		var zs []zstdFrames
 		if c == CompressionZstd {
-			if z, err = newZstdFrames(); err != nil {
-				file.Close()
-				return nil, fmt.Errorf("%s: starting zstd: %w", path, err)
+			for range bgCompressors {
+				z, err := newZstdFrames()
+				if err != nil {
+					file.Close()
+					return nil, fmt.Errorf("%s: starting zstd: %w", path, err)
+				}
+				zs = append(zs, z)
 			}
 		}
-		w.bg = newBgWriter(file, z)
+		w.bg = newBgWriter(file, zs)
 		w.out = w.bg
 	}
 	switch c {
