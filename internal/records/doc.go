@@ -42,7 +42,9 @@
 // Everything is streamed: a reader holds one record (JSON Lines, CSV) or the
 // needed column chunks of one Parquet row group's pages at a time; Parquet
 // files are read row group by row group, only the columns needed (id, text,
-// kept fields; all of them with Options.Raw).
+// kept fields; all of them with Options.Raw). With Options.DecodeAhead a
+// compressed file is decompressed on a goroutine of its own, at most four
+// buffers of 256 KiB ahead of the parsing.
 //
 // A Writer writes records read with Options.Raw back out, each with extra
 // fields appended (for example fpdb dedup's cluster and kept id). In the
@@ -108,11 +110,14 @@
 //     memory); row groups are committed in order, so the file does not
 //     depend on the number of cores. An encoding error is returned by a
 //     later Write (the rows written in between are lost with the file) or
-//     by Close. Output pages are Zstandard-compressed at its fastest level
-//     (a source's top-level Zstandard columns too; the level is not stored
-//     in a file) unless the source column has another codec;
-//     .gz and .zst outputs are compressed at the fastest level too (a
-//     dedup writes as much as it reads). A Parquet output of string
+//     by Close. Output pages (of up to 1 MiB, as Arrow and parquet-mr
+//     write them; parquet-go's default is 256 KiB) are
+//     Zstandard-compressed at its fastest level (a source's top-level
+//     Zstandard columns too; the level is not stored in a file) unless the
+//     source column has another codec; .gz and .zst outputs are compressed
+//     at the fastest level too (a dedup writes as much as it reads). A
+//     .zst output is a sequence of zstd frames of 1 MiB of text each,
+//     compressed on two goroutines and written in order. A Parquet output of string
 //     columns (non-Parquet sources) accepts records with a subset of the
 //     first record's columns (the others null); other names are ErrSchema. An extra keeps the type it had
 //     in the first record written. Parquet and bzip2 cannot be compressed
