@@ -284,8 +284,8 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 	// and noted the bad ones: the texts need not be decoded again.
 	ro.SkipText = true
 	// Compressed inputs are decompressed beside the parsing, routing and
-	// writing of the records (the outputs are compressed on goroutines of
-	// their own).
+	// writing of the records (.zst and Parquet outputs are compressed on
+	// goroutines of their own too).
 	ro.DecodeAhead = true
 	var n int64
 	// The bad records are counted again here: a resumed run did not read

@@ -106,12 +106,19 @@ func (a *aheadReader) Read(p []byte) (int, error) {
 }
 
 // Close stops the goroutine and waits for it (it may be in a read of the
-// file, which returns).
+// file, which returns), and drops the buffers.
 func (a *aheadReader) Close() error {
 	if !a.closed {
 		a.closed = true
 		close(a.stop)
 		<-a.done
+		a.cur, a.buf = nil, nil
+		for len(a.free) > 0 {
+			<-a.free
+		}
+		for len(a.full) > 0 {
+			<-a.full
+		}
 	}
 	return nil
 }

@@ -44,8 +44,9 @@ type bgJob struct {
 
 const (
 	bgBufSize = 1 << 20
-	// bgBufs buffers: one filled while the others are written (or
-	// compressed: one per compressor, and one being written).
+	// bgBufs buffers without compression: one filled while up to two are
+	// written. With compressors there is one more than them plus two: one
+	// filled, one written, one compressed by each compressor.
 	bgBufs = 3
 	// bgCompressors is the number of compressing goroutines of a
 	// compressed output.
@@ -91,7 +92,9 @@ func newBgJob() *bgJob {
 func (b *bgWriter) compress(z zstdFrames) {
 	defer b.zwg.Done()
 	for j := range b.work {
-		j.frame, j.err = z.frame(j.frame[:0], j.buf)
+		if b.error() == nil { // after an error nothing more is written
+			j.frame, j.err = z.frame(j.frame[:0], j.buf)
+		}
 		j.ready <- struct{}{}
 	}
 }
@@ -196,9 +199,11 @@ func (b *bgWriter) Close() error {
 	return b.error()
 }
 
-// abort ends the goroutines without writing what is buffered.
+// abort ends the goroutines without writing what is buffered, nor
+// compressing or writing the buffers handed off and not yet written.
 func (b *bgWriter) abort() {
 	if !b.ended {
+		b.fail(errBgClosed)
 		b.end()
 	}
 }

@@ -2,6 +2,7 @@ package records
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -161,5 +162,37 @@ func testTruncatedStream(t *testing.T, p, name string, ahead bool) {
 	}
 	if n == 0 || nextErr == nil || nextErr.Error() == "EOF" || !strings.Contains(nextErr.Error(), p) {
 		t.Errorf("%s (ahead %v): Next error = %v after %d records, want records, then a stream error naming the file", name, ahead, nextErr, n)
+	}
+}
+
+// TestDecodeAheadCloseEarly: a Reader that decompresses ahead, closed after
+// its first record of a long stream, stops its goroutine before closing
+// the decompressor it reads (run under -race).
+func TestDecodeAheadCloseEarly(t *testing.T) {
+	var big bytes.Buffer
+	for i := range 40000 {
+		fmt.Fprintf(&big, `{"id":"r%d","text":"record %d of a stream long enough to fill every buffer"}`+"\n", i, i)
+	}
+	dir := t.TempDir()
+	for _, name := range []string{"long.jsonl.zst", "long.jsonl.gz"} {
+		data := zstdBytes(t, big.Bytes())
+		if strings.HasSuffix(name, ".gz") {
+			data = gzipBytes(t, big.Bytes())
+		}
+		p := writeFile(t, dir, name, data)
+		r, err := Open(p, Options{IDField: "id", DecodeAhead: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, err := r.Next()
+		if err != nil || rec.ID != "r0" {
+			t.Fatalf("%s: first record %+v, %v", name, rec, err)
+		}
+		if err := r.Close(); err != nil {
+			t.Fatalf("%s: Close: %v", name, err)
+		}
+		if _, err := r.Next(); err == nil {
+			t.Fatalf("%s: Next after Close returned a record", name)
+		}
 	}
 }

@@ -43,8 +43,8 @@
 // needed column chunks of one Parquet row group's pages at a time; Parquet
 // files are read row group by row group, only the columns needed (id, text,
 // kept fields; all of them with Options.Raw). With Options.DecodeAhead a
-// compressed file is decompressed on a goroutine of its own, at most four
-// buffers of 256 KiB ahead of the parsing.
+// compressed file is decompressed on a goroutine of its own, up to three
+// buffers of 256 KiB ahead of the one being parsed.
 //
 // A Writer writes records read with Options.Raw back out, each with extra
 // fields appended (for example fpdb dedup's cluster and kept id). In the

@@ -185,7 +185,8 @@ type Options struct {
 	// caller that has work of its own to overlap with it (dedup's write
 	// pass). It costs a copy of the decompressed text; streams (NewReader),
 	// files that are not regular (a pipe's read could block its Close) and
-	// uncompressed files ignore it.
+	// uncompressed files ignore it. The Reader must then be closed: until
+	// Close, the goroutine holds the file and the decompressor.
 	DecodeAhead bool
 }
 
