@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -12,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -282,23 +284,28 @@ func TestTooManyRequests(t *testing.T) {
 	defer func() { conn.Close() }()
 	var e api.ErrorBody
 	deadline := time.Now().Add(20 * time.Second)
-	for {
-		st := call(t, "GET", ts.URL+"/v1/stats", "", nil, &e)
+	for st := 0; ; {
+		if time.Now().After(deadline) {
+			t.Fatalf("never 429 (last %d)", st)
+		}
+		// Give the held add time to reach the server and take the slot
+		// before asking: a request on the client's open connection
+		// would otherwise come first every time on a busy machine. An
+		// add answered meanwhile (429, if a request of the previous
+		// round held the slot, or a timeout) or a closed connection is
+		// held again.
+		_ = conn.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+		if n, err := conn.Read(make([]byte, 1)); n > 0 || !errors.Is(err, os.ErrDeadlineExceeded) {
+			conn.Close()
+			conn = hold()
+			continue
+		}
+		st = call(t, "GET", ts.URL+"/v1/stats", "", nil, &e)
 		if st == 429 {
 			if e.Error.Code != api.CodeTooManyRequests {
 				t.Fatalf("429 body %+v", e)
 			}
 			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("never 429 (last %d)", st)
-		}
-		// The held add may have come second and been answered 429
-		// itself (or timed out): hold the slot again.
-		_ = conn.SetReadDeadline(time.Now().Add(10 * time.Millisecond))
-		if n, _ := conn.Read(make([]byte, 1)); n > 0 {
-			conn.Close()
-			conn = hold()
 		}
 	}
 	// Health checks are not limited.
