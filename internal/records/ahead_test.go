@@ -36,10 +36,7 @@ func TestAheadReaderInOrder(t *testing.T) {
 	errCut := errors.New("stream cut")
 	for _, size := range []int{0, 1, aheadBufSize, 3*aheadBufSize*aheadBufs + 17} {
 		for _, end := range []error{io.EOF, errCut} {
-			data := make([]byte, size)
-			for i := range data {
-				data[i] = byte(rng.Uint32())
-			}
+			data := randomBytes(rng, size)
 			a := newAheadReader(&chunkReader{rng: rand.New(rand.NewPCG(uint64(size), 7)), data: data, err: end})
 			var got []byte
 			var err error

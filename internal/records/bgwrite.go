@@ -19,11 +19,10 @@ import (
 // concurrent use (the goroutines are its own).
 type bgWriter struct {
 	w     io.Writer
-	zs    []zstdFrames   // one compressing goroutine each; none: no compression
 	job   *bgJob         // being filled
 	sent  bool           // a buffer was handed off
 	full  chan *bgJob    // buffers to write, in order
-	work  chan *bgJob    // buffers to compress (with compressors)
+	work  chan *bgJob    // buffers to compress; nil without compressors
 	free  chan *bgJob    // buffers written, for reuse
 	done  chan struct{}  // closed when the writing goroutine has ended
 	zwg   sync.WaitGroup // the compressing goroutines
@@ -65,7 +64,6 @@ func newBgWriter(w io.Writer, zs []zstdFrames) *bgWriter {
 	}
 	b := &bgWriter{
 		w:    w,
-		zs:   zs,
 		job:  newBgJob(),
 		full: make(chan *bgJob, n),
 		free: make(chan *bgJob, n),

@@ -20,17 +20,7 @@ func TestBgWriterWritesInOrder(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var out bytes.Buffer
 	b := newBgWriter(&out, nil)
-	var want []byte
-	for len(want) < 5*bgBufSize {
-		p := make([]byte, rng.IntN(3*bgBufSize/2))
-		for i := range p {
-			p[i] = byte(rng.Uint32())
-		}
-		if n, err := b.Write(p); n != len(p) || err != nil {
-			t.Fatalf("Write: %d, %v", n, err)
-		}
-		want = append(want, p...)
-	}
+	want := writeRandom(t, b, rng, 5*bgBufSize, 3*bgBufSize/2)
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -195,21 +185,35 @@ func TestBgWriterCompressorsInOrder(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	var out bytes.Buffer
 	b := newBgWriter(&out, []zstdFrames{&copyFrames{seed: 1}, &copyFrames{seed: 2}, &copyFrames{seed: 3}})
-	var want []byte
-	for len(want) < 12*bgBufSize {
-		p := make([]byte, rng.IntN(bgBufSize))
-		for i := range p {
-			p[i] = byte(rng.Uint32())
-		}
-		if n, err := b.Write(p); n != len(p) || err != nil {
-			t.Fatalf("Write: %d, %v", n, err)
-		}
-		want = append(want, p...)
-	}
+	want := writeRandom(t, b, rng, 12*bgBufSize, bgBufSize)
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(out.Bytes(), want) {
 		t.Fatalf("wrote %d bytes, want %d (or different bytes, out of order)", out.Len(), len(want))
 	}
+}
+
+// randomBytes returns n random bytes.
+func randomBytes(rng *rand.Rand, n int) []byte {
+	p := make([]byte, n)
+	for i := range p {
+		p[i] = byte(rng.Uint32())
+	}
+	return p
+}
+
+// writeRandom writes at least total random bytes to b in writes of up to
+// maxLen bytes, and returns them.
+func writeRandom(t *testing.T, b *bgWriter, rng *rand.Rand, total, maxLen int) []byte {
+	t.Helper()
+	var want []byte
+	for len(want) < total {
+		p := randomBytes(rng, rng.IntN(maxLen))
+		if n, err := b.Write(p); n != len(p) || err != nil {
+			t.Fatalf("Write: %d, %v", n, err)
+		}
+		want = append(want, p...)
+	}
+	return want
 }

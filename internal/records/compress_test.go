@@ -174,11 +174,7 @@ func TestDecodeAheadCloseEarly(t *testing.T) {
 		fmt.Fprintf(&big, `{"id":"r%d","text":"record %d of a stream long enough to fill every buffer"}`+"\n", i, i)
 	}
 	dir := t.TempDir()
-	for _, name := range []string{"long.jsonl.zst", "long.jsonl.gz"} {
-		data := zstdBytes(t, big.Bytes())
-		if strings.HasSuffix(name, ".gz") {
-			data = gzipBytes(t, big.Bytes())
-		}
+	for name, data := range map[string][]byte{"long.jsonl.zst": zstdBytes(t, big.Bytes()), "long.jsonl.gz": gzipBytes(t, big.Bytes())} {
 		p := writeFile(t, dir, name, data)
 		r, err := Open(p, Options{IDField: "id", DecodeAhead: true})
 		if err != nil {
