@@ -195,3 +195,68 @@ func byValue(max bool) func(a, b *Doc) bool {
 		return (va > vb) == max
 	}
 }
+
+// TestClustersExclude checks ClusterOptions.Exclude against brute force:
+// the clusters (both modes) are those of the pairs without the excluded
+// documents, and the stats count only those pairs.
+func TestClustersExclude(t *testing.T) {
+	d := openTest(t, "", nil)
+	ids := plantedDB(t, d, 6)
+	docs := allDocs(t, d, ids)
+	k := d.Params().K
+	thr := 0.8
+	all := bruteForcePairs(docs, k, thr)
+	if len(all) == 0 {
+		t.Fatal("no pairs planted")
+	}
+	r := rand.New(rand.NewPCG(6, 6))
+	excluded := map[string]bool{}
+	for _, p := range all { // the first of some pairs, often a center
+		if r.IntN(3) == 0 {
+			excluded[p.A] = true
+		}
+	}
+	var pairs []Pair
+	for _, p := range all {
+		if !excluded[p.A] && !excluded[p.B] {
+			pairs = append(pairs, p)
+		}
+	}
+	if len(pairs) == len(all) || len(pairs) == 0 {
+		t.Fatalf("%d of %d pairs left: the test excludes nothing or everything", len(pairs), len(all))
+	}
+	calls := 0
+	exclude := func(id string) bool { calls++; return excluded[id] }
+	byStore := func(a, b *Doc) bool { return a.iid < b.iid }
+	want := greedyCenters(docs, pairs, byStore, 0)
+	cs, st, err := d.Clusters(ctx, ClusterOptions{PairsOptions: PairsOptions{Threshold: thr}, Keep: KeepStored, Mode: ClusterCenters, Exclude: exclude})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != len(docs) {
+		t.Fatalf("Exclude called %d times for %d stored documents", calls, len(docs))
+	}
+	if st.Pairs != int64(len(pairs)) {
+		t.Fatalf("stats count %d pairs, want %d", st.Pairs, len(pairs))
+	}
+	if len(cs) != len(want) {
+		t.Fatalf("%d center clusters, want %d", len(cs), len(want))
+	}
+	for _, c := range cs {
+		if !slices.Equal(c.IDs, want[c.Center]) {
+			t.Fatalf("cluster %v of center %q, want %v", c.IDs, c.Center, want[c.Center])
+		}
+	}
+	cs, _, err = d.Clusters(ctx, ClusterOptions{PairsOptions: PairsOptions{Threshold: thr}, Exclude: exclude})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [][]string
+	for _, c := range cs {
+		got = append(got, c.IDs)
+	}
+	slices.SortFunc(got, func(a, b []string) int { return cmp.Compare(a[0], b[0]) })
+	if wantC := components(docs, pairs); !slices.EqualFunc(got, wantC, slices.Equal) {
+		t.Fatalf("%d components, brute force without the excluded %d", len(got), len(wantC))
+	}
+}

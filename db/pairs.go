@@ -271,6 +271,15 @@ type ClusterOptions struct {
 	// the document has none); it is called once per stored document, from
 	// the calling goroutine, and must be set exactly for those policies.
 	Value func(id string) (v float64, ok bool)
+	// Exclude, when not nil, is called once per stored document, from the
+	// calling goroutine, before the pairs are searched; the documents it
+	// returns true for take no part in the clusters: they are in none, and
+	// their pairs link no one (the clusters are those of the database
+	// without them, and PairsStats.Pairs does not count their pairs). A
+	// caller uses it to leave out stored documents that
+	// its own run has disowned (a record read as bad this time, whose id
+	// an earlier run stored).
+	Exclude func(id string) bool
 }
 
 // Clusters groups the stored documents into clusters of near duplicates
@@ -305,11 +314,24 @@ func (d *DB) Clusters(ctx context.Context, o ClusterOptions) (_ []Cluster, _ Pai
 			}
 		}
 	}
+	var excluded []bool // by snapshot position
+	if o.Exclude != nil {
+		excluded = make([]bool, len(s.ext))
+		for p, id := range s.ext {
+			excluded[p] = o.Exclude(id)
+		}
+	}
 	var edges []clusterEdge
+	var dropped int64
 	st, err := s.run(ctx, o.PairsOptions, func(a, b, dist int) error {
+		if excluded != nil && (excluded[a] || excluded[b]) {
+			dropped++
+			return nil
+		}
 		edges = append(edges, clusterEdge{int32(a), int32(b), int32(dist)})
 		return nil
 	})
+	st.Pairs -= dropped
 	if err != nil {
 		return nil, st, err
 	}

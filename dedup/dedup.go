@@ -42,6 +42,10 @@ const (
 	FieldError = "fpdb_error"
 )
 
+// errRefusedEarlier is the error of a record in the part of a file an
+// earlier run stored that the database does not hold.
+var errRefusedEarlier = errors.New("refused by the database (no words, binary or an invalid id) in an earlier run")
+
 // extraNames are the added fields, in order.
 var extraNames = []string{FieldCluster, FieldKept, FieldSimilarity, FieldError}
 
@@ -155,7 +159,11 @@ type assignment struct {
 //
 // d may hold documents already (an archive): records that are near
 // duplicates of them are removed like others (under "first", stored
-// documents come first), so new data can be checked against old.
+// documents come first), so new data can be checked against old. A record
+// that is bad in this run (or that d refuses) while d holds a document
+// under its id (an earlier run stored it, with options under which it was
+// not bad, or the archive has that id) is written as bad, and that stored
+// document takes no part in the clusters: no record names it as kept.
 //
 // A bulk load's postings (db.Options.BulkLoad) are left deferred: the
 // pairs are found in memory. A caller that goes on querying d should call
@@ -206,10 +214,16 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 	}
 	refused := make(map[string]error)
 	l.refused = func(id string, err error) { refused[id] = err }
-	bad1 := make(map[int64]error) // records bad in the first pass, by number
+	bad1 := make(map[int64]error)   // records bad in the first pass, by number
+	badIDs := make(map[string]bool) // their ids, when they have one
+	var records1 int64              // records read
 	ls, err := l.run(ctx, func(rec *records.Record, n int64, resumed bool) error {
+		records1 = n + 1
 		if rec.Err != nil {
 			bad1[n] = rec.Err
+			if id := recordID(rec, l.ro.IDField); id != "" {
+				badIDs[id] = true
+			}
 			return rec.Err
 		}
 		id := recordID(rec, l.ro.IDField)
@@ -248,6 +262,38 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 		co.Value = func(id string) (float64, bool) {
 			v, ok := values[id]
 			return v, ok
+		}
+	}
+	// A record bad in this run (or refused by the database) has no
+	// document of this run; a document the database holds under its id
+	// (stored by an earlier run, with options under which it was not bad,
+	// or held before) would be clustered, and maybe named as the record
+	// kept, while the record itself is written as bad: such documents
+	// take no part in the clusters.
+	disowned := make(map[string]bool, len(refused))
+	for id := range badIDs {
+		if _, ok := first[id]; !ok {
+			disowned[id] = true
+		}
+	}
+	for id := range refused {
+		disowned[id] = true
+	}
+	// A resumed run does not know which records of the part an earlier
+	// run stored were refused then: the stored ones are noted as the
+	// clusters visit every stored document.
+	var stored []bool // by record number
+	if len(l.resumed) > 0 {
+		stored = make([]bool, records1)
+	}
+	if len(disowned) > 0 || stored != nil {
+		co.Exclude = func(id string) bool {
+			if stored != nil {
+				if n, ok := first[id]; ok {
+					stored[n] = true
+				}
+			}
+			return disowned[id]
 		}
 	}
 	cs, st, err := d.Clusters(ctx, co)
@@ -318,17 +364,9 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 				return bad(err)
 			}
 			a, ok := assign[id]
-			if !ok && rec.Pos.Index < l.resumed[rec.Pos.File] {
-				// Stored by an earlier run, or refused by it.
-				has, err := d.Has(ctx, id)
-				switch {
-				case errors.Is(err, db.ErrInvalidID):
-					return bad(err)
-				case err != nil:
-					return false, nil, err
-				case !has:
-					return bad(errors.New("refused by the database (no words, binary or an invalid id) in an earlier run"))
-				}
+			if !ok && rec.Pos.Index < l.resumed[rec.Pos.File] && (n >= int64(len(stored)) || !stored[n]) {
+				// In the part an earlier run stored, but not stored.
+				return bad(errRefusedEarlier)
 			}
 			if !ok {
 				return true, []records.Extra{{Name: FieldCluster, Value: int64(0)}, {Name: FieldKept, Value: id}, {Name: FieldSimilarity, Value: 1.0}, {Name: FieldError, Value: ""}}, nil

@@ -702,3 +702,97 @@ func TestBadRecordsColumnarOutputs(t *testing.T) {
 		}
 	}
 }
+
+// TestRerunDisowns reruns a dedup on the database of an earlier run with a
+// smaller MaxText, which makes the record kept for a cluster bad: the
+// rerun writes it as bad and no record names it as kept (its stored
+// document takes no part in the clusters), and a record the database
+// refused in the earlier run is written as bad too. Resumed or restarted,
+// the rerun keeps what a run on a new database keeps.
+func TestRerunDisowns(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	base := words(rng, 150)
+	long := strings.Join(append(slices.Clone(base), "and", "some", "more", "words"), " ")
+	lines := []rec{
+		{ID: "long", Text: long},
+		{ID: "near1", Text: strings.Join(edit(rng, base, 0.01), " ")},
+		{ID: "near2", Text: strings.Join(edit(rng, base, 0.01), " ")},
+		{ID: "nowords", Text: "   ...   "},
+	}
+	for _, r := range dataset(8, 60) {
+		lines = append(lines, r)
+	}
+	maxText := len(long) - 1
+	for _, r := range lines[1:] {
+		if len(r.Text) > maxText {
+			t.Fatalf("record %s is longer than %d", r.ID, maxText)
+		}
+	}
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	writeJSONL(t, in, lines)
+	opts := func(out string) Options {
+		return Options{LoadOptions: LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{in}}, Threshold: 0.8,
+			Out: filepath.Join(dir, out+"-kept.jsonl"), Removed: filepath.Join(dir, out+"-removed.jsonl")}
+	}
+	d := openDB(t, filepath.Join(dir, "db"))
+	first, err := Run(ctx, d, opts("first"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kept := readOut(t, filepath.Join(dir, "first-kept.jsonl")); !slices.ContainsFunc(kept, func(r outRec) bool { return r.ID == "long" }) || first.Clusters == 0 {
+		t.Fatalf("the first run did not keep the long record for its cluster: %+v", kept)
+	}
+	// The reference: a new database, the smaller MaxText.
+	o := opts("fresh")
+	o.MaxText = maxText
+	if _, err := Run(ctx, openDB(t, filepath.Join(dir, "fresh-db")), o); err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(o.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, restart := range []bool{false, true} {
+		name := fmt.Sprintf("restart-%v", restart)
+		o := opts(name)
+		o.MaxText, o.Restart = maxText, restart
+		sum, err := Run(ctx, d, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !restart && sum.Resumed != int64(len(lines)) {
+			t.Fatalf("%s: resumed %d of %d records", name, sum.Resumed, len(lines))
+		}
+		kept, removed := readOut(t, o.Out), readOut(t, o.Removed)
+		isKept := map[string]bool{}
+		for _, r := range kept {
+			isKept[r.ID] = true
+		}
+		errs := map[string]string{}
+		for _, r := range removed {
+			switch {
+			case r.Error != "":
+				errs[r.ID] = r.Error
+				if r.Cluster != -1 {
+					t.Fatalf("%s: bad record %+v", name, r)
+				}
+			case !isKept[r.Kept]:
+				t.Fatalf("%s: removed record %s names %q as kept, which is not in the kept output", name, r.ID, r.Kept)
+			}
+		}
+		if !strings.Contains(errs["long"], "too long") || !strings.Contains(errs["nowords"], "refused") && !strings.Contains(errs["nowords"], "no words") || len(errs) != 2 {
+			t.Fatalf("%s: bad records %q", name, errs)
+		}
+		if sum.Skipped != 2 {
+			t.Fatalf("%s: %d skipped, want 2", name, sum.Skipped)
+		}
+		got, err := os.ReadFile(o.Out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%s: the kept output differs from a run on a new database:\n%s\nwant\n%s", name, got, want)
+		}
+	}
+}

@@ -29,5 +29,8 @@
 // id an earlier record has are bad records (they would replace it in the
 // database); records without any word cannot be compared and are bad
 // records too: both are written to the removed output with FieldError
-// saying why.
+// saying why. A document the database holds under the id of a record that
+// is bad in this run (stored by an earlier run with other options, such as
+// a larger MaxText) is left out of the clusters, so that no record names
+// a bad one as kept.
 package dedup

@@ -86,7 +86,10 @@ Bad records (a missing or non-string field, invalid UTF-8, a text too
 long, a malformed line, an id given twice, a text without any word) are
 reported on standard error with their position (FILE:LINE, or FILE: row
 group G, row R), counted in the summary, and written to REMOVED with
-fpdb_error set; --strict stops at the first instead.
+fpdb_error set; --strict stops at the first instead. When the database
+holds a document under a bad record's id (a rerun with a smaller
+--max-text, or an archive with that id), that document is left out of the
+clusters: no record names a bad one as kept.
 
 A document shorter than the shingle width (--shingle-width words, 4 by
 default) is one shingle of all its words: it is a near duplicate only of
