@@ -144,7 +144,7 @@ func (s *Suite) runContainment(ctx context.Context) error {
 	}
 	counters := func(qr *db.QueryResult) QueryCounters {
 		st := qr.Stats
-		return QueryCounters{Plan: st.Plan.String(), Probes: st.Probes, Postings: st.Postings, Candidates: st.Candidates, Verified: st.Verified, Recall: 1}
+		return QueryCounters{IndexPlan: st.Plan, Probes: st.Probes, Postings: st.Postings, Candidates: st.Candidates, Verified: st.Verified, Recall: 1}
 	}
 	containment := func(name string, plan db.Plan) PlanRunner {
 		return PlanRunner{Name: name, Feasible: func(int) error { return nil },

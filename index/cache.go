@@ -166,6 +166,17 @@ func (c *postingCache) getMany(ys []uint32, out [][]uint32, ok []bool) {
 	}
 }
 
+// frozenOnly returns the frozen base when it answers every lookup: the
+// cache is complete and no slot overrides the base (the usual state after
+// Warm); nil otherwise. Every value below the key space has its list in
+// the base then.
+func (c *postingCache) frozenOnly() *frozen {
+	if c.base == nil || c.slotsUsed.Load() > 0 || !c.complete.Load() {
+		return nil
+	}
+	return c.base
+}
+
 // lookup returns the cached list of y and its shard (locked when sparse;
 // the caller unlocks it with done).
 func (c *postingCache) lookup(y uint32) (ids []uint32, cached bool, s *cacheShard) {

@@ -94,6 +94,26 @@ func (sp *scratchPool) put(sc *probeScratch) {
 // gather looks up the posting lists of ys (through the cache; misses are
 // read from Pebble by r) into sc.lists.
 func (sc *probeScratch) gather(ctx context.Context, ix *Index, r *postingReader, ys []uint32) error {
+	if f := ix.cache.frozenOnly(); f != nil {
+		// Every list is in the frozen base (after Warm, no write since):
+		// look up every list, then touch each one's first line; the reads
+		// of each loop are independent, so their misses overlap.
+		if cap(sc.lists) < len(ys) {
+			sc.lists = make([][]uint32, 0, len(ys))
+		}
+		lists := sc.lists[:len(ys)]
+		for i, y := range ys {
+			lists[i] = f.list(y)
+		}
+		for _, ids := range lists {
+			if len(ids) > 0 {
+				sc.touch += ids[0] + ids[len(ids)-1]
+			}
+			sc.total += len(ids)
+		}
+		sc.lists = lists
+		return ctx.Err()
+	}
 	var chunk [probeChunk][]uint32
 	var cached [probeChunk]bool
 	for j := 0; j < len(ys); j += probeChunk {
@@ -145,6 +165,16 @@ func (sc *probeScratch) countHash(t int) {
 		sc.hashCount = make([]uint8, size)
 	}
 	keys, counts := sc.hashIDs[:size], sc.hashCount[:size]
+	// Clear the counters and read the keys in order before counting: the
+	// table is then read into the CPU's caches as a stream, where the
+	// counting's random reads, each followed by a branch on what it read,
+	// would wait for its lines one at a time.
+	clear(counts)
+	var touch uint32
+	for i := 0; i < len(keys); i += 16 {
+		touch += keys[i]
+	}
+	sc.touch += touch
 	mask := uint32(size - 1)
 	for _, ids := range sc.lists {
 		for _, id := range ids {
@@ -160,7 +190,6 @@ func (sc *probeScratch) countHash(t int) {
 			}
 		}
 	}
-	clear(counts)
 }
 
 // countBlocks partitions the ids into blocks of 2^shift ids by a

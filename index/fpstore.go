@@ -1,5 +1,7 @@
 package index
 
+import "github.com/fpdb/fpdb/internal/hugepage"
+
 // fpChunkBits sets the fingerprints per chunk of an fpStore: 2^16, 4 MiB
 // at K = 512, which is also the scan's block between context checks.
 const fpChunkBits = 16
@@ -34,7 +36,7 @@ func (s *fpStore) set(id int, fp []uint64) {
 			s.chunks[k] = grow(s.chunks[k], full)
 		}
 		for len(s.chunks) < c {
-			s.chunks = append(s.chunks, make([]uint64, full))
+			s.chunks = append(s.chunks, newChunk(full, full))
 		}
 		s.chunks = append(s.chunks, nil)
 	}
@@ -51,8 +53,17 @@ func grow(b []uint64, n int) []uint64 {
 	if n <= cap(b) {
 		return b[:n]
 	}
-	g := make([]uint64, n, max(n, 2*cap(b)))
+	g := newChunk(n, max(n, 2*cap(b)))
 	copy(g, b)
+	return g
+}
+
+// newChunk returns a zeroed slice of length n and capacity c, on huge
+// pages where the system gives them: verification reads fingerprints at
+// random (see package hugepage).
+func newChunk(n, c int) []uint64 {
+	g := make([]uint64, n, c)
+	hugepage.Zeroed(g[:c])
 	return g
 }
 

@@ -221,6 +221,10 @@ type planMemo struct {
 	scan        *scanSpeed // the scan's measured speed
 	plan        Plan
 	cost        float64 // the plan's estimated cost, in nanoseconds
+	// A probe plan's filter (Layout.probeFilter), computed once: a
+	// query then allocates nothing for it.
+	radii    []int
+	exact, t int
 }
 
 // autoPlan returns choose's exact plan for rh, remembered per radius while
@@ -234,6 +238,14 @@ func (ix *Index) autoPlan(rh int) Plan {
 
 // autoChoice is autoPlan with the plan's estimated cost.
 func (ix *Index) autoChoice(rh int) (Plan, float64) {
+	m, _ := ix.autoMemo(rh) // an infeasible choice is Search's to report
+	return m.plan, m.cost
+}
+
+// autoMemo returns the memo of autoPlan's choice for rh, choosing anew
+// when the planner's inputs changed, with the plan's filter (an error when
+// the chosen probe plan has none: the planner chooses feasible plans only).
+func (ix *Index) autoMemo(rh int) (*planMemo, error) {
 	complete, keys := ix.cache.complete.Load(), int64(0)
 	if !complete {
 		keys = ix.cache.keys.Load()
@@ -241,16 +253,23 @@ func (ix *Index) autoChoice(rh int) (Plan, float64) {
 	scan := ix.scanCal.measured.Load()
 	if rh < len(ix.plans) {
 		if m := ix.plans[rh].Load(); m != nil && m.n == ix.n && m.capacity == ix.capacity() && m.deferFrom == ix.deferFrom && m.complete == complete && m.keys == keys && m.scan == scan {
-			return m.plan, m.cost
+			return m, nil
 		}
 	}
 	p, cost, _ := ix.choose(rh, false, 1)
-	if rh < len(ix.plans) {
-		// scan as loaded before choose: if choose measured it, or a
-		// query refined it since, the next query chooses again.
-		ix.plans[rh].Store(&planMemo{n: ix.n, capacity: ix.capacity(), deferFrom: ix.deferFrom, complete: complete, keys: keys, scan: scan, plan: p, cost: cost})
+	// scan as loaded before choose: if choose measured it, or a query
+	// refined it since, the next query chooses again.
+	m := &planMemo{n: ix.n, capacity: ix.capacity(), deferFrom: ix.deferFrom, complete: complete, keys: keys, scan: scan, plan: p, cost: cost}
+	if p.Kind == Probe {
+		var err error
+		if m.radii, m.exact, m.t, err = ix.layout.probeFilter(rh, p); err != nil {
+			return m, err
+		}
 	}
-	return p, cost
+	if rh < len(ix.plans) {
+		ix.plans[rh].Store(m)
+	}
+	return m, nil
 }
 
 // Search returns every live document within Hamming distance rh of q,
@@ -279,9 +298,14 @@ func (ix *Index) SearchAccept(ctx context.Context, q []uint64, rh int, p Plan, a
 		st.Plan = Plan{Kind: Scan}
 		return nil, st, nil
 	}
+	var memo *planMemo
 	switch p.Kind {
 	case Auto:
-		p = ix.autoPlan(rh)
+		var err error
+		if memo, err = ix.autoMemo(rh); err != nil {
+			return nil, st, err
+		}
+		p = memo.plan
 	case Approx:
 		if !(p.MinRecall > 0 && p.MinRecall <= 1) {
 			return nil, st, fmt.Errorf("index: approximate plan needs a recall in (0, 1], got %v", p.MinRecall)
@@ -298,8 +322,11 @@ func (ix *Index) SearchAccept(ctx context.Context, q []uint64, rh int, p Plan, a
 			return nil, st, err
 		}
 	case Probe:
-		radii, exact, t, err := ix.layout.probeFilter(rh, p)
-		if err != nil {
+		var radii []int
+		var exact, t int
+		if memo != nil {
+			radii, exact, t = memo.radii, memo.exact, memo.t
+		} else if radii, exact, t, err = ix.layout.probeFilter(rh, p); err != nil {
 			return nil, st, err
 		}
 		if t > exact {
@@ -324,14 +351,31 @@ func (ix *Index) SearchAccept(ctx context.Context, q []uint64, rh int, p Plan, a
 	default:
 		return nil, st, fmt.Errorf("index: unknown plan kind %d", p.Kind)
 	}
-	slices.SortFunc(hits, func(a, b Hit) int {
-		if a.Dist != b.Dist {
-			return a.Dist - b.Dist
-		}
-		return int(a.ID) - int(b.ID)
-	})
+	sortHits(hits)
 	st.Elapsed = time.Since(start)
 	return hits, st, nil
+}
+
+// sortHits sorts hits by distance, then id. The few hits of a typical
+// query are sorted by insertion, in code that is small and inlined: a
+// general sort's code is one more thing a query in cold CPU caches reads
+// from memory.
+func sortHits(hits []Hit) {
+	less := func(a, b Hit) bool { return a.Dist < b.Dist || a.Dist == b.Dist && a.ID < b.ID }
+	if len(hits) > 16 {
+		slices.SortFunc(hits, func(a, b Hit) int {
+			if a.Dist != b.Dist {
+				return a.Dist - b.Dist
+			}
+			return int(a.ID) - int(b.ID)
+		})
+		return
+	}
+	for i := 1; i < len(hits); i++ {
+		for j := i; j > 0 && less(hits[j], hits[j-1]); j-- {
+			hits[j], hits[j-1] = hits[j-1], hits[j]
+		}
+	}
 }
 
 // scan compares q with every stored fingerprint, on several cores when
@@ -392,8 +436,11 @@ type postingReader struct {
 	reads int
 }
 
-func (ix *Index) newReader(ctx context.Context) *postingReader {
-	return &postingReader{ix: ix, ctx: ctx, key: make([]byte, 0, 5)}
+// newReader returns a reader of ix's posting lists; it allocates nothing
+// until it reads (a query whose lists are all cached allocates nothing for
+// it).
+func (ix *Index) newReader(ctx context.Context) postingReader {
+	return postingReader{ix: ix, ctx: ctx}
 }
 
 // read reads the list of y from Pebble and caches it.
@@ -469,7 +516,7 @@ func (ix *Index) probe(ctx context.Context, q []uint64, rh int, radii []int, t i
 
 	r := ix.newReader(ctx)
 	defer r.close()
-	if err := sc.gather(ctx, ix, r, ys); err != nil {
+	if err := sc.gather(ctx, ix, &r, ys); err != nil {
 		return nil, err
 	}
 	st.Reads = r.reads

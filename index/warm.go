@@ -9,6 +9,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
+	"github.com/fpdb/fpdb/internal/hugepage"
 	"github.com/fpdb/fpdb/internal/keys"
 )
 
@@ -84,6 +85,10 @@ func (ix *Index) buildFrozen(ctx context.Context) (*frozen, error) {
 		return nil, nil
 	}
 	f := &frozen{offs: make([]uint32, l.Space()+1), ids: make([]uint32, m*L)}
+	// Probes read both at random: on huge pages they miss the TLB far
+	// less (see package hugepage).
+	hugepage.Zeroed(f.offs)
+	hugepage.Zeroed(f.ids)
 	var (
 		mu    sync.Mutex
 		next  int

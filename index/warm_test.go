@@ -56,7 +56,10 @@ func TestWarmedCacheFollowsWrites(t *testing.T) {
 		if s.ix.cache.base == nil {
 			t.Fatal("Warm built no frozen lists on a dense layout")
 		}
-		check("warmed")
+		if s.ix.cache.frozenOnly() == nil {
+			t.Fatal("after Warm, probes do not read the frozen lists alone")
+		}
+		check("warmed") // probes read the frozen lists alone (gather's fast path)
 		for i := uint32(0); i < id; i += 7 {
 			s.del(i)
 		}

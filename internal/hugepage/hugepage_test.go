@@ -1,0 +1,103 @@
+package hugepage
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"unsafe"
+)
+
+// TestZeroedKeepsZeros: the slice reads as zero after the advice, even
+// where small pages had been written before it was made (memory the
+// runtime reused), and keeps what is written after it.
+func TestZeroedKeepsZeros(t *testing.T) {
+	for round := range 3 {
+		s := make([]uint64, 3<<20) // 24 MiB
+		Zeroed(s)
+		for i, v := range s {
+			if v != 0 {
+				t.Fatalf("round %d: s[%d] = %d after Zeroed", round, i, v)
+			}
+		}
+		for i := range s {
+			s[i] = uint64(i) + 1
+		}
+		for i, v := range s {
+			if v != uint64(i)+1 {
+				t.Fatalf("round %d: s[%d] = %d, want %d", round, i, v, i+1)
+			}
+		}
+		runtime.KeepAlive(s)
+		s = nil
+		runtime.GC() // the next round may reuse the written memory
+	}
+	if Zeroed([]byte(nil)) || Zeroed(make([]byte, 100)) {
+		t.Fatal("a slice without a whole huge page was advised")
+	}
+}
+
+// TestZeroedHugePages checks, on Linux with transparent huge pages in
+// "madvise" or "always" mode, that an advised slice is backed by huge
+// pages once written (AnonHugePages of its advised mapping in /proc/self/smaps).
+func TestZeroedHugePages(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("huge pages are advised on Linux only")
+	}
+	mode, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
+	if err != nil || strings.Contains(string(mode), "[never]") {
+		t.Skipf("transparent huge pages are off here (%q, %v)", strings.TrimSpace(string(mode)), err)
+	}
+	s := make([]uint64, 4<<20) // 32 MiB: at least 15 whole huge pages
+	if !Zeroed(s) {
+		t.Fatal("the advice was refused")
+	}
+	for i := range s {
+		s[i] = uint64(i)
+	}
+	// The first whole huge page: the part before it is not advised, and
+	// may be a mapping of its own.
+	first := (uintptr(unsafe.Pointer(&s[0])) + Size - 1) &^ (Size - 1)
+	kb, err := anonHugeKB(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The kernel may lack free huge pages for some (compaction failed):
+	// at least one of the 15 must be there.
+	if kb < 2<<10 {
+		t.Fatalf("the advised part of the slice holds %d KiB of huge pages, want at least 2 MiB", kb)
+	}
+	runtime.KeepAlive(s)
+}
+
+// anonHugeKB returns AnonHugePages of the mapping holding address p.
+func anonHugeKB(p uintptr) (int, error) {
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	in := false
+	for sc.Scan() {
+		line := sc.Text()
+		var lo, hi uintptr
+		if n, _ := fmt.Sscanf(line, "%x-%x", &lo, &hi); n == 2 && !strings.Contains(line[:strings.IndexByte(line, ' ')], ":") {
+			in = lo <= p && p < hi
+			continue
+		}
+		if in && strings.HasPrefix(line, "AnonHugePages:") {
+			var kb int
+			if _, err := fmt.Sscanf(strings.TrimPrefix(line, "AnonHugePages:"), "%d", &kb); err != nil {
+				return 0, err
+			}
+			return kb, nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	return 0, fmt.Errorf("no mapping holds %#x", p)
+}
