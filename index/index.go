@@ -51,7 +51,9 @@ type Index struct {
 	cache    postingCache // its own synchronization: readers fill it
 	recalls  recallCache
 	plans    []atomic.Pointer[planMemo] // by radius: autoPlan
-	scanCal  scanCalibration
+	// approxPlans, by radius, the plan of the last approximate search.
+	approxPlans []atomic.Pointer[planMemo]
+	scanCal     scanCalibration
 }
 
 // New returns the index stored in db with the given layout. Call Load to
@@ -59,6 +61,7 @@ type Index struct {
 func New(db *pebble.DB, layout *Layout) *Index {
 	ix := &Index{db: db, layout: layout, stride: layout.K / 64, fps: fpStore{stride: layout.K / 64}, deferFrom: NoDeferred, counting: countConfig{hashMax: hashMaxPostings, shift: blockBits}}
 	ix.plans = make([]atomic.Pointer[planMemo], layout.K+1)
+	ix.approxPlans = make([]atomic.Pointer[planMemo], layout.K+1)
 	ix.scanCal.bytes = calibrateBytes
 	ix.cache.init(layout.Space())
 	return ix

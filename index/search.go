@@ -221,10 +221,14 @@ type planMemo struct {
 	scan        *scanSpeed // the scan's measured speed
 	plan        Plan
 	cost        float64 // the plan's estimated cost, in nanoseconds
-	// A probe plan's filter (Layout.probeFilter), computed once: a
-	// query then allocates nothing for it.
+	// A probe plan's filter (Layout.probeFilter) and expected recall,
+	// computed once: a query then allocates nothing for them.
 	radii    []int
 	exact, t int
+	recall   float64
+	// minRecall is the recall an approximate plan was chosen for (0 for
+	// the exact plan of Auto).
+	minRecall float64
 }
 
 // autoPlan returns choose's exact plan for rh, remembered per radius while
@@ -238,36 +242,49 @@ func (ix *Index) autoPlan(rh int) Plan {
 
 // autoChoice is autoPlan with the plan's estimated cost.
 func (ix *Index) autoChoice(rh int) (Plan, float64) {
-	m, _ := ix.autoMemo(rh) // an infeasible choice is Search's to report
+	m, _ := ix.planFor(rh, 0) // an infeasible choice is Search's to report
 	return m.plan, m.cost
 }
 
-// autoMemo returns the memo of autoPlan's choice for rh, choosing anew
-// when the planner's inputs changed, with the plan's filter (an error when
-// the chosen probe plan has none: the planner chooses feasible plans only).
-func (ix *Index) autoMemo(rh int) (*planMemo, error) {
+// planFor returns the memo of the planner's choice for rh: the exact plan
+// of Auto (minRecall 0), or the plan of Approx with minRecall, chosen anew
+// when the planner's inputs changed (or another recall was asked for at
+// rh), with the plan's filter (an error when the chosen probe plan has
+// none: the planner chooses feasible plans only).
+func (ix *Index) planFor(rh int, minRecall float64) (*planMemo, error) {
 	complete, keys := ix.cache.complete.Load(), int64(0)
 	if !complete {
 		keys = ix.cache.keys.Load()
 	}
 	scan := ix.scanCal.measured.Load()
-	if rh < len(ix.plans) {
-		if m := ix.plans[rh].Load(); m != nil && m.n == ix.n && m.capacity == ix.capacity() && m.deferFrom == ix.deferFrom && m.complete == complete && m.keys == keys && m.scan == scan {
+	memos := ix.plans
+	if minRecall > 0 {
+		memos = ix.approxPlans
+	}
+	if rh < len(memos) {
+		if m := memos[rh].Load(); m != nil && m.n == ix.n && m.capacity == ix.capacity() && m.deferFrom == ix.deferFrom && m.complete == complete && m.keys == keys && m.scan == scan && m.minRecall == minRecall {
 			return m, nil
 		}
 	}
-	p, cost, _ := ix.choose(rh, false, 1)
+	approx, want := minRecall > 0, minRecall
+	if !approx {
+		want = 1
+	}
+	p, cost, _ := ix.choose(rh, approx, want)
 	// scan as loaded before choose: if choose measured it, or a query
 	// refined it since, the next query chooses again.
-	m := &planMemo{n: ix.n, capacity: ix.capacity(), deferFrom: ix.deferFrom, complete: complete, keys: keys, scan: scan, plan: p, cost: cost}
+	m := &planMemo{n: ix.n, capacity: ix.capacity(), deferFrom: ix.deferFrom, complete: complete, keys: keys, scan: scan, plan: p, cost: cost, recall: 1, minRecall: minRecall}
 	if p.Kind == Probe {
 		var err error
 		if m.radii, m.exact, m.t, err = ix.layout.probeFilter(rh, p); err != nil {
 			return m, err
 		}
+		if m.t > m.exact {
+			m.recall = ix.recall(rh, p.Tau, p.Lower, m.t)
+		}
 	}
-	if rh < len(ix.plans) {
-		ix.plans[rh].Store(m)
+	if rh < len(memos) {
+		memos[rh].Store(m)
 	}
 	return m, nil
 }
@@ -302,7 +319,7 @@ func (ix *Index) SearchAccept(ctx context.Context, q []uint64, rh int, p Plan, a
 	switch p.Kind {
 	case Auto:
 		var err error
-		if memo, err = ix.autoMemo(rh); err != nil {
+		if memo, err = ix.planFor(rh, 0); err != nil {
 			return nil, st, err
 		}
 		p = memo.plan
@@ -310,7 +327,11 @@ func (ix *Index) SearchAccept(ctx context.Context, q []uint64, rh int, p Plan, a
 		if !(p.MinRecall > 0 && p.MinRecall <= 1) {
 			return nil, st, fmt.Errorf("index: approximate plan needs a recall in (0, 1], got %v", p.MinRecall)
 		}
-		p, _, st.Recall = ix.choose(rh, true, p.MinRecall)
+		var err error
+		if memo, err = ix.planFor(rh, p.MinRecall); err != nil {
+			return nil, st, err
+		}
+		p = memo.plan
 	}
 	st.Plan = p
 	var hits []Hit
@@ -325,11 +346,10 @@ func (ix *Index) SearchAccept(ctx context.Context, q []uint64, rh int, p Plan, a
 		var radii []int
 		var exact, t int
 		if memo != nil {
-			radii, exact, t = memo.radii, memo.exact, memo.t
+			radii, exact, t, st.Recall = memo.radii, memo.exact, memo.t, memo.recall
 		} else if radii, exact, t, err = ix.layout.probeFilter(rh, p); err != nil {
 			return nil, st, err
-		}
-		if t > exact {
+		} else if t > exact {
 			st.Recall = ix.recall(rh, p.Tau, p.Lower, t)
 		}
 		hits, err = ix.probe(ctx, q, rh, radii, t, &st)

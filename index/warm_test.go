@@ -109,6 +109,26 @@ func TestAutoPlanFollowsState(t *testing.T) {
 		t.Fatalf("60 000 documents, warmed: plan %v, want a probe", p)
 	}
 	s.checkAllPlans(q, 0.9)
+	// Approximate searches remember their plan per radius and recall:
+	// alternating recalls, each search runs what the planner chooses for
+	// its own recall.
+	seen := map[Plan]bool{}
+	for _, mr := range []float64{0.5, 0.999, 0.5, 0.999, 0.9} {
+		for _, rh := range []int{6, 12} {
+			want, _, wantRecall := s.ix.choose(rh, true, mr)
+			_, st, err := s.ix.Search(context.Background(), q, rh, Plan{Kind: Approx, MinRecall: mr})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Plan != want || st.Recall != wantRecall {
+				t.Fatalf("approx %v at radius %d ran %v (recall %v), the planner picks %v (recall %v)", mr, rh, st.Plan, st.Recall, want, wantRecall)
+			}
+			seen[st.Plan] = true
+		}
+	}
+	if len(seen) < 2 {
+		t.Fatalf("every approximate search ran %v: the test tells no memo from another", seen)
+	}
 }
 
 // TestFPStore: fingerprints set in any order, across chunk boundaries and
