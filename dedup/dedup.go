@@ -44,7 +44,7 @@ const (
 
 // errRefusedEarlier is the error of a record in the part of a file an
 // earlier run stored that the database does not hold.
-var errRefusedEarlier = errors.New("refused by the database (no words, binary or an invalid id) in an earlier run")
+var errRefusedEarlier = fmt.Errorf("%w: refused by the database (no words, binary or an invalid id) in an earlier run", ErrBadRecord)
 
 // extraNames are the added fields, in order.
 var extraNames = []string{FieldCluster, FieldKept, FieldSimilarity, FieldError}
@@ -94,6 +94,10 @@ type Summary struct {
 	// duplicates), Pairs the near-duplicate pairs found.
 	Clusters int   `json:"clusters"`
 	Pairs    int64 `json:"pairs"`
+	// Excluded counts the stored documents left out of the clusters: the
+	// database held them under the id of a record that is bad in this run
+	// (or that the database refused), so no record is compared with them.
+	Excluded int64 `json:"excluded"`
 	// Plan is the plan of the all-pairs search, with the number of groups
 	// it ran on ("probe tau=1 lower=2, 27 groups"), and Recall its expected
 	// recall of a pair at the threshold (1 for an exact plan).
@@ -293,7 +297,11 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 					stored[n] = true
 				}
 			}
-			return disowned[id]
+			if disowned[id] {
+				sum.Excluded++
+				return true
+			}
+			return false
 		}
 	}
 	cs, st, err := d.Clusters(ctx, co)

@@ -15,7 +15,8 @@ import (
 // skipped (for summaries that count them by reason): "id given twice",
 // "binary or not UTF-8", "no words", "invalid id", "too long", "missing
 // field", "not a string", "invalid UTF-8", "malformed", "wrong number of
-// fields", "bad record", "not found", "permission denied" or "unreadable".
+// fields", "bad record", "refused in an earlier run", "not found",
+// "permission denied" or "unreadable".
 func SkipReason(err error) string {
 	switch {
 	case errors.Is(err, ErrDuplicateID), errors.Is(err, db.ErrDuplicateInBatch):
@@ -28,6 +29,8 @@ func SkipReason(err error) string {
 		return "invalid id"
 	case errors.Is(err, db.ErrTextTooLarge):
 		return "too long"
+	case errors.Is(err, errRefusedEarlier):
+		return "refused in an earlier run"
 	case errors.Is(err, fs.ErrNotExist):
 		return "not found"
 	case errors.Is(err, fs.ErrPermission):

@@ -96,14 +96,18 @@ func (sp *scratchPool) put(sc *probeScratch) {
 func (sc *probeScratch) gather(ctx context.Context, ix *Index, r *postingReader, ys []uint32) error {
 	if f := ix.cache.frozenOnly(); f != nil {
 		// Every list is in the frozen base (after Warm, no write since):
-		// look up every list, then touch each one's first line; the reads
-		// of each loop are independent, so their misses overlap.
+		// look up every list, then read each one's first and last id; the
+		// reads of each loop are independent, so their misses overlap.
+		// Values beyond the key space have no list (as in getMany).
 		if cap(sc.lists) < len(ys) {
 			sc.lists = make([][]uint32, 0, len(ys))
 		}
 		lists := sc.lists[:len(ys)]
 		for i, y := range ys {
-			lists[i] = f.list(y)
+			lists[i] = nil
+			if int(y) < len(f.offs)-1 {
+				lists[i] = f.list(y)
+			}
 		}
 		for _, ids := range lists {
 			if len(ids) > 0 {

@@ -211,7 +211,8 @@ func (ix *Index) choose(rh int, approx bool, minRecall float64) (Plan, float64, 
 // index (6 ns at 1 M, 8 to 10 ns at 10 M).
 const probeMargin = 1.15
 
-// planMemo is the exact plan chosen for one radius, with the state it was
+// planMemo is the plan chosen for one radius (Auto's exact plan, or an
+// approximate plan for minRecall), with its filter and the state it was
 // chosen in (a faster scan observed since makes it stale).
 type planMemo struct {
 	n, capacity int

@@ -337,8 +337,12 @@ func dedupSummaryLine(s *dedup.Summary) string {
 	if s.Recall < 1 {
 		approx = fmt.Sprintf(" by an approximate plan (%s; expected recall of a pair at the threshold %.4f)", s.Plan, s.Recall)
 	}
-	return fmt.Sprintf("%s\ndedup: %d kept, %d removed; %d clusters (%d pairs%s); load %v, pairs %v, write %v",
-		line, s.Kept, s.Removed, s.Clusters, s.Pairs, approx, secs(s.LoadSeconds), secs(s.PairsSeconds), secs(s.WriteSeconds))
+	excluded := ""
+	if s.Excluded > 0 {
+		excluded = fmt.Sprintf("; %d stored documents left out (the database holds them under the ids of bad records)", s.Excluded)
+	}
+	return fmt.Sprintf("%s\ndedup: %d kept, %d removed; %d clusters (%d pairs%s)%s; load %v, pairs %v, write %v",
+		line, s.Kept, s.Removed, s.Clusters, s.Pairs, approx, excluded, secs(s.LoadSeconds), secs(s.PairsSeconds), secs(s.WriteSeconds))
 }
 
 // secs rounds a number of seconds for a summary.

@@ -24,5 +24,13 @@
 // the speed. Only the part of a slice made of whole, aligned huge pages is
 // advised, so slices under 4 MiB may gain nothing. The advice stays on the
 // address range after the slice is freed: later allocations there may be
-// backed by huge pages too.
+// backed by huge pages too, and the kernel may gather memory the Go
+// runtime has returned to it in small pages into huge pages again, so the
+// process's resident memory can exceed what the runtime counts as in use
+// (the runtime itself does not advise huge pages, for these reasons). With
+// the kernel's defrag setting "madvise" (a common default), the first write
+// to an advised page may wait while the kernel compacts memory to find a
+// huge page: the index advises only the arrays Warm builds and the
+// fingerprint chunks, whose first writes happen while loading, not while
+// answering queries.
 package hugepage
