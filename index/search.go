@@ -382,18 +382,18 @@ func (ix *Index) SearchAccept(ctx context.Context, q []uint64, rh int, p Plan, a
 // general sort's code is one more thing a query in cold CPU caches reads
 // from memory.
 func sortHits(hits []Hit) {
-	less := func(a, b Hit) bool { return a.Dist < b.Dist || a.Dist == b.Dist && a.ID < b.ID }
+	byDistID := func(a, b Hit) int {
+		if a.Dist != b.Dist {
+			return a.Dist - b.Dist
+		}
+		return int(a.ID) - int(b.ID)
+	}
 	if len(hits) > 16 {
-		slices.SortFunc(hits, func(a, b Hit) int {
-			if a.Dist != b.Dist {
-				return a.Dist - b.Dist
-			}
-			return int(a.ID) - int(b.ID)
-		})
+		slices.SortFunc(hits, byDistID)
 		return
 	}
 	for i := 1; i < len(hits); i++ {
-		for j := i; j > 0 && less(hits[j], hits[j-1]); j-- {
+		for j := i; j > 0 && byDistID(hits[j], hits[j-1]) < 0; j-- {
 			hits[j], hits[j-1] = hits[j-1], hits[j]
 		}
 	}
