@@ -23,38 +23,13 @@ import (
 //	FPDB_BULK_N=10000000 go test ./db -run XXX -bench BenchmarkResident -benchtime 1x
 //	FPDB_BULK_N=10000000 FPDB_GROUP_BITS=18 go test ./db -run XXX -bench BenchmarkResident -benchtime 1x
 func BenchmarkResident(b *testing.B) {
-	n, bits := 100_000, DefaultGroupWidth
-	if v, err := strconv.Atoi(os.Getenv("FPDB_BULK_N")); err == nil && v > 0 {
-		n = v
-	}
-	if v := os.Getenv("FPDB_GROUP_BITS"); v != "" {
-		var err error
-		if bits, err = strconv.Atoi(v); err != nil || bits <= 0 {
-			b.Fatalf("FPDB_GROUP_BITS=%q: want a positive integer", v)
-		}
-	}
+	n, bits := envInt(b, "FPDB_BULK_N", 100_000), envInt(b, "FPDB_GROUP_BITS", DefaultGroupWidth)
 	for b.Loop() {
 		dir := b.TempDir()
 		rss0, heap0 := settled()
-		d, err := Open(dir, &Options{BulkLoad: true, GroupWidths: EqualWidths(DefaultK, bits)})
-		if err != nil {
-			b.Fatal(err)
-		}
-		r := rand.New(rand.NewPCG(1, 1))
-		docs := make([]Input, 0, 10_000)
-		for lo := 0; lo < n; lo += cap(docs) {
-			docs = docs[:0]
-			for i := lo; i < min(lo+cap(docs), n); i++ {
-				docs = append(docs, Input{ID: "d" + strconv.Itoa(100_000_000 + i)[1:], Fingerprint: randFP(r, DefaultK)})
-			}
-			addBatch(b, d, docs)
-		}
-		docs = nil
-		if err := d.Close(); err != nil {
-			b.Fatal(err)
-		}
+		bulkLoadRandom(b, dir, n, bits)
 		start := time.Now()
-		d, err = Open(dir, nil)
+		d, err := Open(dir, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -100,4 +75,27 @@ func settled() (rss int64, heap uint64) {
 		}
 	}
 	return 0, ms.HeapAlloc
+}
+
+// bulkLoadRandom creates a database in dir in groups of bits bits and
+// bulk-loads n random fingerprints into it, with 10-byte ids, in batches
+// of 10 000; it closes the database.
+func bulkLoadRandom(b *testing.B, dir string, n, bits int) {
+	b.Helper()
+	d, err := Open(dir, &Options{BulkLoad: true, GroupWidths: EqualWidths(DefaultK, bits)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, 1))
+	docs := make([]Input, 0, 10_000)
+	for lo := 0; lo < n; lo += cap(docs) {
+		docs = docs[:0]
+		for i := lo; i < min(lo+cap(docs), n); i++ {
+			docs = append(docs, Input{ID: "d" + strconv.Itoa(100_000_000 + i)[1:], Fingerprint: randFP(r, DefaultK)})
+		}
+		addBatch(b, d, docs)
+	}
+	if err := d.Close(); err != nil {
+		b.Fatal(err)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -109,6 +110,49 @@ func BenchmarkSearch(b *testing.B) {
 				if p.Kind == Auto || p.Kind == Approx {
 					b.Logf("%s chose %s (recall %.4f)", p, st.Plan, st.Recall)
 				}
+			})
+		}
+	}
+}
+
+// BenchmarkSearchAfterAdd measures searches of the check-then-store
+// workload: in "add+search" each op stores one new random fingerprint
+// (one batch, NoSync) and then searches another with the auto plan; in
+// "search" it only searches. search-ns is the search's own time per op,
+// to compare between the two (the planner's choice is remembered while
+// the index grows by less than 1/planDrift):
+//
+//	FPDB_BENCH_N=1000000 go test ./index -run XXX -bench SearchAfterAdd
+func BenchmarkSearchAfterAdd(b *testing.B) {
+	n := benchN()
+	ix, queries := buildBench(b, n, 512, SplitWidths(512, 32))
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(2, uint64(n)))
+	for _, th := range []float64{0.9, 0.8} {
+		rh := Radius(512, th)
+		for _, mode := range []string{"search", "add+search"} {
+			b.Run(fmt.Sprintf("n=%d/r=%.1f/%s", n, th, mode), func(b *testing.B) {
+				var searching time.Duration
+				i := 0
+				for b.Loop() {
+					if mode != "search" {
+						batch := ix.db.NewBatch()
+						w, err := ix.Stage(batch, []Entry{{ID: uint32(ix.capacity()), FP: randFP(r, 8)}}, nil)
+						if err != nil {
+							b.Fatal(err)
+						}
+						if err := w.Commit(func() error { return batch.Commit(pebble.NoSync) }); err != nil {
+							b.Fatal(err)
+						}
+					}
+					start := time.Now()
+					if _, _, err := ix.Search(ctx, queries[i%len(queries)], rh, Plan{Kind: Auto}); err != nil {
+						b.Fatal(err)
+					}
+					searching += time.Since(start)
+					i++
+				}
+				b.ReportMetric(float64(searching.Nanoseconds())/float64(i), "search-ns")
 			})
 		}
 	}

@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,6 +36,19 @@ type scanSpeed struct {
 	workers   int     // goroutines of the parallel scan measured
 	speedup   float64 // its speed-up over one goroutine, in [1, workers]
 	parNs     float64 // the parallel scan, per word (nsPerWord/speedup)
+}
+
+// near reports whether s's measurement is within 1/planDrift of was's,
+// per goroutine and in parallel (both nil, or the same, also count).
+func (s *scanSpeed) near(was *scanSpeed) bool {
+	if s == was {
+		return true
+	}
+	if s == nil || was == nil || s.workers != was.workers {
+		return false
+	}
+	nearF := func(x, w float64) bool { return math.Abs(x-w) <= w/planDrift }
+	return nearF(s.nsPerWord, was.nsPerWord) && nearF(s.parNs, was.parNs)
 }
 
 // withScan returns s refined by a scan of one goroutine (workers 1) or of

@@ -53,6 +53,7 @@ type Index struct {
 	plans    []atomic.Pointer[planMemo] // by radius: autoPlan
 	// approxPlans, by radius, the plan of the last approximate search.
 	approxPlans []atomic.Pointer[planMemo]
+	replans     atomic.Int64 // plans chosen by planFor (tests)
 	scanCal     scanCalibration
 }
 

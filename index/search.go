@@ -211,6 +211,26 @@ func (ix *Index) choose(rh int, approx bool, minRecall float64) (Plan, float64, 
 // index (6 ns at 1 M, 8 to 10 ns at 10 M).
 const probeMargin = 1.15
 
+// planDrift bounds how far the planner's inputs may move before a
+// remembered plan is chosen anew: by 1/planDrift of their value (3 %).
+// Choosing costs 10 to 20 µs at 1 M documents (the cost model of every
+// radius and filter), several times an r = 0.9 query, and a query after
+// each added document (check, then store) paid it every time. The
+// planner's estimates move in proportion to these inputs, and a probe
+// plan must be estimated 15 % cheaper than the scan (probeMargin), so a
+// drift of 3 % changes no choice that is not already a near tie.
+const planDrift = 32
+
+// near reports whether x is within 1/planDrift of was (equal when was is
+// below planDrift).
+func near(x, was int64) bool {
+	d := x - was
+	if d < 0 {
+		d = -d
+	}
+	return d <= was/planDrift
+}
+
 // planMemo is the plan chosen for one radius (Auto's exact plan, or an
 // approximate plan for minRecall), with its filter and the state it was
 // chosen in (a faster scan observed since makes it stale).
@@ -249,9 +269,15 @@ func (ix *Index) autoChoice(rh int) (Plan, float64) {
 
 // planFor returns the memo of the planner's choice for rh: the exact plan
 // of Auto (minRecall 0), or the plan of Approx with minRecall, chosen anew
-// when the planner's inputs changed (or another recall was asked for at
+// when the planner's inputs moved (or another recall was asked for at
 // rh), with the plan's filter (an error when the chosen probe plan has
-// none: the planner chooses feasible plans only).
+// none: the planner chooses feasible plans only). Inputs that count
+// (documents, ids, cached lists, the scan's measured speed) must move by
+// more than 1/planDrift of their value when the plan was chosen: each
+// document added would otherwise make the next query choose again, which
+// costs more than a query at a high threshold (see planDrift). Every plan
+// of Auto is exact and an approximate plan's recall does not depend on
+// them, so a plan chosen a little earlier returns the same answers.
 func (ix *Index) planFor(rh int, minRecall float64) (*planMemo, error) {
 	complete, keys := ix.cache.complete.Load(), int64(0)
 	if !complete {
@@ -263,7 +289,8 @@ func (ix *Index) planFor(rh int, minRecall float64) (*planMemo, error) {
 		memos = ix.approxPlans
 	}
 	if rh < len(memos) {
-		if m := memos[rh].Load(); m != nil && m.n == ix.n && m.capacity == ix.capacity() && m.deferFrom == ix.deferFrom && m.complete == complete && m.keys == keys && m.scan == scan && m.minRecall == minRecall {
+		if m := memos[rh].Load(); m != nil && m.minRecall == minRecall && m.complete == complete && m.deferFrom == ix.deferFrom &&
+			near(int64(ix.n), int64(m.n)) && near(int64(ix.capacity()), int64(m.capacity)) && near(keys, m.keys) && scan.near(m.scan) {
 			return m, nil
 		}
 	}
@@ -271,6 +298,7 @@ func (ix *Index) planFor(rh int, minRecall float64) (*planMemo, error) {
 	if !approx {
 		want = 1
 	}
+	ix.replans.Add(1)
 	p, cost, _ := ix.choose(rh, approx, want)
 	// scan as loaded before choose: if choose measured it, or a query
 	// refined it since, the next query chooses again.

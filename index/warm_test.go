@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/bits"
 	"math/rand/v2"
@@ -129,6 +130,70 @@ func TestAutoPlanFollowsState(t *testing.T) {
 	if len(seen) < 2 {
 		t.Fatalf("every approximate search ran %v: the test tells no memo from another", seen)
 	}
+}
+
+// TestPlanMemoDrift: a remembered plan serves while the planner's inputs
+// move by less than 1/planDrift of their value (a query after each added
+// document does not choose again: check-then-store workloads), and is
+// chosen anew beyond that, or when the scan's measured speed moves more.
+func TestPlanMemoDrift(t *testing.T) {
+	r := rand.New(rand.NewPCG(6, 6))
+	s := newTestStore(t, 64, []int{16, 16, 16, 16})
+	const n = 20 * planDrift * planDrift
+	s.addRandom(r, 0, n)
+	if err := s.ix.Warm(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	q, rh := s.model[3], 6
+	search := func() Plan {
+		t.Helper()
+		_, st, err := s.ix.Search(context.Background(), q, rh, Plan{Kind: Auto})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Plan
+	}
+	chosen := func(stage string, want int64) {
+		t.Helper()
+		if got := s.ix.replans.Load(); got != want {
+			t.Fatalf("%s: %d plans chosen, want %d", stage, got, want)
+		}
+	}
+	p0 := search()
+	c := s.ix.replans.Load()
+	for id := n; id < n+n/planDrift; id++ {
+		s.addRandom(r, id, id+1)
+		if p := search(); p != p0 {
+			t.Fatalf("after %d documents added: plan %v, then %v", id-n+1, p0, p)
+		}
+	}
+	chosen(fmt.Sprintf("%d documents added one at a time, each followed by a query", n/planDrift), c)
+	s.addRandom(r, n+n/planDrift, n+n/planDrift+1)
+	search()
+	chosen("one document more than the drift allows", c+1)
+	if m := s.ix.plans[rh].Load(); m.n != s.ix.n || m.capacity != s.ix.capacity() {
+		t.Fatalf("memo chosen at %d documents (%d ids), the index holds %d (%d)", m.n, m.capacity, s.ix.n, s.ix.capacity())
+	}
+
+	// The scan's measured speed: a first measurement, a refinement within
+	// the drift, one beyond it.
+	m := &scanSpeed{nsPerWord: 0.5, workers: 2, speedup: 1.6, parNs: 0.5 / 1.6}
+	for i, c2 := range []struct {
+		f      float64
+		replan bool
+	}{{1, true}, {0.99, false}, {0.9, true}} {
+		sp := *m
+		sp.nsPerWord, sp.parNs = m.nsPerWord*c2.f, m.parNs*c2.f
+		s.ix.scanCal.measured.Store(&sp)
+		c = s.ix.replans.Load()
+		search()
+		want := c
+		if c2.replan {
+			want++
+		}
+		chosen(fmt.Sprintf("scan speed %d (x%v)", i, c2.f), want)
+	}
+	s.checkAllPlans(q, 0.9)
 }
 
 // TestFPStore: fingerprints set in any order, across chunk boundaries and

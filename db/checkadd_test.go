@@ -1,0 +1,57 @@
+package db
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// BenchmarkCheckAdd measures the check-then-store workload (`fpdb add
+// --threshold R`, Add with AddOptions.Threshold) on a database of
+// FPDB_BULK_N random fingerprints (default 100 000; FPDB_GROUP_BITS sets
+// the group width), bulk-loaded, opened again with NoSync and warmed. Each
+// op takes a new random fingerprint: "query" checks it
+// (QueryFingerprint, nothing stored), "add" stores it without a check,
+// "check+add" checks and stores it under one lock. The database grows by
+// one document per op of the two last, so check+add less add is what a
+// check costs while documents arrive one at a time:
+//
+//	FPDB_BULK_N=1000000 go test ./db -run XXX -bench BenchmarkCheckAdd
+func BenchmarkCheckAdd(b *testing.B) {
+	n, bits := envInt(b, "FPDB_BULK_N", 100_000), envInt(b, "FPDB_GROUP_BITS", DefaultGroupWidth)
+	dir := b.TempDir()
+	bulkLoadRandom(b, dir, n, bits)
+	d, err := Open(dir, &Options{NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	if err := d.Warm(ctx); err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(2, 2))
+	added := 0
+	for _, th := range []float64{0.9, 0.8} {
+		for _, mode := range []string{"query", "add", "check+add"} {
+			b.Run(fmt.Sprintf("n=%d/r=%.1f/%s", n, th, mode), func(b *testing.B) {
+				for b.Loop() {
+					fp := randFP(r, DefaultK)
+					var err error
+					switch mode {
+					case "query":
+						_, err = d.QueryFingerprint(ctx, fp, QueryOptions{Threshold: th})
+					case "add":
+						_, err = d.Add(ctx, Input{ID: fmt.Sprintf("new-%09d", added), Fingerprint: fp}, nil)
+						added++
+					default:
+						_, err = d.Add(ctx, Input{ID: fmt.Sprintf("new-%09d", added), Fingerprint: fp}, &AddOptions{Threshold: th})
+						added++
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
