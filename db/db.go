@@ -383,6 +383,7 @@ func (d *DB) load() error {
 	}
 	d.nextIID = next
 	d.ix = index.New(d.pdb, layout)
+	d.ix.SetHugePages(!d.opts.NoHugePages)
 	if err := d.ix.Load(ctx, next); err != nil {
 		return fmt.Errorf("fpdb: open %s: %w", d.dir, storageError(err))
 	}

@@ -154,6 +154,16 @@ type Options struct {
 	// bulk loads run faster with more (64 MiB nearly doubles AddBatch of
 	// fingerprints: posting operands then merge in memory before a flush).
 	MemTableSize int64
+	// NoHugePages stops fpdb from asking Linux to back its largest arrays
+	// (the fingerprints held in memory, and the posting lists Warm builds)
+	// with transparent huge pages (madvise MADV_HUGEPAGE). The advice makes
+	// queries in cold CPU caches faster, since their random reads then
+	// rarely miss the TLB; it may also make the process's resident memory
+	// exceed what the Go runtime counts as in use, and the first writes to
+	// those arrays (while opening and warming) may wait for the kernel to
+	// compact memory. Default false (advised); it changes nothing where
+	// transparent huge pages are "never" or on other systems.
+	NoHugePages bool
 	// Logger receives Pebble's and fpdb's log messages. Default: discarded.
 	Logger *slog.Logger
 

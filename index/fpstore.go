@@ -14,6 +14,7 @@ type fpStore struct {
 	stride int        // words per fingerprint
 	chunks [][]uint64 // chunk c holds ids [c·2^fpChunkBits, (c+1)·2^fpChunkBits)
 	n      int        // one more than the largest id stored
+	small  bool       // no huge-page advice (Index.SetHugePages)
 }
 
 // len returns one more than the largest id stored.
@@ -33,37 +34,39 @@ func (s *fpStore) set(id int, fp []uint64) {
 		// id read as zero.
 		full := s.stride << fpChunkBits
 		if k := len(s.chunks) - 1; k >= 0 {
-			s.chunks[k] = grow(s.chunks[k], full)
+			s.chunks[k] = grow(s.chunks[k], full, !s.small)
 		}
 		for len(s.chunks) < c {
-			s.chunks = append(s.chunks, newChunk(full, full))
+			s.chunks = append(s.chunks, newChunk(full, full, !s.small))
 		}
 		s.chunks = append(s.chunks, nil)
 	}
 	if need := i + s.stride; len(s.chunks[c]) < need {
-		s.chunks[c] = grow(s.chunks[c], need)
+		s.chunks[c] = grow(s.chunks[c], need, !s.small)
 	}
 	copy(s.chunks[c][i:], fp)
 	s.n = max(s.n, id+1)
 }
 
 // grow returns b extended with zeros to length n, at least doubling its
-// capacity when it must move (up to a chunk).
-func grow(b []uint64, n int) []uint64 {
+// capacity when it must move (up to a chunk), advised as newChunk.
+func grow(b []uint64, n int, huge bool) []uint64 {
 	if n <= cap(b) {
 		return b[:n]
 	}
-	g := newChunk(n, max(n, 2*cap(b)))
+	g := newChunk(n, max(n, 2*cap(b)), huge)
 	copy(g, b)
 	return g
 }
 
-// newChunk returns a zeroed slice of length n and capacity c, on huge
-// pages where the system gives them: verification reads fingerprints at
-// random (see package hugepage).
-func newChunk(n, c int) []uint64 {
+// newChunk returns a zeroed slice of length n and capacity c, advised
+// for huge pages when huge is set (on them where the system gives them:
+// verification reads fingerprints at random, see package hugepage).
+func newChunk(n, c int, huge bool) []uint64 {
 	g := make([]uint64, n, c)
-	hugepage.Zeroed(g[:c])
+	if huge {
+		hugepage.Zeroed(g[:c])
+	}
 	return g
 }
 

@@ -68,6 +68,16 @@ func New(db *pebble.DB, layout *Layout) *Index {
 	return ix
 }
 
+// SetHugePages sets whether the index asks the system to back its
+// largest arrays with huge pages (package internal/hugepage): the
+// fingerprints, and the posting lists Warm builds. On by default; call it
+// before Load (it applies to the arrays made after it).
+func (ix *Index) SetHugePages(on bool) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.fps.small = !on
+}
+
 // Layout returns the group layout (immutable).
 func (ix *Index) Layout() *Layout { return ix.layout }
 

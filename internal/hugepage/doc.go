@@ -32,5 +32,9 @@
 // to an advised page may wait while the kernel compacts memory to find a
 // huge page: the index advises only the arrays Warm builds and the
 // fingerprint chunks, whose first writes happen while loading, not while
-// answering queries.
+// answering queries. Index.SetHugePages(false) (db.Options.NoHugePages)
+// turns the advice off for one index.
+//
+// MappingOf reads what Linux reports of the mapping holding an address
+// (its huge pages, whether it is advised): tests check the advice with it.
 package hugepage

@@ -1,8 +1,6 @@
 package hugepage
 
 import (
-	"bufio"
-	"fmt"
 	"os"
 	"runtime"
 	"strings"
@@ -62,44 +60,18 @@ func TestZeroedHugePages(t *testing.T) {
 	// The first whole huge page: the part before it is not advised, and
 	// may be a mapping of its own.
 	first := (uintptr(unsafe.Pointer(&s[0])) + Size - 1) &^ (Size - 1)
-	kb, err := anonHugeKB(first)
+	m, err := MappingOf(first)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !m.Advised {
+		t.Fatal("the advised part of the slice has no huge-page advice (VmFlags)")
+	}
+	kb := m.AnonHugeKB
 	// The kernel may lack free huge pages for some (compaction failed):
 	// at least one of the 15 must be there.
 	if kb < 2<<10 {
 		t.Fatalf("the advised part of the slice holds %d KiB of huge pages, want at least 2 MiB", kb)
 	}
 	runtime.KeepAlive(s)
-}
-
-// anonHugeKB returns AnonHugePages of the mapping holding address p.
-func anonHugeKB(p uintptr) (int, error) {
-	f, err := os.Open("/proc/self/smaps")
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	in := false
-	for sc.Scan() {
-		line := sc.Text()
-		var lo, hi uintptr
-		if n, _ := fmt.Sscanf(line, "%x-%x", &lo, &hi); n == 2 && !strings.Contains(line[:strings.IndexByte(line, ' ')], ":") {
-			in = lo <= p && p < hi
-			continue
-		}
-		if in && strings.HasPrefix(line, "AnonHugePages:") {
-			var kb int
-			if _, err := fmt.Sscanf(strings.TrimPrefix(line, "AnonHugePages:"), "%d", &kb); err != nil {
-				return 0, err
-			}
-			return kb, nil
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return 0, err
-	}
-	return 0, fmt.Errorf("no mapping holds %#x", p)
 }
