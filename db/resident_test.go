@@ -82,6 +82,9 @@ func settled() (rss int64, heap uint64) {
 // of 10 000; it closes the database.
 func bulkLoadRandom(b *testing.B, dir string, n, bits int) {
 	b.Helper()
+	if n <= 0 || bits <= 0 {
+		b.Fatalf("%d documents in groups of %d bits: want positive numbers (FPDB_BULK_N, FPDB_GROUP_BITS)", n, bits)
+	}
 	d, err := Open(dir, &Options{BulkLoad: true, GroupWidths: EqualWidths(DefaultK, bits)})
 	if err != nil {
 		b.Fatal(err)

@@ -144,6 +144,7 @@ func BenchmarkSearchAfterAdd(b *testing.B) {
 						if err := w.Commit(func() error { return batch.Commit(pebble.NoSync) }); err != nil {
 							b.Fatal(err)
 						}
+						_ = batch.Close()
 					}
 					start := time.Now()
 					if _, _, err := ix.Search(ctx, queries[i%len(queries)], rh, Plan{Kind: Auto}); err != nil {

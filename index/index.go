@@ -73,6 +73,8 @@ func New(db *pebble.DB, layout *Layout) *Index {
 // fingerprints, and the posting lists Warm builds. On by default; call it
 // before Load (it applies to the arrays made after it).
 func (ix *Index) SetHugePages(on bool) {
+	ix.wmu.Lock()
+	defer ix.wmu.Unlock()
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	ix.fps.small = !on

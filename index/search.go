@@ -146,11 +146,15 @@ func infeasible(tau, rh, m int) error {
 // scanWorkers returns how many goroutines the scan of n fingerprints uses.
 func scanWorkers(n, stride int) int {
 	w := runtime.GOMAXPROCS(0)
-	if n*stride < 1<<18 { // small scans are not worth the goroutines
+	if oneScanWorker(n, stride) {
 		return 1
 	}
 	return max(1, min(w, 8))
 }
+
+// oneScanWorker reports whether a scan of n fingerprints of stride words
+// runs on one goroutine: small scans are not worth the goroutines.
+func oneScanWorker(n, stride int) bool { return n*stride < 1<<18 }
 
 // scanCost estimates the scan in nanoseconds.
 func (ix *Index) scanCost() float64 { return ix.rangeScanCost(ix.capacity()) }
@@ -218,7 +222,10 @@ const probeMargin = 1.15
 // each added document (check, then store) paid it every time. The
 // planner's estimates move in proportion to these inputs, and a probe
 // plan must be estimated 15 % cheaper than the scan (probeMargin), so a
-// drift of 3 % changes no choice that is not already a near tie.
+// drift of 3 % changes no choice that is not already a near tie, except
+// at the scan's steps: the step from one goroutine to several is compared
+// exactly (planFor); below costQuery (a few thousand documents) a scan
+// may be kept for 3 % more documents, where every plan takes microseconds.
 const planDrift = 32
 
 // near reports whether x is within 1/planDrift of was (equal when was is
@@ -233,9 +240,11 @@ func near(x, was int64) bool {
 
 // planMemo is the plan chosen for one radius (Auto's exact plan, or an
 // approximate plan for minRecall), with its filter and the state it was
-// chosen in (a faster scan observed since makes it stale).
+// chosen in (planFor: a state that moved by more than 1/planDrift, or a
+// scan measured that much faster since, makes it stale).
 type planMemo struct {
 	n, capacity int
+	oneWorker   bool // the scan of capacity ids runs on one goroutine
 	deferFrom   uint32
 	complete    bool
 	keys        int64      // cached lists, while the cache is not complete
@@ -252,10 +261,8 @@ type planMemo struct {
 	minRecall float64
 }
 
-// autoPlan returns choose's exact plan for rh, remembered per radius while
-// the index keeps its size, deferred mark and cache state (the planner's
-// inputs): it costs little, but a query in cold CPU caches pays a memory
-// read for each of its tables.
+// autoPlan returns choose's exact plan for rh, remembered per radius (see
+// planFor) while the planner's inputs stay near those it was chosen with.
 func (ix *Index) autoPlan(rh int) Plan {
 	p, _ := ix.autoChoice(rh)
 	return p
@@ -271,9 +278,11 @@ func (ix *Index) autoChoice(rh int) (Plan, float64) {
 // of Auto (minRecall 0), or the plan of Approx with minRecall, chosen anew
 // when the planner's inputs moved (or another recall was asked for at
 // rh), with the plan's filter (an error when the chosen probe plan has
-// none: the planner chooses feasible plans only). Inputs that count
-// (documents, ids, cached lists, the scan's measured speed) must move by
-// more than 1/planDrift of their value when the plan was chosen: each
+// none: the planner chooses feasible plans only). The deferred mark, the
+// cache's completeness and whether the scan runs on one goroutine must
+// be those the plan was chosen with; inputs that count (documents, ids,
+// cached lists, the scan's measured speed) must move by more than
+// 1/planDrift of their value when the plan was chosen: each
 // document added would otherwise make the next query choose again, which
 // costs more than a query at a high threshold (see planDrift). Every plan
 // of Auto is exact and an approximate plan's recall does not depend on
@@ -290,7 +299,8 @@ func (ix *Index) planFor(rh int, minRecall float64) (*planMemo, error) {
 	}
 	if rh < len(memos) {
 		if m := memos[rh].Load(); m != nil && m.minRecall == minRecall && m.complete == complete && m.deferFrom == ix.deferFrom &&
-			near(int64(ix.n), int64(m.n)) && near(int64(ix.capacity()), int64(m.capacity)) && near(keys, m.keys) && scan.near(m.scan) {
+			near(int64(ix.n), int64(m.n)) && near(int64(ix.capacity()), int64(m.capacity)) && oneScanWorker(ix.capacity(), ix.stride) == m.oneWorker &&
+			near(keys, m.keys) && scan.near(m.scan) {
 			return m, nil
 		}
 	}
@@ -301,8 +311,9 @@ func (ix *Index) planFor(rh int, minRecall float64) (*planMemo, error) {
 	ix.replans.Add(1)
 	p, cost, _ := ix.choose(rh, approx, want)
 	// scan as loaded before choose: if choose measured it, or a query
-	// refined it since, the next query chooses again.
-	m := &planMemo{n: ix.n, capacity: ix.capacity(), deferFrom: ix.deferFrom, complete: complete, keys: keys, scan: scan, plan: p, cost: cost, recall: 1, minRecall: minRecall}
+	// refined it since by more than 1/planDrift, the next query chooses
+	// again.
+	m := &planMemo{n: ix.n, capacity: ix.capacity(), oneWorker: oneScanWorker(ix.capacity(), ix.stride), deferFrom: ix.deferFrom, complete: complete, keys: keys, scan: scan, plan: p, cost: cost, recall: 1, minRecall: minRecall}
 	if p.Kind == Probe {
 		var err error
 		if m.radii, m.exact, m.t, err = ix.layout.probeFilter(rh, p); err != nil {

@@ -196,6 +196,28 @@ func TestPlanMemoDrift(t *testing.T) {
 	s.checkAllPlans(q, 0.9)
 }
 
+// TestPlanMemoScanStep: the scan's step from one goroutine to several is
+// no drift: a plan chosen below it is chosen again above it, however few
+// documents were added.
+func TestPlanMemoScanStep(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	s := newTestStore(t, 512, SplitWidths(512, 32))
+	step := 1 << 18 / s.ix.stride // ids scanned on one goroutine below it
+	s.addRandom(r, 0, step-64)
+	rh := Radius(512, 0.7)
+	if _, _, err := s.ix.Search(context.Background(), s.model[1], rh, Plan{Kind: Auto}); err != nil {
+		t.Fatal(err)
+	}
+	c := s.ix.replans.Load()
+	s.addRandom(r, step-64, step+64)
+	if _, _, err := s.ix.Search(context.Background(), s.model[1], rh, Plan{Kind: Auto}); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.ix.replans.Load(); got != c+1 {
+		t.Fatalf("%d documents, then %d (the scan now on %d goroutines): %d plans chosen, want 1", step-64, step+64, scanWorkers(step+64, s.ix.stride), got-c)
+	}
+}
+
 // TestFPStore: fingerprints set in any order, across chunk boundaries and
 // with gaps, read back; ids never set read as zero; spans cover chunks.
 func TestFPStore(t *testing.T) {
