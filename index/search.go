@@ -217,8 +217,9 @@ const probeMargin = 1.15
 
 // planDrift bounds how far the planner's inputs may move before a
 // remembered plan is chosen anew: by 1/planDrift of their value (3 %).
-// Choosing costs 10 to 20 µs at 1 M documents (the cost model of every
-// radius and filter), several times an r = 0.9 query, and a query after
+// Choosing costs about 10 µs at 1 M documents and up to 20 at 10 M (the
+// cost model of every radius τ, lowered groups and filter), several
+// times an r = 0.9 query in warm caches, and a query after
 // each added document (check, then store) paid it every time. The
 // planner's estimates move in proportion to these inputs, and a probe
 // plan must be estimated 15 % cheaper than the scan (probeMargin), so a
