@@ -158,3 +158,23 @@ func BenchmarkSearchAfterAdd(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkChoose measures the planner's choice of an exact plan (what
+// a query pays when its radius has no remembered plan, or the index moved
+// by more than 1/planDrift since):
+//
+//	FPDB_BENCH_N=1000000 go test ./index -run XXX -bench Choose
+func BenchmarkChoose(b *testing.B) {
+	n := benchN()
+	ix, _ := buildBench(b, n, 512, SplitWidths(512, 32))
+	for _, th := range []float64{0.9, 0.8, 0.7} {
+		rh := Radius(512, th)
+		b.Run(fmt.Sprintf("n=%d/r=%.1f", n, th), func(b *testing.B) {
+			ix.mu.RLock()
+			defer ix.mu.RUnlock()
+			for b.Loop() {
+				ix.choose(rh, false, 1)
+			}
+		})
+	}
+}

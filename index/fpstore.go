@@ -14,7 +14,7 @@ type fpStore struct {
 	stride int        // words per fingerprint
 	chunks [][]uint64 // chunk c holds ids [c·2^fpChunkBits, (c+1)·2^fpChunkBits)
 	n      int        // one more than the largest id stored
-	small  bool       // no huge-page advice (Index.SetHugePages)
+	noHuge bool       // no huge-page advice (Index.SetHugePages)
 }
 
 // len returns one more than the largest id stored.
@@ -34,15 +34,15 @@ func (s *fpStore) set(id int, fp []uint64) {
 		// id read as zero.
 		full := s.stride << fpChunkBits
 		if k := len(s.chunks) - 1; k >= 0 {
-			s.chunks[k] = grow(s.chunks[k], full, !s.small)
+			s.chunks[k] = grow(s.chunks[k], full, !s.noHuge)
 		}
 		for len(s.chunks) < c {
-			s.chunks = append(s.chunks, newChunk(full, full, !s.small))
+			s.chunks = append(s.chunks, newChunk(full, full, !s.noHuge))
 		}
 		s.chunks = append(s.chunks, nil)
 	}
 	if need := i + s.stride; len(s.chunks[c]) < need {
-		s.chunks[c] = grow(s.chunks[c], need, !s.small)
+		s.chunks[c] = grow(s.chunks[c], need, !s.noHuge)
 	}
 	copy(s.chunks[c][i:], fp)
 	s.n = max(s.n, id+1)

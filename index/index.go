@@ -77,7 +77,7 @@ func (ix *Index) SetHugePages(on bool) {
 	defer ix.wmu.Unlock()
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	ix.fps.small = !on
+	ix.fps.noHuge = !on
 }
 
 // Layout returns the group layout (immutable).

@@ -217,10 +217,10 @@ const probeMargin = 1.15
 
 // planDrift bounds how far the planner's inputs may move before a
 // remembered plan is chosen anew: by 1/planDrift of their value (3 %).
-// Choosing costs about 10 µs at 1 M documents and up to 20 at 10 M (the
-// cost model of every radius τ, lowered groups and filter), several
-// times an r = 0.9 query in warm caches, and a query after
-// each added document (check, then store) paid it every time. The
+// Choosing (the cost model of every radius τ, lowered groups and filter)
+// costs 1.8 to 2.6 µs at 1 M documents in warm caches (BenchmarkChoose),
+// about an r = 0.9 query, and more in the caches an add leaves: a query
+// after each added document (check, then store) paid it every time. The
 // planner's estimates move in proportion to these inputs, and a probe
 // plan must be estimated 15 % cheaper than the scan (probeMargin), so a
 // drift of 3 % changes no choice that is not already a near tie, except
@@ -285,7 +285,7 @@ func (ix *Index) autoChoice(rh int) (Plan, float64) {
 // cached lists, the scan's measured speed) must move by more than
 // 1/planDrift of their value when the plan was chosen: each
 // document added would otherwise make the next query choose again, which
-// costs more than a query at a high threshold (see planDrift). Every plan
+// costs about as much as a query at a high threshold (see planDrift). Every plan
 // of Auto is exact and an approximate plan's recall does not depend on
 // them, so a plan chosen a little earlier returns the same answers.
 func (ix *Index) planFor(rh int, minRecall float64) (*planMemo, error) {

@@ -87,7 +87,7 @@ func (ix *Index) buildFrozen(ctx context.Context) (*frozen, error) {
 	f := &frozen{offs: make([]uint32, l.Space()+1), ids: make([]uint32, m*L)}
 	// Probes read both at random: on huge pages they miss the TLB far
 	// less (see package hugepage).
-	if !ix.fps.small {
+	if !ix.fps.noHuge {
 		hugepage.Zeroed(f.offs)
 		hugepage.Zeroed(f.ids)
 	}

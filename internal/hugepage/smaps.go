@@ -27,21 +27,20 @@ func MappingOf(p uintptr) (Mapping, error) {
 	defer f.Close()
 	var m Mapping
 	sc := bufio.NewScanner(f)
-	in, found := false, false
+	found := false // in the mapping's lines
 	for sc.Scan() {
 		line := sc.Text()
 		var lo, hi uintptr
 		if sp := strings.IndexByte(line, ' '); sp > 0 && !strings.Contains(line[:sp], ":") {
 			if n, _ := fmt.Sscanf(line, "%x-%x", &lo, &hi); n == 2 {
 				if found {
-					break
+					break // the next mapping
 				}
-				in = lo <= p && p < hi
-				found = in
+				found = lo <= p && p < hi
 				continue
 			}
 		}
-		if !in {
+		if !found {
 			continue
 		}
 		switch {
