@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -176,5 +177,43 @@ func BenchmarkChoose(b *testing.B) {
 				ix.choose(rh, false, 1)
 			}
 		})
+	}
+}
+
+// BenchmarkSearchCold measures the auto plan one query at a time with the
+// CPU caches cold: 64 MiB written before each query (as make bench does),
+// so that the index's lists, its small structures, the page tables and the
+// query's code all come from memory. p50-ns and p99-ns are of the search
+// alone:
+//
+//	FPDB_BENCH_N=1000000 go test ./index -run XXX -bench SearchCold
+func BenchmarkSearchCold(b *testing.B) {
+	n := benchN()
+	ix, queries := buildBench(b, n, 512, SplitWidths(512, 32))
+	ctx := context.Background()
+	evict := make([]uint64, 64<<20/8)
+	var sink uint64
+	for _, th := range []float64{0.9, 0.8} {
+		rh := Radius(512, th)
+		b.Run(fmt.Sprintf("n=%d/r=%.1f", n, th), func(b *testing.B) {
+			var lat []time.Duration
+			for i := 0; b.Loop(); i++ {
+				for j := 0; j < len(evict); j += 8 {
+					evict[j]++
+					sink += evict[j]
+				}
+				start := time.Now()
+				if _, _, err := ix.Search(ctx, queries[i%len(queries)], rh, Plan{Kind: Auto}); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(start))
+			}
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-ns")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds()), "p99-ns")
+		})
+	}
+	if sink == 1 {
+		b.Log(sink)
 	}
 }

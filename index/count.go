@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 	"sync"
+	"sync/atomic"
 )
 
 // The count filter: a probe plan counts, for every document, how many of
@@ -47,6 +48,38 @@ type probeScratch struct {
 	part      []uint32        // the ids partitioned by block
 	block     *[1 << 16]uint8 // the counters of one block
 	cands     []uint32
+
+	// inline holds a small probe's arrays in the scratch's own
+	// allocation, adjacent pages: a query in cold CPU caches then misses
+	// the TLB and the page tables once for all of them, where separate
+	// allocations would each cost a page walk from memory. A larger probe
+	// grows its slices onto the heap.
+	inline struct {
+		ys        [inlineProbes]uint32
+		lists     [inlineProbes][]uint32
+		hashCount [inlineHash]uint8
+		hashIDs   [inlineHash]uint32
+		cands     [inlineCands]uint32
+	}
+}
+
+// The capacities of a scratch's inline arrays, 18 KiB in all: enough for
+// the probes of τ = 0 over up to 255 groups and the count of up to 1 023
+// postings (an r = 0.9 query at 1 M documents in 32 groups of 16 bits
+// counts about 420).
+const (
+	inlineProbes = 256
+	inlineHash   = 2048
+	inlineCands  = 256
+)
+
+// newProbeScratch returns a scratch whose slices use its inline arrays.
+func newProbeScratch() *probeScratch {
+	sc := new(probeScratch)
+	in := &sc.inline
+	sc.ys, sc.lists, sc.cands = in.ys[:0], in.lists[:0], in.cands[:0]
+	sc.hashIDs, sc.hashCount = in.hashIDs[:], in.hashCount[:]
+	return sc
 }
 
 // scratchPool keeps up to scratchKeep probe scratches between queries.
@@ -55,8 +88,11 @@ type probeScratch struct {
 // millisecond for the counting arrays of a large probe), which would show
 // as tail latency every few collections. A scratch that grew beyond
 // scratchKeepBytes is dropped instead, so that one huge query does not
-// hold its memory for good.
+// hold its memory for good. One scratch sits in hot, taken and returned
+// with one atomic operation: a query one at a time touches neither the
+// mutex nor the list.
 type scratchPool struct {
+	hot  atomic.Pointer[probeScratch]
 	mu   sync.Mutex
 	free []*probeScratch
 }
@@ -67,6 +103,9 @@ const (
 )
 
 func (sp *scratchPool) get() *probeScratch {
+	if sc := sp.hot.Swap(nil); sc != nil {
+		return sc
+	}
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
 	if n := len(sp.free); n > 0 {
@@ -75,13 +114,16 @@ func (sp *scratchPool) get() *probeScratch {
 		sp.free = sp.free[:n-1]
 		return sc
 	}
-	return &probeScratch{}
+	return newProbeScratch()
 }
 
 func (sp *scratchPool) put(sc *probeScratch) {
 	clear(sc.lists) // do not keep lists alive
 	sc.lists, sc.cands, sc.total = sc.lists[:0], sc.cands[:0], 0
 	if 4*(cap(sc.ys)+cap(sc.hashIDs)+cap(sc.hist)+cap(sc.part)+cap(sc.cands))+cap(sc.hashCount)+24*cap(sc.lists) > scratchKeepBytes {
+		return
+	}
+	if sp.hot.CompareAndSwap(nil, sc) {
 		return
 	}
 	sp.mu.Lock()

@@ -51,6 +51,8 @@ type Index struct {
 	cache    postingCache // its own synchronization: readers fill it
 	recalls  recallCache
 	plans    []atomic.Pointer[planMemo] // by radius: autoPlan
+	// recentPlan is the memo of the last search (planFor).
+	recentPlan atomic.Pointer[planMemo]
 	// approxPlans, by radius, the plan of the last approximate search.
 	approxPlans []atomic.Pointer[planMemo]
 	replans     atomic.Int64 // plans chosen by planFor (tests)

@@ -175,6 +175,28 @@ func (l *Layout) probeFilter(rh int, p Plan) (radii []int, exact, t int, err err
 	return l.Radii(p.Tau, p.Lower), exact, t, nil
 }
 
+// probeGroup is what a probe reads of one group it probes: the layout's
+// offset, start and width, and the plan's radius, packed in one array so
+// that a query in cold CPU caches reads them from a few adjacent lines
+// (the layout's three arrays and the radii would be four allocations).
+type probeGroup struct {
+	offset uint32
+	start  uint32
+	width  uint8
+	radius uint8
+}
+
+// probeGroups appends to dst the groups that radii probes (radius ≥ 0; a
+// group at radius −1 is left out), in group order.
+func (l *Layout) probeGroups(dst []probeGroup, radii []int) []probeGroup {
+	for i, w := range l.Widths {
+		if r := radii[i]; r >= 0 {
+			dst = append(dst, probeGroup{offset: l.Offset[i], start: uint32(l.Starts[i]), width: uint8(w), radius: uint8(r)})
+		}
+	}
+	return dst
+}
+
 // CheckPlan returns the error a search or an all-pairs run at Hamming
 // radius rh would return for plan p before doing any work: a plan of
 // unknown kind, an approximate plan without a recall in (0, 1], a probe

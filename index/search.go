@@ -244,6 +244,7 @@ func near(x, was int64) bool {
 // chosen in (planFor: a state that moved by more than 1/planDrift, or a
 // scan measured that much faster since, makes it stale).
 type planMemo struct {
+	rh          int // the radius
 	n, capacity int
 	oneWorker   bool // the scan of capacity ids runs on one goroutine
 	deferFrom   uint32
@@ -253,8 +254,11 @@ type planMemo struct {
 	plan        Plan
 	cost        float64 // the plan's estimated cost, in nanoseconds
 	// A probe plan's filter (Layout.probeFilter) and expected recall,
-	// computed once: a query then allocates nothing for them.
-	radii    []int
+	// computed once: a query then allocates nothing for them. groups
+	// (in groupBuf, the memo's own memory) is what the probe reads of
+	// the layout and the radii.
+	groups   []probeGroup
+	groupBuf [MaxGroups]probeGroup
 	exact, t int
 	recall   float64
 	// minRecall is the recall an approximate plan was chosen for (0 for
@@ -298,10 +302,20 @@ func (ix *Index) planFor(rh int, minRecall float64) (*planMemo, error) {
 	if minRecall > 0 {
 		memos = ix.approxPlans
 	}
-	if rh < len(memos) {
-		if m := memos[rh].Load(); m != nil && m.minRecall == minRecall && m.complete == complete && m.deferFrom == ix.deferFrom &&
+	valid := func(m *planMemo) bool {
+		return m != nil && m.rh == rh && m.minRecall == minRecall && m.complete == complete && m.deferFrom == ix.deferFrom &&
 			near(int64(ix.n), int64(m.n)) && near(int64(ix.capacity()), int64(m.capacity)) && oneScanWorker(ix.capacity(), ix.stride) == m.oneWorker &&
-			near(keys, m.keys) && scan.near(m.scan) {
+			near(keys, m.keys) && scan.near(m.scan)
+	}
+	// The plan of the last search is looked up first, in the Index's own
+	// memory: one dependent read fewer in cold CPU caches than the memo
+	// of rh.
+	if m := ix.recentPlan.Load(); valid(m) {
+		return m, nil
+	}
+	if rh < len(memos) {
+		if m := memos[rh].Load(); valid(m) {
+			ix.recentPlan.Store(m)
 			return m, nil
 		}
 	}
@@ -314,18 +328,20 @@ func (ix *Index) planFor(rh int, minRecall float64) (*planMemo, error) {
 	// scan as loaded before choose: if choose measured it, or a query
 	// refined it since by more than 1/planDrift, the next query chooses
 	// again.
-	m := &planMemo{n: ix.n, capacity: ix.capacity(), oneWorker: oneScanWorker(ix.capacity(), ix.stride), deferFrom: ix.deferFrom, complete: complete, keys: keys, scan: scan, plan: p, cost: cost, recall: 1, minRecall: minRecall}
+	m := &planMemo{rh: rh, n: ix.n, capacity: ix.capacity(), oneWorker: oneScanWorker(ix.capacity(), ix.stride), deferFrom: ix.deferFrom, complete: complete, keys: keys, scan: scan, plan: p, cost: cost, recall: 1, minRecall: minRecall}
 	if p.Kind == Probe {
-		var err error
-		if m.radii, m.exact, m.t, err = ix.layout.probeFilter(rh, p); err != nil {
+		radii, exact, t, err := ix.layout.probeFilter(rh, p)
+		if err != nil {
 			return m, err
 		}
+		m.groups, m.exact, m.t = ix.layout.probeGroups(m.groupBuf[:0], radii), exact, t
 		if m.t > m.exact {
 			m.recall = ix.recall(rh, p.Tau, p.Lower, m.t)
 		}
 	}
 	if rh < len(memos) {
 		memos[rh].Store(m)
+		ix.recentPlan.Store(m)
 	}
 	return m, nil
 }
@@ -384,16 +400,21 @@ func (ix *Index) SearchAccept(ctx context.Context, q []uint64, rh int, p Plan, a
 			return nil, st, err
 		}
 	case Probe:
-		var radii []int
-		var exact, t int
+		var groups []probeGroup
+		var t int
 		if memo != nil {
-			radii, exact, t, st.Recall = memo.radii, memo.exact, memo.t, memo.recall
-		} else if radii, exact, t, err = ix.layout.probeFilter(rh, p); err != nil {
-			return nil, st, err
-		} else if t > exact {
-			st.Recall = ix.recall(rh, p.Tau, p.Lower, t)
+			groups, t, st.Recall = memo.groups, memo.t, memo.recall
+		} else {
+			radii, exact, ft, err := ix.layout.probeFilter(rh, p)
+			if err != nil {
+				return nil, st, err
+			}
+			if t = ft; t > exact {
+				st.Recall = ix.recall(rh, p.Tau, p.Lower, t)
+			}
+			groups = ix.layout.probeGroups(nil, radii)
 		}
-		hits, err = ix.probe(ctx, q, rh, radii, t, &st)
+		hits, err = ix.probe(ctx, q, rh, groups, t, &st)
 		if err != nil {
 			return nil, st, err
 		}
@@ -549,9 +570,9 @@ func (r *postingReader) close() {
 const verifyChunk = 512
 
 // probe runs the count filter t over the posting lists of every value
-// within radii[i] bits of each query group value i, then verifies the
-// candidates.
-func (ix *Index) probe(ctx context.Context, q []uint64, rh int, radii []int, t int, st *Stats) ([]Hit, error) {
+// within each probed group's radius of the query's value of that group,
+// then verifies the candidates.
+func (ix *Index) probe(ctx context.Context, q []uint64, rh int, groups []probeGroup, t int, st *Stats) ([]Hit, error) {
 	st.MinHits = t
 
 	sc := ix.scratch.get()
@@ -562,11 +583,11 @@ func (ix *Index) probe(ctx context.Context, q []uint64, rh int, radii []int, t i
 	// reads nothing from Pebble, and the order does not matter.
 	ys := sc.ys[:0]
 	sorted := !ix.cache.complete.Load()
-	for i, w := range ix.layout.Widths {
+	for _, g := range groups {
 		from := len(ys)
-		base := bitvec.Bits(q, ix.layout.Starts[i], w)
-		bitvec.Neighbors(base, w, radii[i], func(u uint32, _ int) {
-			ys = append(ys, ix.layout.Offset[i]+u)
+		base := bitvec.Bits(q, int(g.start), int(g.width))
+		bitvec.Neighbors(base, int(g.width), int(g.radius), func(u uint32, _ int) {
+			ys = append(ys, g.offset+u)
 		})
 		if sorted {
 			slices.Sort(ys[from:])
@@ -595,10 +616,14 @@ func (ix *Index) probe(ctx context.Context, q []uint64, rh int, radii []int, t i
 		// Read each candidate's first word before comparing any: the
 		// reads are independent, so their cache misses overlap, where the
 		// comparisons would wait for them one or two at a time.
+		// Its live bit is read in the same loop, not before: the two
+		// reads overlap too. Every id is below the capacity (count checked
+		// them).
 		var touch uint64
 		for _, id := range chunk {
-			if fp := ix.fingerprint(id); fp != nil {
-				touch += fp[0]
+			touch += ix.fps.at(int(id))[0]
+			if w := int(id / 64); w < len(ix.liveBits) {
+				touch += ix.liveBits[w]
 			}
 		}
 		sc.touch += uint32(touch)

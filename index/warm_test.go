@@ -54,7 +54,7 @@ func TestWarmedCacheFollowsWrites(t *testing.T) {
 		if err := s.ix.Warm(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		if s.ix.cache.base == nil {
+		if s.ix.cache.base.offs == nil {
 			t.Fatal("Warm built no frozen lists on a dense layout")
 		}
 		if s.ix.cache.frozenOnly() == nil {
@@ -381,4 +381,41 @@ func (s *testStore) addRandom(r *rand.Rand, from, to int) []Entry {
 		s.model[e.ID] = e.FP
 	}
 	return es
+}
+
+// TestRecentPlan: searches that alternate radii, and exact with
+// approximate plans at one radius, each find their remembered plan (the
+// last search's memo is looked up first, then the radius's), and a small
+// probe counts in its scratch's inline arrays.
+func TestRecentPlan(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 8))
+	s := newTestStore(t, 512, SplitWidths(512, 32))
+	s.addRandom(r, 0, 4000)
+	if err := s.ix.Warm(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	q := s.model[5]
+	rh9, rh8 := Radius(512, 0.9), Radius(512, 0.8)
+	plans := []struct {
+		rh int
+		p  Plan
+	}{{rh9, Plan{Kind: Auto}}, {rh8, Plan{Kind: Auto}}, {rh9, Plan{Kind: Approx, MinRecall: 0.99}}}
+	for round := range 3 {
+		for _, c := range plans {
+			if _, _, err := s.ix.Search(context.Background(), q, c.rh, c.p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := s.ix.replans.Load(); got != int64(len(plans)) {
+			t.Fatalf("round %d: %d plans chosen, want %d (one per radius and kind)", round, got, len(plans))
+		}
+	}
+	if _, st, err := s.ix.Search(context.Background(), q, rh9, Plan{Kind: Probe, Tau: 0}); err != nil || st.Postings == 0 {
+		t.Fatalf("probe: %+v, %v", st, err)
+	}
+	sc := s.ix.scratch.get()
+	defer s.ix.scratch.put(sc)
+	if &sc.ys[:1][0] != &sc.inline.ys[0] || &sc.hashIDs[0] != &sc.inline.hashIDs[0] || &sc.lists[:1][0] != &sc.inline.lists[0] {
+		t.Fatal("a small probe's scratch left its inline arrays")
+	}
 }
