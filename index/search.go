@@ -584,8 +584,12 @@ func (ix *Index) probe(ctx context.Context, q []uint64, rh int, groups []probeGr
 	ys := sc.ys[:0]
 	sorted := !ix.cache.complete.Load()
 	for _, g := range groups {
-		from := len(ys)
 		base := bitvec.Bits(q, int(g.start), int(g.width))
+		if g.radius == 0 { // alg.H's probe: the value itself, without Neighbors' code
+			ys = append(ys, g.offset+base)
+			continue
+		}
+		from := len(ys)
 		bitvec.Neighbors(base, int(g.width), int(g.radius), func(u uint32, _ int) {
 			ys = append(ys, g.offset+u)
 		})
