@@ -613,7 +613,9 @@ func (ix *Index) probe(ctx context.Context, q []uint64, rh int, groups []probeGr
 	}
 	st.Candidates = len(cands)
 
-	var hits []Hit
+	// One allocation for the few hits of a typical query, where appending
+	// to nil would grow the slice (and call the allocator) at 1, 2 and 3.
+	hits := make([]Hit, 0, min(len(cands), 8))
 	for len(cands) > 0 {
 		chunk := cands[:min(len(cands), verifyChunk)]
 		cands = cands[len(chunk):]
