@@ -50,10 +50,11 @@ type probeScratch struct {
 	cands     []uint32
 
 	// inline holds a small probe's arrays in the scratch's own
-	// allocation, adjacent pages: a query in cold CPU caches then misses
-	// the TLB and the page tables once for all of them, where separate
-	// allocations would each cost a page walk from memory. A larger probe
-	// grows its slices onto the heap.
+	// allocation, on adjacent pages whose page-table entries share a
+	// cache line or two: a query in cold CPU caches then reads the page
+	// tables from memory once or twice for all of them, where separate
+	// allocations would each cost such a read (and a cache line of their
+	// own). A larger probe grows its slices onto the heap.
 	inline struct {
 		ys        [inlineProbes]uint32
 		lists     [inlineProbes][]uint32
