@@ -258,12 +258,14 @@ type planMemo struct {
 	// (in groupBuf, the memo's own memory) is what the probe reads of
 	// the layout and the radii.
 	groups   []probeGroup
-	groupBuf [MaxGroups]probeGroup
 	exact, t int
 	recall   float64
 	// minRecall is the recall an approximate plan was chosen for (0 for
 	// the exact plan of Auto).
 	minRecall float64
+	// groupBuf comes last: the fields a query reads then lie together at
+	// the memo's start, and the groups it probes right after them.
+	groupBuf [MaxGroups]probeGroup
 }
 
 // autoPlan returns choose's exact plan for rh, remembered per radius (see

@@ -83,7 +83,8 @@ func newProbeScratch() *probeScratch {
 	return sc
 }
 
-// scratchPool keeps up to scratchKeep probe scratches between queries.
+// scratchPool keeps up to scratchKeep probe scratches (and one hot)
+// between queries.
 // Unlike a sync.Pool, which drops its items at garbage collections, it
 // keeps them: a fresh scratch costs page faults on its first use (a
 // millisecond for the counting arrays of a large probe), which would show
@@ -120,6 +121,11 @@ func (sp *scratchPool) get() *probeScratch {
 
 func (sp *scratchPool) put(sc *probeScratch) {
 	clear(sc.lists) // do not keep lists alive
+	if cap(sc.lists) > inlineProbes {
+		// The lists outgrew the inline array by appending, which left
+		// copies of the first ones there.
+		clear(sc.inline.lists[:])
+	}
 	sc.lists, sc.cands, sc.total = sc.lists[:0], sc.cands[:0], 0
 	if 4*(cap(sc.ys)+cap(sc.hashIDs)+cap(sc.hist)+cap(sc.part)+cap(sc.cands))+cap(sc.hashCount)+24*cap(sc.lists) > scratchKeepBytes {
 		return
