@@ -49,6 +49,8 @@ type probeScratch struct {
 	block     *[1 << 16]uint8 // the counters of one block
 	cands     []uint32
 
+	inlineCleared bool // lists left inline.lists, whose copies put cleared
+
 	// inline holds a small probe's arrays in the scratch's own
 	// allocation, on adjacent pages whose page-table entries share a
 	// cache line or two: a query in cold CPU caches then reads the page
@@ -121,10 +123,11 @@ func (sp *scratchPool) get() *probeScratch {
 
 func (sp *scratchPool) put(sc *probeScratch) {
 	clear(sc.lists) // do not keep lists alive
-	if cap(sc.lists) > inlineProbes {
+	if cap(sc.lists) > inlineProbes && !sc.inlineCleared {
 		// The lists outgrew the inline array by appending, which left
-		// copies of the first ones there.
+		// copies of the first ones there; the slice never returns to it.
 		clear(sc.inline.lists[:])
+		sc.inlineCleared = true
 	}
 	sc.lists, sc.cands, sc.total = sc.lists[:0], sc.cands[:0], 0
 	if 4*(cap(sc.ys)+cap(sc.hashIDs)+cap(sc.hist)+cap(sc.part)+cap(sc.cands))+cap(sc.hashCount)+24*cap(sc.lists) > scratchKeepBytes {
