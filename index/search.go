@@ -583,7 +583,11 @@ func (ix *Index) probe(ctx context.Context, q []uint64, rh int, groups []probeGr
 	// order, by one iterator seeking forward: offsets grow with the group
 	// index, so sorting within each group sorts them all. A complete cache
 	// reads nothing from Pebble, and the order does not matter.
-	ys := sc.ys[:0]
+	n := 0
+	for _, g := range groups {
+		n += bitvec.BallSize(int(g.width), int(g.radius))
+	}
+	ys := sc.startProbes(n)
 	sorted := !ix.cache.complete.Load()
 	for _, g := range groups {
 		base := bitvec.Bits(q, int(g.start), int(g.width))

@@ -49,14 +49,26 @@ type probeScratch struct {
 	block     *[1 << 16]uint8 // the counters of one block
 	cands     []uint32
 
-	inlineCleared bool // lists left inline.lists, whose copies put cleared
+	// big keeps the heap arrays of larger probes between queries. Each
+	// phase of a probe knows its size before it starts (the probe count
+	// from the groups, the lists from the probes, the count table from
+	// the postings, a bound on the candidates from the postings and t),
+	// and picks the inline array when it fits: a small query after a
+	// large one still uses the inline arrays.
+	big struct {
+		ys        []uint32
+		lists     [][]uint32
+		hashIDs   []uint32
+		hashCount []uint8
+		cands     []uint32
+	}
 
 	// inline holds a small probe's arrays in the scratch's own
 	// allocation, on adjacent pages whose page-table entries share a
 	// cache line or two: a query in cold CPU caches then reads the page
 	// tables from memory once or twice for all of them, where separate
 	// allocations would each cost such a read (and a cache line of their
-	// own). A larger probe grows its slices onto the heap.
+	// own).
 	inline struct {
 		ys        [inlineProbes]uint32
 		lists     [inlineProbes][]uint32
@@ -83,6 +95,30 @@ func newProbeScratch() *probeScratch {
 	sc.ys, sc.lists, sc.cands = in.ys[:0], in.lists[:0], in.cands[:0]
 	sc.hashIDs, sc.hashCount = in.hashIDs[:], in.hashCount[:]
 	return sc
+}
+
+// pick returns an empty slice of capacity at least n: inline's when n
+// fits it, else *big's, replaced by a larger one first if it is too small.
+func pick[T any](inline []T, big *[]T, n int) []T {
+	if n <= len(inline) {
+		return inline[:0]
+	}
+	if cap(*big) < n {
+		*big = make([]T, 0, n)
+	}
+	return (*big)[:0]
+}
+
+// startProbes readies sc.ys for n probed values.
+func (sc *probeScratch) startProbes(n int) []uint32 {
+	sc.ys = pick(sc.inline.ys[:], &sc.big.ys, n)
+	return sc.ys
+}
+
+// bytes is the memory of sc's heap arrays.
+func (sc *probeScratch) bytes() int {
+	b := &sc.big
+	return 4*(cap(b.ys)+cap(b.hashIDs)+cap(sc.hist)+cap(sc.part)+cap(b.cands)) + cap(b.hashCount) + 24*cap(b.lists)
 }
 
 // scratchPool keeps up to scratchKeep probe scratches (and one hot)
@@ -123,14 +159,8 @@ func (sp *scratchPool) get() *probeScratch {
 
 func (sp *scratchPool) put(sc *probeScratch) {
 	clear(sc.lists) // do not keep lists alive
-	if cap(sc.lists) > inlineProbes && !sc.inlineCleared {
-		// The lists outgrew the inline array by appending, which left
-		// copies of the first ones there; the slice never returns to it.
-		clear(sc.inline.lists[:])
-		sc.inlineCleared = true
-	}
 	sc.lists, sc.cands, sc.total = sc.lists[:0], sc.cands[:0], 0
-	if 4*(cap(sc.ys)+cap(sc.hashIDs)+cap(sc.hist)+cap(sc.part)+cap(sc.cands))+cap(sc.hashCount)+24*cap(sc.lists) > scratchKeepBytes {
+	if sc.bytes() > scratchKeepBytes {
 		return
 	}
 	if sp.hot.CompareAndSwap(nil, sc) {
@@ -146,14 +176,12 @@ func (sp *scratchPool) put(sc *probeScratch) {
 // gather looks up the posting lists of ys (through the cache; misses are
 // read from Pebble by r) into sc.lists.
 func (sc *probeScratch) gather(ctx context.Context, ix *Index, r *postingReader, ys []uint32) error {
+	sc.lists = pick(sc.inline.lists[:], &sc.big.lists, len(ys))
 	if f := ix.cache.frozenOnly(); f != nil {
 		// Every list is in the frozen base (after Warm, no write since):
 		// look up every list, then read each one's first and last id; the
 		// reads of each loop are independent, so their misses overlap.
 		// Values beyond the key space have no list (as in getMany).
-		if cap(sc.lists) < len(ys) {
-			sc.lists = make([][]uint32, 0, len(ys))
-		}
 		lists := sc.lists[:len(ys)]
 		for i, y := range ys {
 			lists[i] = nil
@@ -204,10 +232,16 @@ func (sc *probeScratch) count(t int, limit uint32, cfg countConfig) ([]uint32, e
 			return nil, fmt.Errorf("%w: a posting list names unknown id %d", ErrCorrupt, ids[len(ids)-1])
 		}
 	}
+	// An id counted t times is in t lists: at most total/t candidates.
+	// Past the inline array, appends grow the heap array, kept in big.
+	sc.cands = pick(sc.inline.cands[:], &sc.big.cands, min(sc.total/max(t, 1), 2*inlineCands))
 	if sc.total <= cfg.hashMax {
 		sc.countHash(t)
 	} else {
 		sc.countBlocks(t, limit, cfg.shift)
+	}
+	if cap(sc.cands) > inlineCands {
+		sc.big.cands = sc.cands[:0]
 	}
 	return sc.cands, nil
 }
@@ -216,11 +250,9 @@ func (sc *probeScratch) count(t int, limit uint32, cfg countConfig) ([]uint32, e
 // slots as postings.
 func (sc *probeScratch) countHash(t int) {
 	size := 1 << max(6, bits.Len(uint(2*sc.total)))
-	if len(sc.hashIDs) < size {
-		sc.hashIDs = make([]uint32, size)
-		sc.hashCount = make([]uint8, size)
-	}
-	keys, counts := sc.hashIDs[:size], sc.hashCount[:size]
+	sc.hashIDs = pick(sc.inline.hashIDs[:], &sc.big.hashIDs, size)[:size]
+	sc.hashCount = pick(sc.inline.hashCount[:], &sc.big.hashCount, size)[:size]
+	keys, counts := sc.hashIDs, sc.hashCount
 	// Clear the counters and read the keys in order before counting: the
 	// table is then read into the CPU's caches as a stream, where the
 	// counting's random reads, each followed by a branch on what it read,

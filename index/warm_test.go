@@ -410,12 +410,37 @@ func TestRecentPlan(t *testing.T) {
 			t.Fatalf("round %d: %d plans chosen, want %d (one per radius and kind)", round, got, len(plans))
 		}
 	}
-	if _, st, err := s.ix.Search(context.Background(), q, rh9, Plan{Kind: Probe, Tau: 0}); err != nil || st.Postings == 0 {
-		t.Fatalf("probe: %+v, %v", st, err)
-	}
-	sc := s.ix.scratch.get()
-	defer s.ix.scratch.put(sc)
-	if &sc.ys[:1][0] != &sc.inline.ys[0] || &sc.hashIDs[0] != &sc.inline.hashIDs[0] || &sc.lists[:1][0] != &sc.inline.lists[0] {
-		t.Fatal("a small probe's scratch left its inline arrays")
+	// A large probe (τ = 2: 32 × 137 values, with the hash count limited
+	// so that it counts in blocks) then a small one, which must count in
+	// the inline arrays again; the large one's arrays stay for the next.
+	counting := s.ix.counting
+	s.ix.counting = countConfig{hashMax: 64, shift: blockBits}
+	for i, c := range []struct {
+		tau    int
+		inline bool
+	}{{0, true}, {2, false}, {0, true}} {
+		if i == 2 {
+			s.ix.counting = counting
+		}
+		if _, st, err := s.ix.Search(context.Background(), q, rh9, Plan{Kind: Probe, Tau: c.tau}); err != nil || st.Postings == 0 {
+			t.Fatalf("probe τ = %d: %+v, %v", c.tau, st, err)
+		}
+		sc := s.ix.scratch.get()
+		inline := &sc.ys[:1][0] == &sc.inline.ys[0] && &sc.lists[:1][0] == &sc.inline.lists[0]
+		if c.inline {
+			inline = inline && &sc.hashIDs[0] == &sc.inline.hashIDs[0] && &sc.cands[:1][0] == &sc.inline.cands[0]
+		}
+		if inline != c.inline {
+			t.Fatalf("probe τ = %d: its scratch used its inline arrays: %v, want %v", c.tau, inline, c.inline)
+		}
+		if i == 2 && (cap(sc.big.ys) < 32*137 || cap(sc.big.lists) < 32*137 || cap(sc.part) == 0) {
+			t.Fatalf("the large probe's arrays were not kept: %d, %d, %d", cap(sc.big.ys), cap(sc.big.lists), cap(sc.part))
+		}
+		for _, l := range append(sc.big.lists[:cap(sc.big.lists)], sc.inline.lists[:]...) {
+			if l != nil {
+				t.Fatal("a returned scratch keeps a posting list")
+			}
+		}
+		s.ix.scratch.put(sc)
 	}
 }

@@ -25,8 +25,43 @@ import (
 type clusterProcess struct {
 	args []string
 	cmd  *exec.Cmd
-	log  *bytes.Buffer
+	log  *lockedBuffer
 	url  string
+}
+
+// lockedBuffer is a process's stderr, safe to read while the process
+// writes it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// notable returns the lines of a server's log other than its successful
+// requests (at most the last 200), to show when a test fails.
+func notable(log string) string {
+	var keep []string
+	for _, line := range strings.Split(log, "\n") {
+		if line == "" || strings.Contains(line, "msg=request") && !strings.Contains(line, "level=ERROR") && !strings.Contains(line, "level=WARN") {
+			continue
+		}
+		keep = append(keep, line)
+	}
+	if len(keep) > 200 {
+		keep = keep[len(keep)-200:]
+	}
+	return strings.Join(keep, "\n")
 }
 
 func freeTCPPort(t *testing.T, host string) int {
@@ -42,16 +77,19 @@ func freeTCPPort(t *testing.T, host string) int {
 func (p *clusterProcess) start(t *testing.T, bin string) {
 	t.Helper()
 	p.cmd = exec.Command(filepath.Join(bin, "fpdb"), p.args...)
-	p.log = &bytes.Buffer{}
+	p.log = &lockedBuffer{}
 	p.cmd.Stderr = p.log
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	cmd := p.cmd
+	cmd, log := p.cmd, p.log
 	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
+		}
+		if t.Failed() {
+			t.Logf("log of %s (pid %d), requests that succeeded left out:\n%s", p.url, cmd.Process.Pid, notable(log.String()))
 		}
 	})
 }
