@@ -62,8 +62,10 @@
 //     templates are single-database features.
 //   - A pair task that fails (or sends nothing for 30 s) is sent again,
 //     to the shard's replicas in turn (each at most twice), by the router
-//     that asked; if that router fails, the caller asks again. Each
-//     replica keeps its last four pins.
+//     that asked; while the replicas answer that they cannot for now
+//     (behind the log, as after a restart, or closing), for up to 15 s
+//     more, backing off between rounds. If that router fails, the caller
+//     asks again. Each replica keeps its last four pins.
 //   - The NATS routes have no authentication: keep the route port on a
 //     private network.
 //

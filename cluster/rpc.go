@@ -177,6 +177,10 @@ type chunk struct {
 	Last bool            `json:"last,omitempty"`
 	Err  string          `json:"err,omitempty"`
 	Data json.RawMessage `json:"data,omitempty"`
+	// Unavailable says Err is transient: the replica is behind the log
+	// (catching up, or paused past stallTimeout), closing, or a shard it
+	// asked in turn was unavailable. The asking side may try again.
+	Unavailable bool `json:"unavailable,omitempty"`
 }
 
 // chunkItems is how many items a streamed reply puts in one message.
@@ -243,17 +247,35 @@ func (s *streamer[T]) sendLocked(last bool) error {
 func (s *streamer[T]) fail(err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c, _ := json.Marshal(chunk{I: s.i, Last: true, Err: err.Error()})
+	c, _ := json.Marshal(chunk{I: s.i, Last: true, Err: err.Error(), Unavailable: transient(err)})
 	s.m.Respond(c)
 }
 
+// transient reports whether err is a replica's failure to answer now that
+// another attempt may not share: the replica behind the log, closing, or
+// a shard it asked unavailable.
+func transient(err error) bool {
+	return errors.Is(err, errBehind) || errors.Is(err, ErrShardUnavailable) || errors.Is(err, ErrClosed) || errors.Is(err, db.ErrClosed)
+}
+
+// unavailableRetry is how long collectShard goes on trying the replicas of
+// a shard, backing off between rounds as Router.request does, while their
+// answers say the shard is unavailable for now (a replica that restarted
+// and is catching up, one paused by a checkpoint past stallTimeout).
+const unavailableRetry = 15 * time.Second
+
 // collectShard gathers a streamed reply of a replica of shard s to verb,
 // trying the shard's replicas in turn (Router.pick) until one answers in
-// full, or ctx ends, or each was tried twice.
+// full, or ctx ends, or each was tried twice; while the answers say the
+// shard is unavailable (ErrShardUnavailable), it goes on for up to
+// unavailableRetry.
 func collectShard[T any](ctx context.Context, r *Router, s int, verb string, req any) ([]T, error) {
 	var last error
-	n := 2 * len(r.replicasOf(s))
-	for attempt := 0; attempt < n && ctx.Err() == nil; attempt++ {
+	nodes, start := len(r.replicasOf(s)), time.Now()
+	if nodes == 0 {
+		return nil, fmt.Errorf("%w: shard %d has no replica", ErrShardUnavailable, s)
+	}
+	for attempt := 0; ctx.Err() == nil; attempt++ {
 		node := r.pick(s, attempt)
 		out, err := collect[T](ctx, r.nc, replicaSubject(s, node, verb), req)
 		if err == nil {
@@ -261,6 +283,18 @@ func collectShard[T any](ctx context.Context, r *Router, s int, verb string, req
 		}
 		last = err
 		r.avoid(s, node)
+		round := (attempt + 1) / nodes
+		if (attempt+1)%nodes != 0 { // not every replica tried in this round
+			continue
+		}
+		if round >= 2 && !(errors.Is(err, ErrShardUnavailable) && time.Since(start) < unavailableRetry) {
+			break
+		}
+		r.stats.retries.Add(1)
+		select { // every replica tried: back off
+		case <-ctx.Done():
+		case <-time.After(min(time.Duration(round)*25*time.Millisecond, 250*time.Millisecond)):
+		}
 	}
 	if last == nil {
 		last = ctx.Err()
@@ -302,6 +336,9 @@ func collect[T any](ctx context.Context, nc *nats.Conn, subj string, req any) ([
 			return nil, fmt.Errorf("fpdb cluster: %s: bad reply: %w", subj, err)
 		}
 		if c.Err != "" {
+			if c.Unavailable {
+				return nil, fmt.Errorf("%w: %s: %s", ErrShardUnavailable, subj, c.Err)
+			}
 			return nil, fmt.Errorf("fpdb cluster: %s: %s", subj, c.Err)
 		}
 		if c.I != i {

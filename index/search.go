@@ -650,6 +650,9 @@ func (ix *Index) probe(ctx context.Context, q []uint64, rh int, groups []probeGr
 			}
 		}
 	}
+	if len(hits) == 0 {
+		return nil, nil // as the scan plans return no hits
+	}
 	return hits, nil
 }
 

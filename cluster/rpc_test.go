@@ -1,0 +1,68 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// TestCollectShardUnavailable: a streamed read (pairs, pindocs) whose
+// replica answers that it is behind the log, as one does for a while after
+// a restart, is tried again until the replica answers, and ends as
+// ErrShardUnavailable if it never does; a replica's other errors are not
+// retried past two rounds and are not ErrShardUnavailable.
+func TestCollectShardUnavailable(t *testing.T) {
+	tc := startCluster(t, 1, 1, 1, nil)
+	r := tc.node(0).r
+	var calls atomic.Int32
+	var behind atomic.Int32 // answers "behind" this many times, then the data
+	var other atomic.Bool   // answers an error that is not transient
+	sub, err := r.nc.Subscribe(replicaSubject(0, "fake", "echo"), func(m *nats.Msg) {
+		calls.Add(1)
+		s := &streamer[int]{m: m}
+		switch {
+		case other.Load():
+			s.fail(errors.New("checkpoint unreadable"))
+		case behind.Add(-1) >= 0:
+			s.fail(fmt.Errorf("%w: shard 0 at sequence 1, asked for 2", errBehind))
+		default:
+			_ = s.add(7)
+			_ = s.send(true)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	r.setAssign([][]string{{"fake"}})
+	ctx := context.Background()
+
+	behind.Store(5)
+	got, err := collectShard[int](ctx, r, 0, "echo", struct{}{})
+	if err != nil || !slices.Equal(got, []int{7}) || calls.Load() != 6 {
+		t.Fatalf("behind 5 times: got %v, %v after %d calls; want [7] after 6", got, err, calls.Load())
+	}
+
+	calls.Store(0)
+	other.Store(true)
+	_, err = collectShard[int](ctx, r, 0, "echo", struct{}{})
+	if err == nil || errors.Is(err, ErrShardUnavailable) || calls.Load() != 2 {
+		t.Fatalf("a replica's own error: %v after %d calls; want an error that is not ErrShardUnavailable after 2", err, calls.Load())
+	}
+
+	calls.Store(0)
+	other.Store(false)
+	behind.Store(1 << 30)
+	cctx, cancel := context.WithTimeout(ctx, 400*time.Millisecond) // ends the retries
+	defer cancel()
+	_, err = collectShard[int](cctx, r, 0, "echo", struct{}{})
+	if !errors.Is(err, ErrShardUnavailable) || calls.Load() < 3 {
+		t.Fatalf("always behind: %v after %d calls; want ErrShardUnavailable after several", err, calls.Load())
+	}
+}
