@@ -52,9 +52,9 @@ type probeScratch struct {
 	// big keeps the heap arrays of larger probes between queries. Each
 	// phase of a probe knows its size before it starts (the probe count
 	// from the groups, the lists from the probes, the count table from
-	// the postings, a bound on the candidates from the postings and t),
-	// and picks the inline array when it fits: a small query after a
-	// large one still uses the inline arrays.
+	// the postings; the candidates are at most total/t) and picks the
+	// inline array when it fits: a small query after a large one still
+	// uses the inline arrays.
 	big struct {
 		ys        []uint32
 		lists     [][]uint32
@@ -232,8 +232,11 @@ func (sc *probeScratch) count(t int, limit uint32, cfg countConfig) ([]uint32, e
 			return nil, fmt.Errorf("%w: a posting list names unknown id %d", ErrCorrupt, ids[len(ids)-1])
 		}
 	}
-	// An id counted t times is in t lists: at most total/t candidates.
-	// Past the inline array, appends grow the heap array, kept in big.
+	// An id counted t times is in t lists: at most total/t candidates,
+	// so the inline array serves when total/t fits it. Otherwise the heap
+	// array starts with room for min(total/t, 512) (t = 1 over many
+	// postings need not allocate them all); appends grow it, and the
+	// grown array is kept in big.
 	sc.cands = pick(sc.inline.cands[:], &sc.big.cands, min(sc.total/max(t, 1), 2*inlineCands))
 	if sc.total <= cfg.hashMax {
 		sc.countHash(t)

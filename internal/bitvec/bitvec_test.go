@@ -236,6 +236,16 @@ func TestNeighbors(t *testing.T) {
 			}
 		}
 	}
+	// Every width a layout allows (1 to 24), at every radius whose ball
+	// holds at most 2^20 values: BallSize counts what Neighbors yields
+	// (the probe sizes its array of values by it).
+	for width := 1; width <= 24; width++ {
+		for radius := 0; radius <= width && BallSize(width, radius) <= 1<<20; radius++ {
+			if n := Neighbors(0, width, radius, func(uint32, int) {}); n != BallSize(width, radius) {
+				t.Fatalf("w=%d r=%d: Neighbors yields %d, BallSize %d", width, radius, n, BallSize(width, radius))
+			}
+		}
+	}
 	// The whole space for small widths.
 	for width := 1; width <= 10; width++ {
 		if n := Neighbors(0, width, width, func(uint32, int) {}); n != 1<<uint(width) {

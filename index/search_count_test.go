@@ -1,0 +1,94 @@
+package index
+
+import (
+	"slices"
+	"testing"
+)
+
+// gathered puts lists into sc as gather does (the lists array picked by
+// their number) and returns sc.
+func gathered(sc *probeScratch, lists [][]uint32) *probeScratch {
+	sc.lists = pick(sc.inline.lists[:], &sc.big.lists, len(lists))
+	for _, l := range lists {
+		sc.lists = append(sc.lists, l)
+		sc.total += len(l)
+	}
+	return sc
+}
+
+// idRange returns the ids from, from+step, … below to.
+func idRange(from, to, step uint32) []uint32 {
+	var ids []uint32
+	for id := from; id < to; id += step {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// TestScratchPhases: each phase of a probe takes its scratch's inline
+// array when its size fits and the scratch's heap array (kept for the
+// next query) when not; a small probe after a large one is back in the
+// inline arrays; the counts are right either way, and a returned scratch
+// holds no list.
+func TestScratchPhases(t *testing.T) {
+	var sp scratchPool
+	hash := countConfig{hashMax: hashMaxPostings, shift: blockBits}
+	isInline := func(sc *probeScratch) bool {
+		return &sc.hashIDs[0] == &sc.inline.hashIDs[0] && &sc.hashCount[0] == &sc.inline.hashCount[0] &&
+			&sc.cands[:1][0] == &sc.inline.cands[0] && &sc.lists[:1][0] == &sc.inline.lists[0]
+	}
+	for round, c := range []struct {
+		name   string
+		lists  [][]uint32
+		t      int
+		cfg    countConfig
+		want   []uint32
+		inline bool
+	}{
+		// 1 600 postings: a count table of 4 096 slots; 300 candidates.
+		{"large hash", [][]uint32{idRange(0, 800, 1), idRange(500, 1300, 1)}, 2, hash, idRange(500, 800, 1), false},
+		{"small after large", [][]uint32{{1, 5, 9}, {5, 9}, {9, 12}}, 2, hash, []uint32{5, 9}, true},
+		// t = 1 over 3 000 postings counted in blocks: the candidates grow
+		// past their first capacity.
+		{"blocks, t = 1", [][]uint32{idRange(0, 3000, 2), idRange(1, 3000, 2)}, 1, countConfig{hashMax: 64, shift: 8}, idRange(0, 3000, 1), false},
+		{"small again", [][]uint32{{3}, {3, 4}}, 2, hash, []uint32{3}, true},
+	} {
+		sc := gathered(sp.get(), c.lists)
+		got, err := sc.count(c.t, 1<<20, c.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = slices.Clone(got)
+		slices.Sort(got)
+		if !slices.Equal(got, c.want) {
+			t.Fatalf("%s: %d candidates %v…, want %d", c.name, len(got), got[:min(len(got), 5)], len(c.want))
+		}
+		if c.cfg == hash && isInline(sc) != c.inline {
+			t.Fatalf("%s: inline arrays %v, want %v", c.name, isInline(sc), c.inline)
+		}
+		switch round {
+		case 0:
+			if cap(sc.big.hashIDs) < 4096 || &sc.hashIDs[0] != &sc.big.hashIDs[:1][0] || &sc.cands[:1][0] != &sc.big.cands[:1][0] {
+				t.Fatalf("%s: the count table (%d) or the candidates are not the scratch's heap arrays", c.name, cap(sc.big.hashIDs))
+			}
+		case 2:
+			if cap(sc.big.cands) < 3000 {
+				t.Fatalf("%s: the grown candidates (%d) were not kept", c.name, cap(sc.big.cands))
+			}
+		}
+		sp.put(sc)
+		for _, l := range append(sc.big.lists[:cap(sc.big.lists)], sc.inline.lists[:]...) {
+			if l != nil {
+				t.Fatalf("%s: a returned scratch keeps a posting list", c.name)
+			}
+		}
+	}
+	sc := sp.get()
+	if ys := sc.startProbes(300); cap(ys) < 300 || &ys[:1][0] == &sc.inline.ys[0] {
+		t.Fatal("300 probes in the inline array of 256")
+	}
+	if ys := sc.startProbes(27); &ys[:1][0] != &sc.inline.ys[0] {
+		t.Fatal("27 probes not in the inline array")
+	}
+	sp.put(sc)
+}
