@@ -38,8 +38,8 @@ type status struct {
 	// Seq is the sequence the replica had applied.
 	Seq uint64 `json:"seq"`
 	Err string `json:"err,omitempty"`
-	// Behind says the replica could not answer at the sequence asked for
-	// (the router asks another).
+	// Behind says the replica could not answer now: not at the sequence
+	// asked for, or closing (transient). The router asks another.
 	Behind bool `json:"behind,omitempty"`
 }
 
@@ -65,7 +65,7 @@ func (r *replica) begin(m *nats.Msg, req any, at *atSeq) (_ context.Context, _ c
 	ctx, cancel := r.requestContext(at.WaitMs)
 	if err := r.waitFor(ctx, at.MinSeq); err != nil {
 		cancel()
-		reply(m, status{Err: err.Error(), Behind: errors.Is(err, errBehind)})
+		reply(m, status{Err: err.Error(), Behind: transient(err)})
 		return nil, nil, false
 	}
 	return ctx, cancel, true
@@ -93,7 +93,7 @@ func (r *replica) serveQuery(m *nats.Msg) {
 	for i, q := range req.Queries {
 		res, err := r.d.QueryFingerprint(ctx, q.FP, db.QueryOptions{Threshold: q.Threshold, Containment: q.Containment, Shingles: q.Shingles, Limit: q.Limit})
 		if err != nil {
-			reply(m, status{Err: err.Error()})
+			reply(m, status{Err: err.Error(), Behind: transient(err)})
 			return
 		}
 		if q.ContentHash != ([16]byte{}) {
@@ -133,7 +133,7 @@ func (r *replica) serveGet(m *nats.Msg) {
 		switch {
 		case errors.Is(err, db.ErrNotFound):
 		case err != nil:
-			reply(m, status{Err: err.Error()})
+			reply(m, status{Err: err.Error(), Behind: transient(err)})
 			return
 		default:
 			out.Docs[i] = doc
@@ -159,7 +159,7 @@ func (r *replica) serveStorage(m *nats.Msg) {
 	out := storageReply{status: status{Seq: r.state().Applied}, Stats: r.d.Stats()}
 	ss, err := r.d.StorageStats(ctx)
 	if err != nil {
-		reply(m, status{Err: err.Error()})
+		reply(m, status{Err: err.Error(), Behind: transient(err)})
 		return
 	}
 	out.Storage = ss
