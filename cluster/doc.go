@@ -62,10 +62,14 @@
 //     templates are single-database features.
 //   - A pair task that fails (or sends nothing for 30 s) is sent again,
 //     to the shard's replicas in turn (each at most twice), by the router
-//     that asked; while the replicas answer that they cannot for now
-//     (behind the log, as after a restart, or closing), for up to 15 s
-//     more, backing off between rounds. If that router fails, the caller
-//     asks again. Each replica keeps its last four pins.
+//     that asked. While some replica of a round answers that the shard is
+//     unavailable for now (behind the log, as after a restart; closing;
+//     no replica subscribed; 30 s of silence; lost chunks), the rounds go
+//     on, backing off between them, until 15 s after the first attempt
+//     (the round under way then ends): a Pairs call with a whole shard
+//     down takes about 15 s to fail with ErrShardUnavailable. If that
+//     router fails, the caller asks again. Each replica keeps its last
+//     four pins.
 //   - The NATS routes have no authentication: keep the route port on a
 //     private network.
 //

@@ -21,7 +21,9 @@ type PairsResult struct {
 // of its shard at the pin), then runs the V·(V+1)/2 pair tasks (i ≤ j):
 // a replica of shard i pairs its documents with shard j's at the pin. A
 // failed task is sent again, to the shard's other replicas in turn (each
-// tried twice at most). A task that sends nothing for 30 s has failed.
+// tried twice at most, or for up to 15 s while replicas answer that the
+// shard is unavailable for now: collectShard). A task that sends nothing
+// for 30 s has failed.
 func (r *Router) Pairs(ctx context.Context, threshold float64) (*PairsResult, error) {
 	if threshold <= 0 || threshold > 1 {
 		return nil, fmt.Errorf("%w: threshold %v", ErrInvalidOptions, threshold)

@@ -282,12 +282,13 @@ func (r *Router) request(ctx context.Context, s int, verb string, req, v any) er
 		cancel()
 		if err == nil {
 			var st struct {
-				Behind bool `json:"behind"`
+				Behind bool   `json:"behind"`
+				Err    string `json:"err"`
 			}
 			if json.Unmarshal(m.Data, &st); !st.Behind {
 				return json.Unmarshal(m.Data, v)
 			}
-			err = fmt.Errorf("replica on %s is behind", node)
+			err = fmt.Errorf("replica on %s cannot answer now: %s", node, st.Err)
 		}
 		last = fmt.Errorf("replica on %s: %w", node, err)
 		r.avoid(s, node)
@@ -341,7 +342,10 @@ func (r *Router) pick(s, attempt int) string {
 			return n
 		}
 	}
-	return nodes[(start+attempt)%len(nodes)]
+	// Every replica avoided: in turn by attempt (start moves with each
+	// call as attempt does, and their sum would keep to one replica of
+	// two).
+	return nodes[attempt%len(nodes)]
 }
 
 func (r *Router) avoid(s int, node string) {

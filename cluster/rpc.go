@@ -65,7 +65,7 @@ func (r *replica) begin(m *nats.Msg, req any, at *atSeq) (_ context.Context, _ c
 	ctx, cancel := r.requestContext(at.WaitMs)
 	if err := r.waitFor(ctx, at.MinSeq); err != nil {
 		cancel()
-		reply(m, status{Err: err.Error(), Behind: transient(err)})
+		reply(m, status{Err: err.Error(), Behind: r.transient(err)})
 		return nil, nil, false
 	}
 	return ctx, cancel, true
@@ -93,7 +93,7 @@ func (r *replica) serveQuery(m *nats.Msg) {
 	for i, q := range req.Queries {
 		res, err := r.d.QueryFingerprint(ctx, q.FP, db.QueryOptions{Threshold: q.Threshold, Containment: q.Containment, Shingles: q.Shingles, Limit: q.Limit})
 		if err != nil {
-			reply(m, status{Err: err.Error(), Behind: transient(err)})
+			reply(m, status{Err: err.Error(), Behind: r.transient(err)})
 			return
 		}
 		if q.ContentHash != ([16]byte{}) {
@@ -133,7 +133,7 @@ func (r *replica) serveGet(m *nats.Msg) {
 		switch {
 		case errors.Is(err, db.ErrNotFound):
 		case err != nil:
-			reply(m, status{Err: err.Error(), Behind: transient(err)})
+			reply(m, status{Err: err.Error(), Behind: r.transient(err)})
 			return
 		default:
 			out.Docs[i] = doc
@@ -159,7 +159,7 @@ func (r *replica) serveStorage(m *nats.Msg) {
 	out := storageReply{status: status{Seq: r.state().Applied}, Stats: r.d.Stats()}
 	ss, err := r.d.StorageStats(ctx)
 	if err != nil {
-		reply(m, status{Err: err.Error(), Behind: transient(err)})
+		reply(m, status{Err: err.Error(), Behind: r.transient(err)})
 		return
 	}
 	out.Storage = ss
@@ -244,18 +244,21 @@ func (s *streamer[T]) sendLocked(last bool) error {
 	return s.m.Respond(c)
 }
 
-func (s *streamer[T]) fail(err error) {
+// fail ends the reply with err; transient marks it as a failure to answer
+// now (replica.transient).
+func (s *streamer[T]) fail(err error, transient bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c, _ := json.Marshal(chunk{I: s.i, Last: true, Err: err.Error(), Unavailable: transient(err)})
+	c, _ := json.Marshal(chunk{I: s.i, Last: true, Err: err.Error(), Unavailable: transient})
 	s.m.Respond(c)
 }
 
-// transient reports whether err is a replica's failure to answer now that
-// another attempt may not share: the replica behind the log, closing, or
-// a shard it asked unavailable.
-func transient(err error) bool {
-	return errors.Is(err, errBehind) || errors.Is(err, ErrShardUnavailable) || errors.Is(err, ErrClosed) || errors.Is(err, db.ErrClosed)
+// transient reports whether err is the replica's failure to answer now,
+// which another attempt (or another replica) may not share: the replica
+// behind the log, or closing (its requests' contexts canceled), or a shard
+// it asked in turn unavailable.
+func (r *replica) transient(err error) bool {
+	return errors.Is(err, errBehind) || errors.Is(err, ErrShardUnavailable) || r.base.Err() != nil
 }
 
 // unavailableRetry is how long collectShard goes on trying the replicas of
@@ -275,6 +278,7 @@ func collectShard[T any](ctx context.Context, r *Router, s int, verb string, req
 	if nodes == 0 {
 		return nil, fmt.Errorf("%w: shard %d has no replica", ErrShardUnavailable, s)
 	}
+	unavailable := false // some replica of this round could not answer for now
 	for attempt := 0; ctx.Err() == nil; attempt++ {
 		node := r.pick(s, attempt)
 		out, err := collect[T](ctx, r.nc, replicaSubject(s, node, verb), req)
@@ -282,14 +286,16 @@ func collectShard[T any](ctx context.Context, r *Router, s int, verb string, req
 			return out, nil
 		}
 		last = err
+		unavailable = unavailable || errors.Is(err, ErrShardUnavailable)
 		r.avoid(s, node)
 		round := (attempt + 1) / nodes
 		if (attempt+1)%nodes != 0 { // not every replica tried in this round
 			continue
 		}
-		if round >= 2 && !(errors.Is(err, ErrShardUnavailable) && time.Since(start) < unavailableRetry) {
+		if round >= 2 && !(unavailable && time.Since(start) < unavailableRetry) {
 			break
 		}
+		unavailable = false
 		r.stats.retries.Add(1)
 		select { // every replica tried: back off
 		case <-ctx.Done():
@@ -300,6 +306,34 @@ func collectShard[T any](ctx context.Context, r *Router, s int, verb string, req
 		last = ctx.Err()
 	}
 	return nil, last
+}
+
+// collectBeating runs collect (a collectShard of another shard, which may
+// retry for up to unavailableRetry) while sending s's heartbeat, so that
+// the side that asked for s's reply does not take the wait for a lost
+// task.
+func collectBeating[T, U any](ctx context.Context, s *streamer[U], collect func() ([]T, error)) ([]T, error) {
+	done := make(chan struct{})
+	beat := make(chan struct{})
+	go func() {
+		defer close(beat)
+		t := time.NewTicker(heartbeat)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				_ = s.tick()
+			}
+		}
+	}()
+	out, err := collect()
+	close(done)
+	<-beat
+	return out, err
 }
 
 // collect sends req to subj and gathers a streamed reply, checking that
@@ -372,7 +406,7 @@ func (r *replica) servePinDocs(m *nats.Msg) {
 	s := &streamer[pinDoc]{m: m}
 	var req pinRequest
 	if err := json.Unmarshal(m.Data, &req); err != nil {
-		s.fail(err)
+		s.fail(err, false)
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.base, longTask)
@@ -387,7 +421,7 @@ func (r *replica) servePinDocs(m *nats.Msg) {
 		err = s.send(true)
 	}
 	if err != nil {
-		s.fail(err)
+		s.fail(err, r.transient(err))
 	}
 }
 
@@ -401,14 +435,14 @@ func (r *replica) servePairs(m *nats.Msg) {
 	s := &streamer[Edge]{m: m}
 	var req pinRequest
 	if err := json.Unmarshal(m.Data, &req); err != nil {
-		s.fail(err)
+		s.fail(err, false)
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.base, longTask)
 	defer cancel()
 	pd, err := r.pinDB(ctx, req.Pin)
 	if err != nil {
-		s.fail(err)
+		s.fail(err, r.transient(err))
 		return
 	}
 	if req.Other == r.shard {
@@ -417,7 +451,9 @@ func (r *replica) servePairs(m *nats.Msg) {
 		})
 	} else {
 		var docs []pinDoc
-		docs, err = collectShard[pinDoc](ctx, r.n.r, req.Other, "pindocs", pinRequest{Pin: req.Pin})
+		docs, err = collectBeating(ctx, s, func() ([]pinDoc, error) {
+			return collectShard[pinDoc](ctx, r.n.r, req.Other, "pindocs", pinRequest{Pin: req.Pin})
+		})
 		for i := 0; err == nil && i < len(docs); i++ {
 			if err = s.tick(); err != nil {
 				break
@@ -444,7 +480,7 @@ func (r *replica) servePairs(m *nats.Msg) {
 		err = s.send(true)
 	}
 	if err != nil {
-		s.fail(err)
+		s.fail(err, r.transient(err))
 	}
 }
 
