@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -25,16 +26,44 @@ type Options struct {
 	// a time limit; streams last as long as the server sends).
 	HTTPClient *http.Client
 	// Timeout, when > 0, bounds each call that is not a stream (Pairs and
-	// Clusters are bounded by their context only).
+	// Clusters are bounded by their context only), its retries included.
 	Timeout time.Duration
+	// Retries is how many more times a call is sent when the server could
+	// not take it for now and sending it again is safe:
+	//   - no connection could be made (nothing was sent);
+	//   - the server answered 429 (too many requests at once: it did
+	//     nothing);
+	//   - the server answered 503 (unavailable: shutting down, or a
+	//     cluster shard without a live replica for now) to a call that
+	//     changes nothing: Get, Query, Stats, StorageStats, and Pairs and
+	//     Clusters before their first line.
+	// A write answered 503 is not sent again (a cluster may have logged
+	// it). 0 means the default, 3; a negative value never retries. The
+	// error of the last attempt is returned.
+	Retries int
+	// RetryWait is the wait before the first retry (default 100 ms),
+	// doubled before each next one up to 2 s, with random jitter; a
+	// Retry-After of the answer, when longer, is waited instead (at most
+	// 10 s). A wait ends when the call's context does.
+	RetryWait time.Duration
 }
+
+// Defaults and limits of the retries (Options.Retries, RetryWait).
+const (
+	defaultRetries   = 3
+	defaultRetryWait = 100 * time.Millisecond
+	maxRetryWait     = 2 * time.Second
+	maxRetryAfter    = 10 * time.Second
+)
 
 // Client calls one fpdb server. It is safe for concurrent use.
 type Client struct {
-	base    string // the base URL, without a trailing slash
-	token   string
-	hc      *http.Client
-	timeout time.Duration
+	base      string // the base URL, without a trailing slash
+	token     string
+	hc        *http.Client
+	timeout   time.Duration
+	retries   int // 0: none
+	retryWait time.Duration
 }
 
 // ErrBadURL is returned by New for a base URL it cannot use.
@@ -68,23 +97,38 @@ func New(baseURL string, opts *Options) (*Client, error) {
 	if o.Timeout < 0 {
 		return nil, fmt.Errorf("fpdb client: negative timeout %v", o.Timeout)
 	}
+	if o.RetryWait < 0 {
+		return nil, fmt.Errorf("fpdb client: negative retry wait %v", o.RetryWait)
+	}
+	switch {
+	case o.Retries == 0:
+		o.Retries = defaultRetries
+	case o.Retries < 0:
+		o.Retries = 0
+	}
+	if o.RetryWait == 0 {
+		o.RetryWait = defaultRetryWait
+	}
 	hc := o.HTTPClient
 	if hc == nil {
 		hc = &http.Client{}
 	}
-	return &Client{base: strings.TrimSuffix(u.String(), "/"), token: o.Token, hc: hc, timeout: o.Timeout}, nil
+	return &Client{base: strings.TrimSuffix(u.String(), "/"), token: o.Token, hc: hc, timeout: o.Timeout,
+		retries: o.Retries, retryWait: o.RetryWait}, nil
 }
 
 // URL returns the server's base URL.
 func (c *Client) URL() string { return c.base }
 
 // request is one call: its method, path (under the base URL), query
-// parameters, body and the body's content type.
+// parameters, body and the body's content type. A read changes nothing
+// on the server: a 503 answer to it is retried.
 type request struct {
 	method, path string
 	query        url.Values
 	body         []byte
 	contentType  string
+	read         bool
 }
 
 // jsonRequest returns a request whose body is v as JSON.
@@ -100,7 +144,47 @@ func jsonRequest(method, path string, v any) (request, error) {
 
 // send makes the request and returns the response when its status is a
 // success; the caller closes its body. Any other status is an *Error.
+// What the server could not take for now is sent again (Options.Retries).
 func (c *Client) send(ctx context.Context, rq request) (*http.Response, error) {
+	wait := c.retryWait
+	for attempt := 0; ; attempt++ {
+		resp, err := c.sendOnce(ctx, rq)
+		if err == nil || attempt >= c.retries {
+			return resp, err
+		}
+		d, ok := retryAfter(rq, err)
+		if !ok {
+			return nil, err
+		}
+		// Jitter: clients refused at once do not all come back at once.
+		d = max(d, wait/2+rand.N(wait/2+1))
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, err
+		case <-t.C:
+		}
+		wait = min(2*wait, maxRetryWait)
+	}
+}
+
+// retryAfter reports whether the failed request rq may be sent again, and
+// the least wait the server asked for.
+func retryAfter(rq request, err error) (time.Duration, bool) {
+	if errors.Is(err, ErrUnreachable) {
+		return 0, true
+	}
+	var e *Error
+	if !errors.As(err, &e) {
+		return 0, false
+	}
+	ok := e.Status == http.StatusTooManyRequests || (e.Status == http.StatusServiceUnavailable && rq.read)
+	return min(e.RetryAfter, maxRetryAfter), ok
+}
+
+// sendOnce makes the request once.
+func (c *Client) sendOnce(ctx context.Context, rq request) (*http.Response, error) {
 	u := c.base + rq.path
 	if len(rq.query) > 0 {
 		u += "?" + rq.query.Encode()
@@ -135,7 +219,11 @@ func (c *Client) send(ctx context.Context, rq request) (*http.Response, error) {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	return nil, statusError(rq.method, rq.path, resp.StatusCode, b, resp.Header.Get("X-Request-ID"))
+	e := statusError(rq.method, rq.path, resp.StatusCode, b, resp.Header.Get("X-Request-ID"))
+	if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
+		e.RetryAfter = time.Duration(min(s, 3600)) * time.Second
+	}
+	return nil, e
 }
 
 // call makes the request (within the client's timeout) and decodes the
@@ -287,6 +375,7 @@ func (c *Client) Query(ctx context.Context, req api.QueryRequest) (*api.QueryRes
 		setText(q, req.TextInput)
 		rq = request{method: "POST", path: "/v1/query", query: q, body: []byte(req.Text), contentType: "application/octet-stream"}
 	}
+	rq.read = true
 	var out api.QueryResult
 	if err := c.call(ctx, rq, &out); err != nil {
 		return nil, err
@@ -301,7 +390,7 @@ func docPath(id string) string { return "/v1/documents/" + url.PathEscape(id) }
 // matching ErrNotFound when there is none.
 func (c *Client) Get(ctx context.Context, id string) (*api.Doc, error) {
 	var out api.Doc
-	if err := c.call(ctx, request{method: "GET", path: docPath(id)}, &out); err != nil {
+	if err := c.call(ctx, request{method: "GET", path: docPath(id), read: true}, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -371,7 +460,7 @@ func (c *Client) Batch(ctx context.Context, docs []api.AddRequest) (*api.BatchRe
 // Stats returns the database's statistics (GET /v1/stats).
 func (c *Client) Stats(ctx context.Context) (*api.Stats, error) {
 	var out api.Stats
-	if err := c.call(ctx, request{method: "GET", path: "/v1/stats"}, &out); err != nil {
+	if err := c.call(ctx, request{method: "GET", path: "/v1/stats", read: true}, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -382,7 +471,7 @@ func (c *Client) Stats(ctx context.Context) (*api.Stats, error) {
 // reads every posting list: seconds for millions of documents.
 func (c *Client) StorageStats(ctx context.Context) (*api.StorageStats, error) {
 	var out api.StorageStats
-	if err := c.call(ctx, request{method: "GET", path: "/v1/stats", query: url.Values{"storage": {"true"}}}, &out); err != nil {
+	if err := c.call(ctx, request{method: "GET", path: "/v1/stats", query: url.Values{"storage": {"true"}}, read: true}, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -392,7 +481,7 @@ func (c *Client) StorageStats(ctx context.Context) (*api.StorageStats, error) {
 // resemblance is at least threshold (GET /v1/pairs), as the server finds
 // them. An error of fn stops the stream and is returned.
 func (c *Client) Pairs(ctx context.Context, threshold float64, fn func(api.Pair) error) error {
-	rq := request{method: "GET", path: "/v1/pairs", query: url.Values{"threshold": {formatFloat(threshold)}}}
+	rq := request{method: "GET", path: "/v1/pairs", query: url.Values{"threshold": {formatFloat(threshold)}}, read: true}
 	return c.stream(ctx, rq, func(b []byte) error {
 		var p api.Pair
 		if err := jsonUnmarshal(b, &p); err != nil {
@@ -428,7 +517,7 @@ func (c *Client) Clusters(ctx context.Context, o ClustersOptions, fn func(api.Cl
 	if o.MaxSize != 0 {
 		q.Set("max_size", itoa(o.MaxSize))
 	}
-	return c.stream(ctx, request{method: "GET", path: "/v1/clusters", query: q}, func(b []byte) error {
+	return c.stream(ctx, request{method: "GET", path: "/v1/clusters", query: q, read: true}, func(b []byte) error {
 		var cl api.Cluster
 		if err := jsonUnmarshal(b, &cl); err != nil {
 			return fmt.Errorf("GET /v1/clusters: malformed line: %w", err)

@@ -3,11 +3,16 @@ package client_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/fpdb/fpdb/api"
 	"github.com/fpdb/fpdb/client"
@@ -219,5 +224,127 @@ func TestNew(t *testing.T) {
 	c, err := client.New("127.0.0.1:7700/", nil)
 	if err != nil || c.URL() != "http://127.0.0.1:7700" {
 		t.Errorf("New without a scheme: %v, %v", c, err)
+	}
+}
+
+// TestRetries checks which failures are sent again, how often, and the
+// waits: a 429 always, a 503 only for a read, no connection always.
+func TestRetries(t *testing.T) {
+	ctx := context.Background()
+	var calls atomic.Int32
+	fail := atomic.Int32{} // answers to fail before succeeding
+	status := atomic.Int32{}
+	retryAfter := atomic.Value{}
+	retryAfter.Store("")
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		if fail.Add(-1) >= 0 {
+			if ra := retryAfter.Load().(string); ra != "" {
+				w.Header().Set("Retry-After", ra)
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(int(status.Load()))
+			code := api.CodeUnavailable
+			if status.Load() == http.StatusTooManyRequests {
+				code = api.CodeTooManyRequests
+			}
+			_, _ = w.Write([]byte(`{"error":{"code":"` + code + `","message":"not now"}}`))
+			return
+		}
+		switch r.URL.Path {
+		case "/v1/stats":
+			_, _ = w.Write([]byte(`{"docs":7}`))
+		case "/v1/documents":
+			_, _ = w.Write([]byte(`{"id":"a","stored":true}`))
+		case "/v1/pairs":
+			_, _ = w.Write([]byte(`{"a":"x","b":"y","similarity":0.9,"hamming":25,"exact":false}` + "\n"))
+		}
+	}))
+	defer ts.Close()
+	fast := &client.Options{RetryWait: time.Millisecond}
+	try := func(name string, opts *client.Options, st, failures int, call func(*client.Client) error) (int, error) {
+		t.Helper()
+		calls.Store(0)
+		status.Store(int32(st))
+		fail.Store(int32(failures))
+		return int(calls.Load()), call(newClient(t, ts.URL, opts))
+	}
+	stats := func(c *client.Client) error {
+		s, err := c.Stats(ctx)
+		if err == nil && s.Docs != 7 {
+			err = fmt.Errorf("stats %+v", s)
+		}
+		return err
+	}
+	add := func(c *client.Client) error {
+		_, err := c.Add(ctx, api.AddRequest{ID: "a", Text: textA})
+		return err
+	}
+	pairs := func(c *client.Client) error {
+		n := 0
+		err := c.Pairs(ctx, 0.9, func(api.Pair) error { n++; return nil })
+		if err == nil && n != 1 {
+			err = fmt.Errorf("%d pairs", n)
+		}
+		return err
+	}
+	for _, tc := range []struct {
+		name          string
+		opts          *client.Options
+		status, fails int
+		call          func(*client.Client) error
+		wantCalls     int
+		wantErr       error
+	}{
+		{"read 503 x3", fast, 503, 3, stats, 4, nil},
+		{"read 503 x4", fast, 503, 4, stats, 4, client.ErrUnavailable},
+		{"stream 503 x2", fast, 503, 2, pairs, 3, nil},
+		{"write 503", fast, 503, 1, add, 1, client.ErrUnavailable},
+		{"write 429 x2", fast, 429, 2, add, 3, nil},
+		{"no retries", &client.Options{Retries: -1}, 429, 1, add, 1, client.ErrTooManyRequests},
+		{"one retry", &client.Options{Retries: 1, RetryWait: time.Millisecond}, 503, 5, stats, 2, client.ErrUnavailable},
+	} {
+		_, err := try(tc.name, tc.opts, tc.status, tc.fails, tc.call)
+		if got := int(calls.Load()); got != tc.wantCalls || !errors.Is(err, tc.wantErr) || (tc.wantErr == nil) != (err == nil) {
+			t.Errorf("%s: %d calls, %v; want %d calls, %v", tc.name, got, err, tc.wantCalls, tc.wantErr)
+		}
+	}
+
+	// The server's Retry-After is waited, and the error carries it.
+	retryAfter.Store("1")
+	start := time.Now()
+	if _, err := try("retry-after", fast, 503, 1, stats); err != nil || time.Since(start) < time.Second {
+		t.Errorf("Retry-After 1: %v after %v", err, time.Since(start))
+	}
+	_, err := try("retry-after, no retries", &client.Options{Retries: -1}, 503, 1, stats)
+	var ce *client.Error
+	if !errors.As(err, &ce) || ce.RetryAfter != time.Second {
+		t.Errorf("Retry-After 1 without retries: %#v", err)
+	}
+	// A wait ends with the call's context.
+	retryAfter.Store("5")
+	cctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	start = time.Now()
+	calls.Store(0)
+	fail.Store(10)
+	_, err = newClient(t, ts.URL, fast).Stats(cctx)
+	if !errors.Is(err, client.ErrUnavailable) || time.Since(start) > 3*time.Second || calls.Load() != 1 {
+		t.Errorf("canceled during the wait: %v after %v, %d calls", err, time.Since(start), calls.Load())
+	}
+	retryAfter.Store("")
+
+	// No connection: sent again, a write too, since nothing was sent.
+	var dials atomic.Int32
+	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials.Add(1)
+		return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.ECONNREFUSED}
+	}}}
+	c := newClient(t, ts.URL, &client.Options{HTTPClient: hc, Retries: 2, RetryWait: time.Millisecond})
+	if _, err := c.Add(ctx, api.AddRequest{ID: "a", Text: textA}); !errors.Is(err, client.ErrUnreachable) || dials.Load() != 3 {
+		t.Errorf("unreachable: %v after %d dials", err, dials.Load())
+	}
+	if _, err := client.New(ts.URL, &client.Options{RetryWait: -time.Second}); err == nil {
+		t.Error("a negative RetryWait was accepted")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"syscall"
+	"time"
 
 	"github.com/fpdb/fpdb/api"
 )
@@ -67,6 +68,9 @@ type Error struct {
 	// Reason names the database's error behind a 4xx, when there is one
 	// (api.Error.Reason).
 	Reason string
+	// RetryAfter is the wait the server asked for before a retry (its
+	// Retry-After header, in seconds), 0 when it asked none.
+	RetryAfter time.Duration
 }
 
 // Error returns the server's message.

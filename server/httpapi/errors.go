@@ -86,9 +86,10 @@ func Classify(err error, classes []Class) (int, string) {
 }
 
 // writeError answers err (of request id) with the API's error body, its
-// status and code as Classify returns them. The message of a 500 does not
-// tell its cause, which only the log line does; a 4xx carries the reason
-// (apiconv.Reason) of the db error it wraps, if any.
+// status and code as Classify returns them; a 503 also with Retry-After: 1.
+// The message of a 500 does not tell its cause, which only the log line
+// does; a 4xx carries the reason (apiconv.Reason) of the db error it
+// wraps, if any.
 func writeError(w http.ResponseWriter, id string, err error, classes []Class) {
 	status, code := Classify(err, classes)
 	msg := err.Error()
@@ -98,6 +99,11 @@ func writeError(w http.ResponseWriter, id string, err error, classes []Class) {
 	reason := ""
 	if status < 500 {
 		reason = apiconv.Reason(err)
+	}
+	if status == http.StatusServiceUnavailable {
+		// Unavailable for now (shutting down, a shard without a live
+		// replica): a client may retry a read after a second.
+		w.Header().Set("Retry-After", "1")
 	}
 	_ = WriteJSON(w, status, api.ErrorBody{Error: api.Error{Code: code, Message: msg, RequestID: id, Reason: reason}})
 }
