@@ -7,8 +7,10 @@ import http.client
 import ipaddress
 import json
 import os
+import random
 import socket
 import ssl
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -27,7 +29,7 @@ from typing import (
     Union,
 )
 
-from .errors import ConnectionFailed, FpdbError, Timeout, error_from_response
+from .errors import ConnectionFailed, FpdbError, Timeout, TooManyRequests, Unavailable, error_from_response
 from .types import (
     AddResult,
     BatchResult,
@@ -57,6 +59,9 @@ DocItem = Union[Tuple[str, Text], Tuple[str, Text, str], Mapping[str, Any]]
 or a mapping with ``id``, ``text`` and optionally ``source``."""
 
 T = TypeVar("T")
+
+_MAX_RETRY_WAIT = 2.0  # seconds: the backoff's cap
+_MAX_RETRY_AFTER = 10.0  # seconds: the most of a server's Retry-After waited
 
 
 class Stream(Generic[T]):
@@ -174,6 +179,18 @@ class Client:
             stream: between two pieces of it).
         ssl_context: for ``https`` URLs, an :class:`ssl.SSLContext` (to trust
             a private CA, say); default: the system's.
+        retries: how many more times a request is sent when the server could
+            not take it for now and sending it again is safe: no connection
+            could be made (nothing was sent), the server answered 429 (too
+            many requests at once: it did nothing), or it answered 503
+            (unavailable: shutting down, or a cluster shard without a live
+            replica for now) to a call that changes nothing (``get``,
+            ``query``, ``stats``, ``pairs`` and ``clusters`` before their
+            first item). A write answered 503 is not sent again (a cluster
+            may have logged it). 0 never retries; the last error is raised.
+        retry_wait: seconds before the first retry, doubled before each next
+            one up to 2, with random jitter; the server's ``Retry-After``,
+            when longer, is waited instead (at most 10 seconds).
 
     Proxies from the environment (``http_proxy``...) are used except for
     servers on this machine (127.0.0.0/8, ::1, localhost).
@@ -191,7 +208,15 @@ class Client:
         timeout: float = 60,
         *,
         ssl_context: Optional[ssl.SSLContext] = None,
+        retries: int = 3,
+        retry_wait: float = 0.1,
     ) -> None:
+        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+            raise ValueError("fpdb: retries %r: want an int >= 0" % (retries,))
+        if not isinstance(retry_wait, (int, float)) or isinstance(retry_wait, bool) or not retry_wait >= 0:
+            raise ValueError("fpdb: retry_wait %r: want seconds >= 0" % (retry_wait,))
+        self.retries = retries
+        self.retry_wait = float(retry_wait)
         url = url or os.environ.get("FPDB_URL") or DEFAULT_URL
         if "://" not in url:
             url = "http://" + url
@@ -222,8 +247,13 @@ class Client:
         body: Optional[bytes] = None,
         json_body: Any = None,
         content_type: Optional[str] = None,
+        retry: str = "write",
     ) -> Any:
-        """Send a request; return the open response of a 2xx answer, or raise."""
+        """Send a request; return the open response of a 2xx answer, or raise.
+
+        ``retry`` says what may be sent again (see ``retries``): ``"read"``
+        (changes nothing: a 503 too), ``"write"`` (no connection, 429) or
+        ``"none"``."""
         url = self.url + path
         if params:
             q = {k: ("true" if v is True else "false" if v is False else v) for k, v in params.items() if v is not None}
@@ -238,6 +268,32 @@ class Client:
         if self.token:
             headers["Authorization"] = "Bearer " + self.token
         req = urllib.request.Request(url, data=body, headers=headers, method=method)
+        wait = self.retry_wait
+        attempt = 0
+        while True:
+            try:
+                return self._send(req)
+            except FpdbError as e:
+                delay = self._retry_delay(e, retry, attempt, wait)
+                if delay is None:
+                    raise
+            time.sleep(delay)
+            attempt += 1
+            wait = min(2 * wait, _MAX_RETRY_WAIT)
+
+    def _retry_delay(self, e: FpdbError, retry: str, attempt: int, wait: float) -> Optional[float]:
+        """Seconds to wait before sending again what failed with ``e``, or
+        None when it is not sent again."""
+        if retry == "none" or attempt >= self.retries:
+            return None
+        refused = isinstance(e, ConnectionFailed) and isinstance(getattr(e.__cause__, "reason", None), ConnectionRefusedError)
+        if not (refused or isinstance(e, TooManyRequests) or (isinstance(e, Unavailable) and retry == "read")):
+            return None
+        # Jitter: clients refused at once do not all come back at once.
+        return max(wait / 2 + random.uniform(0, wait / 2), min(e.retry_after or 0.0, _MAX_RETRY_AFTER))
+
+    def _send(self, req: urllib.request.Request) -> Any:
+        """Send a request once (see _open)."""
         try:
             return self._opener.open(req, timeout=self.timeout)
         except urllib.error.HTTPError as e:
@@ -247,7 +303,10 @@ class Client:
                 data = b""
             finally:
                 e.close()
-            raise error_from_response(e.code, data, e.headers.get("X-Request-ID") if e.headers else None) from None
+            h = e.headers
+            raise error_from_response(
+                e.code, data, h.get("X-Request-ID") if h else None, retry_after=h.get("Retry-After") if h else None
+            ) from None
         except (socket.timeout, TimeoutError) as e:
             raise Timeout("no answer from %s within %gs (Client timeout)" % (self.url, self.timeout), code="timeout") from e
         except urllib.error.URLError as e:
@@ -279,7 +338,7 @@ class Client:
             raise FpdbError("%s%s answered something that is not JSON: %r" % (self.url, path, data[:200]), status=resp.status, code="bad_response") from e
 
     def _stream(self, path: str, params: Mapping[str, Any], parse: Callable[[Dict[str, Any]], T]) -> Stream[T]:
-        resp = self._open("GET", path, params=params)
+        resp = self._open("GET", path, params=params, retry="read")
         return Stream(resp, parse, self.url + path)
 
     # -- documents ---------------------------------------------------------
@@ -403,7 +462,7 @@ class Client:
         Raises:
             NotFound: no document has that id.
         """
-        return Document.from_json(self._call("GET", "/v1/documents/" + urllib.parse.quote(id, safe="")))
+        return Document.from_json(self._call("GET", "/v1/documents/" + urllib.parse.quote(id, safe=""), retry="read"))
 
     def __contains__(self, id: object) -> bool:
         """``id in client``: whether a document of that id is stored."""
@@ -522,11 +581,11 @@ class Client:
             "encoding": encoding,
         }
         if isinstance(text, (bytes, bytearray)):
-            data = self._call("POST", "/v1/query", params=opts, body=bytes(text), content_type="application/octet-stream")
+            data = self._call("POST", "/v1/query", params=opts, body=bytes(text), content_type="application/octet-stream", retry="read")
         else:
             body = {"text": text}
             body.update({k: v for k, v in opts.items() if v is not None})
-            data = self._call("POST", "/v1/query", json_body=body)
+            data = self._call("POST", "/v1/query", json_body=body, retry="read")
         return _matches(data.get("matches"), data.get("explain"))
 
     def query_fingerprint(
@@ -557,7 +616,7 @@ class Client:
             "explain": explain or None,
         }
         body.update({k: v for k, v in opts.items() if v is not None})
-        data = self._call("POST", "/v1/query", json_body=body)
+        data = self._call("POST", "/v1/query", json_body=body, retry="read")
         return _matches(data.get("matches"), data.get("explain"))
 
     def pairs(self, threshold: float) -> Stream[Pair]:
@@ -594,7 +653,7 @@ class Client:
     def stats(self) -> Stats:
         """The database's counters and parameters (``docs``, ``disk_bytes``,
         ``k``...)."""
-        return Stats.from_json(self._call("GET", "/v1/stats"))
+        return Stats.from_json(self._call("GET", "/v1/stats", retry="read"))
 
     def __len__(self) -> int:
         """The number of stored documents (one request)."""
@@ -604,7 +663,7 @@ class Client:
         """Whether the server answers and its database is open (``/readyz``);
         False when it cannot be reached or is shutting down."""
         try:
-            self._open("GET", "/readyz").close()
+            self._open("GET", "/readyz", retry="none").close()
         except FpdbError:
             return False
         return True

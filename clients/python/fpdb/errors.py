@@ -36,6 +36,8 @@ class FpdbError(Exception):
         code: the server's error code (``"not_found"``, ``"forbidden"``, ...).
         message: what went wrong, as the server says it.
         request_id: the request's id in the server's log (``None`` if unknown).
+        retry_after: the seconds the server asked to wait before a retry
+            (its ``Retry-After``), ``None`` when it asked none.
     """
 
     def __init__(
@@ -45,12 +47,14 @@ class FpdbError(Exception):
         status: Optional[int] = None,
         code: str = "",
         request_id: Optional[str] = None,
+        retry_after: Optional[float] = None,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.status = status
         self.code = code
         self.request_id = request_id
+        self.retry_after = retry_after
 
     def __str__(self) -> str:
         parts = []
@@ -134,12 +138,18 @@ _BY_STATUS: Dict[int, str] = {
 }
 
 
-def error_from_response(status: int, body: bytes, request_id: Optional[str] = None) -> FpdbError:
+def error_from_response(
+    status: int, body: bytes, request_id: Optional[str] = None, *, retry_after: Optional[str] = None
+) -> FpdbError:
     """Return the error for an HTTP answer of ``status`` with ``body``.
 
     The server's JSON error body decides the class by its code; any other
-    body (or an unknown code) falls back on the status.
+    body (or an unknown code) falls back on the status. ``retry_after`` is
+    the answer's Retry-After header (seconds), if any.
     """
+    wait: Optional[float] = None
+    if retry_after and retry_after.strip().isdigit():
+        wait = float(min(int(retry_after.strip()), 3600))
     code = ""
     message = ""
     try:
@@ -155,4 +165,4 @@ def error_from_response(status: int, body: bytes, request_id: Optional[str] = No
         fallback = _BY_STATUS.get(status, "internal" if status >= 500 else "bad_request")
         cls = _BY_CODE[fallback]
         code = code or fallback
-    return cls(message or "HTTP %d" % status, status=status, code=code, request_id=request_id)
+    return cls(message or "HTTP %d" % status, status=status, code=code, request_id=request_id, retry_after=wait)

@@ -672,6 +672,115 @@ class _Slow(http.server.BaseHTTPRequestHandler):
         pass
 
 
+class _Flaky(http.server.BaseHTTPRequestHandler):
+    """Fails the first ``fails`` requests with ``status`` (and Retry-After
+    when ``retry_after`` is set), then answers; counts the requests."""
+
+    fails = 0
+    status = 503
+    retry_after = ""
+    calls = 0
+
+    def _answer(self) -> None:
+        cls = type(self)
+        cls.calls += 1
+        n = int(self.headers.get("Content-Length") or 0)
+        if n:
+            self.rfile.read(n)
+        if cls.fails > 0:
+            cls.fails -= 1
+            code = "too_many_requests" if cls.status == 429 else "unavailable"
+            body = json.dumps({"error": {"code": code, "message": "not now", "request_id": "r"}}).encode()
+            self.send_response(cls.status)
+            if cls.retry_after:
+                self.send_header("Retry-After", cls.retry_after)
+        elif self.path.startswith("/v1/stats"):
+            body = b'{"docs": 7}'
+            self.send_response(200)
+        else:
+            body = b'{"id": "a", "stored": true}'
+            self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = _answer  # noqa: N815
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+class TestRetries(unittest.TestCase):
+    def setUp(self) -> None:
+        self.handler = type("Handler", (_Flaky,), {})
+        self.srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), self.handler)
+        self.t = threading.Thread(target=self.srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.t.start()
+        self.url = "http://127.0.0.1:%d" % self.srv.server_address[1]
+
+    def tearDown(self) -> None:
+        self.srv.shutdown()
+        self.srv.server_close()
+        self.t.join(10)
+
+    def attempt(self, status: int, fails: int, call: str, **kw: object) -> Optional[FpdbError]:
+        self.handler.status, self.handler.fails, self.handler.calls = status, fails, 0
+        c = Client(self.url, timeout=10, **{"retry_wait": 0.001, **kw})  # type: ignore[arg-type]
+        try:
+            if call == "stats":
+                self.assertEqual(c.stats().docs, 7)
+            else:
+                self.assertTrue(c.add("a", "some words here").stored)
+        except FpdbError as e:
+            return e
+        return None
+
+    def test_what_is_sent_again(self) -> None:
+        # (status, failures, call, options, calls, error class)
+        cases = [
+            (503, 3, "stats", {}, 4, None),
+            (503, 4, "stats", {}, 4, Unavailable),
+            (503, 1, "add", {}, 1, Unavailable),
+            (429, 2, "add", {}, 3, None),
+            (429, 1, "add", {"retries": 0}, 1, TooManyRequests),
+            (503, 5, "stats", {"retries": 1}, 2, Unavailable),
+        ]
+        for status, fails, call, kw, calls, cls in cases:
+            err = self.attempt(status, fails, call, **kw)
+            name = "%d x%d %s %r" % (status, fails, call, kw)
+            self.assertEqual(self.handler.calls, calls, name)
+            if cls is None:
+                self.assertIsNone(err, name)
+            else:
+                self.assertIs(type(err), cls, name)
+
+    def test_retry_after(self) -> None:
+        self.handler.retry_after = "1"
+        t0 = time.monotonic()
+        self.assertIsNone(self.attempt(503, 1, "stats"))
+        self.assertGreaterEqual(time.monotonic() - t0, 1.0)
+        err = self.attempt(503, 1, "stats", retries=0)
+        self.assertIsInstance(err, Unavailable)
+        assert err is not None
+        self.assertEqual(err.retry_after, 1.0)
+
+    def test_refused_connection_is_sent_again(self) -> None:
+        port = free_port()
+        for retries, least in ((0, 0.0), (2, 0.3)):
+            c = Client("http://127.0.0.1:%d" % port, timeout=5, retries=retries, retry_wait=0.2)
+            t0 = time.monotonic()
+            with self.assertRaises(ConnectionFailed):
+                c.add("a", "some words here")
+            # Waits of at least 0.1 then 0.2 s (half of each, plus jitter).
+            self.assertGreaterEqual(time.monotonic() - t0, least)
+
+    def test_arguments(self) -> None:
+        for bad in ({"retries": -1}, {"retries": 1.5}, {"retries": True}, {"retry_wait": -1}, {"retry_wait": "1"}):
+            with self.assertRaises(ValueError, msg=repr(bad)):
+                Client(self.url, **bad)  # type: ignore[arg-type]
+
+
 class TestWithoutServer(unittest.TestCase):
     def test_stream_yields_each_line_as_it_arrives(self) -> None:
         handler = type("Handler", (_Slow,), {"go_on": threading.Event()})
