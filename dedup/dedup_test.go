@@ -377,6 +377,7 @@ func TestBadRecords(t *testing.T) {
 		`{"id": "a", "text": "the same id again here"}`,
 		`{"id": "e", "text": "   ...   "}`,
 		`{"id": "f", "text": "one two three four five six seven"}`,
+		`{"id": "g", "text": ""}`,
 	}
 	if err := os.WriteFile(in, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -384,7 +385,7 @@ func TestBadRecords(t *testing.T) {
 	var bad []string
 	o := Options{LoadOptions: LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{in}, Bad: func(pos string, err error) { bad = append(bad, pos+": "+err.Error()) }}, Threshold: 0.8}
 	sum, kept, removed := run(t, o)
-	wantPos := []string{"bad.jsonl:2", "bad.jsonl:3", "bad.jsonl:4", "bad.jsonl:5", "bad.jsonl:6"}
+	wantPos := []string{"bad.jsonl:2", "bad.jsonl:3", "bad.jsonl:4", "bad.jsonl:5", "bad.jsonl:6", "bad.jsonl:8"}
 	if len(bad) != len(wantPos) {
 		t.Fatalf("bad records reported: %q", bad)
 	}
@@ -393,10 +394,11 @@ func TestBadRecords(t *testing.T) {
 			t.Fatalf("bad record %d reported as %q, want position %s", i, bad[i], p)
 		}
 	}
-	if sum.Skipped != 5 || sum.SkippedReasons["id given twice"] != 1 || sum.SkippedReasons["no words"] != 1 {
+	// An empty text has no words, as a text of punctuation.
+	if sum.Skipped != 6 || sum.SkippedReasons["id given twice"] != 1 || sum.SkippedReasons["no words"] != 2 {
 		t.Fatalf("summary %+v", sum)
 	}
-	if len(kept) != 1 || kept[0].ID != "a" || len(removed) != 6 {
+	if len(kept) != 1 || kept[0].ID != "a" || len(removed) != 7 {
 		t.Fatalf("kept %v, removed %v", kept, removed)
 	}
 	for _, r := range removed {

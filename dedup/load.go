@@ -291,7 +291,10 @@ func recordID(rec *records.Record, idField string) string {
 func recordDoc(rec *records.Record, idField string, arena *[]byte) db.Input {
 	var text []byte
 	switch {
-	case len(rec.Text) == 0: // nil, as the copy below would give
+	case len(rec.Text) == 0:
+		// Not nil: a nil Text is no text at all (db.ErrBadInput), where
+		// an empty one is a document without words (db.ErrNoWords).
+		text = []byte{}
 	case arena == nil:
 		text = append([]byte(nil), rec.Text...)
 	default:

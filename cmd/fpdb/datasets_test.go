@@ -187,3 +187,31 @@ func TestDedupWorkDatabase(t *testing.T) {
 	runFPDB(t, "", "dedup", filepath.Join(dir, "missing.jsonl"), "--out", out).mustCode(t, exitInput)
 	runFPDB(t, "", "dedup", filepath.Join(dir, "b.jsonl"), "--out", out, "--removed", out).mustCode(t, exitFailure)
 }
+
+// TestAddRecordsStrict checks add of a dataset's records: an empty text is
+// a document without words (exit 3), and --strict stops at the first bad
+// record, whether the record is malformed or refused by the database, and
+// counts it.
+func TestAddRecordsStrict(t *testing.T) {
+	dir := t.TempDir()
+	good := `{"id":"g","text":"one two three four five six seven eight nine ten"}`
+	for name, first := range map[string]string{"empty": `{"id":"e","text":""}`, "nowords": `{"id":"n","text":" ... "}`, "missing": `{"id":"m"}`} {
+		in := filepath.Join(dir, name+".jsonl")
+		writeFile(t, dir, name+".jsonl", []byte(first+"\n"+good+"\n"))
+		db1 := filepath.Join(dir, name+"-1")
+		r := runFPDB(t, "", "--db", db1, "add", in).mustCode(t, exitInput)
+		want := "no words"
+		if name == "missing" {
+			want = `missing field "text"`
+		}
+		if !strings.Contains(r.stderr, in+":1") || !strings.Contains(r.stderr, want) || !strings.Contains(r.stdout, "g: stored") {
+			t.Errorf("%s: add: stdout %q stderr %q", name, r.stdout, r.stderr)
+		}
+		db2 := filepath.Join(dir, name+"-2")
+		r = runFPDB(t, "", "--db", db2, "add", "--strict", in).mustCode(t, exitInput)
+		if !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "1 record: 0 stored (0 replaced), 0 unchanged, 0 rejected, 1 failed") ||
+			!strings.Contains(r.stderr, "stopped at the first bad record (--strict)") || strings.Contains(r.stdout, "g: stored") {
+			t.Errorf("%s: add --strict: stdout %q stderr %q", name, r.stdout, r.stderr)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -164,6 +165,10 @@ func (o *addOptions) runRecords(ctx context.Context, stdin io.Reader, stdout, st
 	return o.addRecords(ctx, add, inputs, lo, stdin, stdout, rep, bar, start)
 }
 
+// errStrictStop stops addRecords at a bad record with --strict (the record
+// is reported and counted already).
+var errStrictStop = errors.New("stopped at a bad record (--strict)")
+
 // addRecords adds each record with the near-duplicate check, as add does
 // each file.
 func (o *addOptions) addRecords(ctx context.Context, add adder, inputs []string, lo dedup.LoadOptions, stdin io.Reader, stdout io.Writer, rep *addReport, bar *bytesProgress, start time.Time) error {
@@ -178,10 +183,10 @@ func (o *addOptions) addRecords(ctx context.Context, add adder, inputs []string,
 		rep.inputs++
 		total++
 		if recErr != nil {
+			lo.Bad(pos, recErr) // reported and counted as failed
 			if o.records.strict {
-				return fmt.Errorf("%s: %w", pos, recErr)
+				return errStrictStop
 			}
-			lo.Bad(pos, recErr)
 			return nil
 		}
 		doc.ReplaceUnchanged, doc.TextOptions = o.replace, lo.Text
@@ -189,9 +194,13 @@ func (o *addOptions) addRecords(ctx context.Context, add adder, inputs []string,
 			bar.hide()
 			defer bar.show()
 		}
+		failed := rep.failed
 		fatal, err := o.addDoc(ctx, add, pos, doc, stdout, enc, rep)
 		if fatal {
 			return err
+		}
+		if o.records.strict && rep.failed > failed {
+			return errStrictStop // a record refused (no words, too long, …)
 		}
 		bar.update(p)
 		return nil
@@ -201,8 +210,10 @@ func (o *addOptions) addRecords(ctx context.Context, add adder, inputs []string,
 	switch {
 	case ctx.Err() != nil:
 		return failure(fmt.Errorf("add: interrupted: %d records done", total))
-	case err != nil:
+	case err != nil && !errors.Is(err, errStrictStop):
 		return failure(newOpError("add", err, "add"))
+	case err != nil:
+		return rep.failures.failure(fmt.Errorf("add: stopped at the first bad record (--strict): %s read", plural(total, "record")))
 	case rep.failed > 0:
 		return rep.failures.failure(fmt.Errorf("add: %d of %d records failed", rep.failed, total))
 	case rep.dups > 0:
