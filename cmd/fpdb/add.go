@@ -63,6 +63,7 @@ type jsonAddSummary struct {
 	Stored    bool   `json:"stored"`
 	Replaced  bool   `json:"replaced"`
 	Unchanged bool   `json:"unchanged"`
+	Rejected  bool   `json:"rejected"` // not stored: --reject found a near duplicate
 	Matches   int    `json:"matches"`
 }
 
@@ -107,7 +108,7 @@ match
 ("query" is the added document's id, "exact" reports identical normalized
 text) and, after its matches, one summary per document
 
-  {"query": "ID", "stored": true, "replaced": false, "matches": 2}
+  {"query": "ID", "stored": true, "replaced": false, "unchanged": false, "rejected": false, "matches": 2}
 
 --dups-only prints only the documents that have near duplicates; --quiet
 prints no line per document (errors and the summary only).
@@ -664,7 +665,8 @@ func (o *addOptions) addDoc(ctx context.Context, add adder, where string, doc db
 				return true, err
 			}
 		}
-		err := enc.Encode(jsonAddSummary{Query: in.id, Stored: res.Stored, Replaced: res.Replaced, Unchanged: res.Unchanged, Matches: len(res.Matches)})
+		err := enc.Encode(jsonAddSummary{Query: in.id, Stored: res.Stored, Replaced: res.Replaced, Unchanged: res.Unchanged,
+			Rejected: !res.Stored && !res.Unchanged, Matches: len(res.Matches)})
 		return err != nil, err
 	}
 	if n := len(res.Matches); n > 0 {

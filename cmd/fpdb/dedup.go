@@ -87,9 +87,9 @@ long, a malformed line, an id given twice, a text without any word) are
 reported on standard error with their position (FILE:LINE, or FILE: row
 group G, row R), counted in the summary, and written to REMOVED with
 fpdb_error set; --strict stops at the first instead. When the database
-holds a document under a bad record's id (a rerun with a smaller
---max-text, or an archive with that id), that document is left out of the
-clusters: no record names a bad one as kept.
+holds a document under a bad record's id (an archive with that id, or an
+earlier run that stored a record now refused), that document is left out
+of the clusters: no record names a bad one as kept.
 
 A document shorter than the shingle width (--shingle-width words, 4 by
 default) is one shingle of all its words: it is a near duplicate only of
@@ -113,7 +113,9 @@ always); a summary line ends every run, and --json also prints the summary
 as one JSON object on standard output (unless KEPT is -).
 
 Exit status: 0 when done (whatever was removed), 3 when bad records were
-skipped, 2 on an error (bad flags, unreadable input, a database problem).`,
+skipped or an input could not be read (missing, of no known format), 2 on
+any other error (bad flags, an output that cannot be written, a database
+problem).`,
 		Example: `  fpdb dedup data/*.jsonl.zst --threshold 0.8 --out kept.jsonl.zst --removed removed.jsonl.zst
   fpdb dedup hf-dataset/data/ --format parquet --threshold 0.8 --out kept.parquet
   fpdb dedup crawl.csv --id-field url --keep max:fetched_at --out kept.csv --clusters clusters.jsonl

@@ -158,6 +158,10 @@ func TestE2EAddOriginals(t *testing.T) {
 	if !strings.Contains(r.stdout, "  corpus/bread.txt  similarity ") || !strings.HasSuffix(r.stdout, "corpus/bread-edited.txt: rejected\n") {
 		t.Errorf("add --reject:\n%s", r.stdout)
 	}
+	r = exe(t, nil, "", "--db", dir, "add", "--reject", "--json", "corpus/bread-edited.txt").mustCode(t, exitDuplicates)
+	if !strings.HasSuffix(r.stdout, `{"query":"corpus/bread-edited.txt","stored":false,"replaced":false,"unchanged":false,"rejected":true,"matches":1}`+"\n") {
+		t.Errorf("add --reject --json:\n%s", r.stdout)
+	}
 	r = exe(t, nil, "", "--db", dir, "get", "corpus/bread-edited.txt").mustCode(t, exitFailure)
 	if r.stderr != "fpdb: get \"corpus/bread-edited.txt\": document not found\n" {
 		t.Errorf("get of a rejected document: %q", r.stderr)

@@ -519,7 +519,7 @@ func TestNewRootCommand(t *testing.T) {
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	if got := out.String(); got != `{"query":"testdata/corpus/railway.txt","stored":true,"replaced":false,"unchanged":false,"matches":0}`+"\n" {
+	if got := out.String(); got != `{"query":"testdata/corpus/railway.txt","stored":true,"replaced":false,"unchanged":false,"rejected":false,"matches":0}`+"\n" {
 		t.Errorf("output %q", got)
 	}
 	// A second add finds the first: the command returns an exitError
