@@ -321,10 +321,11 @@ func (h *httpHandler) add(w http.ResponseWriter, r *http.Request) error {
 		ms = ms[:req.Limit]
 	}
 	// A replica leaves a document of unchanged content as it is: report it
-	// as the single-node server does.
-	unchanged := ar.Stored && sameContent(prev, doc)
+	// as the single-node server does, also when Reject refused it (it is
+	// stored).
+	unchanged := sameContent(prev, doc)
 	out := api.AddResult{ID: req.ID, Stored: ar.Stored && !unchanged, Replaced: ar.Stored && prev != nil && !unchanged,
-		Unchanged: unchanged, Rejected: !ar.Stored, Matches: apiconv.Matches(ms)}
+		Unchanged: unchanged, Rejected: !ar.Stored && !unchanged, Matches: apiconv.Matches(ms)}
 	status := http.StatusOK
 	if out.Stored {
 		status = http.StatusCreated

@@ -188,6 +188,16 @@ func (d *DB) addPrecheck(ctx context.Context, id string, opts *AddOptions) (*Add
 	return o, nil
 }
 
+// reject answers an add that Reject refuses: logged, nothing stored.
+func (d *DB) reject(res *AddResult, doc Doc, entry func(Decision) []LogEntry) (*AddResult, error) {
+	if err := d.writeLog(entry(DecisionRejected)); err != nil {
+		return nil, fmt.Errorf("fpdb: add %q: %w", doc.ID, err)
+	}
+	res.Doc = doc
+	res.Doc.text = nil
+	return res, nil
+}
+
 // store runs the optional check and writes doc in one batch.
 func (d *DB) store(ctx context.Context, doc Doc, o *AddOptions, replaceUnchanged bool) (*AddResult, error) {
 	if err := d.enter(ctx); err != nil {
@@ -226,18 +236,13 @@ func (d *DB) store(ctx context.Context, doc Doc, o *AddOptions, replaceUnchanged
 		}
 		return []LogEntry{addEntry(&doc, x, OpAdd, o, replaceUnchanged, found0)}
 	}
-	if o.Reject && len(res.Matches) > 0 {
-		if err := d.writeLog(entry(DecisionRejected)); err != nil {
-			return nil, fmt.Errorf("fpdb: add %q: %w", doc.ID, err)
-		}
-		res.Doc = doc
-		res.Doc.text = nil
-		return res, nil
-	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 
+	// A document stored already with this content stays as it is, and is
+	// reported unchanged (with its matches) even when Reject would refuse
+	// it: it is stored, which "rejected" would deny.
 	old, found, err := d.lookup(doc.ID)
 	if err != nil {
 		return nil, fmt.Errorf("fpdb: add %q: %w", doc.ID, err)
@@ -255,6 +260,9 @@ func (d *DB) store(ctx context.Context, doc Doc, o *AddOptions, replaceUnchanged
 			res.Doc.text = nil
 			return res, nil
 		}
+	}
+	if o.Reject && len(res.Matches) > 0 {
+		return d.reject(res, doc, entry)
 	}
 	c := &change{adds: []Doc{doc}, log: entry(DecisionStored)}
 	if found {
@@ -316,7 +324,10 @@ type AddOptions struct {
 	// check and the store happen under one lock: no other write comes
 	// between them.
 	Threshold float64
-	// Reject makes the add store nothing when the check found a match.
+	// Reject makes the add store nothing when the check found a match
+	// (Stored false). A document already stored under its id with the same
+	// content is reported Unchanged instead, with its matches: it stays
+	// stored.
 	Reject bool
 	// Limit caps the matches returned; 0 means no limit.
 	Limit int

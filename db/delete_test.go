@@ -242,6 +242,24 @@ func TestAddUnchanged(t *testing.T) {
 	if doc, _ := d.Get(ctx, "a"); doc.Added.Equal(t0) {
 		t.Fatal("forced re-add kept the old time added")
 	}
+	// With Reject, a stored copy of the same content under another id:
+	// still unchanged (it stays stored), the copy reported as a match.
+	if _, err := d.Add(ctx, Input{ID: "copy", Text: txt}, nil); err != nil {
+		t.Fatal(err)
+	}
+	res, err = d.Add(ctx, Input{ID: "a", Text: txt}, &AddOptions{Threshold: 0.9, Reject: true})
+	if err != nil || !res.Unchanged || res.Stored || len(res.Matches) != 1 || res.Matches[0].ID != "copy" {
+		t.Fatalf("re-add of an unchanged text with Reject: %+v, %v", res, err)
+	}
+	// A changed text under a stored id is rejected: the stored one stays.
+	changed := []byte(edit(string(txt), 40))
+	res, err = d.Add(ctx, Input{ID: "a", Text: changed}, &AddOptions{Threshold: 0.5, Reject: true})
+	if err != nil || res.Unchanged || res.Stored || len(res.Matches) != 1 {
+		t.Fatalf("re-add of a changed text with Reject: %+v, %v", res, err)
+	}
+	if doc, _ := d.Get(ctx, "a"); doc.ContentHash == res.Doc.ContentHash {
+		t.Fatal("a rejected add replaced the stored document")
+	}
 	res, err = d.Add(ctx, Input{ID: "a", Text: []byte(edit(string(txt), 5))}, nil)
 	if err != nil || !res.Stored || !res.Replaced {
 		t.Fatalf("re-add of a changed text: %+v, %v", res, err)
