@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -70,7 +71,45 @@ func (g *globalOptions) openDBWith(mode openMode, c *creationFlags) (*db.DB, err
 		}
 	}
 	// The db package's errors name the directory already.
-	return c.open(dir, opts)
+	if opts.LockWait > 0 {
+		// Held by another process? Then say so while waiting.
+		once := opts.Clone()
+		once.LockWait = 0
+		d, err := c.open(dir, once)
+		if !errors.Is(err, db.ErrLocked) {
+			return d, err
+		}
+		defer g.noticeWait(dir)()
+	}
+	d, err := c.open(dir, opts)
+	if errors.Is(err, db.ErrLocked) {
+		err = fmt.Errorf("%w; if it is fpdb serve, work through it: --server URL", err)
+	}
+	return d, err
+}
+
+// lockNotice is how long an open waits for a database another process
+// holds before it says so on standard error: a pipeline's other end
+// (fpdb clusters … | fpdb delete -) lets go well before.
+const lockNotice = time.Second
+
+// noticeWait says on standard error that the open of dir is waiting for
+// the process that holds it, once it has waited lockNotice, unless the
+// returned function is called first.
+func (g *globalOptions) noticeWait(dir string) (done func()) {
+	if g.wait <= lockNotice || g.stderr == nil {
+		return func() {}
+	}
+	printed := make(chan struct{})
+	t := time.AfterFunc(lockNotice, func() {
+		defer close(printed)
+		fmt.Fprintf(g.stderr, "fpdb: waiting up to %v (--wait) for %s: another fpdb process holds it\n", g.wait, dir)
+	})
+	return func() {
+		if !t.Stop() {
+			<-printed // the notice is written before anything else is
+		}
+	}
 }
 
 // errEmptyDB is the sentinel of an empty --db or $FPDB_DB (emptyDBError).

@@ -10,6 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/fpdb/fpdb/db"
 )
 
 // TestEmptyDB: an empty --db, or an empty $FPDB_DB, is refused with a
@@ -283,5 +286,41 @@ func TestPluralsAndRawErrors(t *testing.T) {
 	err := fmt.Errorf("export: %w", context.Canceled)
 	if got := errorText(err); got != "export: interrupted" {
 		t.Errorf("errorText(%v) = %q", err, got)
+	}
+}
+
+// TestLockedDatabase checks what a command says about a database another
+// process (here another DB) holds: a notice while it waits, and a hint
+// towards --server when it gives up.
+func TestLockedDatabase(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "db")
+	runFPDB(t, "one two three four five six", "--db", dir, "add", "--id", "a", "-").mustCode(t, 0)
+	held, err := db.Open(dir, &db.Options{ErrorIfNotExist: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	notice := "fpdb: waiting up to 1.5s (--wait) for " + dir + ": another fpdb process holds it\n"
+	r := runFPDB(t, "", "--db", dir, "--wait", "1500ms", "stats").mustCode(t, exitFailure)
+	if !strings.HasPrefix(r.stderr, notice) || !strings.Contains(r.stderr, "is in use") || !strings.Contains(r.stderr, "--server URL") {
+		t.Errorf("gave up waiting: %q", r.stderr)
+	}
+	r = runFPDB(t, "", "--db", dir, "--wait", "0", "stats").mustCode(t, exitFailure)
+	if strings.Contains(r.stderr, "waiting") || !strings.Contains(r.stderr, "--server URL") {
+		t.Errorf("--wait 0: %q", r.stderr)
+	}
+	// Released while the command waits: it goes on.
+	go func() {
+		time.Sleep(1500 * time.Millisecond)
+		if err := held.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	r = runFPDB(t, "", "--db", dir, "--wait", "20s", "list").mustCode(t, 0)
+	if !strings.HasPrefix(r.stderr, "fpdb: waiting up to 20s (--wait)") || !strings.HasPrefix(r.stdout, "a\t") {
+		t.Errorf("released while waiting: stdout %q stderr %q", r.stdout, r.stderr)
+	}
+	// Not held: no notice.
+	if r := runFPDB(t, "", "--db", dir, "list").mustCode(t, 0); r.stderr != "" {
+		t.Errorf("not held: %q", r.stderr)
 	}
 }

@@ -50,7 +50,10 @@ func (g *globalOptions) registerRemote(root *cobra.Command) {
 		"work through the fpdb server at `URL` (fpdb serve) instead of --db: add, query, get, delete, pairs, clusters and stats (default $"+envServer+")")
 	f.Lookup("server").DefValue = "" // help output does not depend on the environment
 	f.StringVar(&g.tokenFile, "token-file", "", "with --server: read the server's token from `FILE` (default: $"+envToken+")")
-	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return g.checkRemote(cmd) }
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		g.stderr = cmd.ErrOrStderr()
+		return g.checkRemote(cmd)
+	}
 }
 
 // remote reports whether the commands work through a server.

@@ -65,6 +65,9 @@ type globalOptions struct {
 	// --db (--server, $FPDB_SERVER); tokenFile the file holding its
 	// token (--token-file; else $FPDB_TOKEN is the token). See remote.go.
 	server, tokenFile string
+	// stderr is the command's standard error, for notices (set before
+	// the command runs).
+	stderr io.Writer
 }
 
 // defaultWait is the default of --wait: long enough for the other end of a
