@@ -34,7 +34,7 @@ func TestReadmeDatasets(t *testing.T) {
 	}
 	env := append(withoutEnvDB(os.Environ()), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	for _, line := range lines[1:] {
-		cmd := exec.Command("sh", "-c", line)
+		cmd := exec.Command("bash", "-o", "pipefail", "-c", line) // every command of a pipeline must succeed
 		cmd.Dir, cmd.Env = work, env
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -59,7 +59,7 @@ func TestHelpPipelines(t *testing.T) {
 			dir := dbDir(t)
 			runFPDB(t, "", "--db", dir, "add", corpus).mustCode(t, exitDuplicates)
 			before := docCount(t, dir)
-			cmd := exec.Command("sh", "-c", line)
+			cmd := exec.Command("bash", "-o", "pipefail", "-c", line) // every command of a pipeline must succeed
 			cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), envDB+"="+dir)
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
