@@ -418,6 +418,9 @@ func checkPaths(o *Options) error {
 		if what, ok := seen[abs]; ok {
 			return fmt.Errorf("%w: the %s file %s is %s", db.ErrInvalidOptions, out.flag, out.path, what)
 		}
+		if fi, err := os.Stat(out.path); err == nil && fi.IsDir() {
+			return fmt.Errorf("%w: the %s file %s is a directory", db.ErrInvalidOptions, out.flag, out.path)
+		}
 		seen[abs] = "the " + out.flag + " file"
 	}
 	return nil

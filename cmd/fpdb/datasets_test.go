@@ -186,6 +186,34 @@ func TestDedupWorkDatabase(t *testing.T) {
 	}
 	runFPDB(t, "", "dedup", filepath.Join(dir, "missing.jsonl"), "--out", out).mustCode(t, exitInput)
 	runFPDB(t, "", "dedup", filepath.Join(dir, "b.jsonl"), "--out", out, "--removed", out).mustCode(t, exitFailure)
+
+	// A run refused before it stores anything leaves no work database,
+	// and an output that is a directory is refused before the load.
+	fresh := t.TempDir()
+	b := filepath.Join(dir, "b.jsonl")
+	writeFile(t, fresh, "a.txt", []byte("one two three four five six\n"))
+	if err := os.Mkdir(filepath.Join(fresh, "outdir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{b, "--out", b}, exitFailure, "is the input"},
+		{[]string{b, "--out", filepath.Join(fresh, "k.jsonl"), "--removed", filepath.Join(fresh, "k.jsonl")}, exitFailure, "is the out file"},
+		{[]string{filepath.Join(fresh, "a.txt"), "--out", filepath.Join(fresh, "q.jsonl")}, exitInput, "unknown record format"},
+		{[]string{b, "--out", filepath.Join(fresh, "outdir")}, exitFailure, "is a directory"},
+	} {
+		r := runFPDB(t, "", append([]string{"dedup", "-q"}, c.args...)...).mustCode(t, c.code)
+		left, _ := filepath.Glob(filepath.Join(fresh, "*.fpdb"))
+		if b1, _ := filepath.Glob(filepath.Join(dir, "b.jsonl.fpdb")); len(b1) > 0 {
+			left = append(left, b1...)
+		}
+		if !strings.Contains(r.stderr, c.want) || strings.Contains(r.stderr, "records") || len(left) > 0 {
+			t.Errorf("dedup %q: stderr %q, left %q", c.args, r.stderr, left)
+		}
+	}
 }
 
 // TestAddRecordsStrict checks add of a dataset's records: an empty text is

@@ -230,6 +230,18 @@ func (o *dedupOptions) run(ctx context.Context, stdout, stderr io.Writer) (err e
 			closeDB(d, &err)
 		}
 	}()
+	if fresh := work != "" && !temp && d.Len() == 0; fresh {
+		// A work database this run made and stored nothing in (a refused
+		// output, an input of no known format) is not left behind.
+		defer func() {
+			if err != nil && !closed && d.Len() == 0 {
+				closed = true
+				if d.CloseUnflushed() == nil {
+					_ = os.RemoveAll(work)
+				}
+			}
+		}()
+	}
 	if work != "" {
 		// A work database left by an interrupted run is resumed only by
 		// the same run: other inputs or record options start afresh, or
