@@ -228,13 +228,22 @@ func decodeText(r io.Reader, encoding string, f normalize.Format, version int) (
 	return text, err
 }
 
+// countingReader counts the bytes read from r, and keeps r's first error:
+// r is not read again after its end. (Readers above it, such as
+// bufio.Reader, may ask again after an io.EOF, and a terminal would then
+// wait for a second end of input.)
 type countingReader struct {
-	r io.Reader
-	n int64
+	r   io.Reader
+	n   int64
+	err error
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
 	n, err := c.r.Read(p)
 	c.n += int64(n)
+	c.err = err
 	return n, err
 }

@@ -364,3 +364,48 @@ func TestE2EInterrupt(t *testing.T) {
 		t.Errorf("docs = %d, but %d were reported stored", n, stored)
 	}
 }
+
+// TestInterruptWhileReadingStdin: Ctrl-C (SIGINT) stops an add or a query
+// that waits for standard input (here a pipe whose writer stays silent),
+// and the database is left closed and unchanged.
+func TestInterruptWhileReadingStdin(t *testing.T) {
+	dir := dbDir(t)
+	exe(t, nil, "one two three four five six seven", "--db", dir, "add", "--id", "a", "-").mustCode(t, 0)
+	for _, args := range [][]string{{"add", "--id", "b", "-"}, {"query", "-"}} {
+		cmd := exec.Command(fpdbBinary, append([]string{"--db", dir}, args...)...)
+		cmd.Env = withoutEnvDB(os.Environ())
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer stdin.Close()
+		var errb bytes.Buffer
+		cmd.Stderr = &errb
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := stdin.Write([]byte("some words but no end of input yet ")); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(300 * time.Millisecond)
+		if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err = <-done:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+			t.Fatalf("%v did not stop after SIGINT while reading standard input", args)
+		}
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != exitFailure || !strings.Contains(errb.String(), "interrupted") {
+			t.Errorf("%v: %v; stderr %q", args, err, errb.String())
+		}
+	}
+	if n := docsCount(t, dir); n != 1 {
+		t.Errorf("docs = %d after the interrupted add, want 1", n)
+	}
+}

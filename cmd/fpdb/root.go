@@ -184,7 +184,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 	root := NewRootCommand()
 	root.SetArgs(args)
-	root.SetIn(stdin)
+	// Ctrl-C ends a wait for standard input too (a terminal, an idle pipe).
+	root.SetIn(newCtxReader(ctx, stdin))
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	cmd, err := root.ExecuteContextC(ctx)
