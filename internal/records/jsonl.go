@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -42,7 +45,19 @@ type jsonlDecoder struct {
 	keepKeys                [][]byte // JSON-encoded keys of Meta
 	fields                  []Field
 	intern                  map[string]string
+
+	// The first objects read, and how many of them lack the id or the
+	// text field: when the first fieldCheck all lack one, the field name
+	// is wrong (schemaError), not the records.
+	objects     int
+	lack        [2]int
+	firstFields []string // the members of the first object
 }
+
+// fieldCheck is how many objects must all lack the id or the text field
+// before a file is refused as a whole (a misspelled --id-field or
+// --text-field), rather than each record reported bad.
+const fieldCheck = 10
 
 func newJSONLDecoder(in io.Reader, name, base string, src *source, o Options) *jsonlDecoder {
 	d := &jsonlDecoder{
@@ -158,6 +173,9 @@ func (d *jsonlDecoder) next(rec *Record) error {
 		rec.Err = bad("not a JSON object (%s)", notObject)
 		return nil
 	}
+	if err := d.checkFields(line); err != nil {
+		return err
+	}
 	if d.opts.Raw {
 		d.buildFields(line, rec)
 	}
@@ -185,6 +203,35 @@ func (d *jsonlDecoder) next(rec *Record) error {
 		}
 		rec.Meta = append(d.metaBuf, '}')
 		d.metaBuf = rec.Meta
+	}
+	return nil
+}
+
+// checkFields counts the first objects that lack the id or the text field,
+// and refuses the file when the first fieldCheck all lack one.
+func (d *jsonlDecoder) checkFields(line []byte) error {
+	if d.objects >= fieldCheck {
+		return nil
+	}
+	d.objects++
+	if d.objects == 1 {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(line, &m) == nil {
+			d.firstFields = slices.Sorted(maps.Keys(m))
+		}
+	}
+	for i, f := range []struct {
+		name  string
+		check bool
+		sp    span
+	}{{d.opts.IDField, d.opts.IDField != "", d.spans[spanID]}, {d.opts.TextField, !d.opts.SkipText, d.spans[spanText]}} {
+		if !f.check || f.sp.found {
+			continue
+		}
+		if d.lack[i]++; d.lack[i] == fieldCheck {
+			return fmt.Errorf("%w: none of the first %d records has the field %q (the first one's fields: %s)",
+				ErrSchema, fieldCheck, f.name, strings.Join(d.firstFields, ", "))
+		}
 	}
 	return nil
 }

@@ -3,6 +3,8 @@ package records
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"runtime"
 	"strings"
@@ -304,5 +306,68 @@ func TestJSONLSkipText(t *testing.T) {
 	}
 	if full := readAll(t, p, Options{IDField: "id"}); full[0].Text != "café au lait" || full[1].Err == "" || full[2].Err == "" || full[3].Err == "" {
 		t.Errorf("without SkipText: %+v", full)
+	}
+}
+
+// TestJSONLMisspelledField: when none of the first fieldCheck objects has
+// the id (or text) field, the file is refused as a whole (ErrSchema,
+// naming the first object's fields); fewer lacking it are bad records.
+func TestJSONLMisspelledField(t *testing.T) {
+	dir := t.TempDir()
+	lines := func(n, withField int) []byte {
+		var b strings.Builder
+		for i := range n {
+			if i == withField {
+				fmt.Fprintf(&b, `{"key":"k%d","body":"some words","meta":{"id":"m%d"}}`+"\n", i, i)
+				continue
+			}
+			fmt.Fprintf(&b, `{"id":"r%d","text":"some words","url":"u"}`+"\n", i)
+		}
+		return []byte(b.String())
+	}
+	for _, tc := range []struct {
+		name          string
+		n, withField  int
+		o             Options
+		schema        string // the error, "" for none
+		bad, wantRecs int
+	}{
+		{"id", 30, -1, Options{IDField: "nope"}, `none of the first 10 records has the field "nope" (the first one's fields: id, text, url)`, 0, 0},
+		{"text", 30, -1, Options{IDField: "id", TextField: "body"}, `none of the first 10 records has the field "body"`, 0, 0},
+		{"nested", 12, -1, Options{IDField: "meta.id"}, `the field "meta.id"`, 0, 0},
+		{"short", 9, -1, Options{IDField: "nope"}, "", 9, 9},
+		{"one has it", 30, 9, Options{IDField: "key", TextField: "body"}, "", 29, 30},
+		{"right", 30, -1, Options{IDField: "id"}, "", 0, 30},
+	} {
+		p := writeFile(t, dir, tc.name+".jsonl", lines(tc.n, tc.withField))
+		r, err := Open(p, tc.o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, bad := 0, 0
+		for {
+			rec, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				if tc.schema == "" || !errors.Is(err, ErrSchema) || !strings.Contains(err.Error(), tc.schema) || !strings.Contains(err.Error(), p) {
+					t.Errorf("%s: %v", tc.name, err)
+				}
+				tc.schema = ""
+				break
+			}
+			recs++
+			if rec.Err != nil {
+				bad++
+			}
+		}
+		r.Close()
+		if tc.schema != "" {
+			t.Errorf("%s: no schema error", tc.name)
+		}
+		if tc.wantRecs > 0 && (recs != tc.wantRecs || bad != tc.bad) {
+			t.Errorf("%s: %d records, %d bad; want %d, %d bad", tc.name, recs, bad, tc.wantRecs, tc.bad)
+		}
 	}
 }
