@@ -149,9 +149,10 @@ With --json the summary is also written to standard output as one object
 one failed for another reason than its own content).
 
 Datasets: PATHs that are JSON Lines, CSV, TSV or Parquet files (by
-extension: .jsonl .ndjson .csv .tsv .parquet, also compressed .gz .zst .bz2;
-or with --format jsonl|csv|tsv|parquet, which also reads such files in
-directories and globs, and "-") are read one document per record: its id
+extension: .jsonl .ndjson .csv .tsv .parquet, also compressed .gz .zst .bz2)
+or directories holding only such files (hidden files aside), or any PATHs
+with --format jsonl|csv|tsv|parquet (which also reads such files in
+directories and globs, and "-"), are read one document per record: its id
 from --id-field (default "id"; "" uses the position FILE:LINE), its text
 from --text-field (default "text"), dotted paths for nested JSON;
 --keep-fields stores further fields as its source. A bad record (missing or
@@ -408,7 +409,7 @@ func (o *addOptions) collect(stdin io.Reader, stderr io.Writer) ([]addInput, err
 	}
 	var inputs []addInput
 	seen := map[string]bool{}
-	links := 0
+	links, datasets := 0, 0
 	add := func(path string) {
 		id := o.id
 		if id == "" {
@@ -484,6 +485,9 @@ func (o *addOptions) collect(stdin io.Reader, stderr io.Writer) ([]addInput, err
 				}
 				if d.Type().IsRegular() && o.wanted(p, path) {
 					add(path)
+					if isRecordFile(path) {
+						datasets++
+					}
 				}
 				return nil
 			})
@@ -492,6 +496,10 @@ func (o *addOptions) collect(stdin io.Reader, stderr io.Writer) ([]addInput, err
 	}
 	if links > 0 {
 		fmt.Fprintf(stderr, "fpdb: add: %s skipped (--follow follows them)\n", plural(links, "symbolic link"))
+	}
+	if datasets > 0 {
+		fmt.Fprintf(stderr, "fpdb: add: %s among the documents of the directories, each added whole as one document "+
+			"(a directory of dataset files alone, or --format, reads one document per record)\n", plural(datasets, "dataset file"))
 	}
 	return inputs, nil
 }

@@ -243,3 +243,21 @@ func TestAddRecordsStrict(t *testing.T) {
 		}
 	}
 }
+
+// TestAddDatasetDirectory: add of a directory holding only dataset files
+// reads their records (as dedup does); dataset files met among documents
+// are added whole, with a notice.
+func TestAddDatasetDirectory(t *testing.T) {
+	dir := t.TempDir()
+	r := runFPDB(t, "", "--db", filepath.Join(dir, "hf"), "add", "--quiet", "../../examples/datasets/hf/data/").mustCode(t, exitDuplicates)
+	if !strings.Contains(r.stderr, "add: 24 records: 24 stored") {
+		t.Errorf("add of a directory of Parquet shards: %q", r.stderr)
+	}
+	mixed := filepath.Join(dir, "mixed")
+	writeFile(t, mixed, "recs.jsonl", []byte(`{"id":"r1","text":"one two three four five six"}`+"\n"))
+	writeFile(t, mixed, "a.txt", []byte("a plain text document of a few words\n"))
+	r = runFPDB(t, "", "--db", filepath.Join(dir, "m"), "add", mixed).mustCode(t, 0)
+	if !strings.Contains(r.stderr, "fpdb: add: 1 dataset file among the documents") || !strings.Contains(r.stdout, filepath.Join(mixed, "recs.jsonl")+": stored") {
+		t.Errorf("add of a mixed directory: stdout %q stderr %q", r.stdout, r.stderr)
+	}
+}

@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -68,16 +71,48 @@ func isRecordFile(path string) bool {
 	return !strings.HasSuffix(name, ".json")
 }
 
+// isRecordDir reports whether path is a directory of dataset shards: it
+// holds dataset files (isRecordFile), and no other file, hidden ones
+// aside (a Hugging Face dataset's data/ directory, say).
+func isRecordDir(path string) bool {
+	st, err := os.Stat(path)
+	if err != nil || !st.IsDir() {
+		return false
+	}
+	found, other := false, false
+	err = filepath.WalkDir(path, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p != path && strings.HasPrefix(e.Name(), ".") {
+			if e.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if e.IsDir() {
+			return nil
+		}
+		if !isRecordFile(p) {
+			other = true
+			return fs.SkipAll
+		}
+		found = true
+		return nil
+	})
+	return err == nil && found && !other
+}
+
 // recordMode reports whether add reads its inputs as datasets: --format
 // names a record format, or every PATH is a dataset file by its
-// extension. A mix is a usage error.
+// extension or a directory of them (isRecordDir). A mix is a usage error.
 func (o *addOptions) recordMode() (bool, error) {
 	if o.text.format.records != "" {
 		return true, nil
 	}
 	n := 0
 	for _, p := range o.paths {
-		if p != "-" && isRecordFile(p) {
+		if p != "-" && (isRecordFile(p) || isRecordDir(p)) {
 			n++
 		}
 	}

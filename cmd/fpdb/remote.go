@@ -80,8 +80,11 @@ func (g *globalOptions) checkRemote(cmd *cobra.Command) error {
 		}
 		return nil
 	}
-	if name == "serve" && !explicit {
-		return nil // $FPDB_SERVER names a server to use, not one to be
+	if (name == "serve" || name == "compare") && !explicit {
+		// $FPDB_SERVER names a server to use, not one to be; and compare
+		// of two files needs no database at all (of stored ids, the
+		// local one: --db).
+		return nil
 	}
 	if !slices.Contains(remoteCommands, name) || top != cmd {
 		via := "--server"

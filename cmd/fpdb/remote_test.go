@@ -272,6 +272,11 @@ func TestRemoteErrors(t *testing.T) {
 	runFPDB(t, "", "stats").mustCode(t, exitFailure)
 	runFPDB(t, "", "version").mustCode(t, exitOK)
 	runFPDB(t, "", "--help").mustCode(t, exitOK)
+	// compare of two files needs no database: $FPDB_SERVER does not stop it.
+	if r := runFPDB(t, "", "compare", corpus+"bees.txt", corpus+"bees-edited.txt").mustCode(t, exitOK); !strings.Contains(r.stdout, "resemblance") {
+		t.Errorf("compare of two files with $FPDB_SERVER set: %q", r.stdout)
+	}
+	runFPDB(t, "", "--server", gone, "compare", corpus+"bees.txt", corpus+"bees-edited.txt").mustCode(t, exitFailure)
 	r = runFPDB(t, "", "--server", "", "stats").mustCode(t, exitFailure)
 	if !strings.Contains(r.stderr, "--server is empty") {
 		t.Errorf("--server '': %q", r.stderr)
