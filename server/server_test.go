@@ -161,7 +161,7 @@ func TestDocumentsAndQuery(t *testing.T) {
 		t.Fatalf("delete: %d %+v", st, dr)
 	}
 	var e api.ErrorBody
-	if st := call(t, "GET", ts.URL+"/v1/documents/b", "", nil, &e); st != 404 || e.Error.Code != api.CodeNotFound || e.Error.RequestID == "" {
+	if st := call(t, "GET", ts.URL+"/v1/documents/b", "", nil, &e); st != 404 || e.Error.Code != api.CodeNotFound || e.Error.RequestID == "" || e.Error.Message != `fpdb: get "b": document not found` {
 		t.Fatalf("get deleted: %d %+v", st, e)
 	}
 	if st := call(t, "DELETE", ts.URL+"/v1/documents/b", "", nil, &e); st != 404 {

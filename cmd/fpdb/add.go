@@ -94,8 +94,8 @@ repeatable, path.Match syntax, matched against the base name, the path under
 the directory given and the path). --files-from FILE reads the paths from FILE ("-": standard input), one
 per line, or NUL-separated with -0 (as find -print0 writes them).
 
-An input that cannot be added (missing or unreadable, binary or not UTF-8,
-without any word) is reported on standard error as "fpdb: add PATH: ERROR"
+An input that cannot be added (missing or unreadable, binary, not in the
+encoding --encoding names, without any word) is reported on standard error as "fpdb: add PATH: ERROR"
 and the other inputs are still added.
 
 Output: for each document with near duplicates, a line "ID: N near

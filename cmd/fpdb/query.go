@@ -111,8 +111,8 @@ may miss matches, when their expected recall for a match at the threshold is
 at least --recall (default 0.999); --explain states the plan's expected
 recall. --recall without --plan approx is refused.
 
-An input that cannot be queried (missing or unreadable, binary or not UTF-8,
-without any word) is reported on standard error as "fpdb: query PATH: ERROR"
+An input that cannot be queried (missing or unreadable, binary, not in the
+encoding --encoding names, without any word) is reported on standard error as "fpdb: query PATH: ERROR"
 and the other inputs are still queried.
 
 Exit status (as grep's):

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fpdb/fpdb/dedup"
+	"github.com/fpdb/fpdb/server/apiconv"
 )
 
 // Exit codes of the fpdb command.
@@ -105,7 +106,8 @@ Exit status:
   1   "fpdb add" found near duplicates; "fpdb query" found no match
   2   an error: bad flags or arguments, a database problem (wins over 1 and 3)
   3   an input of "fpdb add" or "fpdb query" could not be read or
-      fingerprinted (missing, unreadable, binary or not UTF-8, no words);
+      fingerprinted (missing, unreadable, binary, not in the encoding
+      --encoding names, no words);
       the other inputs were processed (wins over 1)
   74  the storage failed under a write (a failed WAL write or sync, a full
       disk; every write reported done is kept)`,
@@ -250,16 +252,10 @@ func failure(err error) *exitError {
 // db package's errors (at the start, or after ": "), since fpdb prints its
 // own prefix once, and with "interrupted" for a cancelled context. A path or id that contains "fpdb: " is left alone.
 func errorText(err error) string {
-	s := strings.TrimPrefix(err.Error(), "fpdb: ")
+	s := strings.TrimPrefix(apiconv.Message(err), "fpdb: ")
 	if errors.Is(err, context.Canceled) {
 		// Ctrl-C: say so, not Go's "context canceled".
 		s = strings.Replace(s, context.Canceled.Error(), "interrupted", 1)
 	}
-	for {
-		t := strings.ReplaceAll(s, ": fpdb: ", ": ")
-		if t == s {
-			return s
-		}
-		s = t
-	}
+	return s
 }

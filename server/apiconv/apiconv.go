@@ -173,3 +173,17 @@ func ReasonError(name string) error {
 	}
 	return nil
 }
+
+// Message is an error's text without the repeated "fpdb: " of the errors
+// it wraps: "fpdb: get \"a\": fpdb: document not found" becomes
+// "fpdb: get \"a\": document not found".
+func Message(err error) string {
+	s := err.Error()
+	for {
+		t := strings.ReplaceAll(s, ": fpdb: ", ": ")
+		if t == s {
+			return s
+		}
+		s = t
+	}
+}

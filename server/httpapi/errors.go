@@ -92,7 +92,7 @@ func Classify(err error, classes []Class) (int, string) {
 // wraps, if any.
 func writeError(w http.ResponseWriter, id string, err error, classes []Class) {
 	status, code := Classify(err, classes)
-	msg := err.Error()
+	msg := apiconv.Message(err)
 	if status == http.StatusInternalServerError {
 		msg = "internal error (see the server's log for request " + id + ")"
 	}
