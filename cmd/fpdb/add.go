@@ -329,7 +329,7 @@ func (o *addOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr io
 		return failure(err)
 	}
 	if len(inputs) == 0 {
-		return failure(errors.New("add: no files to add"))
+		return failure(errors.New("add: no files to add (directory walks skip hidden files and directories, fpdb databases, and files --include/--exclude leave out)"))
 	}
 	if !slices.ContainsFunc(inputs, func(in addInput) bool { return in.err == nil }) {
 		// Nothing readable: report, and do not create a database.

@@ -56,15 +56,45 @@ type InputError struct {
 	Offset int64
 	// Reason says what is wrong ("NUL byte" or "invalid UTF-8").
 	Reason string
+	// Hint, when not empty, guesses what the input is (UTF-16 without a
+	// byte-order mark), from the bytes of the read that found the NUL:
+	// how the input was read may change it.
+	Hint string
 }
 
 // Error implements error.
 func (e *InputError) Error() string {
-	return fmt.Sprintf("%v: %s at byte offset %d", ErrBinary, e.Reason, e.Offset)
+	s := fmt.Sprintf("%v: %s at byte offset %d", ErrBinary, e.Reason, e.Offset)
+	if e.Hint != "" {
+		s += " (" + e.Hint + ")"
+	}
+	return s
 }
 
 // Unwrap returns ErrBinary.
 func (e *InputError) Unwrap() error { return ErrBinary }
+
+// utf16Hint says that b, from an even offset, looks like UTF-16 without a
+// byte-order mark (every other byte NUL, as ASCII text in UTF-16 is), or
+// returns "".
+func utf16Hint(b []byte) string {
+	b = b[:min(len(b), 64)&^1]
+	if len(b) < 8 {
+		return ""
+	}
+	le, be := true, true
+	for k := 0; k < len(b); k += 2 {
+		le = le && b[k] != 0 && b[k+1] == 0
+		be = be && b[k] == 0 && b[k+1] != 0
+	}
+	switch {
+	case le:
+		return "the text looks like UTF-16LE without a byte-order mark: give its encoding, utf-16le"
+	case be:
+		return "the text looks like UTF-16BE without a byte-order mark: give its encoding, utf-16be"
+	}
+	return ""
+}
 
 // Byte classes of the ASCII fast path.
 const (
@@ -386,7 +416,11 @@ func (t *Tokenizer) process(buf []byte, eof bool) (int, error) {
 		r, size := rune(c), 1
 		if c < utf8.RuneSelf {
 			if c == 0 {
-				return i, &InputError{Offset: t.off + int64(i), Reason: "NUL byte"}
+				e := &InputError{Offset: t.off + int64(i), Reason: "NUL byte"}
+				if start := i - int(e.Offset&1); start >= 0 { // from an even offset of the input
+					e.Hint = utf16Hint(buf[start:])
+				}
+				return i, e
 			}
 		} else {
 			if !eof && !utf8.FullRune(buf[i:]) {
