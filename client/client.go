@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/fpdb/fpdb/api"
@@ -30,7 +31,9 @@ type Options struct {
 	Timeout time.Duration
 	// Retries is how many more times a call is sent when the server could
 	// not take it for now and sending it again is safe:
-	//   - no connection could be made (nothing was sent);
+	//   - the connection was refused (nothing was sent: no server listens
+	//     there now, as while one restarts); an unknown host or a dial
+	//     that times out is not retried;
 	//   - the server answered 429 (too many requests at once: it did
 	//     nothing);
 	//   - the server answered 503 (unavailable: shutting down, or a
@@ -172,8 +175,8 @@ func (c *Client) send(ctx context.Context, rq request) (*http.Response, error) {
 // retryAfter reports whether the failed request rq may be sent again, and
 // the least wait the server asked for.
 func retryAfter(rq request, err error) (time.Duration, bool) {
-	if errors.Is(err, ErrUnreachable) {
-		return 0, true
+	if errors.Is(err, ErrUnreachable) && errors.Is(err, syscall.ECONNREFUSED) {
+		return 0, true // nothing listens there now: a server restarting
 	}
 	var e *Error
 	if !errors.As(err, &e) {

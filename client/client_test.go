@@ -256,18 +256,22 @@ func TestRetries(t *testing.T) {
 			_, _ = w.Write([]byte(`{"docs":7}`))
 		case "/v1/documents":
 			_, _ = w.Write([]byte(`{"id":"a","stored":true}`))
+		case "/v1/documents/a":
+			_, _ = w.Write([]byte(`{"id":"a","size":3}`))
+		case "/v1/query":
+			_, _ = w.Write([]byte(`{"matches":[]}`))
 		case "/v1/pairs":
 			_, _ = w.Write([]byte(`{"a":"x","b":"y","similarity":0.9,"hamming":25,"exact":false}` + "\n"))
 		}
 	}))
 	defer ts.Close()
 	fast := &client.Options{RetryWait: time.Millisecond}
-	try := func(name string, opts *client.Options, st, failures int, call func(*client.Client) error) (int, error) {
+	try := func(opts *client.Options, st, failures int, call func(*client.Client) error) error {
 		t.Helper()
 		calls.Store(0)
 		status.Store(int32(st))
 		fail.Store(int32(failures))
-		return int(calls.Load()), call(newClient(t, ts.URL, opts))
+		return call(newClient(t, ts.URL, opts))
 	}
 	stats := func(c *client.Client) error {
 		s, err := c.Stats(ctx)
@@ -278,6 +282,14 @@ func TestRetries(t *testing.T) {
 	}
 	add := func(c *client.Client) error {
 		_, err := c.Add(ctx, api.AddRequest{ID: "a", Text: textA})
+		return err
+	}
+	get := func(c *client.Client) error {
+		_, err := c.Get(ctx, "a")
+		return err
+	}
+	query := func(c *client.Client) error {
+		_, err := c.Query(ctx, api.QueryRequest{Text: textA})
 		return err
 	}
 	pairs := func(c *client.Client) error {
@@ -299,12 +311,14 @@ func TestRetries(t *testing.T) {
 		{"read 503 x3", fast, 503, 3, stats, 4, nil},
 		{"read 503 x4", fast, 503, 4, stats, 4, client.ErrUnavailable},
 		{"stream 503 x2", fast, 503, 2, pairs, 3, nil},
+		{"get 503 x2", fast, 503, 2, get, 3, nil},
+		{"query 503 x1", fast, 503, 1, query, 2, nil},
 		{"write 503", fast, 503, 1, add, 1, client.ErrUnavailable},
 		{"write 429 x2", fast, 429, 2, add, 3, nil},
 		{"no retries", &client.Options{Retries: -1}, 429, 1, add, 1, client.ErrTooManyRequests},
 		{"one retry", &client.Options{Retries: 1, RetryWait: time.Millisecond}, 503, 5, stats, 2, client.ErrUnavailable},
 	} {
-		_, err := try(tc.name, tc.opts, tc.status, tc.fails, tc.call)
+		err := try(tc.opts, tc.status, tc.fails, tc.call)
 		if got := int(calls.Load()); got != tc.wantCalls || !errors.Is(err, tc.wantErr) || (tc.wantErr == nil) != (err == nil) {
 			t.Errorf("%s: %d calls, %v; want %d calls, %v", tc.name, got, err, tc.wantCalls, tc.wantErr)
 		}
@@ -313,10 +327,10 @@ func TestRetries(t *testing.T) {
 	// The server's Retry-After is waited, and the error carries it.
 	retryAfter.Store("1")
 	start := time.Now()
-	if _, err := try("retry-after", fast, 503, 1, stats); err != nil || time.Since(start) < time.Second {
+	if err := try(fast, 503, 1, stats); err != nil || time.Since(start) < time.Second {
 		t.Errorf("Retry-After 1: %v after %v", err, time.Since(start))
 	}
-	_, err := try("retry-after, no retries", &client.Options{Retries: -1}, 503, 1, stats)
+	err := try(&client.Options{Retries: -1}, 503, 1, stats)
 	var ce *client.Error
 	if !errors.As(err, &ce) || ce.RetryAfter != time.Second {
 		t.Errorf("Retry-After 1 without retries: %#v", err)
@@ -343,6 +357,16 @@ func TestRetries(t *testing.T) {
 	c := newClient(t, ts.URL, &client.Options{HTTPClient: hc, Retries: 2, RetryWait: time.Millisecond})
 	if _, err := c.Add(ctx, api.AddRequest{ID: "a", Text: textA}); !errors.Is(err, client.ErrUnreachable) || dials.Load() != 3 {
 		t.Errorf("unreachable: %v after %d dials", err, dials.Load())
+	}
+	// An unknown host is not retried: it will not come.
+	dials.Store(0)
+	hc = &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials.Add(1)
+		return nil, &net.DNSError{Err: "no such host", Name: "nowhere.invalid", IsNotFound: true}
+	}}}
+	c = newClient(t, ts.URL, &client.Options{HTTPClient: hc, Retries: 2, RetryWait: time.Millisecond})
+	if _, err := c.Stats(ctx); !errors.Is(err, client.ErrUnreachable) || dials.Load() != 1 {
+		t.Errorf("unknown host: %v after %d dials", err, dials.Load())
 	}
 	if _, err := client.New(ts.URL, &client.Options{RetryWait: -time.Second}); err == nil {
 		t.Error("a negative RetryWait was accepted")

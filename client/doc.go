@@ -21,7 +21,7 @@
 //
 // A request the server could not take for now is sent again
 // (Options.Retries, default 3, with backoff and the server's Retry-After):
-// when no connection was made, on a 429, and on a 503 to a call that
+// when the connection was refused, on a 429, and on a 503 to a call that
 // changes nothing (Get, Query, Stats, StorageStats, and Pairs and Clusters
 // before their first line). A write answered 503 is not sent again: a
 // cluster may have logged it.

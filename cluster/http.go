@@ -145,7 +145,7 @@ func notServed(format string, args ...any) error {
 // 413 for a body or text too large), the first that matches.
 var httpErrors = []httpapi.Class{
 	{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable,
-		Errs: []error{ErrShardUnavailable, ErrClosed, db.ErrClosed, context.Canceled}},
+		Errs: []error{ErrShardUnavailable, ErrClosed, db.ErrClosed, context.Canceled}, RetryAfter: 1},
 	{Status: http.StatusRequestTimeout, Code: api.CodeTimeout, Errs: []error{os.ErrDeadlineExceeded, context.DeadlineExceeded}},
 	{Status: http.StatusNotFound, Code: api.CodeNotFound, Errs: []error{db.ErrNotFound}},
 	{Status: http.StatusBadRequest, Code: api.CodeBadRequest, Errs: slices.Concat(httpapi.InputErrors, []error{ErrInvalidOptions})},
@@ -238,7 +238,7 @@ func (h *httpHandler) latest(ctx context.Context) (uint64, error) {
 	defer cancel()
 	seq, err := h.r.LastSeq(ctx)
 	if err != nil {
-		return 0, &httpapi.Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable, Message: "the write log: " + err.Error()}
+		return 0, &httpapi.Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable, Message: "the write log: " + err.Error(), RetryAfter: 1}
 	}
 	return max(seq, h.r.Written()), nil
 }
@@ -270,7 +270,7 @@ func (h *httpHandler) readyz(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := context.WithTimeout(r.Context(), h.o.ReadyTimeout)
 	defer cancel()
 	if _, err := h.r.Len(ctx, 0); err != nil {
-		return &httpapi.Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable, Message: "shards: " + err.Error()}
+		return &httpapi.Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable, Message: "shards: " + err.Error(), RetryAfter: 1}
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	_, err := w.Write([]byte("ready\n"))

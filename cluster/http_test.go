@@ -147,6 +147,12 @@ func TestHTTP(t *testing.T) {
 		if !res.Stored || res.Rejected || !slices.Equal(matchIDs(res.Matches), []string{"river-1"}) {
 			t.Fatalf("check-then-add river-2 without reject: %+v", res)
 		}
+		// The same content again, with Reject: it stays stored, so it is
+		// unchanged (with its match), not rejected.
+		res, err = cs[0].Add(ctx, api.AddRequest{ID: "river-2", Text: riverNear, Threshold: 0.7, Reject: true})
+		if err != nil || res.Stored || res.Rejected || !res.Unchanged || !slices.Equal(matchIDs(res.Matches), []string{"river-1"}) {
+			t.Fatalf("re-add of river-2 unchanged, with reject: %+v, %v", res, err)
+		}
 		// A write through the third node, then its query sees every
 		// earlier write (read-your-writes: MinSeq is its last append).
 		if res, err = cs[2].Add(ctx, api.AddRequest{ID: "notes-1", Text: notesText}); err != nil || !res.Stored {

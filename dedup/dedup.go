@@ -179,20 +179,14 @@ type assignment struct {
 // phase's peak memory; a process that serves requests meanwhile sees two
 // collections per Run.
 func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
-	if o.Out == "" {
-		return nil, fmt.Errorf("%w: no output", db.ErrInvalidOptions)
-	}
-	if !(o.Threshold > 0 && o.Threshold <= 1) {
-		return nil, fmt.Errorf("%w: threshold %v", db.ErrInvalidThreshold, o.Threshold)
+	if err := Check(o); err != nil {
+		return nil, err
 	}
 	kp, err := parseKeep(o.Keep)
 	if err != nil {
 		return nil, err
 	}
 	if err := d.CheckPlan(o.Threshold, o.Plan); err != nil {
-		return nil, err
-	}
-	if err := checkPaths(&o); err != nil {
 		return nil, err
 	}
 	start := time.Now()
@@ -395,8 +389,41 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 	return sum, nil
 }
 
-// checkPaths refuses outputs that are one another or an input, and an
-// input "-" (read twice).
+// Check reports what Run refuses before it reads a record, and needs no
+// database: no output, a threshold out of (0, 1], an unknown keep
+// policy or record format, an output that is an input, another output
+// or a directory, an input whose format its extension does not tell
+// (ErrBadInput). A caller that makes a database for the run checks
+// first, so that a refused run leaves none.
+func Check(o Options) error {
+	if o.Out == "" {
+		return fmt.Errorf("%w: no output", db.ErrInvalidOptions)
+	}
+	if !(o.Threshold > 0 && o.Threshold <= 1) {
+		return fmt.Errorf("%w: threshold %v", db.ErrInvalidThreshold, o.Threshold)
+	}
+	if _, err := parseKeep(o.Keep); err != nil {
+		return err
+	}
+	ro, err := o.RecordOptions.records()
+	if err != nil {
+		return err
+	}
+	if err := checkPaths(&o); err != nil {
+		return err
+	}
+	if ro.Format == records.FormatAuto {
+		for _, p := range o.Inputs {
+			if _, _, err := records.Detect(p); err != nil && p != "-" {
+				return fmt.Errorf("%w: %w", ErrBadInput, err)
+			}
+		}
+	}
+	return nil
+}
+
+// checkPaths refuses standard input as an input, and an output that is an
+// input, another output or a directory.
 func checkPaths(o *Options) error {
 	seen := map[string]string{}
 	for _, p := range o.Inputs {

@@ -25,7 +25,7 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	select {
 	case <-s.ready:
-		return &httpapi.Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable, Message: "shutting down"}
+		return &httpapi.Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable, Message: "shutting down", RetryAfter: 1}
 	default:
 	}
 	if _, err := s.d.Has(r.Context(), "readyz"); err != nil {

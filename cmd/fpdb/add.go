@@ -34,6 +34,7 @@ type addOptions struct {
 	bulk         bool
 	batch        int
 	thresholdSet bool // --threshold was given
+	forQuery     bool // collect's walks are query's (its notices say so)
 	replace      bool
 
 	exclude, include []string
@@ -497,7 +498,10 @@ func (o *addOptions) collect(stdin io.Reader, stderr io.Writer) ([]addInput, err
 	if links > 0 {
 		fmt.Fprintf(stderr, "fpdb: add: %s skipped (--follow follows them)\n", plural(links, "symbolic link"))
 	}
-	if datasets > 0 {
+	switch {
+	case datasets > 0 && o.forQuery:
+		fmt.Fprintf(stderr, "fpdb: add: %s in the directories, each queried whole as one document\n", plural(datasets, "dataset file"))
+	case datasets > 0:
 		fmt.Fprintf(stderr, "fpdb: add: %s among the documents of the directories, each added whole as one document "+
 			"(a directory of dataset files alone, or --format, reads one document per record)\n", plural(datasets, "dataset file"))
 	}

@@ -82,7 +82,8 @@ func (g *globalOptions) openDBWith(mode openMode, c *creationFlags) (*db.DB, err
 		defer g.noticeWait(dir)()
 	}
 	d, err := c.open(dir, opts)
-	if errors.Is(err, db.ErrLocked) {
+	if errors.Is(err, db.ErrLocked) && mode != openBulk && g.remoteCapable {
+		// This command also works through a server.
 		err = fmt.Errorf("%w; if it is fpdb serve, work through it: --server URL", err)
 	}
 	return d, err

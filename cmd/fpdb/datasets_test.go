@@ -214,6 +214,14 @@ func TestDedupWorkDatabase(t *testing.T) {
 			t.Errorf("dedup %q: stderr %q, left %q", c.args, r.stderr, left)
 		}
 	}
+	// --keep-work keeps the work database of a run whose records were all
+	// bad (exit 3) too.
+	writeFile(t, fresh, "allbad.jsonl", []byte(`{"id":"e","text":""}`+"\n"))
+	kept := filepath.Join(fresh, "kept.jsonl")
+	runFPDB(t, "", "dedup", "-q", "--keep-work", filepath.Join(fresh, "allbad.jsonl"), "--out", kept).mustCode(t, exitInput)
+	if _, err := os.Stat(kept + ".fpdb"); err != nil {
+		t.Errorf("--keep-work after a run of bad records only: %v", err)
+	}
 }
 
 // TestAddRecordsStrict checks add of a dataset's records: an empty text is
@@ -238,7 +246,7 @@ func TestAddRecordsStrict(t *testing.T) {
 		db2 := filepath.Join(dir, name+"-2")
 		r = runFPDB(t, "", "--db", db2, "add", "--strict", in).mustCode(t, exitInput)
 		if !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "1 record: 0 stored (0 replaced), 0 unchanged, 0 rejected, 1 failed") ||
-			!strings.Contains(r.stderr, "stopped at the first bad record (--strict)") || strings.Contains(r.stdout, "g: stored") {
+			!strings.Contains(r.stderr, "stopped at the first record that failed (--strict)") || strings.Contains(r.stdout, "g: stored") {
 			t.Errorf("%s: add --strict: stdout %q stderr %q", name, r.stdout, r.stderr)
 		}
 	}
@@ -252,6 +260,16 @@ func TestAddDatasetDirectory(t *testing.T) {
 	r := runFPDB(t, "", "--db", filepath.Join(dir, "hf"), "add", "--quiet", "../../examples/datasets/hf/data/").mustCode(t, exitDuplicates)
 	if !strings.Contains(r.stderr, "add: 24 records: 24 stored") {
 		t.Errorf("add of a directory of Parquet shards: %q", r.stderr)
+	}
+	// The database inside the directory does not make it a mixed one: a
+	// second run reads the records again (unchanged).
+	shards := filepath.Join(dir, "shards")
+	writeFile(t, shards, "s1.jsonl", []byte(`{"id":"r1","text":"one two three four five six"}`+"\n"))
+	for _, want := range []string{"1 stored", "1 unchanged"} {
+		r = runFPDB(t, "", "--db", filepath.Join(shards, "db"), "add", shards).mustCode(t, 0)
+		if !strings.Contains(r.stderr, "add: 1 record: "+strings.Replace(want, "1 unchanged", "0 stored (0 replaced), 1 unchanged", 1)) || !strings.Contains(r.stdout, "r1: ") {
+			t.Errorf("add of shards with the database among them: stdout %q stderr %q", r.stdout, r.stderr)
+		}
 	}
 	mixed := filepath.Join(dir, "mixed")
 	writeFile(t, mixed, "recs.jsonl", []byte(`{"id":"r1","text":"one two three four five six"}`+"\n"))

@@ -203,6 +203,32 @@ func (o *dedupOptions) run(ctx context.Context, stdout, stderr io.Writer) (err e
 	if len(inputs) == 0 {
 		return failure(fmt.Errorf("dedup: no dataset files in the INPUTs"))
 	}
+	rep := &addReport{stderr: stderr, verb: "dedup"}
+	bar := newBytesProgress(stderr, o.progress, o.quiet)
+	defer bar.clear()
+	opts := dedup.Options{
+		LoadOptions: dedup.LoadOptions{
+			RecordOptions: o.records.options(o.format),
+			Inputs:        inputs,
+			Batch:         o.batch,
+			Strict:        o.records.strict,
+			Restart:       o.records.restart,
+			Bad:           func(pos string, err error) { bar.hide(); rep.fail(pos, "", err); bar.show() },
+			Progress:      bar.update,
+		},
+		Threshold: o.threshold,
+		Keep:      o.keep,
+		Out:       o.out,
+		Removed:   o.removed,
+		Clusters:  o.clusters,
+		OutFormat: o.outFormat,
+		Stdout:    stdout,
+		Plan:      o.pairsPlan,
+	}
+	// What Run would refuse, before a work database is made for it.
+	if err := dedup.Check(opts); err != nil {
+		return failure(newOpError("dedup", err, "dedup"))
+	}
 	// The database: --db, or a work database beside the output.
 	work, temp := "", false
 	if !o.dbGiven {
@@ -230,18 +256,6 @@ func (o *dedupOptions) run(ctx context.Context, stdout, stderr io.Writer) (err e
 			closeDB(d, &err)
 		}
 	}()
-	if fresh := work != "" && !temp && d.Len() == 0; fresh {
-		// A work database this run made and stored nothing in (a refused
-		// output, an input of no known format) is not left behind.
-		defer func() {
-			if err != nil && !closed && d.Len() == 0 {
-				closed = true
-				if d.CloseUnflushed() == nil {
-					_ = os.RemoveAll(work)
-				}
-			}
-		}()
-	}
 	if work != "" {
 		// A work database left by an interrupted run is resumed only by
 		// the same run: other inputs or record options start afresh, or
@@ -255,28 +269,7 @@ func (o *dedupOptions) run(ctx context.Context, stdout, stderr io.Writer) (err e
 	if err := exactTau(d, &o.pairsPlan, o.threshold); err != nil {
 		return failure(newOpError("dedup", err, "exact tau"))
 	}
-	rep := &addReport{stderr: stderr, verb: "dedup"}
-	bar := newBytesProgress(stderr, o.progress, o.quiet)
-	defer bar.clear()
-	opts := dedup.Options{
-		LoadOptions: dedup.LoadOptions{
-			RecordOptions: o.records.options(o.format),
-			Inputs:        inputs,
-			Batch:         o.batch,
-			Strict:        o.records.strict,
-			Restart:       o.records.restart,
-			Bad:           func(pos string, err error) { bar.hide(); rep.fail(pos, "", err); bar.show() },
-			Progress:      bar.update,
-		},
-		Threshold: o.threshold,
-		Keep:      o.keep,
-		Out:       o.out,
-		Removed:   o.removed,
-		Clusters:  o.clusters,
-		OutFormat: o.outFormat,
-		Stdout:    stdout,
-		Plan:      o.pairsPlan,
-	}
+	opts.Plan = o.pairsPlan // as exactTau set it for d
 	sum, err := dedup.Run(ctx, d, opts)
 	bar.clear()
 	if err != nil {

@@ -308,6 +308,11 @@ func TestLockedDatabase(t *testing.T) {
 	if strings.Contains(r.stderr, "waiting") || !strings.Contains(r.stderr, "--server URL") {
 		t.Errorf("--wait 0: %q", r.stderr)
 	}
+	// A command that cannot work through a server is not sent there.
+	r = runFPDB(t, "", "--db", dir, "--wait", "0", "compact").mustCode(t, exitFailure)
+	if !strings.Contains(r.stderr, "is in use") || strings.Contains(r.stderr, "--server") {
+		t.Errorf("compact: %q", r.stderr)
+	}
 	// Released while the command waits: it goes on.
 	go func() {
 		time.Sleep(1500 * time.Millisecond)

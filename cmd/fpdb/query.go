@@ -174,7 +174,7 @@ func (o *queryOptions) multi() bool {
 // directory walker of "fpdb add". Its note about skipped symbolic links is
 // printed as query's.
 func (o *queryOptions) collect(stdin io.Reader, stderr io.Writer) ([]addInput, error) {
-	ao := &addOptions{globalOptions: o.globalOptions, paths: o.paths, exclude: o.exclude, include: o.include, follow: o.follow}
+	ao := &addOptions{globalOptions: o.globalOptions, paths: o.paths, exclude: o.exclude, include: o.include, follow: o.follow, forQuery: true}
 	var note bytes.Buffer
 	inputs, err := ao.collect(stdin, &note)
 	if note.Len() > 0 {

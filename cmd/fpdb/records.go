@@ -72,9 +72,10 @@ func isRecordFile(path string) bool {
 }
 
 // isRecordDir reports whether path is a directory of dataset shards: it
-// holds dataset files (isRecordFile), and no other file, hidden ones
-// aside (a Hugging Face dataset's data/ directory, say).
-func isRecordDir(path string) bool {
+// holds dataset files (isRecordFile), and no other file, hidden ones and
+// fpdb databases aside (the database dbAbs among them, as add's walks
+// skip them): a Hugging Face dataset's data/ directory, say.
+func isRecordDir(path, dbAbs string) bool {
 	st, err := os.Stat(path)
 	if err != nil || !st.IsDir() {
 		return false
@@ -91,6 +92,9 @@ func isRecordDir(path string) bool {
 			return nil
 		}
 		if e.IsDir() {
+			if isDatabaseDir(p, dbAbs) {
+				return filepath.SkipDir
+			}
 			return nil
 		}
 		if !isRecordFile(p) {
@@ -111,8 +115,9 @@ func (o *addOptions) recordMode() (bool, error) {
 		return true, nil
 	}
 	n := 0
+	dbAbs, _ := filepath.Abs(o.dbDir)
 	for _, p := range o.paths {
-		if p != "-" && (isRecordFile(p) || isRecordDir(p)) {
+		if p != "-" && (isRecordFile(p) || isRecordDir(p, dbAbs)) {
 			n++
 		}
 	}
@@ -248,7 +253,7 @@ func (o *addOptions) addRecords(ctx context.Context, add adder, inputs []string,
 	case err != nil && !errors.Is(err, errStrictStop):
 		return failure(newOpError("add", err, "add"))
 	case err != nil:
-		return rep.failures.failure(fmt.Errorf("add: stopped at the first bad record (--strict): %s read", plural(total, "record")))
+		return rep.failures.failure(fmt.Errorf("add: stopped at the first record that failed (--strict): %s read", plural(total, "record")))
 	case rep.failed > 0:
 		return rep.failures.failure(fmt.Errorf("add: %d of %d records failed", rep.failed, total))
 	case rep.dups > 0:

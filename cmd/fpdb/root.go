@@ -66,9 +66,11 @@ type globalOptions struct {
 	// --db (--server, $FPDB_SERVER); tokenFile the file holding its
 	// token (--token-file; else $FPDB_TOKEN is the token). See remote.go.
 	server, tokenFile string
-	// stderr is the command's standard error, for notices (set before
-	// the command runs).
-	stderr io.Writer
+	// stderr is the command's standard error, for notices; remoteCapable
+	// tells that the command can also work through a server (both set
+	// before it runs).
+	stderr        io.Writer
+	remoteCapable bool
 }
 
 // defaultWait is the default of --wait: long enough for the other end of a
@@ -250,7 +252,8 @@ func failure(err error) *exitError {
 
 // errorText returns the message of err without the "fpdb: " prefixes of the
 // db package's errors (at the start, or after ": "), since fpdb prints its
-// own prefix once, and with "interrupted" for a cancelled context. A path or id that contains "fpdb: " is left alone.
+// own prefix once, and with "interrupted" for a cancelled context. A
+// quoted id that contains ": fpdb: " is left alone (apiconv.Message).
 func errorText(err error) string {
 	s := strings.TrimPrefix(apiconv.Message(err), "fpdb: ")
 	if errors.Is(err, context.Canceled) {

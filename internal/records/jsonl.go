@@ -149,6 +149,11 @@ func (d *jsonlDecoder) nextLine() (line []byte, lineNo int64, tooLong bool, err 
 }
 
 func (d *jsonlDecoder) next(rec *Record) error {
+	if d.lineNo == 0 && d.objects == 0 {
+		if err := d.previewFields(); err != nil {
+			return err
+		}
+	}
 	line, lineNo, tooLong, err := d.nextLine()
 	if err != nil {
 		return err
@@ -203,6 +208,38 @@ func (d *jsonlDecoder) next(rec *Record) error {
 		}
 		rec.Meta = append(d.metaBuf, '}')
 		d.metaBuf = rec.Meta
+	}
+	return nil
+}
+
+// previewFields runs checkFields over the first lines in the read buffer
+// before any record is returned, so that a misspelled field is refused
+// before its records are reported bad one by one. When the buffer holds
+// fewer than fieldCheck objects (long lines), the count is left to next.
+func (d *jsonlDecoder) previewFields() error {
+	buf, _ := d.br.Peek(d.br.Size())
+	if d.lineNo == 0 {
+		buf = bytes.TrimPrefix(buf, []byte("\xef\xbb\xbf"))
+	}
+	for d.objects < fieldCheck {
+		i := bytes.IndexByte(buf, '\n')
+		if i < 0 {
+			break
+		}
+		line := bytes.TrimRight(buf[:i], "\r")
+		buf = buf[i+1:]
+		if blank(line) {
+			continue
+		}
+		if notObject, err := d.sc.scanLine(line, &d.root, d.spans, false); err != nil || notObject != "" {
+			continue
+		}
+		if err := d.checkFields(line); err != nil {
+			return err
+		}
+	}
+	if d.objects < fieldCheck {
+		d.objects, d.lack, d.firstFields = 0, [2]int{}, nil // counted again as read
 	}
 	return nil
 }

@@ -338,8 +338,20 @@ func TestJSONLMisspelledField(t *testing.T) {
 		{"short", 9, -1, Options{IDField: "nope"}, "", 9, 9},
 		{"one has it", 30, 9, Options{IDField: "key", TextField: "body"}, "", 29, 30},
 		{"right", 30, -1, Options{IDField: "id"}, "", 0, 30},
+		{"long lines", 0, -1, Options{IDField: "nope"}, `none of the first 10 records has the field "nope"`, 0, 0},
 	} {
-		p := writeFile(t, dir, tc.name+".jsonl", lines(tc.n, tc.withField))
+		content := lines(tc.n, tc.withField)
+		if tc.name == "long lines" {
+			// Lines longer than the read buffer: the fields are counted as
+			// the records are read, and the error comes at the 10th.
+			long := strings.Repeat("x", jsonlBufferSize)
+			var b strings.Builder
+			for i := range 12 {
+				fmt.Fprintf(&b, `{"id":"r%d","text":"%s"}`+"\n", i, long)
+			}
+			content = []byte(b.String())
+		}
+		p := writeFile(t, dir, tc.name+".jsonl", content)
 		r, err := Open(p, tc.o)
 		if err != nil {
 			t.Fatal(err)
@@ -353,6 +365,9 @@ func TestJSONLMisspelledField(t *testing.T) {
 			if err != nil {
 				if tc.schema == "" || !errors.Is(err, ErrSchema) || !strings.Contains(err.Error(), tc.schema) || !strings.Contains(err.Error(), p) {
 					t.Errorf("%s: %v", tc.name, err)
+				}
+				if want := map[bool]int{true: 9, false: 0}[tc.name == "long lines"]; recs != want {
+					t.Errorf("%s: the schema error came after %d records, want %d", tc.name, recs, want)
 				}
 				tc.schema = ""
 				break

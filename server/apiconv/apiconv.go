@@ -176,14 +176,31 @@ func ReasonError(name string) error {
 
 // Message is an error's text without the repeated "fpdb: " of the errors
 // it wraps: "fpdb: get \"a\": fpdb: document not found" becomes
-// "fpdb: get \"a\": document not found".
+// "fpdb: get \"a\": document not found". Quoted text (an id, as %q
+// writes it) is left as it is.
 func Message(err error) string {
 	s := err.Error()
-	for {
-		t := strings.ReplaceAll(s, ": fpdb: ", ": ")
-		if t == s {
-			return s
+	const rep = ": fpdb: "
+	var b strings.Builder
+	quoted := false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case quoted && c == '\\' && i+1 < len(s):
+			b.WriteByte(c)
+			i++
+			b.WriteByte(s[i])
+			continue
+		case c == '"':
+			quoted = !quoted
+		case !quoted && strings.HasPrefix(s[i:], rep):
+			b.WriteString(": ")
+			i += len(rep) - 1
+			for strings.HasPrefix(s[i+1:], "fpdb: ") { // "fpdb: fpdb: "
+				i += len("fpdb: ")
+			}
+			continue
 		}
-		s = t
+		b.WriteByte(s[i])
 	}
+	return b.String()
 }

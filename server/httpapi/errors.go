@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/fpdb/fpdb/api"
 	"github.com/fpdb/fpdb/db"
@@ -20,6 +21,10 @@ type Error struct {
 	Code string
 	// Message is the error's text (api.Error.Message).
 	Message string
+	// RetryAfter, when > 0, is sent as the answer's Retry-After (in
+	// seconds): the cause passes (shutting down, a log or a shard
+	// unavailable for now).
+	RetryAfter int
 }
 
 // Error returns e's message.
@@ -51,6 +56,9 @@ type Class struct {
 	// As, when not nil, also admits the errors it reports true for (an
 	// errors.As of an error type).
 	As func(error) bool
+	// RetryAfter, when > 0, is sent as the answer's Retry-After (in
+	// seconds), for a class whose cause passes.
+	RetryAfter int
 }
 
 // InputErrors are the db errors of an input both servers refuse as a bad
@@ -64,34 +72,42 @@ var InputErrors = []error{db.ErrInvalidID, db.ErrInvalidOptions, db.ErrInvalidTh
 // text too large (db.ErrTextTooLarge); else those of the first of classes
 // err belongs to; else 500 (api.CodeInternal).
 func Classify(err error, classes []Class) (int, string) {
+	c := classify(err, classes)
+	return c.Status, c.Code
+}
+
+// classify is Classify, with the class's RetryAfter.
+func classify(err error, classes []Class) Class {
 	var he *Error
 	var mb *http.MaxBytesError
 	switch {
 	case errors.As(err, &he):
-		return he.Status, he.Code
+		return Class{Status: he.Status, Code: he.Code, RetryAfter: he.RetryAfter}
 	case errors.As(err, &mb), errors.Is(err, db.ErrTextTooLarge):
-		return http.StatusRequestEntityTooLarge, api.CodeTooLarge
+		return Class{Status: http.StatusRequestEntityTooLarge, Code: api.CodeTooLarge}
 	}
 	for _, c := range classes {
 		if c.As != nil && c.As(err) {
-			return c.Status, c.Code
+			return c
 		}
 		for _, e := range c.Errs {
 			if errors.Is(err, e) {
-				return c.Status, c.Code
+				return c
 			}
 		}
 	}
-	return http.StatusInternalServerError, api.CodeInternal
+	return Class{Status: http.StatusInternalServerError, Code: api.CodeInternal}
 }
 
 // writeError answers err (of request id) with the API's error body, its
-// status and code as Classify returns them; a 503 also with Retry-After: 1.
+// status and code as Classify returns them, and Retry-After when the
+// error's class has one.
 // The message of a 500 does not tell its cause, which only the log line
 // does; a 4xx carries the reason (apiconv.Reason) of the db error it
 // wraps, if any.
 func writeError(w http.ResponseWriter, id string, err error, classes []Class) {
-	status, code := Classify(err, classes)
+	c := classify(err, classes)
+	status, code := c.Status, c.Code
 	msg := apiconv.Message(err)
 	if status == http.StatusInternalServerError {
 		msg = "internal error (see the server's log for request " + id + ")"
@@ -100,10 +116,10 @@ func writeError(w http.ResponseWriter, id string, err error, classes []Class) {
 	if status < 500 {
 		reason = apiconv.Reason(err)
 	}
-	if status == http.StatusServiceUnavailable {
+	if c.RetryAfter > 0 {
 		// Unavailable for now (shutting down, a shard without a live
-		// replica): a client may retry a read after a second.
-		w.Header().Set("Retry-After", "1")
+		// replica): a client may retry a read after that.
+		w.Header().Set("Retry-After", strconv.Itoa(c.RetryAfter))
 	}
 	_ = WriteJSON(w, status, api.ErrorBody{Error: api.Error{Code: code, Message: msg, RequestID: id, Reason: reason}})
 }

@@ -124,6 +124,27 @@ func TestClassify(t *testing.T) {
 	}
 }
 
+// TestRetryAfter: an answer says Retry-After only for a cause that
+// passes (its class's or its *Error's RetryAfter), not for every 503.
+func TestRetryAfter(t *testing.T) {
+	classes := []Class{{Status: 503, Code: api.CodeUnavailable, Errs: []error{context.Canceled}, RetryAfter: 1}}
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("a: %w", context.Canceled), "1"},
+		{&Error{Status: 503, Code: api.CodeUnavailable, Message: "shutting down", RetryAfter: 2}, "2"},
+		{&Error{Status: 503, Code: api.CodeUnavailable, Message: "the batch stopped at line 3 after 2 stored"}, ""},
+		{errors.New("other"), ""},
+	} {
+		w := httptest.NewRecorder()
+		writeError(w, "r1", c.err, classes)
+		if got := w.Header().Get("Retry-After"); got != c.want {
+			t.Errorf("%v: Retry-After %q, want %q", c.err, got, c.want)
+		}
+	}
+}
+
 func TestNewMux(t *testing.T) {
 	block, started := make(chan struct{}), make(chan struct{}, 1)
 	h := Handlers{

@@ -180,14 +180,15 @@ class Client:
         ssl_context: for ``https`` URLs, an :class:`ssl.SSLContext` (to trust
             a private CA, say); default: the system's.
         retries: how many more times a request is sent when the server could
-            not take it for now and sending it again is safe: no connection
-            could be made (nothing was sent), the server answered 429 (too
+            not take it for now and sending it again is safe: the connection
+            was refused (nothing was sent), the server answered 429 (too
             many requests at once: it did nothing), or it answered 503
             (unavailable: shutting down, or a cluster shard without a live
             replica for now) to a call that changes nothing (``get``,
             ``query``, ``stats``, ``pairs`` and ``clusters`` before their
             first item). A write answered 503 is not sent again (a cluster
             may have logged it). 0 never retries; the last error is raised.
+            Each attempt waits for the server up to ``timeout``.
         retry_wait: seconds before the first retry, doubled before each next
             one up to 2, with random jitter; the server's ``Retry-After``,
             when longer, is waited instead (at most 10 seconds).

@@ -10,6 +10,7 @@ the ``code`` of the server's error body (``{"error": {"code", "message",
 from __future__ import annotations
 
 import json
+import re
 from typing import Dict, Optional, Type
 
 __all__ = [
@@ -148,7 +149,7 @@ def error_from_response(
     the answer's Retry-After header (seconds), if any.
     """
     wait: Optional[float] = None
-    if retry_after and retry_after.strip().isdigit():
+    if retry_after and re.fullmatch(r"[0-9]+", retry_after.strip()):
         wait = float(min(int(retry_after.strip()), 3600))
     code = ""
     message = ""

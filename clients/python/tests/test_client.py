@@ -767,13 +767,22 @@ class TestRetries(unittest.TestCase):
 
     def test_refused_connection_is_sent_again(self) -> None:
         port = free_port()
-        for retries, least in ((0, 0.0), (2, 0.3)):
-            c = Client("http://127.0.0.1:%d" % port, timeout=5, retries=retries, retry_wait=0.2)
+        elapsed = {}
+        for retries in (0, 2):
+            c = Client("http://127.0.0.1:%d" % port, timeout=5, retries=retries, retry_wait=1.0)
             t0 = time.monotonic()
             with self.assertRaises(ConnectionFailed):
                 c.add("a", "some words here")
-            # Waits of at least 0.1 then 0.2 s (half of each, plus jitter).
-            self.assertGreaterEqual(time.monotonic() - t0, least)
+            elapsed[retries] = time.monotonic() - t0
+        # Without retries: no wait at all. With 2: waits of at least 0.5
+        # then 1 s (half of each, plus jitter).
+        self.assertLess(elapsed[0], 0.5)
+        self.assertGreaterEqual(elapsed[2], 1.5)
+
+    def test_retry_after_header(self) -> None:
+        for header, want in (("1", 1.0), ("7200", 3600.0), ("\u00b2", None), ("soon", None), (None, None)):
+            e = error_from_response(503, b"", retry_after=header)
+            self.assertEqual(e.retry_after, want, header)
 
     def test_arguments(self) -> None:
         for bad in ({"retries": -1}, {"retries": 1.5}, {"retries": True}, {"retry_wait": -1}, {"retry_wait": "1"}):
