@@ -214,10 +214,16 @@ func (d *jsonlDecoder) next(rec *Record) error {
 
 // previewFields runs checkFields over the first lines in the read buffer
 // before any record is returned, so that a misspelled field is refused
-// before its records are reported bad one by one. When the buffer holds
-// fewer than fieldCheck objects (long lines), the count is left to next.
+// before its records are reported bad one by one. It looks at what the
+// first read brought (up to the buffer's size from a file) and waits for
+// no more: a pipe's first records are not held back. When that holds
+// fewer than fieldCheck objects (long lines, a slow pipe), the count is
+// left to next.
 func (d *jsonlDecoder) previewFields() error {
-	buf, _ := d.br.Peek(d.br.Size())
+	if _, err := d.br.Peek(1); err != nil {
+		return nil // the read's error comes from nextLine
+	}
+	buf, _ := d.br.Peek(d.br.Buffered())
 	if d.lineNo == 0 {
 		buf = bytes.TrimPrefix(buf, []byte("\xef\xbb\xbf"))
 	}

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestJSONLRead(t *testing.T) {
@@ -384,5 +385,34 @@ func TestJSONLMisspelledField(t *testing.T) {
 		if tc.wantRecs > 0 && (recs != tc.wantRecs || bad != tc.bad) {
 			t.Errorf("%s: %d records, %d bad; want %d, %d bad", tc.name, recs, bad, tc.wantRecs, tc.bad)
 		}
+	}
+}
+
+// TestJSONLPipeNotHeldBack: the field check does not wait for more input
+// than the first read brought: a record written into a pipe that stays
+// open is returned at once.
+func TestJSONLPipeNotHeldBack(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	go func() { _, _ = pw.Write([]byte(`{"id":"a","text":"one two three"}` + "\n")) }()
+	r, err := NewReader(pr, "-", CompressionNone, Options{IDField: "id", Format: FormatJSONL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		rec, err := r.Next()
+		if err == nil && rec.ID != "a" {
+			err = fmt.Errorf("record %q", rec.ID)
+		}
+		got <- err
+	}()
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first record of an open pipe was held back")
 	}
 }
