@@ -257,12 +257,6 @@ func (d *jsonlDecoder) checkFields(line []byte) error {
 		return nil
 	}
 	d.objects++
-	if d.objects == 1 {
-		var m map[string]json.RawMessage
-		if json.Unmarshal(line, &m) == nil {
-			d.firstFields = slices.Sorted(maps.Keys(m))
-		}
-	}
 	for i, f := range []struct {
 		name  string
 		check bool
@@ -270,6 +264,14 @@ func (d *jsonlDecoder) checkFields(line []byte) error {
 	}{{d.opts.IDField, d.opts.IDField != "", d.spans[spanID]}, {d.opts.TextField, !d.opts.SkipText, d.spans[spanText]}} {
 		if !f.check || f.sp.found {
 			continue
+		}
+		if d.objects == 1 && d.firstFields == nil {
+			// Only a file whose first object lacks a field can be
+			// refused: its member names, for the message.
+			var m map[string]json.RawMessage
+			if json.Unmarshal(line, &m) == nil {
+				d.firstFields = slices.Sorted(maps.Keys(m))
+			}
 		}
 		if d.lack[i]++; d.lack[i] == fieldCheck {
 			return fmt.Errorf("%w: none of the first %d records has the field %q (the first one's fields: %s)",
