@@ -195,3 +195,53 @@ func TestLargeBatch(t *testing.T) {
 		t.Fatal("delete of an empty id accepted")
 	}
 }
+
+// TestQueryBudget: a replica answers the part of a query request it
+// finished within the router's budget, and the router sends the rest again;
+// the matches are those of whole answers.
+func TestQueryBudget(t *testing.T) {
+	tc := startCluster(t, 1, 2, 1, nil)
+	ctx := context.Background()
+	r := tc.nodes[0].Router()
+	rng := rand.New(rand.NewPCG(6, 6))
+	const n = 30
+	orig := make([]db.Input, n)
+	for i := range orig {
+		orig[i] = db.Input{ID: fmt.Sprintf("o%02d", i), Fingerprint: randomFP(rng, 512)}
+	}
+	if _, err := r.Add(ctx, orig, AddOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	dups := make([]db.Input, n)
+	for i := range dups {
+		dups[i] = db.Input{ID: fmt.Sprintf("d%02d", i), Fingerprint: nearFP(rng, orig[i].Fingerprint, 5)}
+	}
+	check := func(res []AddResult, lo int) {
+		t.Helper()
+		for i, a := range res {
+			o := orig[lo+i]
+			if !a.Stored || len(a.Matches) != 1 || a.Matches[0].ID != o.ID || a.Matches[0].Hamming != 5 {
+				t.Fatalf("%s: stored %v, matches %+v; want %s at distance 5", dups[lo+i].ID, a.Stored, a.Matches, o.ID)
+			}
+		}
+	}
+	before := r.Stats().QueryRequests
+	res, err := r.Add(ctx, dups[:n/2], AddOptions{Threshold: 0.9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(res, 0)
+	whole := r.Stats().QueryRequests - before
+	r.queryBudget = time.Microsecond // set before Add hands its batch to the batcher
+	before = r.Stats().QueryRequests
+	res, err = r.Add(ctx, dups[n/2:], AddOptions{Threshold: 0.9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(res, n/2)
+	// One query a request: a request per shard and query, where the whole
+	// batch took one per shard.
+	if parts := r.Stats().QueryRequests - before; parts < 2*n/2 || parts <= whole {
+		t.Fatalf("%d query requests for %d queries on 2 shards in parts (%d whole)", parts, n/2, whole)
+	}
+}

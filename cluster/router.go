@@ -44,11 +44,15 @@ type Router struct {
 	// maxMessage bounds a log message's encoded size (maxMessage; smaller
 	// in tests).
 	maxMessage int
-	reqs       chan *addReq
-	queries    chan *queryJob
-	quit       chan struct{}
-	wg         sync.WaitGroup
-	once       sync.Once
+	// queryBudget is how long a replica may spend on one query request
+	// before it answers the part it has finished (attemptTimeout/2; tests
+	// set it lower).
+	queryBudget time.Duration
+	reqs        chan *addReq
+	queries     chan *queryJob
+	quit        chan struct{}
+	wg          sync.WaitGroup
+	once        sync.Once
 }
 
 func newRouter(ctx context.Context, nc *nats.Conn, smap *ShardMap, gw *db.DB, o *Options) (*Router, error) {
@@ -60,7 +64,7 @@ func newRouter(ctx context.Context, nc *nats.Conn, smap *ShardMap, gw *db.DB, o 
 	if err != nil {
 		return nil, fmt.Errorf("fpdb cluster: log stream: %w", err)
 	}
-	r := &Router{nc: nc, js: js, stream: st, smap: smap, gw: gw, opts: o, reqs: make(chan *addReq, 1024), queries: make(chan *queryJob, 1024), quit: make(chan struct{}), avoided: map[[2]any]time.Time{}, maxMessage: maxMessage}
+	r := &Router{nc: nc, js: js, stream: st, smap: smap, gw: gw, opts: o, reqs: make(chan *addReq, 1024), queries: make(chan *queryJob, 1024), quit: make(chan struct{}), avoided: map[[2]any]time.Time{}, maxMessage: maxMessage, queryBudget: attemptTimeout / 2}
 	r.setAssign(smap.Assign)
 	r.wg.Add(1 + queryWorkers)
 	go r.batcher()
@@ -77,7 +81,7 @@ func (r *Router) Close() {
 }
 
 type routerStats struct {
-	batches, conflicts, retries, docs atomic.Int64
+	batches, conflicts, retries, docs, queryRequests atomic.Int64
 }
 
 // RouterStats count a router's work since it started.
@@ -90,11 +94,15 @@ type RouterStats struct {
 	Conflicts int64
 	// Retries counts appends sent again after a transient error.
 	Retries int64
+	// QueryRequests counts the query requests sent to shards (a batch of
+	// queries takes one per shard at least, more when it is long or a
+	// replica answers part of it within the query budget).
+	QueryRequests int64
 }
 
 // Stats returns the router's counters.
 func (r *Router) Stats() RouterStats {
-	return RouterStats{Batches: r.stats.batches.Load(), Docs: r.stats.docs.Load(), Conflicts: r.stats.conflicts.Load(), Retries: r.stats.retries.Load()}
+	return RouterStats{Batches: r.stats.batches.Load(), Docs: r.stats.docs.Load(), Conflicts: r.stats.conflicts.Load(), Retries: r.stats.retries.Load(), QueryRequests: r.stats.queryRequests.Load()}
 }
 
 // Written returns the highest log sequence this router appended: a query
@@ -228,22 +236,21 @@ func sortMatches(ms []db.Match, containment bool) {
 }
 
 // queryShards asks every shard for the matches of qs at ≥ minSeq and
-// merges them per query; any shard failing fails the call.
+// merges them per query; any shard failing fails the call. A shard is
+// sent at most maxShardQueries queries a request, and answers those it
+// finished within the router's query budget (one at least): the rest are
+// sent again, so that no reply takes an attempt's whole time.
 func (r *Router) queryShards(ctx context.Context, qs []shardQuery, minSeq uint64) ([][]db.Match, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.opts.RequestTimeout)
 	defer cancel()
-	req := queryRequest{Queries: qs, atSeq: atSeq{MinSeq: minSeq, WaitMs: waitMs}}
-	replies := make([]queryReply, r.smap.Shards)
+	perShard := make([][][]db.Match, r.smap.Shards)
 	errs := make([]error, r.smap.Shards)
 	var wg sync.WaitGroup
 	for s := 0; s < r.smap.Shards; s++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[s] = r.request(ctx, s, "query", req, &replies[s])
-			if errs[s] == nil && replies[s].Err != "" {
-				errs[s] = fmt.Errorf("fpdb cluster: shard %d: %s", s, replies[s].Err)
-			}
+			perShard[s], errs[s] = r.queryShard(ctx, s, qs, minSeq)
 		}()
 	}
 	wg.Wait()
@@ -251,13 +258,36 @@ func (r *Router) queryShards(ctx context.Context, qs []shardQuery, minSeq uint64
 		return nil, err
 	}
 	out := make([][]db.Match, len(qs))
-	for s := range replies {
-		if len(replies[s].Matches) != len(qs) {
-			return nil, fmt.Errorf("fpdb cluster: shard %d answered %d queries of %d", s, len(replies[s].Matches), len(qs))
+	for _, ms := range perShard {
+		for i := range ms {
+			out[i] = append(out[i], ms[i]...)
 		}
-		for i, ms := range replies[s].Matches {
-			out[i] = append(out[i], ms...)
+	}
+	return out, nil
+}
+
+// maxShardQueries caps the queries of one request to a shard.
+const maxShardQueries = 512
+
+// queryShard asks shard s for the matches of qs at ≥ minSeq, in as many
+// requests as its replicas' partial answers need.
+func (r *Router) queryShard(ctx context.Context, s int, qs []shardQuery, minSeq uint64) ([][]db.Match, error) {
+	out := make([][]db.Match, 0, len(qs))
+	for len(out) < len(qs) {
+		part := qs[len(out):min(len(qs), len(out)+maxShardQueries)]
+		var rep queryReply
+		req := queryRequest{Queries: part, BudgetUs: r.queryBudget.Microseconds(), atSeq: atSeq{MinSeq: minSeq, WaitMs: waitMs}}
+		r.stats.queryRequests.Add(1)
+		if err := r.request(ctx, s, "query", req, &rep); err != nil {
+			return nil, err
 		}
+		if rep.Err != "" {
+			return nil, fmt.Errorf("fpdb cluster: shard %d: %s", s, rep.Err)
+		}
+		if len(rep.Matches) == 0 || len(rep.Matches) > len(part) {
+			return nil, fmt.Errorf("fpdb cluster: shard %d answered %d queries of %d", s, len(rep.Matches), len(part))
+		}
+		out = append(out, rep.Matches...)
 	}
 	return out, nil
 }

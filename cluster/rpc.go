@@ -47,6 +47,12 @@ type status struct {
 // sequence of at least MinSeq.
 type queryRequest struct {
 	Queries []shardQuery `json:"queries"`
+	// BudgetUs is how long (µs) the replica may spend on the queries once the
+	// request has come (0: no bound). When it is spent, the replica
+	// answers the queries it has finished (one at least), and the router
+	// sends the rest again: a reply comes well within the router's
+	// attemptTimeout however many queries a request carries.
+	BudgetUs int64 `json:"budget_us,omitempty"`
 	atSeq
 }
 
@@ -56,30 +62,36 @@ type queryReply struct {
 }
 
 // begin decodes a read request m into req and waits for the sequence at
-// asks for; when it cannot, it answers the error and returns ok false.
+// asks for (at most its WaitMs); when it cannot, it answers the error and
+// returns ok false. The context returned bounds the request's work by the
+// node's RequestTimeout, apart from the wait.
 func (r *replica) begin(m *nats.Msg, req any, at *atSeq) (_ context.Context, _ context.CancelFunc, ok bool) {
 	if err := json.Unmarshal(m.Data, req); err != nil {
 		reply(m, status{Err: "bad request: " + err.Error()})
 		return nil, nil, false
 	}
-	ctx, cancel := r.requestContext(at.WaitMs)
-	if err := r.waitFor(ctx, at.MinSeq); err != nil {
-		cancel()
+	wctx, wcancel := context.WithTimeout(r.base, r.bounded(time.Duration(at.WaitMs)*time.Millisecond))
+	err := r.waitFor(wctx, at.MinSeq)
+	wcancel()
+	if err != nil {
 		reply(m, status{Err: err.Error(), Behind: r.transient(err)})
 		return nil, nil, false
 	}
+	ctx, cancel := context.WithTimeout(r.base, r.n.opts.RequestTimeout)
 	return ctx, cancel, true
 }
 
-func (r *replica) requestContext(waitMs int64) (context.Context, context.CancelFunc) {
-	d := time.Duration(waitMs) * time.Millisecond
+// bounded returns d, or the node's RequestTimeout when d is not positive
+// or longer.
+func (r *replica) bounded(d time.Duration) time.Duration {
 	if d <= 0 || d > r.n.opts.RequestTimeout {
-		d = r.n.opts.RequestTimeout
+		return r.n.opts.RequestTimeout
 	}
-	return context.WithTimeout(r.base, d)
+	return d
 }
 
 func (r *replica) serveQuery(m *nats.Msg) {
+	came := time.Now()
 	var req queryRequest
 	ctx, cancel, ok := r.begin(m, &req, &req.atSeq)
 	if !ok {
@@ -90,7 +102,12 @@ func (r *replica) serveQuery(m *nats.Msg) {
 	// MinSeq; the sequence reported is the one reached before them.
 	seq := r.state().Applied
 	out := queryReply{status: status{Seq: seq}, Matches: make([][]db.Match, len(req.Queries))}
+	budget := time.Duration(req.BudgetUs) * time.Microsecond
 	for i, q := range req.Queries {
+		if i > 0 && budget > 0 && time.Since(came) >= budget {
+			out.Matches = out.Matches[:i] // the router sends the rest again
+			break
+		}
 		res, err := r.d.QueryFingerprint(ctx, q.FP, db.QueryOptions{Threshold: q.Threshold, Containment: q.Containment, Shingles: q.Shingles, Limit: q.Limit})
 		if err != nil {
 			reply(m, status{Err: err.Error(), Behind: r.transient(err)})
