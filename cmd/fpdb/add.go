@@ -500,7 +500,7 @@ func (o *addOptions) collect(stdin io.Reader, stderr io.Writer) ([]addInput, err
 	}
 	switch {
 	case datasets > 0 && o.forQuery:
-		fmt.Fprintf(stderr, "fpdb: add: %s in the directories, each queried whole as one document\n", plural(datasets, "dataset file"))
+		fmt.Fprintf(stderr, "fpdb: add: %s in the directories, each queried whole as one document (a directory of dataset files alone, or --format, queries each record)\n", plural(datasets, "dataset file"))
 	case datasets > 0:
 		fmt.Fprintf(stderr, "fpdb: add: %s among the documents of the directories, each added whole as one document "+
 			"(a directory of dataset files alone, or --format, reads one document per record)\n", plural(datasets, "dataset file"))

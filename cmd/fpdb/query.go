@@ -34,7 +34,9 @@ type queryOptions struct {
 	exclude, include []string
 	follow           bool
 
-	text textFlags
+	text     textFlags
+	records  recordFlags // --id-field, --text-field
+	progress bool        // --progress: show progress even when stderr is not a terminal
 }
 
 // jsonExplain is the JSON form of a query's execution statistics, as the
@@ -53,6 +55,14 @@ walked as "fpdb add" walks them: recursively, in sorted order, skipping hidden
 files, databases and, unless --follow, symbolic links; --exclude and
 --include select files) or "-" for standard input. The database must exist;
 it is opened once for all the inputs.
+
+Datasets (JSON Lines, CSV, TSV or Parquet files by their extension, maybe
+compressed, or directories of them alone, or any input with --format
+jsonl|csv|tsv|parquet; as "fpdb add" reads them) are queried record by
+record: the output is that of several inputs, the record's id (--id-field;
+"" for its FILE:LINE) standing for INPUT, records in input order. A bad
+record is reported as "fpdb: query FILE:LINE: ERROR" and the others are
+still queried; a summary line on standard error ends the run.
 
 Output for a single file or -: one line per match,
 "ID  similarity 0.906  hamming 24  contained 0.950  exact" ("contained": the
@@ -126,6 +136,7 @@ Exit status (as grep's):
   fpdb query --plan probe --explain draft.txt
   fpdb query --plan approx --recall 0.999 --explain draft.txt
   fpdb query --threshold 0.9 incoming/ | awk -F'\t' '{ print $1 }' | sort -u
+  fpdb query --threshold 0.8 --id-field url crawl.jsonl.zst
   cat draft.txt | fpdb query -
   if fpdb query --threshold 0.95 new.txt > /dev/null; then echo "seen before"; fi`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -155,7 +166,10 @@ Exit status (as grep's):
 	f.StringArrayVar(&o.exclude, "exclude", nil, "in directories, leave out files whose name or path matches `GLOB` (repeatable)")
 	f.StringArrayVar(&o.include, "include", nil, "in directories, query only files whose name or path matches `GLOB` (repeatable)")
 	f.BoolVar(&o.follow, "follow", false, "follow symbolic links when walking directories")
+	f.BoolVar(&o.progress, "progress", false, "datasets: show progress on standard error even when it is not a terminal")
+	o.text.format.allowRecords = true
 	o.text.register(f)
+	o.records.registerFields(f)
 	return cmd
 }
 
@@ -266,6 +280,11 @@ func (o *queryOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr 
 	if err != nil {
 		return err
 	}
+	if recs, err := recordModeOf("query", o.paths, o.dbDir, &o.text, &o.records); err != nil {
+		return err
+	} else if recs {
+		return o.runRecords(ctx, plan, stdin, stdout, stderr)
+	}
 	multi := o.multi()
 	inputs, err := o.collect(stdin, stderr)
 	if err != nil {
@@ -293,31 +312,12 @@ func (o *queryOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr 
 		return o.failed(failed, last, len(inputs))
 	}
 
-	var query querier
-	if o.remote() {
-		c, err := o.client()
-		if err != nil {
-			return failure(err)
-		}
-		query = remoteQuerier(c, o.explain) // a probe without --tau: the server's smallest exact radius
-	} else {
-		var d *db.DB
-		if d, err = o.openDB(openReadOnly); err != nil {
-			return failure(err)
-		}
-		defer closeDB(d, &err)
-		if err := exactTau(d, &plan, o.threshold); err != nil {
-			return failure(newOpError("query", err, "exact tau"))
-		}
-		query = localQuerier(d)
+	query, d, qo, err := o.open(plan)
+	if err != nil {
+		return err
 	}
-
-	qo := db.QueryOptions{Threshold: o.threshold, Limit: o.limit, Plan: plan}
-	if o.containSet {
-		qo.Containment = o.contained
-		if !o.thresholdSet {
-			qo.Threshold = 0
-		}
+	if d != nil {
+		defer closeDB(d, &err)
 	}
 	enc := newJSONEncoder(stdout)
 	matched := 0
@@ -347,6 +347,36 @@ func (o *queryOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr 
 		return &exitError{code: exitNoMatch}
 	}
 	return nil
+}
+
+// open returns the querier of the server (--server) or of the database,
+// opened read-only (d, for the caller to close), and the options of the
+// queries, their plan given an exact radius. Its errors are the run's.
+func (o *queryOptions) open(plan db.Plan) (query querier, d *db.DB, qo db.QueryOptions, err error) {
+	if o.remote() {
+		c, err := o.client()
+		if err != nil {
+			return nil, nil, qo, failure(err)
+		}
+		query = remoteQuerier(c, o.explain) // a probe without --tau: the server's smallest exact radius
+	} else {
+		if d, err = o.openDB(openReadOnly); err != nil {
+			return nil, nil, qo, failure(err)
+		}
+		if err := exactTau(d, &plan, o.threshold); err != nil {
+			closeDB(d, &err)
+			return nil, nil, qo, failure(newOpError("query", err, "exact tau"))
+		}
+		query = localQuerier(d)
+	}
+	qo = db.QueryOptions{Threshold: o.threshold, Limit: o.limit, Plan: plan}
+	if o.containSet {
+		qo.Containment = o.contained
+		if !o.thresholdSet {
+			qo.Threshold = 0
+		}
+	}
+	return query, d, qo, nil
 }
 
 // failed returns the error of a query run in which inputs failed: the

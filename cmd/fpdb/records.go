@@ -31,12 +31,17 @@ type recordFlags struct {
 
 // register adds the flags to f.
 func (r *recordFlags) register(f *pflag.FlagSet) {
-	r.flags = f
-	f.StringVar(&r.idField, "id-field", "id", "datasets: the record's id `FIELD` (a column, or a dotted path into JSON: meta.id); \"\" makes each record's position (FILE:LINE) its id")
-	f.StringVar(&r.textField, "text-field", "text", "datasets: the record's text `FIELD` (a column, or a dotted path into JSON)")
+	r.registerFields(f)
 	f.StringSliceVar(&r.keepFields, "keep-fields", nil, "datasets: further `FIELDS` stored as each document's source, a JSON object (comma-separated; default source: FILE:LINE)")
 	f.BoolVar(&r.strict, "strict", false, "datasets: stop at the first bad record (by default bad records are reported and skipped)")
 	f.BoolVar(&r.restart, "restart", false, "datasets: read every input from the start, even where an interrupted run stored part of it")
+}
+
+// registerFields adds --id-field and --text-field to f.
+func (r *recordFlags) registerFields(f *pflag.FlagSet) {
+	r.flags = f
+	f.StringVar(&r.idField, "id-field", "id", "datasets: the record's id `FIELD` (a column, or a dotted path into JSON: meta.id); \"\" makes each record's position (FILE:LINE) its id")
+	f.StringVar(&r.textField, "text-field", "text", "datasets: the record's text `FIELD` (a column, or a dotted path into JSON)")
 }
 
 // given reports whether a dataset flag was given.
@@ -107,26 +112,33 @@ func isRecordDir(path, dbAbs string) bool {
 	return err == nil && found && !other
 }
 
-// recordMode reports whether add reads its inputs as datasets: --format
-// names a record format, or every PATH is a dataset file by its
-// extension or a directory of them (isRecordDir). A mix is a usage error.
+// recordMode reports whether add reads its inputs as datasets
+// (recordModeOf).
 func (o *addOptions) recordMode() (bool, error) {
-	if o.text.format.records != "" {
+	return recordModeOf("add", o.paths, o.dbDir, &o.text, &o.records)
+}
+
+// recordModeOf reports whether the command cmd (add or query) reads its
+// PATHs as datasets: --format names a record format, or every PATH is a
+// dataset file by its extension or a directory of them (isRecordDir). A
+// mix is a usage error, as is a dataset flag without datasets.
+func recordModeOf(cmd string, paths []string, dbDir string, text *textFlags, rf *recordFlags) (bool, error) {
+	if text.format.records != "" {
 		return true, nil
 	}
 	n := 0
-	dbAbs, _ := filepath.Abs(o.dbDir)
-	for _, p := range o.paths {
+	dbAbs, _ := filepath.Abs(dbDir)
+	for _, p := range paths {
 		if p != "-" && (isRecordFile(p) || isRecordDir(p, dbAbs)) {
 			n++
 		}
 	}
 	switch {
-	case n > 0 && n < len(o.paths):
-		return false, usageErrorf("add: the PATHs mix dataset files (read one document per record) and documents; add them in separate runs, or give --format")
+	case n > 0 && n < len(paths):
+		return false, usageErrorf("%s: the PATHs mix dataset files (read one document per record) and documents; give them in separate runs, or give --format", cmd)
 	case n == 0:
-		if name := o.records.given(); name != "" {
-			return false, usageErrorf("add: --%s is for datasets (JSON Lines, CSV, TSV, Parquet files, or --format jsonl|csv|tsv|parquet)", name)
+		if name := rf.given(); name != "" {
+			return false, usageErrorf("%s: --%s is for datasets (JSON Lines, CSV, TSV, Parquet files, or --format jsonl|csv|tsv|parquet)", cmd, name)
 		}
 		return false, nil
 	}

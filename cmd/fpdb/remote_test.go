@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -87,6 +88,8 @@ func TestRemoteSameAsLocal(t *testing.T) {
 		t.Fatal(err)
 	}
 	html := writeFile(t, t.TempDir(), "page.html", []byte("<html><body><p>"+string(tides)+"</p></body></html>"))
+	tidesJSON, _ := json.Marshal(string(tides))
+	recs := writeFile(t, t.TempDir(), "recs.jsonl", []byte(`{"id":"r1","text":`+string(tidesJSON)+"}\n"+`{"id":"r2","text":""}`+"\n"+`{"id":"r3","text":"words unlike any stored"}`+"\n"))
 	steps := []remoteStep{
 		// add: files, a near duplicate, JSON, a directory with bad inputs.
 		{args: []string{"add", corpus + "bees.txt", corpus + "lighthouse.txt"}, code: exitOK},
@@ -118,6 +121,8 @@ func TestRemoteSameAsLocal(t *testing.T) {
 		{args: []string{"query", "--threshold", "1", corpus + "volcano-copy.txt"}, code: exitOK},
 		{args: []string{"query", "--threshold", "1", corpus + "coffee.txt", "--limit", "1"}, code: exitOK},
 		{args: []string{"query", "--threshold", "0.95", corpus + "lighthouse.txt", corpus + "chess.txt"}, code: exitOK},
+		{args: []string{"query", "--threshold", "0.5", "--explain", recs}, code: exitInput},
+		{args: []string{"query", "--json", "--id-field", "", recs}, code: exitInput},
 		// get.
 		{args: []string{"get", "testdata/corpus/bees.txt"}, code: exitOK},
 		{args: []string{"get", "--json", "tides-stdin"}, code: exitOK},

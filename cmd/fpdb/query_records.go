@@ -1,0 +1,163 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fpdb/fpdb/db"
+	"github.com/fpdb/fpdb/dedup"
+	"github.com/fpdb/fpdb/internal/records"
+)
+
+// recordQuery is the query of one record of a dataset: what was read, and
+// once done is closed, what the query found.
+type recordQuery struct {
+	id, pos string
+	text    []byte
+	p       dedup.Progress
+
+	res  *db.QueryResult
+	ex   jsonExplain
+	err  error // the record's own (bad record, no words, …) or the database's
+	done chan struct{}
+}
+
+// runRecords queries each record of dataset files (recordModeOf) and
+// prints its matches as a query of several inputs does, the record's id
+// standing for the input. Records are queried by several goroutines and
+// printed in their order. A bad record, or one that cannot be queried, is
+// reported with its position and the others are still queried.
+func (o *queryOptions) runRecords(ctx context.Context, plan db.Plan, stdin io.Reader, stdout, stderr io.Writer) (err error) {
+	for name, set := range map[string]bool{"exclude": len(o.exclude) > 0, "include": len(o.include) > 0, "follow": o.follow} {
+		if set {
+			return usageErrorf("query: --%s cannot be used with datasets (their records are queried in order)", name)
+		}
+	}
+	inputs, err := records.Expand(o.paths)
+	if err != nil {
+		return failure(asInputError(fmt.Errorf("query: %w", err)))
+	}
+	if len(inputs) == 0 {
+		return failure(fmt.Errorf("query: no dataset files in %s", strings.Join(o.paths, " ")))
+	}
+	query, d, qo, err := o.open(plan)
+	if err != nil {
+		return err
+	}
+	if d != nil {
+		defer closeDB(d, &err)
+	}
+	qo.TextOptions = db.TextOptions{Format: o.text.format.f, Encoding: o.text.encoding.label}
+
+	parent := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	workers := runtime.GOMAXPROCS(0)
+	if o.remote() {
+		workers = max(workers, 4) // waiting for the server, not computing
+	}
+	work := make(chan *recordQuery, workers)
+	order := make(chan *recordQuery, 4*workers) // bounds the records in flight
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for q := range work {
+				q.res, q.ex, q.err = query(ctx, bytes.NewReader(q.text), qo)
+				q.text = nil
+				close(q.done)
+			}
+		}()
+	}
+	var readErr error
+	go func() {
+		defer close(order)
+		defer close(work)
+		ro := dedup.RecordOptions{Format: o.text.format.records, IDField: o.records.idField, TextField: o.records.textField}
+		readErr = dedup.Each(ctx, inputs, stdin, ro, func(doc db.Input, pos string, bad error, p dedup.Progress) error {
+			q := &recordQuery{id: doc.ID, pos: pos, text: doc.Text, p: p, err: bad, done: make(chan struct{})}
+			if bad != nil {
+				close(q.done)
+			} else {
+				select {
+				case work <- q:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
+			select {
+			case order <- q:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+	}()
+	defer wg.Wait()
+	defer cancel() // before wg.Wait: stops the reader and the queries on an early return
+
+	bar := newBytesProgress(stderr, o.progress, false)
+	defer bar.clear()
+	enc := newJSONEncoder(stdout)
+	start := time.Now()
+	var failed inputFailures
+	var n, matched int64
+	var stop error // the first error that ends the run
+	for q := range order {
+		<-q.done
+		if stop != nil {
+			continue // draining
+		}
+		n++
+		switch {
+		case q.err != nil && parent.Err() != nil:
+			stop = parent.Err()
+		case q.err != nil && isInputError(q.err, ""):
+			failed.note("", q.err)
+			bar.hide()
+			fmt.Fprintf(stderr, "fpdb: %s\n", errorText(newOpError("query "+q.pos, q.err, "query")))
+			bar.show()
+		case q.err != nil:
+			stop = failure(newOpError("query "+q.pos, q.err, "query"))
+		default:
+			if len(q.res.Matches) > 0 {
+				matched++
+			}
+			bar.hide()
+			if err := o.print(q.id, q.res.Matches, q.ex, true, enc, stdout, stderr); err != nil {
+				stop = failure(err)
+			}
+			bar.show()
+		}
+		if stop != nil {
+			cancel()
+		}
+		bar.update(q.p)
+	}
+	bar.clear()
+	if stop == nil && readErr != nil {
+		stop = failure(newOpError("query", readErr, "query"))
+	}
+	if parent.Err() != nil {
+		return failure(fmt.Errorf("query: interrupted: %s done", plural(n, "record")))
+	}
+	if stop != nil {
+		return stop
+	}
+	fmt.Fprintf(stderr, "query: %s: %d with matches, %d failed, in %v\n", plural(n, "record"), matched, failed.count(),
+		time.Since(start).Round(time.Millisecond))
+	switch {
+	case failed.count() > 0:
+		return failed.failure(fmt.Errorf("query: %d of %d records failed", failed.count(), n))
+	case matched == 0:
+		return &exitError{code: exitNoMatch}
+	}
+	return nil
+}

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestQueryRecords: query of a dataset queries each record, and answers
+// for it exactly what a query of its text as a file answers, records in
+// input order; bad records are reported with their position and the
+// others still queried.
+func TestQueryRecords(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(9, 9))
+	words := make([]string, 400)
+	for i := range words {
+		words[i] = fmt.Sprintf("w%d", i)
+	}
+	text := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = words[rng.IntN(len(words))]
+		}
+		return out
+	}
+	var archive, crawl bytes.Buffer
+	stored := make([][]string, 20)
+	for i := range stored {
+		stored[i] = text(120)
+		fmt.Fprintf(&archive, `{"id":"a%02d","text":%q}`+"\n", i, strings.Join(stored[i], " "))
+	}
+	type rec struct{ id, text string }
+	var recs []rec
+	for i := range 30 {
+		var w []string
+		switch {
+		case i%3 == 0: // a near duplicate of a stored text
+			w = slices.Clone(stored[i%20])
+			w[3], w[60] = "changed", "edited"
+		case i%3 == 1: // an unrelated text
+			w = text(120)
+		default: // half of a stored text
+			w = stored[i%20][:60]
+		}
+		recs = append(recs, rec{fmt.Sprintf("c%02d", i), strings.Join(w, " ")})
+	}
+	gz := gzip.NewWriter(&crawl)
+	for i, r := range recs {
+		fmt.Fprintf(gz, `{"id":%q,"text":%q}`+"\n", r.id, r.text)
+		if i == 4 {
+			fmt.Fprintln(gz, `{"id":"nofield","body":"x"}`)
+			fmt.Fprintln(gz, `{"id":"empty","text":""}`)
+		}
+	}
+	gz.Close()
+	writeFile(t, dir, "archive.jsonl", archive.Bytes())
+	in := writeFile(t, dir, "crawl.jsonl.gz", crawl.Bytes())
+	d := filepath.Join(dir, "db")
+	runFPDB(t, "", "--db", d, "add", "--bulk", filepath.Join(dir, "archive.jsonl")).mustCode(t, exitOK)
+
+	r := runFPDB(t, "", "--db", d, "query", "--threshold", "0.5", "--json", in).mustCode(t, exitInput)
+	for _, want := range []string{in + ":6: bad record: missing field \"text\"", in + ":7: fingerprint: document has no words", "query: 32 records: ", "2 failed"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	var got []string
+	for _, m := range jsonLines(t, r.stdout) {
+		got = append(got, fmt.Sprintf("%s %s %v", m["query"], m["id"], m["hamming"]))
+	}
+	// The oracle: each record's text queried as a file of its own.
+	var want []string
+	matched := 0
+	for _, rc := range recs {
+		f := writeFile(t, dir, rc.id+".txt", []byte(rc.text))
+		one := runFPDB(t, "", "--db", d, "query", "--threshold", "0.5", "--json", f)
+		if one.code != exitOK && one.code != exitNoMatch {
+			t.Fatalf("query %s: exit %d: %s", f, one.code, one.stderr)
+		}
+		for _, m := range jsonLines(t, one.stdout) {
+			want = append(want, fmt.Sprintf("%s %s %v", rc.id, m["id"], m["hamming"]))
+		}
+		if one.code == exitOK {
+			matched++
+		}
+	}
+	if matched < 10 || !slices.Equal(got, want) {
+		t.Fatalf("records queried (%d with matches):\n%s\nwant, as files:\n%s", matched, strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if !strings.Contains(r.stderr, fmt.Sprintf("%d with matches", matched)) {
+		t.Errorf("summary: %s", r.stderr)
+	}
+
+	// Positions for ids; the text output; a directory of shards.
+	r = runFPDB(t, "", "--db", d, "query", "--id-field", "", "--threshold", "0.9", dir+"/archive.jsonl").mustCode(t, exitOK)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) != 20 || !strings.HasPrefix(lines[0], filepath.Join(dir, "archive.jsonl")+":1\ta00\t1.000\t0\texact") {
+		t.Errorf("query of the stored records by position: %q", lines)
+	}
+	shards := filepath.Join(dir, "shards")
+	writeFile(t, shards, "part-1.jsonl", []byte(`{"id":"s1","text":"`+strings.Join(stored[1], " ")+`"}`+"\n"))
+	r = runFPDB(t, "", "--db", d, "query", shards).mustCode(t, exitOK)
+	if r.stdout != "s1\ta01\t1.000\t0\texact\n" {
+		t.Errorf("query of a directory of shards: %q", r.stdout)
+	}
+	// Standard input with --format; no match.
+	r = runFPDB(t, `{"id":"x","text":"nothing like any stored text at all"}`+"\n", "--db", d, "query", "--format", "jsonl", "-").mustCode(t, exitNoMatch)
+	if r.stdout != "" || !strings.Contains(r.stderr, "query: 1 record: 0 with matches") {
+		t.Errorf("query of standard input: stdout %q stderr %q", r.stdout, r.stderr)
+	}
+
+	// Misuse.
+	txt := writeFile(t, dir, "doc.txt", []byte("a plain document"))
+	for _, args := range [][]string{
+		{"query", in, txt},
+		{"query", "--id-field", "url", txt},
+		{"query", "--exclude", "*.gz", in},
+	} {
+		r := runFPDB(t, "", append([]string{"--db", d}, args...)...).mustCode(t, exitFailure)
+		if !strings.Contains(r.stderr, "dataset") {
+			t.Errorf("%q: %s", args, r.stderr)
+		}
+	}
+}
+
+// TestQueryRecordsJSON: the JSON lines of a record query decode as the
+// API's matches, "query" holding the record's id.
+func TestQueryRecordsJSON(t *testing.T) {
+	dir := t.TempDir()
+	d := filepath.Join(dir, "db")
+	recs := writeFile(t, dir, "r.jsonl", []byte(`{"id":"one","text":"the quick brown fox jumps over the lazy dog again and again"}`+"\n"))
+	runFPDB(t, "", "--db", d, "add", recs).mustCode(t, exitOK)
+	r := runFPDB(t, "", "--db", d, "query", "--json", recs).mustCode(t, exitOK)
+	var m jsonMatch
+	if err := json.Unmarshal([]byte(r.stdout), &m); err != nil || m.Query != "one" || m.ID != "one" || !m.Exact || m.Similarity != 1 {
+		t.Errorf("%q: %+v (%v)", r.stdout, m, err)
+	}
+}
