@@ -241,7 +241,45 @@ func TestQueryBudget(t *testing.T) {
 	check(res, n/2)
 	// One query a request: a request per shard and query, where the whole
 	// batch took one per shard.
-	if parts := r.Stats().QueryRequests - before; parts < 2*n/2 || parts <= whole {
+	if parts := r.Stats().QueryRequests - before; parts != 2*n/2 || whole != 2 {
 		t.Fatalf("%d query requests for %d queries on 2 shards in parts (%d whole)", parts, n/2, whole)
+	}
+}
+
+// TestSlowQueryBatch: a batch of checks that takes a replica longer than
+// a request may wait (its answer would come after the router's attempt)
+// is answered in parts, by both replicas of each shard in turn.
+func TestSlowQueryBatch(t *testing.T) {
+	const delay = 10 * time.Millisecond
+	tc := startClusterWith(t, 2, 2, 2, nil, func(o []*Options) {
+		for _, x := range o {
+			x.queryDelay = delay
+		}
+	})
+	ctx := context.Background()
+	r := tc.nodes[0].Router()
+	rng := rand.New(rand.NewPCG(8, 8))
+	const n = 400 // 200 a shard: 2 s of queries each, more than waitMs
+	orig := make([]db.Input, n)
+	dups := make([]db.Input, n)
+	for i := range orig {
+		orig[i] = db.Input{ID: fmt.Sprintf("o%03d", i), Fingerprint: randomFP(rng, 512)}
+		dups[i] = db.Input{ID: fmt.Sprintf("d%03d", i), Fingerprint: nearFP(rng, orig[i].Fingerprint, 3)}
+	}
+	if _, err := r.Add(ctx, orig, AddOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	before := r.Stats().QueryRequests
+	res, err := r.Add(ctx, dups, AddOptions{Threshold: 0.9, Reject: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, a := range res {
+		if a.Stored || len(a.Matches) != 1 || a.Matches[0].ID != orig[i].ID {
+			t.Fatalf("%s: stored %v, matches %+v; want rejected as a near duplicate of %s", dups[i].ID, a.Stored, a.Matches, orig[i].ID)
+		}
+	}
+	if parts := r.Stats().QueryRequests - before; parts < 4 {
+		t.Errorf("%d query requests for 2 shards of %v of queries each", parts, time.Duration(n/2)*delay)
 	}
 }

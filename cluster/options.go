@@ -80,6 +80,9 @@ type Options struct {
 	MaxBatch int
 	// Logger receives the node's log (default: discarded).
 	Logger *slog.Logger
+
+	// queryDelay (tests) slows each query a replica answers by as much.
+	queryDelay time.Duration
 }
 
 // EnsureDefaults fills in the zero fields with their defaults.

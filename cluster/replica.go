@@ -132,7 +132,7 @@ func openReplica(ctx context.Context, n *Node, s int) (*replica, error) {
 	for _, h := range []struct {
 		subj, queue string
 		sem         chan struct{}
-		fn          func(*nats.Msg)
+		fn          func(*nats.Msg, time.Time)
 	}{
 		{replicaSubject(s, n.opts.Name, "query"), "", r.sem, r.serveQuery},
 		{replicaSubject(s, n.opts.Name, "get"), "", r.sem, r.serveGet},
@@ -476,10 +476,13 @@ func docHash(d *db.Doc) uint64 {
 	return h.Sum64()
 }
 
-// async runs a request handler on its own goroutine (bounded by r.sem),
-// so that one slow request does not hold the subscription's others.
-func (r *replica) async(sem chan struct{}, fn func(*nats.Msg)) nats.MsgHandler {
+// async runs a request handler on its own goroutine (bounded by sem),
+// so that one slow request does not hold the subscription's others. The
+// handler is given the request's arrival, before its wait for a slot:
+// the router's attempt counts that wait too.
+func (r *replica) async(sem chan struct{}, fn func(*nats.Msg, time.Time)) nats.MsgHandler {
 	return func(m *nats.Msg) {
+		came := time.Now()
 		select {
 		case sem <- struct{}{}:
 		case <-r.quit:
@@ -495,7 +498,7 @@ func (r *replica) async(sem chan struct{}, fn func(*nats.Msg)) nats.MsgHandler {
 		r.ccMu.Unlock()
 		go func() {
 			defer func() { <-sem; r.wg.Done() }()
-			fn(m)
+			fn(m, came)
 		}()
 	}
 }

@@ -236,26 +236,39 @@ func sortMatches(ms []db.Match, containment bool) {
 }
 
 // queryShards asks every shard for the matches of qs at ≥ minSeq and
-// merges them per query; any shard failing fails the call. A shard is
-// sent at most maxShardQueries queries a request, and answers those it
-// finished within the router's query budget (one at least): the rest are
-// sent again, so that no reply takes an attempt's whole time.
+// merges them per query; any shard failing fails the call (and stops the
+// others). A shard is sent at most maxShardQueries queries a request, and
+// answers those it finished within the router's query budget (one at
+// least): the rest are sent again, so that no reply takes an attempt's
+// whole time. Each request is bounded by RequestTimeout.
 func (r *Router) queryShards(ctx context.Context, qs []shardQuery, minSeq uint64) ([][]db.Match, error) {
-	ctx, cancel := context.WithTimeout(ctx, r.opts.RequestTimeout)
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	perShard := make([][][]db.Match, r.smap.Shards)
-	errs := make([]error, r.smap.Shards)
-	var wg sync.WaitGroup
+	var (
+		mu    sync.Mutex
+		first error // the first failure; the shards it stops fail after it
+		wg    sync.WaitGroup
+	)
 	for s := 0; s < r.smap.Shards; s++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			perShard[s], errs[s] = r.queryShard(ctx, s, qs, minSeq)
+			ms, err := r.queryShard(ctx, s, qs, minSeq)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				perShard[s] = ms
+			case first == nil:
+				first = err
+				cancel()
+			}
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
+	if first != nil {
+		return nil, first
 	}
 	out := make([][]db.Match, len(qs))
 	for _, ms := range perShard {
@@ -278,7 +291,10 @@ func (r *Router) queryShard(ctx context.Context, s int, qs []shardQuery, minSeq 
 		var rep queryReply
 		req := queryRequest{Queries: part, BudgetUs: r.queryBudget.Microseconds(), atSeq: atSeq{MinSeq: minSeq, WaitMs: waitMs}}
 		r.stats.queryRequests.Add(1)
-		if err := r.request(ctx, s, "query", req, &rep); err != nil {
+		pctx, cancel := context.WithTimeout(ctx, r.opts.RequestTimeout)
+		err := r.request(pctx, s, "query", req, &rep)
+		cancel()
+		if err != nil {
 			return nil, err
 		}
 		if rep.Err != "" {

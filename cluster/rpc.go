@@ -47,11 +47,12 @@ type status struct {
 // sequence of at least MinSeq.
 type queryRequest struct {
 	Queries []shardQuery `json:"queries"`
-	// BudgetUs is how long (µs) the replica may spend on the queries once the
-	// request has come (0: no bound). When it is spent, the replica
-	// answers the queries it has finished (one at least), and the router
-	// sends the rest again: a reply comes well within the router's
-	// attemptTimeout however many queries a request carries.
+	// BudgetUs is how long (µs) the replica may spend on the queries once
+	// the request has come (0: no bound). When it is spent, or the reply
+	// would pass half of maxReply, the replica answers the queries it has
+	// finished (one at least), and the router sends the rest again: a
+	// reply comes within the router's attempt, and fits a message, however
+	// many queries a request carries.
 	BudgetUs int64 `json:"budget_us,omitempty"`
 	atSeq
 }
@@ -61,39 +62,33 @@ type queryReply struct {
 	status
 }
 
-// begin decodes a read request m into req and waits for the sequence at
-// asks for (at most its WaitMs); when it cannot, it answers the error and
-// returns ok false. The context returned bounds the request's work by the
-// node's RequestTimeout, apart from the wait.
-func (r *replica) begin(m *nats.Msg, req any, at *atSeq) (_ context.Context, _ context.CancelFunc, ok bool) {
+// begin decodes a read request m, which came at came, into req and waits
+// for the sequence at asks for; when it cannot, it answers the error and
+// returns ok false. The context returned bounds the wait and the work
+// together by at.WaitMs from came (at most the node's RequestTimeout),
+// less than the router's attempt: an answer later than that would be
+// for no one.
+func (r *replica) begin(m *nats.Msg, came time.Time, req any, at *atSeq) (_ context.Context, _ context.CancelFunc, ok bool) {
 	if err := json.Unmarshal(m.Data, req); err != nil {
 		reply(m, status{Err: "bad request: " + err.Error()})
 		return nil, nil, false
 	}
-	wctx, wcancel := context.WithTimeout(r.base, r.bounded(time.Duration(at.WaitMs)*time.Millisecond))
-	err := r.waitFor(wctx, at.MinSeq)
-	wcancel()
-	if err != nil {
+	d := time.Duration(at.WaitMs) * time.Millisecond
+	if d <= 0 || d > r.n.opts.RequestTimeout {
+		d = r.n.opts.RequestTimeout
+	}
+	ctx, cancel := context.WithDeadline(r.base, came.Add(d))
+	if err := r.waitFor(ctx, at.MinSeq); err != nil {
+		cancel()
 		reply(m, status{Err: err.Error(), Behind: r.transient(err)})
 		return nil, nil, false
 	}
-	ctx, cancel := context.WithTimeout(r.base, r.n.opts.RequestTimeout)
 	return ctx, cancel, true
 }
 
-// bounded returns d, or the node's RequestTimeout when d is not positive
-// or longer.
-func (r *replica) bounded(d time.Duration) time.Duration {
-	if d <= 0 || d > r.n.opts.RequestTimeout {
-		return r.n.opts.RequestTimeout
-	}
-	return d
-}
-
-func (r *replica) serveQuery(m *nats.Msg) {
-	came := time.Now()
+func (r *replica) serveQuery(m *nats.Msg, came time.Time) {
 	var req queryRequest
-	ctx, cancel, ok := r.begin(m, &req, &req.atSeq)
+	ctx, cancel, ok := r.begin(m, came, &req, &req.atSeq)
 	if !ok {
 		return
 	}
@@ -103,10 +98,14 @@ func (r *replica) serveQuery(m *nats.Msg) {
 	seq := r.state().Applied
 	out := queryReply{status: status{Seq: seq}, Matches: make([][]db.Match, len(req.Queries))}
 	budget := time.Duration(req.BudgetUs) * time.Microsecond
+	size := 0 // the reply's size, about
 	for i, q := range req.Queries {
-		if i > 0 && budget > 0 && time.Since(came) >= budget {
+		if i > 0 && budget > 0 && (time.Since(came) >= budget || size > maxReply/2) {
 			out.Matches = out.Matches[:i] // the router sends the rest again
 			break
+		}
+		if r.n.opts.queryDelay > 0 {
+			time.Sleep(r.n.opts.queryDelay)
 		}
 		res, err := r.d.QueryFingerprint(ctx, q.FP, db.QueryOptions{Threshold: q.Threshold, Containment: q.Containment, Shingles: q.Shingles, Limit: q.Limit})
 		if err != nil {
@@ -121,9 +120,15 @@ func (r *replica) serveQuery(m *nats.Msg) {
 			}
 		}
 		out.Matches[i] = res.Matches
+		for _, mt := range res.Matches {
+			size += len(mt.ID) + matchJSON
+		}
 	}
 	reply(m, out)
 }
+
+// matchJSON bounds the JSON of a db.Match, its id aside.
+const matchJSON = 256
 
 // getRequest asks a shard for documents by id.
 type getRequest struct {
@@ -137,9 +142,9 @@ type getReply struct {
 	status
 }
 
-func (r *replica) serveGet(m *nats.Msg) {
+func (r *replica) serveGet(m *nats.Msg, came time.Time) {
 	var req getRequest
-	ctx, cancel, ok := r.begin(m, &req, &req.atSeq)
+	ctx, cancel, ok := r.begin(m, came, &req, &req.atSeq)
 	if !ok {
 		return
 	}
@@ -166,9 +171,9 @@ type storageReply struct {
 }
 
 // serveStorage answers the shard's statistics and storage statistics.
-func (r *replica) serveStorage(m *nats.Msg) {
+func (r *replica) serveStorage(m *nats.Msg, came time.Time) {
 	var req getRequest
-	ctx, cancel, ok := r.begin(m, &req, &req.atSeq)
+	ctx, cancel, ok := r.begin(m, came, &req, &req.atSeq)
 	if !ok {
 		return
 	}
@@ -419,7 +424,7 @@ type pinRequest struct {
 	Threshold float64 `json:"threshold"`
 }
 
-func (r *replica) servePinDocs(m *nats.Msg) {
+func (r *replica) servePinDocs(m *nats.Msg, _ time.Time) {
 	s := &streamer[pinDoc]{m: m}
 	var req pinRequest
 	if err := json.Unmarshal(m.Data, &req); err != nil {
@@ -448,7 +453,7 @@ type Edge = db.Pair
 // servePairs runs the pair task (this shard, req.Other) at req.Pin: the
 // pairs within the shard (Other = this shard) or between a document of
 // Other and one of this shard.
-func (r *replica) servePairs(m *nats.Msg) {
+func (r *replica) servePairs(m *nats.Msg, _ time.Time) {
 	s := &streamer[Edge]{m: m}
 	var req pinRequest
 	if err := json.Unmarshal(m.Data, &req); err != nil {

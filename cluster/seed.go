@@ -37,7 +37,7 @@ type seedReply struct {
 // serveSeed answers a new replica of this shard: a checkpoint of the
 // shard at the sequence applied now (no message is applied meanwhile),
 // put in the seed bucket as a tar stream.
-func (r *replica) serveSeed(m *nats.Msg) {
+func (r *replica) serveSeed(m *nats.Msg, _ time.Time) {
 	ctx, cancel := context.WithTimeout(r.base, seedTimeout)
 	defer cancel()
 	name, seq, err := r.putSeed(ctx)
