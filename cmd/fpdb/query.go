@@ -61,8 +61,10 @@ compressed, or directories of them alone, or any input with --format
 jsonl|csv|tsv|parquet; as "fpdb add" reads them) are queried record by
 record: the output is that of several inputs, the record's id (--id-field;
 "" for its FILE:LINE) standing for INPUT, records in input order. A bad
-record is reported as "fpdb: query FILE:LINE: ERROR" and the others are
-still queried; a summary line on standard error ends the run.
+record is reported as "fpdb: query FILE:LINE: ERROR", a file that cannot be
+read to its end as "fpdb: query: bad input: FILE: ERROR", and the other
+records and files are still queried; a summary line on standard error ends
+the run.
 
 Output for a single file or -: one line per match,
 "ID  similarity 0.906  hamming 24  contained 0.950  exact" ("contained": the

@@ -21,6 +21,7 @@ type recordQuery struct {
 	id, pos string
 	text    []byte
 	p       dedup.Progress
+	file    bool // err is the failure of a whole file (read no further)
 
 	res  *db.QueryResult
 	ex   jsonExplain
@@ -34,9 +35,12 @@ type recordQuery struct {
 // printed in their order. A bad record, or one that cannot be queried, is
 // reported with its position and the others are still queried.
 func (o *queryOptions) runRecords(ctx context.Context, plan db.Plan, stdin io.Reader, stdout, stderr io.Writer) (err error) {
-	for name, set := range map[string]bool{"exclude": len(o.exclude) > 0, "include": len(o.include) > 0, "follow": o.follow} {
-		if set {
-			return usageErrorf("query: --%s cannot be used with datasets (their records are queried in order)", name)
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"exclude", len(o.exclude) > 0}, {"include", len(o.include) > 0}, {"follow", o.follow}} {
+		if f.set {
+			return usageErrorf("query: --%s cannot be used with datasets (every dataset file of the PATHs is read)", f.name)
 		}
 	}
 	inputs, err := records.Expand(o.paths)
@@ -80,25 +84,7 @@ func (o *queryOptions) runRecords(ctx context.Context, plan db.Plan, stdin io.Re
 	go func() {
 		defer close(order)
 		defer close(work)
-		ro := dedup.RecordOptions{Format: o.text.format.records, IDField: o.records.idField, TextField: o.records.textField}
-		readErr = dedup.Each(ctx, inputs, stdin, ro, func(doc db.Input, pos string, bad error, p dedup.Progress) error {
-			q := &recordQuery{id: doc.ID, pos: pos, text: doc.Text, p: p, err: bad, done: make(chan struct{})}
-			if bad != nil {
-				close(q.done)
-			} else {
-				select {
-				case work <- q:
-				case <-ctx.Done():
-					return ctx.Err()
-				}
-			}
-			select {
-			case order <- q:
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		})
+		readErr = o.readRecords(ctx, inputs, newCtxReader(ctx, stdin), work, order)
 	}()
 	defer wg.Wait()
 	defer cancel() // before wg.Wait: stops the reader and the queries on an early return
@@ -108,21 +94,34 @@ func (o *queryOptions) runRecords(ctx context.Context, plan db.Plan, stdin io.Re
 	enc := newJSONEncoder(stdout)
 	start := time.Now()
 	var failed inputFailures
-	var n, matched int64
+	var n, matched, badFiles int64
 	var stop error // the first error that ends the run
 	for q := range order {
 		<-q.done
 		if stop != nil {
 			continue // draining
 		}
-		n++
 		switch {
 		case q.err != nil && parent.Err() != nil:
 			stop = parent.Err()
+			continue
+		case q.file:
+			failed.note("", q.err) // a file that could not be read on
+			badFiles++
+			bar.hide()
+			fmt.Fprintf(stderr, "fpdb: %s\n", errorText(newOpError("query", q.err, "query")))
+			bar.show()
+			continue
+		}
+		n++
+		switch {
 		case q.err != nil && isInputError(q.err, ""):
 			failed.note("", q.err)
 			bar.hide()
 			fmt.Fprintf(stderr, "fpdb: %s\n", errorText(newOpError("query "+q.pos, q.err, "query")))
+			if hint := o.records.idHint(q.err); hint != "" {
+				fmt.Fprintln(stderr, hint)
+			}
 			bar.show()
 		case q.err != nil:
 			stop = failure(newOpError("query "+q.pos, q.err, "query"))
@@ -142,22 +141,70 @@ func (o *queryOptions) runRecords(ctx context.Context, plan db.Plan, stdin io.Re
 		bar.update(q.p)
 	}
 	bar.clear()
-	if stop == nil && readErr != nil {
+	if stop == nil && readErr != nil && parent.Err() == nil {
 		stop = failure(newOpError("query", readErr, "query"))
 	}
 	if parent.Err() != nil {
 		return failure(fmt.Errorf("query: interrupted: %s done", plural(n, "record")))
 	}
-	if stop != nil {
-		return stop
+	unread := ""
+	if badFiles > 0 {
+		unread = fmt.Sprintf(", %s not read to the end", plural(badFiles, "file"))
 	}
-	fmt.Fprintf(stderr, "query: %s: %d with matches, %d failed, in %v\n", plural(n, "record"), matched, failed.count(),
+	badRecords := int64(failed.count()) - badFiles
+	fmt.Fprintf(stderr, "query: %s: %d with matches, %d failed%s, in %v\n", plural(n, "record"), matched, badRecords, unread,
 		time.Since(start).Round(time.Millisecond))
 	switch {
+	case stop != nil:
+		return stop
 	case failed.count() > 0:
-		return failed.failure(fmt.Errorf("query: %d of %d records failed", failed.count(), n))
+		return failed.failure(fmt.Errorf("query: %d of %d records failed%s", badRecords, n, unread))
 	case matched == 0:
 		return &exitError{code: exitNoMatch}
+	}
+	return nil
+}
+
+// readRecords reads the records of the inputs in order, each sent to work
+// (unless bad) and then to order, until ctx ends. A file that cannot be
+// opened or read further is sent to order as a failure of its own, and
+// the next is read.
+func (o *queryOptions) readRecords(ctx context.Context, inputs []string, stdin io.Reader, work, order chan<- *recordQuery) error {
+	ro := dedup.RecordOptions{Format: o.text.format.records, IDField: o.records.idField, TextField: o.records.textField}
+	send := func(q *recordQuery) error {
+		if q.err == nil {
+			select {
+			case work <- q:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		} else {
+			close(q.done)
+		}
+		select {
+		case order <- q:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	var base dedup.Progress // of the files before
+	for _, path := range inputs {
+		last := base
+		err := dedup.Each(ctx, []string{path}, stdin, ro, func(doc db.Input, pos string, bad error, p dedup.Progress) error {
+			p.Phase, p.Records, p.Bytes, p.Elapsed = "query", base.Records+p.Records, base.Bytes+p.Bytes, base.Elapsed+p.Elapsed
+			last = p
+			return send(&recordQuery{id: doc.ID, pos: pos, text: doc.Text, p: p, err: bad, done: make(chan struct{})})
+		})
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case err != nil:
+			if err := send(&recordQuery{pos: path, p: last, err: err, file: true, done: make(chan struct{})}); err != nil {
+				return err
+			}
+		}
+		base = last
 	}
 	return nil
 }

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestQueryRecords: query of a dataset queries each record, and answers
@@ -116,6 +119,19 @@ func TestQueryRecords(t *testing.T) {
 		t.Errorf("query of standard input: stdout %q stderr %q", r.stdout, r.stderr)
 	}
 
+	// A file that cannot be read to its end is reported, and the next
+	// one read; a dataset without the id field gets a hint, once.
+	trunc := writeFile(t, dir, "trunc.jsonl.gz", crawl.Bytes()[:crawl.Len()/2])
+	noID := writeFile(t, dir, "noid.jsonl", []byte(`{"url":"u1","text":"x y z"}`+"\n"+`{"url":"u2","text":"x y z"}`+"\n"))
+	r = runFPDB(t, "", "--db", d, "query", "--threshold", "0.5", trunc, noID, in).mustCode(t, exitInput)
+	if !strings.Contains(r.stderr, "fpdb: query: bad input: "+trunc+": unexpected EOF") || strings.Count(r.stderr, "fpdb: hint: ") != 1 ||
+		!strings.Contains(r.stderr, `records without an "id" field: --id-field FIELD`) || !strings.Contains(r.stderr, "1 file not read to the end") {
+		t.Errorf("query of a truncated file, one without ids, and a good one:\nstdout %s\nstderr %s", r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "c27\t") {
+		t.Errorf("the file after a truncated one was not queried:\n%s", r.stdout)
+	}
+
 	// Misuse.
 	txt := writeFile(t, dir, "doc.txt", []byte("a plain document"))
 	for _, args := range [][]string{
@@ -143,3 +159,32 @@ func TestQueryRecordsJSON(t *testing.T) {
 		t.Errorf("%q: %+v (%v)", r.stdout, m, err)
 	}
 }
+
+// TestQueryRecordsStopsWaitingForInput: an error that ends a query of
+// records (here, standard output failing) ends the run at once, even
+// while standard input has no next record yet.
+func TestQueryRecordsStopsWaitingForInput(t *testing.T) {
+	dir := t.TempDir()
+	d := filepath.Join(dir, "db")
+	rec := `{"id":"one","text":"the quick brown fox jumps over the lazy dog again and again"}` + "\n"
+	runFPDB(t, rec, "--db", d, "add", "--format", "jsonl", "-").mustCode(t, exitOK)
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	go pw.Write([]byte(rec)) // and nothing more: the pipe stays open
+	done := make(chan int, 1)
+	var stderr bytes.Buffer
+	go func() { done <- run([]string{"--db", d, "query", "--format", "jsonl", "-"}, pr, failWriter{}, &stderr) }()
+	select {
+	case code := <-done:
+		if code != exitFailure || !strings.Contains(stderr.String(), "broken output") {
+			t.Errorf("exit %d, stderr %q", code, stderr.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("query still waits for standard input after its output failed")
+	}
+}
+
+// failWriter fails every write.
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("broken output") }

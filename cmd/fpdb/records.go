@@ -27,6 +27,7 @@ type recordFlags struct {
 	strict             bool
 	restart            bool
 	flags              *pflag.FlagSet
+	hinted             bool // idHint was given
 }
 
 // register adds the flags to f.
@@ -42,6 +43,18 @@ func (r *recordFlags) registerFields(f *pflag.FlagSet) {
 	r.flags = f
 	f.StringVar(&r.idField, "id-field", "id", "datasets: the record's id `FIELD` (a column, or a dotted path into JSON: meta.id); \"\" makes each record's position (FILE:LINE) its id")
 	f.StringVar(&r.textField, "text-field", "text", "datasets: the record's text `FIELD` (a column, or a dotted path into JSON)")
+}
+
+// idHint returns, the first time a record is refused for lacking the id
+// field while --id-field was not given, a line that says how to name
+// another field; else "".
+func (r *recordFlags) idHint(err error) string {
+	if r.hinted || r.idField == "" || (r.flags != nil && r.flags.Changed("id-field")) ||
+		!errors.Is(err, dedup.ErrBadRecord) || !strings.Contains(err.Error(), fmt.Sprintf("missing field %q", r.idField)) {
+		return ""
+	}
+	r.hinted = true
+	return fmt.Sprintf(`fpdb: hint: records without an %q field: --id-field FIELD names the field of their ids; --id-field "" makes FILE:LINE their ids`, r.idField)
 }
 
 // given reports whether a dataset flag was given.
@@ -190,8 +203,15 @@ func (o *addOptions) runRecords(ctx context.Context, stdin io.Reader, stdout, st
 		Restart:          o.records.restart,
 		ReplaceUnchanged: o.replace,
 		Text:             db.TextOptions{Format: o.text.format.f, Encoding: o.text.encoding.label},
-		Bad:              func(pos string, err error) { bar.hide(); rep.fail(pos, "", err); bar.show() },
-		Progress:         bar.update,
+		Bad: func(pos string, err error) {
+			bar.hide()
+			rep.fail(pos, "", err)
+			if hint := o.records.idHint(err); hint != "" {
+				fmt.Fprintln(stderr, hint)
+			}
+			bar.show()
+		},
+		Progress: bar.update,
 	}
 	if o.bulk {
 		sum, err := dedup.Load(ctx, d, lo)
