@@ -64,7 +64,10 @@ record: the output is that of several inputs, the record's id (--id-field;
 record is reported as "fpdb: query FILE:LINE: ERROR", a file that cannot be
 read to its end as "fpdb: query: bad input: FILE: ERROR", and the other
 records and files are still queried; a summary line on standard error ends
-the run.
+the run. Records are queried on every core; once a run has queried 256
+records (or one per 2 000 stored documents, if more), the database's
+posting lists are loaded into memory in the background, as "fpdb serve"
+does at start, so that later queries read none from disk.
 
 Output for a single file or -: one line per match,
 "ID  similarity 0.906  hamming 24  contained 0.950  exact" ("contained": the

@@ -188,3 +188,39 @@ func TestQueryRecordsStopsWaitingForInput(t *testing.T) {
 type failWriter struct{}
 
 func (failWriter) Write([]byte) (int, error) { return 0, errors.New("broken output") }
+
+// TestQueryRecordsWarm: a run long enough to warm the posting cache while
+// it queries (warmAt records) answers what the scan plan answers.
+func TestQueryRecordsWarm(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(5, 5))
+	words := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = fmt.Sprintf("w%d", rng.IntN(300))
+		}
+		return out
+	}
+	var archive, crawl bytes.Buffer
+	stored := make([][]string, 40)
+	for i := range stored {
+		stored[i] = words(80)
+		fmt.Fprintf(&archive, `{"id":"a%02d","text":%q}`+"\n", i, strings.Join(stored[i], " "))
+	}
+	for i := range 600 {
+		w := words(80)
+		if i%2 == 0 {
+			w = slices.Clone(stored[i%40])
+			w[rng.IntN(80)] = "edit"
+		}
+		fmt.Fprintf(&crawl, `{"id":"c%03d","text":%q}`+"\n", i, strings.Join(w, " "))
+	}
+	d := filepath.Join(dir, "db")
+	runFPDB(t, "", "--db", d, "add", "--bulk", writeFile(t, dir, "archive.jsonl", archive.Bytes())).mustCode(t, exitOK)
+	in := writeFile(t, dir, "crawl.jsonl", crawl.Bytes())
+	auto := runFPDB(t, "", "--db", d, "query", "--threshold", "0.7", in).mustCode(t, exitOK)
+	scan := runFPDB(t, "", "--db", d, "query", "--threshold", "0.7", "--plan", "scan", in).mustCode(t, exitOK)
+	if n := strings.Count(auto.stdout, "\n"); n < 300 || auto.stdout != scan.stdout {
+		t.Errorf("%d matches with the auto plan; the scan plan's differ:\nauto:\n%s\nscan:\n%s", n, auto.stdout, scan.stdout)
+	}
+}
