@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -28,6 +29,7 @@ type serveOptions struct {
 	maxConcurrent int
 	grace         time.Duration
 	logJSON       bool
+	warm          bool
 	addrGiven     bool
 	cluster       nodeFlags
 }
@@ -102,6 +104,7 @@ not form).`,
 	f.IntVar(&o.maxConcurrent, "max-concurrent", server.DefaultMaxConcurrent, "requests served at once (429 beyond)")
 	f.DurationVar(&o.grace, "grace", 30*time.Second, "on shutdown, wait this long for the requests in flight")
 	f.BoolVar(&o.logJSON, "log-json", false, "log JSON lines instead of text")
+	f.BoolVar(&o.warm, "warm", true, "load every posting list into memory in the background at start, so that queries read none from disk (writes wait for it; --warm=false: lists are read as queries need them)")
 	o.creation.register(f)
 	o.cluster.register(f)
 	return cmd
@@ -173,6 +176,21 @@ func (o *serveOptions) run(ctx context.Context, stderr io.Writer) (err error) {
 		auth = "bearer tokens from " + o.tokens
 	}
 	logger.Info("serving", "url", scheme+"://"+ln.Addr().String(), "db", d.Dir(), "documents", d.Len(), "auth", auth)
+	if o.warm {
+		var warming sync.WaitGroup
+		defer warming.Wait() // before closeDB, deferred earlier
+		warming.Add(1)
+		go func() {
+			defer warming.Done()
+			start := time.Now()
+			switch err := d.Warm(ctx); {
+			case err == nil:
+				logger.Info("posting lists loaded", "documents", d.Len(), "took", time.Since(start).Round(time.Millisecond))
+			case ctx.Err() == nil:
+				logger.Warn("posting lists not loaded: queries read them from disk", "err", err)
+			}
+		}()
+	}
 	if err := s.Serve(ctx, ln, o.grace); err != nil {
 		return failure(fmt.Errorf("serve: %w", err))
 	}

@@ -31,6 +31,7 @@ import (
 type serveProcess struct {
 	cmd *exec.Cmd
 	url string
+	log *lockedBuffer // its standard error
 }
 
 // startServe starts "fpdb serve" on dir at a free port of 127.0.0.1 and
@@ -50,12 +51,12 @@ func startServeWith(t *testing.T, bin, dir string, hc *http.Client, scheme strin
 	addr := ln.Addr().String()
 	ln.Close()
 	cmd := exec.Command(filepath.Join(bin, "fpdb"), append([]string{"--db", dir, "serve", "--addr", addr}, flags...)...)
-	var log strings.Builder
-	cmd.Stderr = &log
+	log := &lockedBuffer{}
+	cmd.Stderr = log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &serveProcess{cmd: cmd, url: scheme + "://" + addr}
+	p := &serveProcess{cmd: cmd, url: scheme + "://" + addr, log: log}
 	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
 			_ = cmd.Process.Kill()
@@ -167,6 +168,10 @@ func TestServeKilledUnderLoad(t *testing.T) {
 	}
 	if err := srv.cmd.Wait(); err != nil {
 		t.Errorf("fpdb serve after SIGTERM: %v", err)
+	}
+	// The restarted server loaded its posting lists while it answered.
+	if want := fmt.Sprintf(`msg="posting lists loaded" documents=%d `, st.Docs); !strings.Contains(srv.log.String(), want) {
+		t.Errorf("the restarted server's log lacks %q:\n%s", want, srv.log.String())
 	}
 }
 
