@@ -408,6 +408,13 @@ func (d *DB) Warm(ctx context.Context) (err error) {
 	return nil
 }
 
+// WarmsInMemory reports whether Warm builds the posting lists from the
+// fingerprints already in memory, on every core (groups of up to 18 bits:
+// about 0.6 s per million documents on 2 cores), rather than reading them
+// from storage, which takes far longer. Programs that warm a database on their
+// own initiative (fpdb serve, a long fpdb query run) do it only then.
+func (d *DB) WarmsInMemory() bool { return d.ix.WarmsInMemory() }
+
 // Match is a stored document similar to a query.
 type Match struct {
 	// ID is the matching document's id.

@@ -40,7 +40,15 @@ func (ix *Index) Warm(ctx context.Context) error {
 	return ix.warmFromPebble(ctx)
 }
 
-// warmFromPebble reads every posting list of Pebble into the cache.
+// WarmsInMemory reports whether Warm builds the lists from the
+// fingerprints in memory (the dense layout, at most 2^32 postings) rather
+// than reading them from Pebble, which takes far longer.
+func (ix *Index) WarmsInMemory() bool {
+	return ix.cache.slots != nil && uint64(ix.layout.M())*uint64(ix.Len()) <= math.MaxUint32
+}
+
+// warmFromPebble reads every posting list of Pebble into the cache. It
+// checks ctx every warmCheck lists (the iterator does not).
 func (ix *Index) warmFromPebble(ctx context.Context) error {
 	lo, hi := keys.Range(keys.PrefixPosting)
 	it, err := ix.db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lo, UpperBound: hi})
@@ -48,7 +56,13 @@ func (ix *Index) warmFromPebble(ctx context.Context) error {
 		return fmt.Errorf("index: warm: %w", err)
 	}
 	defer it.Close()
+	n := 0
 	for it.First(); it.Valid(); it.Next() {
+		if n++; n%warmCheck == 0 {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("index: warm: %w", err)
+			}
+		}
 		y, err := keys.ParsePosting(it.Key())
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrCorrupt, err)
@@ -65,6 +79,10 @@ func (ix *Index) warmFromPebble(ctx context.Context) error {
 	ix.cache.complete.Store(true)
 	return nil
 }
+
+// warmCheck is how many lists warmFromPebble reads between checks of its
+// context.
+const warmCheck = 4096
 
 // buildFrozen builds the posting lists that Pebble holds — of every live
 // document whose postings are not deferred — from the fingerprints in

@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -442,5 +443,29 @@ func TestRecentPlan(t *testing.T) {
 			}
 		}
 		s.ix.scratch.put(sc)
+	}
+}
+
+// TestWarmFromPebbleCancelled: reading the lists of a sparse layout from
+// Pebble stops when the context ends (the iterator does not check it).
+func TestWarmFromPebbleCancelled(t *testing.T) {
+	s := newTestStore(t, 64, []int{24, 24, 16})
+	r := rand.New(rand.NewPCG(7, 7))
+	for id := range uint32(2 * warmCheck) {
+		s.add(id, randFP(r, 1))
+	}
+	if s.ix.WarmsInMemory() {
+		t.Fatal("a layout of 24-bit groups warms in memory")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := s.ix.Warm(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Warm with a cancelled context: %v", err)
+	}
+	if err := s.ix.Warm(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ix.Check(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -97,23 +97,19 @@ func (o *queryOptions) runRecords(ctx context.Context, plan db.Plan, stdin io.Re
 	var n, matched, badFiles int64
 	var stop error // the first error that ends the run
 	// A long run warms the posting cache in the background (queries go on
-	// meanwhile): its cost, about a microsecond per stored document, is
-	// repaid by the lists later queries no longer read from storage.
-	var warm sync.WaitGroup
-	defer warm.Wait() // before closeDB, deferred earlier
-	warmAt := int64(256)
+	// meanwhile): its cost, under a microsecond per stored document, is
+	// repaid by the lists later queries no longer read from storage. A run
+	// that ends first cancels it.
+	var warm *backgroundWarm
 	if d != nil {
-		warmAt = max(warmAt, int64(d.Len()/2000))
+		warm = newBackgroundWarm(d, max(256, int64(d.Len()/2000)), qo.Plan.Kind)
+		defer func() {
+			cancel()
+			warm.wait() // before closeDB, deferred earlier
+		}()
 	}
 	for q := range order {
 		<-q.done
-		if n == warmAt && d != nil && qo.Plan.Kind != db.PlanScan {
-			warm.Add(1)
-			go func() {
-				defer warm.Done()
-				d.Warm(ctx) // an error leaves the queries as they are: they read what is not cached
-			}()
-		}
 		if stop != nil {
 			continue // draining
 		}
@@ -130,6 +126,9 @@ func (o *queryOptions) runRecords(ctx context.Context, plan db.Plan, stdin io.Re
 			continue
 		}
 		n++
+		if warm != nil {
+			warm.after(ctx, n)
+		}
 		switch {
 		case q.err != nil && isInputError(q.err, ""):
 			failed.note("", q.err)
@@ -165,7 +164,7 @@ func (o *queryOptions) runRecords(ctx context.Context, plan db.Plan, stdin io.Re
 	}
 	unread := ""
 	if badFiles > 0 {
-		unread = fmt.Sprintf(", %s not read to the end", plural(badFiles, "file"))
+		unread = fmt.Sprintf(", %s could not be read (to the end)", plural(badFiles, "file"))
 	}
 	badRecords := int64(failed.count()) - badFiles
 	fmt.Fprintf(stderr, "query: %s: %d with matches, %d failed%s, in %v\n", plural(n, "record"), matched, badRecords, unread,
@@ -173,6 +172,8 @@ func (o *queryOptions) runRecords(ctx context.Context, plan db.Plan, stdin io.Re
 	switch {
 	case stop != nil:
 		return stop
+	case badRecords == 0 && badFiles > 0:
+		return failed.failure(fmt.Errorf("query: %s could not be read (to the end)", plural(badFiles, "file")))
 	case failed.count() > 0:
 		return failed.failure(fmt.Errorf("query: %d of %d records failed%s", badRecords, n, unread))
 	case matched == 0:
@@ -204,11 +205,12 @@ func (o *queryOptions) readRecords(ctx context.Context, inputs []string, stdin i
 			return ctx.Err()
 		}
 	}
+	start := time.Now()
 	var base dedup.Progress // of the files before
 	for _, path := range inputs {
 		last := base
 		err := dedup.Each(ctx, []string{path}, stdin, ro, func(doc db.Input, pos string, bad error, p dedup.Progress) error {
-			p.Phase, p.Records, p.Bytes, p.Elapsed = "query", base.Records+p.Records, base.Bytes+p.Bytes, base.Elapsed+p.Elapsed
+			p.Phase, p.Records, p.Bytes, p.Elapsed = "query", base.Records+p.Records, base.Bytes+p.Bytes, time.Since(start)
 			last = p
 			return send(&recordQuery{id: doc.ID, pos: pos, text: doc.Text, p: p, err: bad, done: make(chan struct{})})
 		})

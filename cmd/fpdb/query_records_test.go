@@ -125,11 +125,17 @@ func TestQueryRecords(t *testing.T) {
 	noID := writeFile(t, dir, "noid.jsonl", []byte(`{"url":"u1","text":"x y z"}`+"\n"+`{"url":"u2","text":"x y z"}`+"\n"))
 	r = runFPDB(t, "", "--db", d, "query", "--threshold", "0.5", trunc, noID, in).mustCode(t, exitInput)
 	if !strings.Contains(r.stderr, "fpdb: query: bad input: "+trunc+": unexpected EOF") || strings.Count(r.stderr, "fpdb: hint: ") != 1 ||
-		!strings.Contains(r.stderr, `records without an "id" field: --id-field FIELD`) || !strings.Contains(r.stderr, "1 file not read to the end") {
+		!strings.Contains(r.stderr, `records without an "id" field: --id-field FIELD`) || !strings.Contains(r.stderr, "1 file could not be read (to the end)") {
 		t.Errorf("query of a truncated file, one without ids, and a good one:\nstdout %s\nstderr %s", r.stdout, r.stderr)
 	}
 	if !strings.Contains(r.stdout, "c27\t") {
 		t.Errorf("the file after a truncated one was not queried:\n%s", r.stdout)
+	}
+	// Only files failed: the message says so, without "0 records failed".
+	junk := writeFile(t, dir, "junk.parquet", []byte("not a Parquet file"))
+	r = runFPDB(t, "", "--db", d, "query", junk).mustCode(t, exitInput)
+	if !strings.Contains(r.stderr, "fpdb: query: 1 file could not be read (to the end)\n") || strings.Contains(r.stderr, "0 of 0") {
+		t.Errorf("query of a file that is not Parquet: %s", r.stderr)
 	}
 
 	// Misuse.

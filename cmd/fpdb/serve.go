@@ -7,11 +7,11 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/fpdb/fpdb/db"
 	"github.com/fpdb/fpdb/server"
 )
 
@@ -104,7 +104,7 @@ not form).`,
 	f.IntVar(&o.maxConcurrent, "max-concurrent", server.DefaultMaxConcurrent, "requests served at once (429 beyond)")
 	f.DurationVar(&o.grace, "grace", 30*time.Second, "on shutdown, wait this long for the requests in flight")
 	f.BoolVar(&o.logJSON, "log-json", false, "log JSON lines instead of text")
-	f.BoolVar(&o.warm, "warm", true, "load every posting list into memory in the background at start, so that queries read none from disk (writes wait for it; --warm=false: lists are read as queries need them)")
+	f.BoolVar(&o.warm, "warm", true, "load every posting list into memory in the background at start, for groups of up to 18 bits, so that queries read none from disk (writes wait for it: about 6 s at 10 M documents; --warm=false: lists are read as queries need them; not with --cluster)")
 	o.creation.register(f)
 	o.cluster.register(f)
 	return cmd
@@ -177,19 +177,25 @@ func (o *serveOptions) run(ctx context.Context, stderr io.Writer) (err error) {
 	}
 	logger.Info("serving", "url", scheme+"://"+ln.Addr().String(), "db", d.Dir(), "documents", d.Len(), "auth", auth)
 	if o.warm {
-		var warming sync.WaitGroup
-		defer warming.Wait() // before closeDB, deferred earlier
-		warming.Add(1)
-		go func() {
-			defer warming.Done()
-			start := time.Now()
-			switch err := d.Warm(ctx); {
+		wctx, cancel := context.WithCancel(ctx)
+		warm := newBackgroundWarm(d, 0, db.PlanAuto)
+		warm.done = func(err error, took time.Duration) {
+			switch {
 			case err == nil:
-				logger.Info("posting lists loaded", "documents", d.Len(), "took", time.Since(start).Round(time.Millisecond))
-			case ctx.Err() == nil:
+				logger.Info("posting lists loaded", "documents", d.Len(), "took", took.Round(time.Millisecond))
+			case wctx.Err() == nil:
 				logger.Warn("posting lists not loaded: queries read them from disk", "err", err)
 			}
-		}()
+		}
+		if warm.after(wctx, 0) {
+			defer func() {
+				cancel()
+				warm.wait() // before closeDB, deferred earlier
+			}()
+		} else {
+			cancel()
+			logger.Info("posting lists not loaded at start: this layout's are read from disk as queries need them")
+		}
 	}
 	if err := s.Serve(ctx, ln, o.grace); err != nil {
 		return failure(fmt.Errorf("serve: %w", err))
