@@ -108,6 +108,10 @@ func (r *replica) serveQuery(m *nats.Msg, came time.Time) {
 			time.Sleep(r.n.opts.queryDelay)
 		}
 		res, err := r.d.QueryFingerprint(ctx, q.FP, db.QueryOptions{Threshold: q.Threshold, Containment: q.Containment, Shingles: q.Shingles, Limit: q.Limit})
+		if err != nil && i > 0 && budget > 0 && errors.Is(err, context.DeadlineExceeded) {
+			out.Matches = out.Matches[:i] // out of time after a long wait: the rest again
+			break
+		}
 		if err != nil {
 			reply(m, status{Err: err.Error(), Behind: r.transient(err)})
 			return
