@@ -149,6 +149,9 @@ func (o *serveOptions) run(ctx context.Context, stderr io.Writer) (err error) {
 		tlsConf = &tls.Config{Certificates: []tls.Certificate{c}, MinVersion: tls.VersionTLS12}
 	}
 	if o.cluster.node != "" {
+		if o.cluster.changed("warm") {
+			return usageErrorf("--warm is for a single server: a cluster node's replicas read their posting lists as queries need them")
+		}
 		return o.runCluster(ctx, so, tlsConf, logger)
 	}
 	if o.cluster.peersGiven() {
