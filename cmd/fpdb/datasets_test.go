@@ -279,3 +279,19 @@ func TestAddDatasetDirectory(t *testing.T) {
 		t.Errorf("add of a mixed directory: stdout %q stderr %q", r.stdout, r.stderr)
 	}
 }
+
+// TestIDFieldHint: add and dedup of records without the id field say once
+// how to name it.
+func TestIDFieldHint(t *testing.T) {
+	dir := t.TempDir()
+	in := writeFile(t, dir, "noid.jsonl", []byte(`{"url":"u1","text":"one two three four five"}`+"\n"+`{"url":"u2","text":"six seven eight nine ten"}`+"\n"))
+	for _, args := range [][]string{
+		{"--db", filepath.Join(dir, "a"), "add", in},
+		{"dedup", in, "--threshold", "0.8", "--out", filepath.Join(dir, "kept.jsonl")},
+	} {
+		r := runFPDB(t, "", args...).mustCode(t, exitInput)
+		if strings.Count(r.stderr, `fpdb: hint: records without an "id" field: --id-field FIELD`) != 1 {
+			t.Errorf("%q: %s", args, r.stderr)
+		}
+	}
+}

@@ -213,7 +213,7 @@ func (o *dedupOptions) run(ctx context.Context, stdout, stderr io.Writer) (err e
 			Batch:         o.batch,
 			Strict:        o.records.strict,
 			Restart:       o.records.restart,
-			Bad:           func(pos string, err error) { bar.hide(); rep.fail(pos, "", err); bar.show() },
+			Bad:           o.records.reportBad(rep, bar),
 			Progress:      bar.update,
 		},
 		Threshold: o.threshold,

@@ -22,23 +22,13 @@ import (
 func TestQueryRecords(t *testing.T) {
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(9, 9))
-	words := make([]string, 400)
-	for i := range words {
-		words[i] = fmt.Sprintf("w%d", i)
-	}
-	text := func(n int) []string {
-		out := make([]string, n)
-		for i := range out {
-			out[i] = words[rng.IntN(len(words))]
-		}
-		return out
-	}
-	var archive, crawl bytes.Buffer
+	text := func(n int) []string { return randomWords(rng, 400, n) }
+	var crawl bytes.Buffer
 	stored := make([][]string, 20)
 	for i := range stored {
 		stored[i] = text(120)
-		fmt.Fprintf(&archive, `{"id":"a%02d","text":%q}`+"\n", i, strings.Join(stored[i], " "))
 	}
+	archive := archiveOf(stored)
 	type rec struct{ id, text string }
 	var recs []rec
 	for i := range 30 {
@@ -63,7 +53,7 @@ func TestQueryRecords(t *testing.T) {
 		}
 	}
 	gz.Close()
-	writeFile(t, dir, "archive.jsonl", archive.Bytes())
+	writeFile(t, dir, "archive.jsonl", archive)
 	in := writeFile(t, dir, "crawl.jsonl.gz", crawl.Bytes())
 	d := filepath.Join(dir, "db")
 	runFPDB(t, "", "--db", d, "add", "--bulk", filepath.Join(dir, "archive.jsonl")).mustCode(t, exitOK)
@@ -200,19 +190,13 @@ func (failWriter) Write([]byte) (int, error) { return 0, errors.New("broken outp
 func TestQueryRecordsWarm(t *testing.T) {
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(5, 5))
-	words := func(n int) []string {
-		out := make([]string, n)
-		for i := range out {
-			out[i] = fmt.Sprintf("w%d", rng.IntN(300))
-		}
-		return out
-	}
-	var archive, crawl bytes.Buffer
+	words := func(n int) []string { return randomWords(rng, 300, n) }
+	var crawl bytes.Buffer
 	stored := make([][]string, 40)
 	for i := range stored {
 		stored[i] = words(80)
-		fmt.Fprintf(&archive, `{"id":"a%02d","text":%q}`+"\n", i, strings.Join(stored[i], " "))
 	}
+	archive := archiveOf(stored)
 	for i := range 600 {
 		w := words(80)
 		if i%2 == 0 {
@@ -222,11 +206,29 @@ func TestQueryRecordsWarm(t *testing.T) {
 		fmt.Fprintf(&crawl, `{"id":"c%03d","text":%q}`+"\n", i, strings.Join(w, " "))
 	}
 	d := filepath.Join(dir, "db")
-	runFPDB(t, "", "--db", d, "add", "--bulk", writeFile(t, dir, "archive.jsonl", archive.Bytes())).mustCode(t, exitOK)
+	runFPDB(t, "", "--db", d, "add", "--bulk", writeFile(t, dir, "archive.jsonl", archive)).mustCode(t, exitOK)
 	in := writeFile(t, dir, "crawl.jsonl", crawl.Bytes())
 	auto := runFPDB(t, "", "--db", d, "query", "--threshold", "0.7", in).mustCode(t, exitOK)
 	scan := runFPDB(t, "", "--db", d, "query", "--threshold", "0.7", "--plan", "scan", in).mustCode(t, exitOK)
 	if n := strings.Count(auto.stdout, "\n"); n < 300 || auto.stdout != scan.stdout {
 		t.Errorf("%d matches with the auto plan; the scan plan's differ:\nauto:\n%s\nscan:\n%s", n, auto.stdout, scan.stdout)
 	}
+}
+
+// randomWords returns n words drawn from a vocabulary of "w0" … "wV-1".
+func randomWords(rng *rand.Rand, vocab, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("w%d", rng.IntN(vocab))
+	}
+	return out
+}
+
+// archiveOf returns the JSON Lines of the texts, ids a00, a01, …
+func archiveOf(texts [][]string) []byte {
+	var b bytes.Buffer
+	for i, w := range texts {
+		fmt.Fprintf(&b, `{"id":"a%02d","text":%q}`+"\n", i, strings.Join(w, " "))
+	}
+	return b.Bytes()
 }

@@ -57,6 +57,20 @@ func (r *recordFlags) idHint(err error) string {
 	return fmt.Sprintf(`fpdb: hint: records without an %q field: --id-field FIELD names the field of their ids; --id-field "" makes FILE:LINE their ids`, r.idField)
 }
 
+// reportBad returns the LoadOptions.Bad of a run: each bad record
+// reported on rep (its progress line hidden meanwhile), with idHint's
+// line the first time it applies.
+func (r *recordFlags) reportBad(rep *addReport, bar *bytesProgress) func(pos string, err error) {
+	return func(pos string, err error) {
+		bar.hide()
+		defer bar.show()
+		rep.fail(pos, "", err)
+		if hint := r.idHint(err); hint != "" {
+			fmt.Fprintln(rep.stderr, hint)
+		}
+	}
+}
+
 // given reports whether a dataset flag was given.
 func (r *recordFlags) given() string {
 	for _, name := range []string{"id-field", "text-field", "keep-fields", "strict", "restart"} {
@@ -203,15 +217,8 @@ func (o *addOptions) runRecords(ctx context.Context, stdin io.Reader, stdout, st
 		Restart:          o.records.restart,
 		ReplaceUnchanged: o.replace,
 		Text:             db.TextOptions{Format: o.text.format.f, Encoding: o.text.encoding.label},
-		Bad: func(pos string, err error) {
-			bar.hide()
-			rep.fail(pos, "", err)
-			if hint := o.records.idHint(err); hint != "" {
-				fmt.Fprintln(stderr, hint)
-			}
-			bar.show()
-		},
-		Progress: bar.update,
+		Bad:              o.records.reportBad(rep, bar),
+		Progress:         bar.update,
 	}
 	if o.bulk {
 		sum, err := dedup.Load(ctx, d, lo)

@@ -11,7 +11,7 @@ import (
 // backgroundWarm loads a database's posting lists into memory (db.Warm) in
 // the background, once, for a command that will run many queries: from
 // then on they read no list from disk. It warms only when Warm builds the
-// lists in memory (db.WarmsInMemory), which costs about a microsecond per
+// lists in memory (db.WarmsInMemory), which costs under a microsecond per
 // stored document; reading them from storage would cost more than it saves.
 type backgroundWarm struct {
 	d       *db.DB

@@ -224,9 +224,7 @@ func (d *jsonlDecoder) previewFields() error {
 		return nil // the read's error comes from nextLine
 	}
 	buf, _ := d.br.Peek(d.br.Buffered())
-	if d.lineNo == 0 {
-		buf = bytes.TrimPrefix(buf, []byte("\xef\xbb\xbf"))
-	}
+	buf = bytes.TrimPrefix(buf, []byte("\xef\xbb\xbf")) // called before the first line
 	for d.objects < fieldCheck {
 		i := bytes.IndexByte(buf, '\n')
 		if i < 0 {
