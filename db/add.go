@@ -164,23 +164,15 @@ func (d *DB) prepare(in *Input) (Doc, error) {
 }
 
 func (d *DB) addPrecheck(ctx context.Context, id string, opts *AddOptions) (*AddOptions, error) {
-	o := &AddOptions{}
-	if opts != nil {
-		*o = *opts
-	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if err := validID(id); err != nil {
 		return nil, fmt.Errorf("fpdb: add: %w", err)
 	}
-	if o.Threshold != 0 {
-		if err := validThreshold(o.Threshold); err != nil {
-			return nil, fmt.Errorf("fpdb: add %q: %w", id, err)
-		}
-	}
-	if o.Limit < 0 {
-		return nil, fmt.Errorf("fpdb: add %q: negative limit %d", id, o.Limit)
+	o, err := checkAddOptions(opts)
+	if err != nil {
+		return nil, fmt.Errorf("fpdb: add %q: %w", id, err)
 	}
 	if d.opts.ReadOnly {
 		return nil, fmt.Errorf("fpdb: add %q: %w", id, ErrReadOnly)
@@ -213,9 +205,7 @@ func (d *DB) store(ctx context.Context, doc Doc, o *AddOptions, replaceUnchanged
 	var found0 []Match // every match, for the audit log
 	if o.Threshold > 0 {
 		var qr *QueryResult
-		q := query{fp: doc.Fingerprint, hash: doc.ContentHash, hasHash: doc.ContentHash != [16]byte{},
-			size: setSize(doc.Shingles, doc.Words, d.params.ShingleWidth)}
-		qr, err = d.searchLocked(ctx, q, QueryOptions{Threshold: o.Threshold}, doc.ID)
+		qr, err = d.searchLocked(ctx, d.docQuery(&doc), QueryOptions{Threshold: o.Threshold}, doc.ID)
 		if err == nil {
 			res.Matches, found0 = qr.Matches, qr.Matches
 			if o.Limit > 0 && len(res.Matches) > o.Limit {

@@ -89,26 +89,11 @@ func (d *DB) addBatchMarked(ctx context.Context, docs []Input, op LogOp, m *Mark
 		return nil, err
 	}
 	defer leave(&err)
-	docsOut, errs := d.fingerprintBatch(ctx, docs)
-	if err := ctx.Err(); err != nil {
+	docsOut, ok, skipped, err := d.batchDocs(ctx, docs)
+	if err != nil {
 		return nil, err
 	}
-	res := &BatchResult{}
-	seen := make(map[string]struct{}, len(docs))
-	var ok []int
-	for i := range docs {
-		if errs[i] == nil {
-			if _, dup := seen[docs[i].ID]; dup {
-				errs[i] = ErrDuplicateInBatch
-			} else {
-				seen[docs[i].ID] = struct{}{}
-				ok = append(ok, i)
-			}
-		}
-		if errs[i] != nil {
-			res.Skipped = append(res.Skipped, BatchSkip{Index: i, ID: docs[i].ID, Err: errs[i]})
-		}
-	}
+	res := &BatchResult{Skipped: skipped}
 	if len(ok) == 0 && m == nil {
 		return res, nil
 	}
@@ -116,11 +101,7 @@ func (d *DB) addBatchMarked(ctx context.Context, docs []Input, op LogOp, m *Mark
 	d.writeMu.Lock()
 	defer d.writeMu.Unlock()
 	defer d.maybeFlushDeferred(ctx) // runs after mu is released
-	okIDs := make([]string, len(ok))
-	for j, i := range ok {
-		okIDs[j] = docsOut[i].ID
-	}
-	olds, err := d.lookupMany(okIDs)
+	olds, err := d.lookupDocs(docsOut, ok)
 	if err != nil {
 		return nil, fmt.Errorf("fpdb: add batch: %w", err)
 	}
@@ -172,6 +153,51 @@ func (d *DB) addBatchMarked(ctx context.Context, docs []Input, op LogOp, m *Mark
 	}
 	res.Stored, res.Replaced = len(c.adds), len(c.removes)
 	return res, nil
+}
+
+// batchDocs fingerprints docs (fingerprintBatch) and returns them with
+// the positions of those to store and the skips (batchSkips); err is ctx's
+// when it ended.
+func (d *DB) batchDocs(ctx context.Context, docs []Input) (out []Doc, ok []int, skipped []BatchSkip, err error) {
+	out, errs := d.fingerprintBatch(ctx, docs)
+	if err := ctx.Err(); err != nil {
+		return nil, nil, nil, err
+	}
+	ok, skipped = batchSkips(docs, errs)
+	return out, ok, skipped, nil
+}
+
+// batchSkips returns the positions of the documents of a batch to store
+// — those without an error in errs (errs[i] is docs[i]'s) whose id no
+// earlier one has — and the others, as skips (a repeated id with
+// ErrDuplicateInBatch).
+func batchSkips(docs []Input, errs []error) (ok []int, skipped []BatchSkip) {
+	seen := make(map[string]struct{}, len(docs))
+	for i := range docs {
+		err := errs[i]
+		if err == nil {
+			if _, dup := seen[docs[i].ID]; dup {
+				err = ErrDuplicateInBatch
+			} else {
+				seen[docs[i].ID] = struct{}{}
+				ok = append(ok, i)
+			}
+		}
+		if err != nil {
+			skipped = append(skipped, BatchSkip{Index: i, ID: docs[i].ID, Err: err})
+		}
+	}
+	return ok, skipped
+}
+
+// lookupDocs returns the internal id stored for the id of each of
+// docs[ok[j]], or noIID (lookupMany). writeMu is held.
+func (d *DB) lookupDocs(docs []Doc, ok []int) ([]uint32, error) {
+	ids := make([]string, len(ok))
+	for j, i := range ok {
+		ids[j] = docs[i].ID
+	}
+	return d.lookupMany(ids)
 }
 
 // noIID marks an id that is not stored in lookupMany's answer.

@@ -211,16 +211,18 @@ func TestAddBatchReadOnlyAndClosed(t *testing.T) {
 // that keep a random part of the unsynced data: each reopened database
 // must hold exactly the first j batches for some j, and pass Check.
 func TestAddBatchCrash(t *testing.T) {
-	t.Run("postings per batch", func(t *testing.T) { testAddBatchCrash(t, false, false) })
-	t.Run("bulk load", func(t *testing.T) { testAddBatchCrash(t, true, false) })
-	t.Run("texts kept", func(t *testing.T) { testAddBatchCrash(t, true, true) })
+	t.Run("postings per batch", func(t *testing.T) { testAddBatchCrash(t, false, false, false) })
+	t.Run("bulk load", func(t *testing.T) { testAddBatchCrash(t, true, false, false) })
+	t.Run("texts kept", func(t *testing.T) { testAddBatchCrash(t, true, true, false) })
+	t.Run("checked (AddEach)", func(t *testing.T) { testAddBatchCrash(t, false, true, true) })
 }
 
 // testAddBatchCrash takes crash clones while batches are added (bulk: with
 // postings deferred and flushed every 700 documents, so clones catch
-// flushes too; texts: text documents in a database that keeps texts);
-// each clone must hold whole batches, with their texts, and pass Check.
-func testAddBatchCrash(t *testing.T, bulk, texts bool) {
+// flushes too; texts: text documents in a database that keeps texts;
+// each: every batch checked and stored by AddEach); each clone must hold
+// whole batches, with their texts, and pass Check.
+func testAddBatchCrash(t *testing.T, bulk, texts, each bool) {
 	r := rand.New(rand.NewPCG(9, 9))
 	mem := vfs.NewCrashableMem()
 	d, err := Open("db", &Options{fs: mem, NoSync: true, BulkLoad: bulk, KeepTexts: texts})
@@ -238,7 +240,19 @@ func testAddBatchCrash(t *testing.T, bulk, texts bool) {
 				docs[i].Fingerprint, docs[i].Text = nil, []byte(textOf(j*per+i))
 			}
 		}
-		addBatch(t, d, docs)
+		if !each {
+			addBatch(t, d, docs)
+			continue
+		}
+		res, err := d.AddEach(ctx, docs, &AddOptions{Threshold: 0.5, Reject: true})
+		if err != nil || len(res.Skipped) > 0 {
+			t.Fatalf("AddEach: %v %+v", err, res)
+		}
+		for i, r := range res.Results {
+			if !r.Stored {
+				t.Fatalf("AddEach: %s not stored: %+v", docs[i].ID, r)
+			}
+		}
 	}
 	var clones []*vfs.MemFS
 	for range 6 {

@@ -55,3 +55,51 @@ func BenchmarkCheckAdd(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCheckAddSynced measures checked adds with every write synced
+// (the default): Add of each document (one sync each) against AddEach in
+// batches of 256 (one sync per batch), on a database of FPDB_BULK_N random
+// fingerprints (default 20 000). One op is one document, checked at
+// r = 0.8 and stored. Syncs cost what the disk makes them cost, so the
+// ratio of the two depends on the machine:
+//
+//	go test ./db -run XXX -bench BenchmarkCheckAddSynced
+func BenchmarkCheckAddSynced(b *testing.B) {
+	n := envInt(b, "FPDB_BULK_N", 20_000)
+	dir := b.TempDir()
+	bulkLoadRandom(b, dir, n, DefaultGroupWidth)
+	d, err := Open(dir, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	r := rand.New(rand.NewPCG(3, 3))
+	added := 0
+	next := func() Input {
+		added++
+		return Input{ID: fmt.Sprintf("new-%09d", added), Fingerprint: randFP(r, DefaultK)}
+	}
+	o := &AddOptions{Threshold: 0.8}
+	b.Run("add", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := d.Add(ctx, next(), o); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("each-256", func(b *testing.B) {
+		batch := make([]Input, 0, 256)
+		flush := func() {
+			if _, err := d.AddEach(ctx, batch, o); err != nil {
+				b.Fatal(err)
+			}
+			batch = batch[:0]
+		}
+		for b.Loop() {
+			if batch = append(batch, next()); len(batch) == cap(batch) {
+				flush()
+			}
+		}
+		flush()
+	})
+}

@@ -19,7 +19,7 @@
 //	for _, m := range res.Matches { fmt.Println(m.ID, m.Similarity, m.Exact) }
 //	q, err := d.Query(ctx, other, db.QueryOptions{Threshold: 0.8})
 //
-// Each Add, AddBatch and Delete is one atomic Pebble batch: after a
+// Each Add, AddBatch, AddEach and Delete is one atomic Pebble batch: after a
 // crash a document is either fully present or fully absent. Writes are
 // synced before they return unless Options.NoSync is set. K, the group
 // widths, the shingle width and the seed are fixed when the database is
@@ -51,6 +51,12 @@
 // Clusters find every near-duplicate pair among them; Backup copies the
 // open database; Metrics returns counters for a server to export. The
 // examples show each.
+//
+// To check and store a stream of documents (a crawl, the records of a
+// dataset), call AddEach with batches of a few hundred: each document is
+// checked against the stored ones and those of the batch before it, as
+// Add would check it, and the batch is one write with one sync, where Add
+// syncs once per document.
 //
 // To load many documents, open with Options.BulkLoad and call AddBatch:
 // each batch is still atomic and durable, and queries see it at once, but

@@ -91,6 +91,35 @@ func ExampleDB_AddBatch() {
 	// stored 5 skipped 1 documents: 5
 }
 
+// Check and store a crawl's pages in one write: the third page repeats
+// the first, which the batch stored before it, and is rejected.
+func ExampleDB_AddEach() {
+	dir := tempDir()
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	d, err := db.Open(dir, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer d.Close()
+	in := []db.Input{
+		{ID: "page-1", Text: proposal(0, 300)},
+		{ID: "page-2", Text: proposal(5000, 300)},
+		{ID: "page-3", Text: proposal(3, 300)}, // page-1 shifted by 3 words
+	}
+	res, err := d.AddEach(ctx, in, &db.AddOptions{Threshold: 0.8, Reject: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for i, r := range res.Results {
+		fmt.Println(in[i].ID, "stored:", r.Stored, "matches:", len(r.Matches))
+	}
+	// Output:
+	// page-1 stored: true matches: 0
+	// page-2 stored: true matches: 0
+	// page-3 stored: false matches: 1
+}
+
 // Find every near-duplicate pair, then group them into clusters and keep
 // the oldest of each.
 func ExampleDB_Pairs() {

@@ -276,22 +276,39 @@ func (d *DB) searchLocked(ctx context.Context, q query, o QueryOptions, skip str
 		if ext == "" || ext == skip {
 			continue
 		}
-		m := Match{
-			ID:         ext,
-			Similarity: index.Similarity(k, h.Dist),
-			Hamming:    h.Dist,
-			Exact:      q.hasHash && d.docs.hash(h.ID) == q.hash,
+		if m, ok := d.match(q, o, ext, h.Dist, d.docs.hash(h.ID), d.docs.size(h.ID)); ok {
+			res.Matches = append(res.Matches, m)
 		}
-		if size := d.docs.size(h.ID); size > 0 && q.size > 0 {
-			m.QueryInDoc = minhash.Containment(m.Similarity, q.size, size)
-			m.DocInQuery = minhash.Containment(m.Similarity, size, q.size)
-		}
-		if m.Similarity < o.Threshold || o.Containment > 0 && !(m.QueryInDoc >= o.Containment) {
-			continue
-		}
-		res.Matches = append(res.Matches, m)
 	}
-	slices.SortFunc(res.Matches, func(a, b Match) int {
+	sortMatches(res.Matches, o)
+	if o.Limit > 0 && len(res.Matches) > o.Limit {
+		res.Matches = res.Matches[:o.Limit]
+	}
+	return res, nil
+}
+
+// match returns the match of q with the document ext at Hamming distance
+// dist, whose content hash is hash and set size size, and whether it is
+// one under o (its similarity at least o.Threshold, and with
+// o.Containment its containment of q at least that).
+func (d *DB) match(q query, o QueryOptions, ext string, dist int, hash [16]byte, size int) (Match, bool) {
+	m := Match{
+		ID:         ext,
+		Similarity: index.Similarity(d.params.K, dist),
+		Hamming:    dist,
+		Exact:      q.hasHash && hash == q.hash,
+	}
+	if size > 0 && q.size > 0 {
+		m.QueryInDoc = minhash.Containment(m.Similarity, q.size, size)
+		m.DocInQuery = minhash.Containment(m.Similarity, size, q.size)
+	}
+	return m, m.Similarity >= o.Threshold && (o.Containment <= 0 || m.QueryInDoc >= o.Containment)
+}
+
+// sortMatches sorts ms as a query's answer: the nearest first (with
+// o.Containment, the most containing first), then by id.
+func sortMatches(ms []Match, o QueryOptions) {
+	slices.SortFunc(ms, func(a, b Match) int {
 		if o.Containment > 0 && a.QueryInDoc != b.QueryInDoc {
 			return cmp.Compare(b.QueryInDoc, a.QueryInDoc) // the most containing first
 		}
@@ -300,10 +317,6 @@ func (d *DB) searchLocked(ctx context.Context, q query, o QueryOptions, skip str
 		}
 		return strings.Compare(a.ID, b.ID)
 	})
-	if o.Limit > 0 && len(res.Matches) > o.Limit {
-		res.Matches = res.Matches[:o.Limit]
-	}
-	return res, nil
 }
 
 // ExactTau returns the smallest Plan.Tau for which a PlanProbe query at

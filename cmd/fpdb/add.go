@@ -78,6 +78,13 @@ resemblance to it is at least --threshold, then stores it (unless --reject is
 given and near duplicates were found). The check and the store are atomic.
 The database is created if it does not exist.
 
+Documents are checked in order, each against the stored documents and the
+documents added before it in the same run. To a local database they are
+written in batches (up to 256 documents, or 64 MB of files; each batch one
+atomic, synced write), the documents read while the previous batch was
+written: a crash loses no document of a batch whose outcome was printed.
+With --strict, one record per write.
+
 A PATH is a file, a directory (its regular files are added, recursively, in
 sorted order) or "-" for standard input, which requires --id. A document's id
 is, by default, its path as given, cleaned and with forward slashes; adding an
@@ -341,6 +348,7 @@ func (o *addOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr io
 	}
 
 	start := time.Now()
+	total := len(inputs)
 	d, add, err := o.openAdder()
 	if err != nil {
 		return failure(err)
@@ -366,26 +374,30 @@ func (o *addOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr io
 	if o.json {
 		enc = newJSONEncoder(stdout)
 	}
-	for _, in := range inputs {
-		if ctx.Err() != nil {
-			break
-		}
-		rep.inputs++
-		if in.err != nil {
-			rep.fail(in.path, "", in.err)
-			continue
-		}
-		fatal, err := o.addOne(ctx, add, in, stdin, stdout, enc, rep)
-		if fatal {
+	// To a local database the files go in batches (db.AddEach: each
+	// checked in turn, one write for all); to a server, one by one.
+	addEach, most := oneByOne(add), 1
+	if d != nil {
+		addEach, most = d.AddEach, checkedBatch
+	}
+	opts := &db.AddOptions{Threshold: o.threshold, Reject: o.reject}
+	br := batchReport{
+		bad:  func(path string, err error) { rep.fail(path, "", err) },
+		done: func(addItem) { rep.progress.update(rep.added) },
+		hide: func() func() { return func() {} }, // printAdd hides it
+	}
+	for len(inputs) > 0 && ctx.Err() == nil {
+		batch := o.fileBatch(inputs, most, stdin)
+		inputs = inputs[len(batch):]
+		if err := o.addBatch(ctx, addEach, opts, batch, stdout, enc, rep, br); err != nil && ctx.Err() == nil {
 			rep.progress.clear()
-			return failure(err)
+			return failure(newOpError("add", err, "add"))
 		}
-		rep.progress.update(rep.added)
 	}
 	rep.progress.clear()
-	fmt.Fprintln(stderr, rep.summary(len(inputs), time.Since(start)))
+	fmt.Fprintln(stderr, rep.summary(total, time.Since(start)))
 	if ctx.Err() != nil {
-		return failure(fmt.Errorf("add: interrupted: %d of %s done", rep.added+rep.failed, plural(len(inputs), "input")))
+		return failure(fmt.Errorf("add: interrupted: %d of %s done", rep.added+rep.failed, plural(total, "input")))
 	}
 	switch {
 	case rep.failed > 0:
@@ -611,44 +623,44 @@ func (o *addOptions) openAdder() (*db.DB, adder, error) {
 	return d, d.Add, nil
 }
 
-// addOne adds one document and prints its outcome. It returns fatal = true
-// with the error when the run must stop; other errors are reported on rep.
-func (o *addOptions) addOne(ctx context.Context, add adder, in addInput, stdin io.Reader, stdout io.Writer, enc *json.Encoder, rep *addReport) (fatal bool, err error) {
-	r := stdin
-	source := o.source
-	if in.path != "-" {
-		f, err := os.Open(in.path)
-		if err != nil {
-			rep.fail(in.path, in.id, err)
-			return false, nil
+// fileBatch returns the documents of the first inputs to add in one
+// write: up to most of them, their files not over maxBatchBytes in all
+// (the first one aside), standard input (-) alone.
+func (o *addOptions) fileBatch(inputs []addInput, most int, stdin io.Reader) []addItem {
+	var batch []addItem
+	var bytes int64
+	for _, in := range inputs {
+		if len(batch) == most || len(batch) > 0 && in.path == "-" {
+			break
 		}
-		defer f.Close()
-		r = f
-		if source == "" {
-			source = in.path
+		it := addItem{pos: in.path, bad: in.err}
+		it.doc = db.Input{ID: in.id, Source: o.source, ReplaceUnchanged: o.replace, TextOptions: o.text.options(in.path)}
+		if in.path == "-" {
+			it.doc.Reader = stdin
+			return append(batch, it)
 		}
+		if fi, err := os.Stat(in.path); err == nil {
+			if bytes += fi.Size(); len(batch) > 0 && bytes > maxBatchBytes {
+				break
+			}
+		}
+		path := in.path
+		it.doc.Open = func() (io.ReadCloser, error) { return os.Open(path) }
+		if it.doc.Source == "" {
+			it.doc.Source = path
+		}
+		batch = append(batch, it)
 	}
-	return o.addDoc(ctx, add, in.path, db.Input{ID: in.id, Reader: r, Source: source, ReplaceUnchanged: o.replace, TextOptions: o.text.options(in.path)}, stdout, enc, rep)
+	return batch
 }
 
-// addDoc adds the document in, read from where (a path, or a record's
-// position), and prints its outcome, as addOne.
-func (o *addOptions) addDoc(ctx context.Context, add adder, where string, doc db.Input, stdout io.Writer, enc *json.Encoder, rep *addReport) (fatal bool, err error) {
-	in := addInput{path: where, id: doc.ID}
-	res, err := add(ctx, doc, &db.AddOptions{
-		Threshold: o.threshold,
-		Reject:    o.reject,
-	})
+// maxBatchBytes bounds the size of the files add checks and stores in one
+// write (they are held in memory until it).
+const maxBatchBytes = 64 << 20
 
-	switch {
-	case err != nil && ctx.Err() != nil:
-		return false, nil // interrupted: the caller stops
-	case err != nil && isFatal(err):
-		return true, newOpError("add "+in.path, err, fmt.Sprintf("add %q", in.id), "add")
-	case err != nil:
-		rep.fail(in.path, in.id, err)
-		return false, nil
-	}
+// printAdd counts the outcome res of the add of the document id on rep and
+// prints it (unless --quiet, or --dups-only and it has no match).
+func (o *addOptions) printAdd(id string, res *db.AddResult, stdout io.Writer, enc *json.Encoder, rep *addReport) error {
 	rep.added++
 	if len(res.Matches) > 0 {
 		rep.dups++
@@ -665,7 +677,7 @@ func (o *addOptions) addDoc(ctx context.Context, add adder, where string, doc db
 		}
 	}
 	if o.quiet || (o.dupsOnly && len(res.Matches) == 0) {
-		return false, nil
+		return nil
 	}
 	if rep.ttyOut {
 		rep.progress.hide()
@@ -673,20 +685,19 @@ func (o *addOptions) addDoc(ctx context.Context, add adder, where string, doc db
 	}
 	if enc != nil {
 		for _, m := range res.Matches {
-			if err := enc.Encode(newJSONMatch(in.id, m)); err != nil {
-				return true, err
+			if err := enc.Encode(newJSONMatch(id, m)); err != nil {
+				return err
 			}
 		}
-		err := enc.Encode(jsonAddSummary{Query: in.id, Stored: res.Stored, Replaced: res.Replaced, Unchanged: res.Unchanged,
+		return enc.Encode(jsonAddSummary{Query: id, Stored: res.Stored, Replaced: res.Replaced, Unchanged: res.Unchanged,
 			Rejected: !res.Stored && !res.Unchanged, Matches: len(res.Matches)})
-		return err != nil, err
 	}
 	if n := len(res.Matches); n > 0 {
 		noun := "near duplicates"
 		if n == 1 {
 			noun = "near duplicate"
 		}
-		fmt.Fprintf(stdout, "%s: %d %s\n", in.id, n, noun)
+		fmt.Fprintf(stdout, "%s: %d %s\n", id, n, noun)
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 		for _, m := range res.Matches {
 			fmt.Fprintf(tw, "  %s\n", formatMatch(m))
@@ -702,6 +713,6 @@ func (o *addOptions) addDoc(ctx context.Context, add adder, where string, doc db
 	case res.Replaced:
 		status = "stored (replaced the previous version)"
 	}
-	_, err = fmt.Fprintf(stdout, "%s: %s\n", in.id, status)
-	return err != nil, err
+	_, err := fmt.Fprintf(stdout, "%s: %s\n", id, status)
+	return err
 }

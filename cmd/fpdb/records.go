@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -241,64 +240,7 @@ func (o *addOptions) runRecords(ctx context.Context, stdin io.Reader, stdout, st
 		}
 		return nil
 	}
-	return o.addRecords(ctx, add, inputs, lo, stdin, stdout, rep, bar, start)
-}
-
-// errStrictStop stops addRecords at a bad record with --strict (the record
-// is reported and counted already).
-var errStrictStop = errors.New("stopped at a bad record (--strict)")
-
-// addRecords adds each record with the near-duplicate check, as add does
-// each file.
-func (o *addOptions) addRecords(ctx context.Context, add adder, inputs []string, lo dedup.LoadOptions, stdin io.Reader, stdout io.Writer, rep *addReport, bar *bytesProgress, start time.Time) error {
-	var enc *json.Encoder
-	if o.json {
-		enc = newJSONEncoder(stdout)
-	}
-	rep.ttyOut = bar.on() && isTerminal(stdout)
-	rep.progress = nil
-	var total int64
-	err := dedup.Each(ctx, inputs, stdin, lo.RecordOptions, func(doc db.Input, pos string, recErr error, p dedup.Progress) error {
-		rep.inputs++
-		total++
-		if recErr != nil {
-			lo.Bad(pos, recErr) // reported and counted as failed
-			if o.records.strict {
-				return errStrictStop
-			}
-			return nil
-		}
-		doc.ReplaceUnchanged, doc.TextOptions = o.replace, lo.Text
-		if rep.ttyOut {
-			bar.hide()
-			defer bar.show()
-		}
-		failed := rep.failed
-		fatal, err := o.addDoc(ctx, add, pos, doc, stdout, enc, rep)
-		if fatal {
-			return err
-		}
-		if o.records.strict && rep.failed > failed {
-			return errStrictStop // a record refused (no words, too long, …)
-		}
-		bar.update(p)
-		return nil
-	})
-	bar.clear()
-	fmt.Fprintln(rep.stderr, strings.Replace(rep.summary(int(total), time.Since(start)), plural(total, "input"), plural(total, "record"), 1))
-	switch {
-	case ctx.Err() != nil:
-		return failure(fmt.Errorf("add: interrupted: %d records done", total))
-	case err != nil && !errors.Is(err, errStrictStop):
-		return failure(newOpError("add", err, "add"))
-	case err != nil:
-		return rep.failures.failure(fmt.Errorf("add: stopped at the first record that failed (--strict): %s read", plural(total, "record")))
-	case rep.failed > 0:
-		return rep.failures.failure(fmt.Errorf("add: %d of %d records failed", rep.failed, total))
-	case rep.dups > 0:
-		return &exitError{code: exitDuplicates}
-	}
-	return nil
+	return o.addRecords(ctx, d, add, inputs, lo, stdin, stdout, rep, bar, start)
 }
 
 // loadSummaryLine is the summary line of a load of records.

@@ -201,12 +201,20 @@ func textInput(to db.TextOptions) api.TextInput {
 	return t
 }
 
-// inputText reads the text of in (its Reader, else its Text).
+// inputText reads the text of in (its Open, its Reader, else its Text).
 func inputText(in db.Input) ([]byte, error) {
-	if in.Reader == nil {
-		return in.Text, nil
+	switch {
+	case in.Open != nil:
+		rc, err := in.Open()
+		if err != nil {
+			return nil, err
+		}
+		defer rc.Close()
+		return io.ReadAll(rc)
+	case in.Reader != nil:
+		return io.ReadAll(in.Reader)
 	}
-	return io.ReadAll(in.Reader)
+	return in.Text, nil
 }
 
 // matchesOf returns the db form of ms.
