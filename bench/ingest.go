@@ -31,6 +31,7 @@ type IngestResult struct {
 	BulkDiskBytes      int64   `json:"add_nosync_disk_bytes"`
 	BulkBytesPerDoc    float64 `json:"add_nosync_bytes_per_doc"`
 	BatchDocsPerSec    float64 `json:"add_batch_docs_per_sec"`
+	EachDocsPerSec     float64 `json:"add_each_checked_docs_per_sec"`
 	AddFPs             int     `json:"add_fingerprints"`
 	AddFPPerSec        float64 `json:"add_fingerprint_nosync_per_sec"`
 	BatchFPs           int     `json:"add_batch_fingerprints"`
@@ -120,6 +121,14 @@ func (s *Suite) runIngest(ctx context.Context) error {
 	}
 	res.BatchDocsPerSec = rate
 	s.logf("db.AddBatch texts: %.0f docs/s", rate)
+
+	// db.AddEach of texts, checked, batches of 256, synced per batch.
+	rate, err = addEachDocs(ctx, filepath.Join(c.TmpDir, "ingest-each"), docs, c.BulkDocs)
+	if err != nil {
+		return err
+	}
+	res.EachDocsPerSec = rate
+	s.logf("db.AddEach texts, checked: %.0f docs/s", rate)
 
 	// Add of fingerprints one at a time, NoSync.
 	fps := NewRandomWorkload(max(c.AddFPs, c.StageAddDocs), 512, 0, nil, c.Seed+8)
@@ -241,6 +250,33 @@ func addDocs(ctx context.Context, dir string, o *db.Options, docs [][]byte, n in
 // addBatchDocs stores n texts with db.AddBatch in batches of 1 000 (synced
 // per batch) and returns docs/s, fingerprinting included.
 func addBatchDocs(ctx context.Context, dir string, docs [][]byte, n int) (float64, error) {
+	return batchDocs(ctx, dir, docs, n, 1000, func(d *db.DB, batch []db.Input) (int, error) {
+		br, err := d.AddBatch(ctx, batch)
+		if err != nil {
+			return 0, err
+		}
+		return len(br.Skipped), nil
+	})
+}
+
+// addEachDocs stores n texts with db.AddEach in batches of 256, each
+// checked at threshold 0.8 against the stored ones and those of its batch
+// before it (synced per batch, as fpdb add writes a dataset's records),
+// and returns docs/s, fingerprinting and checks included.
+func addEachDocs(ctx context.Context, dir string, docs [][]byte, n int) (float64, error) {
+	return batchDocs(ctx, dir, docs, n, 256, func(d *db.DB, batch []db.Input) (int, error) {
+		res, err := d.AddEach(ctx, batch, &db.AddOptions{Threshold: 0.8})
+		if err != nil {
+			return 0, err
+		}
+		return len(res.Skipped), nil
+	})
+}
+
+// batchDocs stores n texts (each a document of docs with a unique prefix)
+// in batches of size with add, which returns the number of documents it
+// skipped, and returns docs/s.
+func batchDocs(ctx context.Context, dir string, docs [][]byte, n, size int, add func(*db.DB, []db.Input) (int, error)) (float64, error) {
 	_ = os.RemoveAll(dir)
 	defer os.RemoveAll(dir)
 	d, err := db.Open(dir, &db.Options{MemTableSize: 64 << 20}) // postings with every batch
@@ -254,13 +290,13 @@ func addBatchDocs(ctx context.Context, dir string, docs [][]byte, n int) (float6
 		all[i] = db.Input{ID: fmt.Sprintf("doc%08d", i), Text: append(fmt.Appendf(nil, "doc%d w%x ", i, rng.Uint64()), docs[i%len(docs)]...)}
 	}
 	start := time.Now()
-	for lo := 0; lo < n; lo += 1000 {
-		br, err := d.AddBatch(ctx, all[lo:min(lo+1000, n)])
+	for lo := 0; lo < n; lo += size {
+		skipped, err := add(d, all[lo:min(lo+size, n)])
 		if err != nil {
 			return 0, err
 		}
-		if len(br.Skipped) > 0 {
-			return 0, fmt.Errorf("bench: AddBatch skipped %d documents: %v", len(br.Skipped), br.Skipped[0])
+		if skipped > 0 {
+			return 0, fmt.Errorf("bench: %d documents skipped", skipped)
 		}
 	}
 	return float64(n) / time.Since(start).Seconds(), nil

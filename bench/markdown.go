@@ -184,6 +184,9 @@ func Markdown(rep *Report, plots []string) string {
 		fmt.Fprintf(&b, "| `db.Add`, synced, %d documents | %.0f docs/s |\n", in.SyncDocs, in.SyncDocsPerSec)
 		fmt.Fprintf(&b, "| `db.Add`, NoSync, %d documents | %.0f docs/s; %.0f B/doc on disk after Close |\n", in.BulkDocs, in.BulkDocsPerSec, in.BulkBytesPerDoc)
 		fmt.Fprintf(&b, "| `db.AddBatch` of texts, batches of 1 000, synced, %d documents (fingerprinting on all cores) | %.0f docs/s |\n", in.BulkDocs, in.BatchDocsPerSec)
+		if in.EachDocsPerSec > 0 {
+			fmt.Fprintf(&b, "| `db.AddEach` of texts, each checked at r = 0.8 against the stored ones and its batch, batches of 256, synced, %d documents (as `fpdb add` writes records) | %.0f docs/s |\n", in.BulkDocs, in.EachDocsPerSec)
+		}
 		fmt.Fprintf(&b, "| `db.Add of a fingerprint` one at a time, NoSync, %d fingerprints | %.0f fp/s |\n", in.AddFPs, in.AddFPPerSec)
 		fmt.Fprintf(&b, "| `db.AddBatch` of fingerprints, BulkLoad, batches of 10 000, synced, Close included, %d fingerprints | %.0f fp/s; %.0f B/doc on disk after `db.Compact` (whole database: ids, records, fingerprints, postings) |\n", in.BatchFPs, in.BatchFPPerSec, in.DBBytesPerDoc)
 		fmt.Fprintf(&b, "| `index.Stage`, batches of 1 000, NoSync, %d fingerprints | %.0f fp/s; %.0f B/fp after Flush + Compact |\n", in.StageAddDocs, in.StageAddFPPerSec, in.StageAddBytesPerFP)
