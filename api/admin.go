@@ -2,12 +2,27 @@ package api
 
 // BatchResult is the answer to POST /v1/batch: the documents stored (of
 // which Replaced replaced a stored document of the same id), left
-// unchanged (the same content was stored under the id) and skipped.
+// unchanged (the same content was stored under the id), rejected (a
+// checked batch with reject) and skipped. A checked batch (?threshold=R)
+// also answers the outcome of each document not skipped, in line order,
+// in Results.
 type BatchResult struct {
 	Stored    int         `json:"stored"`
 	Replaced  int         `json:"replaced"`
 	Unchanged int         `json:"unchanged"`
+	Rejected  int         `json:"rejected,omitempty"`
 	Skipped   []BatchSkip `json:"skipped"`
+	Results   []AddResult `json:"results,omitempty"`
+}
+
+// BatchCheck is the check of a checked batch (POST
+// /v1/batch?threshold=R&reject=true&limit=N): each document is checked in
+// line order, against the stored documents and the lines before it, as
+// an add with Threshold, Reject and Limit checks it.
+type BatchCheck struct {
+	Threshold float64
+	Reject    bool
+	Limit     int
 }
 
 // BatchSkip is a line of a batch that was not stored, and why (binary or
@@ -17,6 +32,8 @@ type BatchSkip struct {
 	Line  int    `json:"line"`
 	ID    string `json:"id"`
 	Error string `json:"error"`
+	// Reason names the database's error, as Error.Reason does.
+	Reason string `json:"reason,omitempty"`
 }
 
 // DeleteRequest selects the documents to delete (POST /v1/delete): by

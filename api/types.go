@@ -68,6 +68,9 @@ type AddRequest struct {
 // AddResult is the answer to an add.
 type AddResult struct {
 	ID string `json:"id"`
+	// Line is the document's line in the body of a checked batch (POST
+	// /v1/batch?threshold=R), from 1; 0 (absent) otherwise.
+	Line int `json:"line,omitempty"`
 	// Stored reports that the document was written; Replaced that it
 	// replaced a document of the same id; Unchanged that the stored one
 	// had the same content and was left as it is; Rejected that Reject

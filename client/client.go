@@ -444,6 +444,29 @@ func (c *Client) DeleteMany(ctx context.Context, req api.DeleteRequest) (*api.De
 // strings: they must be UTF-8. Lines the server could not store are listed
 // in the result's Skipped.
 func (c *Client) Batch(ctx context.Context, docs []api.AddRequest) (*api.BatchResult, error) {
+	return c.batch(ctx, docs, nil)
+}
+
+// BatchChecked adds documents with a near-duplicate check (check's
+// Threshold is required): each document is checked in order, as Add with
+// the same threshold, reject and limit checks it, against the stored
+// documents and the documents before it, and the server stores them in
+// atomic chunks with one sync each (POST /v1/batch?threshold=R). The
+// result's Results hold each document's outcome (Line: its position + 1);
+// Skipped the documents the server could not store.
+func (c *Client) BatchChecked(ctx context.Context, docs []api.AddRequest, check api.BatchCheck) (*api.BatchResult, error) {
+	q := url.Values{"threshold": {formatFloat(check.Threshold)}}
+	if check.Reject {
+		q.Set("reject", "true")
+	}
+	if check.Limit > 0 {
+		q.Set("limit", strconv.Itoa(check.Limit))
+	}
+	return c.batch(ctx, docs, q)
+}
+
+// batch sends POST /v1/batch with the query q.
+func (c *Client) batch(ctx context.Context, docs []api.AddRequest, q url.Values) (*api.BatchResult, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -453,7 +476,7 @@ func (c *Client) Batch(ctx context.Context, docs []api.AddRequest) (*api.BatchRe
 		}
 	}
 	var out api.BatchResult
-	err := c.call(ctx, request{method: "POST", path: "/v1/batch", body: buf.Bytes(), contentType: "application/x-ndjson"}, &out)
+	err := c.call(ctx, request{method: "POST", path: "/v1/batch", query: q, body: buf.Bytes(), contentType: "application/x-ndjson"}, &out)
 	if err != nil {
 		return nil, err
 	}

@@ -616,7 +616,7 @@ func keepBefore(da, dbb *db.Doc, a, b string, k db.Keep) bool {
 // each when it does not fit). Every line is read and checked first; lines whose id
 // was given before, or whose text cannot be fingerprinted, are skipped.
 func (h *httpHandler) batch(w http.ResponseWriter, r *http.Request) error {
-	lines, err := httpapi.ReadBatch(r, func(line int, req api.AddRequest) error {
+	lines, check, err := httpapi.ReadBatch(r, func(line int, req api.AddRequest) error {
 		if req.Replace {
 			return notServed("line %d (id %q): replace", line, req.ID)
 		}
@@ -624,6 +624,9 @@ func (h *httpHandler) batch(w http.ResponseWriter, r *http.Request) error {
 	})
 	if err != nil {
 		return err
+	}
+	if check != nil {
+		return notServed("a checked batch (threshold)")
 	}
 	ctx := r.Context()
 	res := api.BatchResult{Skipped: []api.BatchSkip{}}

@@ -25,7 +25,11 @@ type EachResult struct {
 // before it that were stored (not those Reject refused), so the results,
 // the stored documents and the audit-log entries are those of calling Add
 // for each document in turn; the check and the write hold the writer lock
-// throughout, so no other write comes between them.
+// throughout, so no other write comes between them. Three things differ
+// from Add in turn: an id given twice is skipped the second time (split a
+// stream at a repeated id, as fpdb add does, to have the later version
+// replace the earlier); the documents without Input.Added share one time
+// added; and a failure of the write stores none of them.
 //
 // Where Add syncs once per document, AddEach syncs once per batch: on a
 // disk where a sync takes milliseconds, a stream of checked adds goes many
@@ -84,7 +88,7 @@ func (d *DB) AddEach(ctx context.Context, docs []Input, opts *AddOptions) (_ *Ea
 		var found []Match // every match, for the audit log
 		if o.Threshold > 0 {
 			if found, err = d.checkInBatch(ctx, &doc, o.Threshold, c.adds, replaced); err != nil {
-				return nil, fmt.Errorf("fpdb: add each: %q: %w", doc.ID, err)
+				return nil, fmt.Errorf("fpdb: add %q: %w", doc.ID, err)
 			}
 			r.Matches = found
 			if o.Limit > 0 && len(r.Matches) > o.Limit {
@@ -104,7 +108,7 @@ func (d *DB) AddEach(ctx context.Context, docs []Input, opts *AddOptions) (_ *Ea
 		if olds[j] != noIID && !docs[i].ReplaceUnchanged {
 			same, err := d.unchanged(olds[j], &doc)
 			if err != nil {
-				return nil, fmt.Errorf("fpdb: add each: %q: %w", doc.ID, err)
+				return nil, fmt.Errorf("fpdb: add %q: %w", doc.ID, err)
 			}
 			if same {
 				r.Unchanged = true
@@ -204,7 +208,7 @@ func checkAddOptions(opts *AddOptions) (*AddOptions, error) {
 		}
 	}
 	if o.Limit < 0 {
-		return nil, fmt.Errorf("negative limit %d", o.Limit)
+		return nil, fmt.Errorf("%w: negative limit %d", ErrInvalidOptions, o.Limit)
 	}
 	return o, nil
 }

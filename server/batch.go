@@ -19,12 +19,16 @@ const batchChunk = 1000
 
 // batch is POST /v1/batch: many documents, one JSON api.AddRequest per line
 // (application/x-ndjson), stored without a near-duplicate check in atomic
-// chunks of batchChunk documents. Every line is read and checked before the
-// first is stored: a malformed line stores nothing.
+// chunks of batchChunk documents (with ?threshold=R, checkedBatch). Every
+// line is read and checked before the first is stored: a malformed line
+// stores nothing.
 func (s *Server) batch(w http.ResponseWriter, r *http.Request) error {
-	lines, err := httpapi.ReadBatch(r, nil)
+	lines, opts, err := httpapi.ReadBatch(r, nil)
 	if err != nil {
 		return err
+	}
+	if opts != nil {
+		return s.checkedBatch(w, r, lines, opts)
 	}
 	res := api.BatchResult{Skipped: []api.BatchSkip{}}
 	// An id given twice: the later lines are skipped, as db.AddBatch does
@@ -47,22 +51,80 @@ func (s *Server) batch(w http.ResponseWriter, r *http.Request) error {
 		}
 		br, err := s.d.AddBatch(r.Context(), ins)
 		if err != nil {
-			if lo == 0 {
-				return err
-			}
-			// Earlier chunks are stored: not a 4xx, which would say that
-			// nothing changed.
-			return &httpapi.Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable,
-				Message: fmt.Sprintf("the batch stopped at line %d, after %d documents stored (lines before it are done): %v", chunk[0].Line, res.Stored, err)}
+			return batchStopped(lo, chunk[0].Line, res.Stored, err)
 		}
 		res.Stored += br.Stored
 		res.Replaced += br.Replaced
 		res.Unchanged += br.Unchanged
 		for _, sk := range br.Skipped {
-			res.Skipped = append(res.Skipped, api.BatchSkip{Line: chunk[sk.Index].Line, ID: sk.ID, Error: sk.Err.Error()})
+			res.Skipped = append(res.Skipped, api.BatchSkip{Line: chunk[sk.Index].Line, ID: sk.ID, Error: sk.Err.Error(), Reason: apiconv.Reason(sk.Err)})
 		}
 	}
 	slices.SortFunc(res.Skipped, func(a, b api.BatchSkip) int { return a.Line - b.Line })
+	return httpapi.WriteJSON(w, http.StatusOK, res)
+}
+
+// batchStopped is the error of a batch whose chunk starting at line (the
+// chunk of its document lo) failed with err, after stored documents.
+func batchStopped(lo, line, stored int, err error) error {
+	if lo == 0 {
+		return err
+	}
+	// Earlier chunks are stored: not a 4xx, which would say that nothing
+	// changed.
+	return &httpapi.Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable,
+		Message: fmt.Sprintf("the batch stopped at line %d, after %d documents stored (lines before it are done): %v", line, stored, err)}
+}
+
+// checkedBatch is POST /v1/batch?threshold=R: each document checked as
+// POST /v1/documents with the batch's threshold, reject and limit checks
+// it, in line order — against the stored documents and the lines before
+// it — and stored in atomic chunks of up to batchChunk documents
+// (db.AddEach, one sync each). A line whose id an earlier line has
+// replaces that line's document, as a later add would (it starts the next
+// chunk). The answer lists each document's outcome.
+func (s *Server) checkedBatch(w http.ResponseWriter, r *http.Request, lines []httpapi.BatchLine, opts *db.AddOptions) error {
+	res := api.BatchResult{Skipped: []api.BatchSkip{}, Results: []api.AddResult{}}
+	for lo := 0; lo < len(lines); {
+		hi := lo
+		ids := map[string]bool{}
+		for hi < len(lines) && hi-lo < batchChunk && !ids[lines[hi].Input.ID] {
+			ids[lines[hi].Input.ID] = true
+			hi++
+		}
+		chunk := lines[lo:hi]
+		ins := make([]db.Input, len(chunk))
+		for i, l := range chunk {
+			ins[i] = l.Input
+		}
+		er, err := s.d.AddEach(r.Context(), ins, opts)
+		if err != nil {
+			return batchStopped(lo, chunk[0].Line, res.Stored, err)
+		}
+		for _, sk := range er.Skipped {
+			res.Skipped = append(res.Skipped, api.BatchSkip{Line: chunk[sk.Index].Line, ID: sk.ID, Error: sk.Err.Error(), Reason: apiconv.Reason(sk.Err)})
+		}
+		for i, x := range er.Results {
+			if x == nil {
+				continue
+			}
+			out := apiconv.AddResult(chunk[i].Input.ID, x)
+			out.Line = chunk[i].Line
+			res.Results = append(res.Results, out)
+			switch {
+			case out.Stored:
+				res.Stored++
+				if out.Replaced {
+					res.Replaced++
+				}
+			case out.Unchanged:
+				res.Unchanged++
+			default:
+				res.Rejected++
+			}
+		}
+		lo = hi
+	}
 	return httpapi.WriteJSON(w, http.StatusOK, res)
 }
 

@@ -85,7 +85,15 @@ func TestBatchEndpoint(t *testing.T) {
 		wantError(t, "POST", ts.URL+"/v1/batch", "application/x-ndjson", c.body, 400, c.msg)
 	}
 	wantError(t, "POST", ts.URL+"/v1/batch", "image/png", ndjsonBody(good), 415, "Content-Type")
-	wantError(t, "POST", ts.URL+"/v1/batch?threshold=0.8", "", ndjsonBody(good), 400, "query parameters")
+	for q, msg := range map[string]string{
+		"threshold=2":             "threshold",
+		"threshold=abc":           "threshold",
+		"reject=true":             "need threshold",
+		"threshold=0.8&limit=-1":  "limit",
+		"threshold=0.8&colour=re": "colour",
+	} {
+		wantError(t, "POST", ts.URL+"/v1/batch?"+q, "", ndjsonBody(good), 400, msg)
+	}
 	after := d.Stats()
 	if has, _ := d.Has(ctx, "good"); has || after.Docs != before.Docs {
 		t.Fatalf("a refused batch changed the database: %d documents, was %d", after.Docs, before.Docs)
@@ -93,6 +101,89 @@ func TestBatchEndpoint(t *testing.T) {
 	var n int
 	if err := d.Log(ctx, db.LogOptions{ID: "good"}, func(db.LogEntry) error { n++; return nil }); err != nil || n != 0 {
 		t.Fatalf("a refused batch was logged: %d entries, %v", n, err)
+	}
+}
+
+// TestCheckedBatchEndpoint: POST /v1/batch?threshold=R checks each line
+// as db.Add with the same options would, in line order — near and exact
+// copies of earlier lines, an id given twice (the later line replaces the
+// earlier), a binary line — and answers each line's outcome; the oracle
+// is db.Add of each line on a twin database.
+func TestCheckedBatchEndpoint(t *testing.T) {
+	ts, d := testServer(t, nil)
+	twin, err := db.Open(t.TempDir(), &db.Options{KeepTexts: true, AuditLog: true, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer twin.Close()
+	ctx := context.Background()
+	var lines []any
+	var texts []string
+	for i := range 1300 { // two chunks
+		id, tx := fmt.Sprintf("d%04d", i), text(uint64(i), 60)
+		switch {
+		case i%7 == 3: // a near copy of an earlier line
+			w := strings.Fields(texts[(i*31)%len(texts)])
+			w[5], w[40] = "changed", "words"
+			tx = strings.Join(w, " ")
+		case i%11 == 5: // an exact copy
+			tx = texts[(i*17)%len(texts)]
+		case i%13 == 6: // an earlier line's id
+			id = fmt.Sprintf("d%04d", (i*7)%i)
+		case i == 600:
+			tx = "a\x00b c d"
+		}
+		texts = append(texts, tx)
+		lines = append(lines, api.AddRequest{ID: id, Text: tx})
+	}
+	opts := &db.AddOptions{Threshold: 0.8, Reject: true, Limit: 3}
+	var res api.BatchResult
+	if st := call(t, "POST", ts.URL+"/v1/batch?threshold=0.8&reject=true&limit=3", "application/x-ndjson", strings.NewReader(ndjsonBody(lines...)), &res); st != 200 {
+		t.Fatalf("checked batch: %d %+v", st, res)
+	}
+	if len(res.Skipped) != 1 || res.Skipped[0].Line != 601 || res.Skipped[0].Reason != "binary" {
+		t.Errorf("skipped %+v, want line 601, binary", res.Skipped)
+	}
+	if len(res.Results)+len(res.Skipped) != len(lines) {
+		t.Fatalf("%d results and %d skipped for %d lines", len(res.Results), len(res.Skipped), len(lines))
+	}
+	var stored, rejected, replaced int
+	for j, r := range res.Results {
+		line := r.Line
+		if j > 0 && line <= res.Results[j-1].Line {
+			t.Fatalf("results out of line order: %d after %d", line, res.Results[j-1].Line)
+		}
+		in := lines[line-1].(api.AddRequest)
+		want, err := twin.Add(ctx, db.Input{ID: in.ID, Text: []byte(in.Text)}, opts)
+		if err != nil {
+			t.Fatalf("line %d: twin add: %v", line, err)
+		}
+		var ids, wantIDs []string
+		for _, m := range r.Matches {
+			ids = append(ids, m.ID)
+		}
+		for _, m := range want.Matches {
+			wantIDs = append(wantIDs, m.ID)
+		}
+		if r.ID != in.ID || r.Stored != want.Stored || r.Replaced != want.Replaced || r.Unchanged != want.Unchanged ||
+			r.Rejected != (!want.Stored && !want.Unchanged) || !slices.Equal(ids, wantIDs) {
+			t.Errorf("line %d (%s): %+v, db.Add: %+v", line, in.ID, r, want)
+		}
+		if r.Stored {
+			stored++
+		}
+		if r.Rejected {
+			rejected++
+		}
+		if r.Replaced {
+			replaced++
+		}
+	}
+	if res.Stored != stored || res.Rejected != rejected || res.Replaced != replaced || rejected == 0 || replaced == 0 {
+		t.Errorf("counts %+v, results: %d stored, %d rejected, %d replaced", res, stored, rejected, replaced)
+	}
+	if d.Len() != twin.Len() {
+		t.Errorf("%d documents stored, %d by db.Add", d.Len(), twin.Len())
 	}
 }
 

@@ -20,8 +20,7 @@ func (s *Server) add(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := api.AddResult{ID: req.ID, Stored: res.Stored, Replaced: res.Replaced, Unchanged: res.Unchanged,
-		Rejected: !res.Stored && !res.Unchanged, Matches: apiconv.Matches(res.Matches)}
+	out := apiconv.AddResult(req.ID, res)
 	status := http.StatusOK
 	if res.Stored {
 		status = http.StatusCreated

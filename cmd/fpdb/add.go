@@ -79,11 +79,13 @@ given and near duplicates were found). The check and the store are atomic.
 The database is created if it does not exist.
 
 Documents are checked in order, each against the stored documents and the
-documents added before it in the same run. To a local database they are
-written in batches (up to 256 documents, or 64 MB of files; each batch one
-atomic, synced write), the documents read while the previous batch was
-written: a crash loses no document of a batch whose outcome was printed.
-With --strict, one record per write.
+documents added before it in the same run. They are written in batches (up
+to --batch documents, 256 by default, or 16 MB; each batch one atomic,
+synced write; with --server, one request): the files in batches as they
+come, the records of datasets in batches of those read while the previous
+batch was written, so that a slow stream of records is added as each one
+comes. A crash loses no document whose outcome was printed. With --strict,
+one record per write.
 
 A PATH is a file, a directory (its regular files are added, recursively, in
 sorted order) or "-" for standard input, which requires --id. A document's id
@@ -190,13 +192,13 @@ Exit status:
 			if o.null && o.filesFrom == "" {
 				return usageErrorf("add: -0 needs --files-from")
 			}
-			if cmd.Flags().Changed("batch") && !o.bulk {
-				return usageErrorf("add: --batch needs --bulk")
-			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.paths = args
+			if !o.bulk && !cmd.Flags().Changed("batch") {
+				o.batch = checkedBatch
+			}
 			o.thresholdSet = cmd.Flags().Changed("threshold")
 			return o.run(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
@@ -208,7 +210,7 @@ Exit status:
 	f.BoolVar(&o.json, "json", false, "print JSON lines")
 	f.StringVar(&o.source, "source", "", "`SOURCE` recorded with the documents (default: the path)")
 	f.BoolVar(&o.bulk, "bulk", false, "load fast in atomic batches, without the near-duplicate check")
-	f.IntVar(&o.batch, "batch", 1000, "documents per atomic batch with --bulk (`N`)")
+	f.IntVar(&o.batch, "batch", 1000, "most documents per atomic, synced write (`N`; default 256 without --bulk: 1 checks and syncs each document on its own)")
 	f.BoolVar(&o.replace, "replace", false, "store documents anew even when their content is unchanged")
 	f.StringArrayVar(&o.exclude, "exclude", nil, "leave out files whose name or path matches `GLOB` (repeatable)")
 	f.StringArrayVar(&o.include, "include", nil, "add only files whose name or path matches `GLOB` (repeatable)")
@@ -349,7 +351,7 @@ func (o *addOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr io
 
 	start := time.Now()
 	total := len(inputs)
-	d, add, err := o.openAdder()
+	d, addEach, err := o.openAdder()
 	if err != nil {
 		return failure(err)
 	}
@@ -374,24 +376,27 @@ func (o *addOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr io
 	if o.json {
 		enc = newJSONEncoder(stdout)
 	}
-	// To a local database the files go in batches (db.AddEach: each
-	// checked in turn, one write for all); to a server, one by one.
-	addEach, most := oneByOne(add), 1
-	if d != nil {
-		addEach, most = d.AddEach, checkedBatch
-	}
+	// The files go in batches (db.AddEach, or a server's checked batch:
+	// each checked in turn, one write for all).
 	opts := &db.AddOptions{Threshold: o.threshold, Reject: o.reject}
 	br := batchReport{
 		bad:  func(path string, err error) { rep.fail(path, "", err) },
 		done: func(addItem) { rep.progress.update(rep.added) },
 		hide: func() func() { return func() {} }, // printAdd hides it
 	}
+	wctx, cancel := context.WithCancel(ctx)
+	warm := addWarm(d)
+	defer func() {
+		cancel()
+		warm.wait() // before closeDB, deferred earlier
+	}()
 	for len(inputs) > 0 && ctx.Err() == nil {
-		batch := o.fileBatch(inputs, most, stdin)
+		batch := o.fileBatch(inputs, o.batch, stdin)
 		inputs = inputs[len(batch):]
+		warm.after(wctx, int64(rep.inputs+len(batch)))
 		if err := o.addBatch(ctx, addEach, opts, batch, stdout, enc, rep, br); err != nil && ctx.Err() == nil {
 			rep.progress.clear()
-			return failure(newOpError("add", err, "add"))
+			return failure(err) // named by addBatch
 		}
 	}
 	rep.progress.clear()
@@ -580,8 +585,7 @@ func isFatal(err error) bool {
 		errors.Is(err, db.ErrIDSpaceExhausted) || errors.Is(err, db.ErrCorrupt) || isRemoteFatal(err)
 }
 
-// adder adds one document: the database's Add, or a server's
-// (remoteAdder).
+// adder adds one document: a server's (remoteAdder).
 type adder func(ctx context.Context, in db.Input, o *db.AddOptions) (*db.AddResult, error)
 
 // validateRemote refuses, with --server, the flags that concern a local
@@ -601,16 +605,16 @@ func (o *addOptions) validateRemote() error {
 	return nil
 }
 
-// openAdder opens what adds the documents: the server's add with
-// --server, else the local database (for a bulk load with --bulk), which
-// the caller closes.
-func (o *addOptions) openAdder() (*db.DB, adder, error) {
+// openAdder opens what adds the documents: the server's checked batches
+// with --server, else the local database (for a bulk load with --bulk),
+// which the caller closes, and its AddEach.
+func (o *addOptions) openAdder() (*db.DB, eachFunc, error) {
 	if o.remote() {
 		c, err := o.client()
 		if err != nil {
 			return nil, nil, err
 		}
-		return nil, remoteAdder(c), nil
+		return nil, remoteEach(c, remoteAdder(c)), nil
 	}
 	mode := openCreate
 	if o.bulk {
@@ -620,7 +624,7 @@ func (o *addOptions) openAdder() (*db.DB, adder, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return d, d.Add, nil
+	return d, d.AddEach, nil
 }
 
 // fileBatch returns the documents of the first inputs to add in one
@@ -654,9 +658,9 @@ func (o *addOptions) fileBatch(inputs []addInput, most int, stdin io.Reader) []a
 	return batch
 }
 
-// maxBatchBytes bounds the size of the files add checks and stores in one
-// write (they are held in memory until it).
-const maxBatchBytes = 64 << 20
+// maxBatchBytes bounds the size of the files (or of the texts of records)
+// add checks and stores in one write: they are held in memory until it.
+const maxBatchBytes = 16 << 20
 
 // printAdd counts the outcome res of the add of the document id on rep and
 // prints it (unless --quiet, or --dups-only and it has no match).

@@ -2,16 +2,21 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
-// TestAddBatchedSameAsOneByOne: a local add writes files and records in
-// batches (db.AddEach), an add through a server one document at a time;
-// both must print, count and exit alike — every document checked against
+// TestAddBatchedSameAsOneByOne: add writes files and records in batches
+// (db.AddEach, a server's checked batch); whatever the batch size, local or
+// through a server, it must print, count and exit as an add of one
+// document per write (--batch 1, locally) — every document checked against
 // the ones before it, near copies, exact copies and repeated ids inside a
 // batch included.
 func TestAddBatchedSameAsOneByOne(t *testing.T) {
@@ -58,20 +63,82 @@ func TestAddBatchedSameAsOneByOne(t *testing.T) {
 		{"add", "--reject", "--quiet", files},
 	} {
 		name := strings.Join(args, " ")
-		local := runFPDB(t, "", append([]string{"--db", dbDir(t)}, args...)...)
-		remote := runFPDB(t, "", append([]string{"--server", testServer(t, nil)}, args...)...)
-		if local.code != remote.code || (local.code != exitDuplicates && local.code != exitInput) {
-			t.Errorf("%s: exit code %d locally, %d through the server\nstderr:\n%s", name, local.code, remote.code, local.stderr)
+		// The oracle: one document per write, locally.
+		want := runFPDB(t, "", append([]string{"--db", dbDir(t), "--batch", "1"}, args...)...)
+		if want.code != exitDuplicates && want.code != exitInput {
+			t.Fatalf("%s --batch 1: exit code %d\nstderr:\n%s", name, want.code, want.stderr)
 		}
-		if lo, ro := untimed(local.stdout), untimed(remote.stdout); lo != ro {
-			t.Errorf("%s: standard output differs\nlocal:\n%s\nthrough the server:\n%s", name, lo, ro)
+		if !strings.Contains(want.stdout+want.stderr, "near duplicate") || strings.Contains(name, "reject") && !strings.Contains(want.stdout+want.stderr, "rejected") {
+			t.Errorf("%s: no near duplicate or no rejection:\n%s", name, want.stderr)
 		}
-		if le, re := untimed(local.stderr), untimed(remote.stderr); le != re {
-			t.Errorf("%s: standard error differs\nlocal:\n%s\nthrough the server:\n%s", name, le, re)
+		for _, how := range [][]string{
+			{"--db", dbDir(t)},
+			{"--db", dbDir(t), "--batch", "7"},
+			{"--server", testServer(t, nil)},
+			{"--server", testServer(t, nil), "--batch", "1"},
+			{"--server", noCheckedBatches(t)},
+		} {
+			got := runFPDB(t, "", append(how, args...)...)
+			label := fmt.Sprintf("%s %s", how[0], strings.Join(how[2:], " "))
+			if got.code != want.code {
+				t.Errorf("%s (%s): exit code %d, %d one by one\nstderr:\n%s", name, label, got.code, want.code, got.stderr)
+			}
+			if g, w := untimed(got.stdout), untimed(want.stdout); g != w {
+				t.Errorf("%s (%s): standard output differs\n%s\none by one:\n%s", name, label, g, w)
+			}
+			if g, w := untimed(got.stderr), untimed(want.stderr); g != w {
+				t.Errorf("%s (%s): standard error differs\n%s\none by one:\n%s", name, label, g, w)
+			}
 		}
-		if !strings.Contains(local.stdout+local.stderr, "near duplicate") || strings.Contains(name, "reject") && !strings.Contains(local.stdout+local.stderr, "rejected") {
-			t.Errorf("%s: no near duplicate or no rejection:\n%s", name, local.stderr)
-		}
-		t.Logf("%s: %s", filepath.Base(name), strings.TrimSpace(local.stderr[strings.LastIndex(strings.TrimSpace(local.stderr), "\n")+1:]))
+		t.Logf("%s: %s", filepath.Base(name), strings.TrimSpace(want.stderr[strings.LastIndex(strings.TrimSpace(want.stderr), "\n")+1:]))
+	}
+}
+
+// noCheckedBatches serves a new database, as testServer does, but answers
+// a checked batch (POST /v1/batch?threshold=R) 501 Not Implemented, as a
+// cluster node does.
+func noCheckedBatches(t *testing.T) string {
+	return testServerWrapped(t, nil, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/v1/batch" && r.URL.Query().Has("threshold") {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusNotImplemented)
+				fmt.Fprintln(w, `{"error": "a checked batch is not served by a cluster node", "code": "not_implemented"}`)
+				return
+			}
+			h.ServeHTTP(w, r)
+		})
+	})
+}
+
+// TestByteBudget: take waits while the bytes held would pass the limit
+// (one item alone may), give releases them, and the end of the context
+// releases a waiting take with its error.
+func TestByteBudget(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	b := newByteBudget(ctx, 100)
+	if err := b.take(150); err != nil { // alone: over the limit, taken
+		t.Fatal(err)
+	}
+	took := make(chan error, 1)
+	go func() { took <- b.take(10) }()
+	select {
+	case err := <-took:
+		t.Fatalf("take past the limit returned %v without waiting", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	b.give(150)
+	if err := <-took; err != nil {
+		t.Fatal(err)
+	}
+	go func() { took <- b.take(95) }()
+	select {
+	case err := <-took:
+		t.Fatalf("take past the limit returned %v without waiting", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	cancel()
+	if err := <-took; !errors.Is(err, context.Canceled) {
+		t.Fatalf("take after the end of the context: %v", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fpdb/fpdb/db"
@@ -17,10 +18,11 @@ import (
 // is reported and counted already).
 var errStrictStop = errors.New("stopped at a bad record (--strict)")
 
-// checkedBatch is the most records add checks and stores in one write
-// (db.AddEach: one sync for all). A batch takes the records read while the
-// one before was written, so a slow stream of records is added one by
-// one, each as soon as it comes, and a fast one in batches.
+// checkedBatch is the most documents add checks and stores in one write
+// (db.AddEach: one sync for all) unless --batch says otherwise. A batch
+// takes the records read while the one before was written, so a slow
+// stream of records is added one by one, each as soon as it comes, and a
+// fast one in batches.
 const checkedBatch = 256
 
 // addItem is a document for add (a file, a record): the document, or why
@@ -37,10 +39,11 @@ type eachFunc func(context.Context, []db.Input, *db.AddOptions) (*db.EachResult,
 
 // addRecords adds each record with the near-duplicate check, in order, as
 // add does each file: each record is checked against the stored documents
-// and the records stored before it. To a local database the records go in
-// batches of up to checkedBatch, one write each (one record each with
-// --strict); to a server, one by one.
-func (o *addOptions) addRecords(ctx context.Context, d *db.DB, add adder, inputs []string, lo dedup.LoadOptions, stdin io.Reader, stdout io.Writer, rep *addReport, bar *bytesProgress, start time.Time) error {
+// and the records stored before it. The records go in batches of up to
+// --batch (addEach: db.AddEach, or a server's checked batch), one
+// write each (one record each with --strict). d is the local database (nil
+// with --server).
+func (o *addOptions) addRecords(ctx context.Context, d *db.DB, addEach eachFunc, inputs []string, lo dedup.LoadOptions, stdin io.Reader, stdout io.Writer, rep *addReport, bar *bytesProgress, start time.Time) error {
 	var enc *json.Encoder
 	if o.json {
 		enc = newJSONEncoder(stdout)
@@ -48,25 +51,28 @@ func (o *addOptions) addRecords(ctx context.Context, d *db.DB, add adder, inputs
 	rep.ttyOut = bar.on() && isTerminal(stdout)
 	rep.progress = nil
 	opts := &db.AddOptions{Threshold: o.threshold, Reject: o.reject}
-	addEach, most := oneByOne(add), 1
-	if d != nil {
-		addEach = d.AddEach
-		// With --strict, a record the database refuses stops the run
-		// before the next is stored: one record per write.
-		if !o.records.strict {
-			most = checkedBatch
-		}
+	// With --strict, a record the database refuses stops the run before
+	// the next is stored: one record per write.
+	most := o.batch
+	if o.records.strict {
+		most = 1
 	}
 
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// The reader runs ahead of the writes by up to a batch, and holds no
+	// more than maxBatchBytes of texts read and not yet added.
 	items := make(chan addItem, most)
 	readErr := make(chan error, 1)
+	held := newByteBudget(ctx, maxBatchBytes)
 	go func() {
 		defer close(items)
 		readErr <- dedup.Each(ctx, inputs, newCtxReader(ctx, stdin), lo.RecordOptions, func(doc db.Input, pos string, bad error, p dedup.Progress) error {
 			doc.ReplaceUnchanged, doc.TextOptions = o.replace, lo.Text
+			if err := held.take(int64(len(doc.Text))); err != nil {
+				return err
+			}
 			select {
 			case items <- addItem{doc, pos, bad, p}:
 				return nil
@@ -76,17 +82,11 @@ func (o *addOptions) addRecords(ctx context.Context, d *db.DB, add adder, inputs
 		})
 	}()
 
-	// A long run warms the posting cache in the background, as a query of
-	// records does (see backgroundWarm); the writes wait for it.
-	var warm *backgroundWarm
-	if d != nil && opts.Threshold > 0 {
-		warm = newBackgroundWarm(d, max(256, int64(d.Len()/2000)), db.PlanAuto)
-		defer func() {
-			cancel()
-			warm.wait()
-		}()
-	}
-	var total int64
+	warm := addWarm(d)
+	defer func() {
+		cancel()
+		warm.wait()
+	}()
 	var stop error
 	var carry *addItem // the record that starts the next batch
 	for stop == nil {
@@ -102,6 +102,7 @@ func (o *addOptions) addRecords(ctx context.Context, d *db.DB, add adder, inputs
 		// batch (the later record replaces the earlier: it goes in the
 		// next write).
 		ids := map[string]bool{batch[0].doc.ID: true}
+		bytes := int64(len(batch[0].doc.Text))
 	fill:
 		for len(batch) < most {
 			select {
@@ -115,14 +116,12 @@ func (o *addOptions) addRecords(ctx context.Context, d *db.DB, add adder, inputs
 				}
 				ids[it.doc.ID] = true
 				batch = append(batch, it)
+				bytes += int64(len(it.doc.Text))
 			default:
 				break fill
 			}
 		}
-		total += int64(len(batch))
-		if warm != nil {
-			warm.after(ctx, total)
-		}
+		warm.after(ctx, int64(rep.inputs+len(batch)))
 		stop = o.addBatch(ctx, addEach, opts, batch, stdout, enc, rep, batchReport{
 			bad:  lo.Bad,
 			done: func(it addItem) { bar.update(it.p) },
@@ -131,11 +130,13 @@ func (o *addOptions) addRecords(ctx context.Context, d *db.DB, add adder, inputs
 				return bar.show
 			},
 		})
+		held.give(bytes)
 	}
+	// The reader stops at its next record (ctx is done); a run that ends
+	// early does not wait for it (an input may have no next record yet).
 	cancel()
-	for range items { // the reader stops: ctx is done
-	}
 	bar.clear()
+	total := int64(rep.inputs) // the records added, refused or bad
 	fmt.Fprintln(rep.stderr, strings.Replace(rep.summary(int(total), time.Since(start)), plural(total, "input"), plural(total, "record"), 1))
 	err := stop
 	if err == nil {
@@ -144,6 +145,8 @@ func (o *addOptions) addRecords(ctx context.Context, d *db.DB, add adder, inputs
 	switch {
 	case parent.Err() != nil:
 		return failure(fmt.Errorf("add: interrupted: %d records done", total))
+	case err != nil && !errors.Is(err, errStrictStop) && stop != nil:
+		return failure(err) // named by addBatch
 	case err != nil && !errors.Is(err, errStrictStop):
 		return failure(newOpError("add", err, "add"))
 	case err != nil:
@@ -154,6 +157,19 @@ func (o *addOptions) addRecords(ctx context.Context, d *db.DB, add adder, inputs
 		return &exitError{code: exitDuplicates}
 	}
 	return nil
+}
+
+// addWarm returns the background warm of a long add to d (none with
+// --server: d is nil): as a query of records does (see backgroundWarm), it
+// loads the posting lists once the documents done reach 256, or one per
+// 2 000 stored; the writes wait for it. The caller cancels the context it
+// gives to after, then waits.
+func addWarm(d *db.DB) *backgroundWarm {
+	at := int64(256)
+	if d != nil {
+		at = max(at, int64(d.Len()/2000))
+	}
+	return newBackgroundWarm(d, at, db.PlanAuto)
 }
 
 // batchReport says how addBatch reports: a bad document (its error
@@ -184,40 +200,49 @@ func (o *addOptions) addBatch(ctx context.Context, addEach eachFunc, opts *db.Ad
 	if len(docs) > 0 {
 		var err error
 		if res, err = addEach(ctx, docs, opts); err != nil {
-			if ctx.Err() != nil {
+			switch {
+			case ctx.Err() != nil:
 				return ctx.Err()
+			case len(docs) == 1: // name it
+				return newOpError("add "+batch[0].pos, err, fmt.Sprintf("add %q", docs[0].ID), "add")
 			}
-			return err
+			return newOpError("add", err, "add")
 		}
 	}
 	refused := make(map[int]error, len(res.Skipped))
 	for _, s := range res.Skipped {
 		refused[s.Index] = s.Err
 	}
-	if rep.ttyOut {
-		defer br.hide()()
-	}
 	var stop error
 	for i, it := range batch {
 		rep.inputs++
-		switch err, no := refused[at[i]]; {
-		case it.bad != nil:
-			br.bad(it.pos, it.bad) // reported and counted as failed
-		case no:
-			rep.fail(it.pos, it.doc.ID, err)
-		default:
-			if err := o.printAdd(it.doc.ID, res.Results[at[i]], stdout, enc, rep); err != nil {
-				return err
-			}
-			br.done(it)
-			continue
+		if err := o.reportItem(it, at[i], res, refused, stdout, enc, rep, br); err != nil {
+			return err
 		}
-		if o.records.strict && stop == nil {
+		if o.records.strict && stop == nil && (it.bad != nil || refused[at[i]] != nil) {
 			stop = errStrictStop
 		}
 		br.done(it)
 	}
 	return stop
+}
+
+// reportItem reports the document it of a batch: bad, refused (by its
+// position at in the documents checked) or its outcome in res.
+func (o *addOptions) reportItem(it addItem, at int, res *db.EachResult, refused map[int]error,
+	stdout io.Writer, enc *json.Encoder, rep *addReport, br batchReport) error {
+	if rep.ttyOut {
+		defer br.hide()()
+	}
+	switch err := refused[at]; {
+	case it.bad != nil:
+		br.bad(it.pos, it.bad) // reported and counted as failed
+	case err != nil:
+		rep.fail(it.pos, it.doc.ID, err)
+	default:
+		return o.printAdd(it.doc.ID, res.Results[at], stdout, enc, rep)
+	}
+	return nil
 }
 
 // oneByOne makes an AddEach of add, which adds one document: a batch of
@@ -239,4 +264,51 @@ func oneByOne(add adder) eachFunc {
 		}
 		return res, nil
 	}
+}
+
+// byteBudget bounds the bytes held between a reader and a writer: take
+// waits while what is held and n would pass the limit (one item alone may
+// pass it), give returns bytes.
+type byteBudget struct {
+	ctx  context.Context
+	mu   sync.Mutex
+	cond *sync.Cond
+	held int64
+	max  int64
+}
+
+// newByteBudget returns a budget of max bytes whose take gives up when
+// ctx ends.
+func newByteBudget(ctx context.Context, max int64) *byteBudget {
+	b := &byteBudget{ctx: ctx, max: max}
+	b.cond = sync.NewCond(&b.mu)
+	context.AfterFunc(ctx, func() {
+		b.mu.Lock()
+		b.cond.Broadcast()
+		b.mu.Unlock()
+	})
+	return b
+}
+
+// take waits until n more bytes may be held, then holds them; it returns
+// ctx's error if ctx ends first.
+func (b *byteBudget) take(n int64) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for b.held > 0 && b.held+n > b.max {
+		if err := b.ctx.Err(); err != nil {
+			return err
+		}
+		b.cond.Wait()
+	}
+	b.held += n
+	return nil
+}
+
+// give returns n bytes taken.
+func (b *byteBudget) give(n int64) {
+	b.mu.Lock()
+	b.held -= n
+	b.mu.Unlock()
+	b.cond.Broadcast()
 }

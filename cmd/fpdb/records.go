@@ -198,7 +198,7 @@ func (o *addOptions) runRecords(ctx context.Context, stdin io.Reader, stdout, st
 	}
 	rep := &addReport{stderr: stderr}
 	start := time.Now()
-	d, add, err := o.openAdder()
+	d, addEach, err := o.openAdder()
 	if err != nil {
 		return failure(err)
 	}
@@ -240,7 +240,7 @@ func (o *addOptions) runRecords(ctx context.Context, stdin io.Reader, stdout, st
 		}
 		return nil
 	}
-	return o.addRecords(ctx, d, add, inputs, lo, stdin, stdout, rep, bar, start)
+	return o.addRecords(ctx, d, addEach, inputs, lo, stdin, stdout, rep, bar, start)
 }
 
 // loadSummaryLine is the summary line of a load of records.

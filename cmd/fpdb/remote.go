@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -243,6 +244,77 @@ func remoteAdder(c *client.Client) adder {
 			return nil, fromServer(err)
 		}
 		return &db.AddResult{Stored: res.Stored, Replaced: res.Replaced, Unchanged: res.Unchanged, Matches: matchesOf(res.Matches)}, nil
+	}
+}
+
+// remoteEach returns the eachFunc of add through a server: the documents
+// go in one checked batch (client.BatchChecked); when the server finds the
+// batch too large, one by one through add, and so do all of them when the
+// server does not serve checked batches (a cluster node).
+func remoteEach(c *client.Client, add adder) eachFunc {
+	one := oneByOne(add)
+	batches := true
+	return func(ctx context.Context, docs []db.Input, o *db.AddOptions) (*db.EachResult, error) {
+		if len(docs) == 1 || !batches {
+			return one(ctx, docs, o)
+		}
+		res := &db.EachResult{Results: make([]*db.AddResult, len(docs))}
+		var reqs []api.AddRequest
+		var at []int // reqs[j] is docs[at[j]]
+		for i, in := range docs {
+			text, err := inputText(in)
+			if err != nil {
+				res.Skipped = append(res.Skipped, db.BatchSkip{Index: i, ID: in.ID, Err: err})
+				continue
+			}
+			reqs = append(reqs, api.AddRequest{ID: in.ID, Text: string(text), Source: in.Source, Replace: in.ReplaceUnchanged, TextInput: textInput(in.TextOptions)})
+			at = append(at, i)
+		}
+		if len(reqs) == 0 {
+			return res, nil
+		}
+		br, err := c.BatchChecked(ctx, reqs, api.BatchCheck{Threshold: o.Threshold, Reject: o.Reject, Limit: o.Limit})
+		var ce *client.Error
+		if errors.As(err, &ce) && ce.Status == http.StatusNotImplemented {
+			batches = false
+		}
+		if err != nil {
+			if err = fromServer(err); !batches || errors.Is(err, db.ErrTextTooLarge) {
+				return one(ctx, docs, o)
+			}
+			return nil, err
+		}
+		index := func(line int) (int, error) {
+			if line < 1 || line > len(at) {
+				return 0, fmt.Errorf("the server answered line %d of a batch of %d", line, len(at))
+			}
+			return at[line-1], nil
+		}
+		for _, sk := range br.Skipped {
+			i, err := index(sk.Line)
+			if err != nil {
+				return nil, err
+			}
+			re := &remoteError{text: sk.Error}
+			if e := apiconv.ReasonError(sk.Reason); e != nil {
+				re.errs = append(re.errs, e)
+			}
+			res.Skipped = append(res.Skipped, db.BatchSkip{Index: i, ID: sk.ID, Err: re})
+		}
+		slices.SortFunc(res.Skipped, func(a, b db.BatchSkip) int { return a.Index - b.Index })
+		for _, r := range br.Results {
+			i, err := index(r.Line)
+			if err != nil {
+				return nil, err
+			}
+			res.Results[i] = &db.AddResult{Stored: r.Stored, Replaced: r.Replaced, Unchanged: r.Unchanged, Matches: matchesOf(r.Matches)}
+		}
+		for i := range docs {
+			if res.Results[i] == nil && !slices.ContainsFunc(res.Skipped, func(s db.BatchSkip) bool { return s.Index == i }) {
+				return nil, fmt.Errorf("the server answered nothing for line %d of a batch", i+1)
+			}
+		}
+		return res, nil
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -18,6 +19,13 @@ import (
 // server's URL.
 func testServer(t *testing.T, tokens *server.Tokens) string {
 	t.Helper()
+	return testServerWrapped(t, tokens, nil)
+}
+
+// testServerWrapped is testServer with the handler wrap returns (nil: the
+// server's own) in front of the server's.
+func testServerWrapped(t *testing.T, tokens *server.Tokens, wrap func(http.Handler) http.Handler) string {
+	t.Helper()
 	g := &globalOptions{dbDir: dbDir(t)}
 	d, err := g.openDBWith(openCreate, &creationFlags{})
 	if err != nil {
@@ -27,7 +35,11 @@ func testServer(t *testing.T, tokens *server.Tokens) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(s.Handler()) // on 127.0.0.1
+	h := s.Handler()
+	if wrap != nil {
+		h = wrap(h)
+	}
+	ts := httptest.NewServer(h) // on 127.0.0.1
 	t.Cleanup(func() {
 		ts.Close()
 		if err := d.Close(); err != nil {

@@ -121,6 +121,6 @@ func TestAddWalk(t *testing.T) {
 			t.Errorf("--batch %s with a path given twice:\n%s%s", batch, r.stdout, r.stderr)
 		}
 	}
-	runFPDB(t, "", "--db", dbDir(t), "add", "--batch", "5", a).mustCode(t, exitFailure)
+	runFPDB(t, "", "--db", dbDir(t), "add", "--batch", "0", a).mustCode(t, exitFailure)
 	runFPDB(t, "", "--db", dbDir(t), "add", "-0", a).mustCode(t, exitFailure)
 }

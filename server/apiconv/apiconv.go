@@ -23,6 +23,13 @@ func Cluster(n int, c db.Cluster) api.Cluster {
 		Center: c.Center, Cohesion: c.Cohesion}
 }
 
+// AddResult returns the API form of res, the outcome of the add of the
+// document id.
+func AddResult(id string, res *db.AddResult) api.AddResult {
+	return api.AddResult{ID: id, Stored: res.Stored, Replaced: res.Replaced, Unchanged: res.Unchanged,
+		Rejected: !res.Stored && !res.Unchanged, Matches: Matches(res.Matches)}
+}
+
 // Matches returns the API form of ms.
 func Matches(ms []db.Match) []api.Match {
 	out := make([]api.Match, len(ms))

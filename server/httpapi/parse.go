@@ -175,25 +175,54 @@ type BatchLine struct {
 	Input db.Input
 }
 
-// ReadBatch reads a batch (POST /v1/batch): JSON lines (no query
-// parameters), one api.AddRequest per line, blank lines skipped. Each
-// line must have an id, and no threshold, reject or limit (a batch checks
-// nothing); check, when not nil, is then called for it, and its error
-// fails the batch. Any bad line fails the whole batch, naming the line:
-// every line is read and checked before the first is stored.
-func ReadBatch(r *http.Request, check func(line int, req api.AddRequest) error) ([]BatchLine, error) {
+// ReadBatch reads a batch (POST /v1/batch): JSON lines, one
+// api.AddRequest per line, blank lines skipped, and the batch's check, from
+// the query parameters threshold (in (0, 1]), reject and limit (≥ 0),
+// which need threshold: opts is nil for a batch without a check. Each
+// line must have an id, and no threshold, reject or limit of its own;
+// check, when not nil, is then called for it, and its error fails the
+// batch. Any bad line fails the whole batch, naming the line: every line
+// is read and checked before the first is stored.
+func ReadBatch(r *http.Request, check func(line int, req api.AddRequest) error) (_ []BatchLine, opts *db.AddOptions, _ error) {
 	mt, err := MediaType(r)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	switch mt {
 	case "", "application/x-ndjson", "application/jsonl", "application/json", "text/plain":
 	default:
-		return nil, UnsupportedMedia(mt, "send JSON lines (application/x-ndjson)")
+		return nil, nil, UnsupportedMedia(mt, "send JSON lines (application/x-ndjson)")
 	}
-	if len(r.URL.Query()) > 0 {
-		return nil, BadRequest("a batch takes no query parameters")
+	if opts, err = readBatchCheck(r); err != nil {
+		return nil, nil, err
 	}
+	lines, err := readBatchLines(r, check)
+	return lines, opts, err
+}
+
+// readBatchCheck reads the check of a batch from its query parameters
+// (ReadBatch).
+func readBatchCheck(r *http.Request) (*db.AddOptions, error) {
+	p := Params{Values: r.URL.Query()}
+	p.Only("threshold", "reject", "limit")
+	o := &db.AddOptions{Threshold: p.Float("threshold"), Reject: p.Bool("reject"), Limit: p.Int("limit")}
+	switch {
+	case p.Err != nil:
+		return nil, p.Err
+	case p.Str("threshold") == "" && len(p.Values) > 0:
+		return nil, BadRequest("parameters reject and limit need threshold (a batch without it checks nothing)")
+	case p.Str("threshold") == "":
+		return nil, nil
+	case !(o.Threshold > 0 && o.Threshold <= 1):
+		return nil, BadRequest("parameter threshold=%s: want a resemblance in (0, 1]", p.Str("threshold"))
+	case o.Limit < 0:
+		return nil, BadRequest("parameter limit=%d: want 0 (all matches) or more", o.Limit)
+	}
+	return o, nil
+}
+
+// readBatchLines reads the lines of a batch (ReadBatch).
+func readBatchLines(r *http.Request, check func(line int, req api.AddRequest) error) ([]BatchLine, error) {
 	body, err := ReadBody(r)
 	if err != nil {
 		return nil, err
@@ -215,7 +244,7 @@ func ReadBatch(r *http.Request, check func(line int, req api.AddRequest) error) 
 		case req.ID == "":
 			return nil, BadRequest("line %d: the document needs an id", n+1)
 		case req.Threshold != 0 || req.Reject || req.Limit != 0:
-			return nil, BadRequest("line %d (id %q): threshold, reject and limit are not allowed in a batch, which checks nothing (add it with POST /v1/documents)", n+1, req.ID)
+			return nil, BadRequest("line %d (id %q): threshold, reject and limit are not allowed on a line of a batch (check the whole batch with POST /v1/batch?threshold=R, or add the document with POST /v1/documents)", n+1, req.ID)
 		}
 		if check != nil {
 			if err := check(n+1, req); err != nil {

@@ -414,9 +414,20 @@ class Client:
         *,
         batch_size: int = 1000,
         max_batch_bytes: int = 16 << 20,
+        threshold: Optional[float] = None,
+        reject: bool = False,
+        limit: Optional[int] = None,
     ) -> BatchResult:
-        """Store many documents, without a near-duplicate check, in batches
-        (``POST /v1/batch``; each batch is one atomic write).
+        """Store many documents in batches (``POST /v1/batch``; each batch is
+        one atomic write), without a near-duplicate check unless
+        ``threshold`` is given.
+
+        With ``threshold``, each document is checked as :meth:`add` with
+        ``threshold``, ``reject`` and ``limit`` would check it, in order,
+        against the stored documents and the documents before it (a later
+        document with an earlier one's id replaces it), and the result's
+        ``results`` hold each document's :class:`AddResult` (``line``: its
+        1-based place in ``docs``). A cluster node does not serve it.
 
         Args:
             docs: ``(id, text)`` or ``(id, text, source)`` tuples, or dicts with
@@ -425,12 +436,23 @@ class Client:
             batch_size: documents per request.
             max_batch_bytes: a batch is sent before it grows past this size
                 (keep it under the server's ``--max-body``, 64 MiB by default).
+            threshold: check each document for near duplicates of
+                resemblance ≥ ``threshold``.
+            reject: with ``threshold``, do not store a document that has one.
+            limit: with ``threshold``, return at most this many matches per
+                document.
 
         Returns:
-            a :class:`BatchResult`: how many were stored, replaced, unchanged,
-            and the documents skipped (``line`` is the item's 1-based place in
-            ``docs``) with the reason.
+            a :class:`BatchResult`: how many were stored, replaced, unchanged
+            (and rejected), the documents skipped (``line`` is the item's
+            1-based place in ``docs``) with the reason, and with
+            ``threshold`` each document's outcome.
         """
+        if threshold is None and (reject or limit is not None):
+            raise ValueError("reject and limit need threshold")
+        params = None
+        if threshold is not None:
+            params = {"threshold": threshold, "reject": reject or None, "limit": limit}
         total = BatchResult()
         lines: List[bytes] = []
         size = 0
@@ -440,11 +462,13 @@ class Client:
             nonlocal lines, size, offset
             if not lines:
                 return
-            data = self._call("POST", "/v1/batch", body=b"".join(lines), content_type="application/x-ndjson")
+            data = self._call("POST", "/v1/batch", params=params, body=b"".join(lines), content_type="application/x-ndjson")
             total.stored += int(data.get("stored") or 0)
             total.replaced += int(data.get("replaced") or 0)
             total.unchanged += int(data.get("unchanged") or 0)
+            total.rejected += int(data.get("rejected") or 0)
             total.skipped.extend(Skipped.from_json(s, offset) for s in (data.get("skipped") or []))
+            total.results.extend(AddResult.from_json(r, offset) for r in (data.get("results") or []))
             offset += len(lines)
             lines, size = [], 0
 

@@ -101,6 +101,8 @@ class AddResult:
             duplicate (listed in :attr:`matches`).
         matches: the stored near duplicates the check found (empty without
             a threshold).
+        line: in :attr:`BatchResult.results`, the document's 1-based place
+            in the documents given to :meth:`Client.add_many`; else 0.
     """
 
     id: str
@@ -109,11 +111,13 @@ class AddResult:
     unchanged: bool = False
     rejected: bool = False
     matches: Matches = field(default_factory=Matches)
+    line: int = 0
     raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def from_json(cls, d: Dict[str, Any]) -> "AddResult":
-        return _build(cls, d, matches=_matches(d.get("matches")))
+    def from_json(cls, d: Dict[str, Any], offset: int = 0) -> "AddResult":
+        line = int(d.get("line") or 0)
+        return _build(cls, d, matches=_matches(d.get("matches")), line=line + offset if line else 0)
 
 
 @dataclass(frozen=True)
@@ -135,12 +139,16 @@ class Skipped:
 class BatchResult:
     """The summary of :meth:`Client.add_many`: how many documents were
     stored (new ones and replacements), how many of those replaced a stored
-    one, how many were unchanged, and the ones skipped with the reason."""
+    one, how many were unchanged, how many rejected (a check with
+    ``reject``), the ones skipped with the reason, and with a check each
+    document's :class:`AddResult` in ``results``."""
 
     stored: int = 0
     replaced: int = 0
     unchanged: int = 0
+    rejected: int = 0
     skipped: List[Skipped] = field(default_factory=list)
+    results: List[AddResult] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

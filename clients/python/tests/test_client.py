@@ -593,6 +593,34 @@ class TestBatch(ServerTest):
         with self.assertRaises(TypeError):
             self.c.add_many(["just a string"])
 
+    def test_add_many_checked(self) -> None:
+        self.skip_unless_served("/v1/batch")
+        base = text(700)
+        docs = [
+            ("a", base),
+            ("b", text(701)),
+            ("a-copy", edit(base, 0.02, 1)),  # near "a", in the same batch
+            ("c", text(702)),
+            ("b-copy", text(701)),  # an exact copy of "b", in the next batch
+            ("empty", " ;; "),  # no words: skipped
+        ]
+        r = self.c.add_many(docs, batch_size=3, threshold=0.8, reject=True)
+        self.assertEqual((r.stored, r.rejected), (3, 2), r)
+        self.assertEqual([(s.line, s.id) for s in r.skipped], [(6, "empty")])
+        self.assertEqual([(x.line, x.id, x.stored) for x in r.results],
+                         [(1, "a", True), (2, "b", True), (3, "a-copy", False), (4, "c", True), (5, "b-copy", False)])
+        self.assertEqual(r.results[2].matches.ids(), ["a"])
+        self.assertTrue(r.results[4].matches[0].exact)
+        self.assertEqual(len(self.c), 3)
+        # Without reject, the copies are stored and their matches listed.
+        r = self.c.add_many([("a2", base), ("a3", base)], threshold=0.9, limit=1)
+        self.assertEqual((r.stored, r.rejected), (2, 0))
+        self.assertEqual([x.matches.ids() for x in r.results], [["a"], ["a"]])
+        with self.assertRaises(ValueError):
+            self.c.add_many(docs, reject=True)
+        with self.assertRaises(BadRequest):
+            self.c.add_many(docs, threshold=1.5)
+
     def test_delete_many(self) -> None:
         self.skip_unless_served("/v1/delete")
         for i in range(4):
