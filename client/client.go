@@ -459,7 +459,7 @@ func (c *Client) BatchChecked(ctx context.Context, docs []api.AddRequest, check 
 	if check.Reject {
 		q.Set("reject", "true")
 	}
-	if check.Limit > 0 {
+	if check.Limit != 0 {
 		q.Set("limit", strconv.Itoa(check.Limit))
 	}
 	return c.batch(ctx, docs, q)

@@ -86,6 +86,7 @@ func TestBatchEndpoint(t *testing.T) {
 	}
 	wantError(t, "POST", ts.URL+"/v1/batch", "image/png", ndjsonBody(good), 415, "Content-Type")
 	for q, msg := range map[string]string{
+		"threshold=":              "empty",
 		"threshold=2":             "threshold",
 		"threshold=abc":           "threshold",
 		"reject=true":             "need threshold",

@@ -55,6 +55,19 @@ func TestAddBatchedSameAsOneByOne(t *testing.T) {
 			writeFile(t, files, fmt.Sprintf("f%03d.txt", i), []byte(strings.Join(w, " ")))
 		}
 	}
+	// Texts and names that are not UTF-8: a Latin-1 file and its UTF-8
+	// twin, a UTF-16 file with a byte-order mark, two file names in
+	// Latin-1 (not valid ids).
+	latin1 := []byte("caf\xe9 cr\xe8me " + strings.Join(texts[0], " "))
+	writeFile(t, files, "latin1.txt", latin1)
+	writeFile(t, files, "utf8.txt", []byte("café crème "+strings.Join(texts[0], " ")))
+	utf16 := []byte{0xff, 0xfe}
+	for _, r := range "une page en UTF-16 " + strings.Join(texts[1][:50], " ") {
+		utf16 = append(utf16, byte(r), byte(r>>8))
+	}
+	writeFile(t, files, "utf16.txt", utf16)
+	writeFile(t, files, "caf\xe8.txt", []byte(strings.Join(texts[2], " ")))
+	writeFile(t, files, "caf\xe9.txt", []byte(strings.Join(texts[3], " ")))
 	jsonl := writeFile(t, t.TempDir(), "recs.jsonl", recs.Bytes())
 	for _, args := range [][]string{
 		{"add", jsonl},
@@ -76,7 +89,8 @@ func TestAddBatchedSameAsOneByOne(t *testing.T) {
 			{"--db", dbDir(t), "--batch", "7"},
 			{"--server", testServer(t, nil)},
 			{"--server", testServer(t, nil), "--batch", "1"},
-			{"--server", noCheckedBatches(t)},
+			{"--server", noCheckedBatches(t, http.StatusNotImplemented)}, // a cluster node
+			{"--server", noCheckedBatches(t, http.StatusBadRequest)},     // a server before checked batches
 		} {
 			got := runFPDB(t, "", append(how, args...)...)
 			label := fmt.Sprintf("%s %s", how[0], strings.Join(how[2:], " "))
@@ -95,15 +109,15 @@ func TestAddBatchedSameAsOneByOne(t *testing.T) {
 }
 
 // noCheckedBatches serves a new database, as testServer does, but answers
-// a checked batch (POST /v1/batch?threshold=R) 501 Not Implemented, as a
-// cluster node does.
-func noCheckedBatches(t *testing.T) string {
+// a checked batch (POST /v1/batch?threshold=R) with status: 501 as a
+// cluster node does, 400 as a server from before checked batches did.
+func noCheckedBatches(t *testing.T, status int) string {
 	return testServerWrapped(t, nil, func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path == "/v1/batch" && r.URL.Query().Has("threshold") {
 				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(http.StatusNotImplemented)
-				fmt.Fprintln(w, `{"error": "a checked batch is not served by a cluster node", "code": "not_implemented"}`)
+				w.WriteHeader(status)
+				fmt.Fprintf(w, `{"error": {"code": "refused", "message": "no checked batch here (%d)"}}`+"\n", status)
 				return
 			}
 			h.ServeHTTP(w, r)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -24,6 +25,10 @@ var errStrictStop = errors.New("stopped at a bad record (--strict)")
 // stream of records is added one by one, each as soon as it comes, and a
 // fast one in batches.
 const checkedBatch = 256
+
+// serverBatch is the most documents add sends to a server in one request:
+// the server writes a checked batch in atomic chunks of that many.
+const serverBatch = 1000
 
 // addItem is a document for add (a file, a record): the document, or why
 // it is bad.
@@ -200,11 +205,20 @@ func (o *addOptions) addBatch(ctx context.Context, addEach eachFunc, opts *db.Ad
 	if len(docs) > 0 {
 		var err error
 		if res, err = addEach(ctx, docs, opts); err != nil {
-			switch {
-			case ctx.Err() != nil:
+			if ctx.Err() != nil {
 				return ctx.Err()
-			case len(docs) == 1: // name it
-				return newOpError("add "+batch[0].pos, err, fmt.Sprintf("add %q", docs[0].ID), "add")
+			}
+			// Nothing of the batch is stored: the bad documents before its
+			// first are reported, as a write of one document each would
+			// have; the one document of a batch of one is named.
+			first := slices.Index(at, 0)
+			for _, it := range batch[:first] {
+				rep.inputs++
+				_ = o.reportItem(it, -1, nil, nil, stdout, enc, rep, br) // a bad one: no output to fail
+				br.done(it)
+			}
+			if len(docs) == 1 {
+				return newOpError("add "+batch[first].pos, err, fmt.Sprintf("add %q", docs[0].ID), "add")
 			}
 			return newOpError("add", err, "add")
 		}

@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -248,9 +249,13 @@ func remoteAdder(c *client.Client) adder {
 }
 
 // remoteEach returns the eachFunc of add through a server: the documents
-// go in one checked batch (client.BatchChecked); when the server finds the
-// batch too large, one by one through add, and so do all of them when the
-// server does not serve checked batches (a cluster node).
+// go in one checked batch (client.BatchChecked). They go one by one
+// through add instead, as before checked batches existed, when a batch
+// cannot carry them — a text, id or source that is not UTF-8 (a batch is
+// JSON: the server must see a text's own bytes to read its encoding) — or
+// the server does not take it: too large, a cluster node (501), a server
+// without checked batches (400), or any other failure of the batch that
+// does not stop the run (isFatal).
 func remoteEach(c *client.Client, add adder) eachFunc {
 	one := oneByOne(add)
 	batches := true
@@ -258,64 +263,90 @@ func remoteEach(c *client.Client, add adder) eachFunc {
 		if len(docs) == 1 || !batches {
 			return one(ctx, docs, o)
 		}
-		res := &db.EachResult{Results: make([]*db.AddResult, len(docs))}
-		var reqs []api.AddRequest
+		// The texts are read once, for the batch or for the fallback.
+		ready := make([]db.Input, len(docs))
+		reqs := make([]api.AddRequest, 0, len(docs))
 		var at []int // reqs[j] is docs[at[j]]
+		var unread []db.BatchSkip
+		jsonable := true
 		for i, in := range docs {
+			ready[i] = in
 			text, err := inputText(in)
 			if err != nil {
-				res.Skipped = append(res.Skipped, db.BatchSkip{Index: i, ID: in.ID, Err: err})
-				continue
+				unread = append(unread, db.BatchSkip{Index: i, ID: in.ID, Err: err})
+				continue // in the fallback, refused again by add
+			}
+			ready[i].Text, ready[i].Reader, ready[i].Open = text, nil, nil
+			if !utf8.Valid(text) || !utf8.ValidString(in.ID) || !utf8.ValidString(in.Source) {
+				jsonable = false
 			}
 			reqs = append(reqs, api.AddRequest{ID: in.ID, Text: string(text), Source: in.Source, Replace: in.ReplaceUnchanged, TextInput: textInput(in.TextOptions)})
 			at = append(at, i)
 		}
-		if len(reqs) == 0 {
-			return res, nil
+		switch {
+		case !jsonable:
+			return one(ctx, ready, o)
+		case len(reqs) == 0:
+			return &db.EachResult{Results: make([]*db.AddResult, len(docs)), Skipped: unread}, nil
 		}
 		br, err := c.BatchChecked(ctx, reqs, api.BatchCheck{Threshold: o.Threshold, Reject: o.Reject, Limit: o.Limit})
-		var ce *client.Error
-		if errors.As(err, &ce) && ce.Status == http.StatusNotImplemented {
-			batches = false
-		}
 		if err != nil {
-			if err = fromServer(err); !batches || errors.Is(err, db.ErrTextTooLarge) {
-				return one(ctx, docs, o)
+			var ce *client.Error
+			if errors.As(err, &ce) && (ce.Status == http.StatusNotImplemented || ce.Status == http.StatusBadRequest) {
+				batches = false // not served: the next batches go one by one too
 			}
+			if err = fromServer(err); ctx.Err() != nil || isFatal(err) {
+				return nil, err
+			}
+			return one(ctx, ready, o)
+		}
+		res, err := eachResult(br, at, len(docs))
+		if err != nil {
 			return nil, err
 		}
-		index := func(line int) (int, error) {
-			if line < 1 || line > len(at) {
-				return 0, fmt.Errorf("the server answered line %d of a batch of %d", line, len(at))
-			}
-			return at[line-1], nil
-		}
-		for _, sk := range br.Skipped {
-			i, err := index(sk.Line)
-			if err != nil {
-				return nil, err
-			}
-			re := &remoteError{text: sk.Error}
-			if e := apiconv.ReasonError(sk.Reason); e != nil {
-				re.errs = append(re.errs, e)
-			}
-			res.Skipped = append(res.Skipped, db.BatchSkip{Index: i, ID: sk.ID, Err: re})
-		}
+		res.Skipped = append(res.Skipped, unread...)
 		slices.SortFunc(res.Skipped, func(a, b db.BatchSkip) int { return a.Index - b.Index })
-		for _, r := range br.Results {
-			i, err := index(r.Line)
-			if err != nil {
-				return nil, err
-			}
-			res.Results[i] = &db.AddResult{Stored: r.Stored, Replaced: r.Replaced, Unchanged: r.Unchanged, Matches: matchesOf(r.Matches)}
-		}
-		for i := range docs {
-			if res.Results[i] == nil && !slices.ContainsFunc(res.Skipped, func(s db.BatchSkip) bool { return s.Index == i }) {
-				return nil, fmt.Errorf("the server answered nothing for line %d of a batch", i+1)
-			}
-		}
 		return res, nil
 	}
+}
+
+// eachResult returns the db form of br, the answer to a checked batch of
+// the documents at (at[j] is line j+1's position among n).
+func eachResult(br *api.BatchResult, at []int, n int) (*db.EachResult, error) {
+	res := &db.EachResult{Results: make([]*db.AddResult, n)}
+	index := func(line int) (int, error) {
+		if line < 1 || line > len(at) {
+			return 0, fmt.Errorf("the server answered line %d of a batch of %d", line, len(at))
+		}
+		return at[line-1], nil
+	}
+	answered := make([]bool, n)
+	for _, sk := range br.Skipped {
+		i, err := index(sk.Line)
+		if err != nil {
+			return nil, err
+		}
+		re := &remoteError{text: sk.Error}
+		if e := apiconv.ReasonError(sk.Reason); e != nil {
+			re.errs = append(re.errs, e)
+		}
+		res.Skipped = append(res.Skipped, db.BatchSkip{Index: i, ID: sk.ID, Err: re})
+		answered[i] = true
+	}
+	for _, r := range br.Results {
+		i, err := index(r.Line)
+		if err != nil {
+			return nil, err
+		}
+		res.Results[i] = &db.AddResult{Stored: r.Stored, Replaced: r.Replaced, Unchanged: r.Unchanged, Matches: matchesOf(r.Matches)}
+		answered[i] = true
+	}
+	for _, i := range at {
+		if !answered[i] {
+			return nil, fmt.Errorf("the server answered nothing for document %d of a batch", i+1)
+		}
+	}
+	return res, nil
 }
 
 // planName returns the API's name of a plan kind.

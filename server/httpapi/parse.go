@@ -209,6 +209,8 @@ func readBatchCheck(r *http.Request) (*db.AddOptions, error) {
 	switch {
 	case p.Err != nil:
 		return nil, p.Err
+	case p.Values.Has("threshold") && p.Str("threshold") == "":
+		return nil, BadRequest("parameter threshold is empty: want a resemblance in (0, 1]")
 	case p.Str("threshold") == "" && len(p.Values) > 0:
 		return nil, BadRequest("parameters reject and limit need threshold (a batch without it checks nothing)")
 	case p.Str("threshold") == "":

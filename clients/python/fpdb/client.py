@@ -437,7 +437,8 @@ class Client:
             max_batch_bytes: a batch is sent before it grows past this size
                 (keep it under the server's ``--max-body``, 64 MiB by default).
             threshold: check each document for near duplicates of
-                resemblance ≥ ``threshold``.
+                resemblance ≥ ``threshold`` (``None`` or 0: no check, as
+                :meth:`add`).
             reject: with ``threshold``, do not store a document that has one.
             limit: with ``threshold``, return at most this many matches per
                 document.
@@ -448,10 +449,10 @@ class Client:
             1-based place in ``docs``) with the reason, and with
             ``threshold`` each document's outcome.
         """
-        if threshold is None and (reject or limit is not None):
+        if not threshold and (reject or limit is not None):
             raise ValueError("reject and limit need threshold")
         params = None
-        if threshold is not None:
+        if threshold:
             params = {"threshold": threshold, "reject": reject or None, "limit": limit}
         total = BatchResult()
         lines: List[bytes] = []
