@@ -81,11 +81,11 @@ The database is created if it does not exist.
 Documents are checked in order, each against the stored documents and the
 documents added before it in the same run. They are written in batches (up
 to --batch documents, 256 by default, or 16 MB; each batch one atomic,
-synced write; with --server, one request of at most 1 000): the files in batches as they
-come, the records of datasets in batches of those read while the previous
-batch was written, so that a slow stream of records is added as each one
-comes. A crash loses no document whose outcome was printed. With --strict,
-one record per write.
+synced write; with --server, one request of at most 1 000): the files in
+batches as they come, the records of datasets in batches of those read
+while the previous batch was written, so that a slow stream of records is
+added as each one comes. A crash loses no document whose outcome was
+printed. With --strict, one record per write.
 
 A PATH is a file, a directory (its regular files are added, recursively, in
 sorted order) or "-" for standard input, which requires --id. A document's id
