@@ -98,10 +98,17 @@ func (o *addOptions) addRecords(ctx context.Context, d *db.DB, addEach eachFunc,
 		batch := make([]addItem, 0, most)
 		if carry != nil {
 			batch, carry = append(batch, *carry), nil
-		} else if it, ok := <-items; ok {
-			batch = append(batch, it)
 		} else {
-			break
+			var it addItem
+			ok := false
+			select { // not waiting for the reader once the run is interrupted
+			case it, ok = <-items:
+			case <-ctx.Done():
+			}
+			if !ok {
+				break
+			}
+			batch = append(batch, it)
 		}
 		// Take the records already read, not past an id seen in the
 		// batch (the later record replaces the earlier: it goes in the
@@ -144,8 +151,8 @@ func (o *addOptions) addRecords(ctx context.Context, d *db.DB, addEach eachFunc,
 	total := int64(rep.inputs) // the records added, refused or bad
 	fmt.Fprintln(rep.stderr, strings.Replace(rep.summary(int(total), time.Since(start)), plural(total, "input"), plural(total, "record"), 1))
 	err := stop
-	if err == nil {
-		err = <-readErr
+	if err == nil && parent.Err() == nil {
+		err = <-readErr // the reader is done: items was closed
 	}
 	switch {
 	case parent.Err() != nil:

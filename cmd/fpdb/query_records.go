@@ -73,7 +73,16 @@ func (o *queryOptions) runRecords(ctx context.Context, plan db.Plan, stdin io.Re
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for q := range work {
+			for {
+				var q *recordQuery
+				select {
+				case q = <-work:
+				case <-ctx.Done(): // the run ends: the reader may not close work yet
+					return
+				}
+				if q == nil {
+					return
+				}
 				q.res, q.ex, q.err = query(ctx, bytes.NewReader(q.text), qo)
 				q.text = nil
 				close(q.done)
@@ -108,10 +117,23 @@ func (o *queryOptions) runRecords(ctx context.Context, plan db.Plan, stdin io.Re
 			warm.wait() // before closeDB, deferred earlier
 		}()
 	}
-	for q := range order {
-		<-q.done
-		if stop != nil {
-			continue // draining
+	// The loop ends with the input, or at once when the run stops or is
+	// interrupted: it does not wait for the reader, which may be waiting
+	// for an input's next record (a pipe, a FIFO).
+records:
+	for stop == nil {
+		var q *recordQuery
+		select {
+		case q = <-order:
+		case <-ctx.Done():
+		}
+		if q == nil {
+			break // the input's end, or ctx's
+		}
+		select {
+		case <-q.done:
+		case <-ctx.Done():
+			break records
 		}
 		switch {
 		case q.err != nil && parent.Err() != nil:
@@ -156,7 +178,7 @@ func (o *queryOptions) runRecords(ctx context.Context, plan db.Plan, stdin io.Re
 		bar.update(q.p)
 	}
 	bar.clear()
-	if stop == nil && readErr != nil && parent.Err() == nil {
+	if parent.Err() == nil && stop == nil && readErr != nil { // the reader is done
 		stop = failure(newOpError("query", readErr, "query"))
 	}
 	if parent.Err() != nil {

@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -231,4 +233,44 @@ func archiveOf(texts [][]string) []byte {
 		fmt.Fprintf(&b, `{"id":"a%02d","text":%q}`+"\n", i, strings.Join(w, " "))
 	}
 	return b.Bytes()
+}
+
+// TestRecordsStopWithoutWaitingForAFIFO: when its output fails, a query or
+// an add of the records of a FIFO whose writer has gone quiet (but not
+// away) ends at once, without waiting for the next record.
+func TestRecordsStopWithoutWaitingForAFIFO(t *testing.T) {
+	dir := t.TempDir()
+	d := filepath.Join(dir, "db")
+	rec := `{"id":"one","text":"the quick brown fox jumps over the lazy dog again and again"}` + "\n"
+	runFPDB(t, rec, "--db", d, "add", "--format", "jsonl", "-").mustCode(t, exitOK)
+	for _, cmd := range []string{"query", "add"} {
+		fifo := filepath.Join(dir, cmd+".jsonl")
+		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+			t.Skipf("no FIFO here: %v", err)
+		}
+		quiet := make(chan struct{})
+		go func() { // writes one record and keeps the FIFO open until the end
+			w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+			if err != nil {
+				return
+			}
+			defer w.Close()
+			w.Write([]byte(strings.Replace(rec, "one", "two", 1)))
+			<-quiet
+		}()
+		done := make(chan int, 1)
+		var stderr bytes.Buffer
+		go func() {
+			done <- run([]string{"--db", d, cmd, "--format", "jsonl", fifo}, strings.NewReader(""), failWriter{}, &stderr)
+		}()
+		select {
+		case code := <-done:
+			if code != exitFailure || !strings.Contains(stderr.String(), "broken output") {
+				t.Errorf("%s: exit %d, stderr %q", cmd, code, stderr.String())
+			}
+		case <-time.After(20 * time.Second):
+			t.Errorf("%s still waits for the FIFO's next record after its output failed", cmd)
+		}
+		close(quiet)
+	}
 }
