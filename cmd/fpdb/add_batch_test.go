@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -154,5 +156,64 @@ func TestByteBudget(t *testing.T) {
 	cancel()
 	if err := <-took; !errors.Is(err, context.Canceled) {
 		t.Fatalf("take after the end of the context: %v", err)
+	}
+}
+
+// TestAddServerFailures: add through a server that fails mid-run.
+//   - A checked batch stored, its answer lost (a proxy's 502): the run
+//     stops there; the documents are not sent again one by one (they
+//     would read "unchanged").
+//   - Batches refused (501), then a failure of the third single add: the
+//     two added before it are reported, and the third is named, as an add
+//     of one document per request (--batch 1) reports them.
+func TestAddServerFailures(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for i := range 5 {
+		paths = append(paths, writeFile(t, dir, fmt.Sprintf("f%d.txt", i), []byte(strings.Join(randomWords(rand.New(rand.NewPCG(uint64(i), 1)), 3000, 80), " "))))
+	}
+	lost := testServerWrapped(t, nil, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/v1/batch" {
+				h.ServeHTTP(w, r)
+				return
+			}
+			h.ServeHTTP(httptest.NewRecorder(), r) // stored; the answer is lost
+			w.WriteHeader(http.StatusBadGateway)
+			fmt.Fprintln(w, "<html>502 Bad Gateway</html>")
+		})
+	})
+	r := runFPDB(t, "", append([]string{"--server", lost, "add"}, paths...)...)
+	if r.code != exitFailure || strings.Contains(r.stdout, "unchanged") || !strings.Contains(r.stderr, "502") {
+		t.Errorf("a lost answer: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+
+	failing := func() string {
+		var adds atomic.Int32
+		return testServerWrapped(t, nil, func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				switch {
+				case r.URL.Path == "/v1/batch":
+					w.Header().Set("Content-Type", "application/json")
+					w.WriteHeader(http.StatusNotImplemented)
+					fmt.Fprintln(w, `{"error": {"code": "not_implemented", "message": "a checked batch is not served by a cluster node"}}`)
+				case r.URL.Path == "/v1/documents" && r.Method == "POST" && adds.Add(1) > 2:
+					w.Header().Set("Content-Type", "application/json")
+					w.WriteHeader(http.StatusServiceUnavailable)
+					fmt.Fprintln(w, `{"error": {"code": "unavailable", "message": "shutting down"}}`)
+				default:
+					h.ServeHTTP(w, r)
+				}
+			})
+		})
+	}
+	want := runFPDB(t, "", append([]string{"--server", failing(), "add", "--batch", "1"}, paths...)...)
+	got := runFPDB(t, "", append([]string{"--server", failing(), "add"}, paths...)...)
+	if want.code != exitFailure || !strings.Contains(want.stdout, "f1.txt: stored") || !strings.Contains(want.stderr, "f2.txt") {
+		t.Fatalf("one by one: exit %d\nstdout:\n%s\nstderr:\n%s", want.code, want.stdout, want.stderr)
+	}
+	if got.code != want.code || got.stdout != want.stdout || untimed(got.stderr) != untimed(want.stderr) {
+		t.Errorf("batched: exit %d\nstdout:\n%s\nstderr:\n%s\none by one: exit %d\nstdout:\n%s\nstderr:\n%s",
+			got.code, got.stdout, got.stderr, want.code, want.stdout, want.stderr)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -39,7 +38,9 @@ type addItem struct {
 	p   dedup.Progress // a record's progress
 }
 
-// eachFunc checks and adds documents in order (db.AddEach, oneByOne).
+// eachFunc checks and adds documents in order (db.AddEach, oneByOne). On
+// an error it returns either nil (nothing was stored) or the outcomes of
+// the documents stored before the failure, the others nil.
 type eachFunc func(context.Context, []db.Input, *db.AddOptions) (*db.EachResult, error)
 
 // addRecords adds each record with the near-duplicate check, in order, as
@@ -195,8 +196,10 @@ type batchReport struct {
 
 // addBatch checks and stores the documents of batch in one call of
 // addEach, then reports each in order: a bad one, one refused, the outcome
-// of the others. It returns the error that ends the run: the database's,
-// or errStrictStop with --strict after a bad or refused record.
+// of the others. It returns the error that ends the run: the database's
+// or the server's (after the outcomes of the documents added before it,
+// when addEach returns them with its error), or errStrictStop with
+// --strict after a bad or refused record.
 func (o *addOptions) addBatch(ctx context.Context, addEach eachFunc, opts *db.AddOptions, batch []addItem,
 	stdout io.Writer, enc *json.Encoder, rep *addReport, br batchReport) error {
 	docs := make([]db.Input, 0, len(batch))
@@ -208,27 +211,17 @@ func (o *addOptions) addBatch(ctx context.Context, addEach eachFunc, opts *db.Ad
 			docs = append(docs, it.doc)
 		}
 	}
-	res := &db.EachResult{}
+	var res *db.EachResult
+	var err error
 	if len(docs) > 0 {
-		var err error
-		if res, err = addEach(ctx, docs, opts); err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			// Nothing of the batch is stored: the bad documents before its
-			// first are reported, as a write of one document each would
-			// have; the one document of a batch of one is named.
-			first := slices.Index(at, 0)
-			for _, it := range batch[:first] {
-				rep.inputs++
-				_ = o.reportItem(it, -1, nil, nil, stdout, enc, rep, br) // a bad one: no output to fail
-				br.done(it)
-			}
-			if len(docs) == 1 {
-				return newOpError("add "+batch[first].pos, err, fmt.Sprintf("add %q", docs[0].ID), "add")
-			}
-			return newOpError("add", err, "add")
-		}
+		res, err = addEach(ctx, docs, opts)
+	}
+	// partial: res holds, with err, the outcomes of the documents added
+	// one by one before the one that failed (oneByOne); else a failed
+	// batch stored nothing.
+	partial := err != nil && res != nil
+	if res == nil {
+		res = &db.EachResult{Results: make([]*db.AddResult, len(docs))}
 	}
 	refused := make(map[int]error, len(res.Skipped))
 	for _, s := range res.Skipped {
@@ -236,6 +229,17 @@ func (o *addOptions) addBatch(ctx context.Context, addEach eachFunc, opts *db.Ad
 	}
 	var stop error
 	for i, it := range batch {
+		if at[i] >= 0 && res.Results[at[i]] == nil && refused[at[i]] == nil {
+			// Not added: the batch failed here; what comes before it is
+			// reported, as a write of one document each would have.
+			switch {
+			case ctx.Err() != nil:
+				return ctx.Err()
+			case partial || len(docs) == 1:
+				return newOpError("add "+it.pos, err, fmt.Sprintf("add %q", it.doc.ID), "add")
+			}
+			return newOpError("add", err, "add")
+		}
 		rep.inputs++
 		if err := o.reportItem(it, at[i], res, refused, stdout, enc, rep, br); err != nil {
 			return err
@@ -244,6 +248,9 @@ func (o *addOptions) addBatch(ctx context.Context, addEach eachFunc, opts *db.Ad
 			stop = errStrictStop
 		}
 		br.done(it)
+	}
+	if err != nil { // every document has an outcome all the same
+		return newOpError("add", err, "add")
 	}
 	return stop
 }
@@ -266,9 +273,11 @@ func (o *addOptions) reportItem(it addItem, at int, res *db.EachResult, refused 
 	return nil
 }
 
-// oneByOne makes an AddEach of add, which adds one document: a batch of
-// one document, whose failure for that document alone (not the
-// database's, not the run's end) is a skip.
+// oneByOne makes an AddEach of add, which adds one document: each
+// document on its own, in order; a failure for that document alone (not
+// the database's, not the run's end) is a skip. A failure that ends the
+// run is returned with the outcomes of the documents before it (the others
+// nil).
 func oneByOne(add adder) eachFunc {
 	return func(ctx context.Context, docs []db.Input, o *db.AddOptions) (*db.EachResult, error) {
 		res := &db.EachResult{Results: make([]*db.AddResult, len(docs))}
@@ -276,7 +285,7 @@ func oneByOne(add adder) eachFunc {
 			r, err := add(ctx, in, o)
 			switch {
 			case err != nil && (ctx.Err() != nil || isFatal(err)):
-				return nil, err
+				return res, err
 			case err != nil:
 				res.Skipped = append(res.Skipped, db.BatchSkip{Index: i, ID: in.ID, Err: err})
 			default:

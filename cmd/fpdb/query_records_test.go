@@ -250,7 +250,7 @@ func TestRecordsStopWithoutWaitingForAFIFO(t *testing.T) {
 		}
 		quiet := make(chan struct{})
 		go func() { // writes one record and keeps the FIFO open until the end
-			w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+			w, err := os.OpenFile(fifo, os.O_RDWR, 0) // does not wait for a reader
 			if err != nil {
 				return
 			}

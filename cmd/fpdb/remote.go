@@ -253,9 +253,9 @@ func remoteAdder(c *client.Client) adder {
 // through add instead, as before checked batches existed, when a batch
 // cannot carry them — a text, id or source that is not UTF-8 (a batch is
 // JSON: the server must see a text's own bytes to read its encoding) — or
-// the server does not take it: too large, a cluster node (501), a server
-// without checked batches (400), or any other failure of the batch that
-// does not stop the run (isFatal).
+// the server refused it whole (refusedWhole): a cluster node (501), a
+// server without checked batches (400), too large. Any other failure ends
+// the run: the server may have stored the batch and lost its answer.
 func remoteEach(c *client.Client, add adder) eachFunc {
 	one := oneByOne(add)
 	batches := true
@@ -295,8 +295,9 @@ func remoteEach(c *client.Client, add adder) eachFunc {
 			if errors.As(err, &ce) && (ce.Status == http.StatusNotImplemented || ce.Status == http.StatusBadRequest) {
 				batches = false // not served: the next batches go one by one too
 			}
-			if err = fromServer(err); ctx.Err() != nil || isFatal(err) {
-				return nil, err
+			if !refusedWhole(err) || ctx.Err() != nil {
+				// Maybe stored, with the answer lost: not sent again.
+				return nil, fromServer(err)
 			}
 			return one(ctx, ready, o)
 		}
@@ -308,6 +309,25 @@ func remoteEach(c *client.Client, add adder) eachFunc {
 		slices.SortFunc(res.Skipped, func(a, b db.BatchSkip) int { return a.Index - b.Index })
 		return res, nil
 	}
+}
+
+// refusedWhole reports whether err, a checked batch's failure, is an
+// answer of the server that stored nothing, so that its documents may be
+// sent again one by one: a 501 (a cluster node), or a 4xx of the API
+// other than a timeout (a 400 from a server before checked batches, a 413,
+// a 429 after the client's retries; 401 and 403 end the run anyway).
+func refusedWhole(err error) bool {
+	var ce *client.Error
+	if !errors.As(err, &ce) {
+		return false // no answer, or not the server's
+	}
+	switch {
+	case ce.Status == http.StatusNotImplemented:
+		return true
+	case ce.Code == "" || ce.Status == http.StatusRequestTimeout:
+		return false
+	}
+	return ce.Status >= 400 && ce.Status < 500
 }
 
 // eachResult returns the db form of br, the answer to a checked batch of
