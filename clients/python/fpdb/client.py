@@ -448,6 +448,11 @@ class Client:
             (and rejected), the documents skipped (``line`` is the item's
             1-based place in ``docs``) with the reason, and with
             ``threshold`` each document's outcome.
+
+        Raises:
+            FpdbError: a request failed. The batches sent before it are
+                stored; the exception does not carry their results (send
+                smaller runs to know them).
         """
         if not threshold and (reject or limit is not None):
             raise ValueError("reject and limit need threshold")
