@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -78,80 +77,24 @@ func (d *DB) addBatch(ctx context.Context, docs []Input, op LogOp) (*BatchResult
 
 // addBatchMarked is addBatch also writing the mark m (if not nil) in the
 // same batch.
-func (d *DB) addBatchMarked(ctx context.Context, docs []Input, op LogOp, m *Mark) (_ *BatchResult, err error) {
-	d.tmplMu.RLock()
-	defer d.tmplMu.RUnlock()
-	if d.opts.ReadOnly {
-		return nil, fmt.Errorf("fpdb: add batch: %w", ErrReadOnly)
-	}
-	ctx, leave, err := d.enterLong(ctx)
+func (d *DB) addBatchMarked(ctx context.Context, docs []Input, op LogOp, m *Mark) (*BatchResult, error) {
+	each, err := d.addDocs(ctx, docs, &AddOptions{}, op, m, "add batch")
 	if err != nil {
 		return nil, err
 	}
-	defer leave(&err)
-	docsOut, ok, skipped, err := d.batchDocs(ctx, docs)
-	if err != nil {
-		return nil, err
-	}
-	res := &BatchResult{Skipped: skipped}
-	if len(ok) == 0 && m == nil {
-		return res, nil
-	}
-
-	d.writeMu.Lock()
-	defer d.writeMu.Unlock()
-	defer d.maybeFlushDeferred(ctx) // runs after mu is released
-	olds, err := d.lookupDocs(docsOut, ok)
-	if err != nil {
-		return nil, fmt.Errorf("fpdb: add batch: %w", err)
-	}
-	now := time.Now().UTC()
-	c := &change{adds: make([]Doc, 0, len(ok))}
-	if m != nil {
-		c.extra = append(c.extra, keyValue{keys.Mark(m.Name), m.Value})
-	}
-	record := func(i int, x Decision) {
-		if op != 0 && d.params.AuditLog {
-			c.log = append(c.log, addEntry(&docsOut[i], x, op, nil, docs[i].ReplaceUnchanged, nil))
+	res := &BatchResult{Skipped: each.Skipped}
+	for _, r := range each.Results {
+		switch {
+		case r == nil: // skipped
+		case r.Unchanged:
+			res.Unchanged++
+		case r.Replaced:
+			res.Replaced++
+			res.Stored++
+		default:
+			res.Stored++
 		}
 	}
-	for j, i := range ok {
-		doc := docsOut[i]
-		if olds[j] != noIID {
-			if !docs[i].ReplaceUnchanged {
-				same, err := d.unchanged(olds[j], &doc)
-				if err != nil {
-					return nil, fmt.Errorf("fpdb: add batch: %q: %w", doc.ID, err)
-				}
-				if same {
-					res.Unchanged++
-					record(i, DecisionUnchanged)
-					continue
-				}
-			}
-			c.removes = append(c.removes, victim{ext: doc.ID, iid: olds[j]})
-			record(i, DecisionReplaced)
-		} else {
-			record(i, DecisionStored)
-		}
-		if doc.Added.IsZero() {
-			doc.Added = now
-		}
-		c.adds = append(c.adds, doc)
-	}
-	if len(c.adds) == 0 && len(c.extra) == 0 {
-		if err := d.writeLog(c.log); err != nil {
-			return nil, fmt.Errorf("fpdb: add batch: %w", err)
-		}
-		return res, nil
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := d.write(c); err != nil {
-		return nil, fmt.Errorf("fpdb: add batch: %w", err)
-	}
-	res.Stored, res.Replaced = len(c.adds), len(c.removes)
 	return res, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fpdb/fpdb/internal/bitvec"
+	"github.com/fpdb/fpdb/internal/keys"
 )
 
 // EachResult is the outcome of AddEach.
@@ -43,15 +44,23 @@ type EachResult struct {
 // error is for failures of the whole batch (bad opts, closed or read-only
 // database, cancelled context, write error), in which case nothing was
 // stored.
-func (d *DB) AddEach(ctx context.Context, docs []Input, opts *AddOptions) (_ *EachResult, err error) {
-	d.tmplMu.RLock()
-	defer d.tmplMu.RUnlock()
+func (d *DB) AddEach(ctx context.Context, docs []Input, opts *AddOptions) (*EachResult, error) {
 	o, err := checkAddOptions(opts)
 	if err != nil {
 		return nil, fmt.Errorf("fpdb: add each: %w", err)
 	}
+	return d.addDocs(ctx, docs, o, OpAdd, nil, "add each")
+}
+
+// addDocs is AddEach with the options o (checked) and AddBatch (o zero: no
+// check): it records each decision in the audit log as op (0: none) and
+// writes the mark m (if not nil) in the same batch; what names the call
+// in its errors.
+func (d *DB) addDocs(ctx context.Context, docs []Input, o *AddOptions, op LogOp, m *Mark, what string) (_ *EachResult, err error) {
+	d.tmplMu.RLock()
+	defer d.tmplMu.RUnlock()
 	if d.opts.ReadOnly {
-		return nil, fmt.Errorf("fpdb: add each: %w", ErrReadOnly)
+		return nil, fmt.Errorf("fpdb: %s: %w", what, ErrReadOnly)
 	}
 	ctx, leave, err := d.enterLong(ctx)
 	if err != nil {
@@ -63,7 +72,7 @@ func (d *DB) AddEach(ctx context.Context, docs []Input, opts *AddOptions) (_ *Ea
 	if err != nil {
 		return nil, err
 	}
-	if res.Skipped = skipped; len(ok) == 0 {
+	if res.Skipped = skipped; len(ok) == 0 && m == nil {
 		return res, nil
 	}
 
@@ -72,10 +81,13 @@ func (d *DB) AddEach(ctx context.Context, docs []Input, opts *AddOptions) (_ *Ea
 	defer d.maybeFlushDeferred(ctx) // runs after mu is released
 	olds, err := d.lookupDocs(docsOut, ok)
 	if err != nil {
-		return nil, fmt.Errorf("fpdb: add each: %w", err)
+		return nil, fmt.Errorf("fpdb: %s: %w", what, err)
 	}
 	now := time.Now().UTC()
 	c := &change{adds: make([]Doc, 0, len(ok))}
+	if m != nil {
+		c.extra = append(c.extra, keyValue{keys.Mark(m.Name), m.Value})
+	}
 	stored := make([]int, 0, len(ok)) // the batch positions of c.adds
 	// replaced are the ids whose stored version a document of the batch
 	// replaces: a later check finds the new version (among c.adds), not the
@@ -99,8 +111,8 @@ func (d *DB) AddEach(ctx context.Context, docs []Input, opts *AddOptions) (_ *Ea
 			doc.Added = now
 		}
 		record := func(x Decision) {
-			if d.params.AuditLog {
-				c.log = append(c.log, addEntry(&doc, x, OpAdd, o, docs[i].ReplaceUnchanged, found))
+			if op != 0 && d.params.AuditLog {
+				c.log = append(c.log, addEntry(&doc, x, op, o, docs[i].ReplaceUnchanged, found))
 			}
 		}
 		r.Doc = doc
@@ -135,14 +147,14 @@ func (d *DB) AddEach(ctx context.Context, docs []Input, opts *AddOptions) (_ *Ea
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if len(c.adds) == 0 {
+	if len(c.adds) == 0 && len(c.extra) == 0 {
 		if err := d.writeLog(c.log); err != nil {
-			return nil, fmt.Errorf("fpdb: add each: %w", err)
+			return nil, fmt.Errorf("fpdb: %s: %w", what, err)
 		}
 		return res, nil
 	}
 	if err := d.write(c); err != nil {
-		return nil, fmt.Errorf("fpdb: add each: %w", err)
+		return nil, fmt.Errorf("fpdb: %s: %w", what, err)
 	}
 	for k, i := range stored {
 		res.Results[i].Doc = c.adds[k]

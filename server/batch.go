@@ -45,11 +45,7 @@ func (s *Server) batch(w http.ResponseWriter, r *http.Request) error {
 	}
 	for lo := 0; lo < len(docs); lo += batchChunk {
 		chunk := docs[lo:min(lo+batchChunk, len(docs))]
-		ins := make([]db.Input, len(chunk))
-		for i, l := range chunk {
-			ins[i] = l.Input
-		}
-		br, err := s.d.AddBatch(r.Context(), ins)
+		br, err := s.d.AddBatch(r.Context(), inputsOf(chunk))
 		if err != nil {
 			return batchStopped(lo, chunk[0].Line, res.Stored, err)
 		}
@@ -57,11 +53,25 @@ func (s *Server) batch(w http.ResponseWriter, r *http.Request) error {
 		res.Replaced += br.Replaced
 		res.Unchanged += br.Unchanged
 		for _, sk := range br.Skipped {
-			res.Skipped = append(res.Skipped, api.BatchSkip{Line: chunk[sk.Index].Line, ID: sk.ID, Error: sk.Err.Error(), Reason: apiconv.Reason(sk.Err)})
+			res.Skipped = append(res.Skipped, skipOf(chunk, sk))
 		}
 	}
 	slices.SortFunc(res.Skipped, func(a, b api.BatchSkip) int { return a.Line - b.Line })
 	return httpapi.WriteJSON(w, http.StatusOK, res)
+}
+
+// inputsOf returns the documents of lines.
+func inputsOf(lines []httpapi.BatchLine) []db.Input {
+	ins := make([]db.Input, len(lines))
+	for i, l := range lines {
+		ins[i] = l.Input
+	}
+	return ins
+}
+
+// skipOf returns the API form of sk, a document of chunk skipped.
+func skipOf(chunk []httpapi.BatchLine, sk db.BatchSkip) api.BatchSkip {
+	return api.BatchSkip{Line: chunk[sk.Index].Line, ID: sk.ID, Error: sk.Err.Error(), Reason: apiconv.Reason(sk.Err)}
 }
 
 // batchStopped is the error of a batch whose chunk starting at line (the
@@ -93,16 +103,12 @@ func (s *Server) checkedBatch(w http.ResponseWriter, r *http.Request, lines []ht
 			hi++
 		}
 		chunk := lines[lo:hi]
-		ins := make([]db.Input, len(chunk))
-		for i, l := range chunk {
-			ins[i] = l.Input
-		}
-		er, err := s.d.AddEach(r.Context(), ins, opts)
+		er, err := s.d.AddEach(r.Context(), inputsOf(chunk), opts)
 		if err != nil {
 			return batchStopped(lo, chunk[0].Line, res.Stored, err)
 		}
 		for _, sk := range er.Skipped {
-			res.Skipped = append(res.Skipped, api.BatchSkip{Line: chunk[sk.Index].Line, ID: sk.ID, Error: sk.Err.Error(), Reason: apiconv.Reason(sk.Err)})
+			res.Skipped = append(res.Skipped, skipOf(chunk, sk))
 		}
 		for i, x := range er.Results {
 			if x == nil {

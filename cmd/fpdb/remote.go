@@ -236,7 +236,7 @@ func remoteAdder(c *client.Client) adder {
 		if err != nil {
 			return nil, err
 		}
-		req := api.AddRequest{ID: in.ID, Text: string(text), Source: in.Source, Replace: in.ReplaceUnchanged, TextInput: textInput(in.TextOptions)}
+		req := addRequest(in, text)
 		if o != nil {
 			req.Threshold, req.Reject, req.Limit = o.Threshold, o.Reject, o.Limit
 		}
@@ -244,8 +244,18 @@ func remoteAdder(c *client.Client) adder {
 		if err != nil {
 			return nil, fromServer(err)
 		}
-		return &db.AddResult{Stored: res.Stored, Replaced: res.Replaced, Unchanged: res.Unchanged, Matches: matchesOf(res.Matches)}, nil
+		return addResultOf(res), nil
 	}
+}
+
+// addRequest returns the request that adds in, whose text is text.
+func addRequest(in db.Input, text []byte) api.AddRequest {
+	return api.AddRequest{ID: in.ID, Text: string(text), Source: in.Source, Replace: in.ReplaceUnchanged, TextInput: textInput(in.TextOptions)}
+}
+
+// addResultOf returns the db form of a server's answer to an add.
+func addResultOf(r *api.AddResult) *db.AddResult {
+	return &db.AddResult{Stored: r.Stored, Replaced: r.Replaced, Unchanged: r.Unchanged, Matches: matchesOf(r.Matches)}
 }
 
 // remoteEach returns the eachFunc of add through a server: the documents
@@ -280,7 +290,7 @@ func remoteEach(c *client.Client, add adder) eachFunc {
 			if !utf8.Valid(text) || !utf8.ValidString(in.ID) || !utf8.ValidString(in.Source) {
 				jsonable = false
 			}
-			reqs = append(reqs, api.AddRequest{ID: in.ID, Text: string(text), Source: in.Source, Replace: in.ReplaceUnchanged, TextInput: textInput(in.TextOptions)})
+			reqs = append(reqs, addRequest(in, text))
 			at = append(at, i)
 		}
 		switch {
@@ -353,12 +363,12 @@ func eachResult(br *api.BatchResult, at []int, n int) (*db.EachResult, error) {
 		res.Skipped = append(res.Skipped, db.BatchSkip{Index: i, ID: sk.ID, Err: re})
 		answered[i] = true
 	}
-	for _, r := range br.Results {
-		i, err := index(r.Line)
+	for k := range br.Results {
+		i, err := index(br.Results[k].Line)
 		if err != nil {
 			return nil, err
 		}
-		res.Results[i] = &db.AddResult{Stored: r.Stored, Replaced: r.Replaced, Unchanged: r.Unchanged, Matches: matchesOf(r.Matches)}
+		res.Results[i] = addResultOf(&br.Results[k])
 		answered[i] = true
 	}
 	for _, i := range at {
