@@ -181,8 +181,8 @@ func (d *DB) addPrecheck(ctx context.Context, id string, opts *AddOptions) (*Add
 }
 
 // reject answers an add that Reject refuses: logged, nothing stored.
-func (d *DB) reject(res *AddResult, doc Doc, entry func(Decision) []LogEntry) (*AddResult, error) {
-	if err := d.writeLog(entry(DecisionRejected)); err != nil {
+func (d *DB) reject(res *AddResult, doc Doc, entry func(Decision) []LogEntry, later *pendingSync) (*AddResult, error) {
+	if err := d.writeLog(entry(DecisionRejected), later); err != nil {
 		return nil, fmt.Errorf("fpdb: add %q: %w", doc.ID, err)
 	}
 	res.Doc = doc
@@ -196,6 +196,8 @@ func (d *DB) store(ctx context.Context, doc Doc, o *AddOptions, replaceUnchanged
 		return nil, err
 	}
 	defer d.leave()
+	var synced pendingSync
+	defer synced.wait() // after writeMu is released: concurrent adds share a WAL sync
 	d.writeMu.Lock()
 	defer d.writeMu.Unlock()
 	defer d.maybeFlushDeferred(ctx) // runs after mu is released
@@ -243,7 +245,7 @@ func (d *DB) store(ctx context.Context, doc Doc, o *AddOptions, replaceUnchanged
 			return nil, fmt.Errorf("fpdb: add %q: %w", doc.ID, err)
 		}
 		if same {
-			if err := d.writeLog(entry(DecisionUnchanged)); err != nil {
+			if err := d.writeLog(entry(DecisionUnchanged), &synced); err != nil {
 				return nil, fmt.Errorf("fpdb: add %q: %w", doc.ID, err)
 			}
 			res.Unchanged, res.Doc = true, doc
@@ -252,14 +254,14 @@ func (d *DB) store(ctx context.Context, doc Doc, o *AddOptions, replaceUnchanged
 		}
 	}
 	if o.Reject && len(res.Matches) > 0 {
-		return d.reject(res, doc, entry)
+		return d.reject(res, doc, entry, &synced)
 	}
 	c := &change{adds: []Doc{doc}, log: entry(DecisionStored)}
 	if found {
 		c.removes = []victim{{ext: doc.ID, iid: old}}
 		c.log = entry(DecisionReplaced)
 	}
-	if err := d.write(c); err != nil {
+	if err := d.write(c, &synced); err != nil {
 		return nil, fmt.Errorf("fpdb: add %q: %w", doc.ID, err)
 	}
 	res.Stored, res.Replaced, res.Doc = true, found, c.adds[0]

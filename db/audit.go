@@ -628,20 +628,27 @@ func (d *DB) applyLog(w logWrite) {
 
 // writeLog writes entries alone, in one batch (a rejection, an unchanged
 // document). writeMu is held.
-func (d *DB) writeLog(entries []LogEntry) error {
+func (d *DB) writeLog(entries []LogEntry, later *pendingSync) error {
 	if !d.params.AuditLog || len(entries) == 0 {
 		return nil
 	}
 	b := d.pdb.NewBatch()
-	defer b.Close()
 	w, err := d.stageLog(b, entries)
 	if err != nil {
+		b.Close()
 		return err
 	}
-	if err := d.commit(b); err != nil {
+	ps, err := d.commitNoSyncWait(b)
+	if err != nil {
+		b.Close()
 		return fmt.Errorf("audit log: %w", storageError(err))
 	}
 	d.applyLog(w)
+	if ps.b == nil {
+		b.Close()
+		return nil
+	}
+	later.hold(ps)
 	return nil
 }
 
@@ -755,7 +762,7 @@ func (d *DB) forgetChunk(ctx context.Context, ids []string, res *ForgetResult) e
 		}
 	}
 	if len(c.removes) > 0 || len(c.logDel) > 0 {
-		if err := d.write(c); err != nil {
+		if err := d.write(c, nil); err != nil {
 			return err
 		}
 	}

@@ -450,7 +450,7 @@ func TestVerifyTrail(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.writeMu.Lock()
-	err := d.writeLog([]LogEntry{{ID: "b", Decision: DecisionStored, Op: OpAdd}})
+	err := d.writeLog([]LogEntry{{ID: "b", Decision: DecisionStored, Op: OpAdd}}, nil)
 	d.writeMu.Unlock()
 	if err != nil {
 		t.Fatal(err)

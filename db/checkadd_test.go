@@ -3,6 +3,7 @@ package db
 import (
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"testing"
 )
 
@@ -87,6 +88,25 @@ func BenchmarkCheckAddSynced(b *testing.B) {
 			}
 		}
 	})
+	// Writers in parallel, without a check: each commits under the writer
+	// lock and waits for its WAL sync outside it, so the syncs are shared.
+	for _, writers := range []int{1, 4, 16} {
+		b.Run(fmt.Sprintf("unchecked-%d-writers", writers), func(b *testing.B) {
+			var mu sync.Mutex
+			b.SetParallelism(writers) // × GOMAXPROCS goroutines
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					mu.Lock()
+					in := next()
+					mu.Unlock()
+					if _, err := d.Add(ctx, in, nil); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
 	b.Run("each-256", func(b *testing.B) {
 		batch := make([]Input, 0, 256)
 		flush := func() {

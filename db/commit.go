@@ -2,6 +2,7 @@ package db
 
 import (
 	"fmt"
+	"log/slog"
 	"math"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -49,12 +50,26 @@ type victim struct {
 // deferred mark), commits it and applies it to memory. writeMu is held;
 // write takes mu exclusively (and the index its own lock) for the commit
 // and the memory update only, so readers see the change whole.
-func (d *DB) write(c *change) error {
+//
+// With synced writes, a nil later has write wait for the WAL sync itself.
+// A caller that passes later gets the committed batch in it instead, and
+// waits (later.wait) once it has released writeMu: the next writer then
+// checks and commits while this sync runs, and Pebble's WAL writer covers
+// the writes committed meanwhile with one sync (group commit). The change
+// is visible from its commit on, as each of Pebble's own batches is.
+func (d *DB) write(c *change, later *pendingSync) error {
 	if uint64(d.nextIID)+uint64(len(c.adds)) >= math.MaxUint32 {
 		return ErrIDSpaceExhausted
 	}
 	b := d.pdb.NewBatch()
-	defer b.Close()
+	var ps pendingSync // set by the commit of synced writes
+	defer func() {     // last: after mu is released
+		if ps.b == nil {
+			b.Close()
+			return
+		}
+		later.hold(ps)
+	}()
 	removes := make([]uint32, len(c.removes))
 	for i, v := range c.removes {
 		if d.docs.ext(v.iid) != v.ext {
@@ -105,7 +120,7 @@ func (d *DB) write(c *change) error {
 	defer w.Abort()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err := w.Commit(func() error { return d.commit(b) }); err != nil {
+	if err := w.Commit(func() (err error) { ps, err = d.commitNoSyncWait(b); return err }); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
 	for _, r := range removes {
@@ -128,4 +143,52 @@ func (d *DB) write(c *change) error {
 func (d *DB) commit(b *pebble.Batch) error {
 	defer exitOnStoragePanic(d.opts.Logger)
 	return b.Commit(d.wopts)
+}
+
+// commitNoSyncWait is commit that returns before the WAL sync of synced
+// writes: b is applied and visible then, and the returned pendingSync
+// (zero for unsynced writes or an error) waits for its sync. Until then b
+// stays open; pendingSync.wait closes it.
+func (d *DB) commitNoSyncWait(b *pebble.Batch) (pendingSync, error) {
+	defer exitOnStoragePanic(d.opts.Logger)
+	if !d.wopts.Sync {
+		return pendingSync{}, b.Commit(d.wopts)
+	}
+	if err := d.pdb.ApplyNoSyncWait(b, d.wopts); err != nil {
+		return pendingSync{}, err
+	}
+	return pendingSync{b: b, l: d.opts.Logger}, nil
+}
+
+// pendingSync is a batch committed without waiting for its WAL sync. The
+// zero value has nothing to wait for.
+type pendingSync struct {
+	b *pebble.Batch
+	l *slog.Logger
+}
+
+// hold hands the sync p to the caller that passed p (waiting first for a
+// sync it holds already), or waits for it at once when p is nil.
+func (p *pendingSync) hold(q pendingSync) {
+	if p == nil {
+		q.wait()
+		return
+	}
+	p.wait()
+	*p = q
+}
+
+// wait waits for the WAL sync and closes the batch. A failed sync ends the
+// process (storageFailure): the write is applied and visible, and whether
+// it is durable is unknown, as after a failed WAL write.
+func (p *pendingSync) wait() {
+	if p.b == nil {
+		return
+	}
+	b := p.b
+	p.b = nil
+	defer b.Close()
+	if err := b.SyncWait(); err != nil {
+		storageFailure(p.l, fmt.Errorf("WAL sync: %w", err))
+	}
 }

@@ -63,7 +63,11 @@ type StorageStats struct {
 	Docs int
 	// DeletedNotCompacted is the number of deleted (or replaced) document
 	// versions whose deletion Pebble still holds as a tombstone: what a
-	// compaction would reclaim.
+	// compaction would reclaim. A document added and deleted within one
+	// memtable leaves only its tombstone (the flush drops its records),
+	// and when that table overlaps no other, Compact moves it down whole
+	// and the tombstone stays, a few bytes, until Pebble's own compactions
+	// rewrite the table.
 	DeletedNotCompacted int
 	// DiskBytes is the size of the database files; BytesPerDoc is
 	// DiskBytes / Docs (0 without documents).

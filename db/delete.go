@@ -47,6 +47,8 @@ func (d *DB) Delete(ctx context.Context, id string) error {
 		return err
 	}
 	defer d.leave()
+	var synced pendingSync
+	defer synced.wait() // after writeMu is released: concurrent writes share a WAL sync
 	d.writeMu.Lock()
 	defer d.writeMu.Unlock()
 	iid, found, err := d.lookup(id)
@@ -57,7 +59,7 @@ func (d *DB) Delete(ctx context.Context, id string) error {
 		return fmt.Errorf("fpdb: delete %q: %w", id, ErrNotFound)
 	}
 	vs := []victim{{ext: id, iid: iid}}
-	if err := d.write(&change{removes: vs, unmap: []string{id}, log: d.deleteEntries(vs)}); err != nil {
+	if err := d.write(&change{removes: vs, unmap: []string{id}, log: d.deleteEntries(vs)}, &synced); err != nil {
 		return fmt.Errorf("fpdb: delete %q: %w", id, err)
 	}
 	return nil
@@ -224,7 +226,7 @@ func (d *DB) deleteChunk(vs []victim) error {
 	for i, v := range vs {
 		c.unmap[i] = v.ext
 	}
-	if err := d.write(c); err != nil {
+	if err := d.write(c, nil); err != nil {
 		return fmt.Errorf("fpdb: delete: %w", err)
 	}
 	return nil

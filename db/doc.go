@@ -21,9 +21,15 @@
 //
 // Each Add, AddBatch, AddEach and Delete is one atomic Pebble batch: after a
 // crash a document is either fully present or fully absent. Writes are
-// synced before they return unless Options.NoSync is set. K, the group
-// widths, the shingle width and the seed are fixed when the database is
-// created and checked at every Open.
+// synced before they return unless Options.NoSync is set. Writers from
+// several goroutines share syncs (group commit): a write is checked and
+// committed under the writer lock, then waits for its sync outside it, so
+// the next writer goes on meanwhile and one sync covers every write
+// committed since the last. A write is visible to queries and to the
+// checks of later adds from its commit on, before its call returns;
+// syncs are in commit order, so a write acknowledged is never lost while
+// an earlier one is. K, the group widths, the shingle width and the seed
+// are fixed when the database is created and checked at every Open.
 //
 // Texts are bytes in any common encoding (TextOptions.Encoding: a
 // byte-order mark, a charset declared by HTML/XML, else UTF-8 with

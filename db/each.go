@@ -76,6 +76,8 @@ func (d *DB) addDocs(ctx context.Context, docs []Input, o *AddOptions, op LogOp,
 		return res, nil
 	}
 
+	var synced pendingSync
+	defer synced.wait() // after writeMu is released: concurrent writes share a WAL sync
 	d.writeMu.Lock()
 	defer d.writeMu.Unlock()
 	defer d.maybeFlushDeferred(ctx) // runs after mu is released
@@ -148,12 +150,12 @@ func (d *DB) addDocs(ctx context.Context, docs []Input, o *AddOptions, op LogOp,
 		return nil, err
 	}
 	if len(c.adds) == 0 && len(c.extra) == 0 {
-		if err := d.writeLog(c.log); err != nil {
+		if err := d.writeLog(c.log, &synced); err != nil {
 			return nil, fmt.Errorf("fpdb: %s: %w", what, err)
 		}
 		return res, nil
 	}
-	if err := d.write(c); err != nil {
+	if err := d.write(c, &synced); err != nil {
 		return nil, fmt.Errorf("fpdb: %s: %w", what, err)
 	}
 	for k, i := range stored {

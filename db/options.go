@@ -29,7 +29,7 @@ const (
 	// DefaultMaxOpenFiles is the default limit of open table files.
 	DefaultMaxOpenFiles = 4096
 	// DefaultMemTableSize is the default size of Pebble's memtable.
-	DefaultMemTableSize = 4 << 20
+	DefaultMemTableSize = 64 << 20
 	// DefaultMaxTextSize is the default of Options.MaxTextSize: the
 	// longest text a database that keeps texts stores, in bytes.
 	DefaultMaxTextSize = 64 << 20
@@ -150,9 +150,16 @@ type Options struct {
 	// the deferred postings from the stored fingerprints. Default false. Not
 	// with ReadOnly.
 	BulkLoad bool
-	// MemTableSize is the size in bytes of Pebble's memtable. Default 4 MiB;
-	// bulk loads run faster with more (64 MiB nearly doubles AddBatch of
-	// fingerprints: posting operands then merge in memory before a flush).
+	// MemTableSize is the size in bytes of Pebble's memtable. Default
+	// 64 MiB. Every document adds an operand to postings all over the key
+	// space, so each memtable flush overlaps every posting table and each
+	// compaction rewrites them: a larger memtable means fewer of them.
+	// With 4 MiB, compactions took half the CPU of a server under 16
+	// adding clients (100 000 documents), which stored 1 098 documents/s
+	// against 2 349/s with 64 MiB. Pebble starts with a small memtable and
+	// doubles it up to this size, so a short run holds little; a long run
+	// of writes holds up to two (one being flushed), and a crash leaves up
+	// to this much WAL to replay at the next Open.
 	MemTableSize int64
 	// NoHugePages stops fpdb from asking Linux to back its largest arrays
 	// (the fingerprints held in memory, and the posting lists Warm builds)

@@ -90,7 +90,9 @@ func faultChild(spec string) int {
 		}
 		return nil
 	}))}
-	o := &Options{fs: fs, Logger: discardLogger(), BulkLoad: path == "bulk flush"}
+	// 4 MiB memtables: the large batches rotate the WAL, as "WAL create"
+	// needs; "rotate" rotates it every 256 KiB.
+	o := &Options{fs: fs, Logger: discardLogger(), BulkLoad: path == "bulk flush", MemTableSize: 4 << 20}
 	if path == "rotate" {
 		o.MemTableSize = 256 << 10
 	}

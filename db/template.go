@@ -484,7 +484,7 @@ func (d *DB) reindex(ctx context.Context) (done, changed int, err error) {
 		if d.testStopReindex != nil && d.testStopReindex() {
 			return done, changed, errTestStop
 		}
-		if err := d.write(c); err != nil {
+		if err := d.write(c, nil); err != nil {
 			return done, changed, err
 		}
 		done += len(docs)
