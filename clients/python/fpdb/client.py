@@ -450,9 +450,15 @@ class Client:
             ``threshold`` each document's outcome.
 
         Raises:
-            FpdbError: a request failed. The batches sent before it are
-                stored; the exception does not carry their results (send
-                smaller runs to know them).
+            FpdbError: a request failed. The requests answered before it are
+                stored, and the exception carries their results in ``done``
+                (a :class:`BatchResult`) and the place in ``docs`` of the
+                failed request's first document in ``failed_line``: send
+                the documents from there again. The failed request stored
+                nothing when the server answered it with an error; when no
+                answer came (:class:`ConnectionFailed`, a proxy's 5xx) its
+                documents may be stored, and sending them again reports
+                them ``unchanged``.
         """
         if not threshold and (reject or limit is not None):
             raise ValueError("reject and limit need threshold")
@@ -468,7 +474,11 @@ class Client:
             nonlocal lines, size, offset
             if not lines:
                 return
-            data = self._call("POST", "/v1/batch", params=params, body=b"".join(lines), content_type="application/x-ndjson")
+            try:
+                data = self._call("POST", "/v1/batch", params=params, body=b"".join(lines), content_type="application/x-ndjson")
+            except FpdbError as e:
+                e.done, e.failed_line = total, offset + 1
+                raise
             total.stored += int(data.get("stored") or 0)
             total.replaced += int(data.get("replaced") or 0)
             total.unchanged += int(data.get("unchanged") or 0)

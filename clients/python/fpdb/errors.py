@@ -39,6 +39,12 @@ class FpdbError(Exception):
         request_id: the request's id in the server's log (``None`` if unknown).
         retry_after: the seconds the server asked to wait before a retry
             (its ``Retry-After``), ``None`` when it asked none.
+        done: for a failed request of :meth:`Client.add_many`, the
+            :class:`BatchResult` of the requests answered before it (their
+            documents are stored); ``None`` otherwise.
+        failed_line: for a failed request of :meth:`Client.add_many`, the
+            1-based place in ``docs`` of its first document; ``None``
+            otherwise.
     """
 
     def __init__(
@@ -56,6 +62,8 @@ class FpdbError(Exception):
         self.code = code
         self.request_id = request_id
         self.retry_after = retry_after
+        self.done: Optional[object] = None
+        self.failed_line: Optional[int] = None
 
     def __str__(self) -> str:
         parts = []

@@ -433,6 +433,19 @@ class TestErrors(ServerTest):
         self.assertEqual((cm.exception.status, cm.exception.code), (413, "too_large"))
         self.assertEqual(self.c.stats().docs, 0)
 
+    def test_add_many_partial(self) -> None:
+        self.skip_unless_served("/v1/batch")
+        docs = [("p%d" % i, text(800 + i, 300 if i != 3 else 2500)) for i in range(6)]
+        with self.assertRaises(TooLarge) as cm:  # the second request is over --max-body
+            self.c.add_many(docs, batch_size=2, threshold=0.8)
+        e = cm.exception
+        self.assertEqual(e.failed_line, 3)
+        self.assertEqual((e.done.stored, [(x.line, x.id) for x in e.done.results]), (2, [(1, "p0"), (2, "p1")]))
+        self.assertEqual((len(self.c), "p1" in self.c, "p2" in self.c), (2, True, False))
+        with self.assertRaises(ConnectionFailed) as cm:
+            Client("http://127.0.0.1:%d" % free_port(), timeout=5).add_many(docs)
+        self.assertEqual((cm.exception.failed_line, cm.exception.done.stored), (1, 0))
+
     def test_server_not_running(self) -> None:
         port = free_port()
         c = Client("http://127.0.0.1:%d" % port, timeout=5)
