@@ -122,7 +122,9 @@ func (d *DB) prepare(in *Input) (Doc, error) {
 			if err != nil || f == normalize.FormatAuto {
 				return Doc{}, fmt.Errorf("%w: text format %v", ErrInvalidOptions, kt.Format)
 			}
-			doc.text = d.texts.encode(kt.Text, f)
+			if doc.text, err = d.texts.encode(kt.Text, f); err != nil {
+				return Doc{}, err
+			}
 		}
 		return doc, nil
 	}
@@ -158,7 +160,9 @@ func (d *DB) prepare(in *Input) (Doc, error) {
 		doc.Shingles = shingleCount(res)
 	}
 	if keep != nil {
-		doc.text = d.texts.encode(keep.buf, f)
+		if doc.text, err = d.texts.encode(keep.buf, f); err != nil {
+			return Doc{}, err
+		}
 	}
 	return doc, nil
 }
@@ -196,7 +200,7 @@ func (d *DB) store(ctx context.Context, doc Doc, o *AddOptions, replaceUnchanged
 		return nil, err
 	}
 	defer d.leave()
-	var synced pendingSync
+	synced := pendingSync{d: d}
 	defer synced.wait() // after writeMu is released: concurrent adds share a WAL sync
 	d.writeMu.Lock()
 	defer d.writeMu.Unlock()

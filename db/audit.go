@@ -192,6 +192,9 @@ func (d *DB) Log(ctx context.Context, o LogOptions, fn func(LogEntry) error) (er
 	defer leave(&err)
 	snap := d.pdb.NewSnapshot()
 	defer snap.Close()
+	// Entries are read once synced: one a crash could undo would have
+	// its number given to another entry afterwards.
+	d.syncCommitted()
 	r := logReader{snap: snap, k: d.params.K}
 	var ferr error
 	n := 0

@@ -2,7 +2,6 @@ package db
 
 import (
 	"fmt"
-	"log/slog"
 	"math"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -147,48 +146,96 @@ func (d *DB) commit(b *pebble.Batch) error {
 
 // commitNoSyncWait is commit that returns before the WAL sync of synced
 // writes: b is applied and visible then, and the returned pendingSync
-// (zero for unsynced writes or an error) waits for its sync. Until then b
-// stays open; pendingSync.wait closes it.
+// (without a batch for unsynced writes or an error) waits for its sync.
+// Until then b stays open; pendingSync.wait closes it. writeMu is held, so
+// the commits are numbered in commit order.
 func (d *DB) commitNoSyncWait(b *pebble.Batch) (pendingSync, error) {
 	defer exitOnStoragePanic(d.opts.Logger)
 	if !d.wopts.Sync {
-		return pendingSync{}, b.Commit(d.wopts)
+		return pendingSync{d: d}, b.Commit(d.wopts)
 	}
+	// Numbered before it is visible: whoever sees it finds it counted.
+	seq := d.commits.Add(1)
 	if err := d.pdb.ApplyNoSyncWait(b, d.wopts); err != nil {
-		return pendingSync{}, err
+		return pendingSync{d: d}, err
 	}
-	return pendingSync{b: b, l: d.opts.Logger}, nil
+	return pendingSync{b: b, d: d, seq: seq}, nil
 }
 
-// pendingSync is a batch committed without waiting for its WAL sync. The
-// zero value has nothing to wait for.
+// pendingSync is a call's wait for durability: the batch it committed
+// without waiting for its WAL sync (b), or, for a call that wrote nothing,
+// the writes committed before it (see wait). The zero value waits for
+// nothing.
 type pendingSync struct {
-	b *pebble.Batch
-	l *slog.Logger
+	b   *pebble.Batch
+	d   *DB
+	seq uint64 // b's number in d.commits
 }
 
-// hold hands the sync p to the caller that passed p (waiting first for a
+// hold hands the sync q to the caller that passed p (waiting first for a
 // sync it holds already), or waits for it at once when p is nil.
 func (p *pendingSync) hold(q pendingSync) {
 	if p == nil {
 		q.wait()
 		return
 	}
-	p.wait()
+	if p.b != nil {
+		p.wait()
+	}
 	*p = q
 }
 
-// wait waits for the WAL sync and closes the batch. A failed sync ends the
-// process (storageFailure): the write is applied and visible, and whether
-// it is durable is unknown, as after a failed WAL write.
+// wait waits for the WAL sync of p's batch and closes it. A call that
+// wrote nothing but answered from the stored state (an unchanged or
+// rejected add, a delete of a missing document) waits instead until every
+// write committed before it is synced, so that what it reported outlives a
+// crash: those writes are visible from their commit on. A failed sync ends
+// the process (storageFailure): the writes are applied and visible, and
+// whether they are durable is unknown, as after a failed WAL write.
 func (p *pendingSync) wait() {
+	d := p.d
+	if d == nil || !d.wopts.Sync {
+		return
+	}
 	if p.b == nil {
+		d.syncCommitted()
 		return
 	}
 	b := p.b
 	p.b = nil
 	defer b.Close()
 	if err := b.SyncWait(); err != nil {
-		storageFailure(p.l, fmt.Errorf("WAL sync: %w", err))
+		storageFailure(d.opts.Logger, fmt.Errorf("WAL sync: %w", err))
+	}
+	d.markSynced(p.seq)
+}
+
+// syncCommitted returns once every write committed so far (every write a
+// reader can see) is synced: at once when it is, else after a sync of the
+// WAL (shared with the writers waiting for theirs). Not for ReadOnly.
+func (d *DB) syncCommitted() {
+	if !d.wopts.Sync || d.opts.ReadOnly {
+		return
+	}
+	n := d.commits.Load()
+	if d.synced.Load() >= n {
+		return
+	}
+	func() {
+		defer exitOnStoragePanic(d.opts.Logger)
+		if err := d.pdb.LogData(nil, pebble.Sync); err != nil {
+			storageFailure(d.opts.Logger, fmt.Errorf("WAL sync: %w", err))
+		}
+	}()
+	d.markSynced(n)
+}
+
+// markSynced records that the commits up to number n are synced.
+func (d *DB) markSynced(n uint64) {
+	for {
+		s := d.synced.Load()
+		if s >= n || d.synced.CompareAndSwap(s, n) {
+			return
+		}
 	}
 }

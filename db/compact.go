@@ -62,12 +62,12 @@ type StorageStats struct {
 	// Docs is the number of live documents.
 	Docs int
 	// DeletedNotCompacted is the number of deleted (or replaced) document
-	// versions whose deletion Pebble still holds as a tombstone: what a
-	// compaction would reclaim. A document added and deleted within one
-	// memtable leaves only its tombstone (the flush drops its records),
-	// and when that table overlaps no other, Compact moves it down whole
-	// and the tombstone stays, a few bytes, until Pebble's own compactions
-	// rewrite the table.
+	// versions whose deletion Pebble still holds as a tombstone above the
+	// bottom level, where the deleted record may still be: what a
+	// compaction would reclaim. (A tombstone Compact moved to the bottom
+	// level whole, as it does with a table that overlaps no other, hides
+	// nothing and is not counted: a few bytes, dropped when Pebble
+	// rewrites the table.)
 	DeletedNotCompacted int
 	// DiskBytes is the size of the database files; BytesPerDoc is
 	// DiskBytes / Docs (0 without documents).
@@ -125,10 +125,15 @@ func (d *DB) StorageStats(ctx context.Context) (_ *StorageStats, err error) {
 	}
 	// A document record is never written again once deleted (internal ids
 	// are not reused), so each tombstone in its range is one deleted
-	// document version not yet compacted away.
+	// document version not yet compacted away; one in the bottom level
+	// hides nothing below it (the record is gone already).
 	lo, hi := keys.Range(keys.PrefixDoc)
+	bottom := len(m.Levels) - 1
 	err = d.pdb.ScanInternal(ctx, block.CategoryUnknown, lo, hi,
-		func(k *pebble.InternalKey, _ pebble.LazyValue, _ pebble.IteratorLevel) error {
+		func(k *pebble.InternalKey, _ pebble.LazyValue, at pebble.IteratorLevel) error {
+			if at.Kind == pebble.IteratorLevelLSM && at.Level == bottom {
+				return nil
+			}
 			switch k.Kind() {
 			case pebble.InternalKeyKindDelete, pebble.InternalKeyKindSingleDelete, pebble.InternalKeyKindDeleteSized:
 				st.DeletedNotCompacted++

@@ -8,12 +8,16 @@ import (
 )
 
 func TestCompactAndStorageStats(t *testing.T) {
-	// 4 MiB memtables: the adds and the deletes are in different tables,
-	// so the deleted records are stored, then compacted away. (When a
-	// document's add and delete share a memtable, the flush drops its
-	// records and leaves only the tombstone, which Compact may keep: see
-	// StorageStats.DeletedNotCompacted.)
-	d := openTest(t, "", &Options{MemTableSize: 4 << 20})
+	// With 4 MiB memtables the adds and the deletes are in different
+	// tables, which Compact merges; with the default, one table holds
+	// both, which Compact moves to the bottom level whole.
+	for _, mem := range []int64{4 << 20, DefaultMemTableSize} {
+		t.Run(fmt.Sprintf("memtable-%dMiB", mem>>20), func(t *testing.T) { testCompactAndStorageStats(t, mem) })
+	}
+}
+
+func testCompactAndStorageStats(t *testing.T, memTableSize int64) {
+	d := openTest(t, "", &Options{MemTableSize: memTableSize})
 	r := rand.New(rand.NewPCG(8, 8))
 	m := len(d.Params().GroupWidths)
 	docs := fpBatch(r, "c", 3000, d.Params().K)
@@ -91,8 +95,11 @@ func TestCompactAndStorageStats(t *testing.T) {
 		t.Fatalf("after compaction: %+v", after)
 	}
 	// Pebble may have compacted the deleted records already in the
-	// background while the queries ran; Compact must not grow the store.
-	if res.BytesAfter > res.BytesBefore || res.BytesAfter >= st.DiskBytes {
+	// background while the queries ran; Compact must not grow the store,
+	// which must be smaller than before the deletes (when the documents
+	// were on disk then: with the default memtable they were in memory).
+	small := memTableSize < DefaultMemTableSize
+	if res.BytesAfter > res.BytesBefore || small && res.BytesAfter >= st.DiskBytes {
 		t.Errorf("compaction: %d → %d bytes, %d before the deletes", res.BytesBefore, res.BytesAfter, st.DiskBytes)
 	}
 	r = rand.New(rand.NewPCG(9, 9))

@@ -47,7 +47,7 @@ func (d *DB) Delete(ctx context.Context, id string) error {
 		return err
 	}
 	defer d.leave()
-	var synced pendingSync
+	synced := pendingSync{d: d}
 	defer synced.wait() // after writeMu is released: concurrent writes share a WAL sync
 	d.writeMu.Lock()
 	defer d.writeMu.Unlock()

@@ -26,10 +26,14 @@
 // committed under the writer lock, then waits for its sync outside it, so
 // the next writer goes on meanwhile and one sync covers every write
 // committed since the last. A write is visible to queries and to the
-// checks of later adds from its commit on, before its call returns;
-// syncs are in commit order, so a write acknowledged is never lost while
-// an earlier one is. K, the group widths, the shingle width and the seed
-// are fixed when the database is created and checked at every Open.
+// checks of later adds from its commit on, before its call returns. The
+// WAL is synced in commit order, so a call that returns has every write
+// committed before its own durable, and a call that writes nothing but
+// reports on the state (an add found unchanged or rejected, a delete of
+// a missing document, a read of the audit log) returns only once the
+// writes it saw are synced. K, the group widths, the shingle width and
+// the seed are fixed when the database is created and checked at every
+// Open.
 //
 // Texts are bytes in any common encoding (TextOptions.Encoding: a
 // byte-order mark, a charset declared by HTML/XML, else UTF-8 with

@@ -76,7 +76,7 @@ func (d *DB) addDocs(ctx context.Context, docs []Input, o *AddOptions, op LogOp,
 		return res, nil
 	}
 
-	var synced pendingSync
+	synced := pendingSync{d: d}
 	defer synced.wait() // after writeMu is released: concurrent writes share a WAL sync
 	d.writeMu.Lock()
 	defer d.writeMu.Unlock()

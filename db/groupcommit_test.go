@@ -1,6 +1,7 @@
 package db
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -165,5 +166,94 @@ func TestGroupCommit(t *testing.T) {
 			t.Errorf("clone %d: %d copies of the rejected text", i, c)
 		}
 		closeChecked(t, cd)
+	}
+}
+
+// TestAnswersWaitForTheWritesTheyRead: a call that writes nothing but
+// answers from writes committed and not yet synced (an add found
+// unchanged or rejected against a concurrent add, a delete of a document
+// a concurrent delete removed) returns only once those writes are synced,
+// so that a crash cannot undo what it reported. The WAL syncs are held
+// while the calls run.
+func TestAnswersWaitForTheWritesTheyRead(t *testing.T) {
+	mem := vfs.NewCrashableMem()
+	var hold atomic.Bool
+	release := make(chan struct{})
+	fs := errorfs.Wrap(mem, errorfs.InjectorFunc(func(op errorfs.Op) error {
+		switch op.Kind {
+		case errorfs.OpFileSync, errorfs.OpFileSyncData, errorfs.OpFileSyncTo:
+			if isWAL(op) && hold.Load() {
+				<-release
+			}
+		}
+		return nil
+	}))
+	d := openTest(t, "db", &Options{fs: fs}) // no audit log: a rejection writes nothing
+	var once sync.Once
+	unhold := func() { once.Do(func() { hold.Store(false); close(release) }) }
+	defer unhold() // before the Close of openTest's cleanup
+	xText := []byte(crashText(1))
+	if _, err := d.Add(ctx, Input{ID: "z", Text: []byte(crashText(2))}, nil); err != nil {
+		t.Fatal(err)
+	}
+	has := func(id string) bool {
+		ok, err := d.Has(ctx, id)
+		if err != nil {
+			t.Error(err)
+		}
+		return ok
+	}
+	hold.Store(true)
+	writes := make(chan error, 2)
+	go func() { _, err := d.Add(ctx, Input{ID: "x", Text: xText}, nil); writes <- err }()
+	go func() { writes <- d.Delete(ctx, "z") }()
+	for deadline := time.Now().Add(10 * time.Second); !has("x") || has("z"); {
+		if time.Now().After(deadline) {
+			t.Fatal("the add and the delete were not committed")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	type answer struct {
+		what string
+		err  error
+		res  *AddResult
+	}
+	answers := make(chan answer, 3)
+	go func() {
+		res, err := d.Add(ctx, Input{ID: "x", Text: xText}, &AddOptions{Threshold: 0.8})
+		answers <- answer{"unchanged add", err, res}
+	}()
+	go func() {
+		res, err := d.Add(ctx, Input{ID: "y", Text: xText}, &AddOptions{Threshold: 0.8, Reject: true})
+		answers <- answer{"rejected add", err, res}
+	}()
+	go func() { answers <- answer{"delete of a deleted document", d.Delete(ctx, "z"), nil} }()
+	select {
+	case a := <-answers:
+		t.Fatalf("%s answered (%v) before the writes it read were synced", a.what, a.err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	unhold()
+	for range 2 {
+		if err := <-writes; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 3 {
+		a := <-answers
+		switch a.what {
+		case "unchanged add":
+			if a.err != nil || !a.res.Unchanged {
+				t.Errorf("%s: %+v %v", a.what, a.res, a.err)
+			}
+		case "rejected add":
+			if a.err != nil || a.res.Stored || len(a.res.Matches) != 1 || a.res.Matches[0].ID != "x" {
+				t.Errorf("%s: %+v %v", a.what, a.res, a.err)
+			}
+		default:
+			if !errors.Is(a.err, ErrNotFound) {
+				t.Errorf("%s: %v, want ErrNotFound", a.what, a.err)
+			}
+		}
 	}
 }

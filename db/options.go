@@ -158,8 +158,10 @@ type Options struct {
 	// adding clients (100 000 documents), which stored 1 098 documents/s
 	// against 2 349/s with 64 MiB. Pebble starts with a small memtable and
 	// doubles it up to this size, so a short run holds little; a long run
-	// of writes holds up to two (one being flushed), and a crash leaves up
-	// to this much WAL to replay at the next Open.
+	// of writes holds up to two (one being flushed). Close writes the
+	// memtable to a table, so that the next Open has no WAL to replay;
+	// after a crash, Open replays up to two memtables' worth of WAL
+	// (a WAL of 14 MiB, 30 000 fingerprint documents, took 1.4 s).
 	MemTableSize int64
 	// NoHugePages stops fpdb from asking Linux to back its largest arrays
 	// (the fingerprints held in memory, and the posting lists Warm builds)
