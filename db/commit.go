@@ -137,11 +137,22 @@ func (d *DB) write(c *change, later *pendingSync) error {
 	return nil
 }
 
-// commit commits b with the DB's write options. A storage failure ends the
-// process (see storageFailure); any other error is returned.
+// commit commits b with the DB's write options and waits for its sync. A
+// storage failure ends the process (see storageFailure); any other error
+// is returned. writeMu is held (or no other call runs: Open, Repair), so
+// the commits are numbered in the WAL's order.
 func (d *DB) commit(b *pebble.Batch) error {
 	defer exitOnStoragePanic(d.opts.Logger)
-	return b.Commit(d.wopts)
+	if !d.wopts.Sync {
+		return b.Commit(d.wopts)
+	}
+	seq := d.commits.Add(1) // before it is visible: whoever sees it finds it counted
+	if err := b.Commit(d.wopts); err != nil {
+		return err
+	}
+	d.applied.Store(seq)
+	d.markSynced(seq)
+	return nil
 }
 
 // commitNoSyncWait is commit that returns before the WAL sync of synced
@@ -154,11 +165,11 @@ func (d *DB) commitNoSyncWait(b *pebble.Batch) (pendingSync, error) {
 	if !d.wopts.Sync {
 		return pendingSync{d: d}, b.Commit(d.wopts)
 	}
-	// Numbered before it is visible: whoever sees it finds it counted.
-	seq := d.commits.Add(1)
+	seq := d.commits.Add(1) // before it is visible: whoever sees it finds it counted
 	if err := d.pdb.ApplyNoSyncWait(b, d.wopts); err != nil {
 		return pendingSync{d: d}, err
 	}
+	d.applied.Store(seq)
 	return pendingSync{b: b, d: d, seq: seq}, nil
 }
 
@@ -217,10 +228,14 @@ func (d *DB) syncCommitted() {
 	if !d.wopts.Sync || d.opts.ReadOnly {
 		return
 	}
-	n := d.commits.Load()
-	if d.synced.Load() >= n {
+	if d.synced.Load() >= d.commits.Load() {
 		return
 	}
+	// The sync covers every write in the WAL before its record: those whose
+	// commit returned (applied), and any later one a reader saw, which is
+	// in the WAL once visible. Only the former are marked: a commit still
+	// in flight may not be in the WAL yet.
+	n := d.applied.Load()
 	func() {
 		defer exitOnStoragePanic(d.opts.Logger)
 		if err := d.pdb.LogData(nil, pebble.Sync); err != nil {

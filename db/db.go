@@ -39,10 +39,13 @@ type DB struct {
 	lock   io.Closer
 	ix     *index.Index
 	wopts  *pebble.WriteOptions
-	// commits numbers the synced writes committed without waiting for
-	// their WAL sync; synced is the highest number known to be synced
-	// (see pendingSync).
-	commits, synced atomic.Uint64
+	// commits numbers the synced writes (under writeMu, so in the WAL's
+	// order) as they begin to commit, applied is the number of the last
+	// one whose commit returned, and synced the highest number known to be
+	// synced (see pendingSync).
+	commits, applied, synced atomic.Uint64
+	// bgErrors receives Pebble's background errors (see eventListener).
+	bgErrors chan error
 
 	// writeMu serializes writers, so that a check-then-add sees no other
 	// write between its check and its store.
@@ -141,7 +144,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 			return nil, fmt.Errorf("fpdb: open %s: remove unfinished posting files: %w", dir, err)
 		}
 	}
-	d := &DB{dir: dir, opts: o, lock: lock, wopts: pebble.Sync, flushAt: bulkFlushDocs}
+	d := &DB{dir: dir, opts: o, lock: lock, wopts: pebble.Sync, flushAt: bulkFlushDocs, bgErrors: make(chan error, 1)}
 	d.life.init()
 	if o.NoSync {
 		d.wopts = pebble.NoSync
@@ -247,7 +250,7 @@ func (d *DB) open(given *Options) error {
 		ReadOnly:           o.ReadOnly,
 		FS:                 pebbleFS(o, &d.walArmed),
 		Logger:             slogLogger{o.Logger},
-		EventListener:      eventListener(o.Logger),
+		EventListener:      eventListener(o.Logger, d.bgErrors),
 	}
 	// Pebble's Balanced settings: zstd level 1 on the bottom level, where
 	// nearly all data lives (one level up, for value blocks only), the
@@ -485,8 +488,9 @@ func (d *DB) Close() error { return d.CloseContext(context.Background()) }
 // every call in flight to return, writes the postings a bulk load deferred
 // (cut short when ctx is done: the next writable Open writes them), writes
 // Pebble's memtable to a table when this process wrote (so that the next
-// Open replays no WAL), closes the store and releases the lock. A second
-// Close returns ErrClosed.
+// Open replays no WAL; when ctx is done or a table write fails, the next
+// Open replays it instead), closes the store and releases the lock. A
+// second Close returns ErrClosed.
 func (d *DB) CloseContext(ctx context.Context) error { return d.close(ctx, true) }
 
 // CloseUnflushed is Close for a database about to be removed: it leaves
@@ -509,7 +513,7 @@ func (d *DB) close(ctx context.Context, flush bool) error {
 			err = fmt.Errorf("fpdb: close: %w (the next writable Open writes them)", ferr)
 		}
 		if err == nil {
-			err = d.flushMemtable()
+			err = d.flushMemtable(ctx)
 		}
 		d.writeMu.Unlock()
 	}
@@ -530,15 +534,30 @@ func (d *DB) close(ctx context.Context, flush bool) error {
 // flushMemtable writes Pebble's memtable to a table if this process wrote
 // to the WAL, so that the next Open has no WAL to replay: with memtables
 // of 64 MiB, a replay on open took a second where reading the flushed
-// table takes milliseconds. A storage failure ends the process (the flush
-// rotates the WAL); writeMu is held.
-func (d *DB) flushMemtable() (err error) {
+// table takes milliseconds. It stops waiting, and leaves the WAL to the
+// next Open, when ctx is done or Pebble reports a background error (a
+// table write that fails is retried without end). A storage failure ends
+// the process (the flush rotates the WAL); writeMu is held.
+func (d *DB) flushMemtable(ctx context.Context) error {
 	if d.pdb.Metrics().WAL.BytesIn == 0 {
 		return nil
 	}
-	defer exitOnStoragePanic(d.opts.Logger)
-	if err := d.pdb.Flush(); err != nil {
+	select {
+	case <-d.bgErrors: // an earlier one
+	default:
+	}
+	flushed, err := func() (<-chan struct{}, error) {
+		defer exitOnStoragePanic(d.opts.Logger)
+		return d.pdb.AsyncFlush()
+	}()
+	if err != nil {
 		return fmt.Errorf("fpdb: close: flush: %w", storageError(err))
+	}
+	select {
+	case <-flushed:
+	case err := <-d.bgErrors:
+		d.opts.Logger.Warn("fpdb: close: the memtable was not written; the next Open replays the WAL", "err", err)
+	case <-ctx.Done():
 	}
 	return nil
 }

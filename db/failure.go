@@ -56,10 +56,22 @@ func exitOnStoragePanic(l *slog.Logger) {
 // every open. fpdb logs the corruption instead; the read that found it
 // fails with an error marked pebble.ErrCorruption (db.ErrCorrupt through
 // fpdb's calls), and a failed compaction is retried later by Pebble.
-func eventListener(l *slog.Logger) *pebble.EventListener {
+//
+// A background error (a failed flush or compaction, which Pebble retries)
+// is logged and sent on failed when nothing waits there already: Close
+// watches it while it writes the memtable, so that a table write that
+// keeps failing does not keep it waiting (a nil failed is never sent on).
+func eventListener(l *slog.Logger, failed chan<- error) *pebble.EventListener {
 	return &pebble.EventListener{
 		DataCorruption: func(info pebble.DataCorruptionInfo) {
 			l.Error("fpdb: pebble: on-disk corruption", "path", info.Path, "err", info.Details)
+		},
+		BackgroundError: func(err error) {
+			l.Warn("fpdb: pebble: background error (retried)", "err", err)
+			select {
+			case failed <- err:
+			default:
+			}
 		},
 	}
 }

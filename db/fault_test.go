@@ -165,3 +165,51 @@ func TestFlushFaults(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestCloseWhileTablesFail: Close writes the memtable to a table; when
+// every table write fails (Pebble retries them without end), Close stops
+// waiting, returns, and the next Open replays the WAL: nothing is lost.
+func TestCloseWhileTablesFail(t *testing.T) {
+	mem := vfs.NewCrashableMem()
+	var on atomic.Bool
+	fs := errorfs.Wrap(mem, errorfs.InjectorFunc(func(op errorfs.Op) error {
+		if on.Load() && (op.Kind == errorfs.OpFileWrite || op.Kind == errorfs.OpCreate) && strings.HasSuffix(op.Path, ".sst") {
+			return errorfs.ErrInjected
+		}
+		return nil
+	}))
+	d, err := Open("db", &Options{fs: fs, Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := map[string]uint64{}
+	for i := range 20 {
+		id := fmt.Sprintf("doc%03d", i)
+		if _, err := d.Add(ctx, Input{ID: id, Text: []byte(crashText(uint64(i)))}, nil); err != nil {
+			t.Fatal(err)
+		}
+		model[id] = uint64(i)
+	}
+	on.Store(true)
+	closed := make(chan error, 1)
+	go func() { closed <- d.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		on.Store(false) // let it end
+		t.Fatal("Close still waits 30 s after its flush began failing")
+	}
+	on.Store(false)
+	d = openTest(t, "db", &Options{fs: mem})
+	var v verifier
+	ids := make([]string, 20)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("doc%03d", i)
+	}
+	if err := v.verify(d, model, ids); err != nil {
+		t.Fatal(err)
+	}
+}
