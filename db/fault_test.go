@@ -117,6 +117,17 @@ type fsError struct {
 func (e *fsError) Error() string { return fmt.Sprintf("%v %s: %v", e.op.Kind, e.op.Path, e.err) }
 func (e *fsError) Unwrap() error { return e.err }
 
+// sstFaultFS wraps fs so that creating or writing an sstable fails while
+// on is set.
+func sstFaultFS(fs vfs.FS, on *atomic.Bool) vfs.FS {
+	return errorfs.Wrap(fs, errorfs.InjectorFunc(func(op errorfs.Op) error {
+		if on.Load() && (op.Kind == errorfs.OpFileWrite || op.Kind == errorfs.OpCreate) && strings.HasSuffix(op.Path, ".sst") {
+			return errorfs.ErrInjected
+		}
+		return nil
+	}))
+}
+
 // TestFlushFaults makes every sstable write fail while a memtable flush
 // runs: Pebble retries the flush in the background, writes keep succeeding
 // (they go to the WAL), and once the fault clears the flush completes and
@@ -124,12 +135,7 @@ func (e *fsError) Unwrap() error { return e.err }
 func TestFlushFaults(t *testing.T) {
 	mem := vfs.NewCrashableMem()
 	var on atomic.Bool
-	fs := errorfs.Wrap(mem, errorfs.InjectorFunc(func(op errorfs.Op) error {
-		if on.Load() && (op.Kind == errorfs.OpFileWrite || op.Kind == errorfs.OpCreate) && strings.HasSuffix(op.Path, ".sst") {
-			return errorfs.ErrInjected
-		}
-		return nil
-	}))
+	fs := sstFaultFS(mem, &on)
 	d := openTest(t, "db", &Options{fs: fs})
 	model := map[string]uint64{}
 	done := make(chan error, 1)
@@ -172,12 +178,7 @@ func TestFlushFaults(t *testing.T) {
 func TestCloseWhileTablesFail(t *testing.T) {
 	mem := vfs.NewCrashableMem()
 	var on atomic.Bool
-	fs := errorfs.Wrap(mem, errorfs.InjectorFunc(func(op errorfs.Op) error {
-		if on.Load() && (op.Kind == errorfs.OpFileWrite || op.Kind == errorfs.OpCreate) && strings.HasSuffix(op.Path, ".sst") {
-			return errorfs.ErrInjected
-		}
-		return nil
-	}))
+	fs := sstFaultFS(mem, &on)
 	d, err := Open("db", &Options{fs: fs, Logger: discardLogger()})
 	if err != nil {
 		t.Fatal(err)
