@@ -68,9 +68,9 @@ const codeNotImplemented = "not_implemented"
 // Handler returns the node's HTTP API: the paths, request and response
 // bodies (package api) and statuses of the single-node server (package
 // server) for health, adds (with check-then-add across the cluster),
-// get, delete, query, stats, pairs, clusters, batch and delete by ids,
-// served through the node's Router. Every read asks the shards for a log
-// sequence of at least the last this node appended (read-your-writes for
+// get, delete, query, stats, pairs, clusters, batch (checked or not) and
+// delete by ids, served through the node's Router. Every read asks the
+// shards for a log sequence of at least the last this node appended (read-your-writes for
 // a client of one node; a client that writes through one node and reads
 // through another may not see its write at once). The checks of writes
 // (is the document stored, for a delete's 404 and an add's replaced or
@@ -315,22 +315,27 @@ func (h *httpHandler) add(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ar := res[0]
-	ms := ar.Matches
-	if req.Limit > 0 && len(ms) > req.Limit {
-		ms = ms[:req.Limit]
-	}
-	// A replica leaves a document of unchanged content as it is: report it
-	// as the single-node server does, also when Reject refused it (it is
-	// stored).
-	unchanged := sameContent(prev, doc)
-	out := api.AddResult{ID: req.ID, Stored: ar.Stored && !unchanged, Replaced: ar.Stored && prev != nil && !unchanged,
-		Unchanged: unchanged, Rejected: !ar.Stored && !unchanged, Matches: apiconv.Matches(ms)}
+	out := addOutcome(req.ID, prev, doc, res[0], req.Limit)
 	status := http.StatusOK
 	if out.Stored {
 		status = http.StatusCreated
 	}
 	return httpapi.WriteJSON(w, status, out)
+}
+
+// addOutcome is the API outcome of the add of doc (id), whose stored
+// version was prev (nil when absent), appended or not as ar says, with at
+// most limit matches (0: all). A replica leaves a document of unchanged
+// content as it is: it is reported as the single-node server does, also
+// when Reject refused it (it is stored).
+func addOutcome(id string, prev, doc *db.Doc, ar AddResult, limit int) api.AddResult {
+	ms := ar.Matches
+	if limit > 0 && len(ms) > limit {
+		ms = ms[:limit]
+	}
+	unchanged := sameContent(prev, doc)
+	return api.AddResult{ID: id, Stored: ar.Stored && !unchanged, Replaced: ar.Stored && prev != nil && !unchanged,
+		Unchanged: unchanged, Rejected: !ar.Stored && !unchanged, Matches: apiconv.Matches(ms)}
 }
 
 // get is GET /v1/documents/{id...}.
@@ -613,8 +618,9 @@ func keepBefore(da, dbb *db.Doc, a, b string, k db.Keep) bool {
 
 // batch is POST /v1/batch: one api.AddRequest per line, without check,
 // appended by one Router.Add (one log message, or parts of at most 6 MiB
-// each when it does not fit). Every line is read and checked first; lines whose id
-// was given before, or whose text cannot be fingerprinted, are skipped.
+// each when it does not fit); with ?threshold=R, checkedBatch. Every line
+// is read and checked first; lines whose id was given before, or whose
+// text cannot be fingerprinted, are skipped.
 func (h *httpHandler) batch(w http.ResponseWriter, r *http.Request) error {
 	lines, check, err := httpapi.ReadBatch(r, func(line int, req api.AddRequest) error {
 		if req.Replace {
@@ -626,54 +632,31 @@ func (h *httpHandler) batch(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if check != nil {
-		return notServed("a checked batch (threshold)")
+		return h.checkedBatch(w, r, lines, check)
 	}
 	ctx := r.Context()
 	res := api.BatchResult{Skipped: []api.BatchSkip{}}
 	seen := make(map[string]bool, len(lines))
-	var ins []db.Input
-	var inLines []int
+	kept := lines[:0:0]
 	for _, l := range lines {
 		if seen[l.Input.ID] {
 			res.Skipped = append(res.Skipped, api.BatchSkip{Line: l.Line, ID: l.Input.ID, Error: db.ErrDuplicateInBatch.Error()})
 			continue
 		}
 		seen[l.Input.ID] = true
-		ins, inLines = append(ins, l.Input), append(inLines, l.Line)
+		kept = append(kept, l)
 	}
-	prepared, errs, err := h.r.gw.PrepareBatch(ctx, ins)
+	docs, _, skipped, err := h.prepareLines(ctx, kept)
 	if err != nil {
 		return err
 	}
-	var docs []*db.Doc
-	size := 0
-	for i, doc := range prepared {
-		if errs[i] != nil {
-			res.Skipped = append(res.Skipped, api.BatchSkip{Line: inLines[i], ID: ins[i].ID, Error: errs[i].Error()})
-			continue
-		}
-		docs = append(docs, doc)
-		size += 8*len(doc.Fingerprint) + len(doc.ID) + len(doc.Source) + 64
-	}
-	if size > httpMaxLogMessageBytes {
-		return &httpapi.Error{Status: http.StatusRequestEntityTooLarge, Code: api.CodeTooLarge,
-			Message: fmt.Sprintf("a batch of %d documents is about %d bytes in the log, more than its %d: send fewer documents per batch", len(docs), size, httpMaxLogMessageBytes)}
-	}
+	res.Skipped = append(res.Skipped, skipped...)
 	if len(docs) > 0 {
-		ids := make([]string, len(docs))
-		ins := make([]db.Input, len(docs))
-		for i, d := range docs {
-			ids[i], ins[i] = d.ID, d.Input()
-		}
-		seq, err := h.latest(ctx)
+		prev, err := h.storedMany(ctx, docs)
 		if err != nil {
 			return err
 		}
-		prev, err := h.getMany(ctx, ids, seq)
-		if err != nil {
-			return err
-		}
-		if _, err := h.r.Add(ctx, ins, AddOptions{}); err != nil {
+		if _, err := h.r.Add(ctx, inputsOf(docs), AddOptions{}); err != nil {
 			return err
 		}
 		for _, d := range docs {
@@ -690,6 +673,107 @@ func (h *httpHandler) batch(w http.ResponseWriter, r *http.Request) error {
 	}
 	slices.SortFunc(res.Skipped, func(a, b api.BatchSkip) int { return a.Line - b.Line })
 	return httpapi.WriteJSON(w, http.StatusOK, res)
+}
+
+// checkedBatchChunk is the most documents of a checked batch appended by
+// one Router.Add (the single-node server stores as many per atomic
+// write).
+const checkedBatchChunk = 1000
+
+// checkedBatch is POST /v1/batch?threshold=R: each document checked as
+// POST /v1/documents with the batch's threshold, reject and limit checks
+// it, in line order — against the whole cluster and the lines before it —
+// and appended in chunks of up to checkedBatchChunk documents, each one
+// Router.Add (one optimistic transaction on the log). A line whose id an
+// earlier line has replaces that line's document, as a later add would
+// (it starts the next chunk). The answer lists each document's outcome,
+// as the single-node server's does.
+func (h *httpHandler) checkedBatch(w http.ResponseWriter, r *http.Request, lines []httpapi.BatchLine, o *db.AddOptions) error {
+	ctx := r.Context()
+	res, err := httpapi.CheckedBatch(lines, checkedBatchChunk, func(chunk []httpapi.BatchLine) ([]api.AddResult, []api.BatchSkip, error) {
+		docs, docLines, skipped, err := h.prepareLines(ctx, chunk)
+		if err != nil || len(docs) == 0 {
+			return nil, skipped, err
+		}
+		prev, err := h.storedMany(ctx, docs)
+		if err != nil {
+			return nil, nil, err
+		}
+		ars, err := h.r.Add(ctx, inputsOf(docs), AddOptions{Threshold: o.Threshold, Reject: o.Reject})
+		if err != nil {
+			return nil, nil, err
+		}
+		outs := make([]api.AddResult, len(docs))
+		for i, d := range docs {
+			outs[i] = addOutcome(d.ID, prev[d.ID], d, ars[i], o.Limit)
+			outs[i].Line = docLines[i]
+		}
+		return outs, skipped, nil
+	})
+	if err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, res)
+}
+
+// prepareLines fingerprints the documents of lines: the prepared ones with
+// their line numbers, and the lines skipped because their text cannot be
+// fingerprinted (binary or without words, an invalid id).
+func (h *httpHandler) prepareLines(ctx context.Context, lines []httpapi.BatchLine) ([]*db.Doc, []int, []api.BatchSkip, error) {
+	ins := make([]db.Input, len(lines))
+	for i, l := range lines {
+		ins[i] = l.Input
+	}
+	prepared, errs, err := h.r.gw.PrepareBatch(ctx, ins)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var docs []*db.Doc
+	var docLines []int
+	var skipped []api.BatchSkip
+	size := 0
+	for i, doc := range prepared {
+		if err := errs[i]; err != nil {
+			// PrepareBatch's error names the document; the line names it
+			// in its own fields, so it gives the cause, as the single-node
+			// server does.
+			if u := errors.Unwrap(err); u != nil {
+				err = u
+			}
+			skipped = append(skipped, api.BatchSkip{Line: lines[i].Line, ID: ins[i].ID, Error: err.Error(), Reason: apiconv.Reason(err)})
+			continue
+		}
+		docs, docLines = append(docs, doc), append(docLines, lines[i].Line)
+		size += 8*len(doc.Fingerprint) + len(doc.ID) + len(doc.Source) + 64
+	}
+	if size > httpMaxLogMessageBytes {
+		return nil, nil, nil, &httpapi.Error{Status: http.StatusRequestEntityTooLarge, Code: api.CodeTooLarge,
+			Message: fmt.Sprintf("a batch of %d documents is about %d bytes in the log, more than its %d: send fewer documents per batch", len(docs), size, httpMaxLogMessageBytes)}
+	}
+	return docs, docLines, skipped, nil
+}
+
+// storedMany returns the stored versions of docs (by id; absent ones
+// missing) as of the log's last sequence.
+func (h *httpHandler) storedMany(ctx context.Context, docs []*db.Doc) (map[string]*db.Doc, error) {
+	ids := make([]string, len(docs))
+	for i, d := range docs {
+		ids[i] = d.ID
+	}
+	seq, err := h.latest(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return h.getMany(ctx, ids, seq)
+}
+
+// inputsOf returns the inputs of prepared documents.
+func inputsOf(docs []*db.Doc) []db.Input {
+	ins := make([]db.Input, len(docs))
+	for i, d := range docs {
+		ins[i] = d.Input()
+	}
+	return ins
 }
 
 // deleteMany is POST /v1/delete: by ids (or with dry_run how many of them

@@ -950,7 +950,7 @@ func (r *Router) checkWithin(cs []*candidate) {
 		}
 		for _, e := range cs[:j] {
 			if !e.drop {
-				r.checkPair(c, e.doc.ID, e.doc.Fingerprint, e.doc.ContentHash)
+				r.checkPair(c, e.doc.ID, e.doc.Fingerprint, e.doc.ContentHash, e.doc.Shingles, e.doc.Words)
 			}
 		}
 	}
@@ -966,13 +966,16 @@ func (r *Router) checkEntries(cs []*candidate, entries []Entry) {
 		}
 		for _, c := range cs {
 			if c.radius >= 0 && !c.drop {
-				r.checkPair(c, e.ID, e.Fingerprint, e.ContentHash)
+				r.checkPair(c, e.ID, e.Fingerprint, e.ContentHash, e.Shingles, e.Words)
 			}
 		}
 	}
 }
 
-func (r *Router) checkPair(c *candidate, id string, fp []uint64, hash [16]byte) {
+// checkPair records a match of c with the document id (fingerprint fp,
+// content hash, shingles and words) when it is within c's radius, as a
+// shard would report it.
+func (r *Router) checkPair(c *candidate, id string, fp []uint64, hash [16]byte, shingles, words int) {
 	if len(fp) != len(c.doc.Fingerprint) {
 		return
 	}
@@ -980,6 +983,9 @@ func (r *Router) checkPair(c *candidate, id string, fp []uint64, hash [16]byte) 
 	if h > c.radius {
 		return
 	}
-	c.match(db.Match{ID: id, Hamming: h, Similarity: index.Similarity(r.smap.K, h),
-		Exact: hash != ([16]byte{}) && hash == c.doc.ContentHash})
+	m := db.Match{ID: id, Hamming: h, Similarity: index.Similarity(r.smap.K, h),
+		Exact: hash != ([16]byte{}) && hash == c.doc.ContentHash}
+	w := r.smap.ShingleWidth
+	m.SetContainment(db.SetSize(c.doc.Shingles, c.doc.Words, w), db.SetSize(shingles, words, w))
+	c.match(m)
 }

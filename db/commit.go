@@ -127,7 +127,7 @@ func (d *DB) write(c *change, later *pendingSync) error {
 	}
 	for i := range c.adds {
 		doc := &c.adds[i]
-		d.docs.set(doc.iid, doc.ID, doc.ContentHash, setSize(doc.Shingles, doc.Words, d.params.ShingleWidth))
+		d.docs.set(doc.iid, doc.ID, doc.ContentHash, SetSize(doc.Shingles, doc.Words, d.params.ShingleWidth))
 	}
 	d.nextIID = iid
 	d.applyLog(lw)

@@ -413,7 +413,7 @@ func (d *DB) load() error {
 		if err := validID(doc.ID); err != nil {
 			return fmt.Errorf("fpdb: open %s: document %d: %w: %w", d.dir, iid, ErrCorrupt, err)
 		}
-		d.docs.set(iid, doc.ID, doc.ContentHash, setSize(doc.Shingles, doc.Words, d.params.ShingleWidth))
+		d.docs.set(iid, doc.ID, doc.ContentHash, SetSize(doc.Shingles, doc.Words, d.params.ShingleWidth))
 	}
 	if err := it.Error(); err != nil {
 		return fmt.Errorf("fpdb: open %s: read document records: %w", d.dir, storageError(err))

@@ -192,7 +192,7 @@ func (d *DB) checkInBatch(ctx context.Context, doc *Doc, threshold float64, batc
 	for k := range batch {
 		b := &batch[k]
 		dist := bitvec.Hamming(doc.Fingerprint, b.Fingerprint)
-		if m, ok := d.match(q, qo, b.ID, dist, b.ContentHash, setSize(b.Shingles, b.Words, d.params.ShingleWidth)); ok {
+		if m, ok := d.match(q, qo, b.ID, dist, b.ContentHash, SetSize(b.Shingles, b.Words, d.params.ShingleWidth)); ok {
 			found = append(found, m)
 			more = true
 		}
@@ -206,7 +206,7 @@ func (d *DB) checkInBatch(ctx context.Context, doc *Doc, threshold float64, batc
 // docQuery returns the query that checks doc before it is stored.
 func (d *DB) docQuery(doc *Doc) query {
 	return query{fp: doc.Fingerprint, hash: doc.ContentHash, hasHash: doc.ContentHash != [16]byte{},
-		size: setSize(doc.Shingles, doc.Words, d.params.ShingleWidth)}
+		size: SetSize(doc.Shingles, doc.Words, d.params.ShingleWidth)}
 }
 
 // checkAddOptions returns a copy of opts (nil: no check) after checking

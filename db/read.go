@@ -177,7 +177,7 @@ func (d *DB) planSearch(q query, o QueryOptions) (p searchPlan, none bool) {
 
 // textQuery returns the query of a fingerprinted text.
 func (d *DB) textQuery(res fingerprint.Result) query {
-	size := setSize(res.Distinct, res.Words, d.params.ShingleWidth)
+	size := SetSize(res.Distinct, res.Words, d.params.ShingleWidth)
 	if res.Distinct == 0 && res.Excluded > 0 {
 		size = -1 // only template text: it contains nothing, and nothing contains it
 	}
@@ -298,10 +298,7 @@ func (d *DB) match(q query, o QueryOptions, ext string, dist int, hash [16]byte,
 		Hamming:    dist,
 		Exact:      q.hasHash && hash == q.hash,
 	}
-	if size > 0 && q.size > 0 {
-		m.QueryInDoc = minhash.Containment(m.Similarity, q.size, size)
-		m.DocInQuery = minhash.Containment(m.Similarity, size, q.size)
-	}
+	m.SetContainment(q.size, size)
 	return m, m.Similarity >= o.Threshold && (o.Containment <= 0 || m.QueryInDoc >= o.Containment)
 }
 
@@ -446,6 +443,16 @@ type Match struct {
 	// 0 when a size is unknown (a document or query given as a fingerprint
 	// without its shingle count).
 	QueryInDoc, DocInQuery float64
+}
+
+// SetContainment sets m's QueryInDoc and DocInQuery, estimated from
+// m.Similarity and the shingle set sizes (see SetSize) of the query and of
+// the document; both are left as they are when a size is unknown (0).
+func (m *Match) SetContainment(querySize, docSize int) {
+	if querySize > 0 && docSize > 0 {
+		m.QueryInDoc = minhash.Containment(m.Similarity, querySize, docSize)
+		m.DocInQuery = minhash.Containment(m.Similarity, docSize, querySize)
+	}
 }
 
 // Plan selects how a query finds its candidates: the planner's choice

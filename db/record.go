@@ -95,11 +95,13 @@ func decodeDocRecord(b []byte) (Doc, error) {
 	return d, nil
 }
 
-// setSize returns the shingle set size containment is estimated with for
-// a document of Shingles distinct shingles and Words words, with shingles
-// of w words: Shingles when known, else the number of shingles counted
-// with repeats (at least 1), else 0 (unknown: added by fingerprint).
-func setSize(shingles, words, w int) int {
+// SetSize returns the shingle set size containment is estimated with (see
+// Match.QueryInDoc) for a document of shingles distinct shingles and words
+// words (Doc.Shingles, Doc.Words), with shingles of w words (the
+// database's Params.ShingleWidth): shingles when known, else the number of
+// shingles counted with repeats (at least 1), else 0 (unknown: added by
+// fingerprint).
+func SetSize(shingles, words, w int) int {
 	switch {
 	case shingles > 0:
 		return shingles

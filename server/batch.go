@@ -47,7 +47,7 @@ func (s *Server) batch(w http.ResponseWriter, r *http.Request) error {
 		chunk := docs[lo:min(lo+batchChunk, len(docs))]
 		br, err := s.d.AddBatch(r.Context(), inputsOf(chunk))
 		if err != nil {
-			return batchStopped(lo, chunk[0].Line, res.Stored, err)
+			return httpapi.BatchStopped(lo, chunk[0].Line, res.Stored, err)
 		}
 		res.Stored += br.Stored
 		res.Replaced += br.Replaced
@@ -74,18 +74,6 @@ func skipOf(chunk []httpapi.BatchLine, sk db.BatchSkip) api.BatchSkip {
 	return api.BatchSkip{Line: chunk[sk.Index].Line, ID: sk.ID, Error: sk.Err.Error(), Reason: apiconv.Reason(sk.Err)}
 }
 
-// batchStopped is the error of a batch whose chunk starting at line (the
-// chunk of its document lo) failed with err, after stored documents.
-func batchStopped(lo, line, stored int, err error) error {
-	if lo == 0 {
-		return err
-	}
-	// Earlier chunks are stored: not a 4xx, which would say that nothing
-	// changed.
-	return &httpapi.Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable,
-		Message: fmt.Sprintf("the batch stopped at line %d, after %d documents stored (lines before it are done): %v", line, stored, err)}
-}
-
 // checkedBatch is POST /v1/batch?threshold=R: each document checked as
 // POST /v1/documents with the batch's threshold, reject and limit checks
 // it, in line order — against the stored documents and the lines before
@@ -94,42 +82,27 @@ func batchStopped(lo, line, stored int, err error) error {
 // replaces that line's document, as a later add would (it starts the next
 // chunk). The answer lists each document's outcome.
 func (s *Server) checkedBatch(w http.ResponseWriter, r *http.Request, lines []httpapi.BatchLine, opts *db.AddOptions) error {
-	res := api.BatchResult{Skipped: []api.BatchSkip{}, Results: []api.AddResult{}}
-	for lo := 0; lo < len(lines); {
-		hi := lo
-		ids := map[string]bool{}
-		for hi < len(lines) && hi-lo < batchChunk && !ids[lines[hi].Input.ID] {
-			ids[lines[hi].Input.ID] = true
-			hi++
-		}
-		chunk := lines[lo:hi]
+	res, err := httpapi.CheckedBatch(lines, batchChunk, func(chunk []httpapi.BatchLine) ([]api.AddResult, []api.BatchSkip, error) {
 		er, err := s.d.AddEach(r.Context(), inputsOf(chunk), opts)
 		if err != nil {
-			return batchStopped(lo, chunk[0].Line, res.Stored, err)
+			return nil, nil, err
 		}
+		var outs []api.AddResult
+		var skipped []api.BatchSkip
 		for _, sk := range er.Skipped {
-			res.Skipped = append(res.Skipped, skipOf(chunk, sk))
+			skipped = append(skipped, skipOf(chunk, sk))
 		}
 		for i, x := range er.Results {
-			if x == nil {
-				continue
-			}
-			out := apiconv.AddResult(chunk[i].Input.ID, x)
-			out.Line = chunk[i].Line
-			res.Results = append(res.Results, out)
-			switch {
-			case out.Stored:
-				res.Stored++
-				if out.Replaced {
-					res.Replaced++
-				}
-			case out.Unchanged:
-				res.Unchanged++
-			default:
-				res.Rejected++
+			if x != nil {
+				out := apiconv.AddResult(chunk[i].Input.ID, x)
+				out.Line = chunk[i].Line
+				outs = append(outs, out)
 			}
 		}
-		lo = hi
+		return outs, skipped, nil
+	})
+	if err != nil {
+		return err
 	}
 	return httpapi.WriteJSON(w, http.StatusOK, res)
 }

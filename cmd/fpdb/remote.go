@@ -263,8 +263,8 @@ func addResultOf(r *api.AddResult) *db.AddResult {
 // through add instead, as before checked batches existed, when a batch
 // cannot carry them — a text, id or source that is not UTF-8 (a batch is
 // JSON: the server must see a text's own bytes to read its encoding) — or
-// the server refused it whole (refusedWhole): a cluster node (501), a
-// server without checked batches (400), too large. Any other failure ends
+// the server refused it whole (refusedWhole): a server or cluster node
+// without checked batches (400, 501), too large. Any other failure ends
 // the run: the server may have stored the batch and lost its answer.
 func remoteEach(c *client.Client, add adder) eachFunc {
 	one := oneByOne(add)
@@ -323,9 +323,10 @@ func remoteEach(c *client.Client, add adder) eachFunc {
 
 // refusedWhole reports whether err, a checked batch's failure, is an
 // answer of the server that stored nothing, so that its documents may be
-// sent again one by one: a 501 (a cluster node), or a 4xx of the API
-// other than a timeout (a 400 from a server before checked batches, a 413,
-// a 429 after the client's retries; 401 and 403 end the run anyway).
+// sent again one by one: a 501 (a cluster node before checked batches),
+// or a 4xx of the API other than a timeout (a 400 from a server before
+// checked batches, a 413, a 429 after the client's retries; 401 and 403
+// end the run anyway).
 func refusedWhole(err error) bool {
 	var ce *client.Error
 	if !errors.As(err, &ce) {

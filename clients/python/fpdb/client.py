@@ -427,7 +427,9 @@ class Client:
         against the stored documents and the documents before it (a later
         document with an earlier one's id replaces it), and the result's
         ``results`` hold each document's :class:`AddResult` (``line``: its
-        1-based place in ``docs``). A cluster node does not serve it.
+        1-based place in ``docs``). A cluster node answers the same, each
+        batch's documents checked and appended in one transaction on its
+        write log.
 
         Args:
             docs: ``(id, text)`` or ``(id, text, source)`` tuples, or dicts with

@@ -1,0 +1,151 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/fpdb/fpdb/api"
+	"github.com/fpdb/fpdb/client"
+	"github.com/fpdb/fpdb/db"
+	"github.com/fpdb/fpdb/server"
+)
+
+// TestCheckedBatch sends the same checked batches (POST
+// /v1/batch?threshold=R) to a 3-node cluster, through different nodes,
+// and to a single-node server holding the same documents: every answer
+// (each line's outcome and matches, the counts, the skipped lines) is the
+// same, and so is what each then holds. The batches exercise a near
+// duplicate of a stored document, of an earlier line, an unchanged
+// document, a line without words, an id given twice (its second line
+// replaces the first), reject and limit.
+func TestCheckedBatch(t *testing.T) {
+	tc := startCluster(t, 3, 4, 2, nil)
+	nodes := httpNodes(t, tc, nil, "")
+	one, err := db.Open(t.TempDir(), &db.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { one.Close() })
+	srv, err := server.New(one, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	single, err := client.New(hs.URL, &client.Options{Timeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	riverNear := nearDup(t, riverText, "two hundred", "three hundred", "iron scale", "brass scale")
+	shipNear := nearDup(t, shipText, "long summer", "hot summer", "bright cloth", "fine cloth")
+	birdNear := nearDup(t, birdText, "lightweight", "small", "continents", "oceans")
+	notesNear := nearDup(t, notesText, "version four", "version five")
+
+	for _, c := range []*client.Client{single, nodes[0]} {
+		if _, err := c.Batch(ctx, []api.AddRequest{{ID: "river-1", Text: riverText, Source: "mill"}, {ID: "notes-1", Text: notesText}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	steps := []struct {
+		name  string
+		node  int
+		check api.BatchCheck
+		lines []api.AddRequest
+		want  func(api.BatchResult) bool // what the single node's answer must be
+	}{
+		{"reject", 1, api.BatchCheck{Threshold: 0.7, Reject: true}, []api.AddRequest{
+			{ID: "river-2", Text: riverNear},           // near river-1: rejected
+			{ID: "ship-1", Text: shipText},             // stored
+			{ID: "ship-2", Text: shipNear},             // near line 2: rejected
+			{ID: "notes-1", Text: notesText},           // unchanged
+			{ID: "empty-1", Text: "   "},               // skipped: no words
+			{ID: "bird-1", Text: birdText},             // stored
+			{ID: "bird-1", Text: birdNear},             // next chunk: replaces line 6 (its own version is no match)
+			{ID: "notes-2", Text: notesNear},           // near notes-1: rejected
+			{ID: "river-3", Text: riverText + " Fin."}, // near river-1: rejected
+		}, func(br api.BatchResult) bool {
+			return br.Stored == 3 && br.Replaced == 1 && br.Unchanged == 1 && br.Rejected == 4 && len(br.Skipped) == 1 && len(br.Results) == 8
+		}},
+		{"keep, limit 1", 2, api.BatchCheck{Threshold: 0.7, Limit: 1}, []api.AddRequest{
+			{ID: "river-2", Text: riverNear},       // stored, one match (river-1)
+			{ID: "river-3", Text: riverText + "."}, // stored, near river-1 and line 1: one match
+			{ID: "ship-2", Text: shipNear},         // stored, near ship-1
+			{ID: "bird-2", Text: birdText},         // stored, near bird-1's new version
+		}, func(br api.BatchResult) bool {
+			if br.Stored != 4 || br.Rejected != 0 || len(br.Results) != 4 {
+				return false
+			}
+			for _, r := range br.Results {
+				if len(r.Matches) != 1 {
+					return false
+				}
+			}
+			return true
+		}},
+		{"unchecked after", 0, api.BatchCheck{}, []api.AddRequest{{ID: "bird-3", Text: birdNear}}, func(br api.BatchResult) bool {
+			return br.Stored == 1
+		}},
+	}
+	for _, s := range steps {
+		var got [2]api.BatchResult
+		for i, c := range []*client.Client{single, nodes[s.node]} {
+			var br *api.BatchResult
+			var err error
+			if s.check.Threshold > 0 {
+				br, err = c.BatchChecked(ctx, s.lines, s.check)
+			} else {
+				br, err = c.Batch(ctx, s.lines)
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", s.name, err)
+			}
+			got[i] = *br
+		}
+		a, _ := json.Marshal(got[0])
+		b, _ := json.Marshal(got[1])
+		if string(a) != string(b) {
+			t.Fatalf("%s: the cluster answered\n%s\none database\n%s", s.name, b, a)
+		}
+		if !s.want(got[0]) {
+			t.Fatalf("%s: unexpected answer %s", s.name, a)
+		}
+		t.Logf("%s: %s", s.name, a)
+	}
+	// Both hold the same documents now, each with the same fingerprint.
+	var ids []string
+	if err := one.Docs(ctx, func(d db.Doc) error { ids = append(ids, d.ID); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) != 9 {
+		t.Fatalf("one database holds %d documents: %v", len(ids), ids)
+	}
+	st, err := nodes[2].Stats(ctx)
+	if err != nil || st.Docs != len(ids) {
+		t.Fatalf("cluster stats: %+v, %v (want %d documents)", st, err, len(ids))
+	}
+	for _, id := range ids {
+		want, err := single.Get(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := nodes[id[0]%3].Get(ctx, id)
+		if err != nil {
+			t.Fatalf("cluster get %q: %v", id, err)
+		}
+		if got.Fingerprint != want.Fingerprint || got.ContentHash != want.ContentHash {
+			t.Fatalf("%q differs: cluster %+v, one database %+v", id, got, want)
+		}
+	}
+	// A checked batch whose line cannot be stored in a cluster: 501 for
+	// replace, nothing stored.
+	_, err = nodes[0].BatchChecked(ctx, []api.AddRequest{{ID: "x-1", Text: birdText}, {ID: "bird-1", Text: birdText, Replace: true}}, api.BatchCheck{Threshold: 0.8})
+	wantStatus(t, "replace in a checked batch", err, http.StatusNotImplemented, codeNotImplemented)
+	if _, err := nodes[1].Get(ctx, "x-1"); err == nil {
+		t.Fatal("x-1 stored by a refused batch")
+	}
+}

@@ -1,0 +1,64 @@
+package httpapi
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+
+	"github.com/fpdb/fpdb/api"
+)
+
+// CheckedBatch runs a checked batch (POST /v1/batch?threshold=R) over
+// lines, a chunk at a time: a chunk is up to max lines with distinct ids
+// (a line whose id an earlier line has starts the next chunk, so that it
+// replaces that line's document as a later add would). add checks and
+// stores one chunk and returns the outcome of each line it checked (Line
+// set) and the lines it skipped. The result lists them, the skipped ones
+// by line, and counts the outcomes. When a chunk after the first fails,
+// the error is a 503 that says where the batch stopped (BatchStopped).
+func CheckedBatch(lines []BatchLine, max int, add func(chunk []BatchLine) ([]api.AddResult, []api.BatchSkip, error)) (*api.BatchResult, error) {
+	res := &api.BatchResult{Skipped: []api.BatchSkip{}, Results: []api.AddResult{}}
+	for lo := 0; lo < len(lines); {
+		hi := lo
+		ids := map[string]bool{}
+		for hi < len(lines) && hi-lo < max && !ids[lines[hi].Input.ID] {
+			ids[lines[hi].Input.ID] = true
+			hi++
+		}
+		chunk := lines[lo:hi]
+		outs, skipped, err := add(chunk)
+		if err != nil {
+			return nil, BatchStopped(lo, chunk[0].Line, res.Stored, err)
+		}
+		res.Skipped = append(res.Skipped, skipped...)
+		for _, out := range outs {
+			res.Results = append(res.Results, out)
+			switch {
+			case out.Stored:
+				res.Stored++
+				if out.Replaced {
+					res.Replaced++
+				}
+			case out.Unchanged:
+				res.Unchanged++
+			default:
+				res.Rejected++
+			}
+		}
+		lo = hi
+	}
+	slices.SortFunc(res.Skipped, func(a, b api.BatchSkip) int { return a.Line - b.Line })
+	return res, nil
+}
+
+// BatchStopped is the error of a batch whose chunk starting at line (the
+// chunk of its lo-th document) failed with err, after stored documents:
+// err itself for the first chunk, which stored nothing; else a 503, not a
+// 4xx, which would say that nothing changed.
+func BatchStopped(lo, line, stored int, err error) error {
+	if lo == 0 {
+		return err
+	}
+	return &Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable,
+		Message: fmt.Sprintf("the batch stopped at line %d, after %d documents stored (lines before it are done): %v", line, stored, err)}
+}
