@@ -14,17 +14,10 @@ import (
 	"github.com/fpdb/fpdb/server"
 )
 
-// TestCheckedBatch sends the same checked batches (POST
-// /v1/batch?threshold=R) to a 3-node cluster, through different nodes,
-// and to a single-node server holding the same documents: every answer
-// (each line's outcome and matches, the counts, the skipped lines) is the
-// same, and so is what each then holds. The batches exercise a near
-// duplicate of a stored document, of an earlier line, an unchanged
-// document, a line without words, an id given twice (its second line
-// replaces the first), reject and limit.
-func TestCheckedBatch(t *testing.T) {
-	tc := startCluster(t, 3, 4, 2, nil)
-	nodes := httpNodes(t, tc, nil, "")
+// singleServer returns a new database and a client of a single-node
+// server of it on 127.0.0.1: what a cluster's answers are compared with.
+func singleServer(t *testing.T) (*db.DB, *client.Client) {
+	t.Helper()
 	one, err := db.Open(t.TempDir(), &db.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
@@ -40,6 +33,21 @@ func TestCheckedBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return one, single
+}
+
+// TestCheckedBatch sends the same checked batches (POST
+// /v1/batch?threshold=R) to a 3-node cluster, through different nodes,
+// and to a single-node server holding the same documents: every answer
+// (each line's outcome and matches, the counts, the skipped lines) is the
+// same, and so is what each then holds. The batches exercise a near
+// duplicate of a stored document, of an earlier line, an unchanged
+// document, a line without words, an id given twice (its second line
+// replaces the first), reject and limit.
+func TestCheckedBatch(t *testing.T) {
+	tc := startCluster(t, 3, 4, 2, nil)
+	nodes := httpNodes(t, tc, nil, "")
+	one, single := singleServer(t)
 	ctx := context.Background()
 	riverNear := nearDup(t, riverText, "two hundred", "three hundred", "iron scale", "brass scale")
 	shipNear := nearDup(t, shipText, "long summer", "hot summer", "bright cloth", "fine cloth")

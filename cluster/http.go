@@ -84,10 +84,11 @@ const codeNotImplemented = "not_implemented"
 // Differences with the single-node server: the other routes (compare,
 // export, log, templates, backup, import, metrics, the web page, the
 // OpenAPI document) answer 501, as do the options a cluster cannot honour
-// (replace, forget, delete by prefix or age, query plans and explain,
-// centers); storage statistics are the sums over the shards; pairs are oriented A < B by id, not by
+// (replace, forget, query plans and explain, centers); storage statistics
+// are the sums over the shards; pairs are oriented A < B by id, not by
 // storing order; a cluster's members are in the order of their times
-// added. An unavailable shard is a 503.
+// added; the ids of a dry-run delete by prefix or age are sorted by id.
+// An unavailable shard is a 503.
 func (n *Node) Handler(opts *HTTPOptions) http.Handler {
 	o := HTTPOptions{}
 	if opts != nil {
@@ -716,6 +717,38 @@ func (h *httpHandler) checkedBatch(w http.ResponseWriter, r *http.Request, lines
 	return httpapi.WriteJSON(w, http.StatusOK, res)
 }
 
+// deleteWhere is POST /v1/delete by prefix or by age (older_than): the
+// documents selected on every shard, their deletion appended to the log
+// (Router.DeleteWhere); with dry_run the count and the ids, sorted, and
+// nothing deleted.
+func (h *httpHandler) deleteWhere(w http.ResponseWriter, r *http.Request, req api.DeleteRequest, by string) error {
+	var where Where
+	switch {
+	case by == "prefix" && req.Prefix == "":
+		return fmt.Errorf("prefix: %w (it would delete every document)", db.ErrEmptyPrefix)
+	case by == "prefix":
+		where.Prefix = req.Prefix
+	default:
+		age, err := apiconv.ParseAge(req.OlderThan)
+		if err != nil {
+			return httpapi.BadRequest("older_than %v", err)
+		}
+		where.Before = time.Now().Add(-age)
+	}
+	ids, err := h.r.DeleteWhere(r.Context(), where, req.DryRun)
+	res := api.DeleteResult{DryRun: req.DryRun, Deleted: len(ids)}
+	switch {
+	case err != nil && len(ids) > 0 && !req.DryRun:
+		return &httpapi.Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable,
+			Message: fmt.Sprintf("the delete stopped after %d documents deleted: %v", len(ids), err)}
+	case err != nil:
+		return err
+	case req.DryRun:
+		res.IDs = ids
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, res)
+}
+
 // prepareLines fingerprints the documents of lines: the prepared ones with
 // their line numbers, and the lines skipped because their text cannot be
 // fingerprinted (binary or without words, an invalid id).
@@ -777,21 +810,21 @@ func inputsOf(docs []*db.Doc) []db.Input {
 }
 
 // deleteMany is POST /v1/delete: by ids (or with dry_run how many of them
-// are stored); by prefix or age answers 501.
+// are stored), or by prefix or age (deleteWhere).
 func (h *httpHandler) deleteMany(w http.ResponseWriter, r *http.Request) error {
 	req, by, err := httpapi.ReadDelete(r)
 	if err != nil {
 		return err
 	}
 	switch {
-	case by == "prefix":
-		return notServed("delete by prefix")
-	case by == "older_than":
-		return notServed("delete by age (older_than)")
-	case len(req.IDs) == 0:
-		return httpapi.BadRequest("ids is empty")
+	case req.Forget && by != "ids":
+		return httpapi.BadRequest("forget goes with ids, not with %s", by)
 	case req.Forget:
 		return notServed("forget (a cluster keeps no audit log)")
+	case by == "prefix" || by == "older_than":
+		return h.deleteWhere(w, r, req, by)
+	case len(req.IDs) == 0:
+		return httpapi.BadRequest("ids is empty")
 	}
 	seen := make(map[string]bool, len(req.IDs))
 	var uniq []string

@@ -338,10 +338,18 @@ func TestHTTP(t *testing.T) {
 		if _, err := cs[2].Get(ctx, "bird-1"); !errors.Is(err, client.ErrNotFound) {
 			t.Fatalf("get bird-1: %v", err)
 		}
-		_, err = cs[2].DeleteMany(ctx, api.DeleteRequest{Prefix: "ship-"})
-		wantStatus(t, "delete by prefix", err, http.StatusNotImplemented, codeNotImplemented)
-		_, err = cs[2].DeleteMany(ctx, api.DeleteRequest{OlderThan: "30d"})
-		wantStatus(t, "delete by age", err, http.StatusNotImplemented, codeNotImplemented)
+		// By prefix and by age (TestDeleteWhere compares them with one
+		// database's): the dry run names, the delete leaves the others.
+		dr, err = cs[2].DeleteMany(ctx, api.DeleteRequest{Prefix: "ship-", DryRun: true})
+		if err != nil || dr.Deleted != 2 || !slices.Equal(dr.IDs, []string{"ship-1", "ship-2"}) {
+			t.Fatalf("dry run by prefix: %+v, %v", dr, err)
+		}
+		dr, err = cs[2].DeleteMany(ctx, api.DeleteRequest{OlderThan: "30d"})
+		if err != nil || dr.Deleted != 0 {
+			t.Fatalf("delete by age: %+v, %v", dr, err)
+		}
+		_, err = cs[2].DeleteMany(ctx, api.DeleteRequest{Prefix: "ship-", Forget: true})
+		wantStatus(t, "forget by prefix", err, http.StatusBadRequest, api.CodeBadRequest)
 	})
 
 	t.Run("NotServed", func(t *testing.T) {

@@ -139,6 +139,7 @@ func openReplica(ctx context.Context, n *Node, s int) (*replica, error) {
 		{replicaSubject(s, n.opts.Name, "storage"), "", r.sem, r.serveStorage},
 		{replicaSubject(s, n.opts.Name, "pindocs"), "", r.slow, r.servePinDocs},
 		{replicaSubject(s, n.opts.Name, "pairs"), "", r.slow, r.servePairs},
+		{replicaSubject(s, n.opts.Name, "select"), "", r.slow, r.serveSelect},
 		{queue + ".seed", queue, r.slow, r.serveSeed},
 	} {
 		sub, err := n.nc.QueueSubscribe(h.subj, h.queue, r.async(h.sem, h.fn))

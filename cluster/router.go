@@ -860,33 +860,48 @@ func (r *Router) commitPart(ctx context.Context, cs []*candidate) error {
 		if err != nil {
 			return err
 		}
-		for seq := last + 1; seq <= now; seq++ {
-			var m *jetstream.RawStreamMsg
-			err := r.retry(ctx, "read a log entry", func(actx context.Context) (bool, error) {
-				var err error
-				m, err = r.stream.GetMsg(actx, seq)
-				return err == nil, err
-			})
-			if err != nil {
-				return fmt.Errorf("fpdb cluster: read log entry %d: %w", seq, err)
-			}
-			if m.Header.Get(jetstream.MsgIDHeader) == id { // our own append, acknowledged to no one
-				r.noteWritten(seq)
-				for _, c := range cs {
-					if !c.drop {
-						c.req.out[c.i].Stored, c.req.out[c.i].Seq = true, seq
-					}
+		own, err := r.readLog(ctx, last, now, id, func(entries []Entry) { r.checkEntries(cs, entries) })
+		if err != nil {
+			return err
+		}
+		if own > 0 { // our own append, acknowledged to no one
+			for _, c := range cs {
+				if !c.drop {
+					c.req.out[c.i].Stored, c.req.out[c.i].Seq = true, own
 				}
-				return nil
 			}
-			entries, err := DecodeBatch(m.Data)
-			if err != nil {
-				return fmt.Errorf("fpdb cluster: log entry %d: %w", seq, err)
-			}
-			r.checkEntries(cs, entries)
+			return nil
 		}
 		last = now
 	}
+}
+
+// readLog calls fn with the entries of each log message after from up to
+// now, in order. When it meets the message of batch (an append of ours
+// whose acknowledgement was lost) it stops there and returns its
+// sequence, noted as written; else 0.
+func (r *Router) readLog(ctx context.Context, from, now uint64, batch string, fn func([]Entry)) (uint64, error) {
+	for seq := from + 1; seq <= now; seq++ {
+		var m *jetstream.RawStreamMsg
+		err := r.retry(ctx, "read a log entry", func(actx context.Context) (bool, error) {
+			var err error
+			m, err = r.stream.GetMsg(actx, seq)
+			return err == nil, err
+		})
+		if err != nil {
+			return 0, fmt.Errorf("fpdb cluster: read log entry %d: %w", seq, err)
+		}
+		if m.Header.Get(jetstream.MsgIDHeader) == batch {
+			r.noteWritten(seq)
+			return seq, nil
+		}
+		entries, err := DecodeBatch(m.Data)
+		if err != nil {
+			return 0, fmt.Errorf("fpdb cluster: log entry %d: %w", seq, err)
+		}
+		fn(entries)
+	}
+	return 0, nil
 }
 
 func entriesOf(cs []*candidate) []Entry {
