@@ -3,8 +3,12 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +17,14 @@ import (
 	"github.com/fpdb/fpdb/db"
 	"github.com/fpdb/fpdb/server"
 )
+
+// reverseWords returns text's words in reverse order: the same words, and
+// no shingle in common.
+func reverseWords(text string) string {
+	w := strings.Fields(text)
+	slices.Reverse(w)
+	return strings.Join(w, " ")
+}
 
 // singleServer returns a new database and a client of a single-node
 // server of it on 127.0.0.1: what a cluster's answers are compared with.
@@ -95,6 +107,14 @@ func TestCheckedBatch(t *testing.T) {
 			}
 			return true
 		}},
+		// A later line is checked against the version an earlier line of
+		// its chunk stores, not the one it replaces.
+		{"replaced in the batch", 0, api.BatchCheck{Threshold: 0.7, Reject: true}, []api.AddRequest{
+			{ID: "notes-1", Text: reverseWords(notesText)}, // stored anew, near nothing
+			{ID: "notes-3", Text: notesNear},               // near notes-1's old version only: stored
+		}, func(br api.BatchResult) bool {
+			return br.Stored == 2 && br.Replaced == 1 && br.Rejected == 0 && len(br.Results[1].Matches) == 0
+		}},
 		{"unchecked after", 0, api.BatchCheck{}, []api.AddRequest{{ID: "bird-3", Text: birdNear}}, func(br api.BatchResult) bool {
 			return br.Stored == 1
 		}},
@@ -129,10 +149,12 @@ func TestCheckedBatch(t *testing.T) {
 	if err := one.Docs(ctx, func(d db.Doc) error { ids = append(ids, d.ID); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if len(ids) != 9 {
+	if len(ids) != 10 {
 		t.Fatalf("one database holds %d documents: %v", len(ids), ids)
 	}
-	st, err := nodes[2].Stats(ctx)
+	// Read through node 1, whose last write is the last: a node reads its
+	// own writes.
+	st, err := nodes[0].Stats(ctx)
 	if err != nil || st.Docs != len(ids) {
 		t.Fatalf("cluster stats: %+v, %v (want %d documents)", st, err, len(ids))
 	}
@@ -141,7 +163,7 @@ func TestCheckedBatch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := nodes[id[0]%3].Get(ctx, id)
+		got, err := nodes[0].Get(ctx, id)
 		if err != nil {
 			t.Fatalf("cluster get %q: %v", id, err)
 		}
@@ -155,5 +177,46 @@ func TestCheckedBatch(t *testing.T) {
 	wantStatus(t, "replace in a checked batch", err, http.StatusNotImplemented, codeNotImplemented)
 	if _, err := nodes[1].Get(ctx, "x-1"); err == nil {
 		t.Fatal("x-1 stored by a refused batch")
+	}
+}
+
+// TestCommitKeepsRequestsWhole: the adds one commit appends are split
+// into log messages of at most maxMessage bytes at the boundaries of the
+// requests (each of which fits), so that an add of many documents that
+// fits in one message is one transaction whatever it shares a commit
+// with; only a request too large for one message is split.
+func TestCommitKeepsRequestsWhole(t *testing.T) {
+	ctx := context.Background()
+	tc := startCluster(t, 1, 2, 1, nil)
+	r := tc.nodes[0].Router()
+	rng := rand.New(rand.NewPCG(7, 7))
+	req := func(prefix string, n int) *addReq {
+		q := &addReq{o: AddOptions{Threshold: 0.9}}
+		for i := range n {
+			q.docs = append(q.docs, &db.Doc{ID: fmt.Sprintf("%s-%d", prefix, i), Fingerprint: randomFP(rng, 512), Added: time.Now()})
+		}
+		return q
+	}
+	one := entrySize(req("x", 1).docs[0])
+	r.maxMessage = 5 * one
+	small, fits, large := req("small", 2), req("fits", 4), req("large", 7)
+	if err := r.commit(ctx, []*addReq{small, fits, large}); err != nil {
+		t.Fatal(err)
+	}
+	seqs := func(q *addReq) []uint64 {
+		var out []uint64
+		for _, o := range q.out {
+			if !o.Stored {
+				t.Fatalf("%s not stored", o.Doc.ID)
+			}
+			if len(out) == 0 || out[len(out)-1] != o.Seq {
+				out = append(out, o.Seq)
+			}
+		}
+		return out
+	}
+	s, f, l := seqs(small), seqs(fits), seqs(large)
+	if len(s) != 1 || len(f) != 1 || f[0] == s[0] || len(l) != 2 || l[0] == f[0] {
+		t.Fatalf("log messages of the requests: %v, %v, %v; want one for each of the first two, two for the third", s, f, l)
 	}
 }

@@ -617,11 +617,11 @@ func keepBefore(da, dbb *db.Doc, a, b string, k db.Keep) bool {
 	return false
 }
 
-// batch is POST /v1/batch: one api.AddRequest per line, without check,
-// appended by one Router.Add (one log message, or parts of at most 6 MiB
-// each when it does not fit); with ?threshold=R, checkedBatch. Every line
-// is read and checked first; lines whose id was given before, or whose
-// text cannot be fingerprinted, are skipped.
+// batch is POST /v1/batch: one api.AddRequest per line (with ?threshold=R,
+// checkedBatch). Without check, the lines are appended by one Router.Add
+// (one log message, or parts of at most 6 MiB each when it does not fit):
+// every line is read and checked first, and lines whose id an earlier line
+// has, or whose text cannot be fingerprinted, are skipped.
 func (h *httpHandler) batch(w http.ResponseWriter, r *http.Request) error {
 	lines, check, err := httpapi.ReadBatch(r, func(line int, req api.AddRequest) error {
 		if req.Replace {
@@ -684,14 +684,22 @@ const checkedBatchChunk = 1000
 // checkedBatch is POST /v1/batch?threshold=R: each document checked as
 // POST /v1/documents with the batch's threshold, reject and limit checks
 // it, in line order — against the whole cluster and the lines before it —
-// and appended in chunks of up to checkedBatchChunk documents, each one
-// Router.Add (one optimistic transaction on the log). A line whose id an
-// earlier line has replaces that line's document, as a later add would
-// (it starts the next chunk). The answer lists each document's outcome,
-// as the single-node server's does.
+// and appended in chunks of up to checkedBatchChunk documents that fit in
+// one log message, each one Router.Add (one optimistic transaction on the
+// log). A line whose id an earlier line has replaces that line's
+// document, as a later add would (it starts the next chunk). The answer
+// lists each document's outcome, as the single-node server's does. As for
+// a single add, whether a document is reported replaced or unchanged is
+// read before its transaction: a concurrent write of the same id may make
+// that report stale.
 func (h *httpHandler) checkedBatch(w http.ResponseWriter, r *http.Request, lines []httpapi.BatchLine, o *db.AddOptions) error {
 	ctx := r.Context()
-	res, err := httpapi.CheckedBatch(lines, checkedBatchChunk, func(chunk []httpapi.BatchLine) ([]api.AddResult, []api.BatchSkip, error) {
+	// A chunk fits in one log message, so that Router.Add appends it in
+	// one: one transaction.
+	limit := httpapi.ChunkLimit{Lines: checkedBatchChunk, Bytes: h.r.maxMessage, Size: func(l httpapi.BatchLine) int {
+		return addEntrySize(l.Input.ID, l.Input.Source, h.r.smap.K/64)
+	}}
+	res, err := httpapi.CheckedBatch(lines, limit, func(chunk []httpapi.BatchLine) ([]api.AddResult, []api.BatchSkip, error) {
 		docs, docLines, skipped, err := h.prepareLines(ctx, chunk)
 		if err != nil || len(docs) == 0 {
 			return nil, skipped, err

@@ -764,6 +764,8 @@ type candidate struct {
 	doc    *db.Doc
 	radius int // -1: no check
 	drop   bool
+	// shard are the matches the shards found at the check's sequence.
+	shard []db.Match
 }
 
 // commit runs the optimistic transaction for a batch: check every
@@ -775,15 +777,28 @@ func (r *Router) commit(ctx context.Context, batch []*addReq) error {
 	size := 0
 	for _, q := range batch {
 		q.out = make([]AddResult, len(q.docs))
+		// A log message holds at most maxMessage bytes: a larger batch is
+		// appended in parts, one after the other (each part's check sees
+		// the parts before it in the log). A request's documents that fit
+		// in one message stay in one part: an Add that fits is one
+		// transaction, whatever other adds share its commit.
+		qsize := 0
+		for _, d := range q.docs {
+			qsize += entrySize(d)
+		}
+		if size+qsize > r.maxMessage && len(cs) > 0 {
+			if err := r.commitPart(ctx, cs); err != nil {
+				return err
+			}
+			cs, size = nil, 0
+		}
 		for i, d := range q.docs {
 			c := &candidate{req: q, i: i, doc: d, radius: -1}
 			q.out[i].Doc = d
 			if q.o.Threshold > 0 {
 				c.radius = index.Radius(r.smap.K, q.o.Threshold)
 			}
-			// A log message holds at most maxMessage bytes: a larger batch
-			// is appended in parts, one after the other (each part's check
-			// sees the parts before it in the log).
+			// Only a request too large for one message is split.
 			if es := entrySize(d); size+es > r.maxMessage && len(cs) > 0 {
 				if err := r.commitPart(ctx, cs); err != nil {
 					return err
@@ -802,8 +817,12 @@ func (r *Router) commit(ctx context.Context, batch []*addReq) error {
 const maxMessage = 6 << 20
 
 // entrySize bounds the encoded size of d's add entry.
-func entrySize(d *db.Doc) int {
-	return 1 + 2*binary.MaxVarintLen64 + len(d.ID) + 1 + 8*len(d.Fingerprint) + 16 + 4*binary.MaxVarintLen64 + len(d.Source)
+func entrySize(d *db.Doc) int { return addEntrySize(d.ID, d.Source, len(d.Fingerprint)) }
+
+// addEntrySize bounds the encoded size of the add entry of a document of
+// that id and source, and a fingerprint of words words.
+func addEntrySize(id, source string, words int) int {
+	return 1 + 2*binary.MaxVarintLen64 + len(id) + 1 + 8*words + 16 + 4*binary.MaxVarintLen64 + len(source)
 }
 
 // commitPart commits the candidates cs in one log message.
@@ -832,47 +851,39 @@ func (r *Router) commitPart(ctx context.Context, cs []*candidate) error {
 	if err := r.checkShards(ctx, cs, last); err != nil {
 		return err
 	}
-	r.checkWithin(cs)
+	var after []Entry // appended after last, in log order
 	for {
+		r.decide(cs, after)
 		entries := entriesOf(cs)
 		if len(entries) == 0 { // every document was rejected: nothing to append
-			for _, c := range cs {
-				sortMatches(c.req.out[c.i].Matches, false)
-			}
 			return nil
 		}
 		seq, err := r.publishID(ctx, entries, id, last, true)
-		if err == nil {
-			r.stats.docs.Add(int64(len(entries)))
-			for _, c := range cs {
-				if !c.drop {
-					c.req.out[c.i].Stored, c.req.out[c.i].Seq = true, seq
-				}
-				sortMatches(c.req.out[c.i].Matches, false)
-			}
-			return nil
-		}
-		if !errors.Is(err, errConflict) {
+		if err != nil && !errors.Is(err, errConflict) {
 			return err
 		}
-		// Entries were appended after last: compare with them.
-		now, err := r.LastSeq(ctx)
 		if err != nil {
-			return err
-		}
-		own, err := r.readLog(ctx, last, now, id, func(entries []Entry) { r.checkEntries(cs, entries) })
-		if err != nil {
-			return err
-		}
-		if own > 0 { // our own append, acknowledged to no one
-			for _, c := range cs {
-				if !c.drop {
-					c.req.out[c.i].Stored, c.req.out[c.i].Seq = true, own
-				}
+			// Entries were appended after last: decide again with them.
+			now, err := r.LastSeq(ctx)
+			if err != nil {
+				return err
 			}
-			return nil
+			if seq, err = r.readLog(ctx, last, now, id, func(es []Entry) { after = append(after, es...) }); err != nil {
+				return err
+			}
+			if seq == 0 {
+				last = now
+				continue
+			}
+			// Our own append, acknowledged to no one: decided as it is.
 		}
-		last = now
+		r.stats.docs.Add(int64(len(entries)))
+		for _, c := range cs {
+			if !c.drop {
+				c.req.out[c.i].Stored, c.req.out[c.i].Seq = true, seq
+			}
+		}
+		return nil
 	}
 }
 
@@ -917,7 +928,8 @@ func entriesOf(cs []*candidate) []Entry {
 	return out
 }
 
-// checkShards queries every shard at ≥ last for the checked candidates.
+// checkShards queries every shard at ≥ last for the checked candidates
+// (their shard matches).
 func (r *Router) checkShards(ctx context.Context, cs []*candidate, last uint64) error {
 	var qs []shardQuery
 	var who []*candidate
@@ -932,14 +944,57 @@ func (r *Router) checkShards(ctx context.Context, cs []*candidate, last uint64) 
 		return err
 	}
 	for i, c := range who {
-		for _, m := range res[i] {
-			c.match(m)
-		}
+		c.shard = res[i]
 	}
 	return nil
 }
 
-// match records a match of c (its own previous version excepted).
+// decide sets each checked candidate's matches (sorted) and whether it is
+// dropped, in batch order, as one database storing the documents one
+// after the other would: its matches are the shards' documents at the
+// check, less those whose id was stored anew or deleted since (an entry
+// of after, or a kept candidate before it in the batch), and the
+// documents those entries and the kept candidates before it store. A
+// candidate is dropped when it asked to Reject and has a match.
+func (r *Router) decide(cs []*candidate, after []Entry) {
+	since := map[string]*Entry{} // each id's last entry of after; nil: deleted
+	for i := range after {
+		switch e := &after[i]; e.Kind {
+		case KindAdd:
+			since[e.ID] = e
+		case KindDelete:
+			since[e.ID] = nil
+		}
+	}
+	kept := map[string]*candidate{} // the last kept candidate of each id so far
+	for _, c := range cs {
+		out := &c.req.out[c.i]
+		out.Matches, c.drop = nil, false
+		if c.radius >= 0 {
+			for _, m := range c.shard {
+				_, changed := since[m.ID]
+				if !changed && kept[m.ID] == nil {
+					c.match(m)
+				}
+			}
+			for id, e := range since {
+				if e != nil && kept[id] == nil {
+					r.checkPair(c, e.ID, e.Fingerprint, e.ContentHash, e.Shingles, e.Words)
+				}
+			}
+			for _, k := range kept {
+				r.checkPair(c, k.doc.ID, k.doc.Fingerprint, k.doc.ContentHash, k.doc.Shingles, k.doc.Words)
+			}
+			sortMatches(out.Matches, false)
+		}
+		if !c.drop {
+			kept[c.doc.ID] = c
+		}
+	}
+}
+
+// match records a match of c (its own previous version excepted, and a
+// document matched already), and drops c when it asked to Reject.
 func (c *candidate) match(m db.Match) {
 	if m.ID == c.doc.ID {
 		return
@@ -953,37 +1008,6 @@ func (c *candidate) match(m db.Match) {
 	out.Matches = append(out.Matches, m)
 	if c.req.o.Reject {
 		c.drop = true
-	}
-}
-
-// checkWithin compares each checked candidate with the batch's earlier
-// kept ones.
-func (r *Router) checkWithin(cs []*candidate) {
-	for j, c := range cs {
-		if c.radius < 0 {
-			continue
-		}
-		for _, e := range cs[:j] {
-			if !e.drop {
-				r.checkPair(c, e.doc.ID, e.doc.Fingerprint, e.doc.ContentHash, e.doc.Shingles, e.doc.Words)
-			}
-		}
-	}
-}
-
-// checkEntries compares the checked candidates with log entries appended
-// after the check's sequence.
-func (r *Router) checkEntries(cs []*candidate, entries []Entry) {
-	for i := range entries {
-		e := &entries[i]
-		if e.Kind != KindAdd {
-			continue
-		}
-		for _, c := range cs {
-			if c.radius >= 0 && !c.drop {
-				r.checkPair(c, e.ID, e.Fingerprint, e.ContentHash, e.Shingles, e.Words)
-			}
-		}
 	}
 }
 

@@ -82,7 +82,7 @@ func skipOf(chunk []httpapi.BatchLine, sk db.BatchSkip) api.BatchSkip {
 // replaces that line's document, as a later add would (it starts the next
 // chunk). The answer lists each document's outcome.
 func (s *Server) checkedBatch(w http.ResponseWriter, r *http.Request, lines []httpapi.BatchLine, opts *db.AddOptions) error {
-	res, err := httpapi.CheckedBatch(lines, batchChunk, func(chunk []httpapi.BatchLine) ([]api.AddResult, []api.BatchSkip, error) {
+	res, err := httpapi.CheckedBatch(lines, httpapi.ChunkLimit{Lines: batchChunk}, func(chunk []httpapi.BatchLine) ([]api.AddResult, []api.BatchSkip, error) {
 		er, err := s.d.AddEach(r.Context(), inputsOf(chunk), opts)
 		if err != nil {
 			return nil, nil, err

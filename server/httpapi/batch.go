@@ -8,20 +8,34 @@ import (
 	"github.com/fpdb/fpdb/api"
 )
 
+// ChunkLimit bounds a chunk of a checked batch: at most Lines lines, and
+// when Size is set, lines whose sizes add up to at most Bytes (one line at
+// least).
+type ChunkLimit struct {
+	Lines int
+	Bytes int
+	Size  func(BatchLine) int
+}
+
 // CheckedBatch runs a checked batch (POST /v1/batch?threshold=R) over
-// lines, a chunk at a time: a chunk is up to max lines with distinct ids
-// (a line whose id an earlier line has starts the next chunk, so that it
-// replaces that line's document as a later add would). add checks and
+// lines, a chunk at a time: a chunk is lines with distinct ids within
+// limit (a line whose id an earlier line has starts the next chunk, so
+// that it replaces that line's document as a later add would). add checks and
 // stores one chunk and returns the outcome of each line it checked (Line
 // set) and the lines it skipped. The result lists them, the skipped ones
 // by line, and counts the outcomes. When a chunk after the first fails,
 // the error is a 503 that says where the batch stopped (BatchStopped).
-func CheckedBatch(lines []BatchLine, max int, add func(chunk []BatchLine) ([]api.AddResult, []api.BatchSkip, error)) (*api.BatchResult, error) {
+func CheckedBatch(lines []BatchLine, limit ChunkLimit, add func(chunk []BatchLine) ([]api.AddResult, []api.BatchSkip, error)) (*api.BatchResult, error) {
 	res := &api.BatchResult{Skipped: []api.BatchSkip{}, Results: []api.AddResult{}}
 	for lo := 0; lo < len(lines); {
-		hi := lo
+		hi, size := lo, 0
 		ids := map[string]bool{}
-		for hi < len(lines) && hi-lo < max && !ids[lines[hi].Input.ID] {
+		for hi < len(lines) && hi-lo < limit.Lines && !ids[lines[hi].Input.ID] {
+			if limit.Size != nil {
+				if size += limit.Size(lines[hi]); size > limit.Bytes && hi > lo {
+					break
+				}
+			}
 			ids[lines[hi].Input.ID] = true
 			hi++
 		}

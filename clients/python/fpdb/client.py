@@ -418,18 +418,20 @@ class Client:
         reject: bool = False,
         limit: Optional[int] = None,
     ) -> BatchResult:
-        """Store many documents in batches (``POST /v1/batch``; each batch is
-        one atomic write), without a near-duplicate check unless
-        ``threshold`` is given.
+        """Store many documents in batches (``POST /v1/batch``, a request
+        each), without a near-duplicate check unless ``threshold`` is
+        given. The server stores a batch in atomic writes of up to 1 000
+        documents each.
 
         With ``threshold``, each document is checked as :meth:`add` with
         ``threshold``, ``reject`` and ``limit`` would check it, in order,
         against the stored documents and the documents before it (a later
         document with an earlier one's id replaces it), and the result's
         ``results`` hold each document's :class:`AddResult` (``line``: its
-        1-based place in ``docs``). A cluster node answers the same, each
-        batch's documents checked and appended in one transaction on its
-        write log.
+        1-based place in ``docs``). A cluster node answers the same: it
+        checks and appends each run of up to 1 000 documents (fewer when
+        they would not fit in one message of its write log) as one
+        transaction on the log.
 
         Args:
             docs: ``(id, text)`` or ``(id, text, source)`` tuples, or dicts with
@@ -457,10 +459,12 @@ class Client:
                 (a :class:`BatchResult`) and the place in ``docs`` of the
                 failed request's first document in ``failed_line``: send
                 the documents from there again. The failed request stored
-                nothing when the server answered it with an error; when no
-                answer came (:class:`ConnectionFailed`, a proxy's 5xx) its
-                documents may be stored, and sending them again reports
-                them ``unchanged``.
+                nothing when the server answered it with an error, unless
+                that error is a 503 saying where the batch stopped (the
+                documents before that line are stored); when no answer came
+                (:class:`ConnectionFailed`, a proxy's 5xx) its documents may
+                be stored. Documents stored already are reported
+                ``unchanged`` when sent again.
         """
         if not threshold and (reject or limit is not None):
             raise ValueError("reject and limit need threshold")
