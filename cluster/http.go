@@ -21,6 +21,7 @@ import (
 	"github.com/fpdb/fpdb/server"
 	"github.com/fpdb/fpdb/server/apiconv"
 	"github.com/fpdb/fpdb/server/httpapi"
+	"github.com/fpdb/fpdb/server/metrics"
 )
 
 // HTTPOptions configure a node's HTTP handler (Node.Handler). The zero
@@ -82,13 +83,15 @@ const codeNotImplemented = "not_implemented"
 // and log lines are the same.
 //
 // Differences with the single-node server: the other routes (compare,
-// export, log, templates, backup, import, metrics, the web page, the
-// OpenAPI document) answer 501, as do the options a cluster cannot honour
+// export, log, templates, backup, import, the web page, the OpenAPI
+// document) answer 501, as do the options a cluster cannot honour
 // (replace, forget, query plans and explain, centers); storage statistics
 // are the sums over the shards; pairs are oriented A < B by id, not by
 // storing order; a cluster's members are in the order of their times
-// added; the ids of a dry-run delete by prefix or age are sorted by id.
-// An unavailable shard is a 503.
+// added; the ids of a dry-run delete by prefix or age are sorted by id;
+// /metrics gives the node's figures (its router's, and each shard
+// replica's it holds, labeled by shard: package cluster's
+// nodeCollector) beside its HTTP requests. An unavailable shard is a 503.
 func (n *Node) Handler(opts *HTTPOptions) http.Handler {
 	o := HTTPOptions{}
 	if opts != nil {
@@ -112,23 +115,32 @@ func (n *Node) Handler(opts *HTTPOptions) http.Handler {
 	if o.Logger == nil {
 		o.Logger = n.opts.Logger
 	}
-	h := &httpHandler{n: n, r: n.r, o: o}
+	h := &httpHandler{n: n, r: n.r, o: o, requests: metrics.NewHTTP()}
+	mh, err := n.metricsHandler(h.requests)
+	if err != nil {
+		o.Logger.Error("no metrics", "err", err)
+	}
+	h.metricsPage = mh
 	return httpapi.NewMux(h.routes(), httpapi.Options{Tokens: o.Tokens, MaxBodyBytes: o.MaxBodyBytes,
 		RequestTimeout: o.RequestTimeout, StreamTimeout: o.StreamTimeout, MaxConcurrent: o.MaxConcurrent,
-		Logger: o.Logger, LogAttrs: []any{"node", n.opts.Name}, Errors: httpErrors})
+		Logger: o.Logger, LogAttrs: []any{"node", n.opts.Name}, Errors: httpErrors, Observe: h.requests.Observe})
 }
 
 type httpHandler struct {
 	n *Node
 	r *Router
 	o HTTPOptions
+	// requests counts the requests answered; metricsPage serves them and
+	// the node's figures (nil when they could not be registered).
+	requests    *metrics.HTTP
+	metricsPage http.Handler
 }
 
 // routes are the single-node server's routes (httpapi.Handlers), each
 // served or, without a handler here, answered 501.
 func (h *httpHandler) routes() []httpapi.Route {
 	hs := httpapi.Handlers{Healthz: h.healthz, Readyz: h.readyz, Page: h.root, Add: h.add, Get: h.get, DeleteOne: h.deleteOne,
-		Query: h.query, Stats: h.stats, Pairs: h.pairs, Clusters: h.clusters, Batch: h.batch, DeleteMany: h.deleteMany}
+		Query: h.query, Stats: h.stats, Pairs: h.pairs, Clusters: h.clusters, Batch: h.batch, DeleteMany: h.deleteMany, Metrics: h.metrics}
 	return hs.Routes(func(rt httpapi.Route) httpapi.HandlerFunc {
 		return func(http.ResponseWriter, *http.Request) error { return notServed("%s %s", rt.Method, rt.Pattern) }
 	})
@@ -259,6 +271,17 @@ func (h *httpHandler) stored(ctx context.Context, id string) (*db.Doc, error) {
 }
 
 // --- handlers ---
+
+// metrics is GET /metrics: the node's figures (its router, its shard
+// replicas and their databases, labeled by shard) and its HTTP requests,
+// in Prometheus' text format.
+func (h *httpHandler) metrics(w http.ResponseWriter, r *http.Request) error {
+	if h.metricsPage == nil {
+		return &httpapi.Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable, Message: "no metrics"}
+	}
+	h.metricsPage.ServeHTTP(w, r)
+	return nil
+}
 
 func (h *httpHandler) healthz(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")

@@ -354,7 +354,7 @@ func TestHTTP(t *testing.T) {
 
 	t.Run("NotServed", func(t *testing.T) {
 		for _, rq := range []struct{ method, path string }{
-			{"GET", "/v1/templates"}, {"GET", "/v1/export"}, {"POST", "/v1/compare"}, {"GET", "/metrics"}, {"GET", "/"},
+			{"GET", "/v1/templates"}, {"GET", "/v1/export"}, {"POST", "/v1/compare"}, {"GET", "/"},
 		} {
 			req, _ := http.NewRequest(rq.method, cs[0].URL()+rq.path, nil)
 			resp, err := http.DefaultClient.Do(req)

@@ -1,57 +1,19 @@
 package server
 
 import (
-	"net/http"
-	"strings"
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
 
 	"github.com/fpdb/fpdb/api"
 	"github.com/fpdb/fpdb/db"
+	"github.com/fpdb/fpdb/internal/promtest"
 )
 
-// scrape GETs /metrics and parses it.
-func scrape(t *testing.T, url string) map[string]*dto.MetricFamily {
-	t.Helper()
-	resp, err := http.Get(url + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") {
-		t.Fatalf("/metrics: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
-	}
-	var p expfmt.TextParser
-	fams, err := p.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatalf("/metrics is not Prometheus text: %v", err)
-	}
-	return fams
-}
+func scrape(t *testing.T, url string) map[string]*dto.MetricFamily { return promtest.Scrape(t, url) }
 
-// sample returns the metric of family name with the labels (name=value
-// pairs), or nil.
 func sample(fams map[string]*dto.MetricFamily, name string, labels ...string) *dto.Metric {
-	f := fams[name]
-	if f == nil {
-		return nil
-	}
-next:
-	for _, m := range f.GetMetric() {
-		for i := 0; i+1 < len(labels); i += 2 {
-			found := false
-			for _, l := range m.GetLabel() {
-				found = found || l.GetName() == labels[i] && l.GetValue() == labels[i+1]
-			}
-			if !found {
-				continue next
-			}
-		}
-		return m
-	}
-	return nil
+	return promtest.Sample(fams, name, labels...)
 }
 
 func TestMetricsEndpoint(t *testing.T) {

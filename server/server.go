@@ -60,7 +60,7 @@ type Server struct {
 	mux   *http.ServeMux
 	ready chan struct{} // closed when Serve begins to shut down
 	// metrics are served at /metrics, from a registry of this server's.
-	metrics *metrics
+	metrics *metricSet
 }
 
 // New returns a server of d; opts may be nil (the defaults). The caller
@@ -98,7 +98,7 @@ func New(d *db.DB, opts *Options) (*Server, error) {
 	s := &Server{d: d, o: o, ready: make(chan struct{}), metrics: m}
 	s.mux = httpapi.NewMux(s.routes(), httpapi.Options{Tokens: o.Tokens, MaxBodyBytes: o.MaxBodyBytes, MaxImportBytes: o.MaxImportBytes,
 		RequestTimeout: o.RequestTimeout, StreamTimeout: o.StreamTimeout, MaxConcurrent: o.MaxConcurrent,
-		Logger: o.Logger, Errors: errorClasses, Observe: m.observe})
+		Logger: o.Logger, Errors: errorClasses, Observe: m.http.Observe})
 	return s, nil
 }
 

@@ -73,8 +73,10 @@ network); together they keep a replicated write log and a shard map, the
 node's replicas of the --shards follow the log, and the same HTTP API,
 on HOST:7700 unless --addr says otherwise, answers from every shard:
 exactly one database's answers, with check-then-add across all nodes.
-Compare, templates, export, the audit log, backups, import and /metrics
-are answered 501 by a cluster node. See docs/SCALING.md.
+Compare, templates, export, the audit log, backups and import are
+answered 501 by a cluster node; its /metrics gives its router's figures
+and those of each shard replica it holds (labeled shard). See
+docs/SCALING.md.
 
 Exit status: 0 after a shutdown asked for; 2 on error (the address taken, a
 bad token file, the database held by another process, a cluster that did
