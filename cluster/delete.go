@@ -82,6 +82,9 @@ func (r *Router) Select(ctx context.Context, w Where, minSeq uint64) ([]string, 
 	if w.Prefix == "" && w.Before.IsZero() {
 		return nil, fmt.Errorf("fpdb cluster: select: %w", db.ErrEmptyPrefix)
 	}
+	if y := w.Before.Year(); w.Prefix == "" && (y < 1678 || y > 2261) {
+		return nil, fmt.Errorf("fpdb cluster: select: %w: time %v out of range", ErrInvalidOptions, w.Before)
+	}
 	req := selectRequest{Prefix: w.Prefix, MinSeq: minSeq}
 	if w.Prefix == "" {
 		req.Before = w.Before.UnixNano()
@@ -119,24 +122,29 @@ func (r *Router) Select(ctx context.Context, w Where, minSeq uint64) ([]string, 
 // when the shard kept its old version, its content unchanged: such a
 // document is spared rather than a newer write undone). Each message is
 // atomic; a failure after the first leaves the earlier ones appended, and
-// the ids returned are those appended.
+// the ids returned are those appended (each once, also when it was stored
+// anew and deleted again).
 func (r *Router) DeleteWhere(ctx context.Context, w Where, dry bool) ([]string, error) {
 	last, err := r.LastSeq(ctx)
 	if err != nil {
 		return nil, err
 	}
-	ids, err := r.Select(ctx, w, max(last, r.Written()))
+	// The selection and the first append's condition are at the same
+	// sequence: a write this node appends meanwhile moves the log past it,
+	// and is then read by the replay.
+	last = max(last, r.Written())
+	ids, err := r.Select(ctx, w, last)
 	if err != nil || dry {
 		return ids, err
 	}
-	last = max(last, r.Written())
 	todo := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		todo[id] = true
 	}
-	var deleted []string
+	order := ids // todo's ids, sorted (Select sorts them); may hold ids done
+	done := map[string]bool{}
 	for len(todo) > 0 {
-		part := deletePart(todo, r.maxMessage)
+		part := deletePart(order, todo, r.maxMessage)
 		entries := make([]Entry, len(part))
 		for i, id := range part {
 			entries[i] = Entry{Kind: KindDelete, ID: id}
@@ -150,40 +158,49 @@ func (r *Router) DeleteWhere(ctx context.Context, w Where, dry bool) ([]string, 
 					seq = own // our own append, its acknowledgement lost
 				} else if err == nil {
 					last = now
+					order = sortedKeys(todo)
 					continue
 				}
 			}
 		}
 		if err != nil {
-			slices.Sort(deleted)
-			return deleted, err
+			return sortedKeys(done), err
 		}
 		for _, id := range part {
 			delete(todo, id)
+			done[id] = true // an id stored anew and deleted again is listed once
 		}
-		deleted = append(deleted, part...)
 		last = seq
 	}
-	slices.Sort(deleted)
-	return deleted, nil
+	return sortedKeys(done), nil
 }
 
-// deletePart returns the first ids of todo, sorted, whose delete entries
-// fit in a message of max bytes (one at least).
-func deletePart(todo map[string]bool, max int) []string {
-	ids := make([]string, 0, len(todo))
-	for id := range todo {
+// sortedKeys returns the keys of m, sorted.
+func sortedKeys(m map[string]bool) []string {
+	ids := make([]string, 0, len(m))
+	for id := range m {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	size := 0
-	for i, id := range ids {
-		size += len(id) + binary.MaxVarintLen64 + 1
-		if size > max && i > 0 {
-			return ids[:i]
-		}
-	}
 	return ids
+}
+
+// deletePart returns the first ids of order that todo still holds, whose
+// delete entries fit in a message of max bytes (one at least).
+func deletePart(order []string, todo map[string]bool, max int) []string {
+	var part []string
+	size := 0
+	for _, id := range order {
+		if !todo[id] {
+			continue
+		}
+		size += len(id) + binary.MaxVarintLen64 + 1
+		if size > max && len(part) > 0 {
+			break
+		}
+		part = append(part, id)
+	}
+	return part
 }
 
 // replay brings todo, the ids to delete under w, up to date with the log

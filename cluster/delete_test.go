@@ -155,3 +155,46 @@ func TestDeleteWhereConflict(t *testing.T) {
 		t.Fatalf("%d documents left, %v; want 2", n, err)
 	}
 }
+
+// TestDeleteWhereParts deletes more ids than one log message holds: the
+// deletion is appended in parts, and an id stored anew between two parts
+// (it still meets the condition) is deleted again but listed once.
+func TestDeleteWhereParts(t *testing.T) {
+	ctx := context.Background()
+	tc := startCluster(t, 2, 2, 1, nil)
+	rng := rand.New(rand.NewPCG(9, 10))
+	a, b := tc.nodes[0].Router(), tc.nodes[1].Router()
+	var ins []db.Input
+	for i := range 10 {
+		ins = append(ins, db.Input{ID: fmt.Sprintf("p/%02d", i), Fingerprint: randomFP(rng, 512)})
+	}
+	if _, err := a.Add(ctx, append(ins, db.Input{ID: "q/0", Fingerprint: randomFP(rng, 512)}), AddOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	a.maxMessage = 5 * (len("p/00") + 11)
+	calls := 0
+	var sneakErr error
+	a.beforeAppend = func() {
+		if calls++; calls == 2 { // before the second part
+			_, sneakErr = b.Add(ctx, []db.Input{{ID: "p/00", Fingerprint: randomFP(rng, 512)}}, AddOptions{})
+		}
+	}
+	deleted, err := a.DeleteWhere(ctx, Where{Prefix: "p/"}, false)
+	if err != nil || sneakErr != nil {
+		t.Fatal(err, sneakErr)
+	}
+	var want []string
+	for _, in := range ins {
+		want = append(want, in.ID)
+	}
+	if !slices.Equal(deleted, want) {
+		t.Fatalf("deleted %v, want %v", deleted, want)
+	}
+	if st := a.Stats(); st.Batches < 3 {
+		t.Fatalf("%d log messages, want the deletion in parts", st.Batches)
+	}
+	n, err := b.Len(ctx, a.Written())
+	if err != nil || n != 1 {
+		t.Fatalf("%d documents left (%v), want q/0 only", n, err)
+	}
+}
