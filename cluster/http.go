@@ -808,7 +808,7 @@ func (h *httpHandler) prepareLines(ctx context.Context, lines []httpapi.BatchLin
 			continue
 		}
 		docs, docLines = append(docs, doc), append(docLines, lines[i].Line)
-		size += 8*len(doc.Fingerprint) + len(doc.ID) + len(doc.Source) + 64
+		size += entrySize(doc)
 	}
 	if size > httpMaxLogMessageBytes {
 		return nil, nil, nil, &httpapi.Error{Status: http.StatusRequestEntityTooLarge, Code: api.CodeTooLarge,

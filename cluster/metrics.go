@@ -95,9 +95,5 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 // metricsHandler returns GET /metrics of a node's HTTP API (its requests
 // counted by h), or an error when the metrics cannot be registered.
 func (n *Node) metricsHandler(h *metrics.HTTP) (http.Handler, error) {
-	reg := prometheus.NewRegistry()
-	if err := metrics.Register(reg, h, newNodeCollector(n)); err != nil {
-		return nil, err
-	}
-	return metrics.Handler(reg), nil
+	return metrics.NewHandler(h, newNodeCollector(n))
 }

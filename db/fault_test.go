@@ -128,6 +128,20 @@ func sstFaultFS(fs vfs.FS, on *atomic.Bool) vfs.FS {
 	}))
 }
 
+// verifyDocs checks that d holds the documents doc000 … doc(n-1) as model
+// says (verifier.verify).
+func verifyDocs(t *testing.T, d *DB, model map[string]uint64, n int) {
+	t.Helper()
+	var v verifier
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("doc%03d", i)
+	}
+	if err := v.verify(d, model, ids); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestFlushFaults makes every sstable write fail while a memtable flush
 // runs: Pebble retries the flush in the background, writes keep succeeding
 // (they go to the WAL), and once the fault clears the flush completes and
@@ -162,14 +176,7 @@ func TestFlushFaults(t *testing.T) {
 	}
 	closeChecked(t, d)
 	d = openTest(t, "db", &Options{fs: mem})
-	var v verifier
-	ids := make([]string, 30)
-	for i := range ids {
-		ids[i] = fmt.Sprintf("doc%03d", i)
-	}
-	if err := v.verify(d, model, ids); err != nil {
-		t.Fatal(err)
-	}
+	verifyDocs(t, d, model, 30)
 }
 
 // TestCloseWhileTablesFail: Close writes the memtable to a table; when
@@ -205,12 +212,5 @@ func TestCloseWhileTablesFail(t *testing.T) {
 	}
 	on.Store(false)
 	d = openTest(t, "db", &Options{fs: mem})
-	var v verifier
-	ids := make([]string, 20)
-	for i := range ids {
-		ids[i] = fmt.Sprintf("doc%03d", i)
-	}
-	if err := v.verify(d, model, ids); err != nil {
-		t.Fatal(err)
-	}
+	verifyDocs(t, d, model, 20)
 }

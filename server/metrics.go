@@ -3,15 +3,13 @@ package server
 import (
 	"net/http"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/fpdb/fpdb/api"
 	"github.com/fpdb/fpdb/db"
 	"github.com/fpdb/fpdb/server/httpapi"
 	"github.com/fpdb/fpdb/server/metrics"
 )
 
-// metrics are the server's Prometheus metrics, in a registry of its own:
+// metricSet is the server's Prometheus metrics, in a registry of its own:
 // the requests it served, the database's counters (read from db.Metrics
 // at each scrape) and the Go runtime's and the process's figures.
 type metricSet struct {
@@ -22,11 +20,10 @@ type metricSet struct {
 // newMetrics returns the metrics of a server of d.
 func newMetrics(d *db.DB) (*metricSet, error) {
 	m := &metricSet{http: metrics.NewHTTP()}
-	reg := prometheus.NewRegistry()
-	if err := metrics.Register(reg, m.http, metrics.DBCollector(d)); err != nil {
+	var err error
+	if m.handler, err = metrics.NewHandler(m.http, metrics.DBCollector(d)); err != nil {
 		return nil, err
 	}
-	m.handler = metrics.Handler(reg)
 	return m, nil
 }
 

@@ -8,7 +8,8 @@ import (
 	"github.com/fpdb/fpdb/api"
 )
 
-// ChunkLimit bounds a chunk of a checked batch: at most Lines lines, and
+// ChunkLimit bounds a chunk of a checked batch: at most Lines lines (more
+// than 0), and
 // when Size is set, lines whose sizes add up to at most Bytes (one line at
 // least).
 type ChunkLimit struct {

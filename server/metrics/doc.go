@@ -7,13 +7,12 @@
 // # Basics
 //
 //	h := metrics.NewHTTP()
-//	reg := prometheus.NewRegistry()
-//	err := metrics.Register(reg, h, metrics.DBCollector(d))
-//	// httpapi.Options{Observe: h.Observe}; serve metrics.Handler(reg)
+//	page, err := metrics.NewHandler(h, metrics.DBCollector(d))
+//	// httpapi.Options{Observe: h.Observe}; serve page at GET /metrics
 //
 // # Caveats
 //
 // A DB's metrics carry the label values the caller gives (a cluster node
 // labels each shard's by "shard"); metrics of the same name must have the
-// same labels in one registry.
+// same labels in one handler.
 package metrics

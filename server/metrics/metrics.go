@@ -18,8 +18,8 @@ type HTTP struct {
 	latency  *prometheus.HistogramVec
 }
 
-// NewHTTP returns the request metrics of a server (register them with
-// Register).
+// NewHTTP returns the request metrics of a server (to serve with
+// NewHandler).
 func NewHTTP() *HTTP {
 	return &HTTP{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -61,21 +61,18 @@ func (h *HTTP) Collect(ch chan<- prometheus.Metric) {
 	h.latency.Collect(ch)
 }
 
-// Register registers cs in reg, with the Go runtime's and the process's
-// collectors.
-func Register(reg *prometheus.Registry, cs ...prometheus.Collector) error {
+// NewHandler returns a handler of GET /metrics that serves the metrics of
+// cs, and the Go runtime's and the process's, in Prometheus' text format,
+// from a registry of its own.
+func NewHandler(cs ...prometheus.Collector) (http.Handler, error) {
+	reg := prometheus.NewRegistry()
 	cs = append(cs, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, c := range cs {
 		if err := reg.Register(c); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
-}
-
-// Handler serves reg's metrics in Prometheus' text format.
-func Handler(reg *prometheus.Registry) http.Handler {
-	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}), nil
 }
 
 // DB describes a database's metrics, with the variable labels it was made
