@@ -138,3 +138,58 @@ func eachRecord(ctx context.Context, snap *pebble.Snapshot, fn func(iid uint32, 
 	}
 	return n, storageError(it.Error())
 }
+
+// DocsAfter returns up to limit stored documents, with their metadata and
+// fingerprints, sorted by id: those whose id sorts after after (from the
+// first with after ""). Paging through a database with it — after set to
+// the last id of the page before, until a page is shorter than limit —
+// lists every document once in id order, on any replica of the same data,
+// however its documents were numbered; unlike Docs it reads no snapshot
+// across pages, so writes between pages are seen.
+func (d *DB) DocsAfter(ctx context.Context, after string, limit int) (_ []Doc, err error) {
+	if limit <= 0 {
+		return nil, fmt.Errorf("fpdb: docs after %q: %w: limit %d", after, ErrInvalidOptions, limit)
+	}
+	if err := d.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer d.leave()
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	lo, hi := keys.Range(keys.PrefixExtID)
+	if after != "" {
+		lo = append(keys.ExtID(after), 0) // the least key after after's
+	}
+	it, err := d.pdb.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return nil, fmt.Errorf("fpdb: docs after %q: %w", after, storageError(err))
+	}
+	defer it.Close()
+	var out []Doc
+	for it.First(); it.Valid() && len(out) < limit; it.Next() {
+		id, err := keys.ParseExtID(it.Key())
+		if err != nil {
+			return nil, fmt.Errorf("fpdb: docs after %q: %w: %w", after, ErrCorrupt, err)
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return nil, fmt.Errorf("fpdb: docs after %q: %w", after, storageError(err))
+		}
+		iid, err := decodeIID(v)
+		if err != nil {
+			return nil, fmt.Errorf("fpdb: docs after %q: id %q: %w: %w", after, id, ErrCorrupt, err)
+		}
+		doc, err := d.readDocRecord(iid)
+		if err != nil {
+			return nil, fmt.Errorf("fpdb: docs after %q: id %q: %w", after, id, err)
+		}
+		if doc.ID != id {
+			return nil, fmt.Errorf("fpdb: docs after %q: %w: id map names internal id %d for %q, its record says %q", after, ErrCorrupt, iid, id, doc.ID)
+		}
+		out = append(out, doc)
+	}
+	if err := it.Error(); err != nil {
+		return nil, fmt.Errorf("fpdb: docs after %q: %w", after, storageError(err))
+	}
+	return out, nil
+}

@@ -153,7 +153,7 @@ func (d *DB) Export(ctx context.Context, w io.Writer) (_ int, err error) {
 		if err != nil {
 			return fmt.Errorf("document %d (%q): %w", doc.iid, doc.ID, err)
 		}
-		return ew.write(doc, doc.Fingerprint, t)
+		return ew.writeText(doc, doc.Fingerprint, t)
 	})
 	if err != nil {
 		return n, fmt.Errorf("fpdb: export: %w", err)
@@ -166,24 +166,47 @@ func (d *DB) Export(ctx context.Context, w io.Writer) (_ int, err error) {
 			return n, fmt.Errorf("fpdb: export: %w", err)
 		}
 	}
-	if err := ew.flush(); err != nil {
+	if err := ew.Flush(); err != nil {
 		return n, fmt.Errorf("fpdb: export: %w", err)
 	}
 	return n, nil
 }
 
-// exportWriter writes the export format: the header, then one line per
-// document.
-type exportWriter struct {
+// ExportWriter writes the export format (see DB.Export): the header line,
+// then one line per document. Export uses one; NewExportWriter gives one
+// to a caller that gathers the documents itself (a cluster exports its
+// shards' documents with it), so that the lines are those Import reads.
+type ExportWriter struct {
 	bw  *bufio.Writer
 	enc *json.Encoder
 	k   int
 }
 
+// NewExportWriter writes to w the header line of an export of docs
+// documents of a database with parameters p (the creation parameters and
+// versions of DB.Params), without an audit log or templates; Write then
+// writes each document's line and Flush the end. An export is only
+// readable by Import when exactly docs documents follow.
+func NewExportWriter(w io.Writer, p Params, docs int) (*ExportWriter, error) {
+	if docs < 0 {
+		return nil, fmt.Errorf("fpdb: export: %w: %d documents", ErrInvalidOptions, docs)
+	}
+	return newExportWriter(w, p, docs, -1)
+}
+
+// Write writes the line of doc: its id, fingerprint, content hash and
+// metadata (no text).
+func (e *ExportWriter) Write(doc *Doc) error {
+	if len(doc.Fingerprint) != bitvec.Words(e.k) {
+		return fmt.Errorf("fpdb: export: %w: fingerprint of %q has %d words, want %d", ErrInvalidOptions, doc.ID, len(doc.Fingerprint), bitvec.Words(e.k))
+	}
+	return e.writeText(doc, doc.Fingerprint, nil)
+}
+
 // newExportWriter writes the header line for a database with parameters p,
 // docs documents and logEntries entries of its audit log (-1: the export
 // carries no log).
-func newExportWriter(w io.Writer, p Params, docs, logEntries int, templates ...Template) (*exportWriter, error) {
+func newExportWriter(w io.Writer, p Params, docs, logEntries int, templates ...Template) (*ExportWriter, error) {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
@@ -205,12 +228,12 @@ func newExportWriter(w io.Writer, p Params, docs, logEntries int, templates ...T
 	if err := enc.Encode(h); err != nil {
 		return nil, err
 	}
-	return &exportWriter{bw: bw, enc: enc, k: p.K}, nil
+	return &ExportWriter{bw: bw, enc: enc, k: p.K}, nil
 }
 
-// write writes the line of one document, with its text when text is not
-// nil.
-func (e *exportWriter) write(doc *Doc, fp []uint64, text *StoredText) error {
+// writeText writes the line of one document, with its text when text is
+// not nil.
+func (e *ExportWriter) writeText(doc *Doc, fp []uint64, text *StoredText) error {
 	rec := ExportRecord{
 		ID: doc.ID, Fingerprint: FormatFingerprint(fp), ContentHash: hex.EncodeToString(doc.ContentHash[:]),
 		Source: doc.Source, Size: doc.Size, Words: doc.Words, Shingles: doc.Shingles, Added: doc.Added.Format(time.RFC3339Nano),
@@ -277,8 +300,9 @@ func (c *textCursor) close() {
 	}
 }
 
-// flush writes what is buffered.
-func (e *exportWriter) flush() error { return e.bw.Flush() }
+// Flush writes what is buffered to the underlying writer: call it after
+// the last Write.
+func (e *ExportWriter) Flush() error { return e.bw.Flush() }
 
 // importBatchDocs is the number of documents Import writes per atomic batch.
 const importBatchDocs = 10_000
@@ -311,11 +335,11 @@ func Import(ctx context.Context, dir string, r io.Reader, opts *Options) (int, e
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	br := bufio.NewReaderSize(r, 1<<16)
-	h, err := readExportHeader(br)
+	x, err := NewExportReader(r)
 	if err != nil {
 		return 0, err
 	}
+	h := x.Header()
 	o := &Options{}
 	if opts != nil {
 		o = opts.Clone()
@@ -347,7 +371,7 @@ func Import(ctx context.Context, dir string, r io.Reader, opts *Options) (int, e
 	}
 	n := 0
 	if err == nil {
-		n, err = d.importDocs(ctx, br, h)
+		n, err = d.importDocs(ctx, x)
 	}
 	if cerr := d.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("fpdb: import: %w", cerr)
@@ -399,11 +423,11 @@ func (d *DB) ImportInto(ctx context.Context, r io.Reader) (int, error) {
 	if d.opts.ReadOnly {
 		return 0, fmt.Errorf("fpdb: import: %w", ErrReadOnly)
 	}
-	br := bufio.NewReaderSize(r, 1<<16)
-	h, err := readExportHeader(br)
+	x, err := NewExportReader(r)
 	if err != nil {
 		return 0, err
 	}
+	h := x.Header()
 	p := d.params
 	given := &Options{K: h.K, GroupWidths: h.GroupWidths, ShingleWidth: h.ShingleWidth, Seed: h.Seed, NormalizeVersion: h.NormalizeVersion}
 	if err := checkParams(p, given); err != nil {
@@ -418,7 +442,7 @@ func (d *DB) ImportInto(ctx context.Context, r io.Reader) (int, error) {
 	if err := d.importTemplates(ctx, h.Templates); err != nil {
 		return 0, err
 	}
-	return d.importDocs(ctx, br, h)
+	return d.importDocs(ctx, x)
 }
 
 // checkImportTarget fails with ErrNotEmpty unless the database holds no
@@ -449,20 +473,19 @@ func (d *DB) checkImportTarget(templates bool) error {
 	return nil
 }
 
-// importDocs stores the document lines of an export.
-func (d *DB) importDocs(ctx context.Context, br *bufio.Reader, h ExportHeader) (int, error) {
+// importDocs stores the documents of an export (and restores its audit
+// log's entries), read from x.
+func (d *DB) importDocs(ctx context.Context, x *ExportReader) (int, error) {
 	if err := d.checkImportTarget(false); err != nil {
 		return 0, err
 	}
+	h := x.Header()
 	op := OpImport
 	if h.AuditLog {
 		op = 0 // the export's own entries are restored
 	}
 	var logs []LogEntry
-	var prev LogEntry
-	nlog := 0
-	n, docLines := 0, 0
-	lineNo := 1
+	n := 0
 	batch := make([]Input, 0, importBatchDocs)
 	lines := make([]int, 0, importBatchDocs)
 	flush := func() error {
@@ -487,32 +510,25 @@ func (d *DB) importDocs(ctx context.Context, br *bufio.Reader, h ExportHeader) (
 			// pending one is dropped whole.
 			return n, fmt.Errorf("fpdb: import: %w", err)
 		}
-		line, err := readLine(br)
+		doc, entry, err := x.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
+			if errors.Is(err, errExportShort) {
+				// What was read is whole: store it, then say the
+				// export was cut short.
+				if ferr := flush(); ferr != nil {
+					return n, ferr
+				}
+			}
 			return n, fmt.Errorf("fpdb: import: %w", err)
 		}
-		lineNo++
-		if docLines == h.Docs && h.AuditLog {
+		if entry != nil {
 			if err := flush(); err != nil { // the documents come first
 				return n, err
 			}
-			e, err := parseLogJSON(line, h.K)
-			if err == nil && nlog > 0 && (e.Seq <= prev.Seq || e.Time.Before(prev.Time)) {
-				err = fmt.Errorf("entry %d (%s) does not follow entry %d (%s): sequence numbers must grow and times not decrease",
-					e.Seq, e.Time.Format(time.RFC3339Nano), prev.Seq, prev.Time.Format(time.RFC3339Nano))
-			}
-			if err == nil && (e.Seq == 0 || e.Seq == math.MaxUint64) {
-				err = fmt.Errorf("sequence number %d", e.Seq)
-			}
-			if err != nil {
-				return n, fmt.Errorf("fpdb: import: %w: line %d: log entry: %w", ErrBadExport, lineNo, err)
-			}
-			prev = e
-			nlog++
-			if logs = append(logs, e); len(logs) == importBatchDocs {
+			if logs = append(logs, *entry); len(logs) == importBatchDocs {
 				if err := d.restoreLog(logs); err != nil {
 					return n, fmt.Errorf("fpdb: import: %w", err)
 				}
@@ -520,17 +536,8 @@ func (d *DB) importDocs(ctx context.Context, br *bufio.Reader, h ExportHeader) (
 			}
 			continue
 		}
-		docLines++
-		var rec ExportRecord
-		if err := strictUnmarshal(line, &rec); err != nil {
-			return n, fmt.Errorf("fpdb: import: %w: line %d: %w", ErrBadExport, lineNo, err)
-		}
-		bd, err := rec.batchDoc(h.K)
-		if err != nil {
-			return n, fmt.Errorf("fpdb: import: %w: line %d: %w", ErrBadExport, lineNo, err)
-		}
-		batch = append(batch, bd)
-		lines = append(lines, lineNo)
+		batch = append(batch, *doc)
+		lines = append(lines, x.Line())
 		if len(batch) == importBatchDocs {
 			if err := flush(); err != nil {
 				return n, err
@@ -543,13 +550,99 @@ func (d *DB) importDocs(ctx context.Context, br *bufio.Reader, h ExportHeader) (
 	if err := d.restoreLog(logs); err != nil {
 		return n, fmt.Errorf("fpdb: import: %w", err)
 	}
-	if nlog != h.LogEntries {
-		return n, fmt.Errorf("fpdb: import: %w: header announces %d log entries, read %d (truncated?)", ErrBadExport, h.LogEntries, nlog)
-	}
 	if n != h.Docs {
-		return n, fmt.Errorf("fpdb: import: %w: header announces %d documents, read %d (truncated?)", ErrBadExport, h.Docs, n)
+		return n, fmt.Errorf("fpdb: import: %w: header announces %d documents, stored %d", ErrBadExport, h.Docs, n)
 	}
 	return n, nil
+}
+
+// ExportReader reads an export (the JSON Lines DB.Export writes) line by
+// line: its header, read and checked by NewExportReader, then its
+// documents and, after them, the entries of its audit log. Import uses
+// one; a caller that stores the documents elsewhere (a cluster imports an
+// export into its shards) reads them with one too.
+type ExportReader struct {
+	br         *bufio.Reader
+	h          ExportHeader
+	line       int
+	docs, logs int
+	prev       LogEntry
+}
+
+// errExportShort is wrapped by the error of Next at the end of an export
+// that holds fewer lines than its header announces.
+var errExportShort = errors.New("cut short")
+
+// NewExportReader reads and checks the header line of the export r
+// holds: its version, and hash and normalization versions this build
+// fingerprints with (a *ParamsError otherwise). Other errors wrap
+// ErrBadExport.
+func NewExportReader(r io.Reader) (*ExportReader, error) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	h, err := readExportHeader(br)
+	if err != nil {
+		return nil, err
+	}
+	return &ExportReader{br: br, h: h, line: 1}, nil
+}
+
+// Header returns the export's header.
+func (x *ExportReader) Header() ExportHeader { return x.h }
+
+// Line returns the line number (from 1, the header) of the last line
+// read.
+func (x *ExportReader) Line() int { return x.line }
+
+// Next returns the next document of the export — its id, fingerprint,
+// content hash, metadata, time added and, when the export carries one, its
+// text, as an Input that AddBatch stores as it was — or, once every
+// document the header announces was read, the next entry of its audit log
+// (doc nil). After the last it returns io.EOF. An export with fewer or
+// more lines than its header announces, or a line that does not decode,
+// gives an error that wraps ErrBadExport and names the line.
+func (x *ExportReader) Next() (doc *Input, entry *LogEntry, err error) {
+	line, err := readLine(x.br)
+	if errors.Is(err, io.EOF) {
+		if x.docs != x.h.Docs || x.logs != x.h.LogEntries {
+			return nil, nil, fmt.Errorf("%w: %w: header announces %d documents and %d log entries, read %d and %d (truncated?)",
+				ErrBadExport, errExportShort, x.h.Docs, x.h.LogEntries, x.docs, x.logs)
+		}
+		return nil, nil, io.EOF
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	x.line++
+	if x.docs < x.h.Docs {
+		var rec ExportRecord
+		if err := strictUnmarshal(line, &rec); err != nil {
+			return nil, nil, fmt.Errorf("%w: line %d: %w", ErrBadExport, x.line, err)
+		}
+		bd, err := rec.batchDoc(x.h.K)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: line %d: %w", ErrBadExport, x.line, err)
+		}
+		x.docs++
+		return &bd, nil, nil
+	}
+	if !x.h.AuditLog || x.logs == x.h.LogEntries {
+		return nil, nil, fmt.Errorf("%w: line %d: more lines than the %d documents and %d log entries the header announces",
+			ErrBadExport, x.line, x.h.Docs, x.h.LogEntries)
+	}
+	e, err := parseLogJSON(line, x.h.K)
+	if err == nil && x.logs > 0 && (e.Seq <= x.prev.Seq || e.Time.Before(x.prev.Time)) {
+		err = fmt.Errorf("entry %d (%s) does not follow entry %d (%s): sequence numbers must grow and times not decrease",
+			e.Seq, e.Time.Format(time.RFC3339Nano), x.prev.Seq, x.prev.Time.Format(time.RFC3339Nano))
+	}
+	if err == nil && (e.Seq == 0 || e.Seq == math.MaxUint64) {
+		err = fmt.Errorf("sequence number %d", e.Seq)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: line %d: log entry: %w", ErrBadExport, x.line, err)
+	}
+	x.prev = e
+	x.logs++
+	return nil, &e, nil
 }
 
 // batchDoc decodes the fields of rec.
@@ -627,7 +720,7 @@ func strictUnmarshal(b []byte, v any) error {
 // writeLog writes the entries of the audit log of snap after the
 // documents; there must be entries of them (counted when the header was
 // written).
-func (e *exportWriter) writeLog(ctx context.Context, snap *pebble.Snapshot, k, entries int) error {
+func (e *ExportWriter) writeLog(ctx context.Context, snap *pebble.Snapshot, k, entries int) error {
 	n := 0
 	err := logReader{snap: snap, k: k}.from(ctx, 0, time.Time{}, func(le *LogEntry) (bool, error) {
 		n++

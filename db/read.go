@@ -363,25 +363,35 @@ func (d *DB) Get(ctx context.Context, id string) (*Doc, error) {
 	if !found {
 		return nil, fmt.Errorf("fpdb: get %q: %w", id, ErrNotFound)
 	}
-	v, closer, err := d.pdb.Get(keys.Doc(iid))
-	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, fmt.Errorf("fpdb: get %q: %w: id map names internal id %d without a record", id, ErrCorrupt, iid)
-	}
+	doc, err := d.readDocRecord(iid)
 	if err != nil {
 		return nil, fmt.Errorf("fpdb: get %q: %w", id, err)
+	}
+	return &doc, nil
+}
+
+// readDocRecord reads the record and fingerprint (a copy) of internal id
+// iid, which the id map names. d.mu is held.
+func (d *DB) readDocRecord(iid uint32) (Doc, error) {
+	v, closer, err := d.pdb.Get(keys.Doc(iid))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return Doc{}, fmt.Errorf("%w: id map names internal id %d without a record", ErrCorrupt, iid)
+	}
+	if err != nil {
+		return Doc{}, storageError(err)
 	}
 	doc, err := decodeDocRecord(v)
 	_ = closer.Close()
 	if err != nil {
-		return nil, fmt.Errorf("fpdb: get %q: %w", id, err)
+		return Doc{}, err
 	}
 	fp := d.ix.Fingerprint(iid)
 	if fp == nil {
-		return nil, fmt.Errorf("fpdb: get %q: %w: internal id %d has no fingerprint", id, ErrCorrupt, iid)
+		return Doc{}, fmt.Errorf("%w: internal id %d has no fingerprint", ErrCorrupt, iid)
 	}
 	doc.iid = iid
 	doc.Fingerprint = fp // a copy
-	return &doc, nil
+	return doc, nil
 }
 
 // Stats returns a summary of the database. On a closed DB the counts are

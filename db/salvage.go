@@ -168,12 +168,12 @@ func (d *DB) salvage(ctx context.Context, w io.Writer) (*SalvageReport, error) {
 				text, buf = &t, t.Text[:0]
 			}
 		}
-		if err := ew.write(&docs[i], docs[i].Fingerprint, text); err != nil {
+		if err := ew.writeText(&docs[i], docs[i].Fingerprint, text); err != nil {
 			return rep, err
 		}
 		rep.Docs++
 	}
-	return rep, ew.flush()
+	return rep, ew.Flush()
 }
 
 // drop lists a document left out.

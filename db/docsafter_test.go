@@ -1,0 +1,159 @@
+package db
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestDocsAfterPages pages through a database whose documents were
+// replaced and deleted (internal ids out of id order): every document
+// once, in id order, as Docs has them; then writes the pages with
+// ExportWriter and imports that export.
+func TestDocsAfterPages(t *testing.T) {
+	d := openTest(t, "", &Options{K: 256, GroupWidths: EqualWidths(256, 12)})
+	plantedDB(t, d, 3)
+	want := timedDocsOf(t, d)
+	slices.SortFunc(want, func(a, b Doc) int { return strings.Compare(a.ID, b.ID) })
+
+	for _, limit := range []int{1, 7, 1000} {
+		var got []Doc
+		after := ""
+		for {
+			page, err := d.DocsAfter(ctx, after, limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, page...)
+			if len(page) < limit {
+				break
+			}
+			after = page[len(page)-1].ID
+		}
+		if len(got) != len(want) {
+			t.Fatalf("limit %d: %d documents, want %d", limit, len(got), len(want))
+		}
+		for i := range want {
+			if !sameDoc(&got[i], &want[i]) {
+				t.Fatalf("limit %d: document %d: %+v, want %+v", limit, i, got[i], want[i])
+			}
+		}
+	}
+	if _, err := d.DocsAfter(ctx, "", 0); !errors.Is(err, ErrInvalidOptions) {
+		t.Fatalf("limit 0: %v, want ErrInvalidOptions", err)
+	}
+	if page, err := d.DocsAfter(ctx, want[len(want)-1].ID, 5); err != nil || len(page) != 0 {
+		t.Fatalf("after the last id: %d documents, %v", len(page), err)
+	}
+
+	// The pages as an export: Import stores the same documents.
+	var buf bytes.Buffer
+	ew, err := NewExportWriter(&buf, d.Params(), len(want))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		if err := ew.Write(&want[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ew.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "imported")
+	if n, err := Import(ctx, dir, bytes.NewReader(buf.Bytes()), nil); err != nil || n != len(want) {
+		t.Fatalf("import: %d, %v", n, err)
+	}
+	back := timedDocsOf(t, openTest(t, dir, nil))
+	if len(back) != len(want) {
+		t.Fatalf("imported %d documents, want %d", len(back), len(want))
+	}
+	for i := range want { // stored in the export's order: by id
+		if !sameDoc(&back[i], &want[i]) {
+			t.Fatalf("imported document %d: %+v, want %+v", i, back[i], want[i])
+		}
+	}
+
+	// A fingerprint of another length is refused, not written.
+	short := want[0]
+	short.Fingerprint = short.Fingerprint[:1]
+	if err := ew.Write(&short); !errors.Is(err, ErrInvalidOptions) {
+		t.Fatalf("short fingerprint: %v, want ErrInvalidOptions", err)
+	}
+}
+
+// TestExportReaderLines reads an export line by line: documents, then
+// log entries, then io.EOF; and refuses an export with a line more than
+// its header announces, naming the line.
+func TestExportReaderLines(t *testing.T) {
+	d := openTest(t, "", &Options{K: 256, GroupWidths: EqualWidths(256, 12), AuditLog: true})
+	plantedDB(t, d, 4)
+	exp := exportOf(t, d)
+	x, err := NewExportReader(bytes.NewReader(exp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := x.Header()
+	if h.Docs != d.Stats().Docs || !h.AuditLog || h.LogEntries == 0 {
+		t.Fatalf("header %+v", h)
+	}
+	docs, logs := 0, 0
+	for {
+		doc, entry, err := x.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case doc != nil && entry == nil && logs == 0:
+			docs++
+		case entry != nil && doc == nil:
+			logs++
+		default:
+			t.Fatalf("line %d: document %v, entry %v after %d entries", x.Line(), doc != nil, entry != nil, logs)
+		}
+	}
+	if docs != h.Docs || logs != h.LogEntries || x.Line() != 1+docs+logs {
+		t.Fatalf("read %d documents, %d entries to line %d; header %d and %d", docs, logs, x.Line(), h.Docs, h.LogEntries)
+	}
+
+	lines := bytes.SplitAfter(exp, []byte("\n"))
+	more := append(slices.Clone(exp), lines[1]...)
+	x, err = NewExportReader(bytes.NewReader(more))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for err == nil {
+		_, _, err = x.Next()
+	}
+	if !errors.Is(err, ErrBadExport) || !strings.Contains(err.Error(), "more lines") {
+		t.Fatalf("a line more: %v", err)
+	}
+}
+
+// timedDocsOf lists the stored documents of d, in storing order, with
+// their times added.
+func timedDocsOf(t *testing.T, d *DB) []Doc {
+	t.Helper()
+	var out []Doc
+	if err := d.Docs(ctx, func(doc Doc) error {
+		out = append(out, doc)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// sameDoc reports whether a and b hold the same id, fingerprint, content
+// hash, metadata and time added.
+func sameDoc(a, b *Doc) bool {
+	return a.ID == b.ID && slices.Equal(a.Fingerprint, b.Fingerprint) && a.ContentHash == b.ContentHash &&
+		a.Source == b.Source && a.Size == b.Size && a.Words == b.Words && a.Shingles == b.Shingles && a.Added.Equal(b.Added)
+}
