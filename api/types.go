@@ -196,4 +196,9 @@ type Stats struct {
 type ImportResult struct {
 	// Imported is the number of documents imported.
 	Imported int `json:"imported"`
+	// DroppedTexts and DroppedLogEntries count what a cluster, which keeps
+	// neither, did not keep of the export: the documents' texts and the
+	// entries of its audit log (absent when none).
+	DroppedTexts      int `json:"dropped_texts,omitempty"`
+	DroppedLogEntries int `json:"dropped_log_entries,omitempty"`
 }

@@ -130,8 +130,11 @@ type request struct {
 	method, path string
 	query        url.Values
 	body         []byte
-	contentType  string
-	read         bool
+	// reader, when not nil, is the body instead, read as it is sent (the
+	// request is then never sent again).
+	reader      io.Reader
+	contentType string
+	read        bool
 }
 
 // jsonRequest returns a request whose body is v as JSON.
@@ -152,7 +155,7 @@ func (c *Client) send(ctx context.Context, rq request) (*http.Response, error) {
 	wait := c.retryWait
 	for attempt := 0; ; attempt++ {
 		resp, err := c.sendOnce(ctx, rq)
-		if err == nil || attempt >= c.retries {
+		if err == nil || attempt >= c.retries || rq.reader != nil {
 			return resp, err
 		}
 		d, ok := retryAfter(rq, err)
@@ -195,6 +198,9 @@ func (c *Client) sendOnce(ctx context.Context, rq request) (*http.Response, erro
 	var body io.Reader
 	if rq.body != nil {
 		body = bytes.NewReader(rq.body)
+	}
+	if rq.reader != nil {
+		body = rq.reader
 	}
 	req, err := http.NewRequestWithContext(ctx, rq.method, u, body)
 	if err != nil {
@@ -550,4 +556,35 @@ func (c *Client) Clusters(ctx context.Context, o ClustersOptions, fn func(api.Cl
 		}
 		return fn(cl)
 	})
+}
+
+// Export writes the export of the served database or cluster (GET
+// /v1/export: a header line, one line per document, then a database's
+// audit log; "fpdb export" writes the same) to w, line by line as it
+// arrives. An export that fails midway is reported as an error after the
+// lines written: what w holds is then cut short, and Import refuses it.
+func (c *Client) Export(ctx context.Context, w io.Writer) error {
+	return c.stream(ctx, request{method: "GET", path: "/v1/export", read: true}, func(b []byte) error {
+		_, err := w.Write(b)
+		return err
+	})
+}
+
+// Import sends the export r holds (POST /v1/import), read as it is sent,
+// to be stored in the served database or cluster, which must hold no
+// document. The client's Timeout does not bound it (ctx does), and it is
+// never sent again. On an error after documents were stored, the error
+// (a 503) gives their number.
+func (c *Client) Import(ctx context.Context, r io.Reader) (*api.ImportResult, error) {
+	rq := request{method: "POST", path: "/v1/import", reader: r, contentType: "application/x-ndjson"}
+	resp, err := c.send(ctx, rq)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var out api.ImportResult
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return nil, fmt.Errorf("POST /v1/import: malformed answer: %w", err)
+	}
+	return &out, nil
 }

@@ -47,6 +47,9 @@
 // Router.Pairs appends a pin: every replica keeps a checkpoint of its
 // shard at the pin's sequence, and the V(V+1)/2 pair tasks (i ≤ j) are
 // run by replicas of shard i against shard j's documents at the pin.
+// Router.Export appends a pin too, and merges the shards' documents at it
+// by id, a page at a time, into a single database's export format;
+// Router.Import stores such an export in an empty cluster.
 //
 // # Caveats
 //

@@ -35,7 +35,9 @@ type HTTPOptions struct {
 	Tokens *server.Tokens
 	// MaxBodyBytes is the largest request body accepted; a larger one is
 	// answered 413 (default 64 MiB, as the single-node server).
-	MaxBodyBytes int64
+	// MaxImportBytes is that of POST /v1/import, whose body is an export
+	// (default server.DefaultMaxImportBytes).
+	MaxBodyBytes, MaxImportBytes int64
 	// RequestTimeout bounds a request (default 60s); StreamTimeout bounds
 	// the streams, /v1/pairs and /v1/clusters (default 30 minutes).
 	RequestTimeout time.Duration
@@ -69,8 +71,9 @@ const codeNotImplemented = "not_implemented"
 // Handler returns the node's HTTP API: the paths, request and response
 // bodies (package api) and statuses of the single-node server (package
 // server) for health, adds (with check-then-add across the cluster),
-// get, delete, query, stats, pairs, clusters, batch (checked or not) and
-// delete by ids, served through the node's Router. Every read asks the
+// get, delete, query, stats, pairs, clusters, batch (checked or not),
+// delete by ids, prefix or age, export and import, served through the
+// node's Router. Every read asks the
 // shards for a log sequence of at least the last this node appended (read-your-writes for
 // a client of one node; a client that writes through one node and reads
 // through another may not see its write at once). The checks of writes
@@ -83,12 +86,14 @@ const codeNotImplemented = "not_implemented"
 // and log lines are the same.
 //
 // Differences with the single-node server: the other routes (compare,
-// export, log, templates, backup, import, the web page, the OpenAPI
-// document) answer 501, as do the options a cluster cannot honour
+// log, templates, backup, the web page, the OpenAPI document) answer 501, as do the options a cluster cannot honour
 // (replace, forget, query plans and explain, centers); storage statistics
 // are the sums over the shards; pairs are oriented A < B by id, not by
 // storing order; a cluster's members are in the order of their times
-// added; the ids of a dry-run delete by prefix or age are sorted by id;
+// added; the ids of a dry-run delete by prefix or age are sorted by id,
+// and so are the documents of an export (which has no texts or audit
+// log); an import leaves an export's texts and audit log behind, and
+// counts them;
 // /metrics gives the node's figures (its router's, and each shard
 // replica's it holds, labeled by shard: package cluster's
 // nodeCollector) beside its HTTP requests. An unavailable shard is a 503.
@@ -99,6 +104,9 @@ func (n *Node) Handler(opts *HTTPOptions) http.Handler {
 	}
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = defaultHTTPMaxBody
+	}
+	if o.MaxImportBytes <= 0 {
+		o.MaxImportBytes = server.DefaultMaxImportBytes
 	}
 	if o.RequestTimeout <= 0 {
 		o.RequestTimeout = defaultHTTPTimeout
@@ -121,7 +129,7 @@ func (n *Node) Handler(opts *HTTPOptions) http.Handler {
 		o.Logger.Error("no metrics", "err", err)
 	}
 	h.metricsPage = mh
-	return httpapi.NewMux(h.routes(), httpapi.Options{Tokens: o.Tokens, MaxBodyBytes: o.MaxBodyBytes,
+	return httpapi.NewMux(h.routes(), httpapi.Options{Tokens: o.Tokens, MaxBodyBytes: o.MaxBodyBytes, MaxImportBytes: o.MaxImportBytes,
 		RequestTimeout: o.RequestTimeout, StreamTimeout: o.StreamTimeout, MaxConcurrent: o.MaxConcurrent,
 		Logger: o.Logger, LogAttrs: []any{"node", n.opts.Name}, Errors: httpErrors, Observe: h.requests.Observe})
 }
@@ -140,7 +148,8 @@ type httpHandler struct {
 // served or, without a handler here, answered 501.
 func (h *httpHandler) routes() []httpapi.Route {
 	hs := httpapi.Handlers{Healthz: h.healthz, Readyz: h.readyz, Page: h.root, Add: h.add, Get: h.get, DeleteOne: h.deleteOne,
-		Query: h.query, Stats: h.stats, Pairs: h.pairs, Clusters: h.clusters, Batch: h.batch, DeleteMany: h.deleteMany, Metrics: h.metrics}
+		Query: h.query, Stats: h.stats, Pairs: h.pairs, Clusters: h.clusters, Batch: h.batch, DeleteMany: h.deleteMany,
+		Export: h.export, Import: h.importExport, Metrics: h.metrics}
 	return hs.Routes(func(rt httpapi.Route) httpapi.HandlerFunc {
 		return func(http.ResponseWriter, *http.Request) error { return notServed("%s %s", rt.Method, rt.Pattern) }
 	})
@@ -161,7 +170,9 @@ var httpErrors = []httpapi.Class{
 		Errs: []error{ErrShardUnavailable, ErrClosed, db.ErrClosed, context.Canceled}, RetryAfter: 1},
 	{Status: http.StatusRequestTimeout, Code: api.CodeTimeout, Errs: []error{os.ErrDeadlineExceeded, context.DeadlineExceeded}},
 	{Status: http.StatusNotFound, Code: api.CodeNotFound, Errs: []error{db.ErrNotFound}},
-	{Status: http.StatusBadRequest, Code: api.CodeBadRequest, Errs: slices.Concat(httpapi.InputErrors, []error{ErrInvalidOptions})},
+	{Status: http.StatusBadRequest, Code: api.CodeBadRequest,
+		Errs: slices.Concat(httpapi.InputErrors, []error{ErrInvalidOptions, db.ErrBadExport, db.ErrNotEmpty}),
+		As:   func(err error) bool { return errors.As(err, new(*db.ParamsError)) }},
 }
 
 // validHTTPID checks an id as the db package does, so that a delete of an
@@ -838,6 +849,28 @@ func inputsOf(docs []*db.Doc) []db.Input {
 		ins[i] = d.Input()
 	}
 	return ins
+}
+
+// export is GET /v1/export: the cluster's documents in the export format
+// of a single database, sorted by id, at one log sequence (Router.Export).
+func (h *httpHandler) export(w http.ResponseWriter, r *http.Request) error {
+	p := httpapi.Params{Values: r.URL.Query()}
+	if p.Only(); p.Err != nil {
+		return p.Err
+	}
+	ctx := r.Context()
+	out := httpapi.NewNDJSON(w)
+	_, err := h.r.Export(ctx, out)
+	return out.End(ctx, err)
+}
+
+// importExport is POST /v1/import: the body is an export (of a single
+// database or a cluster), stored in the cluster, which must be empty
+// (Router.Import).
+func (h *httpHandler) importExport(w http.ResponseWriter, r *http.Request) error {
+	res, err := h.r.Import(r.Context(), r.Body)
+	return httpapi.WriteImport(w, api.ImportResult{Imported: res.Imported, DroppedTexts: res.DroppedTexts,
+		DroppedLogEntries: res.DroppedLogEntries}, err)
 }
 
 // deleteMany is POST /v1/delete: by ids (or with dry_run how many of them

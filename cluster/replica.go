@@ -137,6 +137,7 @@ func openReplica(ctx context.Context, n *Node, s int) (*replica, error) {
 		{replicaSubject(s, n.opts.Name, "query"), "", r.sem, r.serveQuery},
 		{replicaSubject(s, n.opts.Name, "get"), "", r.sem, r.serveGet},
 		{replicaSubject(s, n.opts.Name, "storage"), "", r.sem, r.serveStorage},
+		{replicaSubject(s, n.opts.Name, "export"), "", r.sem, r.serveExport},
 		{replicaSubject(s, n.opts.Name, "pindocs"), "", r.slow, r.servePinDocs},
 		{replicaSubject(s, n.opts.Name, "pairs"), "", r.slow, r.servePairs},
 		{replicaSubject(s, n.opts.Name, "select"), "", r.slow, r.serveSelect},

@@ -428,13 +428,8 @@ func (d *DB) ImportInto(ctx context.Context, r io.Reader) (int, error) {
 		return 0, err
 	}
 	h := x.Header()
-	p := d.params
-	given := &Options{K: h.K, GroupWidths: h.GroupWidths, ShingleWidth: h.ShingleWidth, Seed: h.Seed, NormalizeVersion: h.NormalizeVersion}
-	if err := checkParams(p, given); err != nil {
+	if err := d.params.CheckExport(h); err != nil {
 		return 0, fmt.Errorf("fpdb: import: %w", err)
-	}
-	if h.AuditLog && !p.AuditLog {
-		return 0, fmt.Errorf("fpdb: import: %w", &ParamsError{Param: "AuditLog", Stored: "true", Given: "false", Export: true})
 	}
 	if err := d.checkImportTarget(true); err != nil {
 		return 0, err
@@ -443,6 +438,22 @@ func (d *DB) ImportInto(ctx context.Context, r io.Reader) (int, error) {
 		return 0, err
 	}
 	return d.importDocs(ctx, x)
+}
+
+// CheckExport returns a *ParamsError unless the documents of an export
+// with header h can be stored in a database of parameters p: the same
+// fingerprint parameters (K, group widths, shingle width, seed,
+// normalization version), and an audit log in p when the export carries
+// one (its entries would be lost otherwise).
+func (p Params) CheckExport(h ExportHeader) error {
+	given := &Options{K: h.K, GroupWidths: h.GroupWidths, ShingleWidth: h.ShingleWidth, Seed: h.Seed, NormalizeVersion: h.NormalizeVersion}
+	if err := checkParams(p, given); err != nil {
+		return err
+	}
+	if h.AuditLog && !p.AuditLog {
+		return &ParamsError{Param: "AuditLog", Stored: "true", Given: "false", Export: true}
+	}
+	return nil
 }
 
 // checkImportTarget fails with ErrNotEmpty unless the database holds no
@@ -566,6 +577,7 @@ type ExportReader struct {
 	h          ExportHeader
 	line       int
 	docs, logs int
+	texts      int
 	prev       LogEntry
 }
 
@@ -588,6 +600,10 @@ func NewExportReader(r io.Reader) (*ExportReader, error) {
 
 // Header returns the export's header.
 func (x *ExportReader) Header() ExportHeader { return x.h }
+
+// Texts returns the number of documents read so far that carried a
+// text.
+func (x *ExportReader) Texts() int { return x.texts }
 
 // Line returns the line number (from 1, the header) of the last line
 // read.
@@ -623,6 +639,9 @@ func (x *ExportReader) Next() (doc *Input, entry *LogEntry, err error) {
 			return nil, nil, fmt.Errorf("%w: line %d: %w", ErrBadExport, x.line, err)
 		}
 		x.docs++
+		if bd.keptText != nil {
+			x.texts++
+		}
 		return &bd, nil, nil
 	}
 	if !x.h.AuditLog || x.logs == x.h.LogEntries {

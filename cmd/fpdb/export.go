@@ -50,10 +50,17 @@ With --salvage, export reads a database that open or "fpdb check --repair"
 refuse because parts of its files are damaged (a checksum mismatch in a
 block, say): it writes every document whose record and fingerprint can still
 be read, skips the damaged blocks, and lists on standard error what it could
-not read. Import the output into a new database.`,
+not read. Import the output into a new database.
+
+With --server URL, export writes the export of that server's database
+("fpdb serve"), or of the whole cluster when URL is a cluster node: a
+cluster's export lists its documents sorted by id, as they were at one point
+of its log, without texts (a cluster keeps none). "fpdb import" reads it into
+a local database, or into another server or cluster.`,
 		Example: `  fpdb export > backup.jsonl
   fpdb --db old export | fpdb --db new import -
-  fpdb --db damaged export --salvage -o rescued.jsonl && fpdb --db new import rescued.jsonl`,
+  fpdb --db damaged export --salvage -o rescued.jsonl && fpdb --db new import rescued.jsonl
+  fpdb --server http://node1:7700 export -o cluster.jsonl`,
 		Args: noArgs("export"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -65,8 +72,13 @@ not read. Import the output into a new database.`,
 }
 
 func (o *exportOptions) run(ctx context.Context, stdout, stderr io.Writer) (err error) {
-	if _, err := o.dir(); err != nil {
-		return err
+	if o.salvage && o.remote() {
+		return usageErrorf("export: --salvage reads a local database: give --db, not --server")
+	}
+	if !o.remote() {
+		if _, err := o.dir(); err != nil {
+			return err
+		}
 	}
 	w := stdout
 	if o.output != "" {
@@ -84,6 +96,9 @@ func (o *exportOptions) run(ctx context.Context, stdout, stderr io.Writer) (err 
 	if o.salvage {
 		return o.runSalvage(ctx, w, stderr)
 	}
+	if o.remote() {
+		return o.runRemote(ctx, w, stderr)
+	}
 	d, err := o.openDB(openReadOnly)
 	if err != nil {
 		return failure(err)
@@ -97,6 +112,35 @@ func (o *exportOptions) run(ctx context.Context, stdout, stderr io.Writer) (err 
 		fmt.Fprintf(stderr, "exported %s to %s\n", nDocs(n), o.output)
 	}
 	return nil
+}
+
+// runRemote writes the export of the server (a single database's, or a
+// cluster's: sorted by id, without texts or log).
+func (o *exportOptions) runRemote(ctx context.Context, w, stderr io.Writer) error {
+	c, err := o.client()
+	if err != nil {
+		return failure(err)
+	}
+	cw := &countingWriter{w: w}
+	if err := c.Export(ctx, cw); err != nil {
+		return failure(fmt.Errorf("export: %w (the output is cut short)", fromServer(err)))
+	}
+	if o.output != "" {
+		fmt.Fprintf(stderr, "exported %s from %s to %s\n", nDocs(max(cw.lines-1, 0)), o.server, o.output)
+	}
+	return nil
+}
+
+// countingWriter counts the lines written through it (Client.Export
+// writes one at a time).
+type countingWriter struct {
+	w     io.Writer
+	lines int
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	c.lines++
+	return c.w.Write(p)
 }
 
 // runSalvage writes what db.Salvage can read and reports the rest.

@@ -36,9 +36,19 @@ normalization versions must be this build's; its format version may be older
 Documents are written in atomic batches of 10 000. On an error (a bad line, a
 truncated export) or an interrupt (Ctrl-C: "interrupted: N documents
 imported") the database holds the whole batches written so far, never part
-of one: remove it and import again.`,
+of one: remove it and import again.
+
+With --server URL, import sends the export to that server ("fpdb serve"), into
+its database, or to the whole cluster when URL is a cluster node; the database
+or cluster must hold no document and have the export's parameters. This is
+how a local database moves into a cluster. A cluster keeps no texts, templates
+or audit log: it refuses an export with templates, and reads the texts and log
+entries without keeping them (their numbers are printed).
+It stores the documents 1 000 at a time; an error after some were stored says
+how many.`,
 		Example: `  fpdb --db restored import backup.jsonl
-  fpdb --db old export | fpdb --db new import -`,
+  fpdb --db old export | fpdb --db new import -
+  fpdb --db local export | fpdb --server http://node1:7700 import -`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageErrorf("import: want one FILE or -, got %d arguments", len(args))
@@ -54,9 +64,12 @@ of one: remove it and import again.`,
 }
 
 func (o *importOptions) run(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
-	dir, err := o.dir()
-	if err != nil {
-		return err
+	dir := ""
+	if !o.remote() {
+		var err error
+		if dir, err = o.dir(); err != nil {
+			return err
+		}
 	}
 	r := stdin
 	if o.path != "-" {
@@ -66,6 +79,9 @@ func (o *importOptions) run(ctx context.Context, stdin io.Reader, stdout io.Writ
 		}
 		defer f.Close()
 		r = f
+	}
+	if o.remote() {
+		return o.runRemote(ctx, r, stdout)
 	}
 	n, err := db.Import(ctx, dir, r, nil)
 	switch {
@@ -77,5 +93,22 @@ func (o *importOptions) run(ctx context.Context, stdin io.Reader, stdout io.Writ
 		return failure(newOpError("import", err, "import"))
 	}
 	fmt.Fprintf(stdout, "imported %s into %s\n", nDocs(n), dir)
+	return nil
+}
+
+// runRemote sends the export to the server, into its database or cluster.
+func (o *importOptions) runRemote(ctx context.Context, r io.Reader, stdout io.Writer) error {
+	c, err := o.client()
+	if err != nil {
+		return failure(err)
+	}
+	res, err := c.Import(ctx, r)
+	if err != nil {
+		return failure(newOpError("import", fromServer(err), "import"))
+	}
+	fmt.Fprintf(stdout, "imported %s into %s\n", nDocs(res.Imported), o.server)
+	if res.DroppedTexts > 0 || res.DroppedLogEntries > 0 {
+		fmt.Fprintf(stdout, "not kept (a cluster keeps neither): %d texts, %d audit-log entries\n", res.DroppedTexts, res.DroppedLogEntries)
+	}
 	return nil
 }

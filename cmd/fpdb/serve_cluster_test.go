@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +21,7 @@ import (
 
 	"github.com/fpdb/fpdb/api"
 	"github.com/fpdb/fpdb/client"
+	"github.com/fpdb/fpdb/db"
 )
 
 // clusterProcess is one "fpdb serve --cluster" node of a test.
@@ -157,6 +160,32 @@ func TestServeCluster(t *testing.T) {
 		out, err := exec.Command(filepath.Join(bin, "fpdb"), append([]string{"--server", url}, args...)...).CombinedOutput()
 		return string(out), err
 	}
+	// A local database moved into the cluster: its export imported
+	// through n1 comes back from n2 with the same documents, by id.
+	local := filepath.Join(dir, "local")
+	if out, err := exec.Command(filepath.Join(bin, "fpdb"), "--db", local, "add", corpus+"bees.txt", corpus+"tides.txt", corpus+"chess.txt").CombinedOutput(); err != nil {
+		t.Fatalf("local add: %v\n%s", err, out)
+	}
+	exp := filepath.Join(dir, "local.jsonl")
+	if out, err := exec.Command(filepath.Join(bin, "fpdb"), "--db", local, "export", "-o", exp).CombinedOutput(); err != nil {
+		t.Fatalf("local export: %v\n%s", err, out)
+	}
+	if out, err := cli(nodes[0].url, "import", exp); err != nil || !strings.Contains(out, "imported 3 documents") ||
+		!strings.Contains(out, "not kept (a cluster keeps neither): 3 texts, 3 audit-log entries") {
+		t.Fatalf("import through n1: %v\n%s", err, out)
+	}
+	back, err := exec.Command(filepath.Join(bin, "fpdb"), "--server", nodes[1].url, "export").Output()
+	if err != nil {
+		t.Fatalf("export through n2: %v\n%s", err, back)
+	}
+	localExp, err := os.ReadFile(exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := exportedDocs(t, back), exportedDocs(t, localExp); !slices.Equal(got, want) {
+		t.Fatalf("the cluster exports\n%s\nthe local database\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
 	if out, err := cli(nodes[0].url, "add", text); err != nil {
 		t.Fatalf("add through n1: %v\n%s", err, out)
 	}
@@ -239,4 +268,27 @@ func TestServeCluster(t *testing.T) {
 			t.Errorf("%s after SIGTERM: %v\n%s", p.url, err, p.log.String())
 		}
 	}
+}
+
+// exportedDocs returns the document lines of an export, without texts
+// (a cluster keeps none), sorted by id (a cluster's order).
+func exportedDocs(t *testing.T, exp []byte) []string {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(string(exp)), "\n")
+	var h db.ExportHeader
+	if err := json.Unmarshal([]byte(lines[0]), &h); err != nil || 1+h.Docs > len(lines) {
+		t.Fatalf("export header %q: %v", lines[0], err)
+	}
+	var out []string
+	for _, l := range lines[1 : 1+h.Docs] { // the audit log's entries follow
+		var rec db.ExportRecord
+		if err := json.Unmarshal([]byte(l), &rec); err != nil {
+			t.Fatalf("export line %q: %v", l, err)
+		}
+		rec.Text, rec.TextFormat = "", ""
+		b, _ := json.Marshal(rec)
+		out = append(out, string(b))
+	}
+	slices.Sort(out)
+	return out
 }

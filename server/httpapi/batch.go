@@ -77,3 +77,17 @@ func BatchStopped(lo, line, stored int, err error) error {
 	return &Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable,
 		Message: fmt.Sprintf("the batch stopped at line %d, after %d documents stored (lines before it are done): %v", line, stored, err)}
 }
+
+// WriteImport answers an import (POST /v1/import): 200 with res, or err
+// — as a 503 that gives the count when res.Imported documents were stored
+// before it (not a 4xx, which would say nothing changed).
+func WriteImport(w http.ResponseWriter, res api.ImportResult, err error) error {
+	if err == nil {
+		return WriteJSON(w, http.StatusOK, res)
+	}
+	if res.Imported > 0 {
+		return &Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable,
+			Message: fmt.Sprintf("%v (%d documents were imported before it)", err, res.Imported)}
+	}
+	return err
+}

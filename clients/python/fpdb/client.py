@@ -15,6 +15,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from typing import (
+    IO,
     Any,
     Callable,
     Dict,
@@ -36,6 +37,7 @@ from .types import (
     Cluster,
     DeleteResult,
     Document,
+    ImportResult,
     Matches,
     Pair,
     Skipped,
@@ -245,7 +247,7 @@ class Client:
         path: str,
         *,
         params: Optional[Mapping[str, Any]] = None,
-        body: Optional[bytes] = None,
+        body: Optional[Union[bytes, IO[bytes]]] = None,
         json_body: Any = None,
         content_type: Optional[str] = None,
         retry: str = "write",
@@ -694,6 +696,58 @@ class Client:
         """
         params = {"threshold": threshold, "centers": centers or None, "keep": keep, "max_size": max_size}
         return self._stream("/v1/clusters", params, Cluster.from_json)
+
+    # -- export and import ------------------------------------------------
+
+    def export(self, out: IO[bytes]) -> int:
+        """Write the export of the served database, or of the whole cluster
+        when the server is a cluster node (``GET /v1/export``: a header line,
+        one line per document, then a database's audit log, as ``fpdb
+        export`` writes it), to the binary file ``out``, line by line as it
+        comes. Returns the number of documents, from the header. An export
+        that fails midway raises after the lines written: ``out`` is then
+        cut short, and an import refuses it."""
+        url = self.url + "/v1/export"
+        resp = self._open("GET", "/v1/export", retry="read")
+        header: Optional[Dict[str, Any]] = None
+        try:
+            while True:
+                try:
+                    line = resp.readline()
+                except (socket.timeout, TimeoutError) as e:
+                    raise Timeout("no data from %s within the client's timeout" % url, code="timeout") from e
+                except (OSError, ValueError) as e:
+                    raise ConnectionFailed("the export from %s broke: %s" % (url, e), code="connection_failed") from e
+                if not line:
+                    break
+                if not line.endswith(b"\n"):
+                    raise ConnectionFailed("the export from %s ended midway" % url, code="connection_failed")
+                if line.startswith(b'{"error":'):  # a failure the server reports in the stream
+                    raise error_from_response(500, line)
+                if header is None:
+                    try:
+                        header = json.loads(line.decode("utf-8"))
+                    except ValueError as e:
+                        raise FpdbError("%s sent a header that is not JSON: %r" % (url, line[:200]), code="bad_response") from e
+                out.write(line)
+        finally:
+            resp.close()
+        if not isinstance(header, dict) or "docs" not in header:
+            raise FpdbError("%s sent no export header" % url, code="bad_response")
+        return int(header["docs"])
+
+    def import_export(self, src: Union[bytes, IO[bytes]]) -> ImportResult:
+        """Store an export (``POST /v1/import``: the bytes, or a binary file
+        read as it is sent) in the served database, or in the whole cluster
+        when the server is a cluster node; it must hold no document and have
+        the export's parameters. A file is never sent again (bytes are, as
+        any write, when the server refuses for now). The client's timeout
+        bounds each read of the connection, not the whole import. On an
+        error after documents were stored, the error (``Unavailable``) gives
+        their number."""
+        retry = "write" if isinstance(src, (bytes, bytearray)) else "none"
+        data = self._call("POST", "/v1/import", body=src, content_type="application/x-ndjson", retry=retry)
+        return ImportResult.from_json(data)
 
     # -- the server --------------------------------------------------------
 

@@ -197,6 +197,28 @@ class DeleteResult:
 
 
 @dataclass(frozen=True)
+class ImportResult:
+    """What an import stored: the number of documents and, from a cluster,
+    which keeps neither, the numbers of the export's texts and audit-log
+    entries it did not keep."""
+
+    imported: int
+    dropped_texts: int = 0
+    dropped_log_entries: int = 0
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "ImportResult":
+        return _build(
+            cls,
+            d,
+            imported=int(d.get("imported") or 0),
+            dropped_texts=int(d.get("dropped_texts") or 0),
+            dropped_log_entries=int(d.get("dropped_log_entries") or 0),
+        )
+
+
+@dataclass(frozen=True)
 class Stats:
     """The database's counters and creation parameters (``raw`` holds every
     field the server sent).

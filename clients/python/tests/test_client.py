@@ -581,6 +581,34 @@ class TestStreams(ServerTest):
             self.c.clusters(0.8, keep="prettiest")
 
 
+class TestExportImport(ServerTest):
+    def test_export_then_import_into_another_server(self) -> None:
+        self.c.add_many([("a", "the quick brown fox jumps over the lazy dog " * 5), ("b", "an entirely different text " * 9)])
+        buf = io.BytesIO()
+        self.assertEqual(self.c.export(buf), 2)
+        lines = buf.getvalue().decode("utf-8").splitlines()
+        header = json.loads(lines[0])
+        self.assertEqual(header["docs"], 2)
+        self.assertEqual(sorted(json.loads(l)["id"] for l in lines[1:3]), ["a", "b"])
+
+        tmp2 = tempfile.mkdtemp(prefix="fpdb-pytest-")
+        self.addCleanup(shutil.rmtree, tmp2, True)
+        other = Server(tmp2)
+        self.addCleanup(other.stop)
+        c2 = Client(other.url, timeout=30)
+        res = c2.import_export(io.BytesIO(buf.getvalue()))  # a file, streamed
+        self.assertEqual(res.imported, 2)
+        self.assertEqual(c2.get("a").size, self.c.get("a").size)
+        self.assertEqual([m.id for m in c2.query("the quick brown fox jumps over the lazy dog " * 5)], ["a"])
+        # Not into a database that holds documents: nothing changes.
+        with self.assertRaises(BadRequest) as cm:
+            c2.import_export(buf.getvalue())
+        self.assertIn("not empty", str(cm.exception))
+        self.assertEqual(len(c2), 2)
+        with self.assertRaises(BadRequest):
+            self.c.import_export(b"not an export\n")
+
+
 class TestBatch(ServerTest):
     def test_add_many(self) -> None:
         self.skip_unless_served("/v1/batch")

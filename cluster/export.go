@@ -1,0 +1,329 @@
+package cluster
+
+import (
+	"container/heap"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/fpdb/fpdb/db"
+	"github.com/nats-io/nats.go"
+)
+
+// exportPageDocs is the most documents an export page holds, and
+// exportPageBytes about the most bytes of its reply (under the 8 MiB
+// message limit, with room for JSON's overhead).
+const (
+	exportPageDocs  = 1000
+	exportPageBytes = 2 << 20
+)
+
+// exportRequest asks a replica for a page of its shard's documents at a
+// pin: those whose id sorts after After, in id order.
+type exportRequest struct {
+	Pin   uint64 `json:"pin"`
+	After string `json:"after"`
+}
+
+type exportReply struct {
+	Docs []db.Doc `json:"docs"`
+	// Total is the number of the shard's documents at the pin.
+	Total int `json:"total"`
+	// More says documents may follow the page's last.
+	More bool `json:"more"`
+	status
+}
+
+// docReplyBytes bounds the size of d in a JSON reply.
+func docReplyBytes(d *db.Doc) int { return 256 + 2*(len(d.ID)+len(d.Source)) + 21*len(d.Fingerprint) }
+
+// serveExport answers a page of the shard's documents at the pin asked
+// for (db.DB.DocsAfter on the pin's checkpoint): the same on every replica,
+// so that a page a replica failed to send is asked of another.
+func (r *replica) serveExport(m *nats.Msg, came time.Time) {
+	var req exportRequest
+	if err := json.Unmarshal(m.Data, &req); err != nil {
+		reply(m, status{Err: "bad request: " + err.Error()})
+		return
+	}
+	ctx, cancel := context.WithDeadline(r.base, came.Add(r.n.opts.RequestTimeout))
+	defer cancel()
+	pd, err := r.pinDB(ctx, req.Pin)
+	var docs []db.Doc
+	if err == nil {
+		docs, err = pd.DocsAfter(ctx, req.After, exportPageDocs)
+	}
+	if err != nil {
+		reply(m, status{Err: err.Error(), Behind: r.transient(err)})
+		return
+	}
+	out := exportReply{Total: pd.Len(), More: len(docs) == exportPageDocs, status: status{Seq: req.Pin}}
+	size := 0
+	for i := range docs {
+		if size += docReplyBytes(&docs[i]); size > exportPageBytes && i > 0 {
+			docs, out.More = docs[:i], true
+			break
+		}
+	}
+	out.Docs = docs
+	reply(m, out)
+}
+
+// exportCursor reads one shard's documents at a pin, page by page, a page
+// ahead of the merge.
+type exportCursor struct {
+	shard int
+	total int
+	page  []db.Doc
+	next  chan exportPage // the page after page; closed after the last
+}
+
+type exportPage struct {
+	docs []db.Doc
+	err  error
+}
+
+// exportPageOf asks a replica of shard s for the page of its documents at
+// pin after the id after.
+func (r *Router) exportPageOf(ctx context.Context, s int, pin uint64, after string) (*exportReply, error) {
+	var rep exportReply
+	if err := r.request(ctx, s, "export", exportRequest{Pin: pin, After: after}, &rep); err != nil {
+		return nil, err
+	}
+	if rep.Err != "" {
+		return nil, fmt.Errorf("fpdb cluster: export: shard %d: %s", s, rep.Err)
+	}
+	for i := 1; i < len(rep.Docs); i++ {
+		if rep.Docs[i].ID <= rep.Docs[i-1].ID {
+			return nil, fmt.Errorf("fpdb cluster: export: shard %d: page out of id order at %q", s, rep.Docs[i].ID)
+		}
+	}
+	if len(rep.Docs) > 0 && rep.Docs[0].ID <= after {
+		return nil, fmt.Errorf("fpdb cluster: export: shard %d: page after %q starts at %q", s, after, rep.Docs[0].ID)
+	}
+	return &rep, nil
+}
+
+// fetch reads the pages after the id after into c.next until the last,
+// or an error, or ctx's end.
+func (r *Router) fetch(ctx context.Context, c *exportCursor, pin uint64, after string) {
+	defer close(c.next)
+	for more := true; more; {
+		rep, err := r.exportPageOf(ctx, c.shard, pin, after)
+		if err == nil && rep.Total != c.total {
+			err = fmt.Errorf("fpdb cluster: export: shard %d: %d documents at pin %d, then %d", c.shard, c.total, pin, rep.Total)
+		}
+		if err == nil && rep.More && len(rep.Docs) == 0 {
+			err = fmt.Errorf("fpdb cluster: export: shard %d: an empty page with more to come", c.shard)
+		}
+		var p exportPage
+		if err != nil {
+			p.err = err
+		} else {
+			p.docs, more = rep.Docs, rep.More
+			if len(rep.Docs) > 0 {
+				after = rep.Docs[len(rep.Docs)-1].ID
+			}
+		}
+		select {
+		case c.next <- p:
+		case <-ctx.Done():
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// cursorHeap orders the cursors with documents left by their next id.
+type cursorHeap []*exportCursor
+
+func (h cursorHeap) Len() int           { return len(h) }
+func (h cursorHeap) Less(i, j int) bool { return h[i].page[0].ID < h[j].page[0].ID }
+func (h cursorHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *cursorHeap) Push(x any)        { *h = append(*h, x.(*exportCursor)) }
+func (h *cursorHeap) Pop() any {
+	old := *h
+	c := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return c
+}
+
+// Export writes every stored document to w in the export format of a
+// single database (db.DB.Export: a header line with the shards' creation
+// parameters and the number of documents, then one line per document),
+// sorted by id, as of one log sequence: it appends a pin (every replica
+// keeps a checkpoint of its shard at it) and reads each shard's
+// checkpoint in pages of up to exportPageDocs documents, the shards merged
+// by id, a page ahead of the writing. A page that a replica fails to send
+// is asked of another (every replica's checkpoint at the pin holds the
+// same documents). A cluster keeps no texts and no audit log: the export
+// has neither. It returns the number of documents written; on error the
+// export is cut short (Import refuses it).
+func (r *Router) Export(ctx context.Context, w io.Writer) (int, error) {
+	pin, err := r.Pin(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("fpdb cluster: export: %w", err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	v := r.smap.Shards
+	cursors := make([]*exportCursor, v)
+	firsts := make([]*exportReply, v)
+	errs := make([]error, v)
+	done := make(chan int, v)
+	for s := range v {
+		go func() {
+			firsts[s], errs[s] = r.exportPageOf(ctx, s, pin, "")
+			done <- s
+		}()
+	}
+	for range v {
+		<-done
+	}
+	if err := errors.Join(errs...); err != nil {
+		return 0, fmt.Errorf("fpdb cluster: export at %d: %w", pin, err)
+	}
+	total := 0
+	h := make(cursorHeap, 0, v)
+	for s, rep := range firsts {
+		c := &exportCursor{shard: s, total: rep.Total, page: rep.Docs, next: make(chan exportPage, 1)}
+		cursors[s] = c
+		total += rep.Total
+		if len(c.page) > 0 {
+			if rep.More {
+				go r.fetch(ctx, c, pin, c.page[len(c.page)-1].ID)
+			} else {
+				close(c.next)
+			}
+			h = append(h, c)
+		}
+	}
+	heap.Init(&h)
+	ew, err := db.NewExportWriter(w, r.gw.Params(), total)
+	if err != nil {
+		return 0, fmt.Errorf("fpdb cluster: export: %w", err)
+	}
+	n := 0
+	for h.Len() > 0 {
+		c := h[0]
+		if err := ew.Write(&c.page[0]); err != nil {
+			return n, fmt.Errorf("fpdb cluster: export: %w", err)
+		}
+		n++
+		if c.page = c.page[1:]; len(c.page) == 0 {
+			var p exportPage
+			select {
+			case p = <-c.next:
+			case <-ctx.Done():
+				return n, fmt.Errorf("fpdb cluster: export: %w", ctx.Err())
+			}
+			if p.err != nil {
+				return n, fmt.Errorf("fpdb cluster: export at %d: %w", pin, p.err)
+			}
+			c.page = p.docs
+		}
+		if len(c.page) == 0 {
+			heap.Pop(&h)
+		} else {
+			heap.Fix(&h, 0)
+		}
+	}
+	if n != total {
+		return n, fmt.Errorf("fpdb cluster: export at %d: %d documents counted, %d read", pin, total, n)
+	}
+	if err := ew.Flush(); err != nil {
+		return n, fmt.Errorf("fpdb cluster: export: %w", err)
+	}
+	return n, nil
+}
+
+// importChunk is the number of documents of an export Import appends with
+// one Router.Add.
+const importChunk = 1000
+
+// ImportResult is the outcome of Import.
+type ImportResult struct {
+	// Imported is the number of documents stored.
+	Imported int
+	// DroppedTexts and DroppedLogEntries count what a cluster does not
+	// keep of the export: the documents' texts and the entries of its
+	// audit log.
+	DroppedTexts, DroppedLogEntries int
+}
+
+// Import stores the documents of an export (the format db.DB.Export and
+// Export write) in the cluster, which must hold no document when it
+// starts (db.ErrNotEmpty otherwise), keeping their ids, fingerprints,
+// content hashes, metadata and times added. The export's fingerprint
+// parameters must be the cluster's, and it may carry no templates (the
+// fingerprints were made without their shingles, which a cluster's would
+// not be): a *db.ParamsError otherwise. A cluster keeps no texts and no
+// audit log: the export's are read and counted, not kept. Documents are
+// appended in the export's order, importChunk per Router.Add (one log
+// transaction each); writes made through other routers meanwhile are not
+// held off. On error the cluster holds the documents of the chunks
+// appended before it: the result counts them.
+func (r *Router) Import(ctx context.Context, rd io.Reader) (ImportResult, error) {
+	var res ImportResult
+	x, err := db.NewExportReader(rd)
+	if err != nil {
+		return res, err
+	}
+	h := x.Header()
+	checked := h
+	checked.AuditLog = false // read and dropped
+	if err := r.gw.Params().CheckExport(checked); err != nil {
+		return res, fmt.Errorf("fpdb cluster: import: %w", err)
+	}
+	if len(h.Templates) > 0 {
+		return res, fmt.Errorf("fpdb cluster: import: %w", &db.ParamsError{Param: "Templates",
+			Stored: strconv.Itoa(len(h.Templates)) + " templates", Given: "none (a cluster keeps no templates)", Export: true})
+	}
+	last, err := r.LastSeq(ctx)
+	if err != nil {
+		return res, fmt.Errorf("fpdb cluster: import: %w", err)
+	}
+	if stored, err := r.Len(ctx, max(last, r.Written())); err != nil {
+		return res, fmt.Errorf("fpdb cluster: import: %w", err)
+	} else if stored > 0 {
+		return res, fmt.Errorf("fpdb cluster: import: %w: the cluster holds %d documents", db.ErrNotEmpty, stored)
+	}
+	chunk := make([]db.Input, 0, importChunk)
+	flush := func() error {
+		if len(chunk) == 0 {
+			return nil
+		}
+		if _, err := r.Add(ctx, chunk, AddOptions{}); err != nil {
+			return fmt.Errorf("fpdb cluster: import: line %d: %w", x.Line(), err)
+		}
+		res.Imported += len(chunk)
+		res.DroppedTexts = x.Texts()
+		chunk = chunk[:0]
+		return nil
+	}
+	for {
+		doc, entry, err := x.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return res, fmt.Errorf("fpdb cluster: import: %w", err)
+		}
+		if entry != nil {
+			res.DroppedLogEntries++
+			continue
+		}
+		if chunk = append(chunk, *doc); len(chunk) == importChunk {
+			if err := flush(); err != nil {
+				return res, err
+			}
+		}
+	}
+	return res, flush()
+}

@@ -1,0 +1,219 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fpdb/fpdb/api"
+	"github.com/fpdb/fpdb/db"
+)
+
+// exportLines splits an export into its header and its document lines.
+func exportLines(t *testing.T, exp []byte) (db.ExportHeader, []string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSuffix(string(exp), "\n"), "\n")
+	var h db.ExportHeader
+	if err := json.Unmarshal([]byte(lines[0]), &h); err != nil {
+		t.Fatalf("header %q: %v", lines[0], err)
+	}
+	return h, lines[1:]
+}
+
+// TestExportImport moves a single database into a 3-node cluster and back
+// through the HTTP API: the single database's export (replaced and
+// deleted documents, times added in the past, long sources that cut pages
+// short) is imported into the cluster through one node and exported
+// through another; the cluster's export holds the same lines, sorted by
+// id, under a header with the same parameters, and imports into a new
+// single database that answers queries as the first. Imports the cluster
+// must refuse leave it unchanged: into a cluster that holds documents,
+// with other fingerprint parameters, with templates, a malformed export.
+// An export with texts and an audit log imports without them, counted.
+func TestExportImport(t *testing.T) {
+	ctx := context.Background()
+	tc := startCluster(t, 3, 2, 2, nil)
+	nodes := httpNodes(t, tc, nil, "")
+	one, _ := singleServer(t)
+	rng := rand.New(rand.NewPCG(5, 6))
+	past := time.Now().Add(-72 * time.Hour).UTC()
+	var ins []db.Input
+	for i := range 4000 {
+		in := db.Input{ID: fmt.Sprintf("doc-%05d", rng.IntN(1_000_000)), Fingerprint: randomFP(rng, 512),
+			ContentHash: [16]byte{byte(i), byte(i >> 8), 1}, Size: int64(100 + i), Words: 20 + i%50, Shingles: 18 + i%50,
+			Added: past.Add(time.Duration(i) * time.Second)}
+		if i%3 == 0 {
+			in.Source = "https://example.org/" + strings.Repeat("p", 3000) + fmt.Sprint(i)
+		}
+		if i%10 == 0 && i > 0 { // a near duplicate of the document before
+			in.Fingerprint = nearFP(rng, ins[i-1].Fingerprint, 8)
+		}
+		ins = append(ins, in)
+	}
+	for lo := 0; lo < len(ins); lo += 1000 {
+		if _, err := one.AddBatch(ctx, ins[lo:lo+1000]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < len(ins); i += 17 { // replaced: a new place in storing order
+		if _, err := one.Add(ctx, db.Input{ID: ins[i].ID, Fingerprint: randomFP(rng, 512)}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 5; i < len(ins); i += 23 {
+		if err := one.Delete(ctx, ins[i].ID); err != nil && !strings.Contains(err.Error(), "not found") {
+			t.Fatal(err)
+		}
+	}
+	var src bytes.Buffer
+	if _, err := one.Export(ctx, &src); err != nil {
+		t.Fatal(err)
+	}
+	srcHeader, srcDocs := exportLines(t, src.Bytes())
+
+	res, err := nodes[0].Import(ctx, bytes.NewReader(src.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Imported != len(srcDocs) || res.Imported != one.Len() {
+		t.Fatalf("imported %d, export holds %d", res.Imported, len(srcDocs))
+	}
+
+	var got bytes.Buffer
+	if err := nodes[1].Export(ctx, &got); err != nil {
+		t.Fatal(err)
+	}
+	h, docs := exportLines(t, got.Bytes())
+	if h.K != srcHeader.K || !slices.Equal(h.GroupWidths, srcHeader.GroupWidths) || h.ShingleWidth != srcHeader.ShingleWidth ||
+		h.Seed != srcHeader.Seed || h.HashVersion != srcHeader.HashVersion || h.NormalizeVersion != srcHeader.NormalizeVersion ||
+		h.Docs != len(srcDocs) || h.AuditLog || h.KeepTexts || len(h.Templates) > 0 {
+		t.Fatalf("cluster export header %+v, single database's %+v", h, srcHeader)
+	}
+	want := slices.Clone(srcDocs)
+	slices.SortFunc(want, func(a, b string) int {
+		var ra, rb db.ExportRecord
+		json.Unmarshal([]byte(a), &ra)
+		json.Unmarshal([]byte(b), &rb)
+		return strings.Compare(ra.ID, rb.ID)
+	})
+	if !slices.Equal(docs, want) {
+		for i := range min(len(docs), len(want)) {
+			if docs[i] != want[i] {
+				t.Fatalf("%d lines, want %d; line %d:\n%s\nwant\n%s", len(docs), len(want), i+2, docs[i], want[i])
+			}
+		}
+		t.Fatalf("%d lines, want %d", len(docs), len(want))
+	}
+
+	// An export with texts and an audit log, into an empty cluster: the
+	// documents are kept, texts and entries counted as dropped.
+	logged, err := db.Open(filepath.Join(t.TempDir(), "logged"), &db.Options{NoSync: true, KeepTexts: true, AuditLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logged.Close()
+	for i := range 5 {
+		if _, err := logged.Add(ctx, db.Input{ID: fmt.Sprintf("text-%d", i), Text: []byte(nearDup(t, fmt.Sprintf("words of document %d and some more", i)))}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := logged.Add(ctx, db.Input{ID: "fp-only", Fingerprint: randomFP(rng, 512)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var lexp bytes.Buffer
+	if _, err := logged.Export(ctx, &lexp); err != nil {
+		t.Fatal(err)
+	}
+	tc2 := startCluster(t, 1, 2, 1, nil)
+	n2 := httpNodes(t, tc2, nil, "")[0]
+	lres, err := n2.Import(ctx, bytes.NewReader(lexp.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lres.Imported != 6 || lres.DroppedTexts != 5 || lres.DroppedLogEntries != 6 {
+		t.Fatalf("import of an export with texts and a log: %+v, want 6 imported, 5 texts and 6 entries dropped", lres)
+	}
+	var lback bytes.Buffer
+	if err := n2.Export(ctx, &lback); err != nil {
+		t.Fatal(err)
+	}
+	if _, ldocs := exportLines(t, lback.Bytes()); len(ldocs) != 6 || strings.Contains(lback.String(), `"text"`) {
+		t.Fatalf("the cluster exports %d documents:\n%s", len(ldocs), lback.String())
+	}
+
+	// Back into a single database: the same answers as the first.
+	back, err := db.Open(filepath.Join(t.TempDir(), "back"), &db.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer back.Close()
+	if n, err := back.ImportInto(ctx, bytes.NewReader(got.Bytes())); err != nil || n != len(srcDocs) {
+		t.Fatalf("import of the cluster's export: %d, %v", n, err)
+	}
+	for i := 0; i < len(ins); i += 97 {
+		for _, thr := range []float64{0.8, 0.95} {
+			a, err := one.QueryFingerprint(ctx, ins[i].Fingerprint, db.QueryOptions{Threshold: thr})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := back.QueryFingerprint(ctx, ins[i].Fingerprint, db.QueryOptions{Threshold: thr})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(matchIDsOf(a.Matches), matchIDsOf(b.Matches)) {
+				t.Fatalf("query %d at %v: %v, the first database %v", i, thr, matchIDsOf(b.Matches), matchIDsOf(a.Matches))
+			}
+		}
+	}
+
+	// Refused imports change nothing.
+	edit := func(f func(*db.ExportHeader)) []byte {
+		hh := srcHeader
+		f(&hh)
+		b, _ := json.Marshal(hh)
+		return append(append(b, '\n'), []byte(strings.Join(srcDocs, "\n")+"\n")...)
+	}
+	for _, c := range []struct {
+		name, says string
+		body       []byte
+	}{
+		{"not empty", "not empty", src.Bytes()},
+		{"another K", "k is 512", edit(func(h *db.ExportHeader) { h.K = 256 })},
+		{"seed differs", "seed", edit(func(h *db.ExportHeader) { h.Seed++ })},
+		{"templates", "templates", edit(func(h *db.ExportHeader) {
+			h.Templates = []db.ExportTemplate{{Name: "t", Text: "a b c", Format: "text", Added: past.Format(time.RFC3339)}}
+		})},
+		{"not an export", "invalid export", []byte("{\"hello\": 1}\n")},
+		{"empty", "invalid export", nil},
+	} {
+		_, err := nodes[2].Import(ctx, bytes.NewReader(c.body))
+		ce := wantStatus(t, c.name, err, http.StatusBadRequest, api.CodeBadRequest)
+		if !strings.Contains(strings.ToLower(ce.Message), c.says) {
+			t.Errorf("%s: %q does not say %q", c.name, ce.Message, c.says)
+		}
+	}
+	var again bytes.Buffer
+	if err := nodes[2].Export(ctx, &again); err != nil {
+		t.Fatal(err)
+	}
+	if _, docs2 := exportLines(t, again.Bytes()); !slices.Equal(docs2, docs) {
+		t.Fatalf("after refused imports the cluster exports %d lines, before %d", len(docs2), len(docs))
+	}
+}
+
+func matchIDsOf(ms []db.Match) []string {
+	var out []string
+	for _, m := range ms {
+		out = append(out, m.ID)
+	}
+	slices.Sort(out)
+	return out
+}
