@@ -73,7 +73,7 @@ const codeNotImplemented = "not_implemented"
 // server) for health, adds (with check-then-add across the cluster),
 // get, delete, query, stats, pairs, clusters, batch (checked or not),
 // delete by ids, prefix or age, export and import, served through the
-// node's Router. Every read asks the
+// node's Router; compare (of two texts) and the review page. Every read asks the
 // shards for a log sequence of at least the last this node appended (read-your-writes for
 // a client of one node; a client that writes through one node and reads
 // through another may not see its write at once). The checks of writes
@@ -85,8 +85,9 @@ const codeNotImplemented = "not_implemented"
 // (package server/httpapi): the request id, tokens, limits, error bodies
 // and log lines are the same.
 //
-// Differences with the single-node server: the other routes (compare,
-// log, templates, backup, the web page, the OpenAPI document) answer 501, as do the options a cluster cannot honour
+// Differences with the single-node server: the other routes (log,
+// templates, backup, the OpenAPI document) answer 501, a comparison with
+// a stored document 400 (db.ErrNoText: a cluster keeps no texts), as do the options a cluster cannot honour
 // (replace, forget, query plans and explain, centers); storage statistics
 // are the sums over the shards; pairs are oriented A < B by id, not by
 // storing order; a cluster's members are in the order of their times
@@ -147,9 +148,9 @@ type httpHandler struct {
 // routes are the single-node server's routes (httpapi.Handlers), each
 // served or, without a handler here, answered 501.
 func (h *httpHandler) routes() []httpapi.Route {
-	hs := httpapi.Handlers{Healthz: h.healthz, Readyz: h.readyz, Page: h.root, Add: h.add, Get: h.get, DeleteOne: h.deleteOne,
+	hs := httpapi.Handlers{Healthz: h.healthz, Readyz: h.readyz, Page: server.ServePage, Asset: server.ServeAsset, Add: h.add, Get: h.get, DeleteOne: h.deleteOne,
 		Query: h.query, Stats: h.stats, Pairs: h.pairs, Clusters: h.clusters, Batch: h.batch, DeleteMany: h.deleteMany,
-		Export: h.export, Import: h.importExport, Metrics: h.metrics}
+		Compare: h.compare, Export: h.export, Import: h.importExport, Metrics: h.metrics}
 	return hs.Routes(func(rt httpapi.Route) httpapi.HandlerFunc {
 		return func(http.ResponseWriter, *http.Request) error { return notServed("%s %s", rt.Method, rt.Pattern) }
 	})
@@ -312,13 +313,31 @@ func (h *httpHandler) readyz(w http.ResponseWriter, r *http.Request) error {
 	return err
 }
 
-// root is GET / (the single-node server's web page): 501 for "/", 404
-// for every other unrouted path, as the single-node server.
-func (h *httpHandler) root(w http.ResponseWriter, r *http.Request) error {
-	if r.URL.Path != "/" {
-		return &httpapi.Error{Status: http.StatusNotFound, Code: api.CodeNotFound, Message: "no such path: " + r.URL.Path}
-	}
-	return notServed("the review page (GET /)")
+// compare is POST /v1/compare, as the single-node server answers it:
+// two texts are compared here (the router's own empty database holds the
+// cluster's parameters); a stored document, whose text a cluster does not
+// keep, is answered as a database without texts answers it (db.ErrNoText
+// when it is stored, db.ErrNotFound otherwise).
+func (h *httpHandler) compare(w http.ResponseWriter, r *http.Request) error {
+	return server.ServeCompare(w, r, h.r.gw.Params().K, func(ctx context.Context, a, b db.CompareInput, o *db.CompareOptions) (*db.Comparison, error) {
+		for _, in := range []db.CompareInput{a, b} {
+			if in.ID == "" {
+				continue
+			}
+			if err := validHTTPID(in.ID); err != nil {
+				return nil, fmt.Errorf("fpdb cluster: compare: %w", err)
+			}
+			doc, err := h.stored(ctx, in.ID)
+			if err != nil {
+				return nil, err
+			}
+			if doc == nil {
+				return nil, fmt.Errorf("fpdb cluster: compare %q: %w", in.ID, db.ErrNotFound)
+			}
+			return nil, fmt.Errorf("fpdb cluster: compare %q: %w: a cluster keeps no texts (compare two texts instead)", in.ID, db.ErrNoText)
+		}
+		return h.r.gw.Compare(ctx, a, b, o)
+	})
 }
 
 // add is POST /v1/documents: the document is fingerprinted here, its

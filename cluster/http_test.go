@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -354,7 +355,7 @@ func TestHTTP(t *testing.T) {
 
 	t.Run("NotServed", func(t *testing.T) {
 		for _, rq := range []struct{ method, path string }{
-			{"GET", "/v1/templates"}, {"GET", "/v1/export"}, {"POST", "/v1/compare"}, {"GET", "/"},
+			{"GET", "/v1/templates"}, {"GET", "/v1/log"}, {"POST", "/v1/backup"}, {"GET", "/v1/openapi.json"},
 		} {
 			req, _ := http.NewRequest(rq.method, cs[0].URL()+rq.path, nil)
 			resp, err := http.DefaultClient.Do(req)
@@ -376,6 +377,66 @@ func TestHTTP(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusNotFound {
 			t.Fatalf("unrouted path: %d", resp.StatusCode)
+		}
+	})
+
+	t.Run("PageAndCompare", func(t *testing.T) {
+		// The review page and its assets, as the single-node server serves
+		// them (its script calls the API a node serves).
+		for path, ctype := range map[string]string{"/": "text/html", "/web/app.js": "text/javascript", "/web/style.css": "text/css"} {
+			resp, err := http.Get(cs[2].URL() + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), ctype) || len(b) == 0 {
+				t.Fatalf("GET %s: %d %s, %d bytes", path, resp.StatusCode, resp.Header.Get("Content-Type"), len(b))
+			}
+			if path == "/" && resp.Header.Get("Content-Security-Policy") == "" {
+				t.Fatalf("GET /: no Content-Security-Policy")
+			}
+		}
+		for _, path := range []string{"/web/nope.js", "/no/such/page"} {
+			resp, err := http.Get(cs[2].URL() + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusNotFound {
+				t.Fatalf("GET %s: %d, want 404", path, resp.StatusCode)
+			}
+		}
+		// Two texts: the single-node server's answer, in JSON and HTML.
+		_, single := singleServer(t)
+		post := func(base, query string, body any) (int, []byte) {
+			t.Helper()
+			b, _ := json.Marshal(body)
+			resp, err := http.Post(base+"/v1/compare"+query, "application/json", bytes.NewReader(b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			out, _ := io.ReadAll(resp.Body)
+			return resp.StatusCode, out
+		}
+		texts := api.CompareRequest{A: api.CompareText{Text: riverText, Name: "river"},
+			B: api.CompareText{Text: riverNear, Name: "near"}}
+		status, got := post(cs[1].URL(), "", texts)
+		wstatus, want := post(single.URL(), "", texts)
+		if status != http.StatusOK || wstatus != http.StatusOK || !bytes.Equal(got, want) {
+			t.Fatalf("compare of two texts: %d %s\nthe single-node server: %d %s", status, got, wstatus, want)
+		}
+		status, got = post(cs[1].URL(), "?html=true", texts)
+		if status != http.StatusOK || !bytes.Contains(got, []byte("<html")) || !bytes.Contains(got, []byte("river")) {
+			t.Fatalf("compare of two texts, html: %d %.300s", status, got)
+		}
+		// A stored document: a cluster keeps no texts.
+		for id, want := range map[string]int{"river-1": http.StatusBadRequest, "no-such-doc": http.StatusNotFound} {
+			status, got := post(cs[0].URL(), "", api.CompareRequest{A: api.CompareText{Text: riverNear}, B: api.CompareText{ID: id}})
+			if status != want || (want == http.StatusBadRequest && !bytes.Contains(got, []byte("keeps no texts"))) {
+				t.Fatalf("compare with stored %q: %d %s, want %d", id, status, got, want)
+			}
 		}
 	})
 

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"time"
 
@@ -35,6 +36,16 @@ func compareInput(which string, t api.CompareText) (db.CompareInput, apiconv.Nam
 // are and the passages they share, as "fpdb compare --json" prints it, or
 // with ?html=true the page "fpdb compare --html" writes.
 func (s *Server) compare(w http.ResponseWriter, r *http.Request) error {
+	return ServeCompare(w, r, s.d.Params().K, s.d.Compare)
+}
+
+// Comparer compares two inputs, as db.DB.Compare does.
+type Comparer func(ctx context.Context, a, b db.CompareInput, opts *db.CompareOptions) (*db.Comparison, error)
+
+// ServeCompare serves POST /v1/compare (the request and answer of package
+// api) with cmp, for fingerprints of k bits: the single-node server
+// compares with its database, a cluster node with its own comparer.
+func ServeCompare(w http.ResponseWriter, r *http.Request, k int, cmp Comparer) error {
 	html, err := httpapi.ReadFlag(r, "html")
 	if err != nil {
 		return err
@@ -61,11 +72,10 @@ func (s *Server) compare(w http.ResponseWriter, r *http.Request) error {
 	if (req.MinWords != nil && *req.MinWords < 0) || req.Gap < 0 || req.Passages < 0 {
 		return httpapi.BadRequest("min_words, gap and passages must not be negative")
 	}
-	c, err := s.d.Compare(r.Context(), a, b, opts)
+	c, err := cmp(r.Context(), a, b, opts)
 	if err != nil {
 		return err
 	}
-	k := s.d.Params().K
 	if !html {
 		return httpapi.WriteJSON(w, http.StatusOK, apiconv.Comparison(c, na, nb, k))
 	}

@@ -55,9 +55,17 @@ func pageParams(r *http.Request) pageData {
 	return d
 }
 
-// page is GET /: the review page. As the pattern "/" matches every path
-// no other route takes, any other path is answered 404.
-func (s *Server) page(w http.ResponseWriter, r *http.Request) error {
+// page is GET /: the review page.
+func (s *Server) page(w http.ResponseWriter, r *http.Request) error { return ServePage(w, r) }
+
+// asset is GET /web/{file}: the page's style sheet and script.
+func (s *Server) asset(w http.ResponseWriter, r *http.Request) error { return ServeAsset(w, r) }
+
+// ServePage serves GET / (the review page; it holds no data: its script
+// calls the /v1 API) for the single-node server and a cluster node. As the
+// pattern "/" matches every path no other route takes, any other path is
+// answered 404.
+func ServePage(w http.ResponseWriter, r *http.Request) error {
 	if r.URL.Path != "/" {
 		return &httpapi.Error{Status: http.StatusNotFound, Code: api.CodeNotFound, Message: "no such path: " + r.URL.Path}
 	}
@@ -87,8 +95,9 @@ func webType(name string) string {
 	return ""
 }
 
-// asset is GET /web/{file}: the page's style sheet and script.
-func (s *Server) asset(w http.ResponseWriter, r *http.Request) error {
+// ServeAsset serves GET /web/{file}: the review page's style sheet and
+// script.
+func ServeAsset(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("file")
 	ctype := webType(name)
 	if ctype == "" || !fs.ValidPath(name) {

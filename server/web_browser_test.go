@@ -36,9 +36,7 @@ func webBrowser(t *testing.T) context.Context {
 // run runs actions, failing the test on an error.
 func run(ctx context.Context, t *testing.T, what string, actions ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	if err := chromedp.Do(ctx, actions...); err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
+	browsertest.Do(ctx, t, what, actions...)
 }
 
 // press clicks a button whose work reports in the element statusID, waits
@@ -46,29 +44,17 @@ func run(ctx context.Context, t *testing.T, what string, actions ...chromedp.Act
 // reported.
 func press(ctx context.Context, t *testing.T, button, statusID string) string {
 	t.Helper()
-	run(ctx, t, "pressing "+button,
-		chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.getElementById(%q).textContent = ""`, statusID)),
-		chromedp.Click(chromedp.CSS(button)),
-		chromedp.Poll[chromedp.Void](fmt.Sprintf(`(() => { const s = document.getElementById(%q), b = document.querySelector(%q);
-			return !b.disabled && s.textContent !== "" && !s.textContent.endsWith("…"); })()`, statusID, button),
-			chromedp.WithPollingInterval(20*time.Millisecond)),
-	)
-	msg := browsertest.Eval[string](ctx, t, fmt.Sprintf(`document.getElementById(%q).textContent`, statusID))
-	if browsertest.Eval[string](ctx, t, fmt.Sprintf(`document.getElementById(%q).className`, statusID)) == "error" {
+	msg, bad := browsertest.Press(ctx, t, button, statusID)
+	if bad {
 		t.Fatalf("pressing %s: the page says %q", button, msg)
 	}
 	return msg
 }
 
-// setValue sets a field's value as typing would (the page reads values
-// when a button is pressed).
+// setValue sets a field's value as typing would.
 func setValue(ctx context.Context, t *testing.T, sel, value string) {
 	t.Helper()
-	v, err := json.Marshal(value)
-	if err != nil {
-		t.Fatal(err)
-	}
-	run(ctx, t, "filling "+sel, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.querySelector(%q).value = %s`, sel, v)))
+	browsertest.Fill(ctx, t, sel, value)
 }
 
 // fixed3 prints x as the page does: 3 decimals, halves rounded up.

@@ -73,8 +73,11 @@ network); together they keep a replicated write log and a shard map, the
 node's replicas of the --shards follow the log, and the same HTTP API,
 on HOST:7700 unless --addr says otherwise, answers from every shard:
 exactly one database's answers, with check-then-add across all nodes.
-Compare, templates, export, the audit log, backups and import are
-answered 501 by a cluster node; its /metrics gives its router's figures
+Every node serves the review page, export and import (the cluster's
+documents sorted by id; an import needs an empty cluster) and compares two
+texts; templates, the audit log, backups and comparisons with a stored
+document (a cluster keeps no texts) are answered 501 or 400 by a cluster
+node; its /metrics gives its router's figures
 and those of each shard replica it holds (labeled shard). See
 docs/SCALING.md.
 

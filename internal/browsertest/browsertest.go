@@ -2,6 +2,8 @@ package browsertest
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"testing"
@@ -73,4 +75,40 @@ func Eval[T any](ctx context.Context, t testing.TB, expr string) T {
 		t.Fatalf("%s: %v", expr, err)
 	}
 	return v
+}
+
+// Do runs actions, failing t on an error; what names them.
+func Do(ctx context.Context, t testing.TB, what string, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// Fill sets the value of the field sel as typing would (the review page
+// reads values when a button is pressed).
+func Fill(ctx context.Context, t testing.TB, sel, value string) {
+	t.Helper()
+	v, err := json.Marshal(value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	Do(ctx, t, "filling "+sel, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.querySelector(%q).value = %s`, sel, v)))
+}
+
+// Press clicks the button whose work reports in the element statusID,
+// waits for the work to end (the button enabled again, a report that
+// does not end with "…") and returns the report, and whether the page
+// shows it as an error (class "error").
+func Press(ctx context.Context, t testing.TB, button, statusID string) (msg string, isError bool) {
+	t.Helper()
+	Do(ctx, t, "pressing "+button,
+		chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.getElementById(%q).textContent = ""`, statusID)),
+		chromedp.Click(chromedp.CSS(button)),
+		chromedp.Poll[chromedp.Void](fmt.Sprintf(`(() => { const s = document.getElementById(%q), b = document.querySelector(%q);
+			return !b.disabled && s.textContent !== "" && !s.textContent.endsWith("…"); })()`, statusID, button),
+			chromedp.WithPollingInterval(20*time.Millisecond)),
+	)
+	msg = Eval[string](ctx, t, fmt.Sprintf(`document.getElementById(%q).textContent`, statusID))
+	return msg, Eval[string](ctx, t, fmt.Sprintf(`document.getElementById(%q).className`, statusID)) == "error"
 }
