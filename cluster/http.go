@@ -73,7 +73,8 @@ const codeNotImplemented = "not_implemented"
 // server) for health, adds (with check-then-add across the cluster),
 // get, delete, query, stats, pairs, clusters, batch (checked or not),
 // delete by ids, prefix or age, export and import, served through the
-// node's Router; compare (of two texts) and the review page. Every read asks the
+// node's Router; compare (of two texts), the review page and the OpenAPI
+// document. Every read asks the
 // shards for a log sequence of at least the last this node appended (read-your-writes for
 // a client of one node; a client that writes through one node and reads
 // through another may not see its write at once). The checks of writes
@@ -86,7 +87,7 @@ const codeNotImplemented = "not_implemented"
 // and log lines are the same.
 //
 // Differences with the single-node server: the other routes (log,
-// templates, backup, the OpenAPI document) answer 501, a comparison with
+// templates, backup) answer 501, a comparison with
 // a stored document 400 (db.ErrNoText: a cluster keeps no texts), as do the options a cluster cannot honour
 // (replace, forget, query plans and explain, centers); storage statistics
 // are the sums over the shards; pairs are oriented A < B by id, not by
@@ -148,7 +149,7 @@ type httpHandler struct {
 // routes are the single-node server's routes (httpapi.Handlers), each
 // served or, without a handler here, answered 501.
 func (h *httpHandler) routes() []httpapi.Route {
-	hs := httpapi.Handlers{Healthz: h.healthz, Readyz: h.readyz, Page: server.ServePage, Asset: server.ServeAsset, Add: h.add, Get: h.get, DeleteOne: h.deleteOne,
+	hs := httpapi.Handlers{Healthz: h.healthz, Readyz: h.readyz, Page: server.ServePage, Asset: server.ServeAsset, OpenAPI: server.ServeOpenAPI, Add: h.add, Get: h.get, DeleteOne: h.deleteOne,
 		Query: h.query, Stats: h.stats, Pairs: h.pairs, Clusters: h.clusters, Batch: h.batch, DeleteMany: h.deleteMany,
 		Compare: h.compare, Export: h.export, Import: h.importExport, Metrics: h.metrics}
 	return hs.Routes(func(rt httpapi.Route) httpapi.HandlerFunc {

@@ -355,7 +355,7 @@ func TestHTTP(t *testing.T) {
 
 	t.Run("NotServed", func(t *testing.T) {
 		for _, rq := range []struct{ method, path string }{
-			{"GET", "/v1/templates"}, {"GET", "/v1/log"}, {"POST", "/v1/backup"}, {"GET", "/v1/openapi.json"},
+			{"GET", "/v1/templates"}, {"GET", "/v1/log"}, {"POST", "/v1/backup"},
 		} {
 			req, _ := http.NewRequest(rq.method, cs[0].URL()+rq.path, nil)
 			resp, err := http.DefaultClient.Do(req)
@@ -382,8 +382,10 @@ func TestHTTP(t *testing.T) {
 
 	t.Run("PageAndCompare", func(t *testing.T) {
 		// The review page and its assets, as the single-node server serves
-		// them (its script calls the API a node serves).
-		for path, ctype := range map[string]string{"/": "text/html", "/web/app.js": "text/javascript", "/web/style.css": "text/css"} {
+		// them (its script calls the API a node serves), and the API's
+		// OpenAPI document.
+		for path, ctype := range map[string]string{"/": "text/html", "/web/app.js": "text/javascript", "/web/style.css": "text/css",
+			"/v1/openapi.json": "application/json"} {
 			resp, err := http.Get(cs[2].URL() + path)
 			if err != nil {
 				t.Fatal(err)

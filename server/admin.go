@@ -37,7 +37,12 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 }
 
 // openapi is GET /v1/openapi.json.
-func (s *Server) openapi(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) openapi(w http.ResponseWriter, r *http.Request) error { return ServeOpenAPI(w, r) }
+
+// ServeOpenAPI serves GET /v1/openapi.json: the API's OpenAPI document,
+// which a cluster node serves too (the routes it does not serve answer
+// 501).
+func ServeOpenAPI(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Content-Type", "application/json")
 	_, err := w.Write(openapiDoc)
 	return err
