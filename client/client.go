@@ -561,13 +561,36 @@ func (c *Client) Clusters(ctx context.Context, o ClustersOptions, fn func(api.Cl
 // Export writes the export of the served database or cluster (GET
 // /v1/export: a header line, one line per document, then a database's
 // audit log; "fpdb export" writes the same) to w, line by line as it
-// arrives. An export that fails midway is reported as an error after the
-// lines written: what w holds is then cut short, and Import refuses it.
-func (c *Client) Export(ctx context.Context, w io.Writer) error {
-	return c.stream(ctx, request{method: "GET", path: "/v1/export", read: true}, func(b []byte) error {
+// arrives, and returns the number of documents its header announces. An
+// export that fails midway, or holds fewer or more lines than its header
+// announces (a stream cut at a line's end), is an error after the lines
+// written: what w holds is then cut short, and Import refuses it.
+func (c *Client) Export(ctx context.Context, w io.Writer) (int, error) {
+	var h struct {
+		Docs       *int `json:"docs"`
+		LogEntries int  `json:"log_entries"`
+	}
+	lines := 0
+	err := c.stream(ctx, request{method: "GET", path: "/v1/export", read: true}, func(b []byte) error {
+		if lines == 0 {
+			if err := jsonUnmarshal(b, &h); err != nil || h.Docs == nil {
+				return fmt.Errorf("GET /v1/export: the first line is not an export header: %.100q", b)
+			}
+		}
+		lines++
 		_, err := w.Write(b)
 		return err
 	})
+	if err != nil {
+		return 0, err
+	}
+	if lines == 0 {
+		return 0, errors.New("GET /v1/export: an empty answer")
+	}
+	if want := 1 + *h.Docs + h.LogEntries; lines != want {
+		return 0, fmt.Errorf("GET /v1/export: %d lines, the header announces %d: %w", lines, want, io.ErrUnexpectedEOF)
+	}
+	return *h.Docs, nil
 }
 
 // Import sends the export r holds (POST /v1/import), read as it is sent,

@@ -15,8 +15,8 @@ import (
 )
 
 // exportPageDocs is the most documents an export page holds, and
-// exportPageBytes about the most bytes of its reply (under the 8 MiB
-// message limit, with room for JSON's overhead).
+// exportPageBytes the most bytes of their JSON in its reply (under the
+// 8 MiB message limit; a page holds one document at least).
 const (
 	exportPageDocs  = 1000
 	exportPageBytes = 2 << 20
@@ -38,9 +38,6 @@ type exportReply struct {
 	status
 }
 
-// docReplyBytes bounds the size of d in a JSON reply.
-func docReplyBytes(d *db.Doc) int { return 256 + 2*(len(d.ID)+len(d.Source)) + 21*len(d.Fingerprint) }
-
 // serveExport answers a page of the shard's documents at the pin asked
 // for (db.DB.DocsAfter on the pin's checkpoint): the same on every replica,
 // so that a page a replica failed to send is asked of another.
@@ -52,9 +49,10 @@ func (r *replica) serveExport(m *nats.Msg, came time.Time) {
 	}
 	ctx, cancel := context.WithDeadline(r.base, came.Add(r.n.opts.RequestTimeout))
 	defer cancel()
-	pd, err := r.pinDB(ctx, req.Pin)
+	pd, release, err := r.pinDB(ctx, req.Pin)
 	var docs []db.Doc
 	if err == nil {
+		defer release()
 		docs, err = pd.DocsAfter(ctx, req.After, exportPageDocs)
 	}
 	if err != nil {
@@ -64,7 +62,12 @@ func (r *replica) serveExport(m *nats.Msg, came time.Time) {
 	out := exportReply{Total: pd.Len(), More: len(docs) == exportPageDocs, status: status{Seq: req.Pin}}
 	size := 0
 	for i := range docs {
-		if size += docReplyBytes(&docs[i]); size > exportPageBytes && i > 0 {
+		b, err := json.Marshal(&docs[i])
+		if err != nil {
+			reply(m, status{Err: err.Error()})
+			return
+		}
+		if size += len(b) + 1; size > exportPageBytes && i > 0 {
 			docs, out.More = docs[:i], true
 			break
 		}
@@ -74,10 +77,12 @@ func (r *replica) serveExport(m *nats.Msg, came time.Time) {
 }
 
 // exportCursor reads one shard's documents at a pin, page by page, a page
-// ahead of the merge.
+// ahead of the merge, from the replica that answered its last page (one
+// replica opens the pin's checkpoint, unless it fails).
 type exportCursor struct {
 	shard int
 	total int
+	node  string
 	page  []db.Doc
 	next  chan exportPage // the page after page; closed after the last
 }
@@ -87,13 +92,20 @@ type exportPage struct {
 	err  error
 }
 
-// exportPageOf asks a replica of shard s for the page of its documents at
-// pin after the id after.
-func (r *Router) exportPageOf(ctx context.Context, s int, pin uint64, after string) (*exportReply, error) {
+// exportPageOf asks a replica of shard c.shard — the one that answered
+// its last page first — for the page of its documents at pin after the
+// id after. A page gets the node's RequestTimeout (the first opens the
+// checkpoint), each attempt as long.
+func (r *Router) exportPageOf(ctx context.Context, c *exportCursor, pin uint64, after string) (*exportReply, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.opts.RequestTimeout)
+	defer cancel()
 	var rep exportReply
-	if err := r.request(ctx, s, "export", exportRequest{Pin: pin, After: after}, &rep); err != nil {
+	node, err := r.requestFrom(ctx, c.shard, c.node, r.opts.RequestTimeout, "export", exportRequest{Pin: pin, After: after}, &rep)
+	if err != nil {
 		return nil, err
 	}
+	c.node = node
+	s := c.shard
 	if rep.Err != "" {
 		return nil, fmt.Errorf("fpdb cluster: export: shard %d: %s", s, rep.Err)
 	}
@@ -113,7 +125,7 @@ func (r *Router) exportPageOf(ctx context.Context, s int, pin uint64, after stri
 func (r *Router) fetch(ctx context.Context, c *exportCursor, pin uint64, after string) {
 	defer close(c.next)
 	for more := true; more; {
-		rep, err := r.exportPageOf(ctx, c.shard, pin, after)
+		rep, err := r.exportPageOf(ctx, c, pin, after)
 		if err == nil && rep.Total != c.total {
 			err = fmt.Errorf("fpdb cluster: export: shard %d: %d documents at pin %d, then %d", c.shard, c.total, pin, rep.Total)
 		}
@@ -159,12 +171,17 @@ func (h *cursorHeap) Pop() any {
 // parameters and the number of documents, then one line per document),
 // sorted by id, as of one log sequence: it appends a pin (every replica
 // keeps a checkpoint of its shard at it) and reads each shard's
-// checkpoint in pages of up to exportPageDocs documents, the shards merged
-// by id, a page ahead of the writing. A page that a replica fails to send
-// is asked of another (every replica's checkpoint at the pin holds the
-// same documents). A cluster keeps no texts and no audit log: the export
-// has neither. It returns the number of documents written; on error the
-// export is cut short (Import refuses it).
+// checkpoint in pages of up to exportPageDocs documents or
+// exportPageBytes, the shards merged by id, a page ahead of the writing
+// (up to three pages per shard in memory). The pages of a shard are asked
+// of the replica that sent the last, so that one replica opens the
+// checkpoint; a page that replica fails to send is asked of another
+// (every replica's checkpoint at the pin holds the same documents). A
+// replica keeps the pin while a page is read and for pinLease after, so
+// that newer pins do not drop it under a running export. A cluster keeps
+// no texts and no audit log: the export has neither. It returns the number
+// of documents passed to w; on error the export is cut short (Import
+// refuses it).
 func (r *Router) Export(ctx context.Context, w io.Writer) (int, error) {
 	pin, err := r.Pin(ctx)
 	if err != nil {
@@ -178,8 +195,9 @@ func (r *Router) Export(ctx context.Context, w io.Writer) (int, error) {
 	errs := make([]error, v)
 	done := make(chan int, v)
 	for s := range v {
+		cursors[s] = &exportCursor{shard: s, next: make(chan exportPage, 1)}
 		go func() {
-			firsts[s], errs[s] = r.exportPageOf(ctx, s, pin, "")
+			firsts[s], errs[s] = r.exportPageOf(ctx, cursors[s], pin, "")
 			done <- s
 		}()
 	}
@@ -192,17 +210,18 @@ func (r *Router) Export(ctx context.Context, w io.Writer) (int, error) {
 	total := 0
 	h := make(cursorHeap, 0, v)
 	for s, rep := range firsts {
-		c := &exportCursor{shard: s, total: rep.Total, page: rep.Docs, next: make(chan exportPage, 1)}
-		cursors[s] = c
+		c := cursors[s]
+		c.total, c.page = rep.Total, rep.Docs
 		total += rep.Total
-		if len(c.page) > 0 {
-			if rep.More {
-				go r.fetch(ctx, c, pin, c.page[len(c.page)-1].ID)
-			} else {
-				close(c.next)
-			}
-			h = append(h, c)
+		if len(c.page) == 0 {
+			continue
 		}
+		if rep.More {
+			go r.fetch(ctx, c, pin, c.page[len(c.page)-1].ID)
+		} else {
+			close(c.next)
+		}
+		h = append(h, c)
 	}
 	heap.Init(&h)
 	ew, err := db.NewExportWriter(w, r.gw.Params(), total)
@@ -267,8 +286,13 @@ type ImportResult struct {
 // audit log: the export's are read and counted, not kept. Documents are
 // appended in the export's order, importChunk per Router.Add (one log
 // transaction each); writes made through other routers meanwhile are not
-// held off. On error the cluster holds the documents of the chunks
-// appended before it: the result counts them.
+// held off. An id given twice within a chunk is refused (ErrBadExport,
+// naming both lines), as a single database refuses one twice within a
+// batch; across chunks the later line replaces the earlier document, and
+// both are counted. On error the cluster holds the documents of the chunks
+// appended before it, which the result counts (and those of the chunk
+// whose append failed, when the failure was a lost acknowledgement: a
+// Router.Add error does not say whether the log took it).
 func (r *Router) Import(ctx context.Context, rd io.Reader) (ImportResult, error) {
 	var res ImportResult
 	x, err := db.NewExportReader(rd)
@@ -295,6 +319,7 @@ func (r *Router) Import(ctx context.Context, rd io.Reader) (ImportResult, error)
 		return res, fmt.Errorf("fpdb cluster: import: %w: the cluster holds %d documents", db.ErrNotEmpty, stored)
 	}
 	chunk := make([]db.Input, 0, importChunk)
+	lines := map[string]int{} // of the ids in chunk
 	flush := func() error {
 		if len(chunk) == 0 {
 			return nil
@@ -305,6 +330,7 @@ func (r *Router) Import(ctx context.Context, rd io.Reader) (ImportResult, error)
 		res.Imported += len(chunk)
 		res.DroppedTexts = x.Texts()
 		chunk = chunk[:0]
+		clear(lines)
 		return nil
 	}
 	for {
@@ -319,6 +345,11 @@ func (r *Router) Import(ctx context.Context, rd io.Reader) (ImportResult, error)
 			res.DroppedLogEntries++
 			continue
 		}
+		if first, ok := lines[doc.ID]; ok {
+			// As a single database refuses an id twice in one batch.
+			return res, fmt.Errorf("fpdb cluster: import: %w: line %d: id %q given on line %d too", db.ErrBadExport, x.Line(), doc.ID, first)
+		}
+		lines[doc.ID] = x.Line()
 		if chunk = append(chunk, *doc); len(chunk) == importChunk {
 			if err := flush(); err != nil {
 				return res, err

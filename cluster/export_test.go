@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -88,8 +90,8 @@ func TestExportImport(t *testing.T) {
 	}
 
 	var got bytes.Buffer
-	if err := nodes[1].Export(ctx, &got); err != nil {
-		t.Fatal(err)
+	if n, err := nodes[1].Export(ctx, &got); err != nil || n != len(srcDocs) {
+		t.Fatalf("export: %d, %v", n, err)
 	}
 	h, docs := exportLines(t, got.Bytes())
 	if h.K != srcHeader.K || !slices.Equal(h.GroupWidths, srcHeader.GroupWidths) || h.ShingleWidth != srcHeader.ShingleWidth ||
@@ -142,7 +144,7 @@ func TestExportImport(t *testing.T) {
 		t.Fatalf("import of an export with texts and a log: %+v, want 6 imported, 5 texts and 6 entries dropped", lres)
 	}
 	var lback bytes.Buffer
-	if err := n2.Export(ctx, &lback); err != nil {
+	if _, err := n2.Export(ctx, &lback); err != nil {
 		t.Fatal(err)
 	}
 	if _, ldocs := exportLines(t, lback.Bytes()); len(ldocs) != 6 || strings.Contains(lback.String(), `"text"`) {
@@ -201,7 +203,7 @@ func TestExportImport(t *testing.T) {
 		}
 	}
 	var again bytes.Buffer
-	if err := nodes[2].Export(ctx, &again); err != nil {
+	if _, err := nodes[2].Export(ctx, &again); err != nil {
 		t.Fatal(err)
 	}
 	if _, docs2 := exportLines(t, again.Bytes()); !slices.Equal(docs2, docs) {
@@ -216,4 +218,146 @@ func matchIDsOf(ms []db.Match) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// fillCluster stores n documents of random fingerprints through tc's
+// first node, 1 000 per add.
+func fillCluster(t *testing.T, tc *testCluster, n int) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(7, 8))
+	for lo := 0; lo < n; lo += 1000 {
+		var ins []db.Input
+		for i := lo; i < min(lo+1000, n); i++ {
+			ins = append(ins, db.Input{ID: fmt.Sprintf("doc-%06d", i), Fingerprint: randomFP(rng, 512)})
+		}
+		if _, err := tc.nodes[0].Router().Add(context.Background(), ins, AddOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// stallWriter holds its first Write until release is closed.
+type stallWriter struct {
+	once             sync.Once
+	started, release chan struct{}
+	bytes.Buffer
+}
+
+func (w *stallWriter) Write(p []byte) (int, error) {
+	w.once.Do(func() { close(w.started); <-w.release })
+	return w.Buffer.Write(p)
+}
+
+// TestExportKeepsItsPin takes more pins than a replica keeps while an
+// export waits between pages (its writer held): the export's pin is kept,
+// and the export is whole.
+func TestExportKeepsItsPin(t *testing.T) {
+	ctx := context.Background()
+	tc := startCluster(t, 3, 2, 2, nil)
+	fillCluster(t, tc, 10000) // 5 pages a shard: pages are asked after the pins
+	r := tc.nodes[0].Router()
+	w := &stallWriter{started: make(chan struct{}), release: make(chan struct{})}
+	done := make(chan error, 1)
+	go func() {
+		n, err := r.Export(ctx, w)
+		if err == nil && n != 10000 {
+			err = fmt.Errorf("%d documents exported", n)
+		}
+		done <- err
+	}()
+	<-w.started
+	var last uint64
+	for range keepPins + 1 {
+		seq, err := r.Pin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = seq
+	}
+	if _, err := r.Len(ctx, last); err != nil { // every shard past the pins
+		t.Fatal(err)
+	}
+	close(w.release)
+	if err := <-done; err != nil {
+		t.Fatalf("export with %d pins taken meanwhile: %v", keepPins+1, err)
+	}
+	if h, docs := exportLines(t, w.Bytes()); h.Docs != 10000 || len(docs) != 10000 {
+		t.Fatalf("export of %d lines, header %d", len(docs), h.Docs)
+	}
+}
+
+// TestExportPageFromAnotherReplica asks a page of the replica that lacks
+// the pin (as one copied from a checkpoint taken after it) first: the
+// page comes from the other replica, which then serves the next.
+func TestExportPageFromAnotherReplica(t *testing.T) {
+	ctx := context.Background()
+	tc := startCluster(t, 2, 1, 2, nil)
+	fillCluster(t, tc, 1500)
+	r := tc.nodes[0].Router()
+	pin, err := r.Pin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Len(ctx, pin); err != nil {
+		t.Fatal(err)
+	}
+	var without string
+	for _, nd := range tc.nodes {
+		rp := nd.replicas[0]
+		if err := rp.waitFor(ctx, pin); err != nil {
+			t.Fatal(err)
+		}
+		if nd == tc.nodes[1] {
+			rp.mu.Lock()
+			rp.pins = slices.DeleteFunc(rp.pins, func(p uint64) bool { return p == pin })
+			delete(rp.pinUse, pin)
+			rp.mu.Unlock()
+			without = nd.Name()
+		}
+	}
+	c := &exportCursor{shard: 0, node: without}
+	rep, err := r.exportPageOf(ctx, c, pin, "")
+	if err != nil {
+		t.Fatalf("first page asked of the replica without the pin: %v", err)
+	}
+	if c.node == without || len(rep.Docs) != exportPageDocs || rep.Total != 1500 || !rep.More {
+		t.Fatalf("page from %s: %d documents of %d, more %v", c.node, len(rep.Docs), rep.Total, rep.More)
+	}
+	rep, err = r.exportPageOf(ctx, c, pin, rep.Docs[len(rep.Docs)-1].ID)
+	if err != nil || len(rep.Docs) != 500 || rep.More {
+		t.Fatalf("second page: %v", err)
+	}
+}
+
+// TestImportRefusesRepeatedIDs imports an export whose id is given twice
+// within a chunk: refused, naming both lines, and nothing of that chunk
+// stored.
+func TestImportRefusesRepeatedIDs(t *testing.T) {
+	ctx := context.Background()
+	one, _ := singleServer(t)
+	rng := rand.New(rand.NewPCG(1, 1))
+	var ins []db.Input
+	for i := range 10 {
+		ins = append(ins, db.Input{ID: fmt.Sprintf("d-%02d", i), Fingerprint: randomFP(rng, 512)})
+	}
+	if _, err := one.AddBatch(ctx, ins); err != nil {
+		t.Fatal(err)
+	}
+	var exp bytes.Buffer
+	if _, err := one.Export(ctx, &exp); err != nil {
+		t.Fatal(err)
+	}
+	h, docs := exportLines(t, exp.Bytes())
+	h.Docs++
+	hb, _ := json.Marshal(h)
+	body := string(hb) + "\n" + strings.Join(append(docs, docs[3]), "\n") + "\n"
+	tc := startCluster(t, 1, 2, 1, nil)
+	r := tc.nodes[0].Router()
+	res, err := r.Import(ctx, strings.NewReader(body))
+	if !errors.Is(err, db.ErrBadExport) || !strings.Contains(err.Error(), "line 12") || !strings.Contains(err.Error(), "line 5") || res.Imported != 0 {
+		t.Fatalf("import with an id twice: %+v, %v", res, err)
+	}
+	if n, err := r.Len(ctx, r.Written()); err != nil || n != 0 {
+		t.Fatalf("the cluster holds %d documents (%v)", n, err)
+	}
 }

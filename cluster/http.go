@@ -889,7 +889,7 @@ func (h *httpHandler) export(w http.ResponseWriter, r *http.Request) error {
 // (Router.Import).
 func (h *httpHandler) importExport(w http.ResponseWriter, r *http.Request) error {
 	res, err := h.r.Import(r.Context(), r.Body)
-	return httpapi.WriteImport(w, api.ImportResult{Imported: res.Imported, DroppedTexts: res.DroppedTexts,
+	return httpapi.WriteImport(w, r, api.ImportResult{Imported: res.Imported, DroppedTexts: res.DroppedTexts,
 		DroppedLogEntries: res.DroppedLogEntries}, err)
 }
 

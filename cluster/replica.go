@@ -24,9 +24,25 @@ import (
 // seqMark is the mark holding the last log sequence a replica applied.
 const seqMark = "cluster:seq"
 
-// keepPins is how many pinned checkpoints a replica keeps: a Pairs run
-// fails if more than keepPins newer pins are taken before its tasks end.
+// keepPins is how many pinned checkpoints a replica keeps at least; when
+// a new pin makes more, it drops the oldest that no task holds and that
+// was not used for pinLease (a pin is kept while a Pairs task or an
+// export uses it, however many newer pins are taken).
 const keepPins = 4
+
+// pinLease is how long a pin stays kept after its last use (a page of an
+// export, a pair task): the time between two pages of an export.
+const pinLease = 5 * time.Minute
+
+// pinState is a pin's use on a replica: its checkpoint's database once
+// opened (opening is closed when an open ends), how many tasks hold it,
+// and when it was last taken or released.
+type pinState struct {
+	db      *db.DB
+	opening chan struct{}
+	refs    int
+	used    time.Time
+}
 
 // ReplicaState describes a shard replica.
 type ReplicaState struct {
@@ -57,8 +73,8 @@ type replica struct {
 	changed chan struct{} // closed when applied moves
 	failed  error
 	pins    []uint64
-	pinDBs  map[uint64]*db.DB
-	seeded  uint64 // the sequence of the checkpoint it was copied from (0: none)
+	pinUse  map[uint64]*pinState // of each of pins
+	seeded  uint64               // the sequence of the checkpoint it was copied from (0: none)
 	// catchUp is the log's last sequence when the replica opened: until it
 	// has applied it, it answers every read "behind", so that a replica
 	// replaying the log is not read as if current.
@@ -97,7 +113,7 @@ func openReplica(ctx context.Context, n *Node, s int) (*replica, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fpdb cluster: shard %d: %w", s, err)
 	}
-	r := &replica{n: n, shard: s, dir: dir, d: d, seeded: seeded, changed: make(chan struct{}), pinDBs: map[uint64]*db.DB{},
+	r := &replica{n: n, shard: s, dir: dir, d: d, seeded: seeded, changed: make(chan struct{}), pinUse: map[uint64]*pinState{},
 		sem: make(chan struct{}, 8), slow: make(chan struct{}, 2), quit: make(chan struct{})}
 	r.base, r.cancel = context.WithCancel(context.Background())
 	if err := r.checkIdentity(ctx); err != nil {
@@ -116,6 +132,9 @@ func openReplica(ctx context.Context, n *Node, s int) (*replica, error) {
 		return nil, fmt.Errorf("fpdb cluster: shard %d: %w", s, err)
 	}
 	r.pins = r.listPins()
+	for _, p := range r.pins {
+		r.pinUse[p] = &pinState{}
+	}
 	if last, err := n.r.LastSeq(ctx); err == nil && last > r.applied {
 		r.catchUp = last
 	}
@@ -363,40 +382,83 @@ func (r *replica) pin(seq uint64) error {
 	if !slices.Contains(r.pins, seq) {
 		r.pins = append(r.pins, seq)
 	}
+	r.pinUse[seq] = &pinState{used: time.Now()} // leased to the task that took it
 	for len(r.pins) > keepPins {
-		old := r.pins[0]
-		r.pins = r.pins[1:]
-		if pd := r.pinDBs[old]; pd != nil {
-			pd.Close()
-			delete(r.pinDBs, old)
+		i := slices.IndexFunc(r.pins, func(p uint64) bool {
+			st := r.pinUse[p]
+			return st.refs == 0 && time.Since(st.used) > pinLease
+		})
+		if i < 0 {
+			break // every older pin in use: kept until the next pin after its use
 		}
+		old := r.pins[i]
+		r.pins = slices.Delete(r.pins, i, i+1)
+		if pd := r.pinUse[old].db; pd != nil {
+			pd.Close()
+		}
+		delete(r.pinUse, old)
 		os.RemoveAll(r.pinDir(old))
 	}
 	return nil
 }
 
-// pinDB opens (once) the checkpoint of the pin at seq, waiting until the
-// replica has applied it.
-func (r *replica) pinDB(ctx context.Context, seq uint64) (*db.DB, error) {
+// errNoPin is returned by pinDB for a pin the replica does not hold (it
+// was dropped, or the replica was copied from a checkpoint taken after
+// it): another replica may hold it.
+var errNoPin = errors.New("fpdb cluster: pin not held")
+
+// pinDB returns the database of the checkpoint of the pin at seq, opened
+// once (outside r.mu: an open reads the whole index), waiting until the
+// replica has applied the pin; release gives it back (the pin is not
+// dropped while held).
+func (r *replica) pinDB(ctx context.Context, seq uint64) (_ *db.DB, release func(), _ error) {
 	if err := r.waitFor(ctx, seq); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if pd := r.pinDBs[seq]; pd != nil {
-		return pd, nil
+	for {
+		st := r.pinUse[seq]
+		if st == nil {
+			return nil, nil, fmt.Errorf("%w: shard %d holds no pin at sequence %d (pins %v)", errNoPin, r.shard, seq, r.pins)
+		}
+		release = func() {
+			r.mu.Lock()
+			st.refs--
+			st.used = time.Now()
+			r.mu.Unlock()
+		}
+		switch {
+		case st.db != nil:
+			st.refs++
+			st.used = time.Now()
+			return st.db, release, nil
+		case st.opening == nil:
+			st.refs++ // held while it opens
+			st.opening = make(chan struct{})
+			r.mu.Unlock()
+			o := r.n.smap.dbOptions()
+			o.ErrorIfNotExist = true
+			pd, err := db.Open(r.pinDir(seq), o)
+			r.mu.Lock()
+			close(st.opening)
+			if err != nil {
+				st.opening, st.refs = nil, st.refs-1
+				return nil, nil, err
+			}
+			st.db, st.used = pd, time.Now()
+			return pd, release, nil
+		}
+		ch := st.opening
+		r.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			r.mu.Lock()
+			return nil, nil, fmt.Errorf("%w: shard %d: opening pin %d: %w", errBehind, r.shard, seq, ctx.Err())
+		}
+		r.mu.Lock()
 	}
-	if !slices.Contains(r.pins, seq) {
-		return nil, fmt.Errorf("fpdb cluster: shard %d holds no pin at sequence %d (pins %v)", r.shard, seq, r.pins)
-	}
-	o := r.n.smap.dbOptions()
-	o.ErrorIfNotExist = true
-	pd, err := db.Open(r.pinDir(seq), o)
-	if err != nil {
-		return nil, err
-	}
-	r.pinDBs[seq] = pd
-	return pd, nil
 }
 
 // errBehind is returned by waitFor when the replica cannot answer at the
@@ -565,9 +627,11 @@ func (r *replica) close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var errs []error
-	for seq, pd := range r.pinDBs {
-		errs = append(errs, pd.Close())
-		delete(r.pinDBs, seq)
+	for seq, st := range r.pinUse {
+		if st.db != nil {
+			errs = append(errs, st.db.Close())
+		}
+		delete(r.pinUse, seq)
 	}
 	if r.failed == nil {
 		r.failed = ErrClosed

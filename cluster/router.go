@@ -314,16 +314,27 @@ func (r *Router) queryShard(ctx context.Context, s int, qs []shardQuery, minSeq 
 // that does not answer, has gone, or is behind the sequence asked for is
 // left for the next; the call fails when ctx ends first.
 func (r *Router) request(ctx context.Context, s int, verb string, req, v any) error {
+	_, err := r.requestFrom(ctx, s, "", attemptTimeout, verb, req, v)
+	return err
+}
+
+// requestFrom is request with its first attempt sent to the replica on
+// node prefer (when not ""), each attempt bounded by per; it returns the
+// node that answered.
+func (r *Router) requestFrom(ctx context.Context, s int, prefer string, per time.Duration, verb string, req, v any) (string, error) {
 	b, err := json.Marshal(req)
 	if err != nil {
-		return err
+		return "", err
 	}
 	nodes := r.replicasOf(s)
 	var last error
 	gone := map[string]bool{} // replicas with no subscriber in this round
 	for attempt := 0; ; attempt++ {
 		node := r.pick(s, attempt)
-		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
+		if attempt == 0 && prefer != "" {
+			node = prefer
+		}
+		actx, cancel := context.WithTimeout(ctx, per)
 		m, err := r.nc.RequestWithContext(actx, replicaSubject(s, node, verb), b)
 		cancel()
 		if err == nil {
@@ -332,7 +343,7 @@ func (r *Router) request(ctx context.Context, s int, verb string, req, v any) er
 				Err    string `json:"err"`
 			}
 			if json.Unmarshal(m.Data, &st); !st.Behind {
-				return json.Unmarshal(m.Data, v)
+				return node, json.Unmarshal(m.Data, v)
 			}
 			err = fmt.Errorf("replica on %s cannot answer now: %s", node, st.Err)
 		}
@@ -357,7 +368,7 @@ func (r *Router) request(ctx context.Context, s int, verb string, req, v any) er
 			}
 		}
 	}
-	return fmt.Errorf("%w: shard %d: %v", ErrShardUnavailable, s, last)
+	return "", fmt.Errorf("%w: shard %d: %v", ErrShardUnavailable, s, last)
 }
 
 func (r *Router) setAssign(a [][]string) {

@@ -284,7 +284,7 @@ func (s *streamer[T]) fail(err error, transient bool) {
 // behind the log, or closing (its requests' contexts canceled), or a shard
 // it asked in turn unavailable.
 func (r *replica) transient(err error) bool {
-	return errors.Is(err, errBehind) || errors.Is(err, ErrShardUnavailable) || r.base.Err() != nil
+	return errors.Is(err, errBehind) || errors.Is(err, errNoPin) || errors.Is(err, ErrShardUnavailable) || r.base.Err() != nil
 }
 
 // unavailableRetry is how long collectShard goes on trying the replicas of
@@ -437,8 +437,9 @@ func (r *replica) servePinDocs(m *nats.Msg, _ time.Time) {
 	}
 	ctx, cancel := context.WithTimeout(r.base, longTask)
 	defer cancel()
-	pd, err := r.pinDB(ctx, req.Pin)
+	pd, release, err := r.pinDB(ctx, req.Pin)
 	if err == nil {
+		defer release()
 		err = pd.Docs(ctx, func(d db.Doc) error {
 			return s.add(pinDoc{ID: d.ID, FP: d.Fingerprint, ContentHash: d.ContentHash})
 		})
@@ -466,11 +467,12 @@ func (r *replica) servePairs(m *nats.Msg, _ time.Time) {
 	}
 	ctx, cancel := context.WithTimeout(r.base, longTask)
 	defer cancel()
-	pd, err := r.pinDB(ctx, req.Pin)
+	pd, release, err := r.pinDB(ctx, req.Pin)
 	if err != nil {
 		s.fail(err, r.transient(err))
 		return
 	}
+	defer release()
 	if req.Other == r.shard {
 		_, err = pd.Pairs(ctx, db.PairsOptions{Threshold: req.Threshold, Progress: func(int, int) { s.tick() }}, func(p db.Pair) error {
 			return s.add(orient(p))

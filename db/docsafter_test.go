@@ -157,3 +157,27 @@ func sameDoc(a, b *Doc) bool {
 	return a.ID == b.ID && slices.Equal(a.Fingerprint, b.Fingerprint) && a.ContentHash == b.ContentHash &&
 		a.Source == b.Source && a.Size == b.Size && a.Words == b.Words && a.Shingles == b.Shingles && a.Added.Equal(b.Added)
 }
+
+// TestImportTruncatedLog imports an export cut inside its audit log, at a
+// line's end: the documents and the entries read are stored, and the
+// error says the export was cut short.
+func TestImportTruncatedLog(t *testing.T) {
+	d := openTest(t, "", &Options{K: 256, GroupWidths: EqualWidths(256, 12), AuditLog: true})
+	plantedDB(t, d, 4)
+	lines := bytes.SplitAfter(exportOf(t, d), []byte("\n"))
+	docs := d.Stats().Docs
+	cut := bytes.Join(lines[:1+docs+3], nil) // the header, the documents, 3 entries
+	dir := filepath.Join(t.TempDir(), "imported")
+	n, err := Import(ctx, dir, bytes.NewReader(cut), nil)
+	if !errors.Is(err, ErrBadExport) || !strings.Contains(err.Error(), "truncated") || n != docs {
+		t.Fatalf("import of a cut export: %d, %v", n, err)
+	}
+	back := openTest(t, dir, nil)
+	entries := 0
+	if err := back.Log(ctx, LogOptions{}, func(LogEntry) error { entries++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if back.Stats().Docs != docs || entries != 3 {
+		t.Fatalf("stored %d documents and %d entries, want %d and 3", back.Stats().Docs, entries, docs)
+	}
+}

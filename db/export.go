@@ -532,6 +532,9 @@ func (d *DB) importDocs(ctx context.Context, x *ExportReader) (int, error) {
 				if ferr := flush(); ferr != nil {
 					return n, ferr
 				}
+				if lerr := d.restoreLog(logs); lerr != nil {
+					return n, fmt.Errorf("fpdb: import: %w", lerr)
+				}
 			}
 			return n, fmt.Errorf("fpdb: import: %w", err)
 		}
@@ -620,8 +623,8 @@ func (x *ExportReader) Next() (doc *Input, entry *LogEntry, err error) {
 	line, err := readLine(x.br)
 	if errors.Is(err, io.EOF) {
 		if x.docs != x.h.Docs || x.logs != x.h.LogEntries {
-			return nil, nil, fmt.Errorf("%w: %w: header announces %d documents and %d log entries, read %d and %d (truncated?)",
-				ErrBadExport, errExportShort, x.h.Docs, x.h.LogEntries, x.docs, x.logs)
+			return nil, nil, fmt.Errorf("%w: %w after line %d: header announces %d documents and %d log entries, read %d and %d (truncated?)",
+				ErrBadExport, errExportShort, x.line, x.h.Docs, x.h.LogEntries, x.docs, x.logs)
 		}
 		return nil, nil, io.EOF
 	}

@@ -12,5 +12,5 @@ import (
 // database, which must be empty and have the export's parameters.
 func (s *Server) importExport(w http.ResponseWriter, r *http.Request) error {
 	n, err := s.d.ImportInto(r.Context(), r.Body)
-	return httpapi.WriteImport(w, api.ImportResult{Imported: n}, err)
+	return httpapi.WriteImport(w, r, api.ImportResult{Imported: n}, err)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -82,15 +83,27 @@ func (o *exportOptions) run(ctx context.Context, stdout, stderr io.Writer) (err 
 	}
 	w := stdout
 	if o.output != "" {
-		f, err := os.Create(o.output)
-		if err != nil {
-			return failure(fmt.Errorf("export: %w", err))
+		// Written beside FILE and renamed over it at the end: a failed
+		// export leaves FILE as it was.
+		f, ferr := os.CreateTemp(filepath.Dir(o.output), "."+filepath.Base(o.output)+".*.tmp")
+		if ferr != nil {
+			return failure(fmt.Errorf("export: %w", ferr))
 		}
 		defer func() {
-			if cerr := f.Close(); err == nil && cerr != nil {
+			cerr := f.Close()
+			if err == nil && cerr == nil {
+				cerr = os.Rename(f.Name(), o.output)
+			}
+			if err == nil && cerr != nil {
 				err = failure(fmt.Errorf("export: %w", cerr))
 			}
+			if err != nil {
+				os.Remove(f.Name())
+			}
 		}()
+		if cerr := f.Chmod(0o644); cerr != nil {
+			return failure(fmt.Errorf("export: %w", cerr))
+		}
 		w = f
 	}
 	if o.salvage {
@@ -121,26 +134,17 @@ func (o *exportOptions) runRemote(ctx context.Context, w, stderr io.Writer) erro
 	if err != nil {
 		return failure(err)
 	}
-	cw := &countingWriter{w: w}
-	if err := c.Export(ctx, cw); err != nil {
-		return failure(fmt.Errorf("export: %w (the output is cut short)", fromServer(err)))
+	n, err := c.Export(ctx, w)
+	if err != nil {
+		if o.output == "" {
+			return failure(fmt.Errorf("export: %w (the output is cut short)", fromServer(err)))
+		}
+		return failure(fmt.Errorf("export: %w (%s is left as it was)", fromServer(err), o.output))
 	}
 	if o.output != "" {
-		fmt.Fprintf(stderr, "exported %s from %s to %s\n", nDocs(max(cw.lines-1, 0)), o.server, o.output)
+		fmt.Fprintf(stderr, "exported %s from %s to %s\n", nDocs(n), o.server, o.output)
 	}
 	return nil
-}
-
-// countingWriter counts the lines written through it (Client.Export
-// writes one at a time).
-type countingWriter struct {
-	w     io.Writer
-	lines int
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	c.lines++
-	return c.w.Write(p)
 }
 
 // runSalvage writes what db.Salvage can read and reports the rest.

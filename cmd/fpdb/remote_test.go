@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -319,4 +320,46 @@ func TestRemoteDeleteDifferences(t *testing.T) {
 		t.Errorf("forget: stdout %q stderr %q", r.stdout, r.stderr)
 	}
 	runFPDB(t, "", "--server", url, "get", "testdata/corpus/bees.txt").mustCode(t, exitFailure)
+}
+
+// TestRemoteExportImport exports a server's database with --server and
+// imports it into another server's: the second holds the same documents.
+// A failed export leaves the file of -o as it was.
+func TestRemoteExportImport(t *testing.T) {
+	from, to := testServer(t, nil), testServer(t, nil)
+	runFPDB(t, "", "--server", from, "add", corpus+"bees.txt", corpus+"tides.txt", corpus+"chess.txt").mustCode(t, exitOK)
+	file := filepath.Join(t.TempDir(), "export.jsonl")
+	r := runFPDB(t, "", "--server", from, "export", "-o", file).mustCode(t, exitOK)
+	// The database keeps an audit log: its entries follow the documents,
+	// and are not counted as documents.
+	if want := "exported 3 documents from " + from + " to " + file; !strings.Contains(r.stderr, want) {
+		t.Fatalf("export: %q, want %q", r.stderr, want)
+	}
+	r = runFPDB(t, "", "--server", to, "import", file).mustCode(t, exitOK)
+	if want := "imported 3 documents into " + to; !strings.Contains(r.stdout, want) {
+		t.Fatalf("import: %q, want %q", r.stdout, want)
+	}
+	a := runFPDB(t, "", "--server", from, "get", "--json", "testdata/corpus/tides.txt").mustCode(t, exitOK)
+	b := runFPDB(t, "", "--server", to, "get", "--json", "testdata/corpus/tides.txt").mustCode(t, exitOK)
+	if a.stdout != b.stdout {
+		t.Fatalf("the imported document:\n%s\nthe exported one:\n%s", b.stdout, a.stdout)
+	}
+	// Into a database that is not empty: refused, nothing changes.
+	r = runFPDB(t, "", "--server", to, "import", file)
+	if r.code == exitOK || !strings.Contains(r.stderr, "not empty") {
+		t.Fatalf("import into a database that holds documents: exit %d, %q", r.code, r.stderr)
+	}
+	// An export that fails (nothing listens) leaves FILE as it was.
+	before, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = runFPDB(t, "", "--server", "http://127.0.0.1:1", "export", "-o", file)
+	after, _ := os.ReadFile(file)
+	if r.code == exitOK || !bytes.Equal(before, after) {
+		t.Fatalf("failed export: exit %d, %q; the file went from %d to %d bytes", r.code, r.stderr, len(before), len(after))
+	}
+	if m, _ := filepath.Glob(filepath.Join(filepath.Dir(file), ".export.jsonl.*")); len(m) != 0 {
+		t.Fatalf("temporary files left: %v", m)
+	}
 }

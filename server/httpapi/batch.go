@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 
@@ -78,13 +79,20 @@ func BatchStopped(lo, line, stored int, err error) error {
 		Message: fmt.Sprintf("the batch stopped at line %d, after %d documents stored (lines before it are done): %v", line, stored, err)}
 }
 
-// WriteImport answers an import (POST /v1/import): 200 with res, or err
-// — as a 503 that gives the count when res.Imported documents were stored
-// before it (not a 4xx, which would say nothing changed).
-func WriteImport(w http.ResponseWriter, res api.ImportResult, err error) error {
+// importDrain is the most of a refused import's body read before the
+// answer: a client that sends its whole body before it reads (Python's
+// urllib) sees the answer, not a broken connection.
+const importDrain = 1 << 30
+
+// WriteImport answers an import (POST /v1/import of r): 200 with res, or
+// err — as a 503 that gives the count when res.Imported documents were
+// stored before it (not a 4xx, which would say nothing changed). Before an
+// error it reads what is left of the body (up to importDrain bytes).
+func WriteImport(w http.ResponseWriter, r *http.Request, res api.ImportResult, err error) error {
 	if err == nil {
 		return WriteJSON(w, http.StatusOK, res)
 	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, importDrain))
 	if res.Imported > 0 {
 		return &Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable,
 			Message: fmt.Sprintf("%v (%d documents were imported before it)", err, res.Imported)}

@@ -705,11 +705,13 @@ class Client:
         one line per document, then a database's audit log, as ``fpdb
         export`` writes it), to the binary file ``out``, line by line as it
         comes. Returns the number of documents, from the header. An export
-        that fails midway raises after the lines written: ``out`` is then
-        cut short, and an import refuses it."""
+        that fails midway, or holds fewer lines than its header announces,
+        raises after the lines written: ``out`` is then cut short, and an
+        import refuses it."""
         url = self.url + "/v1/export"
         resp = self._open("GET", "/v1/export", retry="read")
         header: Optional[Dict[str, Any]] = None
+        lines = 0
         try:
             while True:
                 try:
@@ -730,10 +732,15 @@ class Client:
                     except ValueError as e:
                         raise FpdbError("%s sent a header that is not JSON: %r" % (url, line[:200]), code="bad_response") from e
                 out.write(line)
+                lines += 1
         finally:
             resp.close()
         if not isinstance(header, dict) or "docs" not in header:
             raise FpdbError("%s sent no export header" % url, code="bad_response")
+        want = 1 + int(header["docs"]) + int(header.get("log_entries") or 0)
+        if lines != want:
+            # A stream cut at a line's end reads as a clean end.
+            raise ConnectionFailed("the export from %s ended midway: %d lines, its header announces %d" % (url, lines, want), code="connection_failed")
         return int(header["docs"])
 
     def import_export(self, src: Union[bytes, IO[bytes]]) -> ImportResult:

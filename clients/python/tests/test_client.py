@@ -600,9 +600,15 @@ class TestExportImport(ServerTest):
         self.assertEqual(res.imported, 2)
         self.assertEqual(c2.get("a").size, self.c.get("a").size)
         self.assertEqual([m.id for m in c2.query("the quick brown fox jumps over the lazy dog " * 5)], ["a"])
-        # Not into a database that holds documents: nothing changes.
+        # Not into a database that holds documents: nothing changes. A body
+        # of many megabytes, refused after its header, still gets the
+        # server's answer (not a broken connection).
         with self.assertRaises(BadRequest) as cm:
             c2.import_export(buf.getvalue())
+        self.assertIn("not empty", str(cm.exception))
+        big = lines[0].encode("utf-8") + b"\n" + (lines[1].encode("utf-8") + b"\n") * 20000
+        with self.assertRaises(BadRequest) as cm:
+            c2.import_export(io.BytesIO(big))
         self.assertIn("not empty", str(cm.exception))
         self.assertEqual(len(c2), 2)
         with self.assertRaises(BadRequest):
