@@ -238,6 +238,19 @@ func (c *Client) sendOnce(ctx context.Context, rq request) (*http.Response, erro
 // call makes the request (within the client's timeout) and decodes the
 // JSON answer into out.
 func (c *Client) call(ctx context.Context, rq request, out any) error {
+	b, err := c.callRaw(ctx, rq)
+	if err != nil {
+		return err
+	}
+	if err := jsonUnmarshal(b, out); err != nil {
+		return fmt.Errorf("%s %s: malformed answer: %w", rq.method, rq.path, err)
+	}
+	return nil
+}
+
+// callRaw makes the request (within the client's timeout) and returns the
+// answer's body.
+func (c *Client) callRaw(ctx context.Context, rq request) ([]byte, error) {
 	if c.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
@@ -245,17 +258,14 @@ func (c *Client) call(ctx context.Context, rq request, out any) error {
 	}
 	resp, err := c.send(ctx, rq)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return fmt.Errorf("%s %s: read the answer: %w", rq.method, rq.path, err)
+		return nil, fmt.Errorf("%s %s: read the answer: %w", rq.method, rq.path, err)
 	}
-	if err := jsonUnmarshal(b, out); err != nil {
-		return fmt.Errorf("%s %s: malformed answer: %w", rq.method, rq.path, err)
-	}
-	return nil
+	return b, nil
 }
 
 // stream makes the request and calls line for each line of its NDJSON
@@ -610,4 +620,32 @@ func (c *Client) Import(ctx context.Context, r io.Reader) (*api.ImportResult, er
 		return nil, fmt.Errorf("POST /v1/import: malformed answer: %w", err)
 	}
 	return &out, nil
+}
+
+// Compare compares two texts or stored documents (POST /v1/compare): the
+// estimated and exact resemblances, the containments and the passages
+// they share, as "fpdb compare --json" prints them. A stored document
+// needs its text (a database that keeps none, and a cluster, answer 400).
+func (c *Client) Compare(ctx context.Context, req api.CompareRequest) (*api.Comparison, error) {
+	rq, err := jsonRequest("POST", "/v1/compare", req)
+	if err != nil {
+		return nil, err
+	}
+	rq.read = true
+	var out api.Comparison
+	if err := c.call(ctx, rq, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// CompareHTML is Compare answered as the HTML page "fpdb compare --html"
+// writes: both texts with their shared passages marked.
+func (c *Client) CompareHTML(ctx context.Context, req api.CompareRequest) ([]byte, error) {
+	rq, err := jsonRequest("POST", "/v1/compare", req)
+	if err != nil {
+		return nil, err
+	}
+	rq.read, rq.query = true, url.Values{"html": {"true"}}
+	return c.callRaw(ctx, rq)
 }

@@ -23,7 +23,7 @@ import (
 // serve serves a new database on 127.0.0.1 and returns its URL.
 func serve(t *testing.T, tokens *server.Tokens) string {
 	t.Helper()
-	d, err := db.Open(filepath.Join(t.TempDir(), "db"), &db.Options{AuditLog: true})
+	d, err := db.Open(filepath.Join(t.TempDir(), "db"), &db.Options{AuditLog: true, KeepTexts: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,5 +370,35 @@ func TestRetries(t *testing.T) {
 	}
 	if _, err := client.New(ts.URL, &client.Options{RetryWait: -time.Second}); err == nil {
 		t.Error("a negative RetryWait was accepted")
+	}
+}
+
+// TestClientCompare compares a text with a stored document, in JSON and
+// as the HTML page, and refuses an unknown id as the server does.
+func TestClientCompare(t *testing.T) {
+	ctx := context.Background()
+	c := newClient(t, serve(t, nil), nil)
+	if _, err := c.Add(ctx, api.AddRequest{ID: "a", Text: textA}); err != nil {
+		t.Fatal(err)
+	}
+	req := api.CompareRequest{A: api.CompareText{Text: textB, Name: "new.txt"}, B: api.CompareText{ID: "a"}}
+	cmp, err := c.Compare(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cmp.A.Name != "new.txt" || cmp.B.Name != "a" || !cmp.B.Stored || cmp.Jaccard <= 0.5 || cmp.Jaccard >= 1 || len(cmp.Passages) == 0 {
+		t.Fatalf("comparison %+v", cmp)
+	}
+	p := cmp.Passages[0].A
+	if got := textB[p.Start:p.End]; !strings.HasPrefix(textA, got[:20]) {
+		t.Fatalf("first passage %q is not shared", got)
+	}
+	page, err := c.CompareHTML(ctx, req)
+	if err != nil || !strings.Contains(string(page), "<html") || !strings.Contains(string(page), "new.txt") {
+		t.Fatalf("html: %v %.200s", err, page)
+	}
+	req.B.ID = "missing"
+	if _, err := c.Compare(ctx, req); !errors.Is(err, client.ErrNotFound) {
+		t.Fatalf("unknown id: %v", err)
 	}
 }

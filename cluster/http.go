@@ -149,11 +149,23 @@ type httpHandler struct {
 // routes are the single-node server's routes (httpapi.Handlers), each
 // served or, without a handler here, answered 501.
 func (h *httpHandler) routes() []httpapi.Route {
-	hs := httpapi.Handlers{Healthz: h.healthz, Readyz: h.readyz, Page: server.ServePage, Asset: server.ServeAsset, OpenAPI: server.ServeOpenAPI, Add: h.add, Get: h.get, DeleteOne: h.deleteOne,
+	hs := httpapi.Handlers{Healthz: h.healthz, Readyz: h.readyz, Page: server.ServePage, Asset: server.ServeAsset,
+		OpenAPI: server.ServeOpenAPI, Add: h.add, Get: h.get, DeleteOne: h.deleteOne,
 		Query: h.query, Stats: h.stats, Pairs: h.pairs, Clusters: h.clusters, Batch: h.batch, DeleteMany: h.deleteMany,
 		Compare: h.compare, Export: h.export, Import: h.importExport, Metrics: h.metrics}
 	return hs.Routes(func(rt httpapi.Route) httpapi.HandlerFunc {
-		return func(http.ResponseWriter, *http.Request) error { return notServed("%s %s", rt.Method, rt.Pattern) }
+		why := ""
+		switch rt.Pattern {
+		case "/v1/log":
+			why = " (a cluster keeps no audit log)"
+		case "/v1/templates", "/v1/templates/{name}":
+			why = " (a cluster keeps no templates)"
+		case "/v1/backup":
+			why = " (GET /v1/export writes every document as of one log sequence; fpdb import reads it back)"
+		}
+		return func(http.ResponseWriter, *http.Request) error {
+			return notServed("%s %s%s", rt.Method, rt.Pattern, why)
+		}
 	})
 }
 

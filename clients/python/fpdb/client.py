@@ -35,6 +35,7 @@ from .types import (
     AddResult,
     BatchResult,
     Cluster,
+    Comparison,
     DeleteResult,
     Document,
     ImportResult,
@@ -696,6 +697,61 @@ class Client:
         """
         params = {"threshold": threshold, "centers": centers or None, "keep": keep, "max_size": max_size}
         return self._stream("/v1/clusters", params, Cluster.from_json)
+
+    # -- comparing -----------------------------------------------------------
+
+    def compare(
+        self,
+        a: Union[Text, Mapping[str, Any]],
+        b: Union[Text, Mapping[str, Any]],
+        *,
+        min_words: Optional[int] = None,
+        gap: Optional[int] = None,
+        passages: Optional[int] = None,
+        html: bool = False,
+    ) -> Union[Comparison, str]:
+        """Compare two texts or stored documents (``POST /v1/compare``): the
+        resemblance the fingerprints estimate, the exact one, the
+        containments and the passages they share.
+
+        Args:
+            a, b: a text (``str``, or ``bytes`` of UTF-8), or a mapping: ``{"id":
+                ID}`` for a stored document (whose text the database keeps),
+                ``{"text": ..., "name": ..., "format": ..., "encoding": ...}``
+                for a named text.
+            min_words: leave out passages of fewer words (the server's
+                default 8; 0 for every passage).
+            gap: merge passages at most this many words apart.
+            passages: keep the longest this many.
+            html: return the page ``fpdb compare --html`` writes (``str``)
+                instead of a :class:`Comparison`.
+
+        Raises:
+            NotFound: a stored id is unknown.
+            BadRequest: a stored document has no text (a database that keeps
+                none, or a cluster).
+        """
+
+        def side(x: Union[Text, Mapping[str, Any]]) -> Dict[str, Any]:
+            if isinstance(x, bytes):
+                return {"text": x.decode("utf-8")}
+            if isinstance(x, str):
+                return {"text": x}
+            return {k: v for k, v in dict(x).items() if v is not None}
+
+        body: Dict[str, Any] = {"a": side(a), "b": side(b)}
+        for k, v in (("min_words", min_words), ("gap", gap), ("passages", passages)):
+            if v is not None:
+                body[k] = v
+        if not html:
+            return Comparison.from_json(self._call("POST", "/v1/compare", json_body=body, retry="read"))
+        resp = self._open("POST", "/v1/compare", params={"html": True}, json_body=body, retry="read")
+        try:
+            return resp.read().decode("utf-8")
+        except OSError as e:
+            raise ConnectionFailed("the connection to %s broke: %s" % (self.url, e), code="connection_failed") from e
+        finally:
+            resp.close()
 
     # -- export and import ------------------------------------------------
 

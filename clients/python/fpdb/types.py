@@ -197,6 +197,82 @@ class DeleteResult:
 
 
 @dataclass(frozen=True)
+class Span:
+    """Where a shared passage lies in one text: byte offsets ``start`` to
+    ``end`` (a slice of the UTF-8 text), lines and columns from 1, and the
+    index of its first word and its number of words."""
+
+    start: int
+    end: int
+    line: int = 0
+    col: int = 0
+    end_line: int = 0
+    end_col: int = 0
+    word: int = 0
+    words: int = 0
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "Span":
+        return _build(cls, d)
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A passage the two texts of a comparison share: its span in each."""
+
+    a: Span
+    b: Span
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "Passage":
+        return cls(a=Span.from_json(d.get("a") or {}), b=Span.from_json(d.get("b") or {}))
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """How similar two texts or stored documents are, as ``fpdb compare
+    --json`` prints it.
+
+    Attributes:
+        estimated: the resemblance the fingerprints estimate (what queries
+            use); ``hamming`` and ``k`` are its Hamming distance and bits.
+        jaccard: the exact resemblance of the two shingle sets.
+        contained_a, contained_b: the share of A's shingles found in B, and
+            of B's in A.
+        shared_shingles: the number of shingles both have.
+        passages: the passages they share, longest first.
+        a, b: each side's name, format and sizes (``raw`` has them all).
+    """
+
+    estimated: float
+    jaccard: float
+    contained_a: float
+    contained_b: float
+    hamming: int = 0
+    k: int = 0
+    shared_shingles: int = 0
+    passages: List[Passage] = field(default_factory=list)
+    a: Dict[str, Any] = field(default_factory=dict)
+    b: Dict[str, Any] = field(default_factory=dict)
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "Comparison":
+        return _build(
+            cls,
+            d,
+            estimated=float(d.get("estimated") or 0.0),
+            jaccard=float(d.get("jaccard") or 0.0),
+            contained_a=float(d.get("contained_a") or 0.0),
+            contained_b=float(d.get("contained_b") or 0.0),
+            passages=[Passage.from_json(p) for p in (d.get("passages") or [])],
+            a=dict(d.get("a") or {}),
+            b=dict(d.get("b") or {}),
+        )
+
+
+@dataclass(frozen=True)
 class ImportResult:
     """What an import stored: the number of documents and, from a cluster,
     which keeps neither, the numbers of the export's texts and audit-log

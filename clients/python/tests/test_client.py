@@ -615,6 +615,26 @@ class TestExportImport(ServerTest):
             self.c.import_export(b"not an export\n")
 
 
+class TestCompare(ServerTest):
+    def test_compare_text_with_stored(self) -> None:
+        old = "the quick brown fox jumps over the lazy dog while the cat sleeps on the warm mat by the old kitchen door " * 3
+        new = old.replace("kitchen door", "kitchen window", 1)
+        self.c.add("old", old)
+        cmp = self.c.compare({"text": new, "name": "new.txt"}, {"id": "old"})
+        self.assertIsInstance(cmp, fpdb.Comparison)
+        self.assertTrue(0.5 < cmp.jaccard < 1, cmp)
+        self.assertEqual(cmp.a["name"], "new.txt")
+        self.assertTrue(cmp.b["stored"])
+        self.assertTrue(cmp.passages, cmp)
+        p = cmp.passages[0].a
+        shared = new.encode("utf-8")[p.start : p.end].decode("utf-8")
+        self.assertIn(shared[:30], old)
+        page = self.c.compare(new, {"id": "old"}, html=True)
+        self.assertIn("<html", page)
+        with self.assertRaises(NotFound):
+            self.c.compare(new, {"id": "missing"})
+
+
 class TestBatch(ServerTest):
     def test_add_many(self) -> None:
         self.skip_unless_served("/v1/batch")
