@@ -72,7 +72,8 @@
 //     (the round under way then ends): a Pairs call with a whole shard
 //     down takes about 15 s to fail with ErrShardUnavailable. If that
 //     router fails, the caller asks again. Each replica keeps its last
-//     four pins.
+//     four pins, and older ones while a task reads them and for five
+//     minutes after (eight at most).
 //   - The NATS routes have no authentication: keep the route port on a
 //     private network.
 //

@@ -22,6 +22,11 @@ const (
 	exportPageBytes = 2 << 20
 )
 
+// exportPageTime bounds the attempts at one page of an export (at least
+// four attempts of the node's RequestTimeout): a pin that no replica
+// holds any more fails the export then.
+const exportPageTime = time.Minute
+
 // exportRequest asks a replica for a page of its shard's documents at a
 // pin: those whose id sorts after After, in id order.
 type exportRequest struct {
@@ -94,10 +99,11 @@ type exportPage struct {
 
 // exportPageOf asks a replica of shard c.shard — the one that answered
 // its last page first — for the page of its documents at pin after the
-// id after. A page gets the node's RequestTimeout (the first opens the
-// checkpoint), each attempt as long.
+// id after. Each attempt gets the node's RequestTimeout (the first page
+// opens the checkpoint, which a replica goes on opening when the attempt
+// ends: a later attempt finds it open), and the page exportPageTime.
 func (r *Router) exportPageOf(ctx context.Context, c *exportCursor, pin uint64, after string) (*exportReply, error) {
-	ctx, cancel := context.WithTimeout(ctx, r.opts.RequestTimeout)
+	ctx, cancel := context.WithTimeout(ctx, max(4*r.opts.RequestTimeout, exportPageTime))
 	defer cancel()
 	var rep exportReply
 	node, err := r.requestFrom(ctx, c.shard, c.node, r.opts.RequestTimeout, "export", exportRequest{Pin: pin, After: after}, &rep)

@@ -361,3 +361,44 @@ func TestImportRefusesRepeatedIDs(t *testing.T) {
 		t.Fatalf("the cluster holds %d documents (%v)", n, err)
 	}
 }
+
+// TestPinsCapped takes more pins than maxPins within their lease: a
+// replica keeps maxPins, and closes no pin a task holds.
+func TestPinsCapped(t *testing.T) {
+	ctx := context.Background()
+	tc := startCluster(t, 1, 1, 1, nil)
+	fillCluster(t, tc, 100)
+	r := tc.nodes[0].Router()
+	rp := tc.nodes[0].replicas[0]
+	first, err := r.Pin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pd, release, err := rp.pinDB(ctx, first) // held by a task
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last uint64
+	for range 3 * maxPins {
+		if last, err = r.Pin(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rp.waitFor(ctx, last); err != nil {
+		t.Fatal(err)
+	}
+	rp.mu.Lock()
+	pins := slices.Clone(rp.pins)
+	rp.mu.Unlock()
+	if len(pins) > maxPins || !slices.Contains(pins, first) || !slices.Contains(pins, last) {
+		t.Fatalf("pins kept %v (first %d held, last %d)", pins, first, last)
+	}
+	if n, err := pd.Len(), pd.Check(ctx); n != 100 || err != nil {
+		t.Fatalf("the held pin's database: %d documents, %v", n, err)
+	}
+	release()
+	dirs, _ := filepath.Glob(filepath.Join(tc.opts[0].Dir, "pins", "shard-000-*"))
+	if len(dirs) != len(pins) {
+		t.Fatalf("%d pin directories for %d pins", len(dirs), len(pins))
+	}
+}

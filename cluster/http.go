@@ -86,9 +86,9 @@ const codeNotImplemented = "not_implemented"
 // (package server/httpapi): the request id, tokens, limits, error bodies
 // and log lines are the same.
 //
-// Differences with the single-node server: the other routes (log,
-// templates, backup) answer 501, a comparison with
-// a stored document 400 (db.ErrNoText: a cluster keeps no texts), as do the options a cluster cannot honour
+// Differences with the single-node server: a comparison with a stored
+// document is answered 400 (db.ErrNoText: a cluster keeps no texts); the
+// other routes (log, templates, backup) answer 501, as do the options a cluster cannot honour
 // (replace, forget, query plans and explain, centers); storage statistics
 // are the sums over the shards; pairs are oriented A < B by id, not by
 // storing order; a cluster's members are in the order of their times
@@ -900,8 +900,9 @@ func (h *httpHandler) export(w http.ResponseWriter, r *http.Request) error {
 // database or a cluster), stored in the cluster, which must be empty
 // (Router.Import).
 func (h *httpHandler) importExport(w http.ResponseWriter, r *http.Request) error {
-	res, err := h.r.Import(r.Context(), r.Body)
-	return httpapi.WriteImport(w, r, api.ImportResult{Imported: res.Imported, DroppedTexts: res.DroppedTexts,
+	body := &httpapi.ImportBody{R: r.Body}
+	res, err := h.r.Import(r.Context(), body)
+	return httpapi.WriteImport(w, body, api.ImportResult{Imported: res.Imported, DroppedTexts: res.DroppedTexts,
 		DroppedLogEntries: res.DroppedLogEntries}, err)
 }
 

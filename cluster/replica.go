@@ -26,13 +26,18 @@ const seqMark = "cluster:seq"
 
 // keepPins is how many pinned checkpoints a replica keeps at least; when
 // a new pin makes more, it drops the oldest that no task holds and that
-// was not used for pinLease (a pin is kept while a Pairs task or an
-// export uses it, however many newer pins are taken).
+// was not used for pinLease, or, beyond maxPins, the oldest that no task
+// holds (a pin is kept while a Pairs task or an export page reads it,
+// however many newer pins are taken).
 const keepPins = 4
 
 // pinLease is how long a pin stays kept after its last use (a page of an
 // export, a pair task): the time between two pages of an export.
 const pinLease = 5 * time.Minute
+
+// maxPins is how many pins a replica keeps at most, leased or not: beyond
+// it, the oldest that no task holds is dropped.
+const maxPins = 2 * keepPins
 
 // pinState is a pin's use on a replica: its checkpoint's database once
 // opened (opening is closed when an open ends), how many tasks hold it,
@@ -382,11 +387,15 @@ func (r *replica) pin(seq uint64) error {
 	if !slices.Contains(r.pins, seq) {
 		r.pins = append(r.pins, seq)
 	}
-	r.pinUse[seq] = &pinState{used: time.Now()} // leased to the task that took it
+	st := &pinState{}
+	if r.catchUp == 0 || seq >= r.catchUp {
+		st.used = time.Now() // leased to the task that took it (not to one replayed)
+	}
+	r.pinUse[seq] = st
 	for len(r.pins) > keepPins {
 		i := slices.IndexFunc(r.pins, func(p uint64) bool {
 			st := r.pinUse[p]
-			return st.refs == 0 && time.Since(st.used) > pinLease
+			return st.refs == 0 && (time.Since(st.used) > pinLease || len(r.pins) > maxPins)
 		})
 		if i < 0 {
 			break // every older pin in use: kept until the next pin after its use
@@ -583,6 +592,7 @@ func (r *replica) watchdog() {
 			return
 		case <-t.C:
 		}
+		r.closeIdlePins()
 		st := r.state()
 		if st.Err != nil {
 			return
@@ -606,6 +616,20 @@ func (r *replica) watchdog() {
 			}
 			cancel()
 			stuck = 0
+		}
+	}
+}
+
+// closeIdlePins closes the databases of the pins no task holds and none
+// used for pinLease (their checkpoints stay, opened again when asked for):
+// an opened pin holds a whole index in memory.
+func (r *replica) closeIdlePins() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, st := range r.pinUse {
+		if st.db != nil && st.refs == 0 && time.Since(st.used) > pinLease {
+			st.db.Close()
+			st.db = nil
 		}
 	}
 }

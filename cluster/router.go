@@ -331,7 +331,7 @@ func (r *Router) requestFrom(ctx context.Context, s int, prefer string, per time
 	gone := map[string]bool{} // replicas with no subscriber in this round
 	for attempt := 0; ; attempt++ {
 		node := r.pick(s, attempt)
-		if attempt == 0 && prefer != "" {
+		if attempt == 0 && slices.Contains(nodes, prefer) {
 			node = prefer
 		}
 		actx, cancel := context.WithTimeout(ctx, per)

@@ -11,6 +11,7 @@ import (
 // GET /v1/export and "fpdb export" write it), streamed into the served
 // database, which must be empty and have the export's parameters.
 func (s *Server) importExport(w http.ResponseWriter, r *http.Request) error {
-	n, err := s.d.ImportInto(r.Context(), r.Body)
-	return httpapi.WriteImport(w, r, api.ImportResult{Imported: n}, err)
+	body := &httpapi.ImportBody{R: r.Body}
+	n, err := s.d.ImportInto(r.Context(), body)
+	return httpapi.WriteImport(w, body, api.ImportResult{Imported: n}, err)
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -82,35 +80,39 @@ func (o *exportOptions) run(ctx context.Context, stdout, stderr io.Writer) (err 
 		}
 	}
 	w := stdout
+	var out *outputFile
 	if o.output != "" {
-		// Written beside FILE and renamed over it at the end: a failed
-		// export leaves FILE as it was.
-		f, ferr := os.CreateTemp(filepath.Dir(o.output), "."+filepath.Base(o.output)+".*.tmp")
-		if ferr != nil {
-			return failure(fmt.Errorf("export: %w", ferr))
+		// A failed export leaves FILE as it was (or removes the file it
+		// created).
+		if out, err = createOutput(o.output); err != nil {
+			return failure(fmt.Errorf("export: %w", err))
 		}
-		defer func() {
-			cerr := f.Close()
-			if err == nil && cerr == nil {
-				cerr = os.Rename(f.Name(), o.output)
+		defer out.abort()
+		w = out
+	}
+	done := func(msg string) error { // the output is whole: commit it, then say so
+		if out != nil {
+			if err := out.commit(); err != nil {
+				return failure(fmt.Errorf("export: %w", err))
 			}
-			if err == nil && cerr != nil {
-				err = failure(fmt.Errorf("export: %w", cerr))
+			if msg != "" {
+				fmt.Fprintln(stderr, msg)
 			}
-			if err != nil {
-				os.Remove(f.Name())
-			}
-		}()
-		if cerr := f.Chmod(0o644); cerr != nil {
-			return failure(fmt.Errorf("export: %w", cerr))
 		}
-		w = f
+		return nil
 	}
 	if o.salvage {
-		return o.runSalvage(ctx, w, stderr)
+		if err := o.runSalvage(ctx, w, stderr); err != nil {
+			return err
+		}
+		return done("") // runSalvage reported what it wrote
 	}
 	if o.remote() {
-		return o.runRemote(ctx, w, stderr)
+		n, err := o.runRemote(ctx, w)
+		if err != nil {
+			return err
+		}
+		return done(fmt.Sprintf("exported %s from %s to %s", nDocs(n), o.server, o.output))
 	}
 	d, err := o.openDB(openReadOnly)
 	if err != nil {
@@ -121,30 +123,24 @@ func (o *exportOptions) run(ctx context.Context, stdout, stderr io.Writer) (err 
 	if err != nil {
 		return failure(newOpError("export", err, "export"))
 	}
-	if o.output != "" {
-		fmt.Fprintf(stderr, "exported %s to %s\n", nDocs(n), o.output)
-	}
-	return nil
+	return done(fmt.Sprintf("exported %s to %s", nDocs(n), o.output))
 }
 
 // runRemote writes the export of the server (a single database's, or a
 // cluster's: sorted by id, without texts or log).
-func (o *exportOptions) runRemote(ctx context.Context, w, stderr io.Writer) error {
+func (o *exportOptions) runRemote(ctx context.Context, w io.Writer) (int, error) {
 	c, err := o.client()
 	if err != nil {
-		return failure(err)
+		return 0, failure(err)
 	}
 	n, err := c.Export(ctx, w)
 	if err != nil {
 		if o.output == "" {
-			return failure(fmt.Errorf("export: %w (the output is cut short)", fromServer(err)))
+			return 0, failure(fmt.Errorf("export: %w (the output is cut short)", fromServer(err)))
 		}
-		return failure(fmt.Errorf("export: %w (%s is left as it was)", fromServer(err), o.output))
+		return 0, failure(fmt.Errorf("export: %w (%s is left as it was)", fromServer(err), o.output))
 	}
-	if o.output != "" {
-		fmt.Fprintf(stderr, "exported %s from %s to %s\n", nDocs(n), o.server, o.output)
-	}
-	return nil
+	return n, nil
 }
 
 // runSalvage writes what db.Salvage can read and reports the rest.

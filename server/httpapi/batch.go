@@ -84,15 +84,32 @@ func BatchStopped(lo, line, stored int, err error) error {
 // urllib) sees the answer, not a broken connection.
 const importDrain = 1 << 30
 
-// WriteImport answers an import (POST /v1/import of r): 200 with res, or
-// err — as a 503 that gives the count when res.Imported documents were
-// stored before it (not a 4xx, which would say nothing changed). Before an
-// error it reads what is left of the body (up to importDrain bytes).
-func WriteImport(w http.ResponseWriter, r *http.Request, res api.ImportResult, err error) error {
+// ImportBody is the body of an import (POST /v1/import) that knows
+// whether it was read from: WriteImport drains only a body whose reading
+// began (one refused before, as by a read-only database, is not asked
+// for: a client waiting for 100 Continue sends none of it).
+type ImportBody struct {
+	R    io.Reader
+	read bool
+}
+
+func (b *ImportBody) Read(p []byte) (int, error) {
+	b.read = true
+	return b.R.Read(p)
+}
+
+// WriteImport answers an import whose body is body: 200 with res, or err
+// — as a 503 that gives the count when res.Imported documents were stored
+// before it (not a 4xx, which would say nothing changed). Before an error
+// it reads what is left of a body whose reading began (up to importDrain
+// bytes, within the request's time).
+func WriteImport(w http.ResponseWriter, body *ImportBody, res api.ImportResult, err error) error {
 	if err == nil {
 		return WriteJSON(w, http.StatusOK, res)
 	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, importDrain))
+	if body.read {
+		_, _ = io.Copy(io.Discard, io.LimitReader(body.R, importDrain))
+	}
 	if res.Imported > 0 {
 		return &Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable,
 			Message: fmt.Sprintf("%v (%d documents were imported before it)", err, res.Imported)}

@@ -748,6 +748,8 @@ class Client:
         resp = self._open("POST", "/v1/compare", params={"html": True}, json_body=body, retry="read")
         try:
             return resp.read().decode("utf-8")
+        except (socket.timeout, TimeoutError) as e:
+            raise Timeout("no answer from %s within %gs (Client timeout)" % (self.url, self.timeout), code="timeout") from e
         except OSError as e:
             raise ConnectionFailed("the connection to %s broke: %s" % (self.url, e), code="connection_failed") from e
         finally:

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestOutputFile checks what -o does to the path it is given: a new file
+// gets os.Create's permissions and is removed on failure; an existing
+// file keeps its permissions and its old content on failure; a symlink
+// stays a symlink to the file written; a directory is refused.
+func TestOutputFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(path, text string, ok bool) {
+		t.Helper()
+		out, err := createOutput(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := out.WriteString(text); err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			if err := out.commit(); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			out.abort()
+		}
+		out.abort() // nothing after commit or abort
+	}
+	read := func(path string) string {
+		t.Helper()
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	ref := filepath.Join(dir, "ref")
+	f, err := os.Create(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	refInfo, _ := os.Stat(ref)
+
+	// A new file.
+	path := filepath.Join(dir, "new.jsonl")
+	write(path, "failed", false)
+	if _, err := os.Lstat(path); !os.IsNotExist(err) {
+		t.Fatalf("a failed output left %s: %v", path, err)
+	}
+	write(path, "one", true)
+	if fi, err := os.Stat(path); err != nil || read(path) != "one" || fi.Mode() != refInfo.Mode() {
+		t.Fatalf("new output: %v, %q, mode %v (os.Create gives %v)", err, read(path), fi.Mode(), refInfo.Mode())
+	}
+
+	// An existing file of mode 0600.
+	if err := os.Chmod(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	write(path, "failed", false)
+	if read(path) != "one" {
+		t.Fatalf("a failed output changed the file: %q", read(path))
+	}
+	write(path, "two", true)
+	if fi, _ := os.Stat(path); read(path) != "two" || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("replaced output: %q, mode %v", read(path), fi.Mode())
+	}
+
+	// A symlink to it.
+	link := filepath.Join(dir, "link.jsonl")
+	if err := os.Symlink(path, link); err != nil {
+		t.Fatal(err)
+	}
+	write(link, "three", true)
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 || read(path) != "three" {
+		t.Fatalf("output through a symlink: %v, mode %v, target %q", err, fi.Mode(), read(path))
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, ".*.tmp")); len(m) != 0 {
+		t.Fatalf("temporary files left: %v", m)
+	}
+
+	// A directory refused. (A device is written in place: not tried on
+	// this machine's /dev.)
+	if _, err := createOutput(dir); err == nil {
+		t.Fatal("a directory as the output: no error")
+	}
+}
