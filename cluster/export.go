@@ -269,8 +269,10 @@ func (r *Router) Export(ctx context.Context, w io.Writer) (int, error) {
 }
 
 // importChunk is the number of documents of an export Import appends with
-// one Router.Add.
-const importChunk = 1000
+// one Router.Add (a single database imports as many per atomic batch):
+// 1 000 stored 7 000 documents/s on a 2-core machine, 5 000 and 10 000
+// about 12 500.
+const importChunk = 10_000
 
 // ImportResult is the outcome of Import.
 type ImportResult struct {
@@ -290,8 +292,8 @@ type ImportResult struct {
 // fingerprints were made without their shingles, which a cluster's would
 // not be): a *db.ParamsError otherwise. A cluster keeps no texts and no
 // audit log: the export's are read and counted, not kept. Documents are
-// appended in the export's order, importChunk per Router.Add (one log
-// transaction each); writes made through other routers meanwhile are not
+// appended in the export's order, importChunk per Router.Add (in log
+// messages of at most the router's message size); writes made through other routers meanwhile are not
 // held off. An id given twice within a chunk is refused (ErrBadExport,
 // naming both lines), as a single database refuses one twice within a
 // batch; across chunks the later line replaces the earlier document, and

@@ -80,6 +80,7 @@ func TestExportImport(t *testing.T) {
 		t.Fatal(err)
 	}
 	srcHeader, srcDocs := exportLines(t, src.Bytes())
+	t.Logf("the single database exports %d documents", len(srcDocs))
 
 	res, err := nodes[0].Import(ctx, bytes.NewReader(src.Bytes()))
 	if err != nil {

@@ -44,8 +44,8 @@ or cluster must hold no document and have the export's parameters. This is
 how a local database moves into a cluster. A cluster keeps no texts, templates
 or audit log: it refuses an export with templates, and reads the texts and log
 entries without keeping them (their numbers are printed).
-It stores the documents 1 000 at a time; an error after some were stored says
-how many.`,
+It stores the documents 10 000 at a time; an error after some were stored
+says how many.`,
 		Example: `  fpdb --db restored import backup.jsonl
   fpdb --db old export | fpdb --db new import -
   fpdb --db local export | fpdb --server http://node1:7700 import -`,
