@@ -111,7 +111,7 @@ func (o *serveOptions) runCluster(ctx context.Context, so *server.Options, tlsCo
 			err = failure(cerr)
 		}
 	}()
-	h := n.Handler(&cluster.HTTPOptions{Tokens: so.Tokens, MaxBodyBytes: so.MaxBodyBytes, RequestTimeout: so.RequestTimeout,
+	h := n.Handler(&cluster.HTTPOptions{Tokens: so.Tokens, MaxBodyBytes: so.MaxBodyBytes, MaxImportBytes: so.MaxImportBytes, RequestTimeout: so.RequestTimeout,
 		StreamTimeout: so.StreamTimeout, MaxConcurrent: so.MaxConcurrent, Logger: logger})
 	scheme := "http"
 	if tlsConf != nil {
