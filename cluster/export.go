@@ -64,7 +64,9 @@ func (r *replica) serveExport(m *nats.Msg, came time.Time) {
 		reply(m, status{Err: err.Error(), Behind: r.transient(err)})
 		return
 	}
-	out := exportReply{Total: pd.Len(), More: len(docs) == exportPageDocs, status: status{Seq: req.Pin}}
+	// Each document is encoded once: its JSON both sizes the page and is
+	// sent (exportReply's Docs read it back).
+	out := exportPage{Total: pd.Len(), More: len(docs) == exportPageDocs, status: status{Seq: req.Pin}}
 	size := 0
 	for i := range docs {
 		b, err := json.Marshal(&docs[i])
@@ -73,12 +75,21 @@ func (r *replica) serveExport(m *nats.Msg, came time.Time) {
 			return
 		}
 		if size += len(b) + 1; size > exportPageBytes && i > 0 {
-			docs, out.More = docs[:i], true
+			out.More = true
 			break
 		}
+		out.Docs = append(out.Docs, b)
 	}
-	out.Docs = docs
 	reply(m, out)
+}
+
+// exportPage is an exportReply as a replica sends it: its documents'
+// JSON made once.
+type exportPage struct {
+	Docs  []json.RawMessage `json:"docs"`
+	Total int               `json:"total"`
+	More  bool              `json:"more"`
+	status
 }
 
 // exportCursor reads one shard's documents at a pin, page by page, a page
@@ -89,10 +100,11 @@ type exportCursor struct {
 	total int
 	node  string
 	page  []db.Doc
-	next  chan exportPage // the page after page; closed after the last
+	next  chan fetched // the page after page; closed after the last
 }
 
-type exportPage struct {
+// fetched is a page fetch read ahead, or the error that ended it.
+type fetched struct {
 	docs []db.Doc
 	err  error
 }
@@ -138,7 +150,7 @@ func (r *Router) fetch(ctx context.Context, c *exportCursor, pin uint64, after s
 		if err == nil && rep.More && len(rep.Docs) == 0 {
 			err = fmt.Errorf("fpdb cluster: export: shard %d: an empty page with more to come", c.shard)
 		}
-		var p exportPage
+		var p fetched
 		if err != nil {
 			p.err = err
 		} else {
@@ -201,7 +213,7 @@ func (r *Router) Export(ctx context.Context, w io.Writer) (int, error) {
 	errs := make([]error, v)
 	done := make(chan int, v)
 	for s := range v {
-		cursors[s] = &exportCursor{shard: s, next: make(chan exportPage, 1)}
+		cursors[s] = &exportCursor{shard: s, next: make(chan fetched, 1)}
 		go func() {
 			firsts[s], errs[s] = r.exportPageOf(ctx, cursors[s], pin, "")
 			done <- s
@@ -242,7 +254,7 @@ func (r *Router) Export(ctx context.Context, w io.Writer) (int, error) {
 		}
 		n++
 		if c.page = c.page[1:]; len(c.page) == 0 {
-			var p exportPage
+			var p fetched
 			select {
 			case p = <-c.next:
 			case <-ctx.Done():

@@ -886,14 +886,7 @@ func inputsOf(docs []*db.Doc) []db.Input {
 // export is GET /v1/export: the cluster's documents in the export format
 // of a single database, sorted by id, at one log sequence (Router.Export).
 func (h *httpHandler) export(w http.ResponseWriter, r *http.Request) error {
-	p := httpapi.Params{Values: r.URL.Query()}
-	if p.Only(); p.Err != nil {
-		return p.Err
-	}
-	ctx := r.Context()
-	out := httpapi.NewNDJSON(w)
-	_, err := h.r.Export(ctx, out)
-	return out.End(ctx, err)
+	return httpapi.ServeExport(w, r, h.r.Export)
 }
 
 // importExport is POST /v1/import: the body is an export (of a single

@@ -58,14 +58,7 @@ func (s *Server) clusters(w http.ResponseWriter, r *http.Request) error {
 // export is GET /v1/export: the database as "fpdb export" writes it (a
 // header line, the documents, the audit log), read on a snapshot.
 func (s *Server) export(w http.ResponseWriter, r *http.Request) error {
-	p := httpapi.Params{Values: r.URL.Query()}
-	if p.Only(); p.Err != nil {
-		return p.Err
-	}
-	ctx := r.Context()
-	out := httpapi.NewNDJSON(w)
-	_, err := s.d.Export(ctx, out)
-	return out.End(ctx, err)
+	return httpapi.ServeExport(w, r, s.d.Export)
 }
 
 // log is GET /v1/log[?id=ID][&since=T][&after=SEQ][&limit=N]: the audit

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"time"
 )
@@ -115,4 +116,18 @@ func (s *NDJSON) End(ctx context.Context, err error) error {
 		_ = conn.Close()
 	}
 	return err
+}
+
+// ServeExport serves GET /v1/export (no parameters): export writes the
+// export's lines to the stream, as db.DB.Export does; a failure after the
+// first line ends the stream with its error.
+func ServeExport(w http.ResponseWriter, r *http.Request, export func(context.Context, io.Writer) (int, error)) error {
+	p := Params{Values: r.URL.Query()}
+	if p.Only(); p.Err != nil {
+		return p.Err
+	}
+	ctx := r.Context()
+	out := NewNDJSON(w)
+	_, err := export(ctx, out)
+	return out.End(ctx, err)
 }

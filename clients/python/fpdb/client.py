@@ -325,21 +325,25 @@ class Client:
         except (http.client.HTTPException, OSError) as e:
             raise ConnectionFailed("the connection to %s broke: %s" % (self.url, e), code="connection_failed") from e
 
-    def _call(self, method: str, path: str, **kw: Any) -> Any:
-        """Send a request and return its decoded JSON answer."""
+    def _read(self, method: str, path: str, **kw: Any) -> Tuple[bytes, int]:
+        """Send a request and return its answer's body and status."""
         resp = self._open(method, path, **kw)
         try:
-            data = resp.read()
+            return resp.read(), resp.status
         except (socket.timeout, TimeoutError) as e:
             raise Timeout("no answer from %s within %gs (Client timeout)" % (self.url, self.timeout), code="timeout") from e
         except OSError as e:
             raise ConnectionFailed("the connection to %s broke: %s" % (self.url, e), code="connection_failed") from e
         finally:
             resp.close()
+
+    def _call(self, method: str, path: str, **kw: Any) -> Any:
+        """Send a request and return its decoded JSON answer."""
+        data, status = self._read(method, path, **kw)
         try:
             return json.loads(data.decode("utf-8"))
         except ValueError as e:
-            raise FpdbError("%s%s answered something that is not JSON: %r" % (self.url, path, data[:200]), status=resp.status, code="bad_response") from e
+            raise FpdbError("%s%s answered something that is not JSON: %r" % (self.url, path, data[:200]), status=status, code="bad_response") from e
 
     def _stream(self, path: str, params: Mapping[str, Any], parse: Callable[[Dict[str, Any]], T]) -> Stream[T]:
         resp = self._open("GET", path, params=params, retry="read")
@@ -745,15 +749,8 @@ class Client:
                 body[k] = v
         if not html:
             return Comparison.from_json(self._call("POST", "/v1/compare", json_body=body, retry="read"))
-        resp = self._open("POST", "/v1/compare", params={"html": True}, json_body=body, retry="read")
-        try:
-            return resp.read().decode("utf-8")
-        except (socket.timeout, TimeoutError) as e:
-            raise Timeout("no answer from %s within %gs (Client timeout)" % (self.url, self.timeout), code="timeout") from e
-        except OSError as e:
-            raise ConnectionFailed("the connection to %s broke: %s" % (self.url, e), code="connection_failed") from e
-        finally:
-            resp.close()
+        page, _ = self._read("POST", "/v1/compare", params={"html": True}, json_body=body, retry="read")
+        return page.decode("utf-8")
 
     # -- export and import ------------------------------------------------
 
