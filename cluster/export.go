@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"container/heap"
 	"context"
 	"encoding/json"
@@ -15,8 +16,8 @@ import (
 )
 
 // exportPageDocs is the most documents an export page holds, and
-// exportPageBytes the most bytes of their JSON in its reply (under the
-// 8 MiB message limit; a page holds one document at least).
+// exportPageBytes the most bytes of their export lines in its reply
+// (under the 8 MiB message limit; a page holds one document at least).
 const (
 	exportPageDocs  = 1000
 	exportPageBytes = 2 << 20
@@ -34,13 +35,52 @@ type exportRequest struct {
 	After string `json:"after"`
 }
 
-type exportReply struct {
-	Docs []db.Doc `json:"docs"`
+// exportHead is the first line of an export page: its documents' ids, in
+// order, and how the shard stands.
+type exportHead struct {
+	IDs []string `json:"ids"`
 	// Total is the number of the shard's documents at the pin.
 	Total int `json:"total"`
 	// More says documents may follow the page's last.
 	More bool `json:"more"`
 	status
+}
+
+// exportPage is a page of a shard's documents at a pin as a replica sends
+// it: the head's JSON on one line, then each document's line of the
+// export format (db.AppendExportLine), which the router writes as they
+// are. The ids in the head order the merge, so that the router decodes no
+// document. An error is answered as a status alone.
+type exportPage struct {
+	exportHead
+	lines [][]byte
+}
+
+// decodeReply reads a page (replyDecoder).
+func (p *exportPage) decodeReply(data []byte) (status, error) {
+	head, rest := data, []byte(nil)
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		head, rest = data[:i], data[i+1:]
+	}
+	*p = exportPage{}
+	if err := json.Unmarshal(head, &p.exportHead); err != nil {
+		return status{}, fmt.Errorf("export page: %w", err)
+	}
+	if p.Behind || p.Err != "" {
+		return p.status, nil
+	}
+	p.lines = make([][]byte, 0, len(p.IDs))
+	for len(rest) > 0 {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			return p.status, errors.New("export page: its last line has no end")
+		}
+		p.lines, rest = append(p.lines, rest[:i+1]), rest[i+1:]
+	}
+	if len(p.lines) != len(p.IDs) {
+		return p.status, fmt.Errorf("export page: %d ids, %d lines", len(p.IDs), len(p.lines))
+	}
+	return p.status, nil
 }
 
 // serveExport answers a page of the shard's documents at the pin asked
@@ -64,32 +104,29 @@ func (r *replica) serveExport(m *nats.Msg, came time.Time) {
 		reply(m, status{Err: err.Error(), Behind: r.transient(err)})
 		return
 	}
-	// Each document is encoded once: its JSON both sizes the page and is
-	// sent (exportReply's Docs read it back).
-	out := exportPage{Total: pd.Len(), More: len(docs) == exportPageDocs, status: status{Seq: req.Pin}}
-	size := 0
+	head := exportHead{Total: pd.Len(), More: len(docs) == exportPageDocs, status: status{Seq: req.Pin}}
+	var lines []byte
 	for i := range docs {
-		b, err := json.Marshal(&docs[i])
-		if err != nil {
+		n := len(lines)
+		if lines, err = db.AppendExportLine(lines, &docs[i]); err != nil {
 			reply(m, status{Err: err.Error()})
 			return
 		}
-		if size += len(b) + 1; size > exportPageBytes && i > 0 {
-			out.More = true
+		if len(lines) > exportPageBytes && i > 0 {
+			lines, head.More = lines[:n], true
 			break
 		}
-		out.Docs = append(out.Docs, b)
+		head.IDs = append(head.IDs, docs[i].ID)
 	}
-	reply(m, out)
-}
-
-// exportPage is an exportReply as a replica sends it: its documents'
-// JSON made once.
-type exportPage struct {
-	Docs  []json.RawMessage `json:"docs"`
-	Total int               `json:"total"`
-	More  bool              `json:"more"`
-	status
+	b, err := json.Marshal(&head)
+	if err == nil && len(b)+1+len(lines) > maxReply {
+		err = fmt.Errorf("an export page of %d bytes, more than a message holds (%d)", len(b)+1+len(lines), maxReply)
+	}
+	if err != nil {
+		reply(m, status{Err: err.Error()})
+		return
+	}
+	m.Respond(append(append(b, '\n'), lines...))
 }
 
 // exportCursor reads one shard's documents at a pin, page by page, a page
@@ -99,13 +136,14 @@ type exportCursor struct {
 	shard int
 	total int
 	node  string
-	page  []db.Doc
+	ids   []string     // the ids of the page's documents left
+	lines [][]byte     // and their lines
 	next  chan fetched // the page after page; closed after the last
 }
 
 // fetched is a page fetch read ahead, or the error that ended it.
 type fetched struct {
-	docs []db.Doc
+	page *exportPage
 	err  error
 }
 
@@ -114,28 +152,28 @@ type fetched struct {
 // id after. Each attempt gets the node's RequestTimeout (the first page
 // opens the checkpoint, which a replica goes on opening when the attempt
 // ends: a later attempt finds it open), and the page exportPageTime.
-func (r *Router) exportPageOf(ctx context.Context, c *exportCursor, pin uint64, after string) (*exportReply, error) {
+func (r *Router) exportPageOf(ctx context.Context, c *exportCursor, pin uint64, after string) (*exportPage, error) {
 	ctx, cancel := context.WithTimeout(ctx, max(4*r.opts.RequestTimeout, exportPageTime))
 	defer cancel()
-	var rep exportReply
-	node, err := r.requestFrom(ctx, c.shard, c.node, r.opts.RequestTimeout, "export", exportRequest{Pin: pin, After: after}, &rep)
+	var p exportPage
+	node, err := r.requestFrom(ctx, c.shard, c.node, r.opts.RequestTimeout, "export", exportRequest{Pin: pin, After: after}, &p)
 	if err != nil {
 		return nil, err
 	}
 	c.node = node
 	s := c.shard
-	if rep.Err != "" {
-		return nil, fmt.Errorf("fpdb cluster: export: shard %d: %s", s, rep.Err)
+	if p.Err != "" {
+		return nil, fmt.Errorf("fpdb cluster: export: shard %d: %s", s, p.Err)
 	}
-	for i := 1; i < len(rep.Docs); i++ {
-		if rep.Docs[i].ID <= rep.Docs[i-1].ID {
-			return nil, fmt.Errorf("fpdb cluster: export: shard %d: page out of id order at %q", s, rep.Docs[i].ID)
+	for i := 1; i < len(p.IDs); i++ {
+		if p.IDs[i] <= p.IDs[i-1] {
+			return nil, fmt.Errorf("fpdb cluster: export: shard %d: page out of id order at %q", s, p.IDs[i])
 		}
 	}
-	if len(rep.Docs) > 0 && rep.Docs[0].ID <= after {
-		return nil, fmt.Errorf("fpdb cluster: export: shard %d: page after %q starts at %q", s, after, rep.Docs[0].ID)
+	if len(p.IDs) > 0 && p.IDs[0] <= after {
+		return nil, fmt.Errorf("fpdb cluster: export: shard %d: page after %q starts at %q", s, after, p.IDs[0])
 	}
-	return &rep, nil
+	return &p, nil
 }
 
 // fetch reads the pages after the id after into c.next until the last,
@@ -143,24 +181,21 @@ func (r *Router) exportPageOf(ctx context.Context, c *exportCursor, pin uint64, 
 func (r *Router) fetch(ctx context.Context, c *exportCursor, pin uint64, after string) {
 	defer close(c.next)
 	for more := true; more; {
-		rep, err := r.exportPageOf(ctx, c, pin, after)
-		if err == nil && rep.Total != c.total {
-			err = fmt.Errorf("fpdb cluster: export: shard %d: %d documents at pin %d, then %d", c.shard, c.total, pin, rep.Total)
+		p, err := r.exportPageOf(ctx, c, pin, after)
+		if err == nil && p.Total != c.total {
+			err = fmt.Errorf("fpdb cluster: export: shard %d: %d documents at pin %d, then %d", c.shard, c.total, pin, p.Total)
 		}
-		if err == nil && rep.More && len(rep.Docs) == 0 {
+		if err == nil && p.More && len(p.IDs) == 0 {
 			err = fmt.Errorf("fpdb cluster: export: shard %d: an empty page with more to come", c.shard)
 		}
-		var p fetched
-		if err != nil {
-			p.err = err
-		} else {
-			p.docs, more = rep.Docs, rep.More
-			if len(rep.Docs) > 0 {
-				after = rep.Docs[len(rep.Docs)-1].ID
+		if err == nil {
+			more = p.More
+			if len(p.IDs) > 0 {
+				after = p.IDs[len(p.IDs)-1]
 			}
 		}
 		select {
-		case c.next <- p:
+		case c.next <- fetched{page: p, err: err}:
 		case <-ctx.Done():
 			return
 		}
@@ -174,7 +209,7 @@ func (r *Router) fetch(ctx context.Context, c *exportCursor, pin uint64, after s
 type cursorHeap []*exportCursor
 
 func (h cursorHeap) Len() int           { return len(h) }
-func (h cursorHeap) Less(i, j int) bool { return h[i].page[0].ID < h[j].page[0].ID }
+func (h cursorHeap) Less(i, j int) bool { return h[i].ids[0] < h[j].ids[0] }
 func (h cursorHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
 func (h *cursorHeap) Push(x any)        { *h = append(*h, x.(*exportCursor)) }
 func (h *cursorHeap) Pop() any {
@@ -209,7 +244,7 @@ func (r *Router) Export(ctx context.Context, w io.Writer) (int, error) {
 	defer cancel()
 	v := r.smap.Shards
 	cursors := make([]*exportCursor, v)
-	firsts := make([]*exportReply, v)
+	firsts := make([]*exportPage, v)
 	errs := make([]error, v)
 	done := make(chan int, v)
 	for s := range v {
@@ -227,15 +262,15 @@ func (r *Router) Export(ctx context.Context, w io.Writer) (int, error) {
 	}
 	total := 0
 	h := make(cursorHeap, 0, v)
-	for s, rep := range firsts {
+	for s, p := range firsts {
 		c := cursors[s]
-		c.total, c.page = rep.Total, rep.Docs
-		total += rep.Total
-		if len(c.page) == 0 {
+		c.total, c.ids, c.lines = p.Total, p.IDs, p.lines
+		total += p.Total
+		if len(c.ids) == 0 {
 			continue
 		}
-		if rep.More {
-			go r.fetch(ctx, c, pin, c.page[len(c.page)-1].ID)
+		if p.More {
+			go r.fetch(ctx, c, pin, c.ids[len(c.ids)-1])
 		} else {
 			close(c.next)
 		}
@@ -249,23 +284,25 @@ func (r *Router) Export(ctx context.Context, w io.Writer) (int, error) {
 	n := 0
 	for h.Len() > 0 {
 		c := h[0]
-		if err := ew.Write(&c.page[0]); err != nil {
-			return n, fmt.Errorf("fpdb cluster: export: %w", err)
+		if err := ew.WriteLine(c.lines[0]); err != nil {
+			return n, fmt.Errorf("fpdb cluster: export: shard %d: %w", c.shard, err)
 		}
 		n++
-		if c.page = c.page[1:]; len(c.page) == 0 {
-			var p fetched
+		if c.ids, c.lines = c.ids[1:], c.lines[1:]; len(c.ids) == 0 {
+			var f fetched
 			select {
-			case p = <-c.next:
+			case f = <-c.next:
 			case <-ctx.Done():
 				return n, fmt.Errorf("fpdb cluster: export: %w", ctx.Err())
 			}
-			if p.err != nil {
-				return n, fmt.Errorf("fpdb cluster: export at %d: %w", pin, p.err)
+			if f.err != nil {
+				return n, fmt.Errorf("fpdb cluster: export at %d: %w", pin, f.err)
 			}
-			c.page = p.docs
+			if f.page != nil {
+				c.ids, c.lines = f.page.IDs, f.page.lines
+			}
 		}
-		if len(c.page) == 0 {
+		if len(c.ids) == 0 {
 			heap.Pop(&h)
 		} else {
 			heap.Fix(&h, 0)

@@ -315,11 +315,11 @@ func TestExportPageFromAnotherReplica(t *testing.T) {
 	if err != nil {
 		t.Fatalf("first page asked of the replica without the pin: %v", err)
 	}
-	if c.node == without || len(rep.Docs) != exportPageDocs || rep.Total != 1500 || !rep.More {
-		t.Fatalf("page from %s: %d documents of %d, more %v", c.node, len(rep.Docs), rep.Total, rep.More)
+	if c.node == without || len(rep.IDs) != exportPageDocs || len(rep.lines) != exportPageDocs || rep.Total != 1500 || !rep.More {
+		t.Fatalf("page from %s: %d documents of %d, more %v", c.node, len(rep.IDs), rep.Total, rep.More)
 	}
-	rep, err = r.exportPageOf(ctx, c, pin, rep.Docs[len(rep.Docs)-1].ID)
-	if err != nil || len(rep.Docs) != 500 || rep.More {
+	rep, err = r.exportPageOf(ctx, c, pin, rep.IDs[len(rep.IDs)-1])
+	if err != nil || len(rep.IDs) != 500 || rep.More {
 		t.Fatalf("second page: %v", err)
 	}
 }
@@ -358,7 +358,8 @@ func TestImportRefusesRepeatedIDs(t *testing.T) {
 }
 
 // TestPinsCapped takes more pins than maxPins within their lease: a
-// replica keeps maxPins, and closes no pin a task holds.
+// replica keeps maxPins, and closes no pin a task holds; a pin's database
+// is read-only.
 func TestPinsCapped(t *testing.T) {
 	ctx := context.Background()
 	tc := startCluster(t, 1, 1, 1, nil)
@@ -372,6 +373,11 @@ func TestPinsCapped(t *testing.T) {
 	pd, release, err := rp.pinDB(ctx, first) // held by a task
 	if err != nil {
 		t.Fatal(err)
+	}
+	// A pin's checkpoint is opened read-only: a writable open would
+	// compact it (the cost of an export right after a load).
+	if err := pd.Delete(ctx, "any"); !errors.Is(err, db.ErrReadOnly) {
+		t.Fatalf("delete in a pin's database: %v, want db.ErrReadOnly", err)
 	}
 	var last uint64
 	for range 3 * maxPins {
@@ -395,5 +401,29 @@ func TestPinsCapped(t *testing.T) {
 	dirs, _ := filepath.Glob(filepath.Join(tc.opts[0].Dir, "pins", "shard-000-*"))
 	if len(dirs) != len(pins) {
 		t.Fatalf("%d pin directories for %d pins", len(dirs), len(pins))
+	}
+}
+
+// TestExportPageDecode reads export pages as a replica sends them: a
+// status alone (an error, or behind), a page whose lines its head
+// names, and pages whose lines do not match their head.
+func TestExportPageDecode(t *testing.T) {
+	var p exportPage
+	if st, err := p.decodeReply([]byte(`{"seq":3,"err":"no pin","behind":true}`)); err != nil || !st.Behind || st.Err != "no pin" {
+		t.Fatalf("behind: %+v, %v", st, err)
+	}
+	page := "{\"ids\":[\"a\",\"b\"],\"total\":5,\"more\":true,\"seq\":4}\n{\"id\":\"a\"}\n{\"id\":\"b\"}\n"
+	if st, err := p.decodeReply([]byte(page)); err != nil || st.Seq != 4 || len(p.lines) != 2 || string(p.lines[1]) != "{\"id\":\"b\"}\n" || p.Total != 5 || !p.More {
+		t.Fatalf("page: %+v %q, %v", st, p.lines, err)
+	}
+	for _, bad := range []string{
+		"{\"ids\":[\"a\",\"b\"],\"total\":5}\n{\"id\":\"a\"}\n", // a line short
+		"{\"ids\":[\"a\"],\"total\":5}\n{\"id\":\"a\"}\n{}\n",   // a line more
+		"{\"ids\":[\"a\"],\"total\":5}\n{\"id\":\"a\"}",         // cut
+		"not json\n{}\n",
+	} {
+		if _, err := p.decodeReply([]byte(bad)); err == nil {
+			t.Errorf("page %q read without error", bad)
+		}
 	}
 }

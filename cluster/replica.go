@@ -417,9 +417,11 @@ func (r *replica) pin(seq uint64) error {
 var errNoPin = errors.New("fpdb cluster: pin not held")
 
 // pinDB returns the database of the checkpoint of the pin at seq, opened
-// once (outside r.mu: an open reads the whole index), waiting until the
-// replica has applied the pin; release gives it back (the pin is not
-// dropped while held).
+// once and read-only (outside r.mu: an open reads the whole index; a
+// writable open would also compact the checkpoint, which after a load
+// halved an export's speed and rewrote files the checkpoint shares with
+// the shard), waiting until the replica has applied the pin; release
+// gives it back (the pin is not dropped while held).
 func (r *replica) pinDB(ctx context.Context, seq uint64) (_ *db.DB, release func(), _ error) {
 	if err := r.waitFor(ctx, seq); err != nil {
 		return nil, nil, err
@@ -447,7 +449,7 @@ func (r *replica) pinDB(ctx context.Context, seq uint64) (_ *db.DB, release func
 			st.opening = make(chan struct{})
 			r.mu.Unlock()
 			o := r.n.smap.dbOptions()
-			o.ErrorIfNotExist = true
+			o.ReadOnly = true
 			pd, err := db.Open(r.pinDir(seq), o)
 			r.mu.Lock()
 			close(st.opening)

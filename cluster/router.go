@@ -318,6 +318,12 @@ func (r *Router) request(ctx context.Context, s int, verb string, req, v any) er
 	return err
 }
 
+// replyDecoder is a reply that is not JSON (an export page): it reads
+// itself from the message and returns its status.
+type replyDecoder interface {
+	decodeReply(data []byte) (status, error)
+}
+
 // requestFrom is request with its first attempt sent to the replica on
 // node prefer (when not ""), each attempt bounded by per; it returns the
 // node that answered.
@@ -338,11 +344,13 @@ func (r *Router) requestFrom(ctx context.Context, s int, prefer string, per time
 		m, err := r.nc.RequestWithContext(actx, replicaSubject(s, node, verb), b)
 		cancel()
 		if err == nil {
-			var st struct {
-				Behind bool   `json:"behind"`
-				Err    string `json:"err"`
-			}
-			if json.Unmarshal(m.Data, &st); !st.Behind {
+			var st status
+			if d, ok := v.(replyDecoder); ok {
+				var derr error
+				if st, derr = d.decodeReply(m.Data); !st.Behind {
+					return node, derr
+				}
+			} else if json.Unmarshal(m.Data, &st); !st.Behind {
 				return node, json.Unmarshal(m.Data, v)
 			}
 			err = fmt.Errorf("replica on %s cannot answer now: %s", node, st.Err)

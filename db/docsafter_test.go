@@ -86,6 +86,51 @@ func TestDocsAfterPages(t *testing.T) {
 	}
 }
 
+// TestExportLines makes each document's line with AppendExportLine and
+// writes it with WriteLine: the bytes of the database's own export, a
+// source with HTML's special characters and a quote included; WriteLine
+// refuses what is not one line.
+func TestExportLines(t *testing.T) {
+	d := openTest(t, "", &Options{K: 256, GroupWidths: EqualWidths(256, 12)})
+	plantedDB(t, d, 4)
+	fp := make([]uint64, 4)
+	fp[0] = 7
+	if _, err := d.Add(ctx, Input{ID: "x<&>\"y", Fingerprint: fp, Source: "https://example.org/?a=1&b=<2>"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var own bytes.Buffer
+	if _, err := d.Export(ctx, &own); err != nil {
+		t.Fatal(err)
+	}
+	docs := timedDocsOf(t, d)
+	var made bytes.Buffer
+	ew, err := NewExportWriter(&made, d.Params(), len(docs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var line []byte
+	for i := range docs {
+		if line, err = AppendExportLine(line[:0], &docs[i]); err != nil {
+			t.Fatal(err)
+		}
+		if err := ew.WriteLine(line); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ew.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	// Docs and Export visit the documents in the same order.
+	if !bytes.Equal(made.Bytes(), own.Bytes()) {
+		t.Fatalf("lines made one by one differ from the export:\n%.300s\nwant\n%.300s", made.Bytes(), own.Bytes())
+	}
+	for _, bad := range []string{"", "{}", "{\"id\":1}\n{}\n", "[]\n", "\n"} {
+		if err := ew.WriteLine([]byte(bad)); !errors.Is(err, ErrInvalidOptions) {
+			t.Errorf("WriteLine(%q): %v, want ErrInvalidOptions", bad, err)
+		}
+	}
+}
+
 // TestExportReaderLines reads an export line by line: documents, then
 // log entries, then io.EOF; and refuses an export with a line more than
 // its header announces, naming the line.

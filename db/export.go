@@ -234,18 +234,56 @@ func newExportWriter(w io.Writer, p Params, docs, logEntries int, templates ...T
 // writeText writes the line of one document, with its text when text is
 // not nil.
 func (e *ExportWriter) writeText(doc *Doc, fp []uint64, text *StoredText) error {
-	rec := ExportRecord{
+	rec, err := exportRecord(doc, fp, text)
+	if err != nil {
+		return err
+	}
+	return e.enc.Encode(rec)
+}
+
+// WriteLine writes a document's line as AppendExportLine made it, for a
+// database with this writer's parameters: a cluster merges the lines its
+// shards made without decoding them. It checks that line is one line
+// (a JSON object and its newline), not the JSON itself: Import does.
+func (e *ExportWriter) WriteLine(line []byte) error {
+	if len(line) < 3 || line[0] != '{' || line[len(line)-1] != '\n' || bytes.IndexByte(line, '\n') != len(line)-1 {
+		return fmt.Errorf("fpdb: export: %w: not one line of a document: %.40q", ErrInvalidOptions, line)
+	}
+	_, err := e.bw.Write(line)
+	return err
+}
+
+// AppendExportLine appends to dst the line of doc in the export format,
+// its newline included: the bytes ExportWriter.Write writes for it.
+func AppendExportLine(dst []byte, doc *Doc) ([]byte, error) {
+	rec, err := exportRecord(doc, doc.Fingerprint, nil)
+	if err != nil {
+		return dst, err
+	}
+	b := bytes.NewBuffer(dst)
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(rec); err != nil {
+		return dst, fmt.Errorf("fpdb: export: %w", err)
+	}
+	return b.Bytes(), nil
+}
+
+// exportRecord is the export record of doc with fingerprint fp and text
+// (none when nil).
+func exportRecord(doc *Doc, fp []uint64, text *StoredText) (*ExportRecord, error) {
+	rec := &ExportRecord{
 		ID: doc.ID, Fingerprint: FormatFingerprint(fp), ContentHash: hex.EncodeToString(doc.ContentHash[:]),
 		Source: doc.Source, Size: doc.Size, Words: doc.Words, Shingles: doc.Shingles, Added: doc.Added.Format(time.RFC3339Nano),
 	}
 	if text != nil {
 		if !utf8.Valid(text.Text) {
 			// A JSON string would not hold it as it is.
-			return fmt.Errorf("%w: text of %q is not UTF-8", ErrCorrupt, doc.ID)
+			return nil, fmt.Errorf("%w: text of %q is not UTF-8", ErrCorrupt, doc.ID)
 		}
 		rec.Text, rec.TextFormat = string(text.Text), text.Format.String()
 	}
-	return e.enc.Encode(rec)
+	return rec, nil
 }
 
 // textCursor reads the texts of a snapshot in internal id order.
