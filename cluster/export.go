@@ -48,7 +48,7 @@ type exportHead struct {
 
 // exportPage is a page of a shard's documents at a pin as a replica sends
 // it: the head's JSON on one line, then each document's line of the
-// export format (db.AppendExportLine), which the router writes as they
+// export format (db.Params.AppendExportLine), which the router writes as they
 // are. The ids in the head order the merge, so that the router decodes no
 // document. An error is answered as a status alone.
 type exportPage struct {
@@ -104,29 +104,59 @@ func (r *replica) serveExport(m *nats.Msg, came time.Time) {
 		reply(m, status{Err: err.Error(), Behind: r.transient(err)})
 		return
 	}
-	head := exportHead{Total: pd.Len(), More: len(docs) == exportPageDocs, status: status{Seq: req.Pin}}
-	var lines []byte
-	for i := range docs {
-		n := len(lines)
-		if lines, err = db.AppendExportLine(lines, &docs[i]); err != nil {
-			reply(m, status{Err: err.Error()})
-			return
-		}
-		if len(lines) > exportPageBytes && i > 0 {
-			lines, head.More = lines[:n], true
-			break
-		}
-		head.IDs = append(head.IDs, docs[i].ID)
-	}
-	b, err := json.Marshal(&head)
-	if err == nil && len(b)+1+len(lines) > maxReply {
-		err = fmt.Errorf("an export page of %d bytes, more than a message holds (%d)", len(b)+1+len(lines), maxReply)
-	}
+	page, err := exportPageBytesOf(pd.Params(), docs, req.Pin, pd.Len())
 	if err != nil {
 		reply(m, status{Err: err.Error()})
 		return
 	}
-	m.Respond(append(append(b, '\n'), lines...))
+	m.Respond(page)
+}
+
+// exportPageBytesOf makes the page of docs (the first of them, up to
+// exportPageBytes of ids and lines together: each id is sent twice, in
+// the head and in its line). The head's JSON escapes no HTML character, as
+// the lines do not, so that the head is never larger than the lines.
+func exportPageBytesOf(p db.Params, docs []db.Doc, pin uint64, total int) ([]byte, error) {
+	var ids bytes.Buffer // the head's ids, comma-separated JSON strings
+	enc := json.NewEncoder(&ids)
+	enc.SetEscapeHTML(false)
+	more := len(docs) == exportPageDocs
+	var lines []byte
+	for i := range docs {
+		n, m := len(lines), ids.Len()
+		var err error
+		if lines, err = p.AppendExportLine(lines, &docs[i]); err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			ids.WriteByte(',')
+		}
+		if err := enc.Encode(docs[i].ID); err != nil {
+			return nil, err
+		}
+		ids.Truncate(ids.Len() - 1) // Encode's newline
+		if len(lines)+ids.Len() > exportPageBytes && i > 0 {
+			lines, more = lines[:n], true
+			ids.Truncate(m)
+			break
+		}
+	}
+	var head bytes.Buffer
+	enc = json.NewEncoder(&head)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(struct {
+		IDs   json.RawMessage `json:"ids"`
+		Total int             `json:"total"`
+		More  bool            `json:"more"`
+		status
+	}{json.RawMessage("[" + ids.String() + "]"), total, more, status{Seq: pin}})
+	if err != nil {
+		return nil, err
+	}
+	if size := head.Len() + len(lines); size > maxReply {
+		return nil, fmt.Errorf("an export page of %d bytes, more than a message holds (%d)", size, maxReply)
+	}
+	return append(head.Bytes(), lines...), nil
 }
 
 // exportCursor reads one shard's documents at a pin, page by page, a page

@@ -427,3 +427,44 @@ func TestExportPageDecode(t *testing.T) {
 		}
 	}
 }
+
+// TestExportLongIDs exports documents whose ids are 1 KiB of characters
+// that JSON may escape (as HTML's): a page's ids are sent twice, in its
+// head and in its lines, and the page is cut to fit a message.
+func TestExportLongIDs(t *testing.T) {
+	ctx := context.Background()
+	tc := startCluster(t, 1, 1, 1, nil)
+	r := tc.nodes[0].Router()
+	rng := rand.New(rand.NewPCG(9, 9))
+	for lo := 0; lo < 1000; lo += 100 {
+		var ins []db.Input
+		for i := lo; i < lo+100; i++ {
+			ins = append(ins, db.Input{ID: strings.Repeat("<", 1019) + fmt.Sprintf("%05d", i), Fingerprint: randomFP(rng, 512)})
+		}
+		if _, err := r.Add(ctx, ins, AddOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out bytes.Buffer
+	n, err := r.Export(ctx, &out)
+	if err != nil || n != 1000 {
+		t.Fatalf("export: %d documents, %v", n, err)
+	}
+	_, docs := exportLines(t, out.Bytes())
+	if len(docs) != 1000 || !strings.HasPrefix(docs[0], `{"id":"<<<`) {
+		t.Fatalf("%d lines, the first %.40q", len(docs), docs[0])
+	}
+	d := tc.nodes[0].replicas[0].d
+	all, err := d.DocsAfter(ctx, "", exportPageDocs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := exportPageBytesOf(d.Params(), all, 1, d.Len())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p exportPage
+	if _, err := p.decodeReply(page); err != nil || !p.More || len(p.IDs) >= len(all) || len(page) > exportPageBytes+256 || p.IDs[0] != all[0].ID {
+		t.Fatalf("a page of %d bytes, %d of %d documents, more %v: %v", len(page), len(p.IDs), len(all), p.More, err)
+	}
+}

@@ -86,10 +86,11 @@ func TestDocsAfterPages(t *testing.T) {
 	}
 }
 
-// TestExportLines makes each document's line with AppendExportLine and
+// TestExportLines makes each document's line with Params.AppendExportLine and
 // writes it with WriteLine: the bytes of the database's own export, a
-// source with HTML's special characters and a quote included; WriteLine
-// refuses what is not one line.
+// source with HTML's special characters and a quote included; a
+// fingerprint of another length is refused, and WriteLine refuses what is
+// not one line.
 func TestExportLines(t *testing.T) {
 	d := openTest(t, "", &Options{K: 256, GroupWidths: EqualWidths(256, 12)})
 	plantedDB(t, d, 4)
@@ -110,7 +111,7 @@ func TestExportLines(t *testing.T) {
 	}
 	var line []byte
 	for i := range docs {
-		if line, err = AppendExportLine(line[:0], &docs[i]); err != nil {
+		if line, err = d.Params().AppendExportLine(line[:0], &docs[i]); err != nil {
 			t.Fatal(err)
 		}
 		if err := ew.WriteLine(line); err != nil {
@@ -123,6 +124,11 @@ func TestExportLines(t *testing.T) {
 	// Docs and Export visit the documents in the same order.
 	if !bytes.Equal(made.Bytes(), own.Bytes()) {
 		t.Fatalf("lines made one by one differ from the export:\n%.300s\nwant\n%.300s", made.Bytes(), own.Bytes())
+	}
+	short := docs[0]
+	short.Fingerprint = short.Fingerprint[:1]
+	if _, err := d.Params().AppendExportLine(nil, &short); !errors.Is(err, ErrInvalidOptions) {
+		t.Fatalf("short fingerprint: %v, want ErrInvalidOptions", err)
 	}
 	for _, bad := range []string{"", "{}", "{\"id\":1}\n{}\n", "[]\n", "\n"} {
 		if err := ew.WriteLine([]byte(bad)); !errors.Is(err, ErrInvalidOptions) {

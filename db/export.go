@@ -197,10 +197,18 @@ func NewExportWriter(w io.Writer, p Params, docs int) (*ExportWriter, error) {
 // Write writes the line of doc: its id, fingerprint, content hash and
 // metadata (no text).
 func (e *ExportWriter) Write(doc *Doc) error {
-	if len(doc.Fingerprint) != bitvec.Words(e.k) {
-		return fmt.Errorf("fpdb: export: %w: fingerprint of %q has %d words, want %d", ErrInvalidOptions, doc.ID, len(doc.Fingerprint), bitvec.Words(e.k))
+	if err := checkExportWidth(doc, e.k); err != nil {
+		return err
 	}
 	return e.writeText(doc, doc.Fingerprint, nil)
+}
+
+// checkExportWidth refuses a document whose fingerprint is not of k bits.
+func checkExportWidth(doc *Doc, k int) error {
+	if len(doc.Fingerprint) != bitvec.Words(k) {
+		return fmt.Errorf("fpdb: export: %w: fingerprint of %q has %d words, want %d", ErrInvalidOptions, doc.ID, len(doc.Fingerprint), bitvec.Words(k))
+	}
+	return nil
 }
 
 // newExportWriter writes the header line for a database with parameters p,
@@ -241,8 +249,8 @@ func (e *ExportWriter) writeText(doc *Doc, fp []uint64, text *StoredText) error 
 	return e.enc.Encode(rec)
 }
 
-// WriteLine writes a document's line as AppendExportLine made it, for a
-// database with this writer's parameters: a cluster merges the lines its
+// WriteLine writes a document's line as Params.AppendExportLine made it,
+// for a database with this writer's parameters: a cluster merges the lines its
 // shards made without decoding them. It checks that line is one line
 // (a JSON object and its newline), not the JSON itself: Import does.
 func (e *ExportWriter) WriteLine(line []byte) error {
@@ -253,9 +261,14 @@ func (e *ExportWriter) WriteLine(line []byte) error {
 	return err
 }
 
-// AppendExportLine appends to dst the line of doc in the export format,
-// its newline included: the bytes ExportWriter.Write writes for it.
-func AppendExportLine(dst []byte, doc *Doc) ([]byte, error) {
+// AppendExportLine appends to dst the line of doc in the export format of
+// a database with parameters p, its newline included: the bytes
+// ExportWriter.Write writes for it, and the same error for a fingerprint
+// of another length than p.K.
+func (p Params) AppendExportLine(dst []byte, doc *Doc) ([]byte, error) {
+	if err := checkExportWidth(doc, p.K); err != nil {
+		return dst, err
+	}
 	rec, err := exportRecord(doc, doc.Fingerprint, nil)
 	if err != nil {
 		return dst, err
