@@ -154,7 +154,9 @@ func exportPageBytesOf(p db.Params, docs []db.Doc, pin uint64, total int) ([]byt
 		return nil, err
 	}
 	if size := head.Len() + len(lines); size > maxReply {
-		return nil, fmt.Errorf("an export page of %d bytes, more than a message holds (%d)", size, maxReply)
+		// Only a page of one document can be (its line alone is this
+		// large): every replica answers the same, so the export fails.
+		return nil, fmt.Errorf("document %q: an export page of %d bytes, more than a message holds (%d)", docs[0].ID, size, maxReply)
 	}
 	return append(head.Bytes(), lines...), nil
 }

@@ -430,7 +430,8 @@ func TestExportPageDecode(t *testing.T) {
 
 // TestExportLongIDs exports documents whose ids are 1 KiB of characters
 // that JSON may escape (as HTML's): a page's ids are sent twice, in its
-// head and in its lines, and the page is cut to fit a message.
+// head and in its lines, and the page is cut to fit a message. A
+// document too large for a message alone is named.
 func TestExportLongIDs(t *testing.T) {
 	ctx := context.Background()
 	tc := startCluster(t, 1, 1, 1, nil)
@@ -466,5 +467,11 @@ func TestExportLongIDs(t *testing.T) {
 	var p exportPage
 	if _, err := p.decodeReply(page); err != nil || !p.More || len(p.IDs) >= len(all) || len(page) > exportPageBytes+256 || p.IDs[0] != all[0].ID {
 		t.Fatalf("a page of %d bytes, %d of %d documents, more %v: %v", len(page), len(p.IDs), len(all), p.More, err)
+	}
+	// A document whose line alone is more than a message holds is named.
+	huge := all[0]
+	huge.Source = strings.Repeat("\x01", maxReply/6+1) // escaped as \u0001
+	if _, err := exportPageBytesOf(d.Params(), []db.Doc{huge}, 1, d.Len()); err == nil || !strings.Contains(err.Error(), huge.ID) {
+		t.Fatalf("a page of one document too large: %v", err)
 	}
 }
