@@ -145,11 +145,9 @@ func exportPageBytesOf(p db.Params, docs []db.Doc, pin uint64, total int) ([]byt
 	enc = json.NewEncoder(&head)
 	enc.SetEscapeHTML(false)
 	err := enc.Encode(struct {
-		IDs   json.RawMessage `json:"ids"`
-		Total int             `json:"total"`
-		More  bool            `json:"more"`
-		status
-	}{json.RawMessage("[" + ids.String() + "]"), total, more, status{Seq: pin}})
+		IDs json.RawMessage `json:"ids"` // encoded above; hides exportHead's
+		exportHead
+	}{json.RawMessage("[" + ids.String() + "]"), exportHead{Total: total, More: more, status: status{Seq: pin}}})
 	if err != nil {
 		return nil, err
 	}
