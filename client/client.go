@@ -403,7 +403,14 @@ func (c *Client) Query(ctx context.Context, req api.QueryRequest) (*api.QueryRes
 }
 
 // docPath returns the path of the document id.
-func docPath(id string) string { return "/v1/documents/" + url.PathEscape(id) }
+func docPath(id string) string {
+	if id == "." || id == ".." {
+		// Dot segments are not escaped by PathEscape, and an HTTP path of
+		// them would be cleaned away from the document's route.
+		return "/v1/documents/" + strings.ReplaceAll(id, ".", "%2E")
+	}
+	return "/v1/documents/" + url.PathEscape(id)
+}
 
 // Get returns the stored document id (GET /v1/documents/{id}); an error
 // matching ErrNotFound when there is none.

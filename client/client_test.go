@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -87,6 +88,19 @@ func TestClientCalls(t *testing.T) {
 	doc, err = c.Get(ctx, "dir/b")
 	if err != nil || doc.ID != "dir/b" || doc.Fingerprint == "" {
 		t.Fatalf("get dir/b: %+v, %v", doc, err)
+	}
+	// Ids of dot segments alone round-trip: their paths are escaped, not
+	// cleaned away from the document's route.
+	for i, id := range []string{".", "..", "%2E", "./."} {
+		if _, err := c.Add(ctx, api.AddRequest{ID: id, Text: textC + " dots " + strconv.Itoa(i)}); err != nil {
+			t.Fatalf("add %q: %v", id, err)
+		}
+		if got, err := c.Get(ctx, id); err != nil || got.ID != id {
+			t.Fatalf("get %q: %+v, %v", id, got, err)
+		}
+		if res, err := c.Delete(ctx, id, nil); err != nil || res.Deleted != 1 {
+			t.Fatalf("delete %q: %+v, %v", id, res, err)
+		}
 	}
 	q, err = c.Query(ctx, api.QueryRequest{Fingerprint: doc.Fingerprint, Threshold: 0.99})
 	if err != nil || len(q.Matches) != 1 || q.Matches[0].ID != "dir/b" {

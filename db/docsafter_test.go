@@ -209,6 +209,32 @@ func sameDoc(a, b *Doc) bool {
 		a.Source == b.Source && a.Size == b.Size && a.Words == b.Words && a.Shingles == b.Shingles && a.Added.Equal(b.Added)
 }
 
+// TestImportTruncatedDocs imports an export cut among its documents, at a
+// line's end, within the first batch: nothing is written (the pending
+// batch is dropped whole), so the same database can take the whole export
+// afterwards.
+func TestImportTruncatedDocs(t *testing.T) {
+	d := openTest(t, "", &Options{K: 256, GroupWidths: EqualWidths(256, 12)})
+	plantedDB(t, d, 4)
+	exp := exportOf(t, d)
+	lines := bytes.SplitAfter(exp, []byte("\n"))
+	if d.Stats().Docs < 3 {
+		t.Fatalf("%d documents", d.Stats().Docs)
+	}
+	cut := bytes.Join(lines[:1+2], nil) // the header and 2 documents
+	to := openTest(t, "", &Options{K: 256, GroupWidths: EqualWidths(256, 12)})
+	n, err := to.ImportInto(ctx, bytes.NewReader(cut))
+	if !errors.Is(err, ErrBadExport) || !strings.Contains(err.Error(), "cut short") || n != 0 {
+		t.Fatalf("import of a cut export: %d, %v", n, err)
+	}
+	if docs := to.Stats().Docs; docs != 0 {
+		t.Fatalf("a cut export stored %d documents", docs)
+	}
+	if n, err := to.ImportInto(ctx, bytes.NewReader(exp)); err != nil || n != d.Stats().Docs {
+		t.Fatalf("import of the whole export after a cut one: %d, %v", n, err)
+	}
+}
+
 // TestImportTruncatedLog imports an export cut inside its audit log, at a
 // line's end: the documents and the entries read are stored, and the
 // error says the export was cut short.

@@ -577,12 +577,13 @@ func (d *DB) importDocs(ctx context.Context, x *ExportReader) (int, error) {
 			break
 		}
 		if err != nil {
-			if errors.Is(err, errExportShort) {
-				// What was read is whole: store it, then say the
-				// export was cut short.
-				if ferr := flush(); ferr != nil {
-					return n, ferr
-				}
+			if errors.Is(err, errExportShort) && len(batch) == 0 {
+				// Cut short in the audit log's part, where every
+				// document is stored: keep the entries read, which
+				// are whole, then say the export was cut short. Cut
+				// short among the documents, the pending batch is
+				// dropped whole, as on any other error: a file cut
+				// within its first batch writes nothing.
 				if lerr := d.restoreLog(logs); lerr != nil {
 					return n, fmt.Errorf("fpdb: import: %w", lerr)
 				}

@@ -210,7 +210,10 @@ func checkQuery(ctx context.Context, o QueryOptions) error {
 		return fmt.Errorf("fpdb: query: %w: negative Shingles %d", ErrInvalidOptions, o.Shingles)
 	}
 	if o.Limit < 0 {
-		return fmt.Errorf("fpdb: query: negative limit %d", o.Limit)
+		return fmt.Errorf("fpdb: query: %w: negative Limit %d", ErrInvalidOptions, o.Limit)
+	}
+	if o.Plan.Kind == PlanApprox && !(o.Plan.MinRecall > 0 && o.Plan.MinRecall <= 1) {
+		return fmt.Errorf("fpdb: query: %w: an approximate plan needs a recall in (0, 1], got %v", ErrInvalidOptions, o.Plan.MinRecall)
 	}
 	return nil
 }

@@ -167,7 +167,10 @@ func (l *Layout) probeFilter(rh int, p Plan) (radii []int, exact, t int, err err
 	exact = ExactMinHits(m, rh, p.Tau, p.Lower)
 	t = max(exact, p.MinHits)
 	switch {
-	case p.Tau < 0 || p.Tau > MaxGroupWidth || t < 1:
+	case p.Tau < 0 || p.Tau > MaxGroupWidth:
+		return nil, 0, 0, fmt.Errorf("%w: tau=%d is not a probe radius (0 to %d; at radius %d over %d groups, %d or more is exact)",
+			ErrInfeasible, p.Tau, MaxGroupWidth, rh, m, ExactTau(m, rh))
+	case t < 1:
 		return nil, 0, 0, infeasible(p.Tau, rh, m)
 	case t > m:
 		return nil, 0, 0, fmt.Errorf("index: count filter %d above the %d groups", t, m)

@@ -107,8 +107,9 @@ func (s *Server) Handler() http.Handler { return s.mux }
 
 // Serve serves on ln until ctx is done, then shuts down gracefully: it
 // stops accepting, answers /readyz 503, lets the requests in flight finish
-// (for up to grace), flushes the database's deferred postings, and
-// returns. It returns nil after a shutdown asked for by ctx.
+// (for up to grace; those still running then have their connections
+// closed), flushes the database's deferred postings, and returns. It
+// returns nil after a shutdown asked for by ctx, unless the flush fails.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
 	hs := &http.Server{
 		Handler:           s.mux,
@@ -128,7 +129,18 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	err := hs.Shutdown(sctx)
-	if ferr := s.d.Flush(sctx); ferr != nil && !errors.Is(ferr, db.ErrReadOnly) {
+	if errors.Is(err, context.DeadlineExceeded) {
+		// The shutdown was asked for: requests still running after the
+		// grace period are cut off (their connections closed, their
+		// contexts cancelled; a write stops between atomic batches), not
+		// a failure of the server.
+		s.o.Logger.Warn("shutting down: grace period over, closing the connections of the requests still in flight", "grace", grace)
+		_ = hs.Close()
+		err = nil
+	}
+	// The flush is not bounded by the grace period, which may be over:
+	// deferred postings are written whatever the requests did.
+	if ferr := s.d.Flush(context.WithoutCancel(ctx)); ferr != nil && !errors.Is(ferr, db.ErrReadOnly) {
 		err = errors.Join(err, ferr)
 	}
 	<-errc

@@ -116,6 +116,27 @@ func TestDocumentsAndQuery(t *testing.T) {
 	if st := call(t, "POST", ts.URL+"/v1/documents", mw.FormDataContentType(), &form, &ar); st != 200 || !ar.Rejected || ar.Stored || len(ar.Matches) != 2 {
 		t.Fatalf("add form with reject: %d %+v", st, ar)
 	}
+	// A form's parameters may also come in the query string (as a plain
+	// body's do): reject there is honoured, not dropped; a parameter given
+	// twice or unknown is refused.
+	form.Reset()
+	mw = multipart.NewWriter(&form)
+	fw, _ = mw.CreateFormFile("file", "c.txt")
+	fw.Write([]byte(near))
+	mw.WriteField("id", "c")
+	mw.Close()
+	if st := call(t, "POST", ts.URL+"/v1/documents?threshold=0.5&reject=true", mw.FormDataContentType(), bytes.NewReader(form.Bytes()), &ar); st != 200 || !ar.Rejected || ar.Stored || len(ar.Matches) != 2 {
+		t.Fatalf("add form with reject in the query string: %d %+v", st, ar)
+	}
+	for _, q := range []string{"?id=c2", "?bogus=1"} {
+		var e api.Error
+		if st := call(t, "POST", ts.URL+"/v1/documents"+q, mw.FormDataContentType(), bytes.NewReader(form.Bytes()), &e); st != 400 {
+			t.Fatalf("add form%s: %d %+v", q, st, e)
+		}
+	}
+	if _, err := d.Get(context.Background(), "c"); !errors.Is(err, db.ErrNotFound) {
+		t.Fatalf("a refused form stored c: %v", err)
+	}
 	// Unchanged, then replaced.
 	if st := call(t, "POST", ts.URL+"/v1/documents", "application/json", jsonBody(api.AddRequest{ID: "a/1.txt", Text: base}), &ar); st != 200 || !ar.Unchanged {
 		t.Fatalf("re-add: %d %+v", st, ar)
@@ -201,6 +222,11 @@ func TestBadInputLeavesDBUnchanged(t *testing.T) {
 		{"query without text", "POST", "/v1/query", "application/json", `{"threshold": 0.5}`, 400, "text or a fingerprint"},
 		{"bad plan", "POST", "/v1/query", "application/json", `{"text": "a b c d", "plan": "fast"}`, 400, "fast"},
 		{"bad fingerprint", "POST", "/v1/query", "application/json", `{"fingerprint": "zz"}`, 400, "fingerprint"},
+		{"negative limit", "POST", "/v1/query?limit=-1", "text/plain", "a b c d e f", 400, "limit"},
+		{"negative limit, JSON", "POST", "/v1/query", "application/json", `{"text": "a b c d e f", "limit": -1}`, 400, "limit"},
+		{"recall above 1", "POST", "/v1/query?plan=approx&recall=5", "text/plain", "a b c d e f", 400, "recall"},
+		{"negative recall", "POST", "/v1/query?plan=approx&recall=-1", "text/plain", "a b c d e f", 400, "recall"},
+		{"tau out of range", "POST", "/v1/query?plan=probe&tau=100000", "text/plain", "a b c d e f", 400, "not a probe radius"},
 		{"wrong method", "PUT", "/v1/documents", "text/plain", "a", 405, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -330,6 +356,16 @@ func TestTokens(t *testing.T) {
 	if st := add("Authorization", "Bearer wrong-token-wrong-token"); st != 401 {
 		t.Fatalf("unknown token: %d", st)
 	}
+	// A 401 names the scheme it asks for.
+	req, _ := http.NewRequest("GET", ts.URL+"/v1/stats", nil)
+	if resp, err := http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	} else {
+		resp.Body.Close()
+		if resp.StatusCode != 401 || !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") {
+			t.Fatalf("no token: %d, WWW-Authenticate %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+		}
+	}
 	if st := add("Authorization", "Bearer "+ro); st != 403 {
 		t.Fatalf("read-only token writing: %d", st)
 	}
@@ -393,13 +429,17 @@ func TestCheckThenAddConcurrent(t *testing.T) {
 	}
 }
 
-func TestReadyAndShutdown(t *testing.T) {
+// serveOn runs Serve of a new database with o and grace on a loopback
+// port, and returns the database, the listener's address, the cancel
+// that asks for the shutdown and the channel of Serve's result.
+func serveOn(t *testing.T, o *Options, grace time.Duration) (*db.DB, string, context.CancelFunc, chan error) {
+	t.Helper()
 	d, err := db.Open(t.TempDir(), &db.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.Close()
-	s, err := New(d, nil)
+	t.Cleanup(func() { d.Close() })
+	s, err := New(d, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -408,9 +448,15 @@ func TestReadyAndShutdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- s.Serve(ctx, ln, 5*time.Second) }()
-	u := "http://" + ln.Addr().String()
+	t.Cleanup(cancel)
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln, grace) }()
+	return d, ln.Addr().String(), cancel, done
+}
+
+func TestReadyAndShutdown(t *testing.T) {
+	d, addr, cancel, done := serveOn(t, nil, 5*time.Second)
+	u := "http://" + addr
 	if st := call(t, "GET", u+"/readyz", "", nil, nil); st != 200 {
 		t.Fatalf("readyz %d", st)
 	}
@@ -431,6 +477,46 @@ func TestReadyAndShutdown(t *testing.T) {
 	}
 	if d.Len() != 1 {
 		t.Fatal("the add before shutdown is missing")
+	}
+}
+
+// TestShutdownGraceOver: a request still in flight when the grace period
+// ends (a body that never completes) has its connection closed, and Serve
+// returns nil (the shutdown was asked for) without waiting for it; what
+// was stored before stays.
+func TestShutdownGraceOver(t *testing.T) {
+	d, addr, cancel, done := serveOn(t, &Options{RequestTimeout: time.Minute}, 200*time.Millisecond)
+	u := "http://" + addr
+	if st := call(t, "POST", u+"/v1/documents?id=a", "text/plain", strings.NewReader(text(1, 50)), nil); st != 201 {
+		t.Fatalf("add %d", st)
+	}
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// A body announced as 1 MB, of which a few bytes come.
+	fmt.Fprintf(conn, "POST /v1/documents?id=b HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 1000000\r\n\r\nsome words")
+	time.Sleep(100 * time.Millisecond) // the request is in its handler
+	start := time.Now()
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Serve after the grace period: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return after the grace period")
+	}
+	if el := time.Since(start); el > 5*time.Second {
+		t.Fatalf("Serve took %v to return", el)
+	}
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.ReadAll(conn); err != nil {
+		t.Fatalf("the cut request's connection: %v, want it closed", err)
+	}
+	if d.Len() != 1 {
+		t.Fatalf("%d documents after shutdown, want 1", d.Len())
 	}
 }
 

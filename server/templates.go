@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -87,6 +88,11 @@ func (s *Server) backup(w http.ResponseWriter, r *http.Request) error {
 	}
 	if rel, err := filepath.Rel(home, dir); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return httpapi.BadRequest("dir %q is inside the database's directory", req.Dir)
+	}
+	// A parent the server cannot make is the request's fault (a path that
+	// cannot be a directory here), not the database's.
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return httpapi.BadRequest("dir %q: %v", req.Dir, err)
 	}
 	start := time.Now()
 	if err := s.d.Backup(r.Context(), dir); err != nil {

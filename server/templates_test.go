@@ -66,12 +66,18 @@ func TestBackupEndpoint(t *testing.T) {
 		t.Errorf("the copy has %d documents, want %d", b.Len(), d.Len())
 	}
 	b.Close()
+	notDir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notDir, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for body, msg := range map[string]string{
 		`{"dir": "relative/copy"}`:                            "absolute",
 		`{"dir": ""}`:                                         "absolute",
 		`{"dir": ` + quote(dir) + `}`:                         "exist",
 		`{"dir": ` + quote(filepath.Join(d.Dir(), "x")) + `}`: "inside",
 		`{"path": "/x"}`:                                      "path",
+		// A parent that is a file cannot hold the copy.
+		`{"dir": ` + quote(filepath.Join(notDir, "copy")) + `}`: "not a directory",
 	} {
 		wantError(t, "POST", ts.URL+"/v1/backup", "application/json", body, 400, msg)
 	}

@@ -44,8 +44,9 @@ func newServeCommand(g *globalOptions) *cobra.Command {
 		Short: "Serve the database over HTTP (JSON API, for many clients at once)",
 		Long: `Serve opens the database (creating it, as "fpdb add" does, when there is none)
 and serves it over HTTP until it is stopped (Ctrl-C or SIGTERM: it stops
-accepting, lets the requests in flight finish for up to --grace, writes any
-deferred postings and closes the database).
+accepting, lets the requests in flight finish for up to --grace and then
+closes the connections of those still running, writes any deferred
+postings and closes the database).
 
 The API is JSON under /v1 (add, query, get, delete, stats; adds and deletes
 in bulk; pairs, clusters, the audit log and exports streamed as JSON lines;

@@ -121,6 +121,10 @@ func writeError(w http.ResponseWriter, id string, err error, classes []Class) {
 		// replica): a client may retry a read after that.
 		w.Header().Set("Retry-After", strconv.Itoa(c.RetryAfter))
 	}
+	if status == http.StatusUnauthorized {
+		// The scheme a 401 asks for (RFC 9110, 11.6.1).
+		w.Header().Set("WWW-Authenticate", `Bearer realm="fpdb"`)
+	}
 	_ = WriteJSON(w, status, api.ErrorBody{Error: api.Error{Code: code, Message: msg, RequestID: id, Reason: reason}})
 }
 

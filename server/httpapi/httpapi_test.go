@@ -57,6 +57,8 @@ func TestTokens(t *testing.T) {
 	}{
 		{"", false, 401}, {"Bearer ", false, 401}, {"Basic " + rw, false, 401}, {"Bearer not-a-known-token-0123", false, 401},
 		{"Bearer " + ro, false, 0}, {"Bearer " + ro, true, 403}, {"Bearer " + rw, false, 0}, {"Bearer " + rw, true, 0},
+		// The scheme's name is case-insensitive.
+		{"bearer " + rw, true, 0}, {"BEARER " + ro, false, 0}, {"Bearer" + rw, false, 401},
 	} {
 		r := httptest.NewRequest("GET", "/", nil)
 		if c.header != "" {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -88,7 +89,19 @@ func readAdd(r *http.Request) (api.AddRequest, []byte, error) {
 		if text, err = io.ReadAll(f); err != nil {
 			return req, nil, err
 		}
-		p.Values = r.MultipartForm.Value
+		// The parameters are the form's fields and the query string's,
+		// as with a plain body; one given in both is refused rather than
+		// one of them silently dropped.
+		p.Values = url.Values{}
+		for k, v := range r.MultipartForm.Value {
+			p.Values[k] = v
+		}
+		for k, v := range r.URL.Query() {
+			if _, ok := p.Values[k]; ok {
+				return req, nil, BadRequest("parameter %q is both a form field and in the query string: give it once", k)
+			}
+			p.Values[k] = v
+		}
 	case TextBody(mt):
 		if text, err = ReadBody(r); err != nil {
 			return req, nil, err

@@ -88,9 +88,10 @@ func (t *Tokens) Check(r *http.Request, write bool) error {
 	if t == nil {
 		return nil
 	}
-	h := r.Header.Get("Authorization")
-	tok, ok := strings.CutPrefix(h, "Bearer ")
-	if !ok || tok == "" {
+	// The scheme's name is case-insensitive (RFC 9110, 11.1).
+	scheme, tok, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+	tok = strings.TrimSpace(tok)
+	if !ok || !strings.EqualFold(scheme, "Bearer") || tok == "" {
 		return &Error{Status: http.StatusUnauthorized, Code: api.CodeUnauthorized,
 			Message: "this server needs a token: send the header Authorization: Bearer TOKEN"}
 	}

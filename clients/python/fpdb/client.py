@@ -30,7 +30,7 @@ from typing import (
     Union,
 )
 
-from .errors import ConnectionFailed, FpdbError, Timeout, TooManyRequests, Unavailable, error_from_response
+from .errors import BadRequest, ConnectionFailed, FpdbError, Timeout, TooManyRequests, Unavailable, error_from_response
 from .types import (
     AddResult,
     BatchResult,
@@ -153,6 +153,22 @@ def _duration(d: Union[str, datetime.timedelta, int, float]) -> str:
         d = d.total_seconds()
     # Fixed-point: Go's durations have no exponent ("1e-06s" is refused).
     return ("%.9f" % float(d)).rstrip("0").rstrip(".") + "s"
+
+
+def _doc_path(id: str) -> str:
+    """The URL path of the document ``id``: every character escaped but
+    the unreserved ones, and an id of dots alone ("." or "..") escaped too,
+    as a path of dot segments would be cleaned away from the document."""
+    if id in (".", ".."):
+        return "/v1/documents/" + id.replace(".", "%2E")
+    return "/v1/documents/" + urllib.parse.quote(id, safe="")
+
+
+def _item_id(item: Any) -> Any:
+    """The id of an add_many item, for messages."""
+    if isinstance(item, Mapping):
+        return item.get("id")
+    return item[0]
 
 
 def _item(item: DocItem) -> Dict[str, Any]:
@@ -472,6 +488,10 @@ class Client:
                 (:class:`ConnectionFailed`, a proxy's 5xx) its documents may
                 be stored. Documents stored already are reported
                 ``unchanged`` when sent again.
+            BadRequest: an item's text is bytes that are not UTF-8 (a batch
+                carries texts as JSON strings): the items before it are
+                sent and stored, ``done`` holds their results and
+                ``failed_line`` is the item's place.
         """
         if not threshold and (reject or limit is not None):
             raise ValueError("reject and limit need threshold")
@@ -501,8 +521,22 @@ class Client:
             offset += len(lines)
             lines, size = [], 0
 
-        for item in docs:
-            line = json.dumps(_item(item), ensure_ascii=False).encode("utf-8") + b"\n"
+        for place, item in enumerate(docs, 1):
+            try:
+                doc = _item(item)
+            except UnicodeDecodeError as u:
+                # A batch carries texts as JSON strings: bytes must be
+                # UTF-8. The items before it are sent first, so that the
+                # error's failed_line is this item's place.
+                flush()
+                e = BadRequest(
+                    "add_many: item %d (id %r): the text is not UTF-8 (%s); decode it first, or store it with add(), "
+                    "which sends bytes as they are" % (place, _item_id(item), u.reason),
+                    code="bad_request",
+                )
+                e.done, e.failed_line = total, offset + 1
+                raise e from None
+            line = json.dumps(doc, ensure_ascii=False).encode("utf-8") + b"\n"
             if lines and (len(lines) >= batch_size or size + len(line) > max_batch_bytes):
                 flush()
             lines.append(line)
@@ -516,7 +550,7 @@ class Client:
         Raises:
             NotFound: no document has that id.
         """
-        return Document.from_json(self._call("GET", "/v1/documents/" + urllib.parse.quote(id, safe=""), retry="read"))
+        return Document.from_json(self._call("GET", _doc_path(id), retry="read"))
 
     def __contains__(self, id: object) -> bool:
         """``id in client``: whether a document of that id is stored."""
@@ -540,7 +574,7 @@ class Client:
         Raises:
             NotFound: no document has that id.
         """
-        path = "/v1/documents/" + urllib.parse.quote(id, safe="")
+        path = _doc_path(id)
         params = {"dry_run": dry_run or None, "forget": forget or None}
         return DeleteResult.from_json(self._call("DELETE", path, params=params))
 

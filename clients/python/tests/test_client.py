@@ -316,7 +316,7 @@ class TestDocuments(ServerTest):
 
     def test_get_with_awkward_ids(self) -> None:
         t = text(40, 50)
-        ids = ["dir/sub/a.txt", "with space?&=#%20", "../up", "Ünïcødé/文書", "https://example.org/a?b=1"]
+        ids = ["dir/sub/a.txt", "with space?&=#%20", "../up", "Ünïcødé/文書", "https://example.org/a?b=1", ".", "..", "%2E"]
         for i, id in enumerate(ids):
             self.c.add(id, t + " " + VOCAB[i], source="src-%d" % i)
         for i, id in enumerate(ids):
@@ -333,6 +333,11 @@ class TestDocuments(ServerTest):
             self.assertIn(id, self.c)
         self.assertNotIn("dir", self.c)
         self.assertNotIn("dir/sub", self.c)
+        # Ids of dot segments alone are escaped, not cleaned away.
+        for id in (".", ".."):
+            self.assertEqual(self.c.delete(id).deleted, 1)
+            self.assertNotIn(id, self.c)
+        self.assertIn("%2E", self.c)
         with self.assertRaises(NotFound) as cm:
             self.c.get("dir/sub")
         e = cm.exception
@@ -445,6 +450,18 @@ class TestErrors(ServerTest):
         with self.assertRaises(ConnectionFailed) as cm:
             Client("http://127.0.0.1:%d" % free_port(), timeout=5).add_many(docs)
         self.assertEqual((cm.exception.failed_line, cm.exception.done.stored), (1, 0))
+
+    def test_add_many_bytes_not_utf8(self) -> None:
+        self.skip_unless_served("/v1/batch")
+        docs = [("u0", text(900, 40)), ("u1", text(901, 40).encode("utf-8")), ("u2", b"caf\xe9 " + text(902, 40).encode())]
+        with self.assertRaises(BadRequest) as cm:
+            self.c.add_many(docs, batch_size=2)
+        e = cm.exception
+        self.assertIn("item 3", str(e))
+        self.assertIn("'u2'", str(e))
+        self.assertIn("not UTF-8", str(e))
+        self.assertEqual((e.failed_line, e.done.stored), (3, 2))
+        self.assertEqual(("u1" in self.c, "u2" in self.c), (True, False))
 
     def test_server_not_running(self) -> None:
         port = free_port()
