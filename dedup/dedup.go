@@ -65,9 +65,10 @@ type Options struct {
 	Keep string
 	// Out is the file the kept records are written to ("-": Stdout);
 	// Removed, if set, the file the others go to; Clusters, if set, a JSON
-	// Lines file with one object per cluster. A file is written under a
-	// temporary name (".fpdb-part." and its name, in its directory) and
-	// renamed when complete.
+	// Lines file with one object per cluster. At most one of them is "-",
+	// and none is an input or another output, by its path or through a
+	// link. A file is written under a temporary name (".fpdb-part." and
+	// its name, in its directory) and renamed when complete.
 	Out, Removed, Clusters string
 	// OutFormat is the format of Out and Removed: "jsonl", "csv", "tsv" or
 	// "parquet"; default: told by Out's extension, else the first input's
@@ -391,8 +392,10 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 
 // Check reports what Run refuses before it reads a record, and needs no
 // database: no output, a threshold out of (0, 1], an unknown keep
-// policy or record format, an output that is an input, another output
-// or a directory, an input whose format its extension does not tell
+// policy or record format, two outputs on standard output ("-"), an
+// output that is an input, another output (by its path, or the same file
+// through a symbolic or hard link) or a directory, an input whose format
+// its extension does not tell
 // (ErrBadInput). A caller that makes a database for the run checks
 // first, so that a refused run leaves none.
 func Check(o Options) error {
@@ -422,35 +425,96 @@ func Check(o Options) error {
 	return nil
 }
 
-// checkPaths refuses standard input as an input, and an output that is an
-// input, another output or a directory.
+// checkPaths refuses standard input as an input, two outputs on standard
+// output ("-"), and an output that is an input, another output or a
+// directory: by its path, or as the same file under another name (a
+// symbolic or hard link, or a path through a linked directory), which
+// would be replaced by the output (an input lost) or written twice.
 func checkPaths(o *Options) error {
-	seen := map[string]string{}
+	var seen []pathID
 	for _, p := range o.Inputs {
 		if p == "-" {
 			return fmt.Errorf("%w: standard input cannot be deduplicated (it is read twice): save it to a file", db.ErrInvalidOptions)
 		}
-		if abs, err := filepath.Abs(p); err == nil {
-			seen[abs] = "the input " + p
+		id, err := identify(p)
+		if err != nil {
+			continue // an input that cannot be found is refused by its reading
 		}
+		id.what = "the input " + p
+		seen = append(seen, id)
 	}
+	stdout := ""
 	for _, out := range []struct{ flag, path string }{{"out", o.Out}, {"removed", o.Removed}, {"clusters", o.Clusters}} {
-		if out.path == "" || out.path == "-" {
+		switch {
+		case out.path == "":
+			continue
+		case out.path == "-" && stdout != "":
+			return fmt.Errorf("%w: --%s - and --%s - both write to standard output: give one of them a file", db.ErrInvalidOptions, stdout, out.flag)
+		case out.path == "-":
+			stdout = out.flag
 			continue
 		}
-		abs, err := filepath.Abs(out.path)
+		id, err := identify(out.path)
 		if err != nil {
-			return fmt.Errorf("%w: %s: %w", db.ErrInvalidOptions, out.path, err)
+			return fmt.Errorf("%w: the %s file %s: %w", db.ErrInvalidOptions, out.flag, out.path, err)
 		}
-		if what, ok := seen[abs]; ok {
-			return fmt.Errorf("%w: the %s file %s is %s", db.ErrInvalidOptions, out.flag, out.path, what)
+		for _, s := range seen {
+			if same, alias := id.same(s); same {
+				how := ""
+				if alias {
+					how = " (the same file, through a link)"
+				}
+				return fmt.Errorf("%w: the %s file %s is %s%s", db.ErrInvalidOptions, out.flag, out.path, s.what, how)
+			}
 		}
-		if fi, err := os.Stat(out.path); err == nil && fi.IsDir() {
+		if id.file != nil && id.file.IsDir() {
 			return fmt.Errorf("%w: the %s file %s is a directory", db.ErrInvalidOptions, out.flag, out.path)
 		}
-		seen[abs] = "the " + out.flag + " file"
+		id.what = "the " + out.flag + " file " + out.path
+		seen = append(seen, id)
 	}
 	return nil
+}
+
+// pathID tells whether two paths name the same file.
+type pathID struct {
+	what string      // the input or output, for an error
+	abs  string      // the absolute path
+	file os.FileInfo // the file (links followed); nil when there is none yet
+	dir  os.FileInfo // its directory (links followed); nil when there is none
+	base string      // the file's name in dir
+}
+
+// identify returns the pathID of path.
+func identify(path string) (pathID, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return pathID{}, err
+	}
+	id := pathID{abs: abs, base: filepath.Base(abs)}
+	if fi, err := os.Stat(path); err == nil {
+		id.file = fi
+	}
+	if fi, err := os.Stat(filepath.Dir(abs)); err == nil {
+		id.dir = fi
+	}
+	return id, nil
+}
+
+// same reports whether a and b name the same file, and whether they do
+// under different paths (alias): the same existing file (os.SameFile),
+// or, for a file that does not exist yet, the same name in the same
+// directory.
+func (a pathID) same(b pathID) (same, alias bool) {
+	switch {
+	case a.abs == b.abs:
+		return true, false
+	case a.file != nil && b.file != nil:
+		return os.SameFile(a.file, b.file), true
+	case a.dir != nil && b.dir != nil && a.base == b.base:
+		return os.SameFile(a.dir, b.dir), true
+	}
+	return false, false
 }
 
 // round rounds a similarity to 4 decimals, as the command line prints
@@ -578,9 +642,6 @@ func newOutputs(o *Options, f records.Format) (_ *outputs, err error) {
 		return nil, err
 	}
 	if o.Removed != "" {
-		if o.Removed == o.Out {
-			return nil, fmt.Errorf("%w: --removed is the output file %s", db.ErrInvalidOptions, o.Out)
-		}
 		tmp, _ := create(o.Removed)
 		if w.removed, err = records.Create(tmp, f, o.Stdout, extraNames); err != nil {
 			return nil, err

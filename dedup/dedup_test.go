@@ -634,6 +634,102 @@ func TestRunRefusesBadPlan(t *testing.T) {
 	}
 }
 
+// TestRunRefusesLinkedOutputs: an output that is an input or another
+// output under another name (a symbolic link to it, a hard link, a path
+// through a linked directory) is refused before any record is read, and
+// the input is left intact; an input read through a link to another file
+// is not refused.
+func TestRunRefusesLinkedOutputs(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data.jsonl")
+	writeJSONL(t, data, dataset(6, 20))
+	want, err := os.ReadFile(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	link, hard, sub, subLink := filepath.Join(dir, "link.jsonl"), filepath.Join(dir, "hard.jsonl"), filepath.Join(dir, "sub"), filepath.Join(dir, "sublink")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("data.jsonl", link); err != nil {
+		t.Skipf("no symbolic links: %v", err)
+	}
+	if err := os.Link(data, hard); err != nil {
+		t.Skipf("no hard links: %v", err)
+	}
+	if err := os.Symlink("sub", subLink); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name                   string
+		in                     string
+		out, removed, clusters string
+		want                   string
+	}{
+		{"out is the input's target", link, data, "", "", "the out file " + data + " is the input " + link},
+		{"out links to the input", data, link, "", "", "the out file " + link + " is the input " + data},
+		{"out is a hard link of the input", hard, data, "", "", "the out file " + data + " is the input " + hard},
+		{"removed links to the input", data, filepath.Join(dir, "k.jsonl"), link, "", "the removed file " + link + " is the input " + data},
+		{"clusters is a hard link of the input", link, filepath.Join(dir, "k.jsonl"), "", hard, "the clusters file " + hard + " is the input " + link},
+		{"removed is out through a linked directory", data, filepath.Join(sub, "k.jsonl"), filepath.Join(subLink, "k.jsonl"), "", "the removed file " + filepath.Join(subLink, "k.jsonl") + " is the out file " + filepath.Join(sub, "k.jsonl")},
+		{"clusters is removed through a linked directory", data, filepath.Join(dir, "k.jsonl"), filepath.Join(subLink, "r.jsonl"), filepath.Join(sub, "r.jsonl"), "the clusters file " + filepath.Join(sub, "r.jsonl") + " is the removed file " + filepath.Join(subLink, "r.jsonl")},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := openDB(t, filepath.Join(t.TempDir(), "db"))
+			_, err := Run(ctx, d, Options{LoadOptions: LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{c.in}}, Threshold: 0.8,
+				Out: c.out, Removed: c.removed, Clusters: c.clusters})
+			if !errors.Is(err, db.ErrInvalidOptions) || !strings.Contains(err.Error(), c.want) || d.Len() != 0 {
+				t.Fatalf("error %v (want %q), %d documents stored", err, c.want, d.Len())
+			}
+			if got, err := os.ReadFile(data); err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("the input was changed (%d bytes, %v)", len(got), err)
+			}
+			if left, _ := filepath.Glob(filepath.Join(dir, "*", ".fpdb-part.*")); len(left) > 0 {
+				t.Fatalf("left %q", left)
+			}
+		})
+	}
+	// An input read through a link, with outputs of other files, runs.
+	d := openDB(t, filepath.Join(t.TempDir(), "db"))
+	if _, err := Run(ctx, d, Options{LoadOptions: LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{link}}, Threshold: 0.8,
+		Out: filepath.Join(subLink, "k.jsonl"), Removed: filepath.Join(sub, "r.jsonl")}); err != nil {
+		t.Fatalf("an input through a link: %v", err)
+	}
+	if got, err := os.ReadFile(data); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("the input was changed (%d bytes, %v)", len(got), err)
+	}
+}
+
+// TestRunRefusesTwoStdouts: two outputs on standard output ("-") are
+// refused by Check before any input is read (a missing input is not
+// noticed), and by Run before any record is stored or written.
+func TestRunRefusesTwoStdouts(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	writeJSONL(t, in, dataset(7, 20))
+	for _, c := range []struct {
+		out, removed, clusters string
+		want                   string
+	}{
+		{"-", "-", "", "--out - and --removed - both write to standard output"},
+		{"-", "", "-", "--out - and --clusters - both write to standard output"},
+		{filepath.Join(dir, "k.jsonl"), "-", "-", "--removed - and --clusters - both write to standard output"},
+		{"-", "-", "-", "--out - and --removed - both write to standard output"},
+	} {
+		o := Options{LoadOptions: LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{filepath.Join(dir, "missing.jsonl")}}, Threshold: 0.8,
+			Out: c.out, Removed: c.removed, Clusters: c.clusters}
+		if err := Check(o); !errors.Is(err, db.ErrInvalidOptions) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Check %+v: %v, want %q", c, err, c.want)
+		}
+		var stdout bytes.Buffer
+		o.Inputs, o.Stdout = []string{in}, &stdout
+		d := openDB(t, filepath.Join(t.TempDir(), "db"))
+		if _, err := Run(ctx, d, o); !errors.Is(err, db.ErrInvalidOptions) || !strings.Contains(err.Error(), c.want) || d.Len() != 0 || stdout.Len() != 0 {
+			t.Errorf("Run %+v: %v (want %q), %d documents stored, %d bytes written", c, err, c.want, d.Len(), stdout.Len())
+		}
+	}
+}
+
 // TestLoadTextsIntact: texts copied into the reused arrays of batches
 // reach the database intact, whatever the batch size, with ids repeated
 // within and across batches (a repeat starts a new batch), fingerprinted
