@@ -224,6 +224,62 @@ func TestDedupWorkDatabase(t *testing.T) {
 	}
 }
 
+// TestDedupOutputConflicts checks that dedup refuses, before it reads a
+// record or makes a work database, --json with an output on standard
+// output (the summary would be mixed into the records), two outputs on
+// standard output, and an output that is the input through a symbolic or
+// hard link (which replaced the input with the kept records).
+func TestDedupOutputConflicts(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := range 5000 {
+		fmt.Fprintf(&b, `{"id":"r%d","text":"record %d of the conflicts test about rivers lakes %d and the sea in spring"}`+"\n", i, i, i%50)
+	}
+	data := writeFile(t, dir, "data.jsonl", []byte(b.String()))
+	link, hard := filepath.Join(dir, "link.jsonl"), filepath.Join(dir, "hard.jsonl")
+	if err := os.Symlink("data.jsonl", link); err != nil {
+		t.Skipf("no symbolic links: %v", err)
+	}
+	if err := os.Link(data, hard); err != nil {
+		t.Skipf("no hard links: %v", err)
+	}
+	kept, removed, clusters := filepath.Join(dir, "k.jsonl"), filepath.Join(dir, "r.jsonl"), filepath.Join(dir, "c.jsonl")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{data, "--out", kept, "--removed", "-", "--json"}, "--json and --removed - both write to standard output"},
+		{[]string{data, "--out", kept, "--clusters", "-", "--json"}, "--json and --clusters - both write to standard output"},
+		{[]string{data, "--out", "-", "--json"}, "--json and --out - both write to standard output"},
+		{[]string{data, "--out", "-", "--clusters", "-"}, "--out - and --clusters - both write to standard output"},
+		{[]string{data, "--out", "-", "--removed", "-"}, "--out - and --removed - both write to standard output"},
+		{[]string{data, "--out", kept, "--removed", "-", "--clusters", "-"}, "--removed - and --clusters - both write to standard output"},
+		{[]string{link, "--out", data}, "the out file " + data + " is the input " + link},
+		{[]string{data, "--out", link}, "the out file " + link + " is the input " + data},
+		{[]string{hard, "--out", data}, "the out file " + data + " is the input " + hard},
+		{[]string{data, "--out", kept, "--removed", hard}, "the removed file " + hard + " is the input " + data},
+		{[]string{data, "--out", kept, "--clusters", link}, "the clusters file " + link + " is the input " + data},
+		{[]string{data, "--out", kept, "--removed", removed, "--clusters", clusters, "--json", "--removed", "-"}, "--json and --removed - both write to standard output"},
+	} {
+		r := runFPDB(t, "", append([]string{"dedup", "-q"}, c.args...)...)
+		left, _ := filepath.Glob(filepath.Join(dir, "*.fpdb"))
+		if r.code != exitFailure || !strings.Contains(r.stderr, c.want) || strings.Contains(r.stderr, "records") || r.stdout != "" || len(left) > 0 {
+			t.Errorf("dedup %q: exit %d, stderr %q (want %q), stdout %d bytes, left %q", c.args, r.code, r.stderr, c.want, len(r.stdout), left)
+		}
+		for _, p := range left {
+			os.RemoveAll(p)
+		}
+		if got, err := os.ReadFile(data); err != nil || string(got) != b.String() {
+			t.Fatalf("dedup %q changed the input (%d bytes, %v)", c.args, len(got), err)
+		}
+	}
+	// One output on standard output, without --json, runs.
+	r := runFPDB(t, "", "dedup", "-q", link, "--out", kept, "--clusters", "-").mustCode(t, 0)
+	if !strings.HasPrefix(r.stdout, `{"cluster":1,`) {
+		t.Errorf("--clusters -: stdout %.200q", r.stdout)
+	}
+}
+
 // TestAddRecordsStrict checks add of a dataset's records: an empty text is
 // a document without words (exit 3), and --strict stops at the first bad
 // record, whether the record is malformed or refused by the database, and

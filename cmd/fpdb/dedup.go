@@ -110,7 +110,9 @@ is temporary and a run cannot be resumed.
 
 Progress is shown on standard error when it is a terminal (--progress:
 always); a summary line ends every run, and --json also prints the summary
-as one JSON object on standard output (unless KEPT is -).
+as one JSON object on standard output. At most one output (KEPT, REMOVED or
+CLUSTERS) can be - (standard output), and none with --json; an output cannot
+be an INPUT or another output, by its name or through a link.
 
 Exit status: 0 when done (whatever was removed), 3 when bad records were
 skipped or an input could not be read (missing, of no known format), 2 on
@@ -167,6 +169,15 @@ func (o *dedupOptions) validate() error {
 	for _, p := range o.inputs {
 		if p == "-" {
 			return usageErrorf("dedup: reads its inputs twice, so standard input cannot be an INPUT: save it to a file")
+		}
+	}
+	if o.json {
+		// The summary would be mixed into the records (or clusters)
+		// written to standard output.
+		for _, out := range []struct{ flag, path string }{{"out", o.out}, {"removed", o.removed}, {"clusters", o.clusters}} {
+			if out.path == "-" {
+				return usageErrorf("dedup: --json and --%s - both write to standard output: give --%s a file, or leave out --json (the summary line is on standard error)", out.flag, out.flag)
+			}
 		}
 	}
 	for name, v := range map[string]string{"format": o.format, "out-format": o.outFormat} {
@@ -287,7 +298,7 @@ func (o *dedupOptions) run(ctx context.Context, stdout, stderr io.Writer) (err e
 			return failure(fmt.Errorf("dedup: remove the work database: %w", err))
 		}
 	}
-	if o.json && o.out != "-" {
+	if o.json {
 		if err := newJSONEncoder(stdout).Encode(sum); err != nil {
 			return failure(err)
 		}
