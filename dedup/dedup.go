@@ -319,7 +319,7 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 
 	// Phase 3: write.
 	t = time.Now()
-	w, err := newOutputs(&o, outFormat)
+	w, err := newOutputs(&o, outFormat, len(bad1) > 0)
 	if err != nil {
 		return sum, err
 	}
@@ -620,7 +620,11 @@ type outputs struct {
 	committed     bool
 }
 
-func newOutputs(o *Options, f records.Format) (_ *outputs, err error) {
+// newOutputs creates the outputs. With badRecords (the first pass found
+// some), a CSV/TSV or Parquet removed output gets a column fpdb_raw for
+// the original text of the bad records that their fields cannot hold
+// (records.Writer.AddRawColumn).
+func newOutputs(o *Options, f records.Format, badRecords bool) (_ *outputs, err error) {
 	w := &outputs{}
 	defer func() {
 		if err != nil {
@@ -645,6 +649,9 @@ func newOutputs(o *Options, f records.Format) (_ *outputs, err error) {
 		tmp, _ := create(o.Removed)
 		if w.removed, err = records.Create(tmp, f, o.Stdout, extraNames); err != nil {
 			return nil, err
+		}
+		if badRecords {
+			w.removed.AddRawColumn()
 		}
 	}
 	if o.Clusters != "" {

@@ -1,6 +1,7 @@
 package records
 
 import (
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -16,11 +17,18 @@ var errRecordTooLong = errors.New("CSV record too long")
 // recordLimiter stops a CSV reader that reads too far into one record (an
 // unterminated quote would otherwise make encoding/csv hold the rest of the
 // file).
+//
+// With keep set (Options.Raw) it also keeps the bytes it gave from mark
+// on, so that a bad record's original text can be written out (Record.Raw).
 type recordLimiter struct {
 	r     io.Reader
 	fed   int64 // bytes given to the CSV reader
 	mark  int64 // where the current record started
 	limit int64
+
+	keep   bool
+	kept   []byte // the bytes given from offset keptAt on
+	keptAt int64
 }
 
 func (l *recordLimiter) Read(p []byte) (int, error) {
@@ -29,7 +37,35 @@ func (l *recordLimiter) Read(p []byte) (int, error) {
 	}
 	n, err := l.r.Read(p)
 	l.fed += int64(n)
+	if l.keep && n > 0 {
+		l.kept = append(l.kept, p[:n]...)
+	}
 	return n, err
+}
+
+// text returns the bytes given from offset start to end (nil when they
+// are not kept), without a trailing line ending.
+func (l *recordLimiter) text(start, end int64) []byte {
+	if !l.keep || start < l.keptAt || end > l.keptAt+int64(len(l.kept)) || start > end {
+		return nil
+	}
+	b := l.kept[start-l.keptAt : end-l.keptAt]
+	b = bytes.TrimSuffix(b, []byte("\n"))
+	b = bytes.TrimSuffix(b, []byte("\r"))
+	return b
+}
+
+// setMark starts a record at offset m, dropping the bytes kept before it.
+func (l *recordLimiter) setMark(m int64) {
+	l.mark = m
+	if !l.keep {
+		return
+	}
+	if drop := m - l.keptAt; drop > 0 && drop <= int64(len(l.kept)) && drop >= int64(len(l.kept))/2 {
+		n := copy(l.kept, l.kept[drop:])
+		l.kept = l.kept[:n]
+		l.keptAt = m
+	}
 }
 
 // csvDecoder reads CSV or TSV with a header row.
@@ -44,12 +80,12 @@ type csvDecoder struct {
 	keepCols       []int
 	keepKeys       [][]byte
 
-	idBuf, textBuf, metaBuf []byte
-	fields                  []Field
+	idBuf, textBuf, metaBuf, rawBuf []byte
+	fields                          []Field
 }
 
 func newCSVDecoder(in io.Reader, name, base string, src *source, o Options, tsv bool) (*csvDecoder, error) {
-	lim := &recordLimiter{r: in, limit: int64(o.maxLine()) + 1<<16}
+	lim := &recordLimiter{r: in, limit: int64(o.maxLine()) + 1<<16, keep: o.Raw}
 	cr := csv.NewReader(lim)
 	if tsv {
 		cr.Comma = '\t'
@@ -64,7 +100,7 @@ func newCSVDecoder(in io.Reader, name, base string, src *source, o Options, tsv 
 	if err != nil {
 		return nil, fmt.Errorf("reading the header: %w", err)
 	}
-	lim.mark = cr.InputOffset()
+	lim.setMark(cr.InputOffset())
 	header = append([]string(nil), header...)
 	header[0] = strings.TrimPrefix(header[0], "\ufeff")
 	src.columns = header
@@ -96,8 +132,15 @@ func (d *csvDecoder) next(rec *Record) error {
 	if d.src.columns == nil {
 		return io.EOF
 	}
+	start := d.lim.mark
 	row, err := d.cr.Read()
-	d.lim.mark = d.cr.InputOffset()
+	end := d.cr.InputOffset()
+	if err != nil && d.opts.Raw {
+		// The row's original text, which the fields may not hold
+		// (taken before setMark drops it).
+		d.rawBuf = append(d.rawBuf[:0], d.lim.text(start, end)...)
+	}
+	d.lim.setMark(end)
 	if err != nil {
 		var pe *csv.ParseError
 		if !errors.As(err, &pe) {
@@ -106,6 +149,9 @@ func (d *csvDecoder) next(rec *Record) error {
 		rec.Pos.Line = int64(pe.StartLine)
 		if d.opts.IDField == "" {
 			rec.ID = d.positionID(rec.Pos.Line)
+		}
+		if d.opts.Raw {
+			rec.Raw = d.rawBuf
 		}
 		if pe.Err == csv.ErrFieldCount {
 			rec.Err = bad("wrong number of fields (%d, the header has %d)", len(row), len(d.src.columns))
@@ -182,7 +228,7 @@ func (d *csvDecoder) skip(n int64) (int64, error) {
 	var done int64
 	for done < n {
 		_, err := d.cr.Read()
-		d.lim.mark = d.cr.InputOffset()
+		d.lim.setMark(d.cr.InputOffset())
 		if err != nil {
 			var pe *csv.ParseError
 			if !errors.As(err, &pe) {

@@ -88,9 +88,15 @@
 //     supported. In Meta, BYTE_ARRAY values are JSON strings (base64 when
 //     not UTF-8) and unsigned integers keep their value. Progress of a
 //     Parquet file is estimated from the compressed size of its row groups.
-//   - Writer, JSON Lines: extras are appended as they are; a member of the
-//     same name already in the record is not replaced (the output then has
-//     it twice). NaN and infinite extras cannot be written as JSON (error).
+//   - Writer, every format: a field of a record named as an extra (the
+//     extras of an earlier run, whose output is read again) is replaced:
+//     the output has each extra once, after the record's other fields.
+//     A bad CSV/TSV row keeps its original text in Record.Raw; written
+//     as JSON it gets a member "fpdb_raw" of that text after its fields.
+//   - Writer, JSON Lines: extras are appended as they are (a record that
+//     has a member named as an extra is written from its fields, without
+//     that member, then the extras). NaN and infinite extras cannot be
+//     written as JSON (error).
 //   - Writer, CSV/TSV: a record whose columns are not those of the first one
 //     (in any order, for JSON Lines sources) is an error wrapping ErrSchema
 //     naming both lists; WriteBad places the fields it can by name and drops
@@ -98,12 +104,18 @@
 //     are held (at most 1000 of them or 16 MiB) until a record tells the
 //     columns; if none does, the output's only column is "fpdb_raw" holding
 //     their lines. A malformed JSON line written after the columns are known
-//     keeps only its extras.
+//     keeps only its extras, unless the Writer was given a raw column
+//     (AddRawColumn, which fpdb dedup asks for on its removed output when
+//     there are bad records): a column "fpdb_raw" after the source's
+//     columns then holds the original text of every bad record that has
+//     one (a malformed JSON line, a malformed CSV row or one of the wrong
+//     number of fields); it is empty (null) for the other records.
 //   - Writer, Parquet: parquet-go cannot add columns to a file, so the output
 //     is a new file whose schema is the source's top-level fields (same
 //     types, repetition, logical types and compression) followed by the
-//     extras; a record from a source of another schema is an error wrapping
-//     ErrSchema. Row groups hold at most 100 000 rows or about 32 MiB of
+//     extras (top-level columns named as an extra are left out: the extras
+//     replace them); a record from a source of another schema is an error
+//     wrapping ErrSchema. Row groups hold at most 100 000 rows or about 32 MiB of
 //     values. Rows are encoded and compressed on goroutines, one per row
 //     group, at most two row groups at once and 32 MiB of rows waiting for
 //     them (a writer holds those and up to two row groups' pages in

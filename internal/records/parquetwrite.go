@@ -63,6 +63,9 @@ type pqOutput struct {
 	src     *source // that source
 	okSrc   *source // another source found to have the same schema
 	nLeaves int     // leaf columns before the extras
+	// leafMap maps the source's leaf columns to the output's (-1: left
+	// out, a column of an earlier run's extra); nil when they are the same.
+	leafMap []int
 	kinds   []parquet.Kind
 	row     parquet.Row
 	scratch []byte
@@ -393,15 +396,57 @@ func (w *Writer) startParquetSame(rec *Record, extras []Extra) error {
 		return needRaw(rec)
 	}
 	s := rec.src
-	fields := append([]parquet.Field(nil), s.pqSchema.Fields()...)
-	if err := w.openParquet(s.pqSchema.Name(), fields, extras, s.pqLeaves); err != nil {
+	// Top-level columns named as an extra (an earlier run's extras) are
+	// left out: the extras replace them.
+	var fields []parquet.Field
+	var leafMap []int
+	dropped := false
+	for _, f := range s.pqSchema.Fields() {
+		n := countLeaves(f)
+		if w.extraSet[f.Name()] {
+			dropped = true
+			for range n {
+				leafMap = append(leafMap, -1)
+			}
+			continue
+		}
+		for range n {
+			leafMap = append(leafMap, len(leafMap)-countDropped(leafMap))
+		}
+		fields = append(fields, f)
+	}
+	nLeaves := s.pqLeaves
+	if dropped {
+		nLeaves -= countDropped(leafMap)
+	} else {
+		leafMap = nil
+	}
+	if err := w.openParquet(s.pqSchema.Name(), fields, extras, nLeaves); err != nil {
 		return err
 	}
 	w.pq.same = true
 	w.pq.src = s
-	w.cols = s.columns
+	w.pq.leafMap = leafMap
+	w.cols = nil
+	for _, c := range s.columns {
+		if !w.extraSet[c] {
+			w.cols = append(w.cols, c)
+		}
+	}
+	w.nSrc, w.rawIdx = len(w.cols), -1
 	w.colsSet = true
 	return nil
+}
+
+// countDropped returns the number of -1 in m.
+func countDropped(m []int) int {
+	n := 0
+	for _, c := range m {
+		if c < 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // startParquetStrings starts a Parquet output whose columns are w.cols as
@@ -440,9 +485,23 @@ func (w *Writer) writeParquet(rec *Record, extras []Extra, isBad bool) error {
 		if rec.pqRow == nil {
 			return needRaw(rec)
 		}
-		row = append(row, rec.pqRow...)
-		for _, v := range rec.pqRow {
-			size += valueSize(v)
+		if pq.leafMap == nil {
+			row = append(row, rec.pqRow...)
+			for _, v := range rec.pqRow {
+				size += valueSize(v)
+			}
+		} else {
+			for _, v := range rec.pqRow {
+				c := v.Column()
+				if c < 0 || c >= len(pq.leafMap) {
+					return fmt.Errorf("%w: record %v has a value of column %d, the schema of %s has %d", ErrSchema, rec.Pos, c, pq.src.name, len(pq.leafMap))
+				}
+				if pq.leafMap[c] < 0 {
+					continue
+				}
+				row = append(row, v.Level(v.RepetitionLevel(), v.DefinitionLevel(), pq.leafMap[c]))
+				size += valueSize(v)
+			}
 		}
 	} else {
 		if err := w.mapFields(rec, isBad); err != nil {
@@ -468,10 +527,10 @@ func (w *Writer) writeParquet(rec *Record, extras []Extra, isBad bool) error {
 				pq.offs[2*c], pq.offs[2*c+1] = start, len(pq.scratch)
 			}
 		}
-		if len(w.cols) == 1 && w.cols[0] == rawColumn && rec.Fields == nil && rec.Raw != nil {
+		if w.rawIdx >= 0 && isBad && rec.Raw != nil {
 			start := len(pq.scratch)
 			pq.scratch = append(pq.scratch, rec.Raw...)
-			pq.offs[0], pq.offs[1] = start, len(pq.scratch)
+			pq.offs[2*w.rawIdx], pq.offs[2*w.rawIdx+1] = start, len(pq.scratch)
 		}
 		for c := range w.cols {
 			if pq.offs[2*c] < 0 {

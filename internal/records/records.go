@@ -234,7 +234,10 @@ type Record struct {
 	// the reason and the field. ID and Text may be empty when Err is set.
 	Err error
 	// Raw (with Options.Raw) is, for JSON Lines, the original line without
-	// its line ending; nil for the other formats.
+	// its line ending; for CSV/TSV, the original text of a row that could
+	// not be parsed into the header's fields (malformed, or a wrong number
+	// of fields), without its line ending, and nil for other rows; nil for
+	// Parquet.
 	Raw []byte
 	// Fields (with Options.Raw) are every field of the record in the file's
 	// order: the columns for CSV/TSV and Parquet (top-level ones), the

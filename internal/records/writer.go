@@ -46,7 +46,9 @@ type Writer struct {
 	out    io.Writer      // comp, bw or bg
 
 	extraNames []string
-	extraKeys  [][]byte // JSON Lines: `"name":`
+	extraKeys  [][]byte        // JSON Lines: `"name":`
+	extraSet   map[string]bool // the extra names
+	rawCol     bool            // AddRawColumn was called
 	buf        []byte
 	sc         jsonScanner
 	err        error // sticky: an output error
@@ -56,6 +58,8 @@ type Writer struct {
 	cols     []string
 	colsSet  bool
 	colIndex map[string]int // nil when cols has duplicates
+	nSrc     int            // the columns of cols that are the source's (a raw column may follow)
+	rawIdx   int            // the column of rawColumn in cols, -1 when none
 	colMap   []int          // scratch: field index -> column (-1: dropped)
 	held     []heldRecord
 	heldSize int
@@ -95,8 +99,10 @@ func Create(path string, f Format, stdout io.Writer, extraNames []string) (*Writ
 		seen[n] = true
 	}
 	w := &Writer{path: path, format: f, extraNames: slices.Clone(extraNames), pqMaxRows: pqMaxRows, pqMaxBytes: pqMaxBytes}
+	w.extraSet = make(map[string]bool, len(extraNames))
 	for _, n := range extraNames {
 		w.extraKeys = append(w.extraKeys, append(appendJSONString(nil, n), ':'))
+		w.extraSet[n] = true
 	}
 	c := CompressionNone
 	if path == "-" {
@@ -170,6 +176,18 @@ func Create(path string, f Format, stdout io.Writer, extraNames []string) (*Writ
 		}
 	}
 	return w, nil
+}
+
+// AddRawColumn makes a CSV/TSV output, or a Parquet output of string
+// columns (a source that is not Parquet), have a column "fpdb_raw" after
+// the source's columns (unless they have one), holding the original text
+// (Record.Raw) of each bad record written with WriteBad: a malformed CSV
+// row or JSON line, whose fields cannot hold it. It is empty (null) for the
+// other records. A caller that knows bad records will come calls it before
+// the first Write; without it, a bad record that comes after the columns
+// are known keeps only the fields the columns name.
+func (w *Writer) AddRawColumn() {
+	w.rawCol = true
 }
 
 // Write writes rec, read with Options.Raw, followed by the extras (one per
@@ -261,6 +279,14 @@ func (w *Writer) writeJSONL(rec *Record, extras []Extra, isBad bool) error {
 			notObject, err := w.sc.scanLine(rec.Raw, nil, nil, false)
 			ok = err == nil && notObject == ""
 		}
+		if ok && w.hasExtraField(rec) {
+			// The record has fields of an earlier run's extras: they
+			// are replaced, written from the fields.
+			if b, err = w.appendFieldsObject(b, rec, extras, false); err != nil {
+				return err
+			}
+			break
+		}
 		if ok {
 			b, err = w.insertExtras(b, rec.Raw, extras)
 			if err != nil {
@@ -282,20 +308,9 @@ func (w *Writer) writeJSONL(rec *Record, extras []Extra, isBad bool) error {
 		if rec.Fields == nil && !isBad {
 			return needRaw(rec)
 		}
-		b = append(b, '{')
-		for i, f := range rec.Fields {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(appendJSONString(b, f.Name), ':')
-			if b, err = appendJSONValue(b, f.Value); err != nil {
-				return fmt.Errorf("records: record %v, field %q: %w", rec.Pos, f.Name, err)
-			}
-		}
-		if b, err = w.appendExtras(b, extras, len(rec.Fields) > 0); err != nil {
+		if b, err = w.appendFieldsObject(b, rec, extras, isBad && rec.Raw != nil); err != nil {
 			return err
 		}
-		b = append(b, '}')
 	default:
 		return needRaw(rec)
 	}
@@ -305,6 +320,50 @@ func (w *Writer) writeJSONL(rec *Record, extras []Extra, isBad bool) error {
 		return w.fail(err)
 	}
 	return nil
+}
+
+// hasExtraField tells whether a field of rec has the name of an extra.
+func (w *Writer) hasExtraField(rec *Record) bool {
+	for _, f := range rec.Fields {
+		if w.extraSet[f.Name] {
+			return true
+		}
+	}
+	return false
+}
+
+// appendFieldsObject appends a JSON object of the fields of rec, but for
+// those named as an extra (an earlier run's, replaced), then with withRaw
+// a member "fpdb_raw" of rec.Raw (replacing a field of that name), then
+// the extras.
+func (w *Writer) appendFieldsObject(b []byte, rec *Record, extras []Extra, withRaw bool) ([]byte, error) {
+	var err error
+	b = append(b, '{')
+	n := 0
+	for _, f := range rec.Fields {
+		if w.extraSet[f.Name] || withRaw && f.Name == rawColumn {
+			continue
+		}
+		if n > 0 {
+			b = append(b, ',')
+		}
+		n++
+		b = append(appendJSONString(b, f.Name), ':')
+		if b, err = appendJSONValue(b, f.Value); err != nil {
+			return b, fmt.Errorf("records: record %v, field %q: %w", rec.Pos, f.Name, err)
+		}
+	}
+	if withRaw {
+		if n > 0 {
+			b = append(b, ',')
+		}
+		n++
+		b = appendJSONString(append(appendJSONString(b, rawColumn), ':'), rec.Raw)
+	}
+	if b, err = w.appendExtras(b, extras, n > 0); err != nil {
+		return b, err
+	}
+	return append(b, '}'), nil
 }
 
 // insertExtras appends the JSON object raw with the extras inserted before
@@ -402,11 +461,26 @@ func (w *Writer) writeColumnar(rec *Record, extras []Extra, isBad bool) error {
 
 // setColumns fixes the columns of a CSV/TSV or (string) Parquet output and
 // writes the CSV header.
+//
+// Columns named as an extra (an earlier run's extras) are left out: the
+// extras replace them. With AddRawColumn, a column rawColumn follows the
+// source's columns unless they have one.
 func (w *Writer) setColumns(cols []string, extras []Extra) error {
-	w.cols = slices.Clone(cols)
+	w.cols = make([]string, 0, len(cols)+1)
+	for _, c := range cols {
+		if !w.extraSet[c] {
+			w.cols = append(w.cols, c)
+		}
+	}
+	w.nSrc = len(w.cols)
+	w.rawIdx = slices.Index(w.cols, rawColumn)
+	if w.rawCol && w.rawIdx < 0 {
+		w.rawIdx = len(w.cols)
+		w.cols = append(w.cols, rawColumn)
+	}
 	w.colsSet = true
-	w.colIndex = make(map[string]int, len(cols))
-	for i, c := range cols {
+	w.colIndex = make(map[string]int, len(w.cols))
+	for i, c := range w.cols {
 		if _, dup := w.colIndex[c]; dup {
 			w.colIndex = nil
 			break
@@ -489,7 +563,7 @@ func (w *Writer) releaseHeld() error {
 func (w *Writer) mapFields(rec *Record, isBad bool) error {
 	fields := rec.Fields
 	w.colMap = w.colMap[:0]
-	if len(fields) == len(w.cols) {
+	if len(fields) == w.nSrc {
 		same := true
 		for i, f := range fields {
 			if f.Name != w.cols[i] {
@@ -508,6 +582,11 @@ func (w *Writer) mapFields(rec *Record, isBad bool) error {
 	filled := 0
 	for _, f := range fields {
 		c, ok := -1, false
+		if w.extraSet[f.Name] {
+			// An earlier run's extra: replaced by this run's.
+			w.colMap = append(w.colMap, -1)
+			continue
+		}
 		if w.colIndex != nil {
 			c, ok = w.colIndex[f.Name]
 		}
@@ -521,10 +600,10 @@ func (w *Writer) mapFields(rec *Record, isBad bool) error {
 		}
 		w.colMap = append(w.colMap, c)
 	}
-	if !isBad && w.format != FormatParquet && filled != len(w.cols) {
+	if !isBad && w.format != FormatParquet && filled != w.nSrc {
 		mismatch = true
 	}
-	if !isBad && w.colIndex != nil && filled > len(w.cols) {
+	if !isBad && w.colIndex != nil && filled > w.nSrc {
 		mismatch = true // a name given twice
 	}
 	if mismatch {
@@ -564,8 +643,8 @@ func (w *Writer) writeCSVRow(rec *Record, extras []Extra, isBad bool) error {
 		}
 		w.cells[c] = string(w.text)
 	}
-	if len(w.cols) == 1 && w.cols[0] == rawColumn && rec.Fields == nil && rec.Raw != nil {
-		w.cells[0] = string(rec.Raw)
+	if w.rawIdx >= 0 && isBad && rec.Raw != nil {
+		w.cells[w.rawIdx] = string(rec.Raw)
 	}
 	for i, e := range extras {
 		if s, ok := e.Value.(string); ok {

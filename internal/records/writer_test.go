@@ -89,8 +89,9 @@ func TestWriteJSONLSameFormat(t *testing.T) {
 {"id":"b", "text":"y", "nested":{"k":[1,2]},"fpdb_cluster":2,"fpdb_kept":"k2","fpdb_similarity":2.25}
 {"fpdb_raw":"{\"id\":","fpdb_cluster":3,"fpdb_kept":"k3","fpdb_similarity":3.25}
 {"fpdb_raw":"[1]","fpdb_cluster":4,"fpdb_kept":"k4","fpdb_similarity":4.25}
-{"id":"c","text":"\u00e9","fpdb_cluster":"dup","fpdb_cluster":5,"fpdb_kept":"k5","fpdb_similarity":5.25}
+{"id":"c","text":"\u00e9","fpdb_cluster":5,"fpdb_kept":"k5","fpdb_similarity":5.25}
 `
+	// The last record's own fpdb_cluster (an earlier run's) is replaced.
 	if got := readText(t, dst); got != want {
 		t.Errorf("output:\n%s\nwant:\n%s", got, want)
 	}
