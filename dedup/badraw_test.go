@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fpdb/fpdb/internal/records"
+	"github.com/parquet-go/parquet-go"
 )
 
 // TestBadCSVRowsKeepText: a malformed CSV row and a row of too many fields
@@ -71,5 +72,66 @@ func TestBadCSVRowsKeepText(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(o.Out); strings.Contains(string(b), "fpdb_raw") {
 		t.Errorf("kept.csv has fpdb_raw:\n%s", b)
+	}
+}
+
+// TestEmptyRemovedKeepsSchema: with every record kept, the removed output
+// still has the input's columns and the added ones (a Parquet file of the
+// four fpdb_* string columns alone, which dedup could not read back; a
+// CSV file without a header).
+func TestEmptyRemovedKeepsSchema(t *testing.T) {
+	dir := t.TempDir()
+	type row struct {
+		ID   string `parquet:"id"`
+		Text string `parquet:"text"`
+		N    int64  `parquet:"n"`
+	}
+	in := filepath.Join(dir, "one.parquet")
+	if err := parquet.WriteFile(in, []row{{"a", "one two three four five six seven", 1}}); err != nil {
+		t.Fatal(err)
+	}
+	inCSV := filepath.Join(dir, "one.csv")
+	if err := os.WriteFile(inCSV, []byte("id,text,n\na,one two three four five six seven,1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ in, ext string }{{in, "parquet"}, {inCSV, "csv"}} {
+		out := t.TempDir()
+		d := openDB(t, filepath.Join(out, "db"))
+		o := Options{LoadOptions: LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{c.in}}, Threshold: 0.8,
+			Out: filepath.Join(out, "kept."+c.ext), Removed: filepath.Join(out, "removed."+c.ext)}
+		if _, err := Run(ctx, d, o); err != nil {
+			t.Fatalf("%s: %v", c.ext, err)
+		}
+		if c.ext == "csv" {
+			b, _ := os.ReadFile(o.Removed)
+			if want := "id,text,n,fpdb_cluster,fpdb_kept,fpdb_similarity,fpdb_error\n"; string(b) != want {
+				t.Errorf("removed.csv %q, want %q", b, want)
+			}
+			continue
+		}
+		f, err := os.Open(o.Removed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, _ := f.Stat()
+		pf, err := parquet.OpenFile(f, st.Size())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, fld := range pf.Schema().Fields() {
+			names = append(names, fld.Name())
+		}
+		f.Close()
+		if got, want := strings.Join(names, ","), "id,text,n,fpdb_cluster,fpdb_kept,fpdb_similarity,fpdb_error"; got != want {
+			t.Errorf("removed.parquet columns %s, want %s", got, want)
+		}
+		// It is a dataset dedup reads.
+		d2 := openDB(t, filepath.Join(out, "db2"))
+		o2 := Options{LoadOptions: LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{o.Removed}}, Threshold: 0.8,
+			Out: filepath.Join(out, "again.jsonl")}
+		if _, err := Run(ctx, d2, o2); err != nil {
+			t.Errorf("dedup of removed.parquet: %v", err)
+		}
 	}
 }

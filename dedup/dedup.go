@@ -653,6 +653,8 @@ func newOutputs(o *Options, f records.Format, badRecords bool) (_ *outputs, err 
 		if badRecords {
 			w.removed.AddRawColumn()
 		}
+		// The output that gets no record has the other's columns.
+		w.kept.ShareSchema(w.removed)
 	}
 	if o.Clusters != "" {
 		if o.Clusters == "-" {

@@ -93,6 +93,13 @@
 //     the output has each extra once, after the record's other fields.
 //     A bad CSV/TSV row keeps its original text in Record.Raw; written
 //     as JSON it gets a member "fpdb_raw" of that text after its fields.
+//   - Writer, empty outputs: a CSV/TSV or Parquet Writer that writes no
+//     record has no columns to write (an empty CSV file; a Parquet file of
+//     the extras alone, as strings), unless it is linked to another
+//     (ShareSchema, as fpdb dedup links its kept and removed outputs): it
+//     then has the columns of the first record the other wrote (Parquet:
+//     that source's schema and the extras of their types; CSV/TSV: the
+//     header), and its held bad records go to those columns plus fpdb_raw.
 //   - Writer, JSON Lines: extras are appended as they are (a record that
 //     has a member named as an extra is written from its fields, without
 //     that member, then the extras). NaN and infinite extras cannot be

@@ -395,7 +395,13 @@ func (w *Writer) startParquetSame(rec *Record, extras []Extra) error {
 	if rec.pqRow == nil {
 		return needRaw(rec)
 	}
-	s := rec.src
+	w.shareSchema(nil, rec.src, extras)
+	return w.startParquetSchema(rec.src, extras)
+}
+
+// startParquetSchema starts a Parquet output with the schema of the Parquet
+// source s plus the extras.
+func (w *Writer) startParquetSchema(s *source, extras []Extra) error {
 	// Top-level columns named as an extra (an earlier run's extras) are
 	// left out: the extras replace them.
 	var fields []parquet.Field
@@ -593,8 +599,9 @@ func extraValue(v any, k parquet.Kind) (parquet.Value, error) {
 	return parquet.Value{}, fmt.Errorf("a %T, the column is %s", v, kindName(k))
 }
 
-// closeParquet ends the Parquet file. An output that got no record gets the
-// columns it knows, all strings.
+// closeParquet ends the Parquet file. An output that got no record (and
+// whose linked Writer, ShareSchema, got none either) gets the columns it
+// knows, all strings.
 func (w *Writer) closeParquet() (err error) {
 	if w.pq == nil {
 		fields := []parquet.Field{}

@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -258,5 +259,111 @@ func copyChecked(t *testing.T, src, dst string, o Options) {
 	}
 	if err := w.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
+	}
+}
+
+// An output linked to another (ShareSchema) that gets no record has the
+// columns of the other's first record: a Parquet output the source's
+// schema and the extras of their types (it had only the extras, as
+// strings, and could not be read back as a dataset), a CSV output its
+// header (it was an empty file).
+func TestWriteEmptySharesSchema(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "in.parquet")
+	writeDocs(t, src, 3, 5)
+	csvSrc := writeFile(t, dir, "in.csv", []byte("id,text,n\na,one two,1\n"))
+	jsonlSrc := writeFile(t, dir, "in.jsonl", []byte("{\"id\":\"a\",\"text\":\"x\"}\n"))
+	for _, c := range []struct{ src, ext string }{{src, "parquet"}, {csvSrc, "parquet"}, {csvSrc, "csv"}, {jsonlSrc, "tsv"}} {
+		full := filepath.Join(dir, "full."+c.ext)
+		empty := filepath.Join(dir, "empty."+c.ext)
+		w1, err := Create(full, FormatAuto, nil, extraNames)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w2, err := Create(empty, FormatAuto, nil, extraNames)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w1.ShareSchema(w2)
+		if err := appendFile(t, w1, c.src, Options{IDField: "id"}, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := w1.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := w2.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if c.ext != "parquet" {
+			head, _, _ := strings.Cut(readText(t, full), "\n")
+			if got := readText(t, empty); got != head+"\n" {
+				t.Errorf("%s: empty output %q, want the header %q", c.src, got, head)
+			}
+			continue
+		}
+		schema := func(p string) *parquet.Schema {
+			f, err := os.Open(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			st, _ := f.Stat()
+			pf, err := parquet.OpenFile(f, st.Size())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return pf.Schema()
+		}
+		if a, b := schema(full), schema(empty); !parquet.EqualNodes(a, b) {
+			t.Errorf("%s: empty output's schema\n%v\nwant\n%v", c.src, b, a)
+		}
+		if recs := readAll(t, empty, Options{IDField: "id"}); len(recs) != 0 {
+			t.Errorf("%s: %d records in the empty output", c.src, len(recs))
+		}
+	}
+
+	// Malformed JSON lines alone in a linked output: the other's columns
+	// and the lines in fpdb_raw.
+	mixed := writeFile(t, dir, "mixed.jsonl", []byte("{\"id\":\"a\",\"text\":\"x\"}\n{\"id\":\n"))
+	kept, removed := filepath.Join(dir, "k.csv"), filepath.Join(dir, "r.csv")
+	w1, err := Create(kept, FormatAuto, nil, extraNames)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w2, err := Create(removed, FormatAuto, nil, extraNames)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w1.ShareSchema(w2)
+	r, err := Open(mixed, Options{IDField: "id", Raw: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; ; i++ {
+		rec, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Err != nil {
+			err = w2.WriteBad(rec, extrasFor(i))
+		} else {
+			err = w1.Write(rec, extrasFor(i))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.Close()
+	if err := w1.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := readText(t, removed), "id,text,fpdb_raw,fpdb_cluster,fpdb_kept,fpdb_similarity\n,,\"{\"\"id\"\":\",1,k1,1.25\n"; got != want {
+		t.Errorf("removed:\n%s\nwant:\n%s", got, want)
 	}
 }

@@ -69,9 +69,62 @@ type Writer struct {
 	cells []string
 	text  []byte
 
+	// The columns of the first record that told them, shared with linked
+	// Writers (ShareSchema); nil when not linked.
+	share *schemaShare
+
 	// Parquet
 	pq                    *pqOutput
 	pqMaxRows, pqMaxBytes int64 // row group limits (tests lower them)
+}
+
+// schemaShare is what linked Writers (ShareSchema) know of the columns of
+// the first record one of them wrote.
+type schemaShare struct {
+	set    bool
+	cols   []string // the columns (CSV/TSV, string Parquet)
+	pqSrc  *source  // or the Parquet source whose schema a Parquet output keeps
+	extras []Extra  // that record's extras (their types)
+}
+
+// ShareSchema links w and other (of the same format): a Writer that has
+// written no record that tells the columns when it is closed takes those
+// of the first record the other wrote (a Parquet output: its schema plus
+// the extras, the extras of their types; a CSV/TSV output: its header),
+// instead of being a file without columns or an empty CSV file. Call it
+// before the first Write.
+func (w *Writer) ShareSchema(other *Writer) {
+	sh := &schemaShare{}
+	w.share, other.share = sh, sh
+}
+
+// shareSchema notes the columns (cols, or the Parquet source src) of the
+// first record written to a linked Writer.
+func (w *Writer) shareSchema(cols []string, src *source, extras []Extra) {
+	if w.share == nil || w.share.set {
+		return
+	}
+	w.share.set = true
+	w.share.cols = slices.Clone(cols)
+	w.share.pqSrc = src
+	w.share.extras = slices.Clone(extras)
+}
+
+// settleShared fixes the columns of a Writer that got none to those of a
+// linked Writer; it tells whether it did.
+func (w *Writer) settleShared() (bool, error) {
+	sh := w.share
+	if w.colsSet || sh == nil || !sh.set {
+		return false, nil
+	}
+	if sh.pqSrc != nil && w.format == FormatParquet {
+		return true, w.startParquetSchema(sh.pqSrc, sh.extras)
+	}
+	cols := sh.cols
+	if sh.pqSrc != nil {
+		cols = sh.pqSrc.columns
+	}
+	return true, w.setColumns(cols, sh.extras)
 }
 
 // heldRecord is a copy of a record waiting for the columns to be known.
@@ -446,6 +499,7 @@ func (w *Writer) writeColumnar(rec *Record, extras []Extra, isBad bool) error {
 			// first good record.
 			return w.hold(rec, extras)
 		}
+		w.shareSchema(cols, nil, extras)
 		if err := w.setColumns(cols, extras); err != nil {
 			return err
 		}
@@ -537,6 +591,14 @@ func (w *Writer) settleHeld() error {
 		return nil
 	}
 	if w.colsSet {
+		return w.releaseHeld()
+	}
+	// The held records tell no columns: their lines go to the raw column.
+	w.rawCol = true
+	if ok, err := w.settleShared(); ok || err != nil {
+		if err != nil {
+			return err
+		}
 		return w.releaseHeld()
 	}
 	if err := w.setColumns([]string{rawColumn}, w.held[0].extras); err != nil {
@@ -669,6 +731,10 @@ func (w *Writer) Close() error {
 	var errs []error
 	if w.err == nil && (w.format == FormatCSV || w.format == FormatTSV || w.format == FormatParquet) {
 		if err := w.settleHeld(); err != nil {
+			errs = append(errs, err)
+		} else if _, err := w.settleShared(); err != nil {
+			// An output without records keeps the columns of a
+			// linked one's.
 			errs = append(errs, err)
 		}
 	}
