@@ -280,6 +280,47 @@ func TestDedupOutputConflicts(t *testing.T) {
 	}
 }
 
+
+// TestDedupWorkChangedInput checks that a work database left by a run
+// (--keep-work, or an interruption) does not serve a run over an input
+// changed since: a record deleted from it must not be clustered with the
+// current records, named as kept, or left out of every output.
+func TestDedupWorkChangedInput(t *testing.T) {
+	dir := t.TempDir()
+	text := "the quick brown fox jumps over the lazy dog near the river bank today"
+	a := `{"id":"a","text":"` + text + `"}` + "\n"
+	b := `{"id":"b","text":"` + text + ` again"}` + "\n"
+	in := writeFile(t, dir, "in.jsonl", []byte(a+b))
+	out, removed := filepath.Join(dir, "k.jsonl"), filepath.Join(dir, "r.jsonl")
+	args := []string{"dedup", "-q", "--keep-work", in, "--out", out, "--removed", removed}
+	runFPDB(t, "", args...).mustCode(t, 0)
+	if got := readText(t, removed); !strings.Contains(got, `"fpdb_kept":"a"`) {
+		t.Fatalf("first run: removed %q, want b removed for a", got)
+	}
+	// Record a deleted: the input's size and modification time change.
+	if err := os.WriteFile(in, []byte(b), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(in, time.Now().Add(time.Minute), time.Now().Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	runFPDB(t, "", args...).mustCode(t, 0)
+	kept, rem := readText(t, out), readText(t, removed)
+	if !strings.Contains(kept, `"id":"b"`) || !strings.Contains(kept, `"fpdb_kept":"b"`) || rem != "" {
+		t.Fatalf("after record a was deleted from the input: kept %q, removed %q; want b kept, nothing removed", kept, rem)
+	}
+}
+
+// readText returns the contents of the file at path.
+func readText(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 // TestAddRecordsStrict checks add of a dataset's records: an empty text is
 // a document without words (exit 3), and --strict stops at the first bad
 // record, whether the record is malformed or refused by the database, and

@@ -102,11 +102,12 @@ it, to check new data against the deduplicated archive later (fpdb add
 near a stored document too). Without --db, a work database KEPT.fpdb is
 made beside the output (it keeps no texts and no audit log) and removed
 when dedup succeeds (--keep-work keeps it); it serves only the run that
-made it: other inputs or record options start a new one. Either way dedup
-resumes: rerun the same command after an interruption, and the records
-already stored are not fingerprinted again (--restart reads everything
-anew, in a new work database). With --out - and no --db the work database
-is temporary and a run cannot be resumed.
+made it: other inputs, an input changed since (its size or modification
+time), or other record options start a new one. Either way dedup resumes:
+rerun the same command after an interruption, and the records already
+stored are not fingerprinted again (--restart reads everything anew, in a
+new work database). With --out - and no --db the work database is
+temporary and a run cannot be resumed.
 
 Progress is shown on standard error when it is a terminal (--progress:
 always); a summary line ends every run, and --json also prints the summary
@@ -315,18 +316,31 @@ func (o *dedupOptions) run(ctx context.Context, stdout, stderr io.Writer) (err e
 const workMark = "dedup:run"
 
 // checkWork returns the work database d ready for this run: d itself when
-// it is new or was left by the same run (same inputs, record options and
-// creation flags), else, or with --restart, a new one in its place.
+// it is new or was left by the same run (same inputs, each of the same
+// size and modification time, same record options and creation flags),
+// else, or with --restart, a new one in its place. An input changed since
+// the run that made d (a record deleted or edited) makes a new one: the
+// documents of its old version would otherwise be clustered, and named as
+// kept, with those of its current records.
 func (o *dedupOptions) checkWork(ctx context.Context, d *db.DB, inputs []string) (*db.DB, error) {
-	var abs []string
+	type input struct {
+		Path    string `json:"path"`
+		Size    int64  `json:"size"`
+		ModTime int64  `json:"mtime"`
+	}
+	var ins []input
 	for _, p := range inputs {
 		a, err := filepath.Abs(p)
 		if err != nil {
-			return d, err
+			return d, fmt.Errorf("dedup: %s: %w", p, err)
 		}
-		abs = append(abs, a)
+		in := input{Path: a, Size: -1}
+		if fi, err := os.Stat(p); err == nil {
+			in.Size, in.ModTime = fi.Size(), fi.ModTime().UnixNano()
+		}
+		ins = append(ins, in)
 	}
-	want, _ := json.Marshal(map[string]any{"inputs": abs, "format": o.format, "id": o.records.idField, "text": o.records.textField, "keep_fields": o.records.keepFields})
+	want, _ := json.Marshal(map[string]any{"inputs": ins, "format": o.format, "id": o.records.idField, "text": o.records.textField, "keep_fields": o.records.keepFields})
 	have, err := d.Mark(ctx, workMark)
 	switch {
 	case errors.Is(err, db.ErrNoMark) && d.Len() == 0:
