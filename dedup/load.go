@@ -84,6 +84,14 @@ type LoadOptions struct {
 	// Bad is called, in input order, for each bad record: its position
 	// ("data.jsonl:12", "data.parquet: row group 3, row 17") and why.
 	Bad func(pos string, err error)
+	// BadInput, if set, makes Load go on past an input that cannot be
+	// read, or not to its end (an error wrapping ErrBadInput: missing, of
+	// no known format, corrupt, truncated): the input is reported to it
+	// (in input order, after its records read before the failure, which
+	// are stored), listed in LoadSummary.FailedInputs, and the next input
+	// is read. Without it Load stops at the first such input with its
+	// error. Run ignores it: its outputs must hold every record.
+	BadInput func(FailedInput)
 	// Progress, if set, is called after each batch (from the calling
 	// goroutine).
 	Progress func(Progress)
@@ -104,8 +112,12 @@ type Progress struct {
 
 // LoadSummary counts what a load did.
 type LoadSummary struct {
-	// Inputs is the number of input files.
-	Inputs int `json:"inputs"`
+	// Inputs is the number of input files read, FailedInputs those of them
+	// that could not be read, or not to their end (LoadOptions.BadInput),
+	// and InputsFailed their number.
+	Inputs       int           `json:"inputs"`
+	InputsFailed int           `json:"inputs_failed"`
+	FailedInputs []FailedInput `json:"failed_inputs,omitempty"`
 	// Records is the number of records read (bad ones included),
 	// Resumed the number of them not stored again because an earlier,
 	// interrupted run had stored them (a mark said so).
@@ -123,6 +135,20 @@ type LoadSummary struct {
 	Bytes int64 `json:"bytes"`
 	// Seconds is the time the load took.
 	Seconds float64 `json:"seconds"`
+}
+
+// FailedInput is an input that could not be read, or not to its end.
+type FailedInput struct {
+	// Path is the input as given, Err why it failed (wrapping
+	// ErrBadInput) and Error its message.
+	Path  string `json:"path"`
+	Error string `json:"error"`
+	Err   error  `json:"-"`
+	// Records is the number of its records read before the failure (bad
+	// ones, and ones an earlier run stored, included), Stored the
+	// documents this run stored from them (replaced ones included).
+	Records int64 `json:"records"`
+	Stored  int64 `json:"stored"`
 }
 
 // inputMark is the value of an input's mark: the file it was (size and
@@ -240,12 +266,23 @@ func markName(abs string) string {
 // when check is given: they are then read, not skipped.
 type checkFunc func(rec *records.Record, n int64, resumed bool) error
 
-// run loads every input.
+// run loads every input. An input that cannot be read is reported to
+// BadInput, if set, and the next one is read (not for Run: check is set);
+// any other error stops the run.
 func (l *loader) run(ctx context.Context, check checkFunc) (*LoadSummary, error) {
 	l.start = time.Now()
 	var n int64 // records of the run so far
 	for _, path := range l.o.Inputs {
-		if err := l.file(ctx, path, check, &n); err != nil {
+		records, stored := l.sum.Records, l.sum.Stored
+		err := l.file(ctx, path, check, &n)
+		switch {
+		case err == nil:
+		case l.o.BadInput != nil && check == nil && errors.Is(err, ErrBadInput) && ctx.Err() == nil:
+			f := FailedInput{Path: path, Error: err.Error(), Err: err, Records: l.sum.Records - records, Stored: l.sum.Stored - stored}
+			l.sum.InputsFailed++
+			l.sum.FailedInputs = append(l.sum.FailedInputs, f)
+			l.o.BadInput(f)
+		default:
 			return &l.sum, err
 		}
 		l.sum.Inputs++
@@ -360,7 +397,7 @@ func (l *loader) file(ctx context.Context, path string, check checkFunc, n *int6
 	if from > 0 && check == nil {
 		skipped, err := r.Skip(from)
 		if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
+			return fmt.Errorf("%w: %w", ErrBadInput, err)
 		}
 		l.sum.Resumed += skipped
 		l.sum.Records += skipped
@@ -409,13 +446,10 @@ func (l *loader) file(ctx context.Context, path string, check checkFunc, n *int6
 		*n += b.records
 		l.progress(b.bytes)
 	}
-	if rerr != nil {
-		return rerr
-	}
 	done, _ := r.Progress()
 	l.done += done
 	l.sum.Bytes += done
-	return nil
+	return rerr
 }
 
 // arena returns an empty text array for a batch: a stored batch's, or a
@@ -521,6 +555,11 @@ func (l *loader) read(ctx context.Context, r *records.Reader, check checkFunc, f
 			return send(true)
 		}
 		if err != nil {
+			// The records read before the failure are stored (not
+			// done: a rerun reads the file again from there).
+			if serr := send(false); serr != nil {
+				return serr
+			}
 			return fmt.Errorf("%w: %w", ErrBadInput, err)
 		}
 		resumed := check != nil && fileRecords < from

@@ -167,7 +167,12 @@ from --id-field (default "id"; "" uses the position FILE:LINE), its text
 from --text-field (default "text"), dotted paths for nested JSON;
 --keep-fields stores further fields as its source. A bad record (missing or
 non-string field, invalid UTF-8, too long, malformed) is reported as
-"fpdb: add FILE:LINE: ..." and skipped (--strict stops at it). With --bulk,
+"fpdb: add FILE:LINE: ..." and skipped (--strict stops at it). A dataset
+file that cannot be read to its end (corrupt, truncated) is reported as
+"fpdb: add FILE: ..." after its records read before are added, and the
+other files are still added; the summary counts it ("1 input could not be
+read"; with --bulk --json: "inputs_failed", and "failed_inputs" with each
+one's path, error, records read and stored). With --bulk,
 each batch also records how far its file is stored, so a killed load run
 again resumes there (--restart reads everything anew). See "fpdb dedup".
 

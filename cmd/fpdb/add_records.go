@@ -95,6 +95,15 @@ func (o *addOptions) addRecords(ctx context.Context, d *db.DB, addEach eachFunc,
 	}()
 	var stop error
 	var carry *addItem // the record that starts the next batch
+	// badFiles counts the inputs that could not be read (to their end):
+	// reported as failed, and then the next input is read.
+	var badFiles int64
+	reportBad := func(pos string, err error) {
+		if errors.Is(err, dedup.ErrBadInput) {
+			badFiles++
+		}
+		lo.Bad(pos, err)
+	}
 	for stop == nil {
 		batch := make([]addItem, 0, most)
 		if carry != nil {
@@ -136,7 +145,7 @@ func (o *addOptions) addRecords(ctx context.Context, d *db.DB, addEach eachFunc,
 		}
 		warm.after(ctx, int64(rep.inputs+len(batch)))
 		stop = o.addBatch(ctx, addEach, opts, batch, stdout, enc, rep, batchReport{
-			bad:  lo.Bad,
+			bad:  reportBad,
 			done: func(it addItem) { bar.update(it.p) },
 			hide: func() func() {
 				bar.hide()
@@ -149,8 +158,16 @@ func (o *addOptions) addRecords(ctx context.Context, d *db.DB, addEach eachFunc,
 	// early does not wait for it (an input may have no next record yet).
 	cancel()
 	bar.clear()
-	total := int64(rep.inputs) // the records added, refused or bad
-	fmt.Fprintln(rep.stderr, strings.Replace(rep.summary(int(total), time.Since(start)), plural(total, "input"), plural(total, "record"), 1))
+	total := int64(rep.inputs) - badFiles              // the records added, refused or bad
+	badRecords := int64(rep.failed) - badFiles         // of them, the failed ones
+	line := rep.summary(int(total), time.Since(start)) // "add: N inputs: …, F failed; …"
+	line = strings.Replace(line, plural(total, "input"), plural(total, "record"), 1)
+	unread := ""
+	if badFiles > 0 {
+		unread = fmt.Sprintf(", %s could not be read (to the end)", plural(badFiles, "input"))
+	}
+	line = strings.Replace(line, fmt.Sprintf(", %d failed;", rep.failed), fmt.Sprintf(", %d failed%s;", badRecords, unread), 1)
+	fmt.Fprintln(rep.stderr, line)
 	err := stop
 	if err == nil && parent.Err() == nil {
 		err = <-readErr // the reader is done: items was closed
@@ -164,8 +181,10 @@ func (o *addOptions) addRecords(ctx context.Context, d *db.DB, addEach eachFunc,
 		return failure(newOpError("add", err, "add"))
 	case err != nil:
 		return rep.failures.failure(fmt.Errorf("add: stopped at the first record that failed (--strict): %s read", plural(total, "record")))
+	case badRecords == 0 && badFiles > 0:
+		return rep.failures.failure(fmt.Errorf("add: %s could not be read (to the end)", plural(badFiles, "input")))
 	case rep.failed > 0:
-		return rep.failures.failure(fmt.Errorf("add: %d of %d records failed", rep.failed, total))
+		return rep.failures.failure(fmt.Errorf("add: %d of %d records failed%s", badRecords, total, unread))
 	case rep.dups > 0:
 		return &exitError{code: exitDuplicates}
 	}

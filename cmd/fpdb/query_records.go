@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -232,6 +233,9 @@ func (o *queryOptions) readRecords(ctx context.Context, inputs []string, stdin i
 	for _, path := range inputs {
 		last := base
 		err := dedup.Each(ctx, []string{path}, stdin, ro, func(doc db.Input, pos string, bad error, p dedup.Progress) error {
+			if errors.Is(bad, dedup.ErrBadInput) {
+				return bad // the file's failure: sent below
+			}
 			p.Phase, p.Records, p.Bytes, p.Elapsed = "query", base.Records+p.Records, base.Bytes+p.Bytes, time.Since(start)
 			last = p
 			return send(&recordQuery{id: doc.ID, pos: pos, text: doc.Text, p: p, err: bad, done: make(chan struct{})})

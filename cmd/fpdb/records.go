@@ -220,9 +220,23 @@ func (o *addOptions) runRecords(ctx context.Context, stdin io.Reader, stdout, st
 		Progress:         bar.update,
 	}
 	if o.bulk {
+		if !o.records.strict {
+			// An input that cannot be read (to its end) is reported,
+			// and the others are still added (exit status 3).
+			lo.BadInput = func(f dedup.FailedInput) {
+				bar.hide()
+				defer bar.show()
+				rep.fail(f.Path, "", fmt.Errorf("%w (after %s, %d of them stored by this run)", f.Err, plural(f.Records, "record"), f.Stored))
+			}
+		}
 		sum, err := dedup.Load(ctx, d, lo)
 		bar.clear()
 		if err != nil {
+			if sum != nil && ctx.Err() == nil && isInputError(err, "") {
+				// Stopped by --strict: what was stored is summed up.
+				sum.Seconds = time.Since(start).Seconds()
+				fmt.Fprintln(stderr, loadSummaryLine("bulk", sum))
+			}
 			return failure(newOpError("add", err, "add"))
 		}
 		if err := d.Flush(ctx); err != nil {
@@ -235,7 +249,7 @@ func (o *addOptions) runRecords(ctx context.Context, stdin io.Reader, stdout, st
 			}
 		}
 		fmt.Fprintln(stderr, loadSummaryLine("bulk", sum))
-		if sum.Skipped > 0 {
+		if sum.Skipped > 0 || sum.InputsFailed > 0 {
 			return rep.failures.failure(nil)
 		}
 		return nil
@@ -249,6 +263,9 @@ func loadSummaryLine(what string, s *dedup.LoadSummary) string {
 	line += skippedReasons(s.SkippedReasons)
 	if s.Resumed > 0 {
 		line += fmt.Sprintf(", %d resumed (stored by an interrupted run)", s.Resumed)
+	}
+	if s.InputsFailed > 0 {
+		line += fmt.Sprintf(", %s could not be read (to the end)", plural(s.InputsFailed, "input"))
 	}
 	rate := 0.0
 	if s.Seconds > 0 {

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestAddRecordsBadInput checks that add of datasets, with and without
+// --bulk, reports a dataset file that cannot be read to its end (a
+// truncated .gz, a corrupt .parquet) naming it, still adds the other files
+// and the records read before the failure, counts the failed inputs in
+// its summary (and --json summary), and exits with status 3.
+func TestAddRecordsBadInput(t *testing.T) {
+	dir := t.TempDir()
+	var plain bytes.Buffer
+	for i := range 3000 {
+		fmt.Fprintf(&plain, `{"id":"r%d","text":"record number %d tells of %d apples and %d oranges sold at the market"}`+"\n", i, i, i*7919%10007, i*104729%7919)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(plain.Bytes())
+	zw.Close()
+	trunc := writeFile(t, dir, "trunc.jsonl.gz", gz.Bytes()[:gz.Len()/2])
+	corrupt := writeFile(t, dir, "corrupt.parquet", []byte("not a parquet file at all\n"))
+	small := writeFile(t, dir, "small.jsonl", []byte(`{"id":"s1","text":"a small file with one record about the weather in spring"}`+"\n"))
+
+	for _, bulk := range []bool{true, false} {
+		dbDir := filepath.Join(dir, fmt.Sprint("db-", bulk))
+		args := []string{"--db", dbDir, "add", "-q", trunc, corrupt, small}
+		if bulk {
+			args = append(args, "--bulk", "--json")
+		}
+		r := runFPDB(t, "", args...).mustCode(t, exitInput)
+		for _, name := range []string{"trunc.jsonl.gz", "corrupt.parquet"} {
+			if !strings.Contains(r.stderr, "fpdb: add "+filepath.Join(dir, name)+": ") {
+				t.Errorf("bulk %v: %s not reported: %s", bulk, name, r.stderr)
+			}
+		}
+		if !strings.Contains(r.stderr, "2 inputs could not be read") {
+			t.Errorf("bulk %v: the summary does not count the failed inputs: %s", bulk, r.stderr)
+		}
+		if !bulk && !strings.Contains(r.stderr, ", 0 failed, 2 inputs could not be read") {
+			t.Errorf("the failed inputs are counted as failed records: %s", r.stderr)
+		}
+		get := runFPDB(t, "", "--db", dbDir, "get", "s1")
+		if get.code != 0 {
+			t.Errorf("bulk %v: the record of the file after the bad ones was not added: %s", bulk, get.stderr)
+		}
+		stats := runFPDB(t, "", "--db", dbDir, "stats", "--json").mustCode(t, 0)
+		var st struct {
+			Docs int `json:"docs"`
+		}
+		if err := json.Unmarshal([]byte(stats.stdout), &st); err != nil || st.Docs < 2 {
+			t.Errorf("bulk %v: %d documents (%v): want the truncated file's records read and s1", bulk, st.Docs, err)
+		}
+		if !bulk {
+			continue
+		}
+		var sum struct {
+			Inputs       int   `json:"inputs"`
+			InputsFailed int   `json:"inputs_failed"`
+			Stored       int64 `json:"stored"`
+			FailedInputs []struct {
+				Path    string `json:"path"`
+				Records int64  `json:"records"`
+				Stored  int64  `json:"stored"`
+			} `json:"failed_inputs"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil {
+			t.Fatalf("--json: %v: %s", err, r.stdout)
+		}
+		if sum.Inputs != 3 || sum.InputsFailed != 2 || len(sum.FailedInputs) != 2 || sum.FailedInputs[0].Path != trunc ||
+			sum.FailedInputs[0].Stored == 0 || sum.FailedInputs[1].Path != corrupt || sum.Stored != sum.FailedInputs[0].Stored+1 ||
+			int64(st.Docs) != sum.Stored {
+			t.Errorf("--json summary %s, %d documents", r.stdout, st.Docs)
+		}
+	}
+}
