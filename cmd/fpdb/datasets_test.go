@@ -280,7 +280,6 @@ func TestDedupOutputConflicts(t *testing.T) {
 	}
 }
 
-
 // TestDedupWorkChangedInput checks that a work database left by a run
 // (--keep-work, or an interruption) does not serve a run over an input
 // changed since: a record deleted from it must not be clustered with the
