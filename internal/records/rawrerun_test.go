@@ -120,16 +120,7 @@ func TestWriteBadJSONLToParquetKeepsRaw(t *testing.T) {
 // checkRerunColumns checks that a Parquet output has each extra once.
 func checkRerunColumns(t *testing.T, path string) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	st, _ := f.Stat()
-	pf, err := parquet.OpenFile(f, st.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
+	pf := openParquetFile(t, path)
 	var names []string
 	for _, fld := range pf.Schema().Fields() {
 		names = append(names, fld.Name())
@@ -301,19 +292,7 @@ func TestWriteEmptySharesSchema(t *testing.T) {
 			}
 			continue
 		}
-		schema := func(p string) *parquet.Schema {
-			f, err := os.Open(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			st, _ := f.Stat()
-			pf, err := parquet.OpenFile(f, st.Size())
-			if err != nil {
-				t.Fatal(err)
-			}
-			return pf.Schema()
-		}
+		schema := func(p string) *parquet.Schema { return openParquetFile(t, p).Schema() }
 		if a, b := schema(full), schema(empty); !parquet.EqualNodes(a, b) {
 			t.Errorf("%s: empty output's schema\n%v\nwant\n%v", c.src, b, a)
 		}
@@ -366,4 +345,24 @@ func TestWriteEmptySharesSchema(t *testing.T) {
 	if got, want := readText(t, removed), "id,text,fpdb_raw,fpdb_cluster,fpdb_kept,fpdb_similarity\n,,\"{\"\"id\"\":\",1,k1,1.25\n"; got != want {
 		t.Errorf("removed:\n%s\nwant:\n%s", got, want)
 	}
+}
+
+// openParquetFile opens the Parquet file at path (closed when the test
+// ends).
+func openParquetFile(t *testing.T, path string) *parquet.File {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pf
 }

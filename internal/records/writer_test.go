@@ -191,16 +191,7 @@ func TestWriteParquetSameFormat(t *testing.T) {
 			t.Errorf("row %d = %+v, want %+v", i, r, want)
 		}
 	}
-	f, err := os.Open(dst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	st, _ := f.Stat()
-	pf, err := parquet.OpenFile(f, st.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
+	pf := openParquetFile(t, dst)
 	if n := len(pf.RowGroups()); n != 3 {
 		t.Errorf("%d row groups, want 3", n)
 	}
