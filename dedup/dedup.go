@@ -428,8 +428,11 @@ func Check(o Options) error {
 // checkPaths refuses standard input as an input, two outputs on standard
 // output ("-"), and an output that is an input, another output or a
 // directory: by its path, or as the same file under another name (a
-// symbolic or hard link, or a path through a linked directory), which
-// would be replaced by the output (an input lost) or written twice.
+// symbolic or hard link, or a path through a linked directory). An input
+// that is a link to an output was lost (the output's rename replaced the
+// file it names); an output that is a link to an input, or another name
+// of it, would only replace that name, but is refused as well: one file
+// is never both read and written by a run.
 func checkPaths(o *Options) error {
 	var seen []pathID
 	for _, p := range o.Inputs {

@@ -228,7 +228,9 @@ func TestDedupWorkDatabase(t *testing.T) {
 // record or makes a work database, --json with an output on standard
 // output (the summary would be mixed into the records), two outputs on
 // standard output, and an output that is the input through a symbolic or
-// hard link (which replaced the input with the kept records).
+// hard link (an input that is a link to the output was replaced by the
+// kept records; the other cases replace only a name, and are refused as
+// the same file all the same).
 func TestDedupOutputConflicts(t *testing.T) {
 	dir := t.TempDir()
 	var b strings.Builder
