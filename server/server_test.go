@@ -227,7 +227,10 @@ func TestBadInputLeavesDBUnchanged(t *testing.T) {
 		{"recall above 1", "POST", "/v1/query?plan=approx&recall=5", "text/plain", "a b c d e f", 400, "recall"},
 		{"negative recall", "POST", "/v1/query?plan=approx&recall=-1", "text/plain", "a b c d e f", 400, "recall"},
 		{"tau out of range", "POST", "/v1/query?plan=probe&tau=100000", "text/plain", "a b c d e f", 400, "not a probe radius"},
-		{"wrong method", "PUT", "/v1/documents", "text/plain", "a", 405, ""},
+		{"wrong method", "PUT", "/v1/documents", "text/plain", "a", 405, "this path takes POST"},
+		{"wrong method on a document", "POST", "/v1/documents/x", "text/plain", "a", 405, "this path takes GET, HEAD, DELETE"},
+		{"documents without an id", "GET", "/v1/documents", "", "", 405, "this path takes POST"},
+		{"unknown path, not GET", "POST", "/v2/nothing", "text/plain", "a", 404, "no such path"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			req, _ := http.NewRequest(c.method, ts.URL+c.path, strings.NewReader(c.body))
@@ -241,7 +244,10 @@ func TestBadInputLeavesDBUnchanged(t *testing.T) {
 			if resp.StatusCode != c.status {
 				t.Fatalf("status %d, want %d: %s", resp.StatusCode, c.status, b)
 			}
-			if c.status != 405 {
+			if want := map[string]string{"wrong method": "POST", "wrong method on a document": "GET, HEAD, DELETE", "documents without an id": "POST"}[c.name]; resp.Header.Get("Allow") != want {
+				t.Fatalf("Allow %q, want %q", resp.Header.Get("Allow"), want)
+			}
+			{
 				var e api.ErrorBody
 				if err := json.Unmarshal(b, &e); err != nil || !strings.Contains(strings.ToLower(e.Error.Message), strings.ToLower(c.msg)) {
 					t.Fatalf("error body %s (%v), want a message with %q", b, err, c.msg)

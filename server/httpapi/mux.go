@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/fpdb/fpdb/api"
@@ -87,10 +89,46 @@ func NewMux(routes []Route, o Options) *http.ServeMux {
 	}
 	m := &mux{o: o, sem: make(chan struct{}, o.MaxConcurrent)}
 	sm := http.NewServeMux()
+	var patterns []string
+	allow := map[string][]string{}
 	for _, rt := range routes {
 		sm.Handle(rt.Method+" "+rt.Pattern, m.wrap(rt))
+		if allow[rt.Pattern] == nil {
+			patterns = append(patterns, rt.Pattern)
+		}
+		allow[rt.Pattern] = append(allow[rt.Pattern], rt.Method)
+		if rt.Method == http.MethodGet {
+			allow[rt.Pattern] = append(allow[rt.Pattern], http.MethodHead)
+		}
+	}
+	// A route's path with another method: 405 with the API's error body
+	// (code bad_request) and the Allow header (the ServeMux's own answer
+	// is plain text).
+	// (Each other method gets a pattern of its own: a pattern without a
+	// method would conflict with "GET /".)
+	for _, p := range patterns {
+		h := m.wrap(Route{Pattern: p, Access: Public, Handle: notAllowed(p, allow[p])})
+		for _, method := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+			if !slices.Contains(allow[p], method) {
+				sm.Handle(method+" "+p, h)
+			}
+		}
 	}
 	return sm
+}
+
+// notAllowed answers a request to pattern with a method not in methods:
+// 405, or 404 for a path that only the catch-all "/" matches.
+func notAllowed(pattern string, methods []string) HandlerFunc {
+	list := strings.Join(methods, ", ")
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if pattern == "/" && r.URL.Path != "/" {
+			return &Error{Status: http.StatusNotFound, Code: api.CodeNotFound, Message: "no such path: " + r.URL.Path}
+		}
+		w.Header().Set("Allow", list)
+		return &Error{Status: http.StatusMethodNotAllowed, Code: api.CodeBadRequest,
+			Message: fmt.Sprintf("%s %s: this path takes %s", r.Method, r.URL.Path, list)}
+	}
 }
 
 // mux holds what the routes of a NewMux share.
