@@ -309,11 +309,12 @@ type addReport struct {
 	rejected  int // documents not stored (--reject)
 }
 
-// summary returns the final line of a (non-bulk) add of total inputs that
-// took el.
-func (r *addReport) summary(total int, el time.Duration) string {
-	return fmt.Sprintf("add: %s: %d stored (%d replaced), %d unchanged, %d rejected, %d failed; %d with near duplicates in %v",
-		plural(total, "input"), r.stored, r.replaced, r.unchanged, r.rejected, r.failed, r.dups, el.Round(time.Millisecond))
+// summary returns the final line of a (non-bulk) add of total items (noun:
+// "input", or "record" for a dataset) that took el; failed of them could
+// not be added, and unread, when not empty, follows their count.
+func (r *addReport) summary(total int, noun string, failed int, unread string, el time.Duration) string {
+	return fmt.Sprintf("add: %s: %d stored (%d replaced), %d unchanged, %d rejected, %d failed%s; %d with near duplicates in %v",
+		plural(total, noun), r.stored, r.replaced, r.unchanged, r.rejected, failed, unread, r.dups, el.Round(time.Millisecond))
 }
 
 // fail reports a bad input; id is its document id, if known.
@@ -408,7 +409,7 @@ func (o *addOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr io
 		}
 	}
 	rep.progress.clear()
-	fmt.Fprintln(stderr, rep.summary(total, time.Since(start)))
+	fmt.Fprintln(stderr, rep.summary(total, "input", rep.failed, "", time.Since(start)))
 	if ctx.Err() != nil {
 		return failure(fmt.Errorf("add: interrupted: %d of %s done", rep.added+rep.failed, plural(total, "input")))
 	}

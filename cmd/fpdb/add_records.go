@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 	"time"
 
@@ -158,16 +157,13 @@ func (o *addOptions) addRecords(ctx context.Context, d *db.DB, addEach eachFunc,
 	// early does not wait for it (an input may have no next record yet).
 	cancel()
 	bar.clear()
-	total := int64(rep.inputs) - badFiles              // the records added, refused or bad
-	badRecords := int64(rep.failed) - badFiles         // of them, the failed ones
-	line := rep.summary(int(total), time.Since(start)) // "add: N inputs: …, F failed; …"
-	line = strings.Replace(line, plural(total, "input"), plural(total, "record"), 1)
+	total := int64(rep.inputs) - badFiles      // the records added, refused or bad
+	badRecords := int64(rep.failed) - badFiles // of them, the failed ones
 	unread := ""
 	if badFiles > 0 {
 		unread = fmt.Sprintf(", %s could not be read (to the end)", plural(badFiles, "input"))
 	}
-	line = strings.Replace(line, fmt.Sprintf(", %d failed;", rep.failed), fmt.Sprintf(", %d failed%s;", badRecords, unread), 1)
-	fmt.Fprintln(rep.stderr, line)
+	fmt.Fprintln(rep.stderr, rep.summary(int(total), "record", int(badRecords), unread, time.Since(start)))
 	err := stop
 	if err == nil && parent.Err() == nil {
 		err = <-readErr // the reader is done: items was closed

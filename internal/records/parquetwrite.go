@@ -406,26 +406,25 @@ func (w *Writer) startParquetSchema(s *source, extras []Extra) error {
 	// left out: the extras replace them.
 	var fields []parquet.Field
 	var leafMap []int
-	dropped := false
+	nLeaves, dropped := 0, false // the output's leaves before the extras
 	for _, f := range s.pqSchema.Fields() {
-		n := countLeaves(f)
-		if w.extraSet[f.Name()] {
-			dropped = true
-			for range n {
+		drop := w.extraSet[f.Name()]
+		for range countLeaves(f) {
+			if drop {
 				leafMap = append(leafMap, -1)
+			} else {
+				leafMap = append(leafMap, nLeaves)
+				nLeaves++
 			}
-			continue
 		}
-		for range n {
-			leafMap = append(leafMap, len(leafMap)-countDropped(leafMap))
+		if drop {
+			dropped = true
+			continue
 		}
 		fields = append(fields, f)
 	}
-	nLeaves := s.pqLeaves
-	if dropped {
-		nLeaves -= countDropped(leafMap)
-	} else {
-		leafMap = nil
+	if !dropped {
+		leafMap, nLeaves = nil, s.pqLeaves
 	}
 	if err := w.openParquet(s.pqSchema.Name(), fields, extras, nLeaves); err != nil {
 		return err
@@ -433,26 +432,10 @@ func (w *Writer) startParquetSchema(s *source, extras []Extra) error {
 	w.pq.same = true
 	w.pq.src = s
 	w.pq.leafMap = leafMap
-	w.cols = nil
-	for _, c := range s.columns {
-		if !w.extraSet[c] {
-			w.cols = append(w.cols, c)
-		}
-	}
+	w.cols = w.sourceColumns(s.columns)
 	w.nSrc, w.rawIdx = len(w.cols), -1
 	w.colsSet = true
 	return nil
-}
-
-// countDropped returns the number of -1 in m.
-func countDropped(m []int) int {
-	n := 0
-	for _, c := range m {
-		if c < 0 {
-			n++
-		}
-	}
-	return n
 }
 
 // startParquetStrings starts a Parquet output whose columns are w.cols as

@@ -513,6 +513,19 @@ func (w *Writer) writeColumnar(rec *Record, extras []Extra, isBad bool) error {
 	return w.writeCSVRow(rec, extras, isBad)
 }
 
+// sourceColumns returns a new slice of the columns of cols that are not
+// named as an extra (an earlier run's extras, which this run's replace),
+// with room for one more.
+func (w *Writer) sourceColumns(cols []string) []string {
+	out := make([]string, 0, len(cols)+1)
+	for _, c := range cols {
+		if !w.extraSet[c] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // setColumns fixes the columns of a CSV/TSV or (string) Parquet output and
 // writes the CSV header.
 //
@@ -520,12 +533,7 @@ func (w *Writer) writeColumnar(rec *Record, extras []Extra, isBad bool) error {
 // extras replace them. With AddRawColumn, a column rawColumn follows the
 // source's columns unless they have one.
 func (w *Writer) setColumns(cols []string, extras []Extra) error {
-	w.cols = make([]string, 0, len(cols)+1)
-	for _, c := range cols {
-		if !w.extraSet[c] {
-			w.cols = append(w.cols, c)
-		}
-	}
+	w.cols = w.sourceColumns(cols)
 	w.nSrc = len(w.cols)
 	w.rawIdx = slices.Index(w.cols, rawColumn)
 	if w.rawCol && w.rawIdx < 0 {
