@@ -466,6 +466,9 @@ func (h *httpHandler) query(w http.ResponseWriter, r *http.Request) error {
 	if req.Tau != nil {
 		return httpapi.BadRequest("tau goes with plan \"probe\"")
 	}
+	if req.Recall != 0 {
+		return httpapi.BadRequest("recall %v goes with plan \"approx\" (the other plans are exact)", req.Recall)
+	}
 	if req.Explain {
 		return notServed("explain")
 	}

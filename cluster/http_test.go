@@ -230,6 +230,8 @@ func TestHTTP(t *testing.T) {
 		wantStatus(t, "reject without threshold", err, http.StatusBadRequest, api.CodeBadRequest)
 		_, err = cs[0].Query(ctx, api.QueryRequest{Text: riverText, Plan: "scan"})
 		wantStatus(t, "plan scan", err, http.StatusNotImplemented, codeNotImplemented)
+		_, err = cs[0].Query(ctx, api.QueryRequest{Text: riverText, Recall: 0.99})
+		wantStatus(t, "recall without plan approx", err, http.StatusBadRequest, api.CodeBadRequest)
 		_, err = cs[0].BatchChecked(ctx, []api.AddRequest{{ID: "b-1", Text: riverText, Replace: true}}, api.BatchCheck{Threshold: 0.8})
 		wantStatus(t, "checked batch with replace", err, http.StatusNotImplemented, codeNotImplemented)
 	})

@@ -198,7 +198,7 @@ func BenchmarkSearchCold(b *testing.B) {
 	for _, c := range []struct {
 		name          string
 		th, thBetween float64
-	}{{"r=0.9", 0.9, 0}, {"r=0.8", 0.8, 0}, {"r=0.9-after-0.8", 0.9, 0.8}} {
+	}{{"r=0.9", 0.9, 0}, {"r=0.8", 0.8, 0}, {"r=0.7", 0.7, 0}, {"r=0.9-after-0.8", 0.9, 0.8}} {
 		rh := Radius(512, c.th)
 		b.Run(fmt.Sprintf("n=%d/%s", n, c.name), func(b *testing.B) {
 			var lat []time.Duration

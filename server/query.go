@@ -41,6 +41,9 @@ func queryOptions(req api.QueryRequest) (db.QueryOptions, error) {
 	if req.Tau != nil && req.Plan != "probe" {
 		return o, httpapi.BadRequest("tau goes with plan \"probe\"")
 	}
+	if req.Recall != 0 && req.Plan != "approx" {
+		return o, httpapi.BadRequest("recall %v goes with plan \"approx\" (the other plans are exact)", req.Recall)
+	}
 	return o, nil
 }
 
