@@ -226,6 +226,8 @@ func TestBadInputLeavesDBUnchanged(t *testing.T) {
 		{"negative limit, JSON", "POST", "/v1/query", "application/json", `{"text": "a b c d e f", "limit": -1}`, 400, "limit"},
 		{"recall above 1", "POST", "/v1/query?plan=approx&recall=5", "text/plain", "a b c d e f", 400, "recall"},
 		{"negative recall", "POST", "/v1/query?plan=approx&recall=-1", "text/plain", "a b c d e f", 400, "recall"},
+		{"query threshold 0", "POST", "/v1/query?threshold=0", "text/plain", "a b c d e f", 400, "threshold=0"},
+		{"add threshold 0", "POST", "/v1/documents?id=x&threshold=0", "text/plain", "a b c d e f", 400, "threshold=0"},
 		{"recall without plan approx", "POST", "/v1/query?recall=0.9", "text/plain", "a b c d e f", 400, "goes with plan"},
 		{"recall with plan probe", "POST", "/v1/query", "application/json", `{"text": "a b c d e f", "plan": "probe", "recall": 0.9}`, 400, "goes with plan"},
 		{"tau out of range", "POST", "/v1/query?plan=probe&tau=100000", "text/plain", "a b c d e f", 400, "not a probe radius"},

@@ -114,7 +114,7 @@ func readAdd(r *http.Request) (api.AddRequest, []byte, error) {
 		return req, nil, UnsupportedMedia(mt, "send JSON, text/plain or multipart/form-data")
 	}
 	p.Only(addParams...)
-	req = api.AddRequest{ID: p.Str("id"), Source: p.Str("source"), Threshold: p.Float("threshold"),
+	req = api.AddRequest{ID: p.Str("id"), Source: p.Str("source"), Threshold: p.OptionalThreshold(),
 		Reject: p.Bool("reject"), Replace: p.Bool("replace"), Limit: p.Int("limit"),
 		TextInput: api.TextInput{Format: p.Str("format"), Encoding: p.Str("encoding")}}
 	return req, text, p.Err
@@ -167,7 +167,7 @@ func readQuery(r *http.Request) (api.QueryRequest, error) {
 	}
 	p := Params{Values: r.URL.Query()}
 	p.Only(queryParams...)
-	req = api.QueryRequest{Text: string(body), Threshold: p.Float("threshold"), Containment: p.Float("containment"),
+	req = api.QueryRequest{Text: string(body), Threshold: p.OptionalThreshold(), Containment: p.Float("containment"),
 		Limit: p.Int("limit"), Plan: p.Str("plan"), Recall: p.Float("recall"), Explain: p.Bool("explain"),
 		TextInput: api.TextInput{Format: p.Str("format"), Encoding: p.Str("encoding")}}
 	if mt == "text/html" && req.Format == "" {

@@ -152,6 +152,18 @@ func param[T any](p *Params, name, is string, parse func(string) (T, error)) T {
 	return v
 }
 
+// OptionalThreshold returns the parameter "threshold" of an add or a
+// query, 0 when absent: given, it is a resemblance in (0, 1], as on the
+// command line (an explicit 0 would otherwise read as absent: no check for
+// an add, the default threshold for a query).
+func (p *Params) OptionalThreshold() float64 {
+	th := p.Float("threshold")
+	if p.Values.Get("threshold") != "" && p.Err == nil && !(th > 0 && th <= 1) {
+		p.fail(fmt.Errorf("parameter threshold=%s: %w: want a resemblance in (0, 1]", p.Values.Get("threshold"), db.ErrInvalidThreshold))
+	}
+	return th
+}
+
 // Threshold returns the parameter "threshold", which is required (the
 // least resemblance of pairs and clusters). When check is not nil it
 // validates the threshold read; its error is the parameters'.
