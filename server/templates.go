@@ -91,15 +91,47 @@ func (s *Server) backup(w http.ResponseWriter, r *http.Request) error {
 	}
 	// A parent the server cannot make is the request's fault (a path that
 	// cannot be a directory here), not the database's.
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+	made, err := mkdirParents(dir)
+	if err != nil {
 		return httpapi.BadRequest("dir %q: %v", req.Dir, err)
 	}
 	start := time.Now()
 	if err := s.d.Backup(r.Context(), dir); err != nil {
+		removeMade(made)
 		if errors.Is(err, fs.ErrExist) {
 			return httpapi.BadRequest("%v", err)
 		}
 		return fmt.Errorf("backup: %w", err)
 	}
 	return httpapi.WriteJSON(w, http.StatusOK, api.BackupResult{Dir: dir, Docs: s.d.Len(), Seconds: time.Since(start).Seconds()})
+}
+
+// mkdirParents makes the missing parents of dir and returns those it made,
+// deepest first, so that a failed backup can remove them again.
+func mkdirParents(dir string) ([]string, error) {
+	var missing []string
+	for p := filepath.Dir(dir); ; p = filepath.Dir(p) {
+		if _, err := os.Lstat(p); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		missing = append(missing, p)
+		if filepath.Dir(p) == p {
+			break
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		removeMade(missing)
+		return nil, err
+	}
+	return missing, nil
+}
+
+// removeMade removes the directories mkdirParents made (deepest first),
+// each only while it is empty.
+func removeMade(made []string) {
+	for _, p := range made {
+		if os.Remove(p) != nil {
+			return
+		}
+	}
 }

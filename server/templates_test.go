@@ -2,10 +2,13 @@ package server
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -141,5 +144,44 @@ func TestAccessOfNewRoutes(t *testing.T) {
 	}
 	if d.Len() != 2 { // new stored, g0-1 deleted
 		t.Errorf("%d documents", d.Len())
+	}
+}
+
+// TestMkdirParents: a backup's missing parents are made, and removed again
+// (only those it made) when the backup fails.
+func TestMkdirParents(t *testing.T) {
+	root := t.TempDir()
+	if err := os.Mkdir(filepath.Join(root, "a"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	made, err := mkdirParents(filepath.Join(root, "a", "b", "c", "copy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(root, "a", "b", "c"), filepath.Join(root, "a", "b")}
+	if !slices.Equal(made, want) {
+		t.Fatalf("made %q, want %q", made, want)
+	}
+	if fi, err := os.Stat(want[0]); err != nil || !fi.IsDir() {
+		t.Fatalf("parent not made: %v", err)
+	}
+	removeMade(made)
+	if _, err := os.Stat(filepath.Join(root, "a", "b")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a made parent is left: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "a")); err != nil {
+		t.Fatalf("a parent that existed was removed: %v", err)
+	}
+
+	// A parent that is a file: nothing is made, nothing is left.
+	if err := os.WriteFile(filepath.Join(root, "f"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mkdirParents(filepath.Join(root, "f", "x", "copy")); err == nil {
+		t.Fatal("a parent under a file was made")
+	}
+	entries, _ := os.ReadDir(root)
+	if len(entries) != 2 {
+		t.Fatalf("root holds %d entries, want a and f", len(entries))
 	}
 }
