@@ -79,15 +79,18 @@ func TestBadCSVRowsKeepText(t *testing.T) {
 // still has the input's columns and the added ones (a Parquet file of the
 // four fpdb_* string columns alone, which dedup could not read back; a
 // CSV file without a header).
+// idTextN is a Parquet row of the schema tests: an id, a text and a
+// further column.
+type idTextN struct {
+	ID   string `parquet:"id"`
+	Text string `parquet:"text"`
+	N    int64  `parquet:"n"`
+}
+
 func TestEmptyRemovedKeepsSchema(t *testing.T) {
 	dir := t.TempDir()
-	type row struct {
-		ID   string `parquet:"id"`
-		Text string `parquet:"text"`
-		N    int64  `parquet:"n"`
-	}
 	in := filepath.Join(dir, "one.parquet")
-	if err := parquet.WriteFile(in, []row{{"a", "one two three four five six seven", 1}}); err != nil {
+	if err := parquet.WriteFile(in, []idTextN{{"a", "one two three four five six seven", 1}}); err != nil {
 		t.Fatal(err)
 	}
 	inCSV := filepath.Join(dir, "one.csv")
@@ -102,29 +105,11 @@ func TestEmptyRemovedKeepsSchema(t *testing.T) {
 		if _, err := Run(ctx, d, o); err != nil {
 			t.Fatalf("%s: %v", c.ext, err)
 		}
+		if got, want := outputColumns(t, o.Removed), "id,text,n,fpdb_cluster,fpdb_kept,fpdb_similarity,fpdb_error"; got != want {
+			t.Errorf("removed.%s columns %s, want %s", c.ext, got, want)
+		}
 		if c.ext == "csv" {
-			b, _ := os.ReadFile(o.Removed)
-			if want := "id,text,n,fpdb_cluster,fpdb_kept,fpdb_similarity,fpdb_error\n"; string(b) != want {
-				t.Errorf("removed.csv %q, want %q", b, want)
-			}
 			continue
-		}
-		f, err := os.Open(o.Removed)
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, _ := f.Stat()
-		pf, err := parquet.OpenFile(f, st.Size())
-		if err != nil {
-			t.Fatal(err)
-		}
-		var names []string
-		for _, fld := range pf.Schema().Fields() {
-			names = append(names, fld.Name())
-		}
-		f.Close()
-		if got, want := strings.Join(names, ","), "id,text,n,fpdb_cluster,fpdb_kept,fpdb_similarity,fpdb_error"; got != want {
-			t.Errorf("removed.parquet columns %s, want %s", got, want)
 		}
 		// It is a dataset dedup reads.
 		d2 := openDB(t, filepath.Join(out, "db2"))
@@ -132,6 +117,79 @@ func TestEmptyRemovedKeepsSchema(t *testing.T) {
 			Out: filepath.Join(out, "again.jsonl")}
 		if _, err := Run(ctx, d2, o2); err != nil {
 			t.Errorf("dedup of removed.parquet: %v", err)
+		}
+	}
+}
+
+// outputColumns returns the columns of a CSV output (its header, which
+// must be all it holds) or a Parquet output (its schema's top-level
+// fields), comma-separated.
+func outputColumns(t *testing.T, path string) string {
+	t.Helper()
+	if strings.HasSuffix(path, ".csv") {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Count(string(b), "\n") != 1 {
+			t.Fatalf("%s holds more than a header: %q", path, b)
+		}
+		return strings.TrimSuffix(string(b), "\n")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, _ := f.Stat()
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pf.NumRows() != 0 {
+		t.Fatalf("%s holds %d rows", path, pf.NumRows())
+	}
+	var names []string
+	for _, fld := range pf.Schema().Fields() {
+		names = append(names, fld.Name())
+	}
+	return strings.Join(names, ",")
+}
+
+// TestNoRecordsKeepInputSchema: an input of no records (a CSV header, a
+// Parquet file of no rows) gives outputs of its columns and the added
+// ones, with --removed or without, rather than empty files.
+func TestNoRecordsKeepInputSchema(t *testing.T) {
+	dir := t.TempDir()
+	inPQ := filepath.Join(dir, "none.parquet")
+	if err := parquet.WriteFile(inPQ, []idTextN{}); err != nil {
+		t.Fatal(err)
+	}
+	inCSV := filepath.Join(dir, "none.csv")
+	if err := os.WriteFile(inCSV, []byte("id,text,n\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const want = "id,text,n,fpdb_cluster,fpdb_kept,fpdb_similarity,fpdb_error"
+	for _, c := range []struct{ in, ext string }{{inPQ, "parquet"}, {inCSV, "csv"}} {
+		for _, removed := range []bool{true, false} {
+			out := t.TempDir()
+			d := openDB(t, filepath.Join(out, "db"))
+			o := Options{LoadOptions: LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{c.in}}, Threshold: 0.8,
+				Out: filepath.Join(out, "kept."+c.ext)}
+			if removed {
+				o.Removed = filepath.Join(out, "removed."+c.ext)
+			}
+			if _, err := Run(ctx, d, o); err != nil {
+				t.Fatalf("%s: %v", c.ext, err)
+			}
+			for _, p := range []string{o.Out, o.Removed} {
+				if p == "" {
+					continue
+				}
+				if got := outputColumns(t, p); got != want {
+					t.Errorf("%s (removed given: %v): columns %q, want %q", filepath.Base(p), removed, got, want)
+				}
+			}
 		}
 	}
 }

@@ -49,6 +49,10 @@ var errRefusedEarlier = fmt.Errorf("%w: refused by the database (no words, binar
 // extraNames are the added fields, in order.
 var extraNames = []string{FieldCluster, FieldKept, FieldSimilarity, FieldError}
 
+// emptyExtras are the added fields with values of their types, for the
+// columns of an output that gets no record.
+var emptyExtras = []records.Extra{{Name: FieldCluster, Value: int64(0)}, {Name: FieldKept, Value: ""}, {Name: FieldSimilarity, Value: 0.0}, {Name: FieldError, Value: ""}}
+
 // Options configure Run.
 type Options struct {
 	LoadOptions
@@ -543,6 +547,11 @@ func writeFile(ctx context.Context, path string, o *Options, ro records.Options,
 			err = fmt.Errorf("%s: %w", path, cerr)
 		}
 	}()
+	// Outputs that get no record at all take the first input's columns.
+	w.kept.SchemaFrom(r, emptyExtras)
+	if w.removed != nil {
+		w.removed.SchemaFrom(r, emptyExtras)
+	}
 	start := time.Now()
 	for i := 0; ; i++ {
 		if i%4096 == 0 {

@@ -102,6 +102,9 @@
 //     then has the columns of the first record the other wrote (Parquet:
 //     that source's schema and the extras of their types; CSV/TSV: the
 //     header), and its held bad records go to those columns plus fpdb_raw.
+//     When neither wrote one, SchemaFrom (given an input's Reader) supplies
+//     that input's columns, as fpdb dedup gives its outputs the first
+//     input's.
 //   - Writer, JSON Lines: extras are appended as they are (a record that
 //     has a member named as an extra is written from its fields, without
 //     that member, then the extras). NaN and infinite extras cannot be

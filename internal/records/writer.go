@@ -73,6 +73,11 @@ type Writer struct {
 	// Writers (ShareSchema); nil when not linked.
 	share *schemaShare
 
+	// The columns of an input (SchemaFrom), for an output that gets no
+	// record telling them.
+	fallback       *source
+	fallbackExtras []Extra
+
 	// Parquet
 	pq                    *pqOutput
 	pqMaxRows, pqMaxBytes int64 // row group limits (tests lower them)
@@ -125,6 +130,32 @@ func (w *Writer) settleShared() (bool, error) {
 		cols = sh.pqSrc.columns
 	}
 	return true, w.setColumns(cols, sh.extras)
+}
+
+// SchemaFrom gives w the columns of r's input (a CSV/TSV header, a
+// Parquet schema) and extras of the types given, for when w is closed
+// having written no record that tells its columns and a linked Writer
+// (ShareSchema) none either: the outputs of an input of no records then
+// have the input's columns and the extras, not none. The first input that
+// has columns counts (JSON Lines tells none); records written override it.
+func (w *Writer) SchemaFrom(r *Reader, extras []Extra) {
+	if w.fallback != nil || r.src == nil || (len(r.src.columns) == 0 && r.src.pqSchema == nil) {
+		return
+	}
+	w.fallback, w.fallbackExtras = r.src, slices.Clone(extras)
+}
+
+// settleFallback fixes the columns of a Writer that got none, and whose
+// linked Writer got none, to those SchemaFrom gave.
+func (w *Writer) settleFallback() error {
+	src := w.fallback
+	if w.colsSet || src == nil {
+		return nil
+	}
+	if w.format == FormatParquet && src.format == FormatParquet && src.pqSchema != nil {
+		return w.startParquetSchema(src, w.fallbackExtras)
+	}
+	return w.setColumns(src.columns, w.fallbackExtras)
 }
 
 // heldRecord is a copy of a record waiting for the columns to be known.
@@ -743,6 +774,9 @@ func (w *Writer) Close() error {
 		} else if _, err := w.settleShared(); err != nil {
 			// An output without records keeps the columns of a
 			// linked one's.
+			errs = append(errs, err)
+		} else if err := w.settleFallback(); err != nil {
+			// Or, neither having any, the input's.
 			errs = append(errs, err)
 		}
 	}
