@@ -11,6 +11,9 @@ type CompareRequest struct {
 	Gap int `json:"gap,omitempty"`
 	// Passages keeps the longest Passages passages (0: all).
 	Passages int `json:"passages,omitempty"`
+	// Texts asks for the two compared texts in the answer (TextA, TextB),
+	// as "fpdb --server URL compare" asks to show excerpts.
+	Texts bool `json:"texts,omitempty"`
 }
 
 // CompareText is one side of a comparison: the id of a stored document
@@ -43,6 +46,10 @@ type Comparison struct {
 	Shared     int     `json:"shared_shingles"`
 	// Passages are the shared passages, longest first.
 	Passages []Passage `json:"passages"`
+	// TextA and TextB are the compared texts, decoded to UTF-8, which the
+	// passages' offsets index: given when the request asked for Texts.
+	TextA string `json:"text_a,omitempty"`
+	TextB string `json:"text_b,omitempty"`
 }
 
 // CompareSide describes one compared text.

@@ -77,7 +77,11 @@ func ServeCompare(w http.ResponseWriter, r *http.Request, k int, cmp Comparer) e
 		return err
 	}
 	if !html {
-		return httpapi.WriteJSON(w, http.StatusOK, apiconv.Comparison(c, na, nb, k))
+		out := apiconv.Comparison(c, na, nb, k)
+		if req.Texts {
+			out.TextA, out.TextB = string(c.TextA), string(c.TextB)
+		}
+		return httpapi.WriteJSON(w, http.StatusOK, out)
 	}
 	var page bytes.Buffer
 	if err := report.WriteCompare(&page, report.Pair{NameA: pageName(na, "A"), NameB: pageName(nb, "B"),

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,8 +15,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fpdb/fpdb/api"
 	"github.com/fpdb/fpdb/db"
 	"github.com/fpdb/fpdb/internal/report"
+	"github.com/fpdb/fpdb/internal/textenc"
 	"github.com/fpdb/fpdb/server/apiconv"
 )
 
@@ -47,6 +50,8 @@ document: an existing file wins over an id of the same name. A stored
 document is compared through its stored text, which databases keep unless
 they were created with --no-texts; then give its file instead. Two files
 need no database: without one, the default fingerprint parameters are used.
+With --server, a stored id is looked up on the server, which compares (the
+files are read here and sent); two files are still compared here.
 
 A shared passage is a run of consecutive shingles (ShingleWidth words) that
 both texts hold in the same order, widened to the words it covers, merged
@@ -169,14 +174,21 @@ func (o *compareOptions) run(ctx context.Context, stdin io.Reader, stdout io.Wri
 			defer f.Close()
 		}
 	}
-	opts := passageOptions(o.minWords, o.gap, o.maxPassages)
-	dir, err := o.dir()
-	if err != nil {
-		return err
+	stored := sides[0].stored || sides[1].stored
+	if o.remote() && stored {
+		return o.runRemote(ctx, stdout, sides)
 	}
-	_, statErr := os.Stat(dir)
-	if statErr != nil && !errors.Is(statErr, fs.ErrNotExist) {
-		return failure(statErr)
+	opts := passageOptions(o.minWords, o.gap, o.maxPassages)
+	// Two files through a server need no database: none is opened here.
+	var dir string
+	statErr := fs.ErrNotExist
+	if !o.remote() {
+		if dir, err = o.dir(); err != nil {
+			return err
+		}
+		if _, statErr = os.Stat(dir); statErr != nil && !errors.Is(statErr, fs.ErrNotExist) {
+			return failure(statErr)
+		}
 	}
 	if statErr != nil {
 		for _, s := range sides {
@@ -201,6 +213,66 @@ func (o *compareOptions) run(ctx context.Context, stdin io.Reader, stdout io.Wri
 		return o.compareError(sides, err)
 	}
 	return o.print(stdout, sides, c, d.Params().K)
+}
+
+// runRemote compares through the server: files and standard input are
+// read here and sent as texts, ids name the server's stored documents, and
+// the answer, with both texts, is printed as the local comparison is.
+func (o *compareOptions) runRemote(ctx context.Context, stdout io.Writer, sides [2]*side) error {
+	c, err := o.client()
+	if err != nil {
+		return failure(err)
+	}
+	req := api.CompareRequest{Gap: o.gap, Passages: o.maxPassages, Texts: true}
+	req.MinWords = &o.minWords
+	for i, s := range sides {
+		t, err := remoteCompareText(s)
+		if err != nil {
+			return failure(asInputError(newOpError("compare "+s.arg, err)))
+		}
+		if i == 0 {
+			req.A = t
+		} else {
+			req.B = t
+		}
+	}
+	res, err := c.Compare(ctx, req)
+	if err != nil {
+		return o.compareError(sides, fromServer(err))
+	}
+	cmp, err := apiconv.FromComparison(res)
+	if err != nil {
+		return failure(fmt.Errorf("compare: the server's answer: %w", err))
+	}
+	return o.print(stdout, sides, cmp, res.K)
+}
+
+// remoteCompareText returns the request's form of one side: a stored id,
+// or the text read here. A text that the server would not read byte for
+// byte as UTF-8 (another encoding, a byte-order mark) is decoded here, as
+// the server would decode it, and sent as UTF-8: a JSON request carries
+// UTF-8 only.
+func remoteCompareText(s *side) (api.CompareText, error) {
+	if s.stored {
+		return api.CompareText{ID: s.arg}, nil
+	}
+	text, err := io.ReadAll(s.in.Reader)
+	if err != nil {
+		return api.CompareText{}, err
+	}
+	to := textInput(s.in.TextOptions)
+	eo := textenc.Options{Encoding: s.in.TextOptions.Encoding, Markup: s.in.TextOptions.Format == db.FormatHTML}
+	if !textenc.Verbatim(text, eo) {
+		r, _, err := textenc.NewReader(bytes.NewReader(text), eo)
+		if err != nil {
+			return api.CompareText{}, err
+		}
+		if text, err = io.ReadAll(r); err != nil {
+			return api.CompareText{}, err
+		}
+		to.Encoding = "utf-8"
+	}
+	return api.CompareText{Text: string(text), Name: s.in.Name, TextInput: to}, nil
 }
 
 // passageOptions returns the options of db.Compare for the flags

@@ -1,7 +1,7 @@
 package main
 
 // The command line as a client of "fpdb serve": with --server URL, add,
-// query, get, delete, pairs, clusters, stats, export and import send their work to the
+// query, get, delete, compare, pairs, clusters, stats, export and import send their work to the
 // server instead of opening --db. Texts are still read here (files,
 // directories, standard input, --format and --encoding) and sent as they
 // are; the server fingerprints them. The answers are turned into the db
@@ -38,7 +38,7 @@ const (
 )
 
 // remoteCommands are the commands that work through a server.
-var remoteCommands = []string{"add", "query", "get", "delete", "pairs", "clusters", "stats", "export", "import"}
+var remoteCommands = []string{"add", "query", "get", "delete", "compare", "pairs", "clusters", "stats", "export", "import"}
 
 // localOnly are the commands that neither open a database nor talk to a
 // server: --server (or $FPDB_SERVER) does not concern them.
@@ -49,7 +49,7 @@ var localOnly = []string{"version", "man", "completion", "help", cobra.ShellComp
 func (g *globalOptions) registerRemote(root *cobra.Command) {
 	f := root.PersistentFlags()
 	f.StringVar(&g.server, "server", os.Getenv(envServer),
-		"work through the fpdb server at `URL` (fpdb serve) instead of --db: add, query, get, delete, pairs, clusters, stats, export and import (default $"+envServer+")")
+		"work through the fpdb server at `URL` (fpdb serve) instead of --db: add, query, get, delete, compare, pairs, clusters, stats, export and import (default $"+envServer+")")
 	f.Lookup("server").DefValue = "" // help output does not depend on the environment
 	f.StringVar(&g.tokenFile, "token-file", "", "with --server: read the server's token from `FILE` (default: $"+envToken+")")
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {

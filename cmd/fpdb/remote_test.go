@@ -136,6 +136,16 @@ func TestRemoteSameAsLocal(t *testing.T) {
 		{args: []string{"query", "--threshold", "0.95", corpus + "lighthouse.txt", corpus + "chess.txt"}, code: exitOK},
 		{args: []string{"query", "--threshold", "0.5", "--explain", recs}, code: exitInput},
 		{args: []string{"query", "--json", "--id-field", "", recs}, code: exitInput},
+		// compare: files, stored ids, standard input, another encoding,
+		// JSON, HTML, passage options, an unknown id, a binary file.
+		{args: []string{"compare", corpus + "bees.txt", corpus + "bees-edited.txt"}, code: exitOK},
+		{args: []string{"compare", "--json", "--min-words", "0", "--passages", "2", corpus + "bread-edited.txt", "tides-stdin"}, code: exitOK},
+		{args: []string{"compare", "-", "tides-stdin"}, stdin: string(tides), code: exitOK},
+		{args: []string{"compare", "--html", "-", "page", "tides-stdin"}, code: exitOK},
+		{args: []string{"compare", "--json", "--encoding", "latin1", corpus + "volcano.txt", "volcano"}, code: exitOK},
+		{args: []string{"compare", "--gap", "3", html, "tides-stdin"}, code: exitOK},
+		{args: []string{"compare", "nope", corpus + "bees.txt"}, code: exitInput},
+		{args: []string{"compare", bad + "binary.bin", corpus + "bees.txt"}, code: exitInput},
 		// get.
 		{args: []string{"get", "testdata/corpus/bees.txt"}, code: exitOK},
 		{args: []string{"get", "--json", "tides-stdin"}, code: exitOK},
@@ -294,7 +304,11 @@ func TestRemoteErrors(t *testing.T) {
 	if r := runFPDB(t, "", "compare", corpus+"bees.txt", corpus+"bees-edited.txt").mustCode(t, exitOK); !strings.Contains(r.stdout, "resemblance") {
 		t.Errorf("compare of two files with $FPDB_SERVER set: %q", r.stdout)
 	}
-	runFPDB(t, "", "--server", gone, "compare", corpus+"bees.txt", corpus+"bees-edited.txt").mustCode(t, exitFailure)
+	// Nor does --server: only a stored id is looked up through the server.
+	runFPDB(t, "", "--server", gone, "compare", corpus+"bees.txt", corpus+"bees-edited.txt").mustCode(t, exitOK)
+	if r := runFPDB(t, "", "--server", gone, "compare", corpus+"bees.txt", "stored-id").mustCode(t, exitFailure); !strings.Contains(r.stderr, "no fpdb server") {
+		t.Errorf("compare with a stored id through a server that is gone: %q", r.stderr)
+	}
 	r = runFPDB(t, "", "--server", "", "stats").mustCode(t, exitFailure)
 	if !strings.Contains(r.stderr, "--server is empty") {
 		t.Errorf("--server '': %q", r.stderr)

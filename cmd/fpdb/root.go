@@ -93,8 +93,8 @@ The database is the directory given by --db, by default $` + envDB + ` if it is
 set, else ` + defaultDBDir + `. "fpdb add" creates it; the other commands
 require it to exist.
 
-With --server URL (default $` + envServer + `) add, query, get, delete, pairs,
-clusters and stats work through that fpdb server ("fpdb serve") instead of
+With --server URL (default $` + envServer + `) add, query, get, delete, compare,
+pairs, clusters, stats, export and import work through that fpdb server ("fpdb serve") instead of
 --db, with the same output and exit status; the texts are read here and sent.
 --token-file FILE (default $` + envToken + `, the token itself) gives the server's
 token. Any other command with --server is a usage error.

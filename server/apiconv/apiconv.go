@@ -77,6 +77,40 @@ func Comparison(c *db.Comparison, a, b Named, k int) api.Comparison {
 	return out
 }
 
+// FromComparison returns the db form of c, an answer that carries its
+// texts (api.CompareRequest.Texts), for printing as "fpdb compare" prints
+// its own. A passage that does not lie within its text is an error, so
+// that a wrong answer cannot make the printing fail.
+func FromComparison(c *api.Comparison) (*db.Comparison, error) {
+	fa, errA := db.ParseFormat(c.A.Format)
+	fb, errB := db.ParseFormat(c.B.Format)
+	if err := errors.Join(errA, errB); err != nil {
+		return nil, fmt.Errorf("comparison: %w", err)
+	}
+	side := func(s api.CompareSide) db.Side { return db.Side{Bytes: s.Bytes, Words: s.Words, Shingles: s.Shingles} }
+	out := &db.Comparison{
+		Figures: db.Figures{A: side(c.A), B: side(c.B), Shared: c.Shared, Jaccard: c.Jaccard,
+			ContainedA: c.ContainedA, ContainedB: c.ContainedB, Estimated: c.Estimated, Hamming: c.Hamming,
+			Passages: make([]db.Passage, len(c.Passages))},
+		TextA: []byte(c.TextA), TextB: []byte(c.TextB), FormatA: fa, FormatB: fb,
+	}
+	span := func(s api.Span, text string) (db.Span, error) {
+		if s.Start < 0 || s.Start > s.End || s.End > int64(len(text)) {
+			return db.Span{}, fmt.Errorf("comparison: passage [%d, %d) is not within its text of %d bytes", s.Start, s.End, len(text))
+		}
+		return db.Span{Start: s.Start, End: s.End, Word: s.Word, Words: s.Words, Line: s.Line, Col: s.Col, EndLine: s.EndLine, EndCol: s.EndCol}, nil
+	}
+	for i, p := range c.Passages {
+		a, errA := span(p.A, c.TextA)
+		b, errB := span(p.B, c.TextB)
+		if err := errors.Join(errA, errB); err != nil {
+			return nil, err
+		}
+		out.Passages[i] = db.Passage{A: a, B: b}
+	}
+	return out, nil
+}
+
 // Template returns the API form of t.
 func Template(t db.Template) api.Template {
 	return api.Template{Name: t.Name, Shingles: t.Shingles, Format: t.Format.String(), Bytes: len(t.Text),
