@@ -636,7 +636,7 @@ func (h *httpHandler) clusters(w http.ResponseWriter, r *http.Request) error {
 		if cd := docs[c.Center]; cd != nil {
 			for _, id := range c.IDs {
 				if d := docs[id]; d != nil && len(d.Fingerprint) == len(cd.Fingerprint) {
-					c.Cohesion = min(c.Cohesion, index.Similarity(h.n.smap.K, bitvec.Hamming(d.Fingerprint, cd.Fingerprint)))
+					c.Cohesion = min(c.Cohesion, max(0, index.Similarity(h.n.smap.K, bitvec.Hamming(d.Fingerprint, cd.Fingerprint))))
 				}
 			}
 		}

@@ -2,6 +2,7 @@ package db
 
 import (
 	"cmp"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -258,5 +259,39 @@ func TestClustersExclude(t *testing.T) {
 	slices.SortFunc(got, func(a, b []string) int { return cmp.Compare(a[0], b[0]) })
 	if wantC := components(docs, pairs); !slices.EqualFunc(got, wantC, slices.Equal) {
 		t.Fatalf("%d components, brute force without the excluded %d", len(got), len(wantC))
+	}
+}
+
+// TestClusterCohesionNotNegative: in a component that chains far, the
+// estimated resemblance of its ends falls below 0 (1 − 2h/k with h > k/2);
+// Similarities and Cohesion report it as 0, as compare does.
+func TestClusterCohesionNotNegative(t *testing.T) {
+	d := openTest(t, "", nil)
+	k := d.Params().K
+	r := rand.New(rand.NewPCG(4, 4))
+	fp := randFP(r, k)
+	const links, step = 10, 40 // each link flips 40 bits the others do not: the ends are 400 apart
+	var chain []Input
+	for i := range links {
+		chain = append(chain, Input{ID: fmt.Sprintf("link-%02d", i), Fingerprint: slices.Clone(fp)})
+		for j := i * step; j < (i+1)*step; j++ {
+			fp[j/64] ^= 1 << (j % 64)
+		}
+	}
+	addBatch(t, d, chain)
+	cs, _, err := d.Clusters(ctx, ClusterOptions{PairsOptions: PairsOptions{Threshold: index.Similarity(k, step)}, Keep: KeepFirst})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != 1 || len(cs[0].IDs) != links {
+		t.Fatalf("clusters %+v, want one chain of %d", cs, links)
+	}
+	if cs[0].Cohesion != 0 {
+		t.Errorf("cohesion %v, want 0 (the ends' estimate is %v)", cs[0].Cohesion, index.Similarity(k, step*(links-1)))
+	}
+	for i, s := range cs[0].Similarities {
+		if s < 0 || s > 1 {
+			t.Errorf("similarity of %s to the center: %v", cs[0].IDs[i], s)
+		}
 	}
 }

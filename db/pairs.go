@@ -248,7 +248,8 @@ type Cluster struct {
 	// center under ClusterCenters, else Keep, else the first stored.
 	Center string
 	// Similarities are the estimated resemblances of the members (in IDs'
-	// order) to Center (1 for Center itself).
+	// order) to Center (1 for Center itself), at least 0 as compare
+	// reports them (an estimate of unrelated fingerprints can fall below).
 	Similarities []float64
 	// Cohesion is the least estimated resemblance of a member to Center
 	// (1 for identical fingerprints). Below the threshold, the cluster
@@ -379,7 +380,7 @@ func (d *DB) Clusters(ctx context.Context, o ClusterOptions) (_ []Cluster, _ Pai
 		c.Cohesion = 1
 		c.Similarities = make([]float64, len(ps))
 		for j, p := range ps {
-			c.Similarities[j] = index.Similarity(s.k, bitvec.Hamming(s.fps.Fingerprint(int(p)), s.fps.Fingerprint(int(ps[center]))))
+			c.Similarities[j] = max(0, index.Similarity(s.k, bitvec.Hamming(s.fps.Fingerprint(int(p)), s.fps.Fingerprint(int(ps[center])))))
 			c.Cohesion = min(c.Cohesion, c.Similarities[j])
 		}
 		if keep >= 0 {
