@@ -186,7 +186,7 @@ func analyzeText(p fingerprint.Params, in *CompareInput, limit int64) (*evidence
 		return nil, 0, err
 	}
 	if int64(len(data)) > limit {
-		return nil, 0, fmt.Errorf("%w: more than %d bytes", ErrTextTooLarge, limit)
+		return nil, 0, fmt.Errorf("%w: more than the %d bytes a comparison reads", ErrTextTooLarge, limit)
 	}
 	if f == normalize.FormatAuto {
 		f = normalize.Sniff(data[:min(len(data), normalize.SniffLen)])
@@ -211,6 +211,12 @@ func (d *DB) compareDoc(ctx context.Context) storedDoc {
 		st, fp, err := d.textAndFingerprint(in.ID)
 		if err != nil {
 			return nil, 0, err
+		}
+		// A stored text may be longer (Options.MaxTextSize) than a
+		// comparison reads: its analysis would take as much memory as a
+		// text's that Compare refuses.
+		if len(st.Text) > MaxCompareText {
+			return nil, 0, fmt.Errorf("%w: stored text of %q: %d bytes, more than the %d a comparison reads", ErrTextTooLarge, in.ID, len(st.Text), MaxCompareText)
 		}
 		f := normalize.FormatText
 		if st.Format == FormatHTML {

@@ -3,6 +3,7 @@ package db
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -130,5 +131,27 @@ func TestContainmentRefusesApproximatePlans(t *testing.T) {
 		if _, err := d.Query(ctx, []byte(compareNew), QueryOptions{Containment: 0.5, Plan: Plan{Kind: k, Tau: 1}}); !errors.Is(err, ErrInvalidOptions) {
 			t.Errorf("plan %v with Containment: %v", k, err)
 		}
+	}
+}
+
+// TestCompareStoredTooLarge: a stored text longer than MaxCompareText (a
+// database whose MaxTextSize allows it) is refused by Compare as a text of
+// that length is, not analyzed at its memory cost.
+func TestCompareStoredTooLarge(t *testing.T) {
+	d := openTest(t, "", &Options{KeepTexts: true, MaxTextSize: MaxCompareText + 1<<20})
+	var b strings.Builder
+	for i := 0; b.Len() <= MaxCompareText; i++ {
+		fmt.Fprintf(&b, "w%d ", i%100000)
+	}
+	if _, err := d.Add(ctx, Input{ID: "huge", Text: []byte(b.String())}, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err := d.Compare(ctx, CompareInput{ID: "huge"}, CompareInput{Text: []byte(compareOld)}, nil)
+	if !errors.Is(err, ErrTextTooLarge) || !strings.Contains(err.Error(), `"huge"`) {
+		t.Fatalf("compare of a stored text of %d bytes: %v, want ErrTextTooLarge naming it", b.Len(), err)
+	}
+	_, err = d.Compare(ctx, CompareInput{Text: []byte(b.String())}, CompareInput{Text: []byte(compareOld)}, nil)
+	if !errors.Is(err, ErrTextTooLarge) {
+		t.Fatalf("compare of a text of %d bytes: %v, want ErrTextTooLarge", b.Len(), err)
 	}
 }

@@ -47,8 +47,9 @@ var (
 	ErrNoText = errors.New("fpdb: no stored text")
 	// ErrTextTooLarge is returned (wrapped, naming the document) when a
 	// database that keeps texts is given a text longer than
-	// Options.MaxTextSize; the document is not stored.
-	ErrTextTooLarge = errors.New("fpdb: text too large to keep")
+	// Options.MaxTextSize (the document is not stored), and by Compare
+	// for a text or stored text longer than MaxCompareText.
+	ErrTextTooLarge = errors.New("fpdb: text too large")
 	// ErrIDSpaceExhausted is returned when all 2^32 internal ids were used.
 	ErrIDSpaceExhausted = errors.New("fpdb: internal id space exhausted")
 
