@@ -185,7 +185,7 @@ var httpErrors = []httpapi.Class{
 	{Status: http.StatusRequestTimeout, Code: api.CodeTimeout, Errs: []error{os.ErrDeadlineExceeded, context.DeadlineExceeded}},
 	{Status: http.StatusNotFound, Code: api.CodeNotFound, Errs: []error{db.ErrNotFound}},
 	{Status: http.StatusBadRequest, Code: api.CodeBadRequest,
-		Errs: slices.Concat(httpapi.InputErrors, []error{ErrInvalidOptions, db.ErrBadExport, db.ErrNotEmpty}),
+		Errs: slices.Concat(httpapi.InputErrors, []error{ErrInvalidOptions, db.ErrBadExport, db.ErrNotEmpty, db.ErrEmptyPrefix}),
 		As:   func(err error) bool { return errors.As(err, new(*db.ParamsError)) }},
 }
 
@@ -490,7 +490,7 @@ func (h *httpHandler) query(w http.ResponseWriter, r *http.Request) error {
 	}
 	switch {
 	case o.Limit < 0:
-		return httpapi.BadRequest("negative limit %d", o.Limit)
+		return fmt.Errorf("query: %w: negative limit %d", db.ErrInvalidOptions, o.Limit)
 	case req.Shingles < 0:
 		return fmt.Errorf("query: %w: negative Shingles %d", db.ErrInvalidOptions, req.Shingles)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -232,8 +233,52 @@ func TestHTTP(t *testing.T) {
 		wantStatus(t, "plan scan", err, http.StatusNotImplemented, codeNotImplemented)
 		_, err = cs[0].Query(ctx, api.QueryRequest{Text: riverText, Recall: 0.99})
 		wantStatus(t, "recall without plan approx", err, http.StatusBadRequest, api.CodeBadRequest)
+		_, err = cs[0].Query(ctx, api.QueryRequest{Text: riverText, Limit: -1})
+		if ce := wantStatus(t, "negative limit", err, http.StatusBadRequest, api.CodeBadRequest); ce.Reason != "invalid_options" {
+			t.Errorf("negative limit: reason %q, want invalid_options as one database gives", ce.Reason)
+		}
+		resp, err := http.Post(cs[0].URL()+"/v1/delete", "application/json", strings.NewReader(`{"prefix": ""}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ae api.ErrorBody
+		if err := json.NewDecoder(resp.Body).Decode(&ae); err != nil || resp.StatusCode != http.StatusBadRequest || ae.Error.Reason != "empty_prefix" {
+			t.Errorf("delete of an empty prefix: %d %+v (%v), want 400 empty_prefix", resp.StatusCode, ae, err)
+		}
+		resp.Body.Close()
 		_, err = cs[0].BatchChecked(ctx, []api.AddRequest{{ID: "b-1", Text: riverText, Replace: true}}, api.BatchCheck{Threshold: 0.8})
 		wantStatus(t, "checked batch with replace", err, http.StatusNotImplemented, codeNotImplemented)
+	})
+
+	// The documents of one batch are added in their order, as one
+	// database adds them: keep oldest chooses the first, not the least id.
+	t.Run("BatchOrder", func(t *testing.T) {
+		var words []string
+		for i := range 120 {
+			words = append(words, fmt.Sprintf("ordw%d", i*7919%1000))
+		}
+		text := strings.Join(words, " ")
+		if _, err := cs[1].Batch(ctx, []api.AddRequest{{ID: "order-z", Text: text}, {ID: "order-a", Text: text + " tail"}}); err != nil {
+			t.Fatal(err)
+		}
+		for keep, want := range map[string]string{"oldest": "order-z", "newest": "order-a"} {
+			var got *api.Cluster
+			err := cs[0].Clusters(ctx, client.ClustersOptions{Threshold: 0.8, Keep: keep}, func(c api.Cluster) error {
+				if slices.Contains(c.IDs, "order-z") {
+					got = &c
+				}
+				return nil
+			})
+			if err != nil || got == nil {
+				t.Fatalf("clusters keep %s: %v, cluster %v", keep, err, got)
+			}
+			if got.Keep != want || !slices.Equal(got.IDs, []string{"order-z", "order-a"}) {
+				t.Errorf("keep %s: ids %q keep %q, want [order-z order-a] keep %q", keep, got.IDs, got.Keep, want)
+			}
+		} // The other subtests do not expect them.
+		if _, err := cs[1].DeleteMany(ctx, api.DeleteRequest{IDs: []string{"order-z", "order-a"}}); err != nil {
+			t.Fatal(err)
+		}
 	})
 
 	t.Run("Delete", func(t *testing.T) {

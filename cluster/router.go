@@ -565,7 +565,10 @@ func (r *Router) Add(ctx context.Context, docs []db.Input, o AddOptions) ([]AddR
 			return nil, errs[i]
 		}
 		if doc.Added.IsZero() {
-			doc.Added = now
+			// Each document of a call is added after the one before, as
+			// a database adds a batch in order: keep oldest and newest
+			// then choose as one database would.
+			doc.Added = now.Add(time.Duration(i))
 		}
 		req.docs = append(req.docs, doc)
 	}
