@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -140,6 +141,20 @@ func TestSmoke(t *testing.T) {
 	}
 	if res[0].Stored || len(res[0].Matches) != 2 {
 		t.Fatalf("check-then-add: %+v", res[0])
+	}
+	// A document whose log entry cannot fit in a log message (a source of
+	// 7 MiB) is refused at once, and the router goes on adding.
+	bctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	_, err = r.Add(bctx, []db.Input{{ID: "big-source", Fingerprint: randomFP(rng, 512), Source: strings.Repeat("s", 7<<20)}}, AddOptions{})
+	cancel()
+	if !errors.Is(err, db.ErrTextTooLarge) {
+		t.Fatalf("a 7 MiB source: %v, want ErrTextTooLarge", err)
+	}
+	if _, err := r.Add(ctx, []db.Input{{ID: "after-big", Fingerprint: randomFP(rng, 512)}}, AddOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Delete(ctx, []string{"after-big"}); err != nil {
+		t.Fatal(err)
 	}
 	// One call with an id twice: the last version wins, as in one database.
 	v2 := randomFP(rng, 512)

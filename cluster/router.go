@@ -564,6 +564,12 @@ func (r *Router) Add(ctx context.Context, docs []db.Input, o AddOptions) ([]AddR
 		if errs[i] != nil {
 			return nil, errs[i]
 		}
+		// An entry must fit in one log message (its source is not
+		// bounded otherwise): refused now, not retried until the call's
+		// time runs out while the adds queued behind it wait.
+		if es := entrySize(doc); es > r.maxMessage {
+			return nil, fmt.Errorf("fpdb cluster: add %q: %w: its log entry (id, source, fingerprint) takes %d bytes, more than the %d a log message holds", doc.ID, db.ErrTextTooLarge, es, r.maxMessage)
+		}
 		if doc.Added.IsZero() {
 			// Each document of a call is added after the one before, as
 			// a database adds a batch in order: keep oldest and newest
@@ -692,10 +698,12 @@ func (r *Router) retry(ctx context.Context, what string, fn func(context.Context
 }
 
 // permanent reports a JetStream error that a retry cannot mend: a request
-// refused as such (4xx), other than a message id still in process (409).
+// refused as such (4xx), other than a message id still in process (409),
+// or a message larger than the servers take.
 func permanent(err error) bool {
 	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && apiErr.Code >= 400 && apiErr.Code < 500 && apiErr.Code != 409 && apiErr.Code != 408
+	return errors.Is(err, nats.ErrMaxPayload) ||
+		errors.As(err, &apiErr) && apiErr.Code >= 400 && apiErr.Code < 500 && apiErr.Code != 409 && apiErr.Code != 408
 }
 
 // retryEach is retry with attempts bounded by per.
