@@ -255,7 +255,7 @@ func (rep jsonCurve) writeText(w io.Writer) {
 	}
 	tw.Flush()
 	for _, b := range rep.Below {
-		fmt.Fprintf(w, "  a pair of resemblance %.2f is reported with probability %s\n", b.Resemblance, fmtProb(b.Probability))
+		fmt.Fprintf(w, "  a pair of resemblance %s is reported with probability %s\n", fmtR(b.Resemblance), fmtProb(b.Probability))
 	}
 }
 
@@ -337,7 +337,7 @@ func (o *tuneOptions) runCatch(ctx context.Context, d *db.DB, k int, stdout io.W
 	fmt.Fprintf(&b, "  --threshold %s   (at most %d of %d bits differ)\n\n", fmtR(rec.Threshold), rec.Radius, k)
 	fmt.Fprintf(&b, "  a pair of resemblance %s is reported with probability %s\n", fmtR(o.catch), fmtProb(rec.Probability))
 	for _, x := range rep.Below {
-		fmt.Fprintf(&b, "  a pair of resemblance %.2f is reported with probability %s (a false report if only %s counts)\n", x.Resemblance, fmtProb(x.Probability), fmtR(o.catch))
+		fmt.Fprintf(&b, "  a pair of resemblance %s is reported with probability %s (a false report if only %s counts)\n", fmtR(x.Resemblance), fmtProb(x.Probability), fmtR(o.catch))
 	}
 	if q := rep.Query; q != nil {
 		fmt.Fprintf(&b, "\n  query at this threshold on this database (%s): plan %s, estimated %s", plural(q.Docs, "document"), q.Plan, fmtMS(q.EstimatedMS))

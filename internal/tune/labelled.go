@@ -93,8 +93,9 @@ func wilson(s, n int) Interval {
 
 // Goal says which threshold Best picks.
 type Goal struct {
-	// MinPrecision, if > 0, picks the lowest threshold (the most recall)
-	// whose precision is at least MinPrecision.
+	// MinPrecision, if > 0, picks, among the thresholds whose precision
+	// is at least MinPrecision, the highest one of the most recall (a
+	// lower threshold that reports no more labelled pair gains nothing).
 	MinPrecision float64
 	// MinRecall, if > 0, picks the highest threshold (the most precision)
 	// whose recall is at least MinRecall.
@@ -117,10 +118,14 @@ func Best(scores []Score, g Goal) (Score, error) {
 		if !(g.MinPrecision > 0 && g.MinPrecision <= 1) {
 			return Score{}, fmt.Errorf("%w: least precision %v (want a value in (0, 1])", ErrInvalid, g.MinPrecision)
 		}
-		for i := len(scores) - 1; i >= 0; i-- {
-			if scores[i].TP+scores[i].FP > 0 && scores[i].Precision >= g.MinPrecision {
-				return scores[i], nil
+		best := -1
+		for i, s := range scores { // highest threshold first
+			if s.TP+s.FP > 0 && s.Precision >= g.MinPrecision && (best < 0 || s.Recall > scores[best].Recall) {
+				best = i
 			}
+		}
+		if best >= 0 {
+			return scores[best], nil
 		}
 		return Score{}, fmt.Errorf("%w: no threshold reaches precision %v on these pairs", ErrInvalid, g.MinPrecision)
 	case g.MinRecall != 0:

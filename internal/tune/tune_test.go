@@ -234,6 +234,16 @@ func TestEvaluateAndBest(t *testing.T) {
 	if err != nil || p.Radius != 5 {
 		t.Errorf("precision 1: radius %d (%v), want 5", p.Radius, err)
 	}
+	// Labelled duplicates only, all close: every threshold below theirs
+	// has the same counts, and the highest of them is the answer.
+	close := []Labelled{{Hamming: 3, Dup: true}, {Hamming: 5, Dup: true}}
+	cs, err := Evaluate(k, close)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := Best(cs, Goal{MinPrecision: 0.95}); err != nil || p.Radius != 5 {
+		t.Errorf("duplicates at 3 and 5 bits, precision 0.95: radius %d (%v), want 5", p.Radius, err)
+	}
 	r, err := Best(scores, Goal{MinRecall: 1})
 	if err != nil || r.Radius != 9 {
 		t.Errorf("recall 1: radius %d (%v), want 9", r.Radius, err)
