@@ -159,7 +159,7 @@ func (s *Suite) runContainment(ctx context.Context) error {
 	sameRecall := PlanRunner{Name: "resemblance at the same recall", Feasible: func(int) error { return nil },
 		Run: func(ctx context.Context, q []uint64, rh int) ([]index.Hit, QueryCounters, error) {
 			cc, qs := cOf[rh], qsize[&q[0]]
-			floor := minhash.ContainmentFloor(cc, qs, maxSize)
+			floor := max(minhash.ContainmentFloor(cc, qs, maxSize), minhash.ContainmentNoise(c.K))
 			if floor > 1 {
 				return nil, QueryCounters{Recall: 1}, nil
 			}
@@ -170,7 +170,7 @@ func (s *Suite) runContainment(ctx context.Context) error {
 			var keep []db.Match
 			for _, m := range qr.Matches {
 				id, _ := strconv.Atoi(m.ID)
-				if minhash.Containment(m.Similarity, qs, w.Sizes[id]) >= cc {
+				if minhash.EstimateContainment(c.K, m.Similarity, qs, w.Sizes[id]) >= cc {
 					keep = append(keep, m)
 				}
 			}

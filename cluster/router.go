@@ -1055,6 +1055,6 @@ func (r *Router) checkPair(c *candidate, id string, fp []uint64, hash [16]byte, 
 	m := db.Match{ID: id, Hamming: h, Similarity: index.Similarity(r.smap.K, h),
 		Exact: hash != ([16]byte{}) && hash == c.doc.ContentHash}
 	w := r.smap.ShingleWidth
-	m.SetContainment(db.SetSize(c.doc.Shingles, c.doc.Words, w), db.SetSize(shingles, words, w))
+	m.SetContainment(r.smap.K, db.SetSize(c.doc.Shingles, c.doc.Words, w), db.SetSize(shingles, words, w))
 	c.match(m)
 }

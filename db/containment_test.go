@@ -109,7 +109,7 @@ func TestContainmentQueryOracle(t *testing.T) {
 						h += bits.OnesCount64(s.fp[i] ^ res.FP[i])
 					}
 					r := minhash.Similarity(d.params.K, h)
-					if minhash.Containment(r, res.Distinct, s.size) >= c && r >= thr {
+					if minhash.EstimateContainment(d.params.K, r, res.Distinct, s.size) >= c && r >= thr {
 						want = append(want, id)
 					}
 				}
@@ -366,7 +366,7 @@ func TestContainmentSplitOracle(t *testing.T) {
 				var want []string
 				for id, s := range model {
 					r := minhash.Similarity(k, bitvec.Hamming(q, s.fp))
-					if minhash.Containment(r, qsize, s.size) >= c {
+					if minhash.EstimateContainment(k, r, qsize, s.size) >= c {
 						want = append(want, id)
 					}
 				}
@@ -400,4 +400,40 @@ func TestContainmentSplitOracle(t *testing.T) {
 		t.Fatalf("only %d queries compared the large documents apart: the test does not test the split", split)
 	}
 	t.Logf("%d of %d queries split by size", split, len(queries)*9)
+}
+
+// TestContainmentNoise: a resemblance estimate within the noise of two
+// unrelated sets (below 4/√k) is no containment, however much larger the
+// document is than the query; above it, containment is estimated.
+func TestContainmentNoise(t *testing.T) {
+	d := openTest(t, t.TempDir(), nil)
+	k := d.Params().K
+	rng := rand.New(rand.NewPCG(8, 8))
+	q := randFP(rng, k)
+	flip := func(h int) []uint64 { // q with its first h bits flipped
+		fp := slices.Clone(q)
+		for j := range h {
+			fp[j/64] ^= 1 << (j % 64)
+		}
+		return fp
+	}
+	hNoise := int(float64(k) * (1 - 0.5*minhash.ContainmentNoise(k)) / 2) // r̂ about half the noise floor
+	hClear := int(float64(k) * (1 - 1.5*minhash.ContainmentNoise(k)) / 2)
+	addBatch(t, d, []Input{
+		{ID: "huge-unrelated", Fingerprint: flip(hNoise), Shingles: 100000},
+		{ID: "larger-related", Fingerprint: flip(hClear), Shingles: 1000},
+	})
+	res, err := d.QueryFingerprint(ctx, q, QueryOptions{Containment: 0.8, Shingles: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Matches) != 1 || res.Matches[0].ID != "larger-related" || res.Matches[0].QueryInDoc < 0.8 {
+		t.Fatalf("containment 0.8 of a 100-shingle query: %+v, want larger-related only", res.Matches)
+	}
+	var m Match
+	m.Similarity = minhash.Similarity(k, hNoise)
+	m.SetContainment(k, 100, 100000)
+	if m.QueryInDoc != 0 || m.DocInQuery != 0 {
+		t.Fatalf("containments %v, %v at resemblance %v (noise below %v), want 0", m.QueryInDoc, m.DocInQuery, m.Similarity, minhash.ContainmentNoise(k))
+	}
 }

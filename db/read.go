@@ -123,6 +123,8 @@ func (d *DB) planSearch(q query, o QueryOptions) (p searchPlan, none bool) {
 		if floor > 1+1e-9 {
 			return -1
 		}
+		// Below the estimate's noise no containment is estimated.
+		floor = max(floor, minhash.ContainmentNoise(k))
 		return index.Radius(k, max(o.Threshold, min(floor-1e-9, 1)))
 	}
 	upper := func(c int) uint64 { return 1<<(c+1) - 1 } // the largest size of class c
@@ -251,7 +253,7 @@ func (d *DB) searchLocked(ctx context.Context, q query, o QueryOptions, skip str
 	if o.Containment > 0 {
 		accept = func(id uint32, dist int) bool {
 			size := d.docs.size(id)
-			return size > 0 && minhash.Containment(index.Similarity(k, dist), q.size, size) >= o.Containment-1e-9
+			return size > 0 && minhash.EstimateContainment(k, index.Similarity(k, dist), q.size, size) >= o.Containment-1e-9
 		}
 	}
 	var hits []index.Hit
@@ -301,7 +303,7 @@ func (d *DB) match(q query, o QueryOptions, ext string, dist int, hash [16]byte,
 		Hamming:    dist,
 		Exact:      q.hasHash && hash == q.hash,
 	}
-	m.SetContainment(q.size, size)
+	m.SetContainment(d.params.K, q.size, size)
 	return m, m.Similarity >= o.Threshold && (o.Containment <= 0 || m.QueryInDoc >= o.Containment)
 }
 
@@ -459,12 +461,15 @@ type Match struct {
 }
 
 // SetContainment sets m's QueryInDoc and DocInQuery, estimated from
-// m.Similarity and the shingle set sizes (see SetSize) of the query and of
-// the document; both are left as they are when a size is unknown (0).
-func (m *Match) SetContainment(querySize, docSize int) {
+// m.Similarity of k-bit fingerprints and the shingle set sizes (see
+// SetSize) of the query and of the document; both are left as they are
+// when a size is unknown (0), and are 0 when the resemblance is within the
+// estimate's noise (below 4/√k: 0.177 at k = 512), where the sizes' ratio
+// would make noise a containment.
+func (m *Match) SetContainment(k, querySize, docSize int) {
 	if querySize > 0 && docSize > 0 {
-		m.QueryInDoc = minhash.Containment(m.Similarity, querySize, docSize)
-		m.DocInQuery = minhash.Containment(m.Similarity, docSize, querySize)
+		m.QueryInDoc = minhash.EstimateContainment(k, m.Similarity, querySize, docSize)
+		m.DocInQuery = minhash.EstimateContainment(k, m.Similarity, docSize, querySize)
 	}
 }
 

@@ -34,6 +34,23 @@ func Containment(r float64, a, b int) float64 {
 	return min(r*float64(a+b)/((1+r)*float64(a)), 1)
 }
 
+// ContainmentNoise returns the least estimated resemblance from which
+// EstimateContainment estimates a containment for k-bit fingerprints:
+// 4/√k, four standard deviations of the estimate of two unrelated sets (of
+// which about 3 in 100 000 reach it). Below it the estimate is noise, which
+// Containment would multiply by the ratio of the sizes: a small query
+// would be "contained" in most very large documents. 0.177 at k = 512.
+func ContainmentNoise(k int) float64 { return 4 / math.Sqrt(float64(k)) }
+
+// EstimateContainment is Containment for k-bit fingerprints: 0 when r is
+// below ContainmentNoise(k).
+func EstimateContainment(k int, r float64, a, b int) float64 {
+	if k <= 0 || r < ContainmentNoise(k) {
+		return 0
+	}
+	return Containment(r, a, b)
+}
+
 // ContainmentFloor returns the least resemblance r at which
 // Containment(r, a, b) reaches c: c·a / (a(1 − c) + b). It grows with a
 // and falls as b grows: a larger B needs less resemblance to contain A.
