@@ -320,8 +320,8 @@ func (o *reportOptions) pairEvidence(ctx context.Context, d *db.DB, p db.Pair, g
 	}
 	if a.Shingles > 0 && b.Shingles > 0 {
 		cp.HasEstimate = true
-		cp.EstContainedA = minhash.Containment(p.Similarity, a.Shingles, b.Shingles)
-		cp.EstContainedB = minhash.Containment(p.Similarity, b.Shingles, a.Shingles)
+		cp.EstContainedA = minhash.EstimateContainment(d.Params().K, p.Similarity, a.Shingles, b.Shingles)
+		cp.EstContainedB = minhash.EstimateContainment(d.Params().K, p.Similarity, b.Shingles, a.Shingles)
 	}
 	return cp, nil
 }
