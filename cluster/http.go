@@ -537,8 +537,13 @@ func (h *httpHandler) stats(w http.ResponseWriter, r *http.Request) error {
 	}
 	m := h.n.smap
 	gp := h.r.gw.Params() // the shards' format and the normalization texts are fingerprinted with
+	// The cluster was created with its log.
+	var created string
+	if info := h.r.stream.CachedInfo(); info != nil && !info.Created.IsZero() {
+		created = info.Created.Format(time.RFC3339)
+	}
 	return httpapi.WriteJSON(w, http.StatusOK, api.Stats{Docs: n, K: m.K, GroupWidths: slices.Clone(m.GroupWidths),
-		ShingleWidth: m.ShingleWidth, Seed: m.Seed, FormatVersion: gp.FormatVersion, NormalizeVersion: gp.NormalizeVersion})
+		ShingleWidth: m.ShingleWidth, Seed: m.Seed, FormatVersion: gp.FormatVersion, NormalizeVersion: gp.NormalizeVersion, Created: created})
 }
 
 // pairs is GET /v1/pairs?threshold=R: every pair of stored near

@@ -326,6 +326,9 @@ func TestHTTP(t *testing.T) {
 		if st.Docs != 6 || st.K != 512 || st.ShingleWidth == 0 || len(st.GroupWidths) == 0 || st.Seed == 0 {
 			t.Fatalf("stats: %+v", st)
 		}
+		if c, err := time.Parse(time.RFC3339, st.Created); err != nil || time.Since(c) > time.Hour {
+			t.Errorf("stats: created %q (%v), want the log's creation time", st.Created, err)
+		}
 		ss, err := cs[2].StorageStats(ctx)
 		if err != nil {
 			t.Fatal(err)
