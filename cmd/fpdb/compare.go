@@ -383,7 +383,10 @@ func (o *compareOptions) printText(stdout io.Writer, sides [2]*side, c *db.Compa
 }
 
 // excerpt returns the passage s of text, shortened; on a terminal with some
-// context around it and the passage itself highlighted.
+// context around it and the passage itself highlighted. Every piece of text
+// goes through report.Excerpt, which shows control characters and
+// bidirectional overrides as U+FFFD: the only escape sequences excerpt
+// returns are its own highlighting's, whatever the texts hold.
 func excerpt(text []byte, s db.Span, tty bool) string {
 	body := report.Excerpt(text[s.Start:s.End], 160)
 	if !tty {

@@ -6,8 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/fpdb/fpdb/api"
+	"github.com/fpdb/fpdb/db"
 )
 
 // comparedJSON runs compare --json and decodes its object.
@@ -159,5 +161,52 @@ func TestCompareEmptyArgument(t *testing.T) {
 	r := runFPDB(t, "", "--db", dbDir(t), "compare", corpus+"bees.txt", "").mustCode(t, exitFailure)
 	if !strings.Contains(r.stderr, "empty argument") {
 		t.Fatalf("stderr %q", r.stderr)
+	}
+}
+
+// TestCompareControlCharacters: a text's escape sequences and bidirectional
+// overrides reach no terminal. Its shared passage sets the title (OSC,
+// BEL), clears the screen (CSI, 8-bit CSI) and reverses the text shown.
+func TestCompareControlCharacters(t *testing.T) {
+	const hostile = "alpha bravo charlie delta echo foxtrot \x1b]0;PWNED\x07\x1b[2J \u009b2J golf hotel \u202eindia juliet\u202c " +
+		"\u2067kilo\u2069 lima mike november oscar papa"
+	unsafe := func(r rune) bool {
+		return r != '\n' && unicode.IsControl(r) || 0x202A <= r && r <= 0x202E || 0x2066 <= r && r <= 0x2069
+	}
+	work := t.TempDir()
+	a, b := filepath.Join(work, "e1.txt"), filepath.Join(work, "e3.txt")
+	if err := os.WriteFile(a, []byte("Intro one. "+hostile+" end.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(b, []byte("Other start. "+hostile+" fin.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := dbDir(t)
+	text := runFPDB(t, "", "--db", dir, "compare", a, b).mustCode(t, exitOK).stdout
+	if !strings.Contains(text, "A: alpha bravo") || !strings.Contains(text, "\ufffd]0;PWNED\ufffd\ufffd[2J \ufffd2J") {
+		t.Fatalf("output:\n%s", text)
+	}
+	page := runFPDB(t, "", "--db", dir, "compare", "--html", "-", a, b).mustCode(t, exitOK).stdout
+	for name, out := range map[string]string{"text": text, "--html -": page} {
+		if i := strings.IndexFunc(out, unsafe); i >= 0 {
+			t.Errorf("%s output holds %U: %q", name, []rune(out[i:])[0], out[max(i-60, 0):min(i+60, len(out))])
+		}
+	}
+
+	// On a terminal: the highlighting's escape sequences, and none of the
+	// text's.
+	raw, err := os.ReadFile(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := strings.Index(string(raw), "alpha")
+	end := strings.Index(string(raw), " end.")
+	got := excerpt(raw, db.Span{Start: int64(start), End: int64(end)}, true)
+	rest, ok := strings.CutPrefix(got, "Intro one. \x1b[1;33m")
+	if ok {
+		rest, ok = strings.CutSuffix(rest, "\x1b[0mend. ")
+	}
+	if !ok || strings.IndexFunc(rest, unsafe) >= 0 {
+		t.Fatalf("terminal excerpt %q", got)
 	}
 }

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/fpdb/fpdb/internal/evidence"
 )
@@ -28,7 +31,7 @@ type Pair struct {
 
 // segment is a run of text with the passage it belongs to (0: none).
 type segment struct {
-	Text    string
+	Text    string // as the page shows it (pageText)
 	Passage int
 	First   bool // the first segment of its passage in this text
 }
@@ -103,7 +106,7 @@ func segments(text []byte, spans []evidence.Span) []segment {
 		if lo >= hi {
 			return
 		}
-		seg := segment{Text: string(text[lo:hi]), Passage: p}
+		seg := segment{Text: pageText(text[lo:hi]), Passage: p}
 		if p > 0 && !seen[p] {
 			seg.First, seen[p] = true, true
 		}
@@ -145,12 +148,21 @@ func (h *intHeap) Pop() any {
 }
 
 // Excerpt returns text shortened to about max characters: its start and
-// its end around an ellipsis, white space runs made one space.
+// its end around an ellipsis, white space runs (space, tab, line feed,
+// carriage return, form feed, vertical tab) made one space.
+//
+// An excerpt is safe to print on a terminal: every other control
+// character (unicode.IsControl: ESC, BEL, NUL, DEL, the C1 controls such
+// as CSI U+009B) and every bidirectional formatting character (U+202A–
+// U+202E, U+2066–U+2069) is shown as U+FFFD (�), as is invalid UTF-8. A
+// crafted text thus cannot set a terminal's title, clear its screen or
+// reorder the characters shown around it.
 func Excerpt(text []byte, max int) string {
 	rs := make([]rune, 0, len(text))
 	space := false
 	for _, r := range string(text) {
-		if r == ' ' || r == '\n' || r == '\t' || r == '\r' {
+		switch r {
+		case ' ', '\n', '\t', '\r', '\f', '\v':
 			if !space && len(rs) > 0 {
 				rs = append(rs, ' ')
 			}
@@ -158,7 +170,7 @@ func Excerpt(text []byte, max int) string {
 			continue
 		}
 		space = false
-		rs = append(rs, r)
+		rs = append(rs, shown(r))
 	}
 	if len(rs) <= max {
 		return string(rs)
@@ -166,6 +178,31 @@ func Excerpt(text []byte, max int) string {
 	head := max * 2 / 3
 	tail := max - head - 1
 	return string(rs[:head]) + "…" + string(rs[len(rs)-tail:])
+}
+
+// shown returns r, or U+FFFD for a control character or a bidirectional
+// formatting character: the characters that could drive a terminal or
+// reorder the text shown around them.
+func shown(r rune) rune {
+	if unicode.IsControl(r) || 0x202A <= r && r <= 0x202E || 0x2066 <= r && r <= 0x2069 {
+		return utf8.RuneError
+	}
+	return r
+}
+
+// pageText returns text as the compare page shows it: the characters
+// Excerpt replaces (but tab, line feed, form feed and carriage return,
+// which the page keeps) as U+FFFD, so that the page holds no escape
+// sequence even when written to a terminal (--html -) and no
+// bidirectional override that would reorder the text shown.
+func pageText(text []byte) string {
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case '\t', '\n', '\f', '\r':
+			return r
+		}
+		return shown(r)
+	}, string(text))
 }
 
 const compareHTML = `<!DOCTYPE html>

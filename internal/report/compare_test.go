@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"golang.org/x/net/html"
 
@@ -21,7 +22,8 @@ const (
 		"Then: we propose to measure the migration of alpine swifts over three seasons with light loggers! End."
 )
 
-func comparison(t *testing.T) *evidence.Comparison {
+// compareTexts compares two texts with the default parameters.
+func compareTexts(t *testing.T, textA, textB string) *evidence.Comparison {
 	t.Helper()
 	p := fingerprint.DefaultParams()
 	a, err := evidence.Analyze(p, []byte(textA), normalize.FormatText, nil)
@@ -36,6 +38,12 @@ func comparison(t *testing.T) *evidence.Comparison {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return c
+}
+
+func comparison(t *testing.T) *evidence.Comparison {
+	t.Helper()
+	c := compareTexts(t, textA, textB)
 	if len(c.Passages) != 2 {
 		t.Fatalf("%d passages, want 2", len(c.Passages))
 	}
@@ -165,5 +173,54 @@ func TestExcerpt(t *testing.T) {
 	got := Excerpt([]byte(long), 30)
 	if len([]rune(got)) != 30 || !strings.HasPrefix(got, "xxxx") || !strings.HasSuffix(got, "yyy") || !strings.Contains(got, "…") {
 		t.Fatalf("%q", got)
+	}
+}
+
+// hostile is a shared passage holding what would drive a terminal (an OSC
+// setting the title, BEL, a CSI clearing the screen, the 8-bit CSI, NUL,
+// DEL) and bidirectional overrides and isolates.
+const hostile = "the budget covers travel \x1b]0;PWNED\x07\x1b[2J and \u009b31m loggers \x00\x7f and \u202eone technician\u202c " +
+	"\u2066for\u2069 two years"
+
+// unsafeRune reports a rune no excerpt may hold: a control character but
+// the space or a bidirectional formatting character.
+func unsafeRune(r rune) bool {
+	return r != ' ' && unicode.IsControl(r) || 0x202A <= r && r <= 0x202E || 0x2066 <= r && r <= 0x2069
+}
+
+func TestExcerptControls(t *testing.T) {
+	for _, max := range []int{1 << 20, 40} {
+		got := Excerpt([]byte(hostile+"\f\v end"), max)
+		if i := strings.IndexFunc(got, unsafeRune); i >= 0 {
+			t.Fatalf("max %d: excerpt %q holds %U", max, got, []rune(got[i:])[0])
+		}
+		if max > 40 {
+			want := "the budget covers travel \ufffd]0;PWNED\ufffd\ufffd[2J and \ufffd31m loggers \ufffd\ufffd and \ufffdone technician\ufffd " +
+				"\ufffdfor\ufffd two years end"
+			if got != want {
+				t.Fatalf("excerpt\n%q, want\n%q", got, want)
+			}
+		}
+	}
+}
+
+func TestWriteCompareControls(t *testing.T) {
+	h := strings.ReplaceAll(hostile, "\x00", "") // a NUL makes a text binary
+	ta, tb := "Intro of A. "+h+", then more of A.", "B: "+h+". End of B."
+	c := compareTexts(t, ta, tb)
+	if len(c.Passages) != 1 {
+		t.Fatalf("%d passages, want 1", len(c.Passages))
+	}
+	var buf bytes.Buffer
+	if err := WriteCompare(&buf, Pair{NameA: "a", NameB: "b", TextA: []byte(ta), TextB: []byte(tb), Figures: c}); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	if i := strings.IndexFunc(page, func(r rune) bool { return r != '\n' && unsafeRune(r) }); i >= 0 {
+		t.Fatalf("page holds %U: %q", []rune(page[i:])[0], page[max(i-80, 0):min(i+80, len(page))])
+	}
+	// In the passage table and in both texts.
+	if n := strings.Count(page, "\ufffd]0;PWNED\ufffd\ufffd[2J"); n != 4 {
+		t.Fatalf("the replaced escape sequences are on the page %d times, want 4", n)
 	}
 }
