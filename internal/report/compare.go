@@ -33,7 +33,13 @@ type Pair struct {
 type segment struct {
 	Text    string // as the page shows it (pageText)
 	Passage int
-	First   bool // the first segment of its passage in this text
+	// First: the segment starts its passage (which owns it); the page
+	// puts the passage's anchor (id "aN" or "bN") and number on it.
+	First bool
+	// Anchors are the other passages that start where the segment does,
+	// inside it: an earlier passage covering them owns the text. The page
+	// puts their anchors and numbers at the segment's start.
+	Anchors []int
 }
 
 type comparePage struct {
@@ -74,8 +80,11 @@ func inside(s evidence.Span, text []byte) bool {
 }
 
 // segments cuts text at the passages' boundaries; each piece belongs to
-// the first (longest) passage covering it. One sweep over the boundaries,
-// with the passages covering the current piece in a heap by index.
+// the first (longest) passage covering it. Every passage starts a segment,
+// as its owner (First) or as one of its Anchors, so that each passage has
+// exactly one anchor, at its start, even when an earlier passage covers
+// all of it. One sweep over the boundaries, with the passages covering the
+// current piece in a heap by index.
 func segments(text []byte, spans []evidence.Span) []segment {
 	type event struct {
 		at    int64
@@ -84,9 +93,7 @@ func segments(text []byte, spans []evidence.Span) []segment {
 	}
 	events := make([]event, 0, 2*len(spans))
 	for i, s := range spans {
-		if s.Start < s.End {
-			events = append(events, event{s.Start, true, i + 1}, event{s.End, false, i + 1})
-		}
+		events = append(events, event{s.Start, true, i + 1}, event{s.End, false, i + 1})
 	}
 	slices.SortFunc(events, func(x, y event) int { return cmp.Compare(x.at, y.at) })
 	var active intHeap
@@ -101,35 +108,45 @@ func segments(text []byte, spans []evidence.Span) []segment {
 		return active[0]
 	}
 	var out []segment
-	seen := make([]bool, len(spans)+1)
-	emit := func(lo, hi int64, p int) {
-		if lo >= hi {
+	// emit appends text[lo:hi], owned by p, which starts the passages in
+	// starts (in order); an empty piece only to carry their anchors.
+	emit := func(lo, hi int64, p int, starts []int) {
+		if lo >= hi && len(starts) == 0 {
 			return
 		}
 		seg := segment{Text: pageText(text[lo:hi]), Passage: p}
-		if p > 0 && !seen[p] {
-			seg.First, seen[p] = true, true
+		slices.Sort(starts)
+		for _, q := range starts {
+			if q == p {
+				seg.First = true
+			} else {
+				seg.Anchors = append(seg.Anchors, q)
+			}
 		}
-		if n := len(out); n > 0 && out[n-1].Passage == p && !seg.First {
+		if n := len(out); n > 0 && out[n-1].Passage == p && len(starts) == 0 {
 			out[n-1].Text += seg.Text
 			return
 		}
 		out = append(out, seg)
 	}
 	var at int64
+	var starts []int // the passages starting at at
 	for i := 0; i < len(events); {
 		next := events[i].at
-		emit(at, next, top())
-		at = next
+		if next > at {
+			emit(at, next, top(), starts)
+			at, starts = next, nil
+		}
 		for ; i < len(events) && events[i].at == next; i++ {
 			if e := events[i]; e.start {
 				heap.Push(&active, e.p)
+				starts = append(starts, e.p)
 			} else {
 				ended[e.p] = true
 			}
 		}
 	}
-	emit(at, int64(len(text)), top())
+	emit(at, int64(len(text)), top(), starts)
 	return out
 }
 
@@ -217,8 +234,8 @@ const compareHTML = `<!DOCTYPE html>
 .col h2 { position: sticky; top: 0; background: #fff; padding: .3rem 0; margin: 0; }
 pre { white-space: pre-wrap; overflow-wrap: anywhere; font: 13px/1.5 ui-monospace, "SF Mono", Menlo, Consolas, monospace;
       border: 1px solid #ddd; border-radius: 4px; padding: .6rem; margin: 0; max-height: 80vh; overflow-y: auto; }
-mark { color: inherit; border-radius: 2px; cursor: pointer; }
-mark:focus { outline: 2px solid #000; }
+mark, .at { color: inherit; border-radius: 2px; cursor: pointer; }
+mark:focus, .at:focus { outline: 2px solid #000; }
 sup.n { font: bold 10px sans-serif; background: #333; color: #fff; border-radius: 3px; padding: 0 3px; margin-right: 2px; }
 .c0 { background: #ffe58a; } .c1 { background: #b8e1ff; } .c2 { background: #c8f0c0; } .c3 { background: #ffc9de; }
 .c4 { background: #e0d0ff; } .c5 { background: #ffd8b0; } .c6 { background: #b9f0ec; } .c7 { background: #e8e8a0; }
@@ -236,19 +253,22 @@ sup.n { font: bold 10px sans-serif; background: #333; color: #fff; border-radius
 {{template "passages" .View}}
 </section>
 <div class="cols">
-<div class="col"><h2>A: {{.NameA}}</h2><pre id="text-a">{{range .SegA}}{{if .Passage}}<mark class="c{{color .Passage}}" data-p="{{.Passage}}" tabindex="0"{{if .First}} id="a{{.Passage}}"{{end}}>{{if .First}}<sup class="n">{{.Passage}}</sup>{{end}}{{.Text}}</mark>{{else}}{{.Text}}{{end}}{{end}}</pre></div>
-<div class="col"><h2>B: {{.NameB}}</h2><pre id="text-b">{{range .SegB}}{{if .Passage}}<mark class="c{{color .Passage}}" data-p="{{.Passage}}" tabindex="0"{{if .First}} id="b{{.Passage}}"{{end}}>{{if .First}}<sup class="n">{{.Passage}}</sup>{{end}}{{.Text}}</mark>{{else}}{{.Text}}{{end}}{{end}}</pre></div>
+<div class="col"><h2>A: {{.NameA}}</h2><pre id="text-a">{{range .SegA}}{{if .Passage}}<mark class="c{{color .Passage}}" data-p="{{.Passage}}" tabindex="0"{{if .First}} id="a{{.Passage}}"{{end}}>{{if .First}}<sup class="n">{{.Passage}}</sup>{{end}}{{range .Anchors}}<span class="at" id="a{{.}}" data-p="{{.}}" tabindex="-1"><sup class="n">{{.}}</sup></span>{{end}}{{.Text}}</mark>{{else}}{{range .Anchors}}<span class="at" id="a{{.}}" data-p="{{.}}" tabindex="-1"><sup class="n">{{.}}</sup></span>{{end}}{{.Text}}{{end}}{{end}}</pre></div>
+<div class="col"><h2>B: {{.NameB}}</h2><pre id="text-b">{{range .SegB}}{{if .Passage}}<mark class="c{{color .Passage}}" data-p="{{.Passage}}" tabindex="0"{{if .First}} id="b{{.Passage}}"{{end}}>{{if .First}}<sup class="n">{{.Passage}}</sup>{{end}}{{range .Anchors}}<span class="at" id="b{{.}}" data-p="{{.}}" tabindex="-1"><sup class="n">{{.}}</sup></span>{{end}}{{.Text}}</mark>{{else}}{{range .Anchors}}<span class="at" id="b{{.}}" data-p="{{.}}" tabindex="-1"><sup class="n">{{.}}</sup></span>{{end}}{{.Text}}{{end}}{{end}}</pre></div>
 </div>
 <script>
-// Clicking (or Enter on) a passage in one text scrolls the other to it.
+// Clicking (or Enter on) a passage in one text scrolls the other to it: to
+// its anchor there, the mark starting it or, for a passage that starts
+// inside another's mark, the numbered span (class "at") at its start. A
+// click on such a span, inside the other passage's mark, is its own.
 function jump(m) {
   var other = m.closest("pre").id === "text-a" ? "b" : "a";
   var t = document.getElementById(other + m.dataset.p);
   if (t) { t.scrollIntoView({block: "center"}); t.focus({preventScroll: true}); }
 }
-document.querySelectorAll("mark[data-p]").forEach(function (m) {
-  m.addEventListener("click", function () { jump(m); });
-  m.addEventListener("keydown", function (e) { if (e.key === "Enter") jump(m); });
+document.querySelectorAll("pre [data-p]").forEach(function (m) {
+  m.addEventListener("click", function (e) { e.stopPropagation(); jump(m); });
+  m.addEventListener("keydown", function (e) { if (e.key === "Enter") { e.stopPropagation(); jump(m); } });
 });
 </script>
 </body>

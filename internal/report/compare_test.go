@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -222,5 +223,115 @@ func TestWriteCompareControls(t *testing.T) {
 	// In the passage table and in both texts.
 	if n := strings.Count(page, "\ufffd]0;PWNED\ufffd\ufffd[2J"); n != 4 {
 		t.Fatalf("the replaced escape sequences are on the page %d times, want 4", n)
+	}
+}
+
+// twenty is a passage of twenty words: r1 holds it once, r2 twice, so that
+// both passages of r1 and r2 cover the same words of r1.
+const twenty = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty"
+
+// offsets returns the byte offset in the text under n (without the passage
+// numbers) of every element with an id there.
+func offsets(n *html.Node) map[string]int {
+	out := map[string]int{}
+	at := 0
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.ElementNode && n.Data == "sup" {
+			return
+		}
+		if id := attr(n, "id"); n.Type == html.ElementNode && id != "" {
+			out[id] = at
+		}
+		if n.Type == html.TextNode {
+			at += len(n.Data)
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		walk(c)
+	}
+	return out
+}
+
+// TestWriteCompareAnchors: every link of the page leads to an element, every
+// id is unique, and each passage N has its anchors aN and bN at its start
+// in both texts, also when another passage covers it whole.
+func TestWriteCompareAnchors(t *testing.T) {
+	for _, tc := range []struct{ a, b string }{
+		{"Start of r1. " + twenty + " End of r1.\n", "Head of r2. " + twenty + " Middle part of r2 differs. " + twenty + " Tail.\n"},
+		{"Head of r2. " + twenty + " Middle part of r2 differs. " + twenty + " Tail.\n", "Start of r1. " + twenty + " End of r1.\n"},
+		{textA, textB},
+	} {
+		c := compareTexts(t, tc.a, tc.b)
+		var buf bytes.Buffer
+		if err := WriteCompare(&buf, Pair{NameA: "r1.txt", NameB: "r2.txt", TextA: []byte(tc.a), TextB: []byte(tc.b), Figures: c}); err != nil {
+			t.Fatal(err)
+		}
+		doc, err := html.Parse(bytes.NewReader(buf.Bytes()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := map[string]int{}
+		for _, n := range find(doc, func(n *html.Node) bool { return attr(n, "id") != "" }) {
+			ids[attr(n, "id")]++
+		}
+		for id, n := range ids {
+			if n != 1 {
+				t.Errorf("id %q on %d elements", id, n)
+			}
+		}
+		links := find(doc, func(n *html.Node) bool { return strings.HasPrefix(attr(n, "href"), "#") })
+		if len(links) != len(c.Passages) {
+			t.Errorf("%d links for %d passages", len(links), len(c.Passages))
+		}
+		for _, n := range links {
+			if target := strings.TrimPrefix(attr(n, "href"), "#"); ids[target] == 0 {
+				t.Errorf("link to #%s: no such id", target)
+			}
+		}
+		at := map[string]map[string]int{"a": offsets(byID(t, doc, "text-a")), "b": offsets(byID(t, doc, "text-b"))}
+		for i, p := range c.Passages {
+			for side, start := range map[string]int64{"a": p.A.Start, "b": p.B.Start} {
+				id := side + strconv.Itoa(i+1)
+				if got, ok := at[side][id]; !ok || int64(got) != start {
+					t.Errorf("passage %d: anchor %s at %d (%v), want %d", i+1, id, got, ok, start)
+				}
+			}
+		}
+		// Every element the script jumps from or to names its passage.
+		for _, side := range []string{"a", "b"} {
+			pre := byID(t, doc, "text-"+side)
+			for _, n := range find(pre, func(n *html.Node) bool { return n != pre && attr(n, "id") != "" }) {
+				if id := attr(n, "id"); id != side+attr(n, "data-p") || attr(n, "tabindex") == "" {
+					t.Errorf("element %s with id %q, data-p %q, tabindex %q", n.Data, id, attr(n, "data-p"), attr(n, "tabindex"))
+				}
+			}
+		}
+	}
+}
+
+// TestSegmentsAnchors: a passage starting inside an earlier one gets its
+// anchor at its start, not where it first owns the text; an empty one
+// gets one too.
+func TestSegmentsAnchors(t *testing.T) {
+	text := []byte("0123456789abcdefghij")
+	spans := []evidence.Span{{Start: 0, End: 10}, {Start: 5, End: 15}, {Start: 2, End: 4}, {Start: 12, End: 12}, {Start: 20, End: 20}}
+	got := segments(text, spans)
+	want := []segment{
+		{Text: "01", Passage: 1, First: true},
+		{Text: "234", Passage: 1, Anchors: []int{3}},
+		{Text: "56789", Passage: 1, Anchors: []int{2}},
+		{Text: "ab", Passage: 2},
+		{Text: "cde", Passage: 2, Anchors: []int{4}},
+		{Text: "fghij"},
+		{Anchors: []int{5}},
+	}
+	if !slices.EqualFunc(got, want, func(x, y segment) bool {
+		return x.Text == y.Text && x.Passage == y.Passage && x.First == y.First && slices.Equal(x.Anchors, y.Anchors)
+	}) {
+		t.Fatalf("segments\n%+v, want\n%+v", got, want)
 	}
 }
