@@ -275,6 +275,10 @@ func (o *addOptions) validate() error {
 		return usageErrorf("add: --id is required to add standard input (-)")
 	}
 	if o.id != "" {
+		if o.filesFrom != "" {
+			// Its paths would all get that id: all but one dropped.
+			return usageErrorf("add: --id %q needs a single file or -, not --files-from", o.id)
+		}
 		if len(o.paths) != 1 {
 			return usageErrorf("add: --id %q needs a single file or -, got %d paths", o.id, len(o.paths))
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -205,5 +206,23 @@ func TestCreationFlags(t *testing.T) {
 		if _, err := os.Stat(d); err == nil {
 			t.Errorf("%v created the database", args)
 		}
+	}
+}
+
+// TestIDWithFilesFromAndDeleteTwice: --id with --files-from is a usage
+// error (every listed file would get that one id, all but one dropped),
+// and delete of an id given twice deletes it once and succeeds.
+func TestIDWithFilesFromAndDeleteTwice(t *testing.T) {
+	dir := t.TempDir()
+	list := writeFile(t, dir, "list.txt", []byte(corpus+"bees.txt\n"+corpus+"tides.txt\n"))
+	db := filepath.Join(dir, "db")
+	r := runFPDB(t, "", "--db", db, "add", "--id", "X", corpus+"coffee.txt", "--files-from", list).mustCode(t, exitFailure)
+	if !strings.Contains(r.stderr, "--files-from") {
+		t.Errorf("--id with --files-from: %q", r.stderr)
+	}
+	runFPDB(t, "", "--db", db, "add", corpus+"coffee.txt").mustCode(t, exitOK)
+	r = runFPDB(t, "", "--db", db, "delete", corpus+"coffee.txt", corpus+"coffee.txt").mustCode(t, exitOK)
+	if strings.Count(r.stdout, "deleted") != 1 || r.stderr != "" {
+		t.Errorf("delete of an id given twice: stdout %q, stderr %q", r.stdout, r.stderr)
 	}
 }

@@ -290,10 +290,15 @@ func (o *deleteOptions) dryRunList(ctx context.Context, d deleter, cutoff time.T
 // deleteArgs deletes the ids given as arguments, one at a time.
 func (o *deleteOptions) deleteArgs(ctx context.Context, d deleter, stdout, stderr io.Writer) error {
 	failed := 0
+	seen := make(map[string]bool, len(o.ids))
 	for _, id := range o.ids {
 		if ctx.Err() != nil {
 			return failure(fmt.Errorf("delete: interrupted"))
 		}
+		if seen[id] { // given twice: deleted once, as delete - does
+			continue
+		}
+		seen[id] = true
 		if err := d.Delete(ctx, id); err != nil {
 			failed++
 			op := fmt.Sprintf("delete %q", id)
