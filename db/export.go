@@ -562,7 +562,12 @@ func (d *DB) importDocs(ctx context.Context, x *ExportReader) (int, error) {
 			s := res.Skipped[0]
 			return fmt.Errorf("fpdb: import: %w: line %d: %q: %w", ErrBadExport, lines[s.Index], s.ID, s.Err)
 		}
-		n += res.Stored
+		// The target started empty: a document already stored is an id
+		// an earlier batch of the export had.
+		if res.Replaced > 0 || res.Unchanged > 0 {
+			return fmt.Errorf("fpdb: import: %w: an id of lines %d to %d is on an earlier line too", ErrBadExport, lines[0], lines[len(lines)-1])
+		}
+		n += res.Stored - res.Replaced
 		batch, lines = batch[:0], lines[:0]
 		return nil
 	}

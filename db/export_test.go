@@ -187,3 +187,25 @@ func TestImportInto(t *testing.T) {
 		t.Fatalf("other parameters: %v", err)
 	}
 }
+
+// TestImportDuplicateAcrossBatches: an export whose id repeats in a later
+// batch is refused, not imported with one document fewer than it counts.
+func TestImportDuplicateAcrossBatches(t *testing.T) {
+	src := openTest(t, "", nil)
+	rng := rand.New(rand.NewPCG(3, 3))
+	docs := make([]Input, importBatchDocs+1)
+	for i := range docs {
+		docs[i] = Input{ID: fmt.Sprintf("d%05d", i), Fingerprint: randFP(rng, src.Params().K)}
+	}
+	addBatch(t, src, docs)
+	exp := string(exportOf(t, src))
+	last := fmt.Sprintf(`"id":"d%05d"`, importBatchDocs)
+	if !strings.Contains(exp, last) {
+		t.Fatalf("no %s in the export", last)
+	}
+	exp = strings.Replace(exp, last, `"id":"d00000"`, 1)
+	_, err := Import(ctx, filepath.Join(t.TempDir(), "db"), strings.NewReader(exp), nil)
+	if !errors.Is(err, ErrBadExport) {
+		t.Fatalf("an id in two batches: %v, want ErrBadExport", err)
+	}
+}
