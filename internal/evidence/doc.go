@@ -14,9 +14,12 @@
 // A shared passage is a maximal run of consecutive shingles of A that
 // occur, consecutive and in the same order, in B (a diagonal of the
 // shingle match matrix, as in MOSS, JPlag and Dolos). Runs are widened to
-// the words they cover, merged where they touch (or lie within
-// Options.MaxGap words of each other) in both texts, and ranked by length;
-// a passage inside a longer one in both texts is dropped.
+// the words they cover, merged where one goes on from the other in both
+// texts, touching (or within Options.MaxGap words) in each, with the same
+// words in both texts (or at most MaxGap words more in one at a join), and
+// ranked by length; a passage inside a longer one in both texts is
+// dropped. A passage found twice in A and once in B gives two passages,
+// each copy of A against the one of B.
 //
 // # Caveats
 //

@@ -201,6 +201,14 @@ func Compare(a, b *Doc, o Options) (*Comparison, error) {
 	return c, nil
 }
 
+// abs is the absolute value of x.
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
 // ratio is n/d, 0 when d is 0 (a text made only of templates).
 func ratio(n, d int) float64 {
 	if d == 0 {
@@ -268,16 +276,58 @@ func passages(a, b *Doc, o Options) []Passage {
 	slices.SortFunc(ws, func(x, y wordRange) int {
 		return cmp.Or(cmp.Compare(x.a0, y.a0), cmp.Compare(x.b0, y.b0), cmp.Compare(x.a1, y.a1), cmp.Compare(x.b1, y.b1))
 	})
-	// Merge each range into the last merged one when they touch in both
-	// texts, B going forward.
-	merged := ws[:1]
-	for _, r := range ws[1:] {
-		m := &merged[len(merged)-1]
-		if r.a0 <= m.a1+1+o.MaxGap && r.b0 >= m.b0 && r.b0 <= m.b1+1+o.MaxGap {
-			m.a1, m.b1 = max(m.a1, r.a1), max(m.b1, r.b1)
+	// Merge each range into a passage it goes on from in both texts: it
+	// begins at or after the passage in A and in B, ends further on in
+	// both, begins at most MaxGap words after the passage ends in each
+	// text (ranges of one diagonal cut by a shingle not shared, a
+	// template's, overlap by up to ShingleWidth−2 words), and its diagonal
+	// is at most MaxGap words from that of the range merged last, so that
+	// the words of a passage differ in A and B by at most MaxGap words at
+	// each join (none when MaxGap is 0). A range going back in one text (a
+	// repeated passage of A against one copy in B) or overlapping the
+	// passage in one text but not in the other (a word repeated in one
+	// text) is not merged into it. Of the passages a range may go on from,
+	// the one of the nearest diagonal, then the latest, takes it. The
+	// passages open to a range (not ended more than MaxGap words before it
+	// in A) are few: at most MaxRepeats runs cover a word of A from each of
+	// the ShingleWidth shingles holding it, so at most
+	// (ShingleWidth+MaxGap)·MaxRepeats.
+	type chain struct {
+		wordRange
+		diag int // diagonal a0 − b0 of the range merged last
+	}
+	var (
+		chains []chain
+		open   []int // indexes in chains of the passages open to a range
+	)
+	for _, r := range ws {
+		diag := r.a0 - r.b0
+		best := -1
+		kept := open[:0]
+		for _, ci := range open {
+			m := &chains[ci]
+			if m.a1+1+o.MaxGap < r.a0 {
+				continue // ended before r in A: closed for every later range
+			}
+			kept = append(kept, ci)
+			if r.b0 >= m.b0 && r.a1 > m.a1 && r.b1 > m.b1 &&
+				r.b0 <= m.b1+1+o.MaxGap && abs(diag-m.diag) <= o.MaxGap &&
+				(best < 0 || abs(diag-m.diag) <= abs(diag-chains[best].diag)) {
+				best = ci
+			}
+		}
+		open = kept
+		if best >= 0 {
+			m := &chains[best]
+			m.a1, m.b1, m.diag = r.a1, r.b1, diag
 			continue
 		}
-		merged = append(merged, r)
+		open = append(open, len(chains))
+		chains = append(chains, chain{r, diag})
+	}
+	merged := make([]wordRange, len(chains))
+	for i, c := range chains {
+		merged[i] = c.wordRange
 	}
 	slices.SortStableFunc(merged, func(x, y wordRange) int {
 		return cmp.Or(cmp.Compare(y.a1-y.a0, x.a1-x.a0), cmp.Compare(x.a0, y.a0), cmp.Compare(x.b0, y.b0))
