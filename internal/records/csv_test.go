@@ -60,22 +60,6 @@ func TestTSVRead(t *testing.T) {
 	if got, want := ids(recs), []string{"d.tab:2", "d.tab:3"}; !equalStrings(got, want) {
 		t.Errorf("position ids = %q", got)
 	}
-
-	// Quotes inside a field are text (CSV would call the row malformed);
-	// a quoted field, as Python's csv module writes one, is unquoted.
-	q := writeFile(t, dir, "q.tsv", []byte("id\ttext\n"+
-		"a\the said \"hi\" twice\n"+
-		"b\t\"tab\tand \"\"quote\"\"\"\n"+
-		"c\t5\" screen\n"))
-	recs = readAll(t, q, Options{IDField: "id"})
-	if got, want := texts(recs), []string{`he said "hi" twice`, "tab\tand \"quote\"", `5" screen`}; !equalStrings(got, want) {
-		t.Errorf("texts with quotes = %q, want %q", got, want)
-	}
-	for _, r := range recs {
-		if r.Err != "" {
-			t.Errorf("record %s: %s", r.ID, r.Err)
-		}
-	}
 }
 
 func TestCSVBadRecords(t *testing.T) {

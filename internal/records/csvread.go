@@ -91,11 +91,7 @@ func newCSVDecoder(in io.Reader, name, base string, src *source, o Options, tsv 
 		cr.Comma = '\t'
 	}
 	cr.ReuseRecord = true
-	// TSV files are mostly written without quoting, so a quote inside a
-	// field is text; a field that starts with a quote is still read as
-	// quoted (as Python's csv module writes a tab-separated file).
-	// CSV writers quote, so a bare quote in CSV is a malformed row.
-	cr.LazyQuotes = tsv
+	cr.LazyQuotes = false
 	d := &csvDecoder{cr: cr, lim: lim, base: base, opts: o, src: src, idCol: -1, textCol: -1}
 	header, err := cr.Read()
 	if err == io.EOF {

@@ -71,9 +71,7 @@
 //     too long"), skipped without being held whole. A member name holding a
 //     dot cannot be named by a dotted path.
 //   - CSV/TSV: the first row is the header; the first column of a name wins
-//     when names repeat. Quoting is RFC 4180's; in TSV a quote inside a
-//     field that does not start with one is text (TSV is mostly written
-//     unquoted), in CSV it makes the row a bad record. A record longer than that same limit (an
+//     when names repeat. A record longer than that same limit (an
 //     unterminated quote, say) stops the file with an error, since a CSV
 //     reader cannot find the next record after it. Kept fields that are not
 //     columns are left out of Meta.
