@@ -92,7 +92,8 @@ type Match struct {
 	// Exact reports equal content hashes (identical normalized text).
 	Exact bool `json:"exact"`
 	// QueryInDoc and DocInQuery are the estimated containments (absent
-	// when a shingle count is unknown).
+	// when a shingle count is unknown, or the resemblance is below 4/√K,
+	// where the estimate is noise).
 	QueryInDoc float64 `json:"query_in_doc,omitempty"`
 	DocInQuery float64 `json:"doc_in_query,omitempty"`
 }

@@ -31,7 +31,10 @@ type compareOptions struct {
 	gap         int
 	maxPassages int
 	args        [2]string
-	text        textFlags
+	// viaServer: --server was given. $FPDB_SERVER alone leaves compare
+	// local (with --db), as checkRemote lets it through.
+	viaServer bool
+	text      textFlags
 }
 
 func newCompareCommand(g *globalOptions) *cobra.Command {
@@ -51,7 +54,8 @@ document is compared through its stored text, which databases keep unless
 they were created with --no-texts; then give its file instead. Two files
 need no database: without one, the default fingerprint parameters are used.
 With --server, a stored id is looked up on the server, which compares (the
-files are read here and sent); two files are still compared here.
+files are read here and sent); two files are still compared here, and
+$FPDB_SERVER alone leaves compare on --db.
 
 A shared passage is a run of consecutive shingles (ShingleWidth words) that
 both texts hold in the same order, widened to the words it covers, merged
@@ -95,6 +99,7 @@ and no such stored id, binary, no words).`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.args = [2]string{args[0], args[1]}
+			o.viaServer = cmd.Flags().Changed("server")
 			return o.run(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout())
 		},
 	}
@@ -175,14 +180,14 @@ func (o *compareOptions) run(ctx context.Context, stdin io.Reader, stdout io.Wri
 		}
 	}
 	stored := sides[0].stored || sides[1].stored
-	if o.remote() && stored {
+	if o.viaServer && stored {
 		return o.runRemote(ctx, stdout, sides)
 	}
 	opts := passageOptions(o.minWords, o.gap, o.maxPassages)
 	// Two files through a server need no database: none is opened here.
 	var dir string
 	statErr := fs.ErrNotExist
-	if !o.remote() {
+	if !o.viaServer {
 		if dir, err = o.dir(); err != nil {
 			return err
 		}

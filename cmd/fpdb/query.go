@@ -72,7 +72,8 @@ does at start, so that later queries read none from disk.
 Output for a single file or -: one line per match,
 "ID  similarity 0.906  hamming 24  contained 0.950  exact" ("contained": the
 estimated share of the input found in the document, shown when the sizes
-are known; "exact" when the normalized texts are identical); nothing when
+are known and the resemblance is above the estimate's noise, 4/√K; "exact"
+when the normalized texts are identical); nothing when
 there is no match.
 
 Output for several PATHs or a directory: one tab-separated line per match,
@@ -93,15 +94,19 @@ With --json, one JSON object per match, whatever the number of inputs:
 
 ("query_in_doc": the estimated share of the input found in the document;
 "doc_in_query": of the document found in the input; absent when a size is
-unknown, for documents added as fingerprints).
+unknown, for documents added as fingerprints, or the resemblance is below
+4/√K, where the estimate is noise: 0.177 at K = 512).
 
 --containment C lists the documents that contain at least C of the input
 (query_in_doc ≥ C, estimated from the resemblance and the two texts' numbers
 of distinct shingles: R(|Q| + |D|) / ((1 + R)|Q|)), whatever their
 resemblance: half of a stored text scores about 0.5 resemblance but 1.0
-containment. The answer is exactly what a scan of that estimate returns; the
-search runs at the resemblance the largest stored document needs, so it
-costs as much as a query at that threshold. --threshold applies as well only
+containment. No containment is estimated below a resemblance of 4/√K (the
+estimate's noise), so a document more than about √K/4 times the input's
+length (5.7 at K = 512) is not found. The answer is exactly what a scan of
+that estimate returns; the search runs at the resemblance the largest stored
+document needs (at least 4/√K), so it costs as much as a query at that
+threshold. --threshold applies as well only
 when given. It works with --plan auto and scan.
 
 --explain prints how each query ran (plan, Hamming radius, minimum group

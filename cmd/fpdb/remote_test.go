@@ -295,6 +295,8 @@ func TestRemoteErrors(t *testing.T) {
 			t.Errorf("%v: stderr %q does not name the command", args, r.stderr)
 		}
 	}
+	local := dbDir(t) // for compare below
+	runFPDB(t, "", "--db", local, "add", "--id", "stored-bees", corpus+"bees.txt").mustCode(t, exitOK)
 	// $FPDB_SERVER is the default of --server; version and help ignore it.
 	t.Setenv(envServer, gone)
 	runFPDB(t, "", "stats").mustCode(t, exitFailure)
@@ -303,6 +305,11 @@ func TestRemoteErrors(t *testing.T) {
 	// compare of two files needs no database: $FPDB_SERVER does not stop it.
 	if r := runFPDB(t, "", "compare", corpus+"bees.txt", corpus+"bees-edited.txt").mustCode(t, exitOK); !strings.Contains(r.stdout, "resemblance") {
 		t.Errorf("compare of two files with $FPDB_SERVER set: %q", r.stdout)
+	}
+	// A stored id is looked up in --db: $FPDB_SERVER alone does not send
+	// compare to the server.
+	if r := runFPDB(t, "", "--db", local, "compare", corpus+"bees-edited.txt", "stored-bees").mustCode(t, exitOK); !strings.Contains(r.stdout, "stored stored-bees") {
+		t.Errorf("compare with a stored id in --db, $FPDB_SERVER set: %q", r.stdout)
 	}
 	// Nor does --server: only a stored id is looked up through the server.
 	runFPDB(t, "", "--server", gone, "compare", corpus+"bees.txt", corpus+"bees-edited.txt").mustCode(t, exitOK)

@@ -73,8 +73,8 @@ bits, and the pair is reported when at most R's radius (the largest h with
   fpdb tune --pairs FILE
       scores every threshold on pairs a person labelled: precision, recall
       and F1 with 95 % (Wilson) intervals, and recommends the threshold of
-      best F1, or the lowest with --min-precision P, or the highest with
-      --min-recall R. FILE (- for standard input) holds one pair per line,
+      best F1, or the one of the most recall with --min-precision P (the
+      highest of equals), or the highest with --min-recall R. FILE (- for standard input) holds one pair per line,
       either tab-separated "A<TAB>B<TAB>LABEL" or JSON {"a": A, "b": B,
       "label": LABEL}; A and B are stored ids, or else paths of files that
       are fingerprinted (not stored); LABEL is dup (or duplicate, yes,
@@ -120,7 +120,7 @@ Exit status: 0 on success; 2 on error.`,
 	f.Float64Var(&o.catch, "catch", 0, "recommend a threshold that reports pairs of resemblance `J` or more")
 	f.Float64Var(&o.with, "with", 0.99, "with --catch: least probability `P` of reporting such a pair, in (0, 1)")
 	f.StringVar(&o.pairs, "pairs", "", "score thresholds on labelled pairs read from `FILE` (- for standard input)")
-	f.Float64Var(&o.minPrecision, "min-precision", 0, "with --pairs: recommend the lowest threshold of precision `P` or more")
+	f.Float64Var(&o.minPrecision, "min-precision", 0, "with --pairs: recommend the threshold of the most recall among those of precision `P` or more (the highest of equals)")
 	f.Float64Var(&o.minRecall, "min-recall", 0, "with --pairs: recommend the highest threshold of recall `R` or more")
 	f.StringVar(&o.plot, "plot", "", "write the curve as an SVG picture to `FILE`")
 	f.BoolVar(&o.json, "json", false, "print one JSON object")
@@ -446,7 +446,7 @@ func (o *tuneOptions) runPairs(ctx context.Context, d *db.DB, stdin io.Reader, s
 	goal, goalText := db.ThresholdGoal{}, "best F1"
 	switch {
 	case o.minPrecision > 0:
-		goal.MinPrecision, goalText = o.minPrecision, "the lowest threshold of precision ≥ "+fmtR(o.minPrecision)
+		goal.MinPrecision, goalText = o.minPrecision, "the threshold of most recall at precision ≥ "+fmtR(o.minPrecision)
 	case o.minRecall > 0:
 		goal.MinRecall, goalText = o.minRecall, "the highest threshold of recall ≥ "+fmtR(o.minRecall)
 	}

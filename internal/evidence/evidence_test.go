@@ -236,16 +236,7 @@ func TestPassagesCoverSharedShingles(t *testing.T) {
 			}
 		}
 		w := fingerprint.DefaultParams().ShingleWidth
-		for i, h := range da.hashes {
-			if _, ok := db.set[h]; !ok {
-				continue
-			}
-			for j := i; j < min(i+w, da.Words()); j++ {
-				if !covered[j] {
-					t.Fatalf("trial %d: shared shingle %d (word %d) in no passage", trial, i, j)
-				}
-			}
-		}
+		checkCovered(t, trial, da, db, covered)
 		// The exact figures against sets of word strings.
 		sa, sb := stringShingles(at, w), stringShingles(bt, w)
 		shared := 0
@@ -262,6 +253,23 @@ func TestPassagesCoverSharedShingles(t *testing.T) {
 
 // stringShingles is the set of w-word shingles of a text of lower-case
 // words, as strings (all words when fewer than w).
+// checkCovered fails unless every word of every shingle of da that db
+// also holds is covered (by a passage of their comparison).
+func checkCovered(t *testing.T, trial int, da, db *Doc, covered []bool) {
+	t.Helper()
+	w := fingerprint.DefaultParams().ShingleWidth
+	for i, h := range da.hashes {
+		if _, ok := db.set[h]; !ok {
+			continue
+		}
+		for j := i; j < min(i+w, da.Words()); j++ {
+			if !covered[j] {
+				t.Fatalf("trial %d: shared shingle %d (word %d) in no passage", trial, i, j)
+			}
+		}
+	}
+}
+
 func stringShingles(text string, w int) map[string]bool {
 	ws := strings.Fields(text)
 	out := map[string]bool{}

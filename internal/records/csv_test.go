@@ -60,6 +60,20 @@ func TestTSVRead(t *testing.T) {
 	if got, want := ids(recs), []string{"d.tab:2", "d.tab:3"}; !equalStrings(got, want) {
 		t.Errorf("position ids = %q", got)
 	}
+
+	// A field that starts with a quote but is not quoted is a bad
+	// record of its own: the rows after it are read, never merged into it.
+	q := writeFile(t, dir, "q.tsv", []byte("id\ttext\na\t\"Hello\" she said\nb\tplain row\nc\tthird row\n"))
+	recs = readAll(t, q, Options{IDField: "id"})
+	var good []string
+	for _, r := range recs {
+		if r.Err == "" {
+			good = append(good, r.ID+"="+r.Text)
+		}
+	}
+	if want := []string{"b=plain row", "c=third row"}; !equalStrings(good, want) {
+		t.Errorf("records after a quoted start = %q, want %q", good, want)
+	}
 }
 
 func TestCSVBadRecords(t *testing.T) {
