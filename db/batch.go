@@ -69,16 +69,15 @@ func (d *DB) AddBatch(ctx context.Context, docs []Input) (*BatchResult, error) {
 	return d.addBatchMarked(ctx, docs, OpAddBatch, nil)
 }
 
-// addBatch is AddBatch recording its decisions in the audit log as op (0:
-// none, for Import restoring an exported log).
-func (d *DB) addBatch(ctx context.Context, docs []Input, op LogOp) (*BatchResult, error) {
-	return d.addBatchMarked(ctx, docs, op, nil)
+// addBatchMarked is AddBatch recording its decisions in the audit log as
+// op and writing the mark m (if not nil) in the same batch.
+func (d *DB) addBatchMarked(ctx context.Context, docs []Input, op LogOp, m *Mark) (*BatchResult, error) {
+	return d.addBatchSpec(ctx, docs, writeSpec{op: op, mark: m, what: "add batch"})
 }
 
-// addBatchMarked is addBatch also writing the mark m (if not nil) in the
-// same batch.
-func (d *DB) addBatchMarked(ctx context.Context, docs []Input, op LogOp, m *Mark) (*BatchResult, error) {
-	each, err := d.addDocs(ctx, docs, &AddOptions{}, op, m, "add batch")
+// addBatchSpec is AddBatch writing as w says.
+func (d *DB) addBatchSpec(ctx context.Context, docs []Input, w writeSpec) (*BatchResult, error) {
+	each, err := d.addDocs(ctx, docs, &AddOptions{}, w)
 	if err != nil {
 		return nil, err
 	}

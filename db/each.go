@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -49,14 +50,33 @@ func (d *DB) AddEach(ctx context.Context, docs []Input, opts *AddOptions) (*Each
 	if err != nil {
 		return nil, fmt.Errorf("fpdb: add each: %w", err)
 	}
-	return d.addDocs(ctx, docs, o, OpAdd, nil, "add each")
+	return d.addDocs(ctx, docs, o, writeSpec{op: OpAdd, what: "add each"})
 }
 
+// writeSpec says how addDocs writes a batch.
+type writeSpec struct {
+	// op is the operation each decision is recorded as in the audit log
+	// (0: none).
+	op LogOp
+	// mark, if not nil, is written in the same batch.
+	mark *Mark
+	// what names the call in errors.
+	what string
+	// whole asks for the batch to be stored whole, every document new, or
+	// not at all: a document that would be skipped, or whose id is
+	// stored already (as errStoredBefore), is listed in
+	// EachResult.Skipped and nothing is written.
+	whole bool
+}
+
+// errStoredBefore is the skip of a document whose id is stored already,
+// in a batch to be stored whole (writeSpec.whole).
+var errStoredBefore = errors.New("id stored already")
+
 // addDocs is AddEach with the options o (checked) and AddBatch (o zero: no
-// check): it records each decision in the audit log as op (0: none) and
-// writes the mark m (if not nil) in the same batch; what names the call
-// in its errors.
-func (d *DB) addDocs(ctx context.Context, docs []Input, o *AddOptions, op LogOp, m *Mark, what string) (_ *EachResult, err error) {
+// check), writing as w says.
+func (d *DB) addDocs(ctx context.Context, docs []Input, o *AddOptions, w writeSpec) (_ *EachResult, err error) {
+	op, m, what := w.op, w.mark, w.what
 	d.tmplMu.RLock()
 	defer d.tmplMu.RUnlock()
 	if d.opts.ReadOnly {
@@ -72,7 +92,7 @@ func (d *DB) addDocs(ctx context.Context, docs []Input, o *AddOptions, op LogOp,
 	if err != nil {
 		return nil, err
 	}
-	if res.Skipped = skipped; len(ok) == 0 && m == nil {
+	if res.Skipped = skipped; len(ok) == 0 && m == nil || w.whole && len(skipped) > 0 {
 		return res, nil
 	}
 
@@ -84,6 +104,16 @@ func (d *DB) addDocs(ctx context.Context, docs []Input, o *AddOptions, op LogOp,
 	olds, err := d.lookupDocs(docsOut, ok)
 	if err != nil {
 		return nil, fmt.Errorf("fpdb: %s: %w", what, err)
+	}
+	if w.whole {
+		for j, i := range ok {
+			if olds[j] != noIID {
+				res.Skipped = append(res.Skipped, BatchSkip{Index: i, ID: docs[i].ID, Err: errStoredBefore})
+			}
+		}
+		if len(res.Skipped) > 0 {
+			return res, nil
+		}
 	}
 	now := time.Now().UTC()
 	c := &change{adds: make([]Doc, 0, len(ok))}

@@ -554,20 +554,20 @@ func (d *DB) importDocs(ctx context.Context, x *ExportReader) (int, error) {
 		if len(batch) == 0 {
 			return nil
 		}
-		res, err := d.addBatch(ctx, batch, op)
+		// Whole or not at all: the target started empty, so an id
+		// stored already is one an earlier batch of the export had.
+		res, err := d.addBatchSpec(ctx, batch, writeSpec{op: op, what: "add batch", whole: true})
 		if err != nil {
 			return fmt.Errorf("fpdb: import: %w", err)
 		}
 		if len(res.Skipped) > 0 {
 			s := res.Skipped[0]
+			if errors.Is(s.Err, errStoredBefore) {
+				return fmt.Errorf("fpdb: import: %w: line %d: %q: an earlier line has this id", ErrBadExport, lines[s.Index], s.ID)
+			}
 			return fmt.Errorf("fpdb: import: %w: line %d: %q: %w", ErrBadExport, lines[s.Index], s.ID, s.Err)
 		}
-		// The target started empty: a document already stored is an id
-		// an earlier batch of the export had.
-		if res.Replaced > 0 || res.Unchanged > 0 {
-			return fmt.Errorf("fpdb: import: %w: an id of lines %d to %d is on an earlier line too", ErrBadExport, lines[0], lines[len(lines)-1])
-		}
-		n += res.Stored - res.Replaced
+		n += res.Stored
 		batch, lines = batch[:0], lines[:0]
 		return nil
 	}

@@ -188,24 +188,51 @@ func TestImportInto(t *testing.T) {
 	}
 }
 
-// TestImportDuplicateAcrossBatches: an export whose id repeats in a later
-// batch is refused, not imported with one document fewer than it counts.
-func TestImportDuplicateAcrossBatches(t *testing.T) {
-	src := openTest(t, "", nil)
+// TestImportBadBatchWritesNothing: an export whose second batch holds an
+// id of the first batch, or a bad id, imports the first batch whole and
+// nothing of the second (no document of it overwrites or adds to the
+// first), and says how many it imported.
+func TestImportBadBatchWritesNothing(t *testing.T) {
+	src := openTest(t, "", &Options{AuditLog: true})
 	rng := rand.New(rand.NewPCG(3, 3))
-	docs := make([]Input, importBatchDocs+1)
+	docs := make([]Input, importBatchDocs+3)
 	for i := range docs {
 		docs[i] = Input{ID: fmt.Sprintf("d%05d", i), Fingerprint: randFP(rng, src.Params().K)}
 	}
 	addBatch(t, src, docs)
 	exp := string(exportOf(t, src))
-	last := fmt.Sprintf(`"id":"d%05d"`, importBatchDocs)
+	last := fmt.Sprintf(`"id":"d%05d"`, importBatchDocs+1)
 	if !strings.Contains(exp, last) {
 		t.Fatalf("no %s in the export", last)
 	}
-	exp = strings.Replace(exp, last, `"id":"d00000"`, 1)
-	_, err := Import(ctx, filepath.Join(t.TempDir(), "db"), strings.NewReader(exp), nil)
-	if !errors.Is(err, ErrBadExport) {
-		t.Fatalf("an id in two batches: %v, want ErrBadExport", err)
+	for _, tc := range []struct{ name, id string }{
+		{"repeated id", "d00000"},
+		{"bad id", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := strings.Replace(exp, last, fmt.Sprintf(`"id":%q`, tc.id), 1)
+			dir := filepath.Join(t.TempDir(), "db")
+			n, err := Import(ctx, dir, strings.NewReader(bad), nil)
+			if !errors.Is(err, ErrBadExport) || !strings.Contains(err.Error(), "line ") {
+				t.Fatalf("%s in the second batch: %v, want ErrBadExport naming the line", tc.name, err)
+			}
+			if n != importBatchDocs {
+				t.Errorf("Import says %d imported, want the first batch, %d", n, importBatchDocs)
+			}
+			d := openTest(t, dir, nil)
+			if st := d.Stats(); st.Docs != importBatchDocs {
+				t.Errorf("the target holds %d documents, want the first batch, %d", st.Docs, importBatchDocs)
+			}
+			got, err := d.Get(ctx, "d00000")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got.Fingerprint, docs[0].Fingerprint) {
+				t.Error("d00000 was overwritten by the second batch")
+			}
+			if _, err := d.Get(ctx, fmt.Sprintf("d%05d", importBatchDocs)); !errors.Is(err, ErrNotFound) {
+				t.Errorf("a valid document of the bad batch: Get = %v, want ErrNotFound", err)
+			}
+		})
 	}
 }
