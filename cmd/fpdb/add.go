@@ -102,7 +102,8 @@ in a note on standard error). --exclude GLOB leaves out the files whose name
 or path matches GLOB; with --include GLOB only matching files are added (both
 repeatable, path.Match syntax, matched against the base name, the path under
 the directory given and the path). --files-from FILE reads the paths from FILE ("-": standard input), one
-per line, or NUL-separated with -0 (as find -print0 writes them).
+per line as written (not unquoted, unlike delete's ids), or NUL-separated
+with -0 (as find -print0 writes them).
 
 An input that cannot be added (missing or unreadable, binary, not in the
 encoding --encoding names, without any word) is reported on standard error as "fpdb: add PATH: ERROR"
@@ -584,7 +585,7 @@ func (o *addOptions) readFilesFrom(stdin io.Reader) ([]string, error) {
 		defer f.Close()
 		r = f
 	}
-	paths, err := readIDs(r, o.null)
+	paths, err := readLines(r, o.null)
 	if err != nil {
 		return nil, fmt.Errorf("add: --files-from %s: %w", o.filesFrom, err)
 	}

@@ -226,3 +226,31 @@ func TestIDWithFilesFromAndDeleteTwice(t *testing.T) {
 		t.Errorf("delete of an id given twice: stdout %q, stderr %q", r.stdout, r.stderr)
 	}
 }
+
+// TestFilesFromLiteralPaths: --files-from takes each line as a path as it
+// is (only the line ending is removed): a path starting with a double
+// quote is not unquoted as delete's id list is.
+func TestFilesFromLiteralPaths(t *testing.T) {
+	text, err := os.ReadFile(corpus + "bees.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text2, err := os.ReadFile(corpus + "tides.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	names := []string{`"a\tb"`, `"quoted".txt`} // sorted
+	writeFile(t, ".", names[0], text)
+	writeFile(t, ".", names[1], text2)
+	list := writeFile(t, ".", "list.txt", []byte(names[0]+"\r\n\n"+names[1]+"\n"))
+	runFPDB(t, "", "--db", "db", "add", "--files-from", list).mustCode(t, exitOK)
+	var got []string
+	for _, doc := range jsonLines(t, runFPDB(t, "", "--db", "db", "list", "--json").mustCode(t, exitOK).stdout) {
+		got = append(got, fmt.Sprint(doc["id"]))
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, names) {
+		t.Errorf("--files-from stored %q, want %q", got, names)
+	}
+}

@@ -196,7 +196,28 @@ func countDocs(n int, what string) string {
 // readIDs reads ids one per line (NUL-separated with null), unquoting a
 // line in double quotes, and skipping empty ones.
 func readIDs(r io.Reader, null bool) ([]string, error) {
-	var ids []string
+	ids, err := readLines(r, null)
+	if err != nil || null {
+		return ids, err
+	}
+	for i, id := range ids {
+		if len(id) >= 2 && id[0] == '"' {
+			u, err := strconv.Unquote(id)
+			if err != nil {
+				// strconv's "invalid syntax" says nothing to the user.
+				return nil, fmt.Errorf("bad quoted id %s: %w", id, errQuotedID)
+			}
+			ids[i] = u
+		}
+	}
+	// An id unquoted to "" is skipped as an empty line is.
+	return slices.DeleteFunc(ids, func(id string) bool { return id == "" }), nil
+}
+
+// readLines reads the lines of r as they are (NUL-separated with null),
+// without their line ending ("\n" or "\r\n"), skipping empty ones.
+func readLines(r io.Reader, null bool) ([]string, error) {
+	var lines []string
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 8*db.MaxIDLen)
 	if null {
@@ -211,23 +232,15 @@ func readIDs(r io.Reader, null bool) ([]string, error) {
 		})
 	}
 	for sc.Scan() {
-		id := sc.Text()
+		line := sc.Text()
 		if !null {
-			id = strings.TrimSuffix(id, "\r")
-			if len(id) >= 2 && id[0] == '"' {
-				u, err := strconv.Unquote(id)
-				if err != nil {
-					// strconv's "invalid syntax" says nothing to the user.
-					return nil, fmt.Errorf("bad quoted id %s: %w", id, errQuotedID)
-				}
-				id = u
-			}
+			line = strings.TrimSuffix(line, "\r")
 		}
-		if id != "" {
-			ids = append(ids, id)
+		if line != "" {
+			lines = append(lines, line)
 		}
 	}
-	return ids, sc.Err()
+	return lines, sc.Err()
 }
 
 // deleteMany deletes the ids read from standard input, in batches.
