@@ -34,6 +34,7 @@ type addOptions struct {
 	bulk         bool
 	batch        int
 	thresholdSet bool // --threshold was given
+	idSet        bool // --id was given (perhaps empty)
 	forQuery     bool // collect's walks are query's (its notices say so)
 	replace      bool
 
@@ -209,6 +210,7 @@ Exit status:
 				o.batch = min(o.batch, serverBatch)
 			}
 			o.thresholdSet = cmd.Flags().Changed("threshold")
+			o.idSet = cmd.Flags().Changed("id")
 			return o.run(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -271,6 +273,16 @@ func (o *addOptions) validate() error {
 	}
 	if stdin > 1 {
 		return usageErrorf("add: - (standard input) given more than once")
+	}
+	if o.idSet {
+		// A bad id is the command line's fault, not the input's: said
+		// before any input is read or the database is created.
+		if o.id == "" {
+			return usageErrorf("add: --id: empty id")
+		}
+		if err := db.ValidID(o.id); err != nil {
+			return usageErrorf("add: --id: %w", err)
+		}
 	}
 	if stdin == 1 && o.id == "" && o.text.format.records == "" {
 		return usageErrorf("add: --id is required to add standard input (-)")

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -252,5 +253,30 @@ func TestFilesFromLiteralPaths(t *testing.T) {
 	slices.Sort(got)
 	if !slices.Equal(got, names) {
 		t.Errorf("--files-from stored %q, want %q", got, names)
+	}
+}
+
+// TestInvalidIDFlag: an --id the database would refuse (empty, too long,
+// not UTF-8, with a NUL) is a usage error, exit 2 as for get and delete,
+// said before the database is created; an empty one says so plainly.
+func TestInvalidIDFlag(t *testing.T) {
+	for name, c := range map[string]struct{ id, want string }{
+		"empty":    {"", "--id: empty id"},
+		"too long": {strings.Repeat("x", db.MaxIDLen+1), "at most"},
+		"not UTF8": {"a\xffb", "not valid UTF-8"},
+		"NUL":      {"a\x00b", "NUL"},
+	} {
+		for _, path := range []string{corpus + "bees.txt", "-"} {
+			t.Run(name+"/"+path, func(t *testing.T) {
+				dir := dbDir(t)
+				r := runFPDB(t, "bees and honey", "--db", dir, "add", "--id", c.id, path).mustCode(t, exitFailure)
+				if !strings.Contains(r.stderr, c.want) || !strings.Contains(r.stderr, "--id") {
+					t.Errorf("stderr does not say %q about --id:\n%s", c.want, r.stderr)
+				}
+				if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("a bad --id created the database directory (stat: %v)", err)
+				}
+			})
+		}
 	}
 }
