@@ -112,8 +112,9 @@ and the other inputs are still added.
 
 Output: for each document with near duplicates, a line "ID: N near
 duplicates" followed by one line per match (closest first), then "ID: stored"
-or "ID: rejected". With --json, one JSON object per line instead: for each
-match
+or "ID: rejected" (an id holding a control character, such as an escape,
+is written Go-quoted, as "fpdb list" writes it). With --json, one JSON
+object per line instead (ids as they are): for each match
 
   {"query": "ID", "id": "MATCH-ID", "similarity": 0.906, "hamming": 24, "exact": false}
 
@@ -727,7 +728,7 @@ func (o *addOptions) printAdd(id string, res *db.AddResult, stdout io.Writer, en
 		if n == 1 {
 			noun = "near duplicate"
 		}
-		fmt.Fprintf(stdout, "%s: %d %s\n", id, n, noun)
+		fmt.Fprintf(stdout, "%s: %d %s\n", tsvField(id), n, noun)
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 		for _, m := range res.Matches {
 			fmt.Fprintf(tw, "  %s\n", formatMatch(m))
@@ -743,6 +744,6 @@ func (o *addOptions) printAdd(id string, res *db.AddResult, stdout io.Writer, en
 	case res.Replaced:
 		status = "stored (replaced the previous version)"
 	}
-	_, err := fmt.Fprintf(stdout, "%s: %s\n", id, status)
+	_, err := fmt.Fprintf(stdout, "%s: %s\n", tsvField(id), status)
 	return err
 }

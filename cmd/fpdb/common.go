@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -256,7 +258,7 @@ func newJSONMatch(query string, m db.Match) jsonMatch {
 
 // formatMatch returns the tab-separated text form of m, for a tabwriter.
 func formatMatch(m db.Match) string {
-	s := fmt.Sprintf("%s\tsimilarity %.3f\thamming %d", m.ID, m.Similarity, m.Hamming)
+	s := fmt.Sprintf("%s\tsimilarity %.3f\thamming %d", tsvField(m.ID), m.Similarity, m.Hamming)
 	if m.QueryInDoc > 0 {
 		s += fmt.Sprintf("\tcontained %.3f", m.QueryInDoc)
 	}
@@ -310,14 +312,25 @@ func noArgs(name string) cobra.PositionalArgs {
 	}
 }
 
-// tsvField returns id as one field of a line of text output: as it is,
-// unless it holds a tab, a newline or a carriage return, or starts with a
-// double quote, when it is written Go-quoted ("fpdb delete -" unquotes it).
+// tsvField returns id (or a path, a source) as one field of a line of text
+// output: as it is, unless it starts with a double quote or holds a
+// character that would split the line or drive a terminal, when it is
+// written Go-quoted ("fpdb delete -" unquotes it). Those characters are
+// report.Excerpt's: the control characters (tab, newline, carriage return,
+// ESC, BEL, the C1 controls such as CSI U+009B), the bidirectional
+// formatting characters (U+202A–U+202E, U+2066–U+2069) and invalid UTF-8.
+// A crafted id thus cannot set a terminal's title or reorder a line.
 func tsvField(id string) string {
-	if strings.ContainsAny(id, "\t\n\r") || strings.HasPrefix(id, `"`) {
+	if strings.HasPrefix(id, `"`) || strings.ContainsFunc(id, unsafeRune) || !utf8.ValidString(id) {
 		return strconv.Quote(id)
 	}
 	return id
+}
+
+// unsafeRune reports whether r is a control character or a bidirectional
+// formatting character, which tsvField quotes.
+func unsafeRune(r rune) bool {
+	return unicode.IsControl(r) || 0x202A <= r && r <= 0x202E || 0x2066 <= r && r <= 0x2069
 }
 
 // inputError marks an error as the failure of one input (a file or standard

@@ -121,15 +121,16 @@ type side struct {
 	in     db.CompareInput
 }
 
-// name says what the side is, for the output.
+// name says what the side is, for the output (the path or id quoted as
+// tsvField quotes it).
 func (s *side) name() string {
 	if s.stored {
-		return "stored " + s.arg
+		return "stored " + tsvField(s.arg)
 	}
 	if s.arg == "-" {
 		return "standard input"
 	}
-	return s.arg
+	return tsvField(s.arg)
 }
 
 // resolve tells a file from an id and opens the file.

@@ -41,7 +41,8 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
   delete -               the ids read from standard input, one per line (or,
                          with -0, separated by NUL bytes); a line in double
                          quotes is unquoted as Go does (how "fpdb pairs" and
-                         "clusters" write ids that hold a tab or a newline)
+                         "clusters" write ids that hold a control character
+                         such as a tab or a newline)
   delete --prefix P      every document whose id starts with P
   delete --older-than D  every document added more than D ago (a Go duration
                          such as 720h or 90m, or a number of days such as 30d)
@@ -318,7 +319,7 @@ func (o *deleteOptions) deleteArgs(ctx context.Context, d deleter, stdout, stder
 			fmt.Fprintf(stderr, "fpdb: %s\n", errorText(newOpError(op, err, op, "delete")))
 			continue
 		}
-		fmt.Fprintf(stdout, "%s: deleted\n", id)
+		fmt.Fprintf(stdout, "%s: deleted\n", tsvField(id))
 	}
 	if failed > 0 {
 		return &exitError{code: exitFailure}

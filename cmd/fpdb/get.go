@@ -39,7 +39,8 @@ func newGetCommand(g *globalOptions) *cobra.Command {
 		Long: `Get prints what the database holds about the document ID: its source, size
 in bytes, number of normalized words, the time it was added (RFC 3339), its
 content hash (hex) and its fingerprint (hex, 16 digits per 64-bit word, word
-0 first). The database must exist.
+0 first). The database must exist. An id or source holding a control
+character (such as an escape) is written Go-quoted; --json writes it as it is.
 
 With --json, one object:
 
@@ -114,8 +115,8 @@ func (o *getOptions) print(stdout io.Writer, jd jsonDoc) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "id\t%s\n", jd.ID)
-	fmt.Fprintf(tw, "source\t%s\n", jd.Source)
+	fmt.Fprintf(tw, "id\t%s\n", tsvField(jd.ID))
+	fmt.Fprintf(tw, "source\t%s\n", tsvField(jd.Source))
 	fmt.Fprintf(tw, "size\t%d\n", jd.Size)
 	fmt.Fprintf(tw, "words\t%d\n", jd.Words)
 	fmt.Fprintf(tw, "added\t%s\n", jd.Added)

@@ -48,9 +48,9 @@ func newListCommand(g *globalOptions) *cobra.Command {
 
 ADDED is the time the document was stored (RFC 3339), SIZE its size in bytes
 (0 for a document added by fingerprint), SOURCE where it came from (empty
-when none was recorded). An id or source holding a tab or a newline (or
-starting with a double quote) is written Go-quoted, as "fpdb pairs" writes
-it; "fpdb delete -" reads such ids back. --prefix P lists only the ids that
+when none was recorded). An id or source holding a control character (a
+tab, a newline, an escape) or a bidirectional override (or starting with a
+double quote) is written Go-quoted, as "fpdb pairs" writes it; "fpdb delete -" reads such ids back. --prefix P lists only the ids that
 start with P.
 
 With --json, one object per line:

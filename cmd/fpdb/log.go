@@ -38,8 +38,8 @@ an add or a delete made about a document,
 SEQ is the entry's sequence number (never reused: a gap shows entries erased
 by "delete --forget"), TIME when the decision was made (RFC 3339, UTC),
 DECISION one of stored, replaced, unchanged, rejected or deleted, ID the
-document's id (Go-quoted when it holds a tab or a newline, as "fpdb list"
-writes it). HOW is the call and its parameters: add (with threshold=R when
+document's id (Go-quoted when it holds a control character such as a tab
+or a newline, as "fpdb list" writes it). HOW is the call and its parameters: add (with threshold=R when
 it checked for near duplicates, reject and replace when given), batch (add
 --bulk: no check), import or delete. MATCHES are the near duplicates the
 check found, most similar first, as "ID SIMILARITY[ exact]" separated by

@@ -3,6 +3,8 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -87,5 +89,42 @@ func TestOutputFile(t *testing.T) {
 	// this machine's /dev.)
 	if _, err := createOutput(dir); err == nil {
 		t.Fatal("a directory as the output: no error")
+	}
+}
+
+// TestControlCharactersInIDs: text output writes an id holding a control
+// character or a bidirectional override Go-quoted (as list and pairs write
+// one holding a tab), so that a crafted id cannot send a terminal escape
+// sequence; --json writes it exactly.
+func TestControlCharactersInIDs(t *testing.T) {
+	text, err := os.ReadFile(corpus + "bees.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"\x1b]0;title\x07", "a\u202eb", "c\u009bd"} {
+		t.Run(strconv.Quote(id), func(t *testing.T) {
+			dir := dbDir(t)
+			quoted := strconv.Quote(id)
+			raw := func(what string, r result) {
+				t.Helper()
+				if strings.Contains(r.stdout+r.stderr, id) || !strings.Contains(r.stdout, quoted) {
+					t.Errorf("%s does not write %s quoted:\nstdout %q\nstderr %q", what, quoted, r.stdout, r.stderr)
+				}
+			}
+			raw("add", runFPDB(t, string(text), "--db", dir, "add", "--id", id, "-").mustCode(t, exitOK))
+			raw("add of a near duplicate", runFPDB(t, "", "--db", dir, "add", corpus+"bees.txt").mustCode(t, exitDuplicates))
+			raw("query", runFPDB(t, "", "--db", dir, "query", corpus+"bees.txt").mustCode(t, exitOK))
+			raw("query of two inputs", runFPDB(t, "", "--db", dir, "query", corpus+"bees.txt", corpus+"tides.txt").mustCode(t, exitOK))
+			raw("get", runFPDB(t, "", "--db", dir, "get", id).mustCode(t, exitOK))
+			r := runFPDB(t, "", "--db", dir, "get", "--json", id).mustCode(t, exitOK)
+			if got := jsonLines(t, r.stdout); len(got) != 1 || got[0]["id"] != id {
+				t.Errorf("get --json: %q, want the id %q exactly", r.stdout, id)
+			}
+			r = runFPDB(t, "", "--db", dir, "query", "--json", corpus+"bees.txt").mustCode(t, exitOK)
+			if got := jsonLines(t, r.stdout); len(got) == 0 || got[0]["id"] != id {
+				t.Errorf("query --json: %q, want the id %q exactly", r.stdout, id)
+			}
+			raw("delete", runFPDB(t, "", "--db", dir, "delete", id).mustCode(t, exitOK))
+		})
 	}
 }

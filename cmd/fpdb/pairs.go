@@ -35,7 +35,7 @@ order), one per line:
   A<TAB>B<TAB>0.914<TAB>22[<TAB>exact]
 
 (similarity, then Hamming distance: awk -F'\t' '$3 >= 0.95' filters them; an id
-holding a tab or a newline is written Go-quoted, and "fpdb delete -" reads it
+holding a control character such as a tab or a newline is written Go-quoted, and "fpdb delete -" reads it
 back).
 
 With --json, one object per line:

@@ -84,8 +84,8 @@ input's matches closest first; an input without a match prints nothing:
 
 (the input as given or found, the match's id, the similarity, the Hamming
 distance: awk -F'\t' '$3 >= 0.9 { print $1 }' | sort -u lists the inputs
-with a close match; an input or id holding a tab or a newline is written
-Go-quoted).
+with a close match; an input or id holding a control character such as a
+tab or a newline is written Go-quoted, as in every line of text output).
 
 With --json, one JSON object per match, whatever the number of inputs:
 
@@ -442,7 +442,7 @@ func (o *queryOptions) print(input string, matches []db.Match, ex jsonExplain, m
 	if o.explain {
 		tw := tabwriter.NewWriter(stderr, 0, 0, 2, ' ', 0)
 		if multi {
-			fmt.Fprintf(tw, "input\t%s\n", input)
+			fmt.Fprintf(tw, "input\t%s\n", tsvField(input))
 		}
 		fmt.Fprintf(tw, "plan\t%s\n", ex.Plan)
 		fmt.Fprintf(tw, "radius\t%d\n", ex.Radius)
