@@ -25,15 +25,23 @@ func newExportCommand(g *globalOptions) *cobra.Command {
 		Long: `Export writes the database as JSON Lines to standard output (or to the file
 given by -o): first a header line with the creation parameters
 
-  {"fpdb_export": 1, "format_version": 3, "k": 512, "group_widths": [...],
+  {"fpdb_export": 2, "format_version": 4, "k": 512, "group_widths": [...],
    "shingle_width": 4, "seed": "439972291121", "hash_version": 1,
-   "normalize_version": 2, "created": "...", "docs": 2, "keep_texts": true}
+   "normalize_version": 2, "created": "...", "docs": 2, "keep_texts": true,
+   "audit_log": true, "log_entries": 5}
 
 then one line per document, in the order they were stored:
 
   {"id": "ID", "fingerprint": "HEX", "content_hash": "HEX", "source": "S",
-   "size": 1234, "words": 210, "added": "2025-01-02T03:04:05.123456789Z",
-   "text": "...", "text_format": "text"}
+   "size": 1234, "words": 210, "shingles": 208,
+   "added": "2025-01-02T03:04:05.123456789Z", "text": "...",
+   "text_format": "text"}
+
+then, when "audit_log" is there, the "log_entries" entries of the audit log
+in sequence order, one line each as "fpdb log --json" prints them. A
+database created with --no-log has neither field and writes "fpdb_export":
+1, which older versions read. "templates" lists the templates ("fpdb
+template") when there are any.
 
 "keep_texts" is there when the database keeps the documents' texts; then
 "text" holds a document's text (UTF-8, as its words were read from it) and

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -243,4 +244,34 @@ func TestRetentionCompactStats(t *testing.T) {
 func isNumber(s string) bool {
 	_, err := strconv.ParseFloat(s, 64)
 	return err == nil
+}
+
+// TestExportHelpHeader: the header line "fpdb export --help" shows is the
+// one export writes for a new database: the same fields, and the same
+// export and format versions; the document line shows every field too.
+func TestExportHelpHeader(t *testing.T) {
+	dir := dbDir(t)
+	runFPDB(t, "", "--db", dir, "add", corpus+"bees.txt").mustCode(t, exitOK)
+	out := runFPDB(t, "", "--db", dir, "export").mustCode(t, exitOK).stdout
+	lines := jsonLines(t, out)
+	header := lines[0]
+	help := runFPDB(t, "", "export", "--help").mustCode(t, exitOK).stdout
+	for key := range lines[1] {
+		if !strings.Contains(help, `"`+key+`"`) {
+			t.Errorf("export --help does not show the document field %q", key)
+		}
+	}
+	for key, v := range header {
+		if !strings.Contains(help, `"`+key+`"`) {
+			t.Errorf("export --help does not show the header field %q", key)
+		}
+		if n, ok := v.(float64); ok && (key == "fpdb_export" || key == "format_version") {
+			if want := fmt.Sprintf(`"%s": %d`, key, int(n)); !strings.Contains(help, want) {
+				t.Errorf("export --help does not show %s (the header written)", want)
+			}
+		}
+	}
+	if int(header["fpdb_export"].(float64)) != db.ExportVersion {
+		t.Errorf("a new database exports version %v, want db.ExportVersion %d", header["fpdb_export"], db.ExportVersion)
+	}
 }
