@@ -295,7 +295,7 @@ func passageOptions(minWords, gap, maxPassages int) *db.CompareOptions {
 func (o *compareOptions) compareError(sides [2]*side, err error) error {
 	switch {
 	case errors.Is(err, db.ErrNoText):
-		return failure(newOpError("compare", fmt.Errorf("%w; give the document's file instead", err)))
+		return failure(compareOpError(err, "; give the document's file instead"))
 	case errors.Is(err, db.ErrNotFound):
 		for _, s := range sides {
 			if s.stored && strings.Contains(err.Error(), fmt.Sprintf("%q", s.arg)) {
@@ -303,9 +303,21 @@ func (o *compareOptions) compareError(sides [2]*side, err error) error {
 			}
 		}
 	case isInputError(err, ""):
-		return failure(asInputError(newOpError("compare", err, "compare")))
+		return failure(asInputError(compareOpError(err, "")))
 	}
-	return failure(newOpError("compare", err, "compare"))
+	return failure(compareOpError(err, ""))
+}
+
+// compareOpError returns err of Compare in the context "compare", said
+// once: the db package's message already names the side at fault
+// ("compare A: …"), and keeps that context; another gets "compare: ".
+// hint is added to the message.
+func compareOpError(err error, hint string) error {
+	text := errorText(err) + hint
+	if op, rest, ok := strings.Cut(text, ": "); ok && strings.HasPrefix(op, "compare ") {
+		return &opError{op: op, cause: err, text: rest}
+	}
+	return &opError{op: "compare", cause: err, text: strings.TrimPrefix(text, "compare: ")}
 }
 
 func (o *compareOptions) print(stdout io.Writer, sides [2]*side, c *db.Comparison, k int) error {

@@ -89,12 +89,14 @@ func TestCompareCommandErrors(t *testing.T) {
 		{[]string{"compare", "--min-words", "-1", a, a}, exitFailure, "--min-words"},
 		{[]string{"compare", a, "no-such-id"}, exitInput, "no database"},
 		{[]string{"compare", a, corpus}, exitInput, "is a directory"},
-		{[]string{"compare", a, bad + "binary.bin"}, exitInput, "binary.bin"},
+		{[]string{"compare", a, bad + "binary.bin"}, exitInput, "fpdb: compare " + bad + "binary.bin: "},
+		{[]string{"compare", bad + "empty.txt", a}, exitInput, "fpdb: compare " + bad + "empty.txt: "},
 	} {
 		r := runFPDB(t, "", append([]string{"--db", dir}, tc.args...)...).mustCode(t, tc.code)
 		if !strings.Contains(r.stderr, tc.want) {
 			t.Errorf("%v: stderr %q lacks %q", tc.args, r.stderr, tc.want)
 		}
+		noDoubledCompare(t, r.stderr)
 	}
 	runFPDB(t, "", "--db", dir, "add", "--id", "x", a).mustCode(t, exitOK)
 	r := runFPDB(t, "", "--db", dir, "compare", a, "no-such-id").mustCode(t, exitInput)
@@ -105,9 +107,10 @@ func TestCompareCommandErrors(t *testing.T) {
 	plain := dbDir(t)
 	runFPDB(t, "", "--db", plain, "add", "--no-texts", "--id", "x", a).mustCode(t, exitOK)
 	r = runFPDB(t, "", "--db", plain, "compare", a, "x").mustCode(t, exitFailure)
-	if !strings.Contains(r.stderr, "give the document's file instead") {
+	if !strings.Contains(r.stderr, "give the document's file instead") || !strings.HasPrefix(r.stderr, `fpdb: compare document "x": `) {
 		t.Errorf("no texts: %q", r.stderr)
 	}
+	noDoubledCompare(t, r.stderr)
 	runFPDB(t, "", "--db", plain, "compare", a, a).mustCode(t, exitOK)
 }
 
@@ -208,5 +211,14 @@ func TestCompareControlCharacters(t *testing.T) {
 	}
 	if !ok || strings.IndexFunc(rest, unsafe) >= 0 {
 		t.Fatalf("terminal excerpt %q", got)
+	}
+}
+
+// noDoubledCompare fails the test if an error message of compare says
+// "compare" twice over ("compare: compare A: …").
+func noDoubledCompare(t *testing.T, stderr string) {
+	t.Helper()
+	if strings.Contains(stderr, "compare: compare") {
+		t.Errorf("doubled prefix: %q", stderr)
 	}
 }
