@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -260,5 +261,54 @@ func TestInputErrorClass(t *testing.T) {
 	}
 	if failure(asInputError(errors.New("x"))).code != exitInput || failure(errors.New("x")).code != exitFailure {
 		t.Error("failure does not map marked input errors to exit status 3")
+	}
+}
+
+// TestExplainVerified: query --explain reports the db's own counts, once:
+// "verified" is the db's QueryStats.Verified for the same query; a probe
+// plan verifies at most its candidates, a scan every document.
+func TestExplainVerified(t *testing.T) {
+	dir := dbDir(t)
+	runFPDB(t, "", "--db", dir, "add", corpus).mustCode(t, exitDuplicates)
+	text, err := os.ReadFile(corpus + "bees.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		plan db.Plan
+	}{
+		{[]string{"--plan", "probe", "--tau", "2"}, db.Plan{Kind: db.PlanProbe, Tau: 2}},
+		{[]string{"--plan", "scan"}, db.Plan{Kind: db.PlanScan}},
+	} {
+		args := append([]string{"--db", dir, "query", "--explain", "--json"}, c.args...)
+		r := runFPDB(t, "", append(args, corpus+"bees.txt")...).mustCode(t, exitOK)
+		lines := jsonLines(t, r.stdout)
+		ex, ok := lines[len(lines)-1]["explain"].(map[string]any)
+		if !ok {
+			t.Fatalf("%v: no explain object:\n%s", c.args, r.stdout)
+		}
+		verified, candidates := int(ex["verified"].(float64)), int(ex["candidates"].(float64))
+		d, err := db.Open(dir, &db.Options{ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := d.Query(context.Background(), text, db.QueryOptions{Threshold: 0.7, Plan: c.plan})
+		docs := d.Len()
+		if cerr := d.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if verified != res.Stats.Verified || candidates != res.Stats.Candidates {
+			t.Errorf("%v: explain says %d verified of %d candidates, the db %d of %d", c.args, verified, candidates, res.Stats.Verified, res.Stats.Candidates)
+		}
+		if c.plan.Kind == db.PlanProbe && (verified > candidates || verified == 0) {
+			t.Errorf("%v: %d verified of %d candidates", c.args, verified, candidates)
+		}
+		if c.plan.Kind == db.PlanScan && verified != docs {
+			t.Errorf("%v: a scan verified %d of %d documents", c.args, verified, docs)
+		}
 	}
 }
