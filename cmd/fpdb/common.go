@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
@@ -19,6 +18,7 @@ import (
 	"github.com/fpdb/fpdb/api"
 	"github.com/fpdb/fpdb/db"
 	"github.com/fpdb/fpdb/dedup"
+	"github.com/fpdb/fpdb/internal/report"
 )
 
 // defaultThreshold is the default minimum resemblance of add and query.
@@ -321,16 +321,10 @@ func noArgs(name string) cobra.PositionalArgs {
 // formatting characters (U+202A–U+202E, U+2066–U+2069) and invalid UTF-8.
 // A crafted id thus cannot set a terminal's title or reorder a line.
 func tsvField(id string) string {
-	if strings.HasPrefix(id, `"`) || strings.ContainsFunc(id, unsafeRune) || !utf8.ValidString(id) {
+	if strings.HasPrefix(id, `"`) || strings.ContainsFunc(id, report.Unsafe) || !utf8.ValidString(id) {
 		return strconv.Quote(id)
 	}
 	return id
-}
-
-// unsafeRune reports whether r is a control character or a bidirectional
-// formatting character, which tsvField quotes.
-func unsafeRune(r rune) bool {
-	return unicode.IsControl(r) || 0x202A <= r && r <= 0x202E || 0x2066 <= r && r <= 0x2069
 }
 
 // inputError marks an error as the failure of one input (a file or standard

@@ -197,11 +197,16 @@ func Excerpt(text []byte, max int) string {
 	return string(rs[:head]) + "…" + string(rs[len(rs)-tail:])
 }
 
-// shown returns r, or U+FFFD for a control character or a bidirectional
-// formatting character: the characters that could drive a terminal or
-// reorder the text shown around them.
+// Unsafe reports whether r is a control character or a bidirectional
+// formatting character (U+202A–U+202E, U+2066–U+2069): the characters that
+// could drive a terminal or reorder the text shown around them.
+func Unsafe(r rune) bool {
+	return unicode.IsControl(r) || 0x202A <= r && r <= 0x202E || 0x2066 <= r && r <= 0x2069
+}
+
+// shown returns r, or U+FFFD when it is Unsafe.
 func shown(r rune) rune {
-	if unicode.IsControl(r) || 0x202A <= r && r <= 0x202E || 0x2066 <= r && r <= 0x2069 {
+	if Unsafe(r) {
 		return utf8.RuneError
 	}
 	return r
