@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -48,7 +50,7 @@ func (d *DB) Backup(ctx context.Context, dir string) error {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("fpdb: backup %s: %w", dir, err)
 	}
-	if inside(d.dir, dir) {
+	if d.InsideDir(dir) {
 		return fmt.Errorf("fpdb: backup %s: the destination is inside the database directory %s", dir, d.dir)
 	}
 	// WithFlushedWAL syncs the WAL first, so that writes acknowledged with
@@ -96,13 +98,27 @@ func createLockFile(fsys vfs.FS, dir string) error {
 	return df.Close()
 }
 
-// inside reports whether path is dir or lies under it (lexically, after
-// making both absolute).
-func inside(dir, path string) bool {
+// InsideDir reports whether path is the database directory or lies under
+// it, following symbolic links in both (path need not exist): Backup
+// refuses such a destination.
+func (d *DB) InsideDir(path string) bool {
+	return inside(d.opts.fs, d.dir, path)
+}
+
+// inside reports whether path is dir or lies under it. On the operating
+// system's file system both are compared after resolving symbolic links
+// (see resolvePath), so that a destination reached through a link into the
+// database directory, or a database opened through a link, is seen inside;
+// on another file system (tests) they are compared lexically, after making
+// both absolute.
+func inside(fsys vfs.FS, dir, path string) bool {
 	a, err1 := filepath.Abs(dir)
 	b, err2 := filepath.Abs(path)
 	if err1 != nil || err2 != nil {
 		return false
+	}
+	if vfs.Root(fsys) == vfs.Default {
+		a, b = resolvePath(dir), resolvePath(path)
 	}
 	rel, err := filepath.Rel(a, b)
 	return err == nil && rel != ".." && !filepath.IsAbs(rel) && !startsWithDotDot(rel)
@@ -110,6 +126,45 @@ func inside(dir, path string) bool {
 
 func startsWithDotDot(rel string) bool {
 	return len(rel) >= 3 && rel[:3] == ".."+string(filepath.Separator)
+}
+
+// resolvePath returns the absolute path the operating system reaches by
+// path, which need not exist: the longest prefix of path that resolves
+// (filepath.EvalSymlinks, which follows links and applies ".." to the
+// directory a link leads to) is replaced by what it resolves to, and the
+// rest, which names nothing yet and so holds no link, is joined to it
+// lexically. It falls back to the lexical absolute path.
+func resolvePath(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return path
+	}
+	if !filepath.IsAbs(path) {
+		// Keep path's own components: Abs cleans "link/.." away before
+		// the link is followed.
+		if wd, err := os.Getwd(); err == nil {
+			path = wd + string(filepath.Separator) + path
+		} else {
+			path = abs
+		}
+	}
+	vol := len(filepath.VolumeName(path))
+	prefix := path
+	for {
+		if r, err := filepath.EvalSymlinks(prefix); err == nil {
+			return filepath.Join(r, path[len(prefix):])
+		}
+		i := strings.LastIndexFunc(prefix[vol:], func(c rune) bool { return os.IsPathSeparator(uint8(c)) })
+		switch {
+		case i < 0 || vol+i+1 == len(prefix) && i == 0:
+			// Not even the root resolves.
+			return abs
+		case i == 0:
+			prefix = prefix[:vol+1]
+		default:
+			prefix = prefix[:vol+i]
+		}
+	}
 }
 
 // Sync makes every acknowledged write durable: with Options.NoSync, writes

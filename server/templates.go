@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/fpdb/fpdb/api"
@@ -82,11 +81,9 @@ func (s *Server) backup(w http.ResponseWriter, r *http.Request) error {
 		return httpapi.BadRequest("dir %q: want an absolute path (on the server's machine)", req.Dir)
 	}
 	dir := filepath.Clean(req.Dir)
-	home, err := filepath.Abs(s.d.Dir())
-	if err != nil {
-		return fmt.Errorf("backup: %w", err)
-	}
-	if rel, err := filepath.Rel(home, dir); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+	// Checked before any parent is made: through a symbolic link, a
+	// parent could be made inside the database.
+	if s.d.InsideDir(dir) {
 		return httpapi.BadRequest("dir %q is inside the database's directory", req.Dir)
 	}
 	// A parent the server cannot make is the request's fault (a path that

@@ -73,12 +73,18 @@ func TestBackupEndpoint(t *testing.T) {
 	if err := os.WriteFile(notDir, []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A link into the database directory reaches inside it too.
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(d.Dir(), link); err != nil {
+		t.Fatal(err)
+	}
 	for body, msg := range map[string]string{
-		`{"dir": "relative/copy"}`:                            "absolute",
-		`{"dir": ""}`:                                         "absolute",
-		`{"dir": ` + quote(dir) + `}`:                         "exist",
-		`{"dir": ` + quote(filepath.Join(d.Dir(), "x")) + `}`: "inside",
-		`{"path": "/x"}`:                                      "path",
+		`{"dir": ` + quote(filepath.Join(link, "x", "y")) + `}`: "inside",
+		`{"dir": "relative/copy"}`:                              "absolute",
+		`{"dir": ""}`:                                           "absolute",
+		`{"dir": ` + quote(dir) + `}`:                           "exist",
+		`{"dir": ` + quote(filepath.Join(d.Dir(), "x")) + `}`:   "inside",
+		`{"path": "/x"}`:                                        "path",
 		// A parent that is a file cannot hold the copy.
 		`{"dir": ` + quote(filepath.Join(notDir, "copy")) + `}`: "not a directory",
 	} {
