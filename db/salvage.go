@@ -35,7 +35,8 @@ type UnreadableRange struct {
 	What string
 	// From and To are the first and last internal id of the range.
 	From, To uint32
-	// Err is the read error.
+	// Err is the read error (Pebble's, printed without its "<corruption
+	// detail carrier>" and naming the damaged file).
 	Err error
 }
 
@@ -195,7 +196,7 @@ func readSalvage(ctx context.Context, r pebble.Reader, pfx byte, key func(uint32
 		}
 		it, err := r.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: key(uint32(from)), UpperBound: hi})
 		if err != nil {
-			return fmt.Errorf("read %s: %w", what, err)
+			return fmt.Errorf("read %s: %w", what, storageError(err))
 		}
 		next := from // the first id not yet read
 		n := 0
@@ -210,7 +211,7 @@ func readSalvage(ctx context.Context, r pebble.Reader, pfx byte, key func(uint32
 			next = int64(iid) + 1
 			v, err := it.ValueAndErr()
 			if err != nil {
-				rep.Unreadable = append(rep.Unreadable, UnreadableRange{what, iid, iid, err})
+				rep.Unreadable = append(rep.Unreadable, UnreadableRange{what, iid, iid, pebbleDetail(err)})
 				continue
 			}
 			fn(iid, v)
@@ -224,7 +225,7 @@ func readSalvage(ctx context.Context, r pebble.Reader, pfx byte, key func(uint32
 			return nil
 		}
 		resume := salvageResume(ctx, r, key, hi, next)
-		rep.Unreadable = append(rep.Unreadable, UnreadableRange{what, uint32(next), uint32(min(resume-1, math.MaxUint32)), ierr})
+		rep.Unreadable = append(rep.Unreadable, UnreadableRange{what, uint32(next), uint32(min(resume-1, math.MaxUint32)), pebbleDetail(ierr)})
 		from = resume
 	}
 	return nil

@@ -68,7 +68,7 @@ func TestSalvage(t *testing.T) {
 		t.Fatal("no sstable")
 	}
 	r := rand.New(rand.NewPCG(11, 3))
-	var repairFailed, rescued, refused, total int
+	var repairFailed, rescued, refused, total, unreadable int
 	for trial := range trials {
 		dir := copyDir(t, src)
 		for range 3 {
@@ -91,7 +91,14 @@ func TestSalvage(t *testing.T) {
 		}()
 		var out bytes.Buffer
 		rep, err := Salvage(ctx, dir, &out, nil)
+		if rep != nil {
+			unreadable += len(rep.Unreadable)
+			checkSalvageMessages(t, trial, rep)
+		}
 		if err != nil {
+			if msg := err.Error(); redacted(msg) {
+				t.Errorf("trial %d: Salvage error %q holds Pebble's carrier or redaction marks", trial, msg)
+			}
 			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), dir) {
 				t.Errorf("trial %d: Salvage: %v, want ErrCorrupt naming the database", trial, err)
 			}
@@ -148,6 +155,38 @@ func TestSalvage(t *testing.T) {
 	if repairFailed > 0 && rescued == 0 {
 		t.Errorf("Salvage rescued ≥ 90%% of no database that Repair failed on")
 	}
+	if unreadable == 0 {
+		t.Errorf("no trial had an unreadable range: the messages were not checked")
+	}
+}
+
+// checkSalvageMessages fails t when a message of rep (as "fpdb export
+// --salvage" prints it) holds Pebble's "<corruption detail carrier>" or
+// the redaction marks ‹ › of its errors, or an unreadable range's message
+// does not say what is wrong.
+func checkSalvageMessages(t *testing.T, trial int, rep *SalvageReport) {
+	t.Helper()
+	for _, u := range rep.Unreadable {
+		for _, msg := range []string{u.String(), fmt.Sprintf("%v", u), u.Err.Error()} {
+			if redacted(msg) {
+				t.Errorf("trial %d: unreadable range message %q holds Pebble's carrier or redaction marks", trial, msg)
+			}
+		}
+		if msg := u.Err.Error(); strings.TrimSpace(msg) == "" {
+			t.Errorf("trial %d: unreadable range %d-%d without a cause", trial, u.From, u.To)
+		}
+	}
+	for _, msg := range rep.Dropped {
+		if redacted(msg) {
+			t.Errorf("trial %d: dropped message %q holds Pebble's carrier or redaction marks", trial, msg)
+		}
+	}
+}
+
+// redacted reports whether msg holds Pebble's corruption detail carrier or
+// a redaction mark.
+func redacted(msg string) bool {
+	return strings.Contains(msg, "<corruption detail carrier>") || strings.ContainsAny(msg, "‹›")
 }
 
 // TestSalvageIntact: on an undamaged database Salvage writes what Export
