@@ -329,3 +329,24 @@ func TestLockedDatabase(t *testing.T) {
 		t.Errorf("not held: %q", r.stderr)
 	}
 }
+
+// TestCreationFlagMessages: an operation a database cannot do for how it
+// was created names the flag (--no-texts, --no-log), not the Go option.
+func TestCreationFlagMessages(t *testing.T) {
+	bees := corpusAbs(t) + "bees.txt"
+	t.Chdir(t.TempDir())
+	runFPDB(t, "", "--db", "d", "add", "--no-texts", "--no-log", bees).mustCode(t, exitOK)
+	for _, tc := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"template", "suggest"}, "--no-texts"},
+		{[]string{"template", "add", bees}, "--no-texts"},
+		{[]string{"log"}, "--no-log"},
+	} {
+		r := runFPDB(t, "", append([]string{"--db", "d"}, tc.args...)...)
+		if r.code == exitOK || !strings.Contains(r.stderr, tc.flag) || strings.Contains(r.stderr, "Options.") {
+			t.Errorf("%v: exit %d, stderr %q; want a failure naming %s", tc.args, r.code, r.stderr, tc.flag)
+		}
+	}
+}

@@ -250,12 +250,21 @@ func failure(err error) *exitError {
 	return &exitError{code: exitFailure, err: err}
 }
 
+// optionNames turns the db package's names of creation options, in its
+// messages, into the flags that set them.
+var optionNames = strings.NewReplacer(
+	"created without Options.KeepTexts", "created with --no-texts",
+	"created without texts (Options.KeepTexts)", "created with --no-texts",
+	"created without Options.AuditLog", "created with --no-log",
+)
+
 // errorText returns the message of err without the "fpdb: " prefixes of the
 // db package's errors (at the start, or after ": "), since fpdb prints its
-// own prefix once, and with "interrupted" for a cancelled context. A
+// own prefix once, and with "interrupted" for a cancelled context, and the
+// flags of creation options (optionNames). A
 // quoted id that contains ": fpdb: " is left alone (apiconv.Message).
 func errorText(err error) string {
-	s := strings.TrimPrefix(apiconv.Message(err), "fpdb: ")
+	s := optionNames.Replace(strings.TrimPrefix(apiconv.Message(err), "fpdb: "))
 	if errors.Is(err, context.Canceled) {
 		// Ctrl-C: say so, not Go's "context canceled".
 		s = strings.Replace(s, context.Canceled.Error(), "interrupted", 1)
