@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -265,6 +266,24 @@ func TestForcedInfeasiblePlan(t *testing.T) {
 	_, _, err := s.ix.Search(context.Background(), []uint64{1}, 20, Plan{Kind: Probe, Tau: 0})
 	if err == nil {
 		t.Fatal("tau=0 with 4 groups and radius 20 accepted")
+	}
+}
+
+// TestNegativeTau: a probe radius below 0 is refused with ErrInfeasible,
+// whatever the lowered groups, never a panic (it divided by zero).
+func TestNegativeTau(t *testing.T) {
+	s := newTestStore(t, 64, []int{16, 16, 16, 16})
+	s.add(0, []uint64{1})
+	for _, tau := range []int{-1, -2, math.MinInt} {
+		for _, lower := range []int{0, 2} {
+			_, _, err := s.ix.Search(context.Background(), []uint64{1}, 3, Plan{Kind: Probe, Tau: tau, Lower: lower})
+			if !errors.Is(err, ErrInfeasible) {
+				t.Errorf("tau=%d lower=%d: %v, want ErrInfeasible", tau, lower, err)
+			}
+		}
+		if got := ExactMinHits(4, 3, tau, 1); got != ExactMinHits(4, 3, 0, 1) {
+			t.Errorf("ExactMinHits at tau=%d: %d, want tau 0's %d", tau, got, ExactMinHits(4, 3, 0, 1))
+		}
 	}
 }
 

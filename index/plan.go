@@ -122,8 +122,10 @@ func (l *Layout) Radii(tau, lower int) []int { return l.radiiOrdered(l.stat().or
 // a document within rh can miss, taking the cheapest misses first (tau
 // bits for a lowered group, none for an unprobed one, tau + 1 for the
 // others). With lower = 0 it is MinHits(m, rh, tau) (or 0 when that is
-// negative). The plan is exact when the filter is at least 1.
+// negative). The plan is exact when the filter is at least 1. A negative
+// tau counts as 0.
 func ExactMinHits(m, rh, tau, lower int) int {
+	tau = max(tau, 0)
 	lower = min(max(lower, 0), m)
 	budget, missed := max(rh, 0), lower
 	if tau > 0 {
@@ -164,12 +166,13 @@ func (l *Layout) probeFilter(rh int, p Plan) (radii []int, exact, t int, err err
 	if p.Lower < 0 || p.Lower > m {
 		return nil, 0, 0, fmt.Errorf("index: plan lowers %d groups of %d", p.Lower, m)
 	}
+	if p.Tau < 0 || p.Tau > MaxGroupWidth {
+		return nil, 0, 0, fmt.Errorf("%w: tau=%d is not a probe radius (0 to %d; at radius %d over %d groups, %d or more is exact)",
+			ErrInfeasible, p.Tau, MaxGroupWidth, rh, m, ExactTau(m, rh))
+	}
 	exact = ExactMinHits(m, rh, p.Tau, p.Lower)
 	t = max(exact, p.MinHits)
 	switch {
-	case p.Tau < 0 || p.Tau > MaxGroupWidth:
-		return nil, 0, 0, fmt.Errorf("%w: tau=%d is not a probe radius (0 to %d; at radius %d over %d groups, %d or more is exact)",
-			ErrInfeasible, p.Tau, MaxGroupWidth, rh, m, ExactTau(m, rh))
 	case t < 1:
 		return nil, 0, 0, infeasible(p.Tau, rh, m)
 	case t > m:
