@@ -202,7 +202,9 @@ func (d *DB) store(ctx context.Context, doc Doc, o *AddOptions, replaceUnchanged
 	defer d.leave()
 	synced := pendingSync{d: d}
 	defer synced.wait() // after writeMu is released: concurrent adds share a WAL sync
-	d.writeMu.Lock()
+	if err := d.lockWriter(false); err != nil {
+		return nil, fmt.Errorf("fpdb: add %q: %w", doc.ID, err)
+	}
 	defer d.writeMu.Unlock()
 	defer d.maybeFlushDeferred(ctx) // runs after mu is released
 	d.mu.RLock()

@@ -986,7 +986,9 @@ func (d *DB) restoreLog(entries []LogEntry) error {
 	if len(entries) == 0 {
 		return nil
 	}
-	d.writeMu.Lock()
+	if err := d.lockWriter(true); err != nil { // ImportInto's own
+		return err
+	}
 	defer d.writeMu.Unlock()
 	if err := d.loadLog(); err != nil {
 		return err

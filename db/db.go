@@ -84,6 +84,9 @@ type DB struct {
 	// log is the audit log's write state (Params.AuditLog), read from the
 	// store at the first write; guarded by writeMu.
 	log logState
+	// importing is set, under writeMu, while ImportInto fills the
+	// database: every other write fails with ErrImportRunning (lockWriter).
+	importing bool
 
 	// life tracks the calls in flight, so that Close waits for them.
 	life lifecycle

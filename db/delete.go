@@ -49,7 +49,9 @@ func (d *DB) Delete(ctx context.Context, id string) error {
 	defer d.leave()
 	synced := pendingSync{d: d}
 	defer synced.wait() // after writeMu is released: concurrent writes share a WAL sync
-	d.writeMu.Lock()
+	if err := d.lockWriter(false); err != nil {
+		return fmt.Errorf("fpdb: delete %q: %w", id, err)
+	}
 	defer d.writeMu.Unlock()
 	iid, found, err := d.lookup(id)
 	if err != nil {

@@ -63,7 +63,8 @@ type writeSpec struct {
 	// what names the call in errors.
 	what string
 	// whole asks for the batch to be stored whole, every document new, or
-	// not at all: a document that would be skipped, or whose id is
+	// not at all, as ImportInto's (which passes while it runs, see
+	// lockWriter): a document that would be skipped, or whose id is
 	// stored already (as errStoredBefore), is listed in
 	// EachResult.Skipped and nothing is written.
 	whole bool
@@ -98,7 +99,9 @@ func (d *DB) addDocs(ctx context.Context, docs []Input, o *AddOptions, w writeSp
 
 	synced := pendingSync{d: d}
 	defer synced.wait() // after writeMu is released: concurrent writes share a WAL sync
-	d.writeMu.Lock()
+	if err := d.lockWriter(w.whole); err != nil {
+		return nil, fmt.Errorf("fpdb: %s: %w", what, err)
+	}
 	defer d.writeMu.Unlock()
 	defer d.maybeFlushDeferred(ctx) // runs after mu is released
 	olds, err := d.lookupDocs(docsOut, ok)

@@ -50,6 +50,11 @@ var (
 	// Options.MaxTextSize (the document is not stored), and by Compare
 	// for a text or stored text longer than MaxCompareText.
 	ErrTextTooLarge = errors.New("fpdb: text too large")
+	// ErrImportRunning is returned by a write (or Check, Warm, Compact,
+	// Flush) made while ImportInto fills the database: it would be mixed
+	// into the export's documents and audit log. Nothing is written; try
+	// again once the import has ended.
+	ErrImportRunning = errors.New("fpdb: an import into the database is running")
 	// ErrIDSpaceExhausted is returned when all 2^32 internal ids were used.
 	ErrIDSpaceExhausted = errors.New("fpdb: internal id space exhausted")
 

@@ -416,14 +416,7 @@ func Import(ctx context.Context, dir string, r io.Reader, opts *Options) (int, e
 	if err != nil {
 		return 0, fmt.Errorf("fpdb: import: %w", err)
 	}
-	err = d.checkImportTarget(true)
-	if err == nil {
-		err = d.importTemplates(ctx, h.Templates)
-	}
-	n := 0
-	if err == nil {
-		n, err = d.importDocs(ctx, x)
-	}
+	n, err := d.importAll(ctx, x)
 	if cerr := d.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("fpdb: import: %w", cerr)
 	}
@@ -465,8 +458,11 @@ func readExportHeader(br *bufio.Reader) (ExportHeader, error) {
 // normalization version) are the export's (a *ParamsError otherwise). The
 // export's texts are kept when d keeps texts, its audit log when d keeps
 // one (an export without a log then records each document imported; an
-// export with a log into a database without one is refused). It is how a
-// server imports into the database it serves.
+// export with a log into a database without one is refused). While it
+// runs, every other write of d fails with ErrImportRunning (reads go on);
+// an import refused before it stored a document leaves d as it was, its
+// templates included. It is how a server imports into the database it
+// serves.
 func (d *DB) ImportInto(ctx context.Context, r io.Reader) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
@@ -482,10 +478,37 @@ func (d *DB) ImportInto(ctx context.Context, r io.Reader) (int, error) {
 	if err := d.params.CheckExport(h); err != nil {
 		return 0, fmt.Errorf("fpdb: import: %w", err)
 	}
-	if err := d.checkImportTarget(true); err != nil {
+	return d.importAll(ctx, x)
+}
+
+// importAll fills d, which must hold no document, audit-log entry or
+// template (ErrNotEmpty), with the export x reads: its templates, then its
+// documents and audit log. Every other write fails with ErrImportRunning
+// meanwhile (another import too), so that none is mixed into the export's
+// documents and log. An import that fails before it stored a document
+// removes the templates it added: the database is then as it was.
+func (d *DB) importAll(ctx context.Context, x *ExportReader) (n int, err error) {
+	if err := d.lockWriter(false); err != nil {
+		return 0, fmt.Errorf("fpdb: import: %w", err)
+	}
+	err = d.checkImportTarget()
+	d.importing = err == nil
+	d.writeMu.Unlock()
+	if err != nil {
 		return 0, err
 	}
-	if err := d.importTemplates(ctx, h.Templates); err != nil {
+	d.at("import")
+	defer func() {
+		if err != nil && n == 0 {
+			if rerr := d.dropImportedTemplates(ctx); rerr != nil {
+				err = fmt.Errorf("%w (and removing the templates it added: %w)", err, rerr)
+			}
+		}
+		d.writeMu.Lock()
+		d.importing = false
+		d.writeMu.Unlock()
+	}()
+	if err := d.importTemplates(ctx, x.Header().Templates); err != nil {
 		return 0, err
 	}
 	return d.importDocs(ctx, x)
@@ -508,17 +531,15 @@ func (p Params) CheckExport(h ExportHeader) error {
 }
 
 // checkImportTarget fails with ErrNotEmpty unless the database holds no
-// document, no audit-log entry and, with templates, no template: Import
-// writes nothing into a database it would not fill whole.
-func (d *DB) checkImportTarget(templates bool) error {
+// document, no audit-log entry and no template: Import writes nothing into
+// a database it would not fill whole. writeMu is held.
+func (d *DB) checkImportTarget() error {
 	if st := d.Stats(); st.Docs > 0 || d.nextIID > 0 {
 		return fmt.Errorf("fpdb: import: %w: %s holds %d documents", ErrNotEmpty, d.dir, st.Docs)
 	}
 	if d.params.AuditLog {
-		d.writeMu.Lock()
 		err := d.loadLog()
 		next := d.log.next
-		d.writeMu.Unlock()
 		if err != nil {
 			return fmt.Errorf("fpdb: import: %w", err)
 		}
@@ -526,7 +547,7 @@ func (d *DB) checkImportTarget(templates bool) error {
 			return fmt.Errorf("fpdb: import: %w: %s holds audit-log entries", ErrNotEmpty, d.dir)
 		}
 	}
-	if ts, err := readTemplates(d.pdb); templates && (err != nil || len(ts) > 0) {
+	if ts, err := readTemplates(d.pdb); err != nil || len(ts) > 0 {
 		if err != nil {
 			return fmt.Errorf("fpdb: import: %w", err)
 		}
@@ -538,9 +559,6 @@ func (d *DB) checkImportTarget(templates bool) error {
 // importDocs stores the documents of an export (and restores its audit
 // log's entries), read from x.
 func (d *DB) importDocs(ctx context.Context, x *ExportReader) (int, error) {
-	if err := d.checkImportTarget(false); err != nil {
-		return 0, err
-	}
 	h := x.Header()
 	op := OpImport
 	if h.AuditLog {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -234,5 +235,107 @@ func TestImportBadBatchWritesNothing(t *testing.T) {
 				t.Errorf("a valid document of the bad batch: Get = %v, want ErrNotFound", err)
 			}
 		})
+	}
+}
+
+// TestImportExcludesWriters: while ImportInto fills a database, every
+// other write (an add, a delete, a template, a second import) fails with
+// ErrImportRunning and writes nothing; the import then ends as if alone:
+// its documents and audit log are the export's, and Check passes. Writes
+// made during an import used to be mixed into it, and the export's log
+// entries overwrote theirs.
+func TestImportExcludesWriters(t *testing.T) {
+	src := openTest(t, "", &Options{KeepTexts: true, AuditLog: true, NoSync: true})
+	for i := range 20 {
+		if _, err := src.Add(ctx, Input{ID: fmt.Sprint("d", i), Text: []byte(text(uint64(i), 200))}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exp := exportOf(t, src)
+	header, rest, _ := bytes.Cut(exp, []byte("\n"))
+	dst := openTest(t, "", &Options{KeepTexts: true, AuditLog: true, NoSync: true})
+	began := make(chan struct{})
+	dst.hook = func(p string) {
+		if p == "import" {
+			close(began)
+		}
+	}
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		n, err := dst.ImportInto(ctx, pr)
+		if err == nil && n != 20 {
+			err = fmt.Errorf("imported %d, want 20", n)
+		}
+		done <- err
+	}()
+	if _, err := pw.Write(append(header, '\n')); err != nil {
+		t.Fatal(err)
+	}
+	// The import has read its header and waits for documents: each write
+	// is refused, whole.
+	<-began
+	if _, err := dst.Add(ctx, Input{ID: "live", Text: []byte(text(99, 200))}, nil); !errors.Is(err, ErrImportRunning) {
+		t.Fatalf("add during an import: %v, want ErrImportRunning", err)
+	}
+	if _, err := dst.AddBatch(ctx, []Input{{ID: "live2", Text: []byte(text(98, 200))}}); !errors.Is(err, ErrImportRunning) {
+		t.Errorf("batch during an import: %v, want ErrImportRunning", err)
+	}
+	if err := dst.Delete(ctx, "d1"); !errors.Is(err, ErrImportRunning) {
+		t.Errorf("delete during an import: %v, want ErrImportRunning", err)
+	}
+	if _, err := dst.AddTemplate(ctx, "t", []byte(text(97, 50)), TextOptions{}); !errors.Is(err, ErrImportRunning) {
+		t.Errorf("template during an import: %v, want ErrImportRunning", err)
+	}
+	if _, err := dst.ImportInto(ctx, bytes.NewReader(exp)); !errors.Is(err, ErrImportRunning) {
+		t.Errorf("a second import: %v, want ErrImportRunning", err)
+	}
+	if _, err := pw.Write(rest); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("ImportInto: %v", err)
+	}
+	_, body, _ := bytes.Cut(exportOf(t, dst), []byte("\n"))
+	if !bytes.Equal(body, rest) {
+		t.Error("the database exports otherwise than the export it imported")
+	}
+	if _, err := dst.Add(ctx, Input{ID: "live", Text: []byte(text(99, 200))}, nil); err != nil {
+		t.Errorf("add after the import: %v", err)
+	}
+}
+
+// TestImportRefusedLeavesNoTemplate: an export whose first document is
+// bad is refused with nothing left behind, not even its templates (which
+// made the database refuse the good export next).
+func TestImportRefusedLeavesNoTemplate(t *testing.T) {
+	src := openTest(t, "", &Options{KeepTexts: true, NoSync: true})
+	if _, err := src.AddTemplate(ctx, "boiler", []byte(text(7, 60)), TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		if _, err := src.Add(ctx, Input{ID: fmt.Sprint("d", i), Text: []byte(text(uint64(i), 200))}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exp := string(exportOf(t, src))
+	bad := strings.Replace(exp, `"id":"d3"`, `"id":""`, 1)
+	if bad == exp {
+		t.Fatal("no d3 in the export")
+	}
+	dst := openTest(t, "", &Options{KeepTexts: true, NoSync: true})
+	was := dump(t, dst)
+	if _, err := dst.ImportInto(ctx, strings.NewReader(bad)); !errors.Is(err, ErrBadExport) {
+		t.Fatalf("a bad document: %v, want ErrBadExport", err)
+	}
+	if ts, err := dst.Templates(ctx); err != nil || len(ts) != 0 {
+		t.Errorf("after a refused import: templates %v, %v; want none", ts, err)
+	}
+	if dump(t, dst) != was {
+		t.Error("a refused import changed the database")
+	}
+	if n, err := dst.ImportInto(ctx, strings.NewReader(exp)); err != nil || n != 5 {
+		t.Fatalf("the good export after a refused one: %d, %v", n, err)
 	}
 }

@@ -89,11 +89,26 @@ func (d *DB) enterWriter(ctx context.Context, op string, write bool) (context.Co
 	if err != nil {
 		return nil, nil, err
 	}
-	d.writeMu.Lock()
+	if err := d.lockWriter(false); err != nil {
+		leave(&err)
+		return nil, nil, fmt.Errorf("fpdb: %s: %w", op, err)
+	}
 	return ctx, func(errp *error) {
 		d.writeMu.Unlock()
 		leave(errp)
 	}, nil
+}
+
+// lockWriter takes writeMu, unless an import is filling the database and
+// the caller is not that import (imp): it then fails with
+// ErrImportRunning, holding nothing.
+func (d *DB) lockWriter(imp bool) error {
+	d.writeMu.Lock()
+	if d.importing && !imp {
+		d.writeMu.Unlock()
+		return ErrImportRunning
+	}
+	return nil
 }
 
 // beginClose marks the DB closing, cancels the long calls in flight and

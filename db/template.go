@@ -223,7 +223,7 @@ func (d *DB) AddTemplate(ctx context.Context, name string, text []byte, to TextO
 	if err != nil {
 		return nil, fmt.Errorf("fpdb: add template %q: %w", name, err)
 	}
-	res, err := d.changeTemplates(ctx, &t, false)
+	res, err := d.changeTemplates(ctx, &t, false, false)
 	if err != nil {
 		return nil, fmt.Errorf("fpdb: add template %q: %w", name, err)
 	}
@@ -237,7 +237,7 @@ func (d *DB) RemoveTemplate(ctx context.Context, name string) (*TemplateResult, 
 	if err := validID(name); err != nil {
 		return nil, fmt.Errorf("fpdb: remove template: %w", err)
 	}
-	res, err := d.changeTemplates(ctx, &Template{Name: name}, true)
+	res, err := d.changeTemplates(ctx, &Template{Name: name}, true, false)
 	if err != nil {
 		return nil, fmt.Errorf("fpdb: remove template %q: %w", name, err)
 	}
@@ -278,8 +278,9 @@ func (d *DB) prepareTemplate(name string, text []byte, to TextOptions) (Template
 }
 
 // changeTemplates adds (or replaces) t, or removes the template named
-// t.Name, and fingerprints the stored documents again.
-func (d *DB) changeTemplates(ctx context.Context, t *Template, remove bool) (*TemplateResult, error) {
+// t.Name, and fingerprints the stored documents again; imp when
+// ImportInto makes the change (see lockWriter).
+func (d *DB) changeTemplates(ctx context.Context, t *Template, remove, imp bool) (*TemplateResult, error) {
 	if d.opts.ReadOnly {
 		return nil, ErrReadOnly
 	}
@@ -289,7 +290,9 @@ func (d *DB) changeTemplates(ctx context.Context, t *Template, remove bool) (*Te
 	defer d.leave()
 	d.tmplMu.Lock() // no add or query in flight (tmplMu)
 	defer d.tmplMu.Unlock()
-	d.writeMu.Lock()
+	if err := d.lockWriter(imp); err != nil {
+		return nil, err
+	}
 	defer d.writeMu.Unlock()
 	if d.params.FormatVersion < formatV3 {
 		return nil, fmt.Errorf("%w: the database is of format %d, which predates templates (export it and import it into a new database)", ErrFormatVersion, d.params.FormatVersion)
@@ -537,6 +540,22 @@ func (d *DB) reindexNext(next, end uint32) ([]Doc, [][]byte, error) {
 	return docs, texts, storageError(it.Error())
 }
 
+// dropImportedTemplates removes every template, for an import that failed
+// before storing a document (the database had none before it; no document
+// is fingerprinted again). It runs even when ctx is cancelled.
+func (d *DB) dropImportedTemplates(ctx context.Context) error {
+	ts, err := readTemplates(d.pdb)
+	if err != nil {
+		return err
+	}
+	for _, t := range ts {
+		if _, err := d.changeTemplates(context.WithoutCancel(ctx), &Template{Name: t.Name}, true, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // importTemplates adds the templates of an export header to the new,
 // empty database of Import; a name given twice is an invalid export.
 func (d *DB) importTemplates(ctx context.Context, ets []ExportTemplate) error {
@@ -565,7 +584,7 @@ func (d *DB) importTemplates(ctx context.Context, ets []ExportTemplate) error {
 			return fmt.Errorf("fpdb: import: %w: template %q: %w", ErrBadExport, et.Name, err)
 		}
 		t.Added = added.UTC()
-		if _, err := d.changeTemplates(ctx, &t, false); err != nil {
+		if _, err := d.changeTemplates(ctx, &t, false, true); err != nil {
 			return fmt.Errorf("fpdb: import: template %q: %w", et.Name, err)
 		}
 	}
