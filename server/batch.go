@@ -138,27 +138,39 @@ func (s *Server) deleteMany(w http.ResponseWriter, r *http.Request) error {
 		}
 		return httpapi.WriteJSON(w, http.StatusOK, res)
 	}
+	// A delete is written in atomic batches: one cut short (its time over,
+	// the server shutting down) after some of them answers what they
+	// deleted, as a 503 (httpapi.Partial).
 	res := api.DeleteResult{}
 	switch {
 	case req.Forget:
 		fr, err := s.d.Forget(ctx, req.IDs)
 		if err != nil {
+			if fr != nil && fr.Deleted == 0 && fr.Erased+fr.Redacted > 0 {
+				return httpapi.Partial(err, fr.Erased+fr.Redacted, "audit-log entries were erased or redacted")
+			}
+			if fr != nil {
+				return httpapi.Partial(err, fr.Deleted, "documents were deleted")
+			}
 			return err
 		}
 		res.Deleted, res.NotFound, res.Erased, res.Redacted = fr.Deleted, fr.NotFound, &fr.Erased, &fr.Redacted
 	case req.IDs != nil:
 		dr, err := s.d.DeleteMany(ctx, req.IDs)
 		if err != nil {
+			if dr != nil {
+				return httpapi.Partial(err, dr.Deleted, "documents were deleted")
+			}
 			return err
 		}
 		res.Deleted, res.NotFound = dr.Deleted, dr.NotFound
 	case req.Prefix != "":
 		if res.Deleted, err = s.d.DeletePrefix(ctx, req.Prefix); err != nil {
-			return err
+			return httpapi.Partial(err, res.Deleted, "documents were deleted")
 		}
 	default:
 		if res.Deleted, err = s.d.DeleteOlderThan(ctx, cutoff); err != nil {
-			return err
+			return httpapi.Partial(err, res.Deleted, "documents were deleted")
 		}
 	}
 	return httpapi.WriteJSON(w, http.StatusOK, res)

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -259,5 +261,106 @@ func TestDeleteEndpoint(t *testing.T) {
 	}
 	if st, res := del(`{"older_than": "1ms"}`); st != 200 || res.Deleted != 1 || d.Len() != 0 {
 		t.Fatalf("older_than: %d %+v, %d left", st, res, d.Len())
+	}
+}
+
+// expiringCtx is a context whose deadline passes when the test says
+// (expire): Done is then closed and Err is context.DeadlineExceeded, as
+// for a request over its time.
+type expiringCtx struct {
+	context.Context
+	done chan struct{}
+	once sync.Once
+}
+
+func newExpiringCtx() *expiringCtx {
+	return &expiringCtx{Context: context.Background(), done: make(chan struct{})}
+}
+
+func (c *expiringCtx) Done() <-chan struct{} { return c.done }
+
+func (c *expiringCtx) Err() error {
+	select {
+	case <-c.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
+	}
+}
+
+func (c *expiringCtx) expire() { c.once.Do(func() { close(c.done) }) }
+
+// TestDeleteCutShort: a bulk delete whose time runs out after some of its
+// atomic batches is a 503 that says how many documents were deleted (a
+// 4xx would say the database is unchanged); one whose time ran out before
+// it deleted anything is a 408.
+func TestDeleteCutShort(t *testing.T) {
+	const n = 30_000 // 3 atomic batches of the db's 10 000
+	for _, tc := range []struct{ by, body string }{
+		{"prefix", `{"prefix": "m/"}`},
+		{"older_than", `{"older_than": "1m"}`},
+		{"ids", ""},
+		{"forget", ""},
+	} {
+		t.Run(tc.by, func(t *testing.T) {
+			d, err := db.Open(t.TempDir(), &db.Options{KeepTexts: true, AuditLog: true, NoSync: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			s, err := New(d, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ins := make([]db.Input, n)
+			ids := make([]string, n)
+			for i := range ins {
+				ids[i] = fmt.Sprintf("m/%05d", i)
+				ins[i] = db.Input{ID: ids[i], Text: []byte(text(uint64(i), 12)), Added: time.Now().Add(-time.Hour)}
+			}
+			if _, err := d.AddBatch(context.Background(), ins); err != nil {
+				t.Fatal(err)
+			}
+			body := tc.body
+			if body == "" {
+				b, _ := json.Marshal(api.DeleteRequest{IDs: ids, Forget: tc.by == "forget"})
+				body = string(b)
+			}
+			del := func(ctx context.Context) (int, api.ErrorBody) {
+				req := httptest.NewRequest("POST", "/v1/delete", strings.NewReader(body)).WithContext(ctx)
+				req.Header.Set("Content-Type", "application/json")
+				rec := httptest.NewRecorder()
+				s.Handler().ServeHTTP(rec, req)
+				var e api.ErrorBody
+				_ = json.Unmarshal(rec.Body.Bytes(), &e)
+				return rec.Code, e
+			}
+			// Out of time before the delete began: nothing deleted, a 408.
+			ctx := newExpiringCtx()
+			ctx.expire()
+			if st, e := del(ctx); st != 408 || d.Len() != n {
+				t.Fatalf("expired delete: %d %+v, %d documents left", st, e, d.Len())
+			}
+			// Out of time once the first batch is written.
+			ctx = newExpiringCtx()
+			stop := make(chan struct{})
+			go func() {
+				for d.Len() == n {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+				}
+				ctx.expire()
+			}()
+			st, e := del(ctx)
+			close(stop)
+			deleted := n - d.Len()
+			if st != 503 || e.Error.Code != api.CodeUnavailable || deleted == 0 || deleted == n ||
+				!strings.Contains(e.Error.Message, fmt.Sprintf("%d documents were deleted", deleted)) {
+				t.Fatalf("delete cut short: %d %+v; %d of %d documents deleted", st, e, deleted, n)
+			}
+		})
 	}
 }

@@ -110,9 +110,17 @@ func WriteImport(w http.ResponseWriter, body *ImportBody, res api.ImportResult, 
 	if body.read {
 		_, _ = io.Copy(io.Discard, io.LimitReader(body.R, importDrain))
 	}
-	if res.Imported > 0 {
-		return &Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable,
-			Message: fmt.Sprintf("%v (%d documents were imported before it)", err, res.Imported)}
+	return Partial(err, res.Imported, "documents were imported")
+}
+
+// Partial is the error of a write that failed with err after it made n
+// changes (atomic batches of them), what saying which ("documents were
+// imported"): a 503 that gives the count, not a 4xx, which would say that
+// nothing changed; err itself when n is 0.
+func Partial(err error, n int, what string) error {
+	if n == 0 {
+		return err
 	}
-	return err
+	return &Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable,
+		Message: fmt.Sprintf("%v (%d %s before it)", err, n, what)}
 }
