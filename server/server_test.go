@@ -611,3 +611,39 @@ func TestStorageStats(t *testing.T) {
 		t.Fatalf("storage=maybe: %d", st)
 	}
 }
+
+// TestMultipartAddLeavesNoTempFile: the file part of a form over 1 MiB,
+// which net/http keeps in a temporary file, is removed once the add is
+// answered, stored or refused.
+func TestMultipartAddLeavesNoTempFile(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	ts, d := testServer(t, nil)
+	big := text(7, 400_000) // over 2 MB
+	for _, tc := range []struct {
+		id     string
+		status int
+	}{{"big", 201}, {"", 400}} {
+		var form bytes.Buffer
+		mw := multipart.NewWriter(&form)
+		fw, _ := mw.CreateFormFile("file", "big.txt")
+		fw.Write([]byte(big))
+		if tc.id != "" {
+			mw.WriteField("id", tc.id)
+		}
+		mw.Close()
+		if st := call(t, "POST", ts.URL+"/v1/documents", mw.FormDataContentType(), &form, nil); st != tc.status {
+			t.Fatalf("add form id %q: %d, want %d", tc.id, st, tc.status)
+		}
+		left, err := os.ReadDir(tmp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range left {
+			t.Errorf("after the add of id %q (%d): %s left in $TMPDIR", tc.id, tc.status, e.Name())
+		}
+	}
+	if d.Len() != 1 {
+		t.Fatalf("%d documents stored", d.Len())
+	}
+}

@@ -81,6 +81,10 @@ func readAdd(r *http.Request) (api.AddRequest, []byte, error) {
 		if err := r.ParseMultipartForm(1 << 20); err != nil {
 			return req, nil, fmt.Errorf("read the form: %w", asBadRequest(err))
 		}
+		// The files of a large part are removed here: net/http removes
+		// only those of the request it was given, and a handler's request
+		// is a copy of it (with the request's context).
+		defer func() { _ = r.MultipartForm.RemoveAll() }()
 		f, _, err := r.FormFile("file")
 		if err != nil {
 			return req, nil, BadRequest("the form has no \"file\" part: %v", err)
