@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/fpdb/fpdb/api"
@@ -80,6 +81,9 @@ func (s *Server) backup(w http.ResponseWriter, r *http.Request) error {
 	if !filepath.IsAbs(req.Dir) {
 		return httpapi.BadRequest("dir %q: want an absolute path (on the server's machine)", req.Dir)
 	}
+	if strings.ContainsRune(req.Dir, 0) {
+		return httpapi.BadRequest("dir %q contains a NUL byte", req.Dir)
+	}
 	dir := filepath.Clean(req.Dir)
 	// Checked before any parent is made: through a symbolic link, a
 	// parent could be made inside the database.
@@ -90,6 +94,12 @@ func (s *Server) backup(w http.ResponseWriter, r *http.Request) error {
 	// cannot be a directory here), not the database's.
 	made, err := mkdirParents(dir)
 	if err != nil {
+		return httpapi.BadRequest("dir %q: %v", req.Dir, err)
+	}
+	// A dir that cannot be made here (a name too long) is the request's
+	// fault too; one that exists is refused by Backup.
+	if _, err := os.Lstat(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		removeMade(made)
 		return httpapi.BadRequest("dir %q: %v", req.Dir, err)
 	}
 	start := time.Now()
@@ -104,11 +114,12 @@ func (s *Server) backup(w http.ResponseWriter, r *http.Request) error {
 }
 
 // mkdirParents makes the missing parents of dir and returns those it made,
-// deepest first, so that a failed backup can remove them again.
+// deepest first, so that a failed backup can remove them again. When it
+// fails (a parent is a file, a name is too long), it removes what it made.
 func mkdirParents(dir string) ([]string, error) {
-	var missing []string
+	var missing []string // the parents that cannot be read, up to the first that exists
 	for p := filepath.Dir(dir); ; p = filepath.Dir(p) {
-		if _, err := os.Lstat(p); err == nil || !errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Lstat(p); err == nil {
 			break
 		}
 		missing = append(missing, p)
@@ -124,11 +135,9 @@ func mkdirParents(dir string) ([]string, error) {
 }
 
 // removeMade removes the directories mkdirParents made (deepest first),
-// each only while it is empty.
+// each only while it is empty (one MkdirAll could not make fails to go).
 func removeMade(made []string) {
 	for _, p := range made {
-		if os.Remove(p) != nil {
-			return
-		}
+		_ = os.Remove(p)
 	}
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"net/http"
@@ -190,4 +191,31 @@ func TestMkdirParents(t *testing.T) {
 	if len(entries) != 2 {
 		t.Fatalf("root holds %d entries, want a and f", len(entries))
 	}
+}
+
+// TestBackupBadPath: a dir that cannot be a path here (a NUL byte, a name
+// too long) is the request's fault: 400, and nothing is written, not even
+// a parent.
+func TestBackupBadPath(t *testing.T) {
+	ts, d := testServer(t, nil)
+	fill(t, d, 1, 2, 2, 30)
+	base := t.TempDir()
+	for _, dir := range []string{
+		filepath.Join(base, "x\x00y"),
+		filepath.Join(base, "new", "deeper", "x\x00y"),
+		filepath.Join(base, "new", "x\x00y", "copy"),
+		filepath.Join(base, "new", strings.Repeat("n", 300)),
+		filepath.Join(base, "new", strings.Repeat("n", 300), "copy"),
+	} {
+		wantError(t, "POST", ts.URL+"/v1/backup", "application/json", string(jsonDir(dir)), 400, "dir")
+		if left, _ := os.ReadDir(base); len(left) > 0 {
+			t.Fatalf("backup to %q: %s left in %s", dir, left[0].Name(), base)
+		}
+	}
+}
+
+// jsonDir returns the JSON body of a backup into dir.
+func jsonDir(dir string) []byte {
+	b, _ := json.Marshal(api.BackupRequest{Dir: dir})
+	return b
 }
