@@ -1,7 +1,8 @@
 // Package api holds the JSON types of fpdb's HTTP API (/v1), shared by the
 // server (package server, "fpdb serve") and its clients (package client,
-// "fpdb --server", clients/python). It has no behaviour and imports no
-// other part of fpdb, so that a client built on it stays small.
+// "fpdb --server", clients/python). It has no behaviour beyond the JSON
+// form of a Doc's source (Doc.MarshalJSON) and imports no other part of
+// fpdb, so that a client built on it stays small.
 //
 // # Basics
 //

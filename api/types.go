@@ -1,5 +1,11 @@
 package api
 
+import (
+	"bytes"
+	"encoding/json"
+	"unicode/utf8"
+)
+
 // Version is the API version, the first element of every path (/v1/...).
 const Version = "v1"
 
@@ -147,9 +153,12 @@ type Explain struct {
 	ElapsedNS int64   `json:"elapsed_ns"`
 }
 
-// Doc is a stored document (GET /v1/documents/{id}).
+// Doc is a stored document (GET /v1/documents/{id}). Its JSON form holds
+// Source as it is stored, byte for byte (see MarshalJSON).
 type Doc struct {
-	ID     string `json:"id"`
+	ID string `json:"id"`
+	// Source names where it came from (a path, a URL): any bytes, as a
+	// file's path may be.
 	Source string `json:"source"`
 	Size   int64  `json:"size"`
 	Words  int    `json:"words"`
@@ -159,6 +168,47 @@ type Doc struct {
 	Added       string `json:"added"`
 	ContentHash string `json:"content_hash"`
 	Fingerprint string `json:"fingerprint"`
+}
+
+// MarshalJSON writes d as a JSON object. A Source that is not valid UTF-8
+// (a file's path may be any bytes), which a JSON string cannot hold, is
+// also written as source_base64, its bytes in base64 (standard, padded):
+// source then has each invalid byte replaced by U+FFFD.
+func (d Doc) MarshalJSON() ([]byte, error) {
+	v := docJSON{plainDoc: plainDoc(d)}
+	if !utf8.ValidString(d.Source) {
+		v.SourceBase64 = []byte(d.Source)
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // as the server writes its answers
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// UnmarshalJSON reads a Doc as MarshalJSON writes it: Source is
+// source_base64 when that is present.
+func (d *Doc) UnmarshalJSON(b []byte) error {
+	var v docJSON
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*d = Doc(v.plainDoc)
+	if v.SourceBase64 != nil {
+		d.Source = string(v.SourceBase64)
+	}
+	return nil
+}
+
+// plainDoc is a Doc without its JSON methods.
+type plainDoc Doc
+
+// docJSON is the JSON form of a Doc.
+type docJSON struct {
+	plainDoc
+	SourceBase64 []byte `json:"source_base64,omitempty"`
 }
 
 // DeleteResult is the answer to a delete.

@@ -647,3 +647,39 @@ func TestMultipartAddLeavesNoTempFile(t *testing.T) {
 		t.Fatalf("%d documents stored", d.Len())
 	}
 }
+
+// TestNonUTF8Source: a source that is not UTF-8 (a file's path may be any
+// bytes: "fpdb add" stores it as it is) is accepted as a parameter and
+// answered byte for byte: in source_base64, which api.Doc reads back.
+func TestNonUTF8Source(t *testing.T) {
+	ts, d := testServer(t, nil)
+	src := "dir/\xff\xfe-<a&b>.txt"
+	if st := call(t, "POST", ts.URL+"/v1/documents?id=a&source="+url.QueryEscape(src), "text/plain", strings.NewReader(text(3, 50)), nil); st != 201 {
+		t.Fatalf("add: %d", st)
+	}
+	if doc, err := d.Get(context.Background(), "a"); err != nil || doc.Source != src {
+		t.Fatalf("stored source %q (%v), want %q", doc.Source, err, src)
+	}
+	resp, err := http.Get(ts.URL + "/v1/documents/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var raw map[string]any
+	if err := json.Unmarshal(b, &raw); err != nil || raw["source"] != "dir/\ufffd\ufffd-<a&b>.txt" || raw["source_base64"] == nil {
+		t.Fatalf("GET: %s (%v)", b, err)
+	}
+	var doc api.Doc
+	if err := json.Unmarshal(b, &doc); err != nil || doc.Source != src || doc.ID != "a" || doc.Words != 50 {
+		t.Fatalf("as api.Doc: %+v (%v)", doc, err)
+	}
+	// A UTF-8 source has no source_base64.
+	if st := call(t, "POST", ts.URL+"/v1/documents?id=b&source=caf%C3%A9", "text/plain", strings.NewReader(text(4, 50)), nil); st != 201 {
+		t.Fatalf("add b: %d", st)
+	}
+	raw = nil
+	if st := call(t, "GET", ts.URL+"/v1/documents/b", "", nil, &raw); st != 200 || raw["source"] != "café" || raw["source_base64"] != nil {
+		t.Fatalf("GET b: %d %v", st, raw)
+	}
+}
