@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +24,7 @@ import (
 	"github.com/fpdb/fpdb/api"
 	"github.com/fpdb/fpdb/db"
 	"github.com/fpdb/fpdb/server/apiconv"
+	"github.com/fpdb/fpdb/server/httpapi"
 )
 
 // text returns n random words.
@@ -681,5 +683,54 @@ func TestNonUTF8Source(t *testing.T) {
 	raw = nil
 	if st := call(t, "GET", ts.URL+"/v1/documents/b", "", nil, &raw); st != 200 || raw["source"] != "café" || raw["source_base64"] != nil {
 		t.Fatalf("GET b: %d %v", st, raw)
+	}
+}
+
+// TestOpenAPIStatuses: openapi.json lists the statuses the server answers:
+// 401 and 429 for every guarded route (the token check and the limit of
+// requests at once), 403 for every write, and those of bad requests.
+func TestOpenAPIStatuses(t *testing.T) {
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Responses map[string]json.RawMessage `json:"responses"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(openapiDoc, &doc); err != nil {
+		t.Fatal(err)
+	}
+	listed := func(method, pattern, status string) bool {
+		pattern = strings.ReplaceAll(pattern, "{id...}", "{id}")
+		_, ok := doc.Paths[pattern][strings.ToLower(method)].Responses[status]
+		return ok
+	}
+	s := &Server{}
+	for _, rt := range s.routes() {
+		var want []string
+		switch rt.Access {
+		case httpapi.Read:
+			want = []string{"401", "429"}
+		case httpapi.Write:
+			want = []string{"401", "403", "429"}
+		}
+		for _, st := range want {
+			if !listed(rt.Method, rt.Pattern, st) {
+				t.Errorf("%s %s: %s is not listed", rt.Method, rt.Pattern, st)
+			}
+		}
+	}
+	ts, _ := testServer(t, nil)
+	for _, c := range []struct{ method, path, pattern string }{
+		{"GET", "/v1/documents/%FF", "/v1/documents/{id}"},
+		{"GET", "/v1/documents/", "/v1/documents/{id}"},
+		{"DELETE", "/v1/documents/%FF", "/v1/documents/{id}"},
+		{"DELETE", "/v1/documents/", "/v1/documents/{id}"},
+		{"DELETE", "/v1/documents/a?dry_run=maybe", "/v1/documents/{id}"},
+		{"DELETE", "/v1/templates/%FF", "/v1/templates/{name}"},
+		{"GET", "/v1/stats?storage=maybe", "/v1/stats"},
+	} {
+		st := call(t, c.method, ts.URL+c.path, "", nil, nil)
+		if !listed(c.method, c.pattern, strconv.Itoa(st)) {
+			t.Errorf("%s %s: %d, which openapi.json does not list", c.method, c.path, st)
+		}
 	}
 }
