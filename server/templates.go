@@ -61,13 +61,28 @@ func (s *Server) addTemplate(w http.ResponseWriter, r *http.Request) error {
 	return httpapi.WriteJSON(w, status, templateResult(res))
 }
 
-// removeTemplate is DELETE /v1/templates/{name}.
+// removeTemplate is DELETE /v1/templates/{name}: the answer describes the
+// template removed, as GET /v1/templates listed it.
 func (s *Server) removeTemplate(w http.ResponseWriter, r *http.Request) error {
-	res, err := s.d.RemoveTemplate(r.Context(), r.PathValue("name"))
+	name := r.PathValue("name")
+	// db.RemoveTemplate leaves the text out of its result: its size is
+	// the listed one's, unless another template of that name replaced it
+	// meanwhile (then unknown: 0).
+	ts, err := s.d.Templates(r.Context())
 	if err != nil {
 		return err
 	}
-	return httpapi.WriteJSON(w, http.StatusOK, templateResult(res))
+	res, err := s.d.RemoveTemplate(r.Context(), name)
+	if err != nil {
+		return err
+	}
+	out := templateResult(res)
+	for _, t := range ts {
+		if t.Name == name && t.Added.Equal(res.Template.Added) && t.Format == res.Template.Format && t.Shingles == res.Template.Shingles {
+			out.Template.Bytes = len(t.Text)
+		}
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, out)
 }
 
 // backup is POST /v1/backup: a consistent copy of the database into dir, a
