@@ -6,13 +6,12 @@
 //
 // # Basics
 //
-// Every request and response body is JSON (UTF-8; in a request no unknown
-// field, and a key is a field's name exactly, case included), except a
-// document's text, which may also be sent as the request body itself
-// (text/plain) or as a multipart file, and the streamed lists (pairs,
-// clusters, the audit log, exports), which are JSON Lines
-// (application/x-ndjson). An error is an Error object with an HTTP status
-// of 4xx (the request's fault; the database is unchanged) or 5xx.
+// Every request and response body is JSON (UTF-8, no unknown fields
+// accepted), except a document's text, which may also be sent as the
+// request body itself (text/plain) or as a multipart file, and the
+// streamed lists (pairs, clusters, the audit log, exports), which are JSON
+// Lines (application/x-ndjson). An error is an Error object with an HTTP
+// status of 4xx (the request's fault; the database is unchanged) or 5xx.
 //
 // # Caveats
 //

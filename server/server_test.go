@@ -14,7 +14,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -734,45 +733,4 @@ func TestOpenAPIStatuses(t *testing.T) {
 			t.Errorf("%s %s: %d, which openapi.json does not list", c.method, c.path, st)
 		}
 	}
-}
-
-// TestJSONKeysExact: a JSON request's keys are its fields' names exactly
-// (additionalProperties false): one in another case ("ID") is an unknown
-// field, at any depth and in every route, and nothing is written.
-func TestJSONKeysExact(t *testing.T) {
-	ts, d := testServer(t, nil)
-	body := text(8, 40)
-	for _, c := range []struct{ method, path, ctype, body, field string }{
-		{"POST", "/v1/documents", "application/json", `{"ID": "x", "text": "` + body + `"}`, "ID"},
-		{"POST", "/v1/documents", "application/json", `{"id": "x", "Text": "` + body + `"}`, "Text"},
-		{"POST", "/v1/documents", "application/json", `{"id": "x", "text": "` + body + `", "FORMAT": "text"}`, "FORMAT"},
-		{"POST", "/v1/query", "application/json", `{"Text": "` + body + `"}`, "Text"},
-		{"POST", "/v1/batch", "application/x-ndjson", `{"id": "y", "text": "` + body + `"}` + "\n" + `{"Id": "x", "text": "` + body + `"}`, "Id"},
-		{"POST", "/v1/delete", "application/json", `{"IDs": ["x"]}`, "IDs"},
-		{"POST", "/v1/compare", "application/json", `{"a": {"text": "` + body + `"}, "b": {"Text": "` + body + `"}}`, "Text"},
-		{"POST", "/v1/templates", "application/json", `{"Name": "t", "text": "` + body + `"}`, "Name"},
-		{"POST", "/v1/backup", "application/json", `{"Dir": ` + quote(filepath.Join(t.TempDir(), "copy")) + `}`, "Dir"},
-	} {
-		wantError(t, c.method, ts.URL+c.path, c.ctype, c.body, 400, `unknown field "`+c.field+`"`)
-	}
-	if n, ts := d.Len(), mustTemplates(t, d); n != 0 || ts != 0 {
-		t.Fatalf("%d documents and %d templates written", n, ts)
-	}
-	// The same requests with the fields' names are taken.
-	if st := call(t, "POST", ts.URL+"/v1/documents", "application/json", strings.NewReader(`{"id": "x", "text": "`+body+`", "format": "text"}`), nil); st != 201 {
-		t.Fatalf("add: %d", st)
-	}
-	if st := call(t, "POST", ts.URL+"/v1/compare", "application/json", strings.NewReader(`{"a": {"id": "x"}, "b": {"text": "`+body+`"}}`), nil); st != 200 {
-		t.Fatalf("compare: %d", st)
-	}
-}
-
-// mustTemplates returns the number of templates of d.
-func mustTemplates(t *testing.T, d *db.DB) int {
-	t.Helper()
-	ts, err := d.Templates(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(ts)
 }

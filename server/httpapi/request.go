@@ -5,14 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"mime"
 	"net/http"
 	"net/url"
-	"reflect"
 	"slices"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/fpdb/fpdb/api"
@@ -30,8 +27,7 @@ func ReadBody(r *http.Request) ([]byte, error) {
 }
 
 // DecodeJSON decodes body into v strictly: valid UTF-8, one value, no
-// unknown field — a key must be a field's name exactly (encoding/json
-// alone takes "ID" for "id"). Its errors are 400s.
+// unknown field. Its errors are 400s.
 func DecodeJSON(body []byte, v any) error {
 	if !utf8.Valid(body) {
 		return BadRequest("the JSON body is not valid UTF-8")
@@ -44,98 +40,7 @@ func DecodeJSON(body []byte, v any) error {
 	if dec.More() {
 		return BadRequest("malformed JSON body: more than one value")
 	}
-	if err := exactKeys(body, reflect.TypeOf(v)); err != nil {
-		return BadRequest("malformed JSON body: %v", err)
-	}
 	return nil
-}
-
-// unmarshalerType is json.Unmarshaler's type.
-var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
-
-// exactKeys fails unless each key of the objects of raw, a JSON value
-// that decodes into a value of type t, is the JSON name of a field of
-// its struct exactly. A value that reads itself (json.Unmarshaler) is
-// not looked into.
-func exactKeys(raw []byte, t reflect.Type) error {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if reflect.PointerTo(t).Implements(unmarshalerType) {
-		return nil
-	}
-	switch t.Kind() {
-	case reflect.Struct:
-		var obj map[string]json.RawMessage
-		if json.Unmarshal(raw, &obj) != nil {
-			return nil // not an object: the decoding said what is wrong
-		}
-		fields := jsonFields(t, map[string]reflect.Type{})
-		for _, k := range slices.Sorted(maps.Keys(obj)) {
-			ft, ok := fields[k]
-			if !ok {
-				return fmt.Errorf("json: unknown field %q", k)
-			}
-			if err := exactKeys(obj[k], ft); err != nil {
-				return err
-			}
-		}
-	case reflect.Map:
-		var obj map[string]json.RawMessage
-		if json.Unmarshal(raw, &obj) != nil {
-			return nil
-		}
-		for _, k := range slices.Sorted(maps.Keys(obj)) {
-			if err := exactKeys(obj[k], t.Elem()); err != nil {
-				return err
-			}
-		}
-	case reflect.Slice, reflect.Array:
-		var elems []json.RawMessage
-		if t.Elem().Kind() == reflect.Uint8 || json.Unmarshal(raw, &elems) != nil {
-			return nil // []byte is a base64 string
-		}
-		for _, e := range elems {
-			if err := exactKeys(e, t.Elem()); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// jsonFields adds to fields the JSON names of the fields of the struct
-// type t, those of its embedded structs included (as encoding/json
-// promotes them), with their types, and returns fields.
-func jsonFields(t reflect.Type, fields map[string]reflect.Type) map[string]reflect.Type {
-	for _, f := range reflect.VisibleFields(t) {
-		if len(f.Index) > 1 {
-			continue // promoted: added with its embedded struct
-		}
-		tag := f.Tag.Get("json")
-		if tag == "-" {
-			continue
-		}
-		name, _, _ := strings.Cut(tag, ",")
-		ft := f.Type
-		for ft.Kind() == reflect.Pointer {
-			ft = ft.Elem()
-		}
-		if f.Anonymous && name == "" && ft.Kind() == reflect.Struct {
-			jsonFields(ft, fields)
-			continue
-		}
-		if !f.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		if _, ok := fields[name]; !ok {
-			fields[name] = f.Type
-		}
-	}
-	return fields
 }
 
 // ReadJSON reads the request's JSON body into v (see DecodeJSON).
