@@ -7,7 +7,8 @@
 // # Basics
 //
 // Every request and response body is JSON (UTF-8, no unknown fields
-// accepted), except a document's text, which may also be sent as the
+// accepted; a request's keys are matched to the field names regardless of
+// case, as Go's encoding/json matches them), except a document's text, which may also be sent as the
 // request body itself (text/plain) or as a multipart file, and the
 // streamed lists (pairs, clusters, the audit log, exports), which are JSON
 // Lines (application/x-ndjson). An error is an Error object with an HTTP
