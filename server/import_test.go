@@ -3,8 +3,12 @@ package server
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fpdb/fpdb/api"
 	"github.com/fpdb/fpdb/db"
@@ -38,5 +42,68 @@ func TestImport(t *testing.T) {
 	}
 	if st := call(t, "POST", ts.URL+"/v1/import", "application/x-ndjson", strings.NewReader("{\"fpdb_export\": 99}\n"), &e); st != 400 {
 		t.Fatalf("bad export: %d %+v", st, e)
+	}
+}
+
+// TestImportRunning: while an import fills the served database, another
+// import and an add answer 503 (reason import_running, Retry-After) and
+// write nothing; the import then ends whole.
+func TestImportRunning(t *testing.T) {
+	exportOf := func(n int) []byte {
+		src, err := db.Open(t.TempDir(), &db.Options{KeepTexts: true, AuditLog: true, NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer src.Close()
+		for i := range n {
+			if _, err := src.Add(context.Background(), db.Input{ID: fmt.Sprint("d", i), Text: []byte(text(uint64(i), 100))}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var exp bytes.Buffer
+		if _, err := src.Export(context.Background(), &exp); err != nil {
+			t.Fatal(err)
+		}
+		return exp.Bytes()
+	}
+	full, empty := exportOf(20), exportOf(0)
+	header, rest, _ := bytes.Cut(full, []byte("\n"))
+	ts, d := testServer(t, nil)
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	var res api.ImportResult
+	go func() { done <- call(t, "POST", ts.URL+"/v1/import", "application/x-ndjson", pr, &res) }()
+	if _, err := pw.Write(append(header, '\n')); err != nil {
+		t.Fatal(err)
+	}
+	// Until the first import has begun, an empty export imports nothing
+	// (and changes nothing); then it is refused.
+	var e api.ErrorBody
+	st := 0
+	for range 500 {
+		e = api.ErrorBody{}
+		if st = call(t, "POST", ts.URL+"/v1/import", "application/x-ndjson", bytes.NewReader(empty), &e); st != 200 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if st != 503 || e.Error.Reason != "import_running" {
+		t.Fatalf("a second import: %d %+v, want 503 import_running", st, e)
+	}
+	req, _ := http.NewRequest("POST", ts.URL+"/v1/documents?id=live", strings.NewReader(text(99, 100)))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("an add during the import: %d (Retry-After %q), want 503 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	if _, err := pw.Write(rest); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	if st := <-done; st != 200 || res.Imported != 20 || d.Len() != 20 {
+		t.Fatalf("the import: %d %+v, %d documents", st, res, d.Len())
 	}
 }

@@ -193,6 +193,7 @@ var reasons = []struct {
 	{"no_text", db.ErrNoText}, {"bad_fingerprint", db.ErrBadFingerprint}, {"read_only", db.ErrReadOnly},
 	{"invalid_options", db.ErrInvalidOptions}, {"bad_input", db.ErrBadInput}, {"no_template", db.ErrNoTemplate},
 	{"template_needs_texts", db.ErrTemplateNeedsTexts}, {"not_empty", db.ErrNotEmpty}, {"bad_export", db.ErrBadExport},
+	{"import_running", db.ErrImportRunning},
 }
 
 // Reason returns the API name of the first db error err wraps, or "".

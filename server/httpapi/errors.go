@@ -103,8 +103,8 @@ func classify(err error, classes []Class) Class {
 // status and code as Classify returns them, and Retry-After when the
 // error's class has one.
 // The message of a 500 does not tell its cause, which only the log line
-// does; a 4xx carries the reason (apiconv.Reason) of the db error it
-// wraps, if any.
+// does; a 4xx or a 503 carries the reason (apiconv.Reason) of the db
+// error it wraps, if any.
 func writeError(w http.ResponseWriter, id string, err error, classes []Class) {
 	c := classify(err, classes)
 	status, code := c.Status, c.Code
@@ -113,7 +113,7 @@ func writeError(w http.ResponseWriter, id string, err error, classes []Class) {
 		msg = "internal error (see the server's log for request " + id + ")"
 	}
 	reason := ""
-	if status < 500 {
+	if status < 500 || status == http.StatusServiceUnavailable { // import_running
 		reason = apiconv.Reason(err)
 	}
 	if c.RetryAfter > 0 {
