@@ -70,6 +70,7 @@ func TestImportRunning(t *testing.T) {
 	header, rest, _ := bytes.Cut(full, []byte("\n"))
 	ts, d := testServer(t, nil)
 	pr, pw := io.Pipe()
+	t.Cleanup(func() { pw.CloseWithError(io.ErrUnexpectedEOF) }) // before the server closes: a failing test ends the import
 	done := make(chan int, 1)
 	var res api.ImportResult
 	go func() { done <- call(t, "POST", ts.URL+"/v1/import", "application/x-ndjson", pr, &res) }()
