@@ -67,6 +67,59 @@ _MAX_RETRY_WAIT = 2.0  # seconds: the backoff's cap
 _MAX_RETRY_AFTER = 10.0  # seconds: the most of a server's Retry-After waited
 
 
+class _Lines:
+    """The lines of a streamed answer, each read as it arrives.
+
+    http.client's ``readline`` reads a chunked body through ``peek``, which
+    takes a connection cut at a chunk's end for the body's end: a stream the
+    server cut off (its ``--stream-timeout``, a shutdown) would read as a
+    complete, shorter one. ``read1`` raises ``IncompleteRead`` instead unless
+    the last chunk came; a body of a Content-Length must have all of it.
+    """
+
+    def __init__(self, resp: Any) -> None:
+        self._resp = resp
+        self._buf = b""
+        self._pos = 0
+
+    def readline(self) -> bytes:
+        """The next line, with its newline; b"" at the answer's end.
+
+        Raises:
+            http.client.IncompleteRead: the answer ended before its end (a
+                last line without its newline, a chunked body without its
+                last chunk, a body shorter than its Content-Length).
+        """
+        while True:
+            i = self._buf.find(b"\n", self._pos)
+            if i >= 0:
+                line = self._buf[self._pos : i + 1]
+                self._pos = i + 1
+                return line
+            data = self._resp.read1(1 << 16)
+            if not data:
+                break
+            self._buf = self._buf[self._pos :] + data
+            self._pos = 0
+        rest = self._buf[self._pos :]
+        self._buf, self._pos = b"", 0
+        length = getattr(self._resp, "length", None)
+        if rest or (length is not None and length > 0):
+            raise http.client.IncompleteRead(rest, length)
+        return b""
+
+
+def _cut_off(url: str, what: str, e: BaseException) -> "ConnectionFailed":
+    """The error of a stream that ended before its end (as the Go client's
+    "unexpected EOF")."""
+    why = "unexpected EOF" if isinstance(e, http.client.IncompleteRead) else str(e)
+    return ConnectionFailed(
+        "the %s from %s broke off: %s (the server stopped before its end: its --stream-timeout, a shutdown, "
+        "or the connection was cut)" % (what, url, why),
+        code="connection_failed",
+    )
+
+
 class Stream(Generic[T]):
     """An iterator over a streamed answer (NDJSON, one value per line).
 
@@ -82,6 +135,7 @@ class Stream(Generic[T]):
 
     def __init__(self, resp: Any, parse: Callable[[Dict[str, Any]], T], url: str) -> None:
         self._resp = resp
+        self._lines = _Lines(resp)
         self._parse = parse
         self._url = url
         self._closed = False
@@ -92,13 +146,13 @@ class Stream(Generic[T]):
     def __next__(self) -> T:
         while not self._closed:
             try:
-                line = self._resp.readline()
+                line = self._lines.readline()
             except (socket.timeout, TimeoutError) as e:
                 self.close()
                 raise Timeout("no data from %s within the client's timeout" % self._url, code="timeout") from e
-            except (OSError, ValueError) as e:  # ValueError: http.client's IncompleteRead and friends
+            except (OSError, ValueError, http.client.HTTPException) as e:
                 self.close()
-                raise ConnectionFailed("the stream from %s broke: %s" % (self._url, e), code="connection_failed") from e
+                raise _cut_off(self._url, "stream", e) from e
             if not line:
                 self.close()
                 break
@@ -801,18 +855,17 @@ class Client:
         resp = self._open("GET", "/v1/export", retry="read")
         header: Optional[Dict[str, Any]] = None
         lines = 0
+        lines_of = _Lines(resp)
         try:
             while True:
                 try:
-                    line = resp.readline()
+                    line = lines_of.readline()
                 except (socket.timeout, TimeoutError) as e:
                     raise Timeout("no data from %s within the client's timeout" % url, code="timeout") from e
-                except (OSError, ValueError) as e:
-                    raise ConnectionFailed("the export from %s broke: %s" % (url, e), code="connection_failed") from e
+                except (OSError, ValueError, http.client.HTTPException) as e:
+                    raise _cut_off(url, "export", e) from e
                 if not line:
                     break
-                if not line.endswith(b"\n"):
-                    raise ConnectionFailed("the export from %s ended midway" % url, code="connection_failed")
                 if line.startswith(b'{"error":'):  # a failure the server reports in the stream
                     raise error_from_response(500, line)
                 if header is None:
@@ -828,7 +881,8 @@ class Client:
             raise FpdbError("%s sent no export header" % url, code="bad_response")
         want = 1 + int(header["docs"]) + int(header.get("log_entries") or 0)
         if lines != want:
-            # A stream cut at a line's end reads as a clean end.
+            # An answer that only the connection's end delimits (neither
+            # chunked nor of a Content-Length), cut at a line's end.
             raise ConnectionFailed("the export from %s ended midway: %d lines, its header announces %d" % (url, lines, want), code="connection_failed")
         return int(header["docs"])
 

@@ -598,6 +598,29 @@ class TestStreams(ServerTest):
             self.c.clusters(0.8, keep="prettiest")
 
 
+class TestStreamCut(ServerTest):
+    """A stream the server cuts off (--stream-timeout) raises; it is not
+    read as a complete, shorter one."""
+
+    server_args = ["--stream-timeout", "2s"]
+
+    def test_pairs_cut_by_stream_timeout(self) -> None:
+        self.skip_unless_served("/v1/pairs")
+        base = text(50, 300)
+        r = self.c.add_many((("n%d" % i, edit(base, 0.05, i)) for i in range(1500)), batch_size=500)
+        self.assertEqual(r.stored, 1500)
+        got = 0
+        with self.assertRaises(ConnectionFailed) as cm:
+            with self.c.pairs(0.5) as s:
+                for _ in s:
+                    got += 1
+                    if got == 1:
+                        time.sleep(3.5)  # the server's 2 s run out meanwhile
+        self.assertIn("unexpected EOF", str(cm.exception))
+        self.assertGreater(got, 0)
+        self.assertLess(got, 1500 * 1499 // 2)
+
+
 class TestExportImport(ServerTest):
     def test_export_then_import_into_another_server(self) -> None:
         self.c.add_many([("a", "the quick brown fox jumps over the lazy dog " * 5), ("b", "an entirely different text " * 9)])
@@ -823,6 +846,35 @@ class _Flaky(http.server.BaseHTTPRequestHandler):
         pass
 
 
+class _Chunked(http.server.BaseHTTPRequestHandler):
+    """Answers every GET with ``lines``, one chunk each (HTTP/1.1 chunked),
+    then the last chunk when ``complete``, else drops the connection."""
+
+    protocol_version = "HTTP/1.1"
+    lines: List[bytes] = []
+    complete = True
+
+    def do_GET(self) -> None:  # noqa: N802
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-ndjson")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for line in self.lines:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(line), line))
+        if self.complete:
+            self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+        self.close_connection = True
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+_PAIR = b'{"a":"x","b":"y","similarity":0.9,"hamming":25,"exact":false}\n'
+_CLUSTER = b'{"cluster":1,"size":2,"pairs":1,"ids":["x","y"]}\n'
+_EXPORT = [b'{"docs":1}\n', b'{"id":"x","fingerprint":"00"}\n']
+
+
 class TestRetries(unittest.TestCase):
     def setUp(self) -> None:
         self.handler = type("Handler", (_Flaky,), {})
@@ -924,6 +976,57 @@ class TestWithoutServer(unittest.TestCase):
             srv.shutdown()
             srv.server_close()
             t.join(10)
+
+    def chunked(self, lines: List[bytes], complete: bool) -> Client:
+        handler = type("Handler", (_Chunked,), {"lines": lines, "complete": complete})
+        srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        t = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        t.start()
+
+        def stop() -> None:
+            srv.shutdown()
+            srv.server_close()
+            t.join(10)
+
+        self.addCleanup(stop)
+        return Client("http://127.0.0.1:%d" % srv.server_address[1], timeout=10, retries=0)
+
+    def test_stream_complete_or_cut(self) -> None:
+        for complete in (True, False):
+            c = self.chunked([_PAIR] * 3, complete)
+            s = c.pairs(0.8)
+            got = []
+            if complete:
+                got = list(s)
+            else:
+                with self.assertRaises(ConnectionFailed, msg="pairs") as cm:
+                    for p in s:
+                        got.append(p)
+                self.assertIn("unexpected EOF", str(cm.exception))
+                self.assertEqual(list(s), [])  # closed
+            self.assertEqual(len(got), 3, complete)
+            self.assertEqual(got[0].similarity, 0.9)
+
+            c = self.chunked([_CLUSTER] * 2, complete)
+            if complete:
+                self.assertEqual([x.ids for x in c.clusters(0.8)], [["x", "y"]] * 2)
+            else:
+                with self.assertRaises(ConnectionFailed, msg="clusters"):
+                    list(c.clusters(0.8))
+
+            c = self.chunked(_EXPORT, complete)
+            out = io.BytesIO()
+            if complete:
+                self.assertEqual(c.export(out), 1)
+            else:
+                with self.assertRaises(ConnectionFailed, msg="export") as cm:
+                    c.export(out)
+                self.assertIn("unexpected EOF", str(cm.exception))
+            self.assertEqual(out.getvalue(), b"".join(_EXPORT))
+        # Cut within a line, within a chunk.
+        c = self.chunked([_PAIR, _PAIR[:20]], False)
+        with self.assertRaises(ConnectionFailed):
+            list(c.pairs(0.8))
 
     def test_error_classes(self) -> None:
         def body(code: str) -> bytes:
