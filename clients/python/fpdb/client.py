@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import http.client
+import io
 import ipaddress
 import json
 import os
@@ -65,6 +66,178 @@ T = TypeVar("T")
 
 _MAX_RETRY_WAIT = 2.0  # seconds: the backoff's cap
 _MAX_RETRY_AFTER = 10.0  # seconds: the most of a server's Retry-After waited
+_EXPECT_BYTES = 1 << 16  # a larger body (or a file) asks first: Expect: 100-continue
+_EXPECT_WAIT = 1.0  # seconds waited for the server's 100 Continue before the body is sent anyway
+
+
+class _Prefixed(io.RawIOBase):
+    """A raw stream reading ``head`` and then ``raw``."""
+
+    def __init__(self, head: bytes, raw: Any) -> None:
+        super().__init__()
+        self._head = head
+        self._raw = raw
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        if self._head:
+            n = min(len(b), len(self._head))
+            b[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        return self._raw.readinto(b)
+
+    def close(self) -> None:
+        if not self.closed:
+            self._raw.close()
+        super().close()
+
+
+class _Replayed:
+    """A socket for http.client's response whose first bytes, ``head``, were
+    read already."""
+
+    def __init__(self, head: bytes, sock: socket.socket) -> None:
+        self._head = head
+        self._sock = sock
+
+    def makefile(self, mode: str, *args: Any, **kw: Any) -> IO[bytes]:
+        return io.BufferedReader(_Prefixed(self._head, self._sock.makefile("rb", buffering=0)))
+
+
+class _Hearing:
+    """What the client's connections add to http.client's: the server's
+    answer to a large body is heard even when it comes before the body.
+
+    A request with ``Expect: 100-continue`` (a large body, or a file) sends
+    its headers, then waits up to _EXPECT_WAIT for the server: on its
+    ``100 Continue`` (the Go server sends it as the handler starts reading)
+    or on silence the body is sent; a final answer instead (401, 403, 429:
+    the server refused before reading) is the answer, and the body is never
+    sent. And when the server stops reading midway (413 past --max-body)
+    and closes the connection, the broken pipe while sending is not the
+    end: the answer the server wrote before is read.
+    """
+
+    sock: Any
+    _method: str
+    response_class: Any
+
+    def request(self, method: str, url: str, body: Any = None, headers: Any = {}, *, encode_chunked: bool = False) -> None:  # noqa: B006
+        self._fpdb_expect = body is not None and any(
+            k.lower() == "expect" and str(v).lower() == "100-continue" for k, v in dict(headers).items()
+        )
+        self._fpdb_head: Optional[bytes] = None  # a final answer's head, read before the body was sent
+        self._fpdb_send_error: Optional[OSError] = None
+        super().request(method, url, body, headers, encode_chunked=encode_chunked)  # type: ignore[misc]
+
+    def endheaders(self, message_body: Any = None, *, encode_chunked: bool = False) -> None:
+        if message_body is None:
+            super().endheaders(encode_chunked=encode_chunked)  # type: ignore[misc]
+            return
+        super().endheaders()  # type: ignore[misc]  # the headers alone
+        if getattr(self, "_fpdb_expect", False):
+            head = self._fpdb_wait_continue()
+            if head is not None:
+                self._fpdb_head = head
+                return
+        try:
+            self._fpdb_send_body(message_body, encode_chunked)
+        except OSError as e:  # BrokenPipeError, ConnectionResetError, ssl.SSLEOFError...
+            if isinstance(e, (socket.timeout, TimeoutError)):
+                raise
+            # The server closed the connection before it took the whole
+            # body: it may have answered first; getresponse reads it (and
+            # raises this error when there is no answer).
+            self._fpdb_send_error = e
+
+    def _fpdb_send_body(self, body: Any, chunked: bool) -> None:
+        if hasattr(body, "read"):
+            blocks: Iterable[Any] = iter(lambda: body.read(1 << 16), b"")
+        elif isinstance(body, (bytes, bytearray, memoryview)):
+            blocks = [body]
+        else:
+            blocks = body
+        for b in blocks:
+            if isinstance(b, str):
+                b = b.encode("iso-8859-1")
+            if not b:
+                continue
+            if chunked:
+                self.send(b"%X\r\n" % len(b))  # type: ignore[attr-defined]
+                self.send(b)  # type: ignore[attr-defined]
+                self.send(b"\r\n")  # type: ignore[attr-defined]
+            else:
+                self.send(b)  # type: ignore[attr-defined]
+        if chunked:
+            self.send(b"0\r\n\r\n")  # type: ignore[attr-defined]
+
+    def _fpdb_wait_continue(self) -> Optional[bytes]:
+        """None to send the body (the server said 100 Continue, or nothing
+        within _EXPECT_WAIT), else the head of the final answer the server
+        sent instead (b"" when it closed the connection)."""
+        sock = self.sock
+        timeout = sock.gettimeout()
+        while True:
+            sock.settimeout(_EXPECT_WAIT if timeout is None else min(_EXPECT_WAIT, timeout))
+            try:
+                first = sock.recv(1)
+            except (socket.timeout, TimeoutError):
+                return None  # a server that does not answer Expect: the body
+            finally:
+                sock.settimeout(timeout)
+            head = first
+            while head and not head.endswith(b"\r\n\r\n") and len(head) < 65536:
+                b = sock.recv(1)  # byte by byte: nothing of what follows is taken
+                if not b:
+                    break
+                head += b
+            parts = head.split(None, 2)
+            if len(parts) >= 2 and parts[1].isdigit() and 100 <= int(parts[1]) < 200 and head.endswith(b"\r\n\r\n"):
+                if int(parts[1]) == 100:
+                    return None
+                continue  # another interim answer (103 Early Hints): wait on
+            return head
+
+    def getresponse(self) -> Any:
+        head = self._fpdb_head
+        if head is not None:
+            # The final answer came before the body: read it from its head on.
+            self._fpdb_head = None
+            resp = self.response_class(_Replayed(head, self.sock), method=self._method)
+            try:
+                resp.begin()
+            except BaseException:
+                resp.close()
+                raise
+            self.close()  # type: ignore[attr-defined]  # the answer holds the connection (urllib sends Connection: close)
+            return resp
+        try:
+            return super().getresponse()  # type: ignore[misc]
+        except (http.client.HTTPException, OSError) as e:
+            if self._fpdb_send_error is not None:
+                raise self._fpdb_send_error from e
+            raise
+
+
+class _HTTPConnection(_Hearing, http.client.HTTPConnection):
+    pass
+
+
+class _HTTPSConnection(_Hearing, http.client.HTTPSConnection):
+    pass
+
+
+class _HTTPHandler(urllib.request.HTTPHandler):
+    def http_open(self, req: urllib.request.Request) -> Any:
+        return self.do_open(_HTTPConnection, req)
+
+
+class _HTTPSHandler(urllib.request.HTTPSHandler):
+    def https_open(self, req: urllib.request.Request) -> Any:
+        return self.do_open(_HTTPSConnection, req, context=self._context)  # type: ignore[attr-defined]
 
 
 class _Lines:
@@ -303,8 +476,8 @@ class Client:
         handlers: List[Any] = []
         if _is_loopback(parts.hostname):
             handlers.append(urllib.request.ProxyHandler({}))
-        if ssl_context is not None:
-            handlers.append(urllib.request.HTTPSHandler(context=ssl_context))
+        handlers.append(_HTTPHandler())
+        handlers.append(_HTTPSHandler(context=ssl_context))
         self._opener = urllib.request.build_opener(*handlers)
 
     def __repr__(self) -> str:
@@ -341,6 +514,10 @@ class Client:
             headers["Content-Type"] = content_type
         if self.token:
             headers["Authorization"] = "Bearer " + self.token
+        if body is not None and (hasattr(body, "read") or len(body) > _EXPECT_BYTES):
+            # The server may refuse before it reads the body (401, 403,
+            # 429): it is then not sent at all (see _Hearing).
+            headers["Expect"] = "100-continue"
         req = urllib.request.Request(url, data=body, headers=headers, method=method)
         wait = self.retry_wait
         attempt = 0

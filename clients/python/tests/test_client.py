@@ -132,7 +132,8 @@ class Server:
                 return False
             try:
                 with urllib.request.urlopen(self.url + "/readyz", timeout=2) as r:
-                    if r.status == 200:
+                    # Ours, not another process's that took the port first.
+                    if r.status == 200 and ("msg=serving url=%s " % self.url) in self.log():
                         return True
             except OSError:
                 pass
@@ -531,6 +532,74 @@ class TestTokens(ServerTest):
         self.assertNotIn(self.RW, repr(rw))
 
 
+BIG_TEXT = (text(60, 2000) + "\n") * 900  # 11 MB: far more than the sockets' buffers
+
+
+class TestEarlyRefusals(ServerTest):
+    """A server that answers before it reads a body of many megabytes (a
+    token that may not write, a body over --max-body, too many requests at
+    once) is heard: its error, not a broken connection."""
+
+    RO = "ro-token-0123456789abcdef"
+
+    def server_args_for_test(self) -> List[str]:
+        path = os.path.join(self.tmp, "tokens")
+        with open(path, "w") as f:
+            f.write("ro %s\nrw %s\n" % (self.RO, "rw-token-fedcba9876543210"))
+        args = ["--tokens", path, "--max-body", "20000"]
+        if self._testMethodName == "test_too_many_requests":
+            args = ["--max-concurrent", "1"]
+        return args
+
+    def test_forbidden_and_unauthorized(self) -> None:
+        self.assertGreater(len(BIG_TEXT), 11 << 20)
+        ro = Client(self.server.url, self.RO, timeout=30)
+        big = BIG_TEXT.encode("utf-8")
+        calls = [
+            ("add bytes", lambda c: c.add("x", big)),
+            ("add str", lambda c: c.add("x", BIG_TEXT)),
+            ("import bytes", lambda c: c.import_export(big[: 10 << 20])),
+            ("import file", lambda c: c.import_export(io.BytesIO(big[: 10 << 20]))),
+            ("add_many", lambda c: c.add_many([("x", BIG_TEXT)])),
+        ]
+        for name, call in calls:
+            with self.assertRaises(Forbidden, msg=name) as cm:
+                call(ro)
+            self.assertEqual((cm.exception.status, cm.exception.code), (403, "forbidden"), name)
+            with self.assertRaises(Unauthorized, msg=name):
+                call(self.c)
+
+    def test_too_large(self) -> None:
+        rw = Client(self.server.url, "rw-token-fedcba9876543210", timeout=30)
+        for body in (BIG_TEXT, BIG_TEXT.encode("utf-8")):
+            with self.assertRaises(TooLarge) as cm:
+                rw.add("x", body)
+            self.assertEqual((cm.exception.status, cm.exception.code), (413, "too_large"))
+        self.assertEqual(rw.stats().docs, 0)
+
+    def test_too_many_requests(self) -> None:
+        # A request that holds the server's one slot: its body never comes
+        # (the server answers nothing until it does; a 429 comes at once).
+        hold = socket.create_connection(("127.0.0.1", self.server.port), timeout=0.3)
+        self.addCleanup(hold.close)
+        hold.sendall(b"POST /v1/documents HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n")
+        with self.assertRaises(socket.timeout, msg="the held request was answered:\n" + self.server.log()):
+            hold.recv(1)
+        once = Client(self.server.url, timeout=30, retries=0)
+        with self.assertRaises(TooManyRequests):
+            once.stats()
+        with self.assertRaises(TooManyRequests) as cm:
+            once.add("x", BIG_TEXT)
+        self.assertEqual(cm.exception.status, 429)
+        with self.assertRaises(TooManyRequests):
+            once.add("x", BIG_TEXT.encode("utf-8"))
+        # Sent again (the server did nothing) once the slot is free.
+        threading.Timer(0.5, hold.close).start()
+        r = Client(self.server.url, timeout=30, retries=8, retry_wait=0.2).add("x", BIG_TEXT)
+        self.assertTrue(r.stored)
+        self.assertEqual(self.c.stats().docs, 1)
+
+
 def near_duplicate_corpus(c: Client) -> Dict[str, List[str]]:
     """Stores three groups of near duplicates and three singletons; returns
     the groups by their first id."""
@@ -918,6 +987,15 @@ class TestRetries(unittest.TestCase):
                 self.assertIsNone(err, name)
             else:
                 self.assertIs(type(err), cls, name)
+
+    def test_large_body_to_a_server_without_expect(self) -> None:
+        # An HTTP/1.0 server sends no 100 Continue: the body goes after a wait.
+        self.handler.status, self.handler.fails, self.handler.calls = 429, 1, 0
+        c = Client(self.url, timeout=10, retry_wait=0.001)
+        t0 = time.monotonic()
+        self.assertTrue(c.add("a", b"some words here " * 20000).stored)
+        self.assertEqual(self.handler.calls, 2)
+        self.assertLess(time.monotonic() - t0, 8)
 
     def test_retry_after(self) -> None:
         self.handler.retry_after = "1"
