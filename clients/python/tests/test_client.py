@@ -433,6 +433,25 @@ class TestErrors(ServerTest):
             self.assertIn(e.request_id, str(e))
         self.assertEqual(self.c.stats().docs, 0)
 
+    def test_query_threshold_zero(self) -> None:
+        # 0 is no resemblance in (0, 1]: refused however the text is sent
+        # (in JSON a 0 would read as absent: the default 0.7).
+        self.c.add("a", text(3))
+        self.assertEqual(self.c.query(text(3)).ids(), ["a"])
+        for t in (text(3), text(3).encode("utf-8")):
+            for th in (0, 0.0):
+                with self.assertRaises(BadRequest, msg=repr((type(t), th))) as cm:
+                    self.c.query(t, th)
+                self.assertEqual((cm.exception.status, cm.exception.code), (400, "bad_request"))
+                self.assertIn("threshold", str(cm.exception))
+            with self.assertRaises(BadRequest):
+                self.c.query(t, 0, containment=0.5)
+        fp = self.c.get("a").fingerprint
+        self.assertEqual(self.c.query_fingerprint(fp).ids(), ["a"])
+        with self.assertRaises(BadRequest) as cm:
+            self.c.query_fingerprint(fp, 0)
+        self.assertIn("threshold", str(cm.exception))
+
     def test_too_large(self) -> None:
         with self.assertRaises(TooLarge) as cm:
             self.c.add("big", text(2, 8000))
