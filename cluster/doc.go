@@ -42,12 +42,7 @@
 // if the log moved, compare the new documents with the entries appended
 // after L by exact Hamming distance and try again. Two near duplicates are
 // never both accepted, whatever the number of routers. Concurrent adds of
-// one router share log messages (up to Options.MaxBatch documents). An add
-// whose entries do not fit in one log message (6 MiB) is appended in
-// several, one after the other, each its own transaction: every document
-// is stored whole, but such an add is not atomic (a failure may leave its
-// earlier messages stored). Only a document whose entry alone exceeds a
-// message is refused (db.ErrTextTooLarge).
+// one router share log messages (up to Options.MaxBatch documents).
 //
 // Router.Pairs appends a pin: every replica keeps a checkpoint of its
 // shard at the pin's sequence, and the V(V+1)/2 pair tasks (i ≤ j) are

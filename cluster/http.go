@@ -53,13 +53,14 @@ type HTTPOptions struct {
 
 // Defaults of HTTPOptions (those of the single-node server).
 const (
-	defaultHTTPMaxBody    = 64 << 20
-	defaultHTTPTimeout    = 60 * time.Second
-	defaultHTTPStream     = 30 * time.Minute
-	defaultHTTPConcurrent = 64
-	defaultHTTPReady      = 2 * time.Second
-	httpGetChunk          = 1000    // ids per shard get request
-	httpDeleteChunkBytes  = 4 << 20 // ids per delete log message
+	defaultHTTPMaxBody     = 64 << 20
+	defaultHTTPTimeout     = 60 * time.Second
+	defaultHTTPStream      = 30 * time.Minute
+	defaultHTTPConcurrent  = 64
+	defaultHTTPReady       = 2 * time.Second
+	httpGetChunk           = 1000    // ids per shard get request
+	httpDeleteChunkBytes   = 4 << 20 // ids per delete log message
+	httpMaxLogMessageBytes = 7 << 20 // under the log's 8 MiB message limit
 )
 
 // codeNotImplemented is the error code of a route or option a cluster
@@ -186,17 +187,6 @@ var httpErrors = []httpapi.Class{
 	{Status: http.StatusBadRequest, Code: api.CodeBadRequest,
 		Errs: slices.Concat(httpapi.InputErrors, []error{ErrInvalidOptions, db.ErrBadExport, db.ErrNotEmpty, db.ErrEmptyPrefix}),
 		As:   func(err error) bool { return errors.As(err, new(*db.ParamsError)) }},
-}
-
-// stoppedAfter is the error of a write (what) that failed with err after
-// n documents were written (done: "stored", "deleted") in earlier log
-// messages: err itself when n is 0, else a 503 that counts them.
-func stoppedAfter(what string, n int, done string, err error) error {
-	if n == 0 {
-		return err
-	}
-	return &httpapi.Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable,
-		Message: fmt.Sprintf("the %s stopped after %d documents %s: %v", what, n, done, err)}
 }
 
 // validHTTPID checks an id as the db package does, so that a delete of an
@@ -703,14 +693,9 @@ func keepBefore(da, dbb *db.Doc, a, b string, k db.Keep) bool {
 
 // batch is POST /v1/batch: one api.AddRequest per line (with ?threshold=R,
 // checkedBatch). Without check, the lines are appended by one Router.Add
-// (one log message, or parts of at most 6 MiB each when it does not fit,
-// so that a cluster takes any batch the single-node server takes): every
-// line is read and checked first, and lines whose id an earlier line has,
-// or whose text cannot be fingerprinted, are skipped. A line whose log
-// entry alone exceeds a log message fails the batch with 413 before
-// anything is appended. Each document is stored whole; when a part fails
-// after earlier parts were appended, the answer is a 503 that counts the
-// documents stored.
+// (one log message, or parts of at most 6 MiB each when it does not fit):
+// every line is read and checked first, and lines whose id an earlier line
+// has, or whose text cannot be fingerprinted, are skipped.
 func (h *httpHandler) batch(w http.ResponseWriter, r *http.Request) error {
 	lines, check, err := httpapi.ReadBatch(r, func(line int, req api.AddRequest) error {
 		if req.Replace {
@@ -746,14 +731,8 @@ func (h *httpHandler) batch(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		if ars, err := h.r.Add(ctx, inputsOf(docs), AddOptions{}); err != nil {
-			n := 0
-			for _, a := range ars {
-				if a.Stored {
-					n++
-				}
-			}
-			return stoppedAfter("batch", n, "stored", err)
+		if _, err := h.r.Add(ctx, inputsOf(docs), AddOptions{}); err != nil {
+			return err
 		}
 		for _, d := range docs {
 			switch p := prev[d.ID]; {
@@ -841,8 +820,9 @@ func (h *httpHandler) deleteWhere(w http.ResponseWriter, r *http.Request, req ap
 	ids, err := h.r.DeleteWhere(r.Context(), where, req.DryRun)
 	res := api.DeleteResult{DryRun: req.DryRun, Deleted: len(ids)}
 	switch {
-	case err != nil && !req.DryRun:
-		return stoppedAfter("delete", len(ids), "deleted", err)
+	case err != nil && len(ids) > 0 && !req.DryRun:
+		return &httpapi.Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable,
+			Message: fmt.Sprintf("the delete stopped after %d documents deleted: %v", len(ids), err)}
 	case err != nil:
 		return err
 	case req.DryRun:
@@ -866,6 +846,7 @@ func (h *httpHandler) prepareLines(ctx context.Context, lines []httpapi.BatchLin
 	var docs []*db.Doc
 	var docLines []int
 	var skipped []api.BatchSkip
+	size := 0
 	for i, doc := range prepared {
 		if err := errs[i]; err != nil {
 			// PrepareBatch's error names the document; the line names it
@@ -878,6 +859,11 @@ func (h *httpHandler) prepareLines(ctx context.Context, lines []httpapi.BatchLin
 			continue
 		}
 		docs, docLines = append(docs, doc), append(docLines, lines[i].Line)
+		size += entrySize(doc)
+	}
+	if size > httpMaxLogMessageBytes {
+		return nil, nil, nil, &httpapi.Error{Status: http.StatusRequestEntityTooLarge, Code: api.CodeTooLarge,
+			Message: fmt.Sprintf("a batch of %d documents is about %d bytes in the log, more than its %d: send fewer documents per batch", len(docs), size, httpMaxLogMessageBytes)}
 	}
 	return docs, docLines, skipped, nil
 }
@@ -978,7 +964,11 @@ func (h *httpHandler) deleteMany(w http.ResponseWriter, r *http.Request) error {
 			hi++
 		}
 		if _, err := h.r.Delete(ctx, del[lo:hi]); err != nil {
-			return stoppedAfter("delete", res.Deleted, "deleted", err)
+			if lo == 0 {
+				return err
+			}
+			return &httpapi.Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable,
+				Message: fmt.Sprintf("the delete stopped after %d documents deleted: %v", res.Deleted, err)}
 		}
 		res.Deleted += hi - lo
 		lo = hi
