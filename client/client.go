@@ -462,11 +462,8 @@ func (c *Client) DeleteMany(ctx context.Context, req api.DeleteRequest) (*api.De
 	return &out, nil
 }
 
-// Batch adds documents without the near-duplicate check (POST /v1/batch,
-// one JSON object per line): in one atomic batch on a single server; a
-// cluster appends a batch larger than one log message in several, each
-// document stored whole (a failure midway is an error saying how many
-// were stored). Texts go as JSON
+// Batch adds documents without the near-duplicate check, in one atomic
+// batch (POST /v1/batch, one JSON object per line). Texts go as JSON
 // strings: they must be UTF-8. Lines the server could not store are listed
 // in the result's Skipped.
 func (c *Client) Batch(ctx context.Context, docs []api.AddRequest) (*api.BatchResult, error) {
