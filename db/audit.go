@@ -986,6 +986,10 @@ func (d *DB) restoreLog(entries []LogEntry) error {
 	if len(entries) == 0 {
 		return nil
 	}
+	if err := d.enter(context.Background()); err != nil {
+		return err
+	}
+	defer d.leave()
 	if err := d.lockWriter(true); err != nil { // ImportInto's own
 		return err
 	}

@@ -488,21 +488,30 @@ func (d *DB) ImportInto(ctx context.Context, r io.Reader) (int, error) {
 // documents and log. An import that fails before it stored a document
 // removes the templates it added: the database is then as it was.
 func (d *DB) importAll(ctx context.Context, x *ExportReader) (n int, err error) {
+	// Each step that reads or writes the store enters the DB (Close waits
+	// for it, or it fails with ErrClosed); the whole import does not, so
+	// that Close does not wait for a reader that blocks.
+	if err := d.enter(ctx); err != nil {
+		return 0, fmt.Errorf("fpdb: import: %w", err)
+	}
 	if err := d.lockWriter(false); err != nil {
+		d.leave()
 		return 0, fmt.Errorf("fpdb: import: %w", err)
 	}
 	err = d.checkImportTarget()
 	d.importing = err == nil
 	d.writeMu.Unlock()
+	d.leave()
 	if err != nil {
 		return 0, err
 	}
 	d.at("import")
 	defer func() {
-		if err != nil && n == 0 {
+		if err != nil && n == 0 && d.enter(context.WithoutCancel(ctx)) == nil {
 			if rerr := d.dropImportedTemplates(ctx); rerr != nil {
 				err = fmt.Errorf("%w (and removing the templates it added: %w)", err, rerr)
 			}
+			d.leave()
 		}
 		d.writeMu.Lock()
 		d.importing = false
@@ -600,10 +609,12 @@ func (d *DB) importDocs(ctx context.Context, x *ExportReader) (int, error) {
 			break
 		}
 		if err != nil {
-			if errors.Is(err, errExportShort) && len(batch) == 0 {
+			if errors.Is(err, errExportShort) && len(batch) == 0 && n > 0 {
 				// Cut short in the audit log's part, where every
 				// document is stored: keep the entries read, which
-				// are whole, then say the export was cut short. Cut
+				// are whole, then say the export was cut short (with
+				// no document stored, keep nothing: the database is
+				// then as it was). Cut
 				// short among the documents, the pending batch is
 				// dropped whole, as on any other error: a file cut
 				// within its first batch writes nothing.

@@ -339,3 +339,74 @@ func TestImportRefusedLeavesNoTemplate(t *testing.T) {
 		t.Fatalf("the good export after a refused one: %d, %v", n, err)
 	}
 }
+
+// TestImportClosedMidway: a DB closed while ImportInto waits for its input
+// makes the import fail with ErrClosed, without a panic (its clean-up read
+// the closed store).
+func TestImportClosedMidway(t *testing.T) {
+	src := openTest(t, "", &Options{KeepTexts: true, NoSync: true})
+	if _, err := src.AddTemplate(ctx, "boiler", []byte(text(7, 60)), TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.Add(ctx, Input{ID: "d", Text: []byte(text(1, 200))}, nil); err != nil {
+		t.Fatal(err)
+	}
+	header, rest, _ := bytes.Cut(exportOf(t, src), []byte("\n"))
+	dst := openTest(t, "", &Options{KeepTexts: true, NoSync: true})
+	began := make(chan struct{})
+	dst.hook = func(p string) {
+		if p == "import" {
+			close(began)
+		}
+	}
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		_, err := dst.ImportInto(ctx, pr)
+		done <- err
+	}()
+	if _, err := pw.Write(append(header, '\n')); err != nil {
+		t.Fatal(err)
+	}
+	<-began
+	if err := dst.Close(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _, _ = pw.Write(rest); pw.Close() }()
+	if err := <-done; !errors.Is(err, ErrClosed) {
+		t.Fatalf("ImportInto into a DB closed midway: %v, want ErrClosed", err)
+	}
+}
+
+// TestImportLogOnlyCutShort: an export of no document whose audit log is
+// cut short is refused with nothing written: the whole export imports
+// next.
+func TestImportLogOnlyCutShort(t *testing.T) {
+	src := openTest(t, "", &Options{AuditLog: true, NoSync: true})
+	for i := range 3 {
+		id := fmt.Sprint("d", i)
+		if _, err := src.Add(ctx, Input{ID: id, Text: []byte(text(uint64(i), 200))}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := src.Delete(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exp := exportOf(t, src)
+	lines := bytes.SplitAfter(exp, []byte("\n"))
+	if len(lines) < 5 {
+		t.Fatalf("the export has %d lines, want a header and 6 log entries", len(lines))
+	}
+	cut := bytes.Join(lines[:3], nil) // the header and two entries
+	dst := openTest(t, "", &Options{AuditLog: true, NoSync: true})
+	was := dump(t, dst)
+	if _, err := dst.ImportInto(ctx, bytes.NewReader(cut)); !errors.Is(err, ErrBadExport) {
+		t.Fatalf("a cut export: %v, want ErrBadExport", err)
+	}
+	if dump(t, dst) != was {
+		t.Error("a refused import of no document changed the database")
+	}
+	if _, err := dst.ImportInto(ctx, bytes.NewReader(exp)); err != nil {
+		t.Fatalf("the whole export after the cut one: %v", err)
+	}
+}

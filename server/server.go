@@ -140,7 +140,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	}
 	// The flush is not bounded by the grace period, which may be over:
 	// deferred postings are written whatever the requests did.
-	if ferr := s.d.Flush(context.WithoutCancel(ctx)); ferr != nil && !errors.Is(ferr, db.ErrReadOnly) {
+	if ferr := s.d.Flush(context.WithoutCancel(ctx)); ferr != nil && !errors.Is(ferr, db.ErrReadOnly) && !errors.Is(ferr, db.ErrImportRunning) {
 		err = errors.Join(err, ferr)
 	}
 	<-errc

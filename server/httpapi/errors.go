@@ -103,8 +103,8 @@ func classify(err error, classes []Class) Class {
 // status and code as Classify returns them, and Retry-After when the
 // error's class has one.
 // The message of a 500 does not tell its cause, which only the log line
-// does; a 4xx or a 503 carries the reason (apiconv.Reason) of the db
-// error it wraps, if any.
+// does; a 4xx carries the reason (apiconv.Reason) of the db error it
+// wraps, if any, and a 503 of an import running says import_running.
 func writeError(w http.ResponseWriter, id string, err error, classes []Class) {
 	c := classify(err, classes)
 	status, code := c.Status, c.Code
@@ -113,8 +113,10 @@ func writeError(w http.ResponseWriter, id string, err error, classes []Class) {
 		msg = "internal error (see the server's log for request " + id + ")"
 	}
 	reason := ""
-	if status < 500 || status == http.StatusServiceUnavailable { // import_running
+	if status < 500 {
 		reason = apiconv.Reason(err)
+	} else if status == http.StatusServiceUnavailable && errors.Is(err, db.ErrImportRunning) {
+		reason = "import_running" // the only reason a 503 gives
 	}
 	if c.RetryAfter > 0 {
 		// Unavailable for now (shutting down, a shard without a live

@@ -252,30 +252,38 @@ class _Lines:
 
     def __init__(self, resp: Any) -> None:
         self._resp = resp
-        self._buf = b""
-        self._pos = 0
+        self._buf = bytearray()
+        self._pos = 0  # the start of the next line in _buf
 
     def readline(self) -> bytes:
         """The next line, with its newline; b"" at the answer's end.
+
+        Each byte is searched once and the consumed bytes are dropped only
+        when they are most of the buffer, so a long line costs time in
+        proportion to its length, whatever the size of the reads.
 
         Raises:
             http.client.IncompleteRead: the answer ended before its end (a
                 last line without its newline, a chunked body without its
                 last chunk, a body shorter than its Content-Length).
         """
+        scan = self._pos
         while True:
-            i = self._buf.find(b"\n", self._pos)
+            i = self._buf.find(b"\n", scan)
             if i >= 0:
-                line = self._buf[self._pos : i + 1]
+                line = bytes(self._buf[self._pos : i + 1])
                 self._pos = i + 1
+                if self._pos > len(self._buf) // 2:
+                    del self._buf[: self._pos]
+                    self._pos = 0
                 return line
+            scan = len(self._buf)
             data = self._resp.read1(1 << 16)
             if not data:
                 break
-            self._buf = self._buf[self._pos :] + data
-            self._pos = 0
-        rest = self._buf[self._pos :]
-        self._buf, self._pos = b"", 0
+            self._buf += data
+        rest = bytes(self._buf[self._pos :])
+        self._buf, self._pos = bytearray(), 0
         length = getattr(self._resp, "length", None)
         if rest or (length is not None and length > 0):
             raise http.client.IncompleteRead(rest, length)
