@@ -612,12 +612,12 @@ func (d *DB) importDocs(ctx context.Context, x *ExportReader) (int, error) {
 			if errors.Is(err, errExportShort) && len(batch) == 0 && n > 0 {
 				// Cut short in the audit log's part, where every
 				// document is stored: keep the entries read, which
-				// are whole, then say the export was cut short (with
+				// are whole, then say the export was cut short. With
 				// no document stored, keep nothing: the database is
-				// then as it was). Cut
-				// short among the documents, the pending batch is
-				// dropped whole, as on any other error: a file cut
-				// within its first batch writes nothing.
+				// then as it was. Cut short among the documents, the
+				// pending batch is dropped whole, as on any other
+				// error: a file cut within its first batch writes
+				// nothing.
 				if lerr := d.restoreLog(logs); lerr != nil {
 					return n, fmt.Errorf("fpdb: import: %w", lerr)
 				}

@@ -238,6 +238,37 @@ func TestImportBadBatchWritesNothing(t *testing.T) {
 	}
 }
 
+// startImport starts dst.ImportInto on a pipe, writes the header line of
+// exp into it and returns once the import has begun (it then waits for
+// the documents): the rest of exp, the pipe's writer, and the channel of
+// the import's error (an error too when want ≥ 0 documents were not
+// imported).
+func startImport(t *testing.T, dst *DB, exp []byte, want int) ([]byte, *io.PipeWriter, chan error) {
+	t.Helper()
+	header, rest, _ := bytes.Cut(exp, []byte("\n"))
+	began := make(chan struct{})
+	dst.hook = func(p string) {
+		if p == "import" {
+			close(began)
+		}
+	}
+	pr, pw := io.Pipe()
+	t.Cleanup(func() { pw.CloseWithError(io.ErrUnexpectedEOF) }) // a failing test ends the import
+	done := make(chan error, 1)
+	go func() {
+		n, err := dst.ImportInto(ctx, pr)
+		if err == nil && want >= 0 && n != want {
+			err = fmt.Errorf("imported %d, want %d", n, want)
+		}
+		done <- err
+	}()
+	if _, err := pw.Write(append(header, '\n')); err != nil {
+		t.Fatal(err)
+	}
+	<-began
+	return rest, pw, done
+}
+
 // TestImportExcludesWriters: while ImportInto fills a database, every
 // other write (an add, a delete, a template, a second import) fails with
 // ErrImportRunning and writes nothing; the import then ends as if alone:
@@ -252,29 +283,10 @@ func TestImportExcludesWriters(t *testing.T) {
 		}
 	}
 	exp := exportOf(t, src)
-	header, rest, _ := bytes.Cut(exp, []byte("\n"))
 	dst := openTest(t, "", &Options{KeepTexts: true, AuditLog: true, NoSync: true})
-	began := make(chan struct{})
-	dst.hook = func(p string) {
-		if p == "import" {
-			close(began)
-		}
-	}
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		n, err := dst.ImportInto(ctx, pr)
-		if err == nil && n != 20 {
-			err = fmt.Errorf("imported %d, want 20", n)
-		}
-		done <- err
-	}()
-	if _, err := pw.Write(append(header, '\n')); err != nil {
-		t.Fatal(err)
-	}
 	// The import has read its header and waits for documents: each write
 	// is refused, whole.
-	<-began
+	rest, pw, done := startImport(t, dst, exp, 20)
 	if _, err := dst.Add(ctx, Input{ID: "live", Text: []byte(text(99, 200))}, nil); !errors.Is(err, ErrImportRunning) {
 		t.Fatalf("add during an import: %v, want ErrImportRunning", err)
 	}
@@ -351,24 +363,8 @@ func TestImportClosedMidway(t *testing.T) {
 	if _, err := src.Add(ctx, Input{ID: "d", Text: []byte(text(1, 200))}, nil); err != nil {
 		t.Fatal(err)
 	}
-	header, rest, _ := bytes.Cut(exportOf(t, src), []byte("\n"))
 	dst := openTest(t, "", &Options{KeepTexts: true, NoSync: true})
-	began := make(chan struct{})
-	dst.hook = func(p string) {
-		if p == "import" {
-			close(began)
-		}
-	}
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		_, err := dst.ImportInto(ctx, pr)
-		done <- err
-	}()
-	if _, err := pw.Write(append(header, '\n')); err != nil {
-		t.Fatal(err)
-	}
-	<-began
+	rest, pw, done := startImport(t, dst, exportOf(t, src), -1)
 	if err := dst.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -56,8 +56,7 @@ type Template struct {
 
 // TemplateResult reports a template change.
 type TemplateResult struct {
-	// Template is the template added or removed (its text left out on
-	// removal).
+	// Template is the template added or removed.
 	Template Template
 	// Replaced reports that AddTemplate replaced a template of the same
 	// name.
@@ -312,7 +311,7 @@ func (d *DB) changeTemplates(ctx context.Context, t *Template, remove, imp bool)
 		if err != nil {
 			return nil, fmt.Errorf("template %q: %w", t.Name, err)
 		}
-		res.Template.Text, res.Template.Shingles = nil, len(hs)
+		res.Template.Shingles = len(hs)
 		ts = slices.Delete(ts, i, i+1)
 	case i >= 0:
 		res.Replaced = true

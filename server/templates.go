@@ -64,25 +64,11 @@ func (s *Server) addTemplate(w http.ResponseWriter, r *http.Request) error {
 // removeTemplate is DELETE /v1/templates/{name}: the answer describes the
 // template removed, as GET /v1/templates listed it.
 func (s *Server) removeTemplate(w http.ResponseWriter, r *http.Request) error {
-	name := r.PathValue("name")
-	// db.RemoveTemplate leaves the text out of its result: its size is
-	// the listed one's, unless another template of that name replaced it
-	// meanwhile (then unknown: 0).
-	ts, err := s.d.Templates(r.Context())
+	res, err := s.d.RemoveTemplate(r.Context(), r.PathValue("name"))
 	if err != nil {
 		return err
 	}
-	res, err := s.d.RemoveTemplate(r.Context(), name)
-	if err != nil {
-		return err
-	}
-	out := templateResult(res)
-	for _, t := range ts {
-		if t.Name == name && t.Added.Equal(res.Template.Added) && t.Format == res.Template.Format && t.Shingles == res.Template.Shingles {
-			out.Template.Bytes = len(t.Text)
-		}
-	}
-	return httpapi.WriteJSON(w, http.StatusOK, out)
+	return httpapi.WriteJSON(w, http.StatusOK, templateResult(res))
 }
 
 // backup is POST /v1/backup: a consistent copy of the database into dir, a

@@ -316,7 +316,7 @@ func noArgs(name string) cobra.PositionalArgs {
 // output: as it is, unless it starts with a double quote or holds a
 // character that would split the line or drive a terminal, when it is
 // written Go-quoted ("fpdb delete -" unquotes it). Those characters are
-// report.Excerpt's: the control characters (tab, newline, carriage return,
+// report.Unsafe (as excerpts hide them): the control characters (tab, newline, carriage return,
 // ESC, BEL, the C1 controls such as CSI U+009B), the bidirectional
 // formatting characters (U+202A–U+202E, U+2066–U+2069) and invalid UTF-8.
 // A crafted id thus cannot set a terminal's title or reorder a line.
