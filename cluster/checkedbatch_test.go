@@ -180,32 +180,46 @@ func TestCheckedBatch(t *testing.T) {
 	}
 }
 
-// TestCommitKeepsRequestsWhole: the adds one commit appends are split
-// into log messages of at most maxMessage bytes at the boundaries of the
-// requests (each of which fits), so that an add of many documents that
-// fits in one message is one transaction whatever it shares a commit
-// with; only a request too large for one message is split.
+// TestCommitKeepsRequestsWhole: the batcher gathers queued adds into one
+// log message only as far as they fit in it together, so that an add of
+// many documents that fits in one message is one transaction whatever it
+// is gathered with; an add too large for one message is appended on its
+// own, in parts.
 func TestCommitKeepsRequestsWhole(t *testing.T) {
 	ctx := context.Background()
 	tc := startCluster(t, 1, 2, 1, nil)
 	r := tc.nodes[0].Router()
 	rng := rand.New(rand.NewPCG(7, 7))
-	req := func(prefix string, n int) *addReq {
-		q := &addReq{o: AddOptions{Threshold: 0.9}}
+	docs := func(prefix string, n int) []db.Input {
+		var out []db.Input
 		for i := range n {
-			q.docs = append(q.docs, &db.Doc{ID: fmt.Sprintf("%s-%d", prefix, i), Fingerprint: randomFP(rng, 512), Added: time.Now()})
+			out = append(out, db.Input{ID: fmt.Sprintf("%s-%d", prefix, i), Fingerprint: randomFP(rng, 512)})
 		}
-		return q
+		return out
 	}
-	one := entrySize(req("x", 1).docs[0])
-	r.maxMessage = 5 * one
-	small, fits, large := req("small", 2), req("fits", 4), req("large", 7)
-	if err := r.commit(ctx, []*addReq{small, fits, large}); err != nil {
+	r.maxMessage = 5 * entrySize(&db.Doc{ID: "aa-0", Fingerprint: randomFP(rng, 512)})
+	release := holdBatcher(t, r, rng)
+	queued := [][]db.Input{docs("aa", 2), docs("bb", 3), docs("cc", 4)}
+	results := make([]chan []AddResult, len(queued))
+	for i, in := range queued {
+		results[i] = make(chan []AddResult, 1)
+		go func() {
+			res, err := r.Add(ctx, in, AddOptions{Threshold: 0.9})
+			if err != nil {
+				t.Error(err)
+			}
+			results[i] <- res
+		}()
+		waitQueued(t, r, i+1, nil)
+	}
+	release()
+	large, err := r.Add(ctx, docs("ll", 7), AddOptions{Threshold: 0.9})
+	if err != nil {
 		t.Fatal(err)
 	}
-	seqs := func(q *addReq) []uint64 {
+	seqs := func(res []AddResult) []uint64 {
 		var out []uint64
-		for _, o := range q.out {
+		for _, o := range res {
 			if !o.Stored {
 				t.Fatalf("%s not stored", o.Doc.ID)
 			}
@@ -215,8 +229,8 @@ func TestCommitKeepsRequestsWhole(t *testing.T) {
 		}
 		return out
 	}
-	s, f, l := seqs(small), seqs(fits), seqs(large)
-	if len(s) != 1 || len(f) != 1 || f[0] == s[0] || len(l) != 2 || l[0] == f[0] {
-		t.Fatalf("log messages of the requests: %v, %v, %v; want one for each of the first two, two for the third", s, f, l)
+	a, b, c, l := seqs(<-results[0]), seqs(<-results[1]), seqs(<-results[2]), seqs(large)
+	if len(a) != 1 || len(b) != 1 || len(c) != 1 || a[0] != b[0] || c[0] == a[0] || len(l) != 2 || l[0] == c[0] || l[0] == a[0] {
+		t.Fatalf("log messages of the adds: %v, %v, %v, %v; want the first two in one, the third in another, the fourth in two more", a, b, c, l)
 	}
 }

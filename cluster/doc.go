@@ -42,7 +42,14 @@
 // if the log moved, compare the new documents with the entries appended
 // after L by exact Hamming distance and try again. Two near duplicates are
 // never both accepted, whatever the number of routers. Concurrent adds of
-// one router share log messages (up to Options.MaxBatch documents).
+// one router share log messages (up to Options.MaxBatch documents, as
+// many adds as fit in one message). An add whose entries do not fit in
+// one log message (6 MiB, tens of thousands of documents) is appended by
+// its caller, apart from the shared ones, in several messages one after
+// the other, each its own transaction: every document is stored whole,
+// but such an add is not atomic, and when it fails or its context ends
+// midway its results say which documents are stored. Only a document
+// whose entry alone exceeds a message is refused (db.ErrTextTooLarge).
 //
 // Router.Pairs appends a pin: every replica keeps a checkpoint of its
 // shard at the pin's sequence, and the V(V+1)/2 pair tasks (i ≤ j) are

@@ -53,14 +53,13 @@ type HTTPOptions struct {
 
 // Defaults of HTTPOptions (those of the single-node server).
 const (
-	defaultHTTPMaxBody     = 64 << 20
-	defaultHTTPTimeout     = 60 * time.Second
-	defaultHTTPStream      = 30 * time.Minute
-	defaultHTTPConcurrent  = 64
-	defaultHTTPReady       = 2 * time.Second
-	httpGetChunk           = 1000    // ids per shard get request
-	httpDeleteChunkBytes   = 4 << 20 // ids per delete log message
-	httpMaxLogMessageBytes = 7 << 20 // under the log's 8 MiB message limit
+	defaultHTTPMaxBody    = 64 << 20
+	defaultHTTPTimeout    = 60 * time.Second
+	defaultHTTPStream     = 30 * time.Minute
+	defaultHTTPConcurrent = 64
+	defaultHTTPReady      = 2 * time.Second
+	httpGetChunk          = 1000    // ids per shard get request
+	httpDeleteChunkBytes  = 4 << 20 // ids per delete log message
 )
 
 // codeNotImplemented is the error code of a route or option a cluster
@@ -692,10 +691,17 @@ func keepBefore(da, dbb *db.Doc, a, b string, k db.Keep) bool {
 }
 
 // batch is POST /v1/batch: one api.AddRequest per line (with ?threshold=R,
-// checkedBatch). Without check, the lines are appended by one Router.Add
-// (one log message, or parts of at most 6 MiB each when it does not fit):
+// checkedBatch). Without check, the lines are appended by one Router.Add:
 // every line is read and checked first, and lines whose id an earlier line
-// has, or whose text cannot be fingerprinted, are skipped.
+// has, or whose text cannot be fingerprinted, are skipped. A batch whose
+// log entries fit in one log message is appended whole or not at all; a
+// larger one (any batch a single-node server takes) in several messages,
+// one after the other, each document whole: when one fails, or the
+// request's time runs out, after earlier messages were stored, the answer
+// is a 503 that counts the documents stored and names the first line not
+// stored (httpapi.BatchStopped, as the single-node server's cut-short
+// batch). Only a line whose log entry alone exceeds a message is refused
+// (413), before anything is appended.
 func (h *httpHandler) batch(w http.ResponseWriter, r *http.Request) error {
 	lines, check, err := httpapi.ReadBatch(r, func(line int, req api.AddRequest) error {
 		if req.Replace {
@@ -721,7 +727,7 @@ func (h *httpHandler) batch(w http.ResponseWriter, r *http.Request) error {
 		seen[l.Input.ID] = true
 		kept = append(kept, l)
 	}
-	docs, _, skipped, err := h.prepareLines(ctx, kept)
+	docs, docLines, skipped, err := h.prepareLines(ctx, kept)
 	if err != nil {
 		return err
 	}
@@ -731,8 +737,18 @@ func (h *httpHandler) batch(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		if _, err := h.r.Add(ctx, inputsOf(docs), AddOptions{}); err != nil {
-			return err
+		if ars, err := h.r.Add(ctx, inputsOf(docs), AddOptions{}); err != nil {
+			// The documents stored come first (a large batch is appended
+			// in order).
+			n := 0
+			for n < len(ars) && ars[n].Stored {
+				n++
+			}
+			line := 0
+			if n < len(docLines) {
+				line = docLines[n]
+			}
+			return httpapi.BatchStopped(n, line, n, err)
 		}
 		for _, d := range docs {
 			switch p := prev[d.ID]; {
@@ -846,7 +862,6 @@ func (h *httpHandler) prepareLines(ctx context.Context, lines []httpapi.BatchLin
 	var docs []*db.Doc
 	var docLines []int
 	var skipped []api.BatchSkip
-	size := 0
 	for i, doc := range prepared {
 		if err := errs[i]; err != nil {
 			// PrepareBatch's error names the document; the line names it
@@ -859,11 +874,6 @@ func (h *httpHandler) prepareLines(ctx context.Context, lines []httpapi.BatchLin
 			continue
 		}
 		docs, docLines = append(docs, doc), append(docLines, lines[i].Line)
-		size += entrySize(doc)
-	}
-	if size > httpMaxLogMessageBytes {
-		return nil, nil, nil, &httpapi.Error{Status: http.StatusRequestEntityTooLarge, Code: api.CodeTooLarge,
-			Message: fmt.Sprintf("a batch of %d documents is about %d bytes in the log, more than its %d: send fewer documents per batch", len(docs), size, httpMaxLogMessageBytes)}
 	}
 	return docs, docLines, skipped, nil
 }

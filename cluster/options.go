@@ -76,7 +76,8 @@ type Options struct {
 	RequestTimeout time.Duration
 	// MaxBatch caps the documents of concurrent adds a router gathers into
 	// one log message (default 256); one call's documents always go
-	// together, in parts of at most 6 MiB each.
+	// together, in one message when they fit (a call larger than one
+	// message is appended on its own, in parts of at most 6 MiB each).
 	MaxBatch int
 	// Logger receives the node's log (default: discarded).
 	Logger *slog.Logger

@@ -44,6 +44,11 @@ type Router struct {
 	// maxMessage bounds a log message's encoded size (maxMessage; smaller
 	// in tests).
 	maxMessage int
+	// importChunk is the number of documents Import appends per Add
+	// (importChunk; smaller in tests); importHash, when set (tests),
+	// replaces the hash Import remembers the ids of its earlier chunks by.
+	importChunk int
+	importHash  func(string) uint64
 	// queryBudget is how long a replica may spend on one query request
 	// before it answers the part it has finished (attemptTimeout/2; tests
 	// set it lower).
@@ -64,7 +69,7 @@ func newRouter(ctx context.Context, nc *nats.Conn, smap *ShardMap, gw *db.DB, o 
 	if err != nil {
 		return nil, fmt.Errorf("fpdb cluster: log stream: %w", err)
 	}
-	r := &Router{nc: nc, js: js, stream: st, smap: smap, gw: gw, opts: o, reqs: make(chan *addReq, 1024), queries: make(chan *queryJob, 1024), quit: make(chan struct{}), avoided: map[[2]any]time.Time{}, maxMessage: maxMessage, queryBudget: attemptTimeout / 2}
+	r := &Router{nc: nc, js: js, stream: st, smap: smap, gw: gw, opts: o, reqs: make(chan *addReq, 1024), queries: make(chan *queryJob, 1024), quit: make(chan struct{}), avoided: map[[2]any]time.Time{}, maxMessage: maxMessage, importChunk: importChunk, queryBudget: attemptTimeout / 2}
 	r.setAssign(smap.Assign)
 	r.wg.Add(1 + queryWorkers)
 	go r.batcher()
@@ -539,17 +544,31 @@ type AddResult struct {
 
 type addReq struct {
 	docs []*db.Doc
+	size int // the docs' entries' encoded size, at most (entrySize)
 	o    AddOptions
 	out  []AddResult
 	err  error
 	done chan struct{}
 }
 
-// Add fingerprints docs and appends them to the log, in one or more
-// batches shared with other concurrent adds of this router. With
-// o.Threshold > 0, no two documents of resemblance ≥ Threshold are both
-// stored when both ask to Reject, whatever the number of routers: the
-// check and the append are one optimistic transaction on the log.
+// Add fingerprints docs and appends them to the log. With o.Threshold >
+// 0, no two documents of resemblance ≥ Threshold are both stored when both
+// ask to Reject, whatever the number of routers: the check and the append
+// are one optimistic transaction on the log.
+//
+// A call whose log entries fit in one log message is one transaction: it
+// is appended in one message, which it may share with other concurrent
+// adds of this router (the router's batcher gathers them). A larger call
+// (an entry takes about 150 bytes, plus its source: tens of thousands of
+// documents) is appended by the calling goroutine, not the batcher, in
+// parts of at most one message each, one after the other (addLarge): it is
+// not atomic, but each document is stored whole or not at all, and the
+// results say which were stored when it fails midway.
+//
+// On error, a result's Stored reports that its document's message was
+// acknowledged by the log; a message whose acknowledgement was lost may be
+// stored too. Each document's entry must fit in one message alone
+// (db.ErrTextTooLarge otherwise, for a large source).
 func (r *Router) Add(ctx context.Context, docs []db.Input, o AddOptions) ([]AddResult, error) {
 	if o.Threshold < 0 || o.Threshold > 1 {
 		return nil, fmt.Errorf("%w: threshold %v", ErrInvalidOptions, o.Threshold)
@@ -567,7 +586,8 @@ func (r *Router) Add(ctx context.Context, docs []db.Input, o AddOptions) ([]AddR
 		// An entry must fit in one log message (its source is not
 		// bounded otherwise): refused now, not retried until the call's
 		// time runs out while the adds queued behind it wait.
-		if es := entrySize(doc); es > r.maxMessage {
+		es := entrySize(doc)
+		if es > r.maxMessage {
 			return nil, fmt.Errorf("fpdb cluster: add %q: %w: its log entry (id, source, fingerprint) takes %d bytes, more than the %d a log message holds", doc.ID, db.ErrTextTooLarge, es, r.maxMessage)
 		}
 		if doc.Added.IsZero() {
@@ -577,6 +597,10 @@ func (r *Router) Add(ctx context.Context, docs []db.Input, o AddOptions) ([]AddR
 			doc.Added = now.Add(time.Duration(i))
 		}
 		req.docs = append(req.docs, doc)
+		req.size += es
+	}
+	if req.size > r.maxMessage {
+		return r.addLarge(ctx, req)
 	}
 	// On ErrClosed or ctx's end the batch may still be appended; its
 	// outcome is lost to us.
@@ -584,6 +608,63 @@ func (r *Router) Add(ctx context.Context, docs []db.Input, o AddOptions) ([]AddR
 		return nil, err
 	}
 	return req.out, req.err
+}
+
+// addLarge appends the documents of req, whose entries exceed one log
+// message, in consecutive parts of at most maxMessage bytes, each one
+// commitPart (one transaction, checked as Add checks when o.Threshold >
+// 0), in the calling goroutine: the router's batcher, and the adds it
+// gathers, never wait for it, and a part's failure is this call's alone.
+//
+// A part's check reads the log after the parts before it, whose documents
+// it then finds stored: each document's matches and whether it is
+// dropped are those of one transaction of the whole call, as long as
+// nothing else is written meanwhile. A write made between two parts
+// (through any router) is seen by the later parts only, as if the call
+// were several calls; and each part has its own log sequence.
+//
+// The part under way when ctx ends (or the router closes) is finished,
+// within the time the batcher gives a commit, so that the results say
+// exactly which documents are stored; the next is not begun. The error
+// then wraps ctx's (or ErrClosed) and names the documents stored before.
+func (r *Router) addLarge(ctx context.Context, req *addReq) ([]AddResult, error) {
+	cs := r.candidatesOf(req)
+	stored := 0
+	for lo := 0; lo < len(cs); {
+		hi, size := lo, 0
+		for hi < len(cs) && (hi == lo || size+entrySize(cs[hi].doc) <= r.maxMessage) {
+			size += entrySize(cs[hi].doc)
+			hi++
+		}
+		err := ctx.Err()
+		select {
+		case <-r.quit:
+			err = ErrClosed
+		default:
+		}
+		if err == nil {
+			pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.commitTimeout())
+			err = r.commitPart(pctx, cs[lo:hi])
+			cancel()
+			if err != nil && !permanent(err) {
+				err = fmt.Errorf("%w (the log message of documents %d to %d may be stored, if its acknowledgement was lost)", err, lo+1, hi)
+			}
+		}
+		if err != nil {
+			if lo == 0 {
+				return req.out, err
+			}
+			return req.out, fmt.Errorf("fpdb cluster: add of %d documents stopped at document %d (%q), after %d of them stored: %w",
+				len(cs), lo+1, cs[lo].doc.ID, stored, err)
+		}
+		for _, c := range cs[lo:hi] {
+			if !c.drop {
+				stored++
+			}
+		}
+		lo = hi
+	}
+	return req.out, nil
 }
 
 // submit hands job to the router's worker through ch and waits until the
@@ -739,31 +820,48 @@ func (r *Router) noteWritten(seq uint64) {
 	}
 }
 
-// batcher takes the queued adds, as many as fit in one batch, and commits
-// them together.
+// batcher takes the queued adds (each fits in one log message), as many
+// as fit together in one message (up to Options.MaxBatch documents), and
+// commits them in that message: one transaction, whose outcome is each
+// of theirs. An add that does not fit with those taken before waits for
+// the next round.
 func (r *Router) batcher() {
 	defer r.wg.Done()
+	var next *addReq // taken from the queue, for the next round
 	for {
-		var first *addReq
+		first := next
+		next = nil
 		select {
-		case first = <-r.reqs:
 		case <-r.quit:
-			r.failPending()
+			r.failPending(first)
 			return
+		default:
+		}
+		if first == nil {
+			select {
+			case first = <-r.reqs:
+			case <-r.quit:
+				r.failPending(nil)
+				return
+			}
 		}
 		batch := []*addReq{first}
-		n := len(first.docs)
+		n, size := len(first.docs), first.size
 	more:
 		for n < r.opts.MaxBatch {
 			select {
 			case q := <-r.reqs:
+				if size+q.size > r.maxMessage {
+					next = q
+					break more
+				}
 				batch = append(batch, q)
-				n += len(q.docs)
+				n, size = n+len(q.docs), size+q.size
 			default:
 				break more
 			}
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 6*r.opts.RequestTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), r.commitTimeout())
 		err := r.commit(ctx, batch)
 		cancel()
 		for _, q := range batch {
@@ -775,7 +873,16 @@ func (r *Router) batcher() {
 	}
 }
 
-func (r *Router) failPending() {
+// commitTimeout bounds a commit of one log message (its checks, conflicts
+// and retries included).
+func (r *Router) commitTimeout() time.Duration { return 6 * r.opts.RequestTimeout }
+
+// failPending fails q (when not nil) and the queued adds with ErrClosed.
+func (r *Router) failPending(q *addReq) {
+	if q != nil {
+		q.err = ErrClosed
+		close(q.done)
+	}
 	for {
 		select {
 		case q := <-r.reqs:
@@ -798,48 +905,30 @@ type candidate struct {
 	shard []db.Match
 }
 
-// commit runs the optimistic transaction for a batch: check every
-// document against the shards at the log's last sequence L and against
-// the batch's earlier documents, append with expected last sequence L;
-// on a conflict, check against the entries appended after L and retry.
+// commit runs the optimistic transaction for a batch of adds that fits
+// in one log message (commitPart).
 func (r *Router) commit(ctx context.Context, batch []*addReq) error {
 	var cs []*candidate
-	size := 0
 	for _, q := range batch {
-		q.out = make([]AddResult, len(q.docs))
-		// A log message holds at most maxMessage bytes: a larger batch is
-		// appended in parts, one after the other (each part's check sees
-		// the parts before it in the log). A request's documents that fit
-		// in one message stay in one part: an Add that fits is one
-		// transaction, whatever other adds share its commit.
-		qsize := 0
-		for _, d := range q.docs {
-			qsize += entrySize(d)
-		}
-		if size+qsize > r.maxMessage && len(cs) > 0 {
-			if err := r.commitPart(ctx, cs); err != nil {
-				return err
-			}
-			cs, size = nil, 0
-		}
-		for i, d := range q.docs {
-			c := &candidate{req: q, i: i, doc: d, radius: -1}
-			q.out[i].Doc = d
-			if q.o.Threshold > 0 {
-				c.radius = index.Radius(r.smap.K, q.o.Threshold)
-			}
-			// Only a request too large for one message is split.
-			if es := entrySize(d); size+es > r.maxMessage && len(cs) > 0 {
-				if err := r.commitPart(ctx, cs); err != nil {
-					return err
-				}
-				cs, size = nil, 0
-			}
-			size += entrySize(d)
-			cs = append(cs, c)
-		}
+		cs = append(cs, r.candidatesOf(q)...)
 	}
 	return r.commitPart(ctx, cs)
+}
+
+// candidatesOf returns the candidates of q's documents, in order, and
+// makes q's results.
+func (r *Router) candidatesOf(q *addReq) []*candidate {
+	q.out = make([]AddResult, len(q.docs))
+	cs := make([]*candidate, len(q.docs))
+	for i, d := range q.docs {
+		c := &candidate{req: q, i: i, doc: d, radius: -1}
+		q.out[i].Doc = d
+		if q.o.Threshold > 0 {
+			c.radius = index.Radius(r.smap.K, q.o.Threshold)
+		}
+		cs[i] = c
+	}
+	return cs
 }
 
 // maxMessage bounds the encoded size of a log message (the servers take
@@ -855,7 +944,10 @@ func addEntrySize(id, source string, words int) int {
 	return 1 + 2*binary.MaxVarintLen64 + len(id) + 1 + 8*words + 16 + 4*binary.MaxVarintLen64 + len(source)
 }
 
-// commitPart commits the candidates cs in one log message.
+// commitPart commits the candidates cs in one log message: check every
+// checked document against the shards at the log's last sequence L and
+// against the earlier candidates, append with expected last sequence L;
+// on a conflict, check against the entries appended after L and retry.
 func (r *Router) commitPart(ctx context.Context, cs []*candidate) error {
 	check := false
 	for _, c := range cs {
