@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
+	"slices"
 	"strconv"
 	"time"
 
@@ -372,14 +374,25 @@ type ImportResult struct {
 // not be): a *db.ParamsError otherwise. A cluster keeps no texts and no
 // audit log: the export's are read and counted, not kept. Documents are
 // appended in the export's order, importChunk per Router.Add (in log
-// messages of at most the router's message size); writes made through other routers meanwhile are not
-// held off. An id given twice within a chunk is refused (ErrBadExport,
-// naming both lines), as a single database refuses one twice within a
-// batch; across chunks the later line replaces the earlier document, and
-// both are counted. On error the cluster holds the documents of the chunks
-// appended before it, which the result counts (and those of the chunk
-// whose append failed, when the failure was a lost acknowledgement: a
-// Router.Add error does not say whether the log took it).
+// messages of at most the router's message size); writes made through
+// other routers meanwhile are not held off.
+//
+// An id given twice is refused (db.ErrBadExport), as a single database's
+// import refuses it: within a chunk, naming both lines, before anything of
+// the chunk is appended; across chunks, before the chunk of the later
+// line is appended (the earlier chunks stay, as a single database keeps
+// the batches it stored). To know the ids of the earlier chunks, Import
+// keeps a 64-bit hash of each id it appended (8 bytes of memory a
+// document, 16 at times: idHashes); a later id of the same hash is looked
+// up in the shards, and refused only if it is stored (the cluster was empty: an earlier line
+// stored it, unless a write through another router did meanwhile).
+//
+// On error the cluster holds the documents the result counts: those of
+// the chunks appended before it, and of the log messages of the failing
+// chunk acknowledged before its failure (a chunk larger than one message
+// is appended in several, see Router.Add). A message whose
+// acknowledgement was lost may be stored too: a Router.Add error does not
+// say whether the log took it.
 func (r *Router) Import(ctx context.Context, rd io.Reader) (ImportResult, error) {
 	var res ImportResult
 	x, err := db.NewExportReader(rd)
@@ -405,16 +418,24 @@ func (r *Router) Import(ctx context.Context, rd io.Reader) (ImportResult, error)
 	} else if stored > 0 {
 		return res, fmt.Errorf("fpdb cluster: import: %w: the cluster holds %d documents", db.ErrNotEmpty, stored)
 	}
-	chunk := make([]db.Input, 0, importChunk)
+	chunk := make([]db.Input, 0, r.importChunk)
 	lines := map[string]int{} // of the ids in chunk
+	seen := newIDHashes(r.importHash)
 	flush := func() error {
 		if len(chunk) == 0 {
 			return nil
 		}
-		if _, err := r.Add(ctx, chunk, AddOptions{}); err != nil {
+		ars, err := r.Add(ctx, chunk, AddOptions{})
+		if err != nil {
+			for _, a := range ars {
+				if a.Stored {
+					res.Imported++
+				}
+			}
 			return fmt.Errorf("fpdb cluster: import: line %d: %w", x.Line(), err)
 		}
 		res.Imported += len(chunk)
+		seen.add(chunk)
 		res.DroppedTexts = x.Texts()
 		chunk = chunk[:0]
 		clear(lines)
@@ -436,12 +457,78 @@ func (r *Router) Import(ctx context.Context, rd io.Reader) (ImportResult, error)
 			// As a single database refuses an id twice in one batch.
 			return res, fmt.Errorf("fpdb cluster: import: %w: line %d: id %q given on line %d too", db.ErrBadExport, x.Line(), doc.ID, first)
 		}
+		if seen.has(doc.ID) {
+			// The hash of an id of an earlier chunk: that id, if this
+			// one is stored.
+			_, err := r.Get(ctx, doc.ID, r.Written())
+			switch {
+			case err == nil:
+				return res, fmt.Errorf("fpdb cluster: import: %w: line %d: %q: an earlier line has this id", db.ErrBadExport, x.Line(), doc.ID)
+			case !errors.Is(err, db.ErrNotFound):
+				return res, fmt.Errorf("fpdb cluster: import: line %d: %w", x.Line(), err)
+			}
+		}
 		lines[doc.ID] = x.Line()
-		if chunk = append(chunk, *doc); len(chunk) == importChunk {
+		if chunk = append(chunk, *doc); len(chunk) >= r.importChunk {
 			if err := flush(); err != nil {
 				return res, err
 			}
 		}
 	}
 	return res, flush()
+}
+
+// idHashes remembers ids by their 64-bit hashes, in sorted runs merged
+// as a binary counter's digits are: 8 bytes an id (16 while the largest
+// runs merge), a look-up one binary search in each of the log2(n/chunk)
+// runs or so.
+type idHashes struct {
+	seed maphash.Seed
+	hash func(string) uint64 // when not nil, instead of maphash (tests)
+	runs [][]uint64          // each sorted, and at least twice as long as the next
+}
+
+func newIDHashes(hash func(string) uint64) *idHashes {
+	return &idHashes{seed: maphash.MakeSeed(), hash: hash}
+}
+
+func (s *idHashes) sum(id string) uint64 {
+	if s.hash != nil {
+		return s.hash(id)
+	}
+	return maphash.String(s.seed, id)
+}
+
+// has reports whether an id of id's hash was added (id, or rarely
+// another).
+func (s *idHashes) has(id string) bool {
+	h := s.sum(id)
+	for _, run := range s.runs {
+		if _, ok := slices.BinarySearch(run, h); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// add adds the ids of docs.
+func (s *idHashes) add(docs []db.Input) {
+	run := make([]uint64, len(docs))
+	for i, d := range docs {
+		run[i] = s.sum(d.ID)
+	}
+	slices.Sort(run)
+	s.runs = append(s.runs, run)
+	for n := len(s.runs); n >= 2 && len(s.runs[n-2]) < 2*len(s.runs[n-1]); n = len(s.runs) {
+		a, b := s.runs[n-2], s.runs[n-1]
+		m := make([]uint64, 0, len(a)+len(b))
+		for len(a) > 0 && len(b) > 0 {
+			if a[0] <= b[0] {
+				m, a = append(m, a[0]), a[1:]
+			} else {
+				m, b = append(m, b[0]), b[1:]
+			}
+		}
+		s.runs = append(s.runs[:n-2], append(append(m, a...), b...))
+	}
 }

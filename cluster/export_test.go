@@ -329,23 +329,8 @@ func TestExportPageFromAnotherReplica(t *testing.T) {
 // stored.
 func TestImportRefusesRepeatedIDs(t *testing.T) {
 	ctx := context.Background()
-	one, _ := singleServer(t)
-	rng := rand.New(rand.NewPCG(1, 1))
-	var ins []db.Input
-	for i := range 10 {
-		ins = append(ins, db.Input{ID: fmt.Sprintf("d-%02d", i), Fingerprint: randomFP(rng, 512)})
-	}
-	if _, err := one.AddBatch(ctx, ins); err != nil {
-		t.Fatal(err)
-	}
-	var exp bytes.Buffer
-	if _, err := one.Export(ctx, &exp); err != nil {
-		t.Fatal(err)
-	}
-	h, docs := exportLines(t, exp.Bytes())
-	h.Docs++
-	hb, _ := json.Marshal(h)
-	body := string(hb) + "\n" + strings.Join(append(docs, docs[3]), "\n") + "\n"
+	ins := randomInputs(1, 10)
+	body := importBody(t, ins, 3)
 	tc := startCluster(t, 1, 2, 1, nil)
 	r := tc.nodes[0].Router()
 	res, err := r.Import(ctx, strings.NewReader(body))
@@ -473,5 +458,138 @@ func TestExportLongIDs(t *testing.T) {
 	huge.Source = strings.Repeat("\x01", maxReply/6+1) // escaped as \u0001
 	if _, err := exportPageBytesOf(d.Params(), []db.Doc{huge}, 1, d.Len()); err == nil || !strings.Contains(err.Error(), huge.ID) {
 		t.Fatalf("a page of one document too large: %v", err)
+	}
+}
+
+// randomInputs returns n documents d-00, d-01… of random fingerprints.
+func randomInputs(seed uint64, n int) []db.Input {
+	rng := rand.New(rand.NewPCG(seed, seed))
+	ins := make([]db.Input, n)
+	for i := range ins {
+		ins[i] = db.Input{ID: fmt.Sprintf("d-%02d", i), Fingerprint: randomFP(rng, 512)}
+	}
+	return ins
+}
+
+// importBody returns an export of docs, from a single database, with the
+// lines of the documents at positions again given once more at its end.
+func importBody(t *testing.T, docs []db.Input, again ...int) string {
+	t.Helper()
+	ctx := context.Background()
+	one, _ := singleServer(t)
+	if _, err := one.AddBatch(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	var exp bytes.Buffer
+	if _, err := one.Export(ctx, &exp); err != nil {
+		t.Fatal(err)
+	}
+	h, lines := exportLines(t, exp.Bytes())
+	for _, i := range again {
+		lines = append(lines, lines[i])
+	}
+	h.Docs += len(again)
+	hb, _ := json.Marshal(h)
+	return string(hb) + "\n" + strings.Join(lines, "\n") + "\n"
+}
+
+// TestImportRefusesRepeatedIDsAcrossChunks imports, four documents a
+// chunk, an export whose second document is given again on its last line
+// (line 12): refused (db.ErrBadExport, naming the line) before the third
+// chunk is appended, as a single database refuses it, with the two chunks
+// before it imported and counted. The ids of earlier chunks are kept as
+// hashes: with every id of the same hash, each later id is looked up in
+// the shards, and an export without a repeated id is imported whole.
+func TestImportRefusesRepeatedIDsAcrossChunks(t *testing.T) {
+	ctx := context.Background()
+	ins := randomInputs(3, 10)
+	clean, repeated := importBody(t, ins), importBody(t, ins, 1)
+	tc := startCluster(t, 1, 2, 1, nil)
+	r := tc.nodes[0].Router()
+	r.importChunk = 4
+
+	r.importHash = func(string) uint64 { return 1 }
+	res, err := r.Import(ctx, strings.NewReader(clean))
+	if err != nil || res.Imported != len(ins) {
+		t.Fatalf("import with every id of one hash: %+v, %v", res, err)
+	}
+	ids := make([]string, len(ins))
+	for i, in := range ins {
+		ids[i] = in.ID
+	}
+	if _, err := r.Delete(ctx, ids); err != nil {
+		t.Fatal(err)
+	}
+
+	r.importHash = nil
+	res, err = r.Import(ctx, strings.NewReader(repeated))
+	if !errors.Is(err, db.ErrBadExport) || !strings.Contains(err.Error(), "line 12") || res.Imported != 8 {
+		t.Fatalf("import with an id repeated in a later chunk: %+v, %v; want ErrBadExport at line 12 after 8 imported", res, err)
+	}
+	if n, err := r.Len(ctx, r.Written()); err != nil || n != 8 {
+		t.Fatalf("the cluster holds %d documents (%v), want 8", n, err)
+	}
+	if d, err := r.Get(ctx, "d-01", r.Written()); err != nil || !slices.Equal(d.Fingerprint, ins[1].Fingerprint) {
+		t.Fatalf("d-01: %v", err)
+	}
+}
+
+// TestImportCountsPartsStored imports an export whose one chunk takes
+// three log messages, the second of which the servers refuse (it exceeds
+// their 8 MiB): the error counts the documents of the first message,
+// which are stored.
+func TestImportCountsPartsStored(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(4, 4))
+	docs := overLimitDocs(rng, "d")
+	body := importBody(t, docs)
+	tc := startCluster(t, 1, 2, 1, nil)
+	r := tc.nodes[0].Router()
+	r.maxMessage = 9 << 20
+	res, err := r.Import(ctx, strings.NewReader(body))
+	if err == nil || res.Imported != 7 {
+		t.Fatalf("import: %+v, %v; want an error after 7 imported", res, err)
+	}
+	storedIDs(t, r, docs, func(i int) bool { return i < 7 })
+}
+
+// TestIDHashes adds ids in chunks of various sizes: each is found, in
+// runs each at least twice as long as the next, and ids never added are
+// not (a collision of 64-bit hashes among so few is all but impossible).
+func TestIDHashes(t *testing.T) {
+	s := newIDHashes(nil)
+	n := 0
+	for chunk := 1; chunk < 300; chunk = chunk*3/2 + 1 {
+		var docs []db.Input
+		for range chunk {
+			docs = append(docs, db.Input{ID: fmt.Sprintf("id-%d", n)})
+			n++
+		}
+		s.add(docs)
+		for i := 1; i < len(s.runs); i++ {
+			if len(s.runs[i-1]) < 2*len(s.runs[i]) {
+				t.Fatalf("runs of %d then %d ids", len(s.runs[i-1]), len(s.runs[i]))
+			}
+		}
+	}
+	total := 0
+	for _, run := range s.runs {
+		if !slices.IsSorted(run) {
+			t.Fatal("a run is not sorted")
+		}
+		total += len(run)
+	}
+	if total != n {
+		t.Fatalf("%d hashes kept of %d ids", total, n)
+	}
+	for i := range n {
+		if !s.has(fmt.Sprintf("id-%d", i)) {
+			t.Fatalf("id-%d not found", i)
+		}
+	}
+	for i := n; i < n+1000; i++ {
+		if s.has(fmt.Sprintf("id-%d", i)) {
+			t.Fatalf("id-%d found, never added", i)
+		}
 	}
 }
