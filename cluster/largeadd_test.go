@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -340,6 +341,47 @@ func TestLargeCheckedAddAsOne(t *testing.T) {
 			t.Fatalf("reject %v: %d log messages, %d documents matched, %d dropped", reject, len(seqs), matched, dropped)
 		}
 		t.Logf("reject %v: %d log messages, %d documents matched, %d dropped", reject, len(seqs), matched, dropped)
+	}
+}
+
+// TestLargeCheckedAddWriteBetweenParts: a write that comes between two
+// parts of a large checked add is seen by the later parts only, as if the
+// add were several: a document of the first part near it is stored
+// without a match (it came first: in one message, after the write, it
+// would be rejected), one of the third part near it is rejected with it
+// among its matches.
+func TestLargeCheckedAddWriteBetweenParts(t *testing.T) {
+	ctx := context.Background()
+	tc := startCluster(t, 1, 2, 1, nil)
+	r := tc.nodes[0].Router()
+	rng := rand.New(rand.NewPCG(26, 1))
+	docs := sourcedDocs(rng, "big", make([]int, 15)...)
+	r.maxMessage = 5 * entrySize(&db.Doc{ID: docs[0].ID, Fingerprint: docs[0].Fingerprint})
+	between := nearFP(rng, docs[1].Fingerprint, 3)
+	docs[12].Fingerprint = nearFP(rng, between, 3)
+	calls := 0
+	var sneakErr error
+	r.beforeAppend = func() {
+		if calls++; calls == 2 { // before the second part's append
+			sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+			_, sneakErr = r.Add(sctx, []db.Input{{ID: "between", Fingerprint: between}}, AddOptions{})
+			cancel()
+		}
+	}
+	res, err := r.Add(ctx, docs, AddOptions{Threshold: 0.9, Reject: true})
+	if err != nil || sneakErr != nil {
+		t.Fatal(err, sneakErr)
+	}
+	if !res[1].Stored || len(res[1].Matches) != 0 {
+		t.Fatalf("document 1 (first part): stored %v, matches %v; want stored, no match", res[1].Stored, ids(res[1].Matches))
+	}
+	if res[12].Stored || !slices.ContainsFunc(res[12].Matches, func(m db.Match) bool { return m.ID == "between" }) {
+		t.Fatalf("document 12 (third part): stored %v, matches %v; want rejected, near the write between the parts", res[12].Stored, ids(res[12].Matches))
+	}
+	for i, a := range res {
+		if a.Stored != (i != 12) {
+			t.Fatalf("document %d: stored %v", i, a.Stored)
+		}
 	}
 }
 

@@ -79,7 +79,8 @@ func newRouter(ctx context.Context, nc *nats.Conn, smap *ShardMap, gw *db.DB, o 
 	return r, nil
 }
 
-// Close stops the router's batcher; pending adds fail with ErrClosed.
+// Close stops the router's batcher; pending adds fail with ErrClosed, and
+// an add appended in parts (see Add) begins no other part.
 func (r *Router) Close() {
 	r.once.Do(func() { close(r.quit) })
 	r.wg.Wait()
