@@ -59,7 +59,10 @@ type AddRequest struct {
 	Text string `json:"text"`
 	// Source names where it came from (a path, a URL).
 	Source string `json:"source,omitempty"`
-	// Threshold, when > 0, checks for stored near duplicates first.
+	// Threshold, when > 0, checks for stored near duplicates first: in
+	// (0, 1]. In Go 0 is no check (the field is left out of the JSON);
+	// a JSON body with an explicit threshold outside (0, 1], 0 included,
+	// is refused (400), as is any threshold on a line of a batch.
 	Threshold float64 `json:"threshold,omitempty"`
 	// Reject stores nothing when the check finds a near duplicate.
 	Reject bool `json:"reject,omitempty"`
@@ -114,7 +117,9 @@ type QueryRequest struct {
 	Fingerprint string `json:"fingerprint,omitempty"`
 	Shingles    int    `json:"shingles,omitempty"`
 	// Threshold is the least resemblance, in (0, 1] (default 0.7 unless
-	// Containment is given).
+	// Containment is given). In Go 0 is the default (the field is left
+	// out of the JSON); a JSON body with an explicit threshold outside
+	// (0, 1], 0 included, is refused (400).
 	Threshold float64 `json:"threshold,omitempty"`
 	// Containment, when > 0, asks for the documents that contain at least
 	// that share of the query.

@@ -216,8 +216,8 @@ func TestBadInputLeavesDBUnchanged(t *testing.T) {
 		{"binary", "POST", "/v1/documents?id=x", "text/plain", "a\x00b", 400, ""},
 		{"too large", "POST", "/v1/documents?id=x", "text/plain", big, 413, "too large"},
 		{"unknown parameter", "POST", "/v1/documents?id=x&colour=1", "text/plain", "a b c d", 400, "colour"},
-		{"bad threshold", "POST", "/v1/documents?id=x&threshold=2", "text/plain", "a b c d", 400, "threshold"},
-		{"not a number", "POST", "/v1/documents?id=x&threshold=high", "text/plain", "a b c d", 400, "threshold"},
+		{"bad threshold", "POST", "/v1/documents?id=x&threshold=2", "text/plain", "a b c d", 400, "threshold=2"},
+		{"not a number", "POST", "/v1/documents?id=x&threshold=high", "text/plain", "a b c d", 400, "parameter threshold=\"high\" is not a number"},
 		{"reject without threshold", "POST", "/v1/documents?id=x&reject=true", "text/plain", "a b c d", 400, "reject"},
 		{"content type", "POST", "/v1/documents?id=x", "image/png", "a b c d", 415, "Content-Type"},
 		{"bad format", "POST", "/v1/documents?id=x&format=pdf", "text/plain", "a b c d", 400, "pdf"},
@@ -230,6 +230,14 @@ func TestBadInputLeavesDBUnchanged(t *testing.T) {
 		{"negative recall", "POST", "/v1/query?plan=approx&recall=-1", "text/plain", "a b c d e f", 400, "recall"},
 		{"query threshold 0", "POST", "/v1/query?threshold=0", "text/plain", "a b c d e f", 400, "threshold=0"},
 		{"add threshold 0", "POST", "/v1/documents?id=x&threshold=0", "text/plain", "a b c d e f", 400, "threshold=0"},
+		// In JSON an explicit threshold is one too, not the field left out.
+		{"query threshold 0, JSON", "POST", "/v1/query", "application/json", `{"text": "a b c d e f", "threshold": 0}`, 400, "threshold 0"},
+		{"query threshold 0 with containment, JSON", "POST", "/v1/query", "application/json", `{"text": "a b c d e f", "containment": 0.5, "threshold": 0}`, 400, "threshold 0"},
+		{"query negative threshold, JSON", "POST", "/v1/query", "application/json", `{"text": "a b c d e f", "threshold": -0.5}`, 400, "threshold -0.5"},
+		{"query threshold above 1, JSON", "POST", "/v1/query", "application/json", `{"text": "a b c d e f", "threshold": 1.5}`, 400, "threshold 1.5"},
+		{"query threshold NaN, JSON", "POST", "/v1/query", "application/json", `{"text": "a b c d e f", "threshold": NaN}`, 400, "malformed JSON"},
+		{"add threshold 0, JSON", "POST", "/v1/documents", "application/json", `{"id": "x", "text": "a b c d e f", "threshold": 0}`, 400, "threshold 0"},
+		{"batch line threshold 0", "POST", "/v1/batch", "application/x-ndjson", `{"id": "x", "text": "a b c d e f", "threshold": 0}`, 400, "not allowed on a line"},
 		{"recall without plan approx", "POST", "/v1/query?recall=0.9", "text/plain", "a b c d e f", 400, "goes with plan"},
 		{"recall with plan probe", "POST", "/v1/query", "application/json", `{"text": "a b c d e f", "plan": "probe", "recall": 0.9}`, 400, "goes with plan"},
 		{"tau out of range", "POST", "/v1/query?plan=probe&tau=100000", "text/plain", "a b c d e f", 400, "not a probe radius"},
@@ -258,7 +266,10 @@ func TestBadInputLeavesDBUnchanged(t *testing.T) {
 				if err := json.Unmarshal(b, &e); err != nil || !strings.Contains(strings.ToLower(e.Error.Message), strings.ToLower(c.msg)) {
 					t.Fatalf("error body %s (%v), want a message with %q", b, err, c.msg)
 				}
-				want := map[string]string{"no words": "no_words", "binary": "binary", "bad id": "invalid_id", "bad threshold": "invalid_threshold"}[c.name]
+				want := map[string]string{"no words": "no_words", "binary": "binary", "bad id": "invalid_id"}[c.name]
+				if strings.HasPrefix(c.msg, "threshold") {
+					want = "invalid_threshold"
+				}
 				if want != "" && e.Error.Reason != want {
 					t.Fatalf("reason %q, want %q", e.Error.Reason, want)
 				}

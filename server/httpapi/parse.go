@@ -70,7 +70,12 @@ func readAdd(r *http.Request) (api.AddRequest, []byte, error) {
 		if err != nil {
 			return req, nil, err
 		}
-		if err := DecodeJSON(body, &req); err != nil {
+		var v addJSON
+		if err := DecodeJSON(body, &v); err != nil {
+			return req, nil, err
+		}
+		req = v.AddRequest
+		if req.Threshold, err = jsonThreshold(v.Threshold, "leave it out for no check"); err != nil {
 			return req, nil, err
 		}
 		if len(r.URL.Query()) > 0 {
@@ -124,6 +129,34 @@ func readAdd(r *http.Request) (api.AddRequest, []byte, error) {
 	return req, text, p.Err
 }
 
+// addJSON is an add sent as JSON (and a line of a batch). Its Threshold
+// shadows the request's (encoding/json decodes into the shallower of two
+// fields of one name), so that an explicit 0 is told from an absent one.
+type addJSON struct {
+	api.AddRequest
+	Threshold *float64 `json:"threshold"`
+}
+
+// queryJSON is a query sent as JSON, its Threshold a pointer as addJSON's.
+type queryJSON struct {
+	api.QueryRequest
+	Threshold *float64 `json:"threshold"`
+}
+
+// jsonThreshold returns the threshold of a request sent as JSON, 0 when
+// absent: given, it is a resemblance in (0, 1], as in the query string (an
+// explicit 0 would otherwise read as absent). absent says, in the error,
+// what leaving the field out does.
+func jsonThreshold(th *float64, absent string) (float64, error) {
+	switch {
+	case th == nil:
+		return 0, nil
+	case !(*th > 0 && *th <= 1):
+		return 0, fmt.Errorf("field threshold %v: %w: want a resemblance in (0, 1] (%s)", *th, db.ErrInvalidThreshold, absent)
+	}
+	return *th, nil
+}
+
 // asBadRequest makes a form-parsing error a 400, keeping a body-size error
 // (a 413).
 func asBadRequest(err error) error {
@@ -163,7 +196,13 @@ func readQuery(r *http.Request) (api.QueryRequest, error) {
 		if len(r.URL.Query()) > 0 {
 			return req, BadRequest("a query sent as JSON takes no query parameters")
 		}
-		return req, DecodeJSON(body, &req)
+		var v queryJSON
+		if err := DecodeJSON(body, &v); err != nil {
+			return req, err
+		}
+		req = v.QueryRequest
+		req.Threshold, err = jsonThreshold(v.Threshold, "leave it out for the default 0.7, or for none with a containment")
+		return req, err
 	}
 	if !TextBody(mt) {
 		return req, &Error{Status: http.StatusUnsupportedMediaType, Code: api.CodeBadRequest,
@@ -255,14 +294,15 @@ func readBatchLines(r *http.Request, check func(line int, req api.AddRequest) er
 		if len(line) == 0 {
 			continue
 		}
-		var req api.AddRequest
-		if err := DecodeJSON(line, &req); err != nil {
+		var v addJSON
+		if err := DecodeJSON(line, &v); err != nil {
 			return nil, BadRequest("line %d: %v", n+1, err)
 		}
+		req := v.AddRequest
 		switch {
 		case req.ID == "":
 			return nil, BadRequest("line %d: the document needs an id", n+1)
-		case req.Threshold != 0 || req.Reject || req.Limit != 0:
+		case v.Threshold != nil || req.Reject || req.Limit != 0:
 			return nil, BadRequest("line %d (id %q): threshold, reject and limit are not allowed on a line of a batch (check the whole batch with POST /v1/batch?threshold=R, or add the document with POST /v1/documents)", n+1, req.ID)
 		}
 		if check != nil {

@@ -880,9 +880,9 @@ class Client:
 
         Args:
             text: the query text (str, or bytes sent as they are).
-            threshold: the least estimated resemblance, in (0, 1] (0 is
-                refused: BadRequest, as by the server); default 0.7, or none
-                when ``containment`` is given.
+            threshold: the least estimated resemblance, in (0, 1]; the
+                server refuses any other, 0 included (BadRequest); ``None``:
+                0.7, or none when ``containment`` is given.
             containment: when given, the documents that contain at least this
                 share of the query (and have ``threshold``, if given).
             limit: at most this many matches.
@@ -910,11 +910,6 @@ class Client:
         }
         if isinstance(text, (bytes, bytearray)):
             data = self._call("POST", "/v1/query", params=opts, body=bytes(text), content_type="application/octet-stream", retry="read")
-        elif threshold is not None and threshold == 0:
-            # In JSON a threshold of 0 reads as none (the default 0.7): in
-            # the query string, as for bytes, the server refuses it (400).
-            body = text.encode("utf-8")
-            data = self._call("POST", "/v1/query", params=opts, body=body, content_type="text/plain; charset=utf-8", retry="read")
         else:
             body = {"text": text}
             body.update({k: v for k, v in opts.items() if v is not None})
@@ -937,10 +932,6 @@ class Client:
         """Like :meth:`query`, for a fingerprint in hex (as
         :attr:`Document.fingerprint`); ``shingles``, its distinct shingle
         count, is needed with ``containment``."""
-        if threshold is not None and threshold == 0:
-            # In JSON a 0 would read as none (the default 0.7); a query
-            # with a fingerprint is JSON only.
-            raise BadRequest("threshold 0: want a resemblance in (0, 1] (None for the default 0.7)", code="bad_request")
         body: Dict[str, Any] = {"fingerprint": fingerprint}
         opts = {
             "shingles": shingles,

@@ -434,23 +434,26 @@ class TestErrors(ServerTest):
         self.assertEqual(self.c.stats().docs, 0)
 
     def test_query_threshold_zero(self) -> None:
-        # 0 is no resemblance in (0, 1]: refused however the text is sent
-        # (in JSON a 0 would read as absent: the default 0.7).
+        # 0 is no resemblance in (0, 1]: the server refuses it however the
+        # query is sent (in JSON too, where it is not read as absent).
         self.c.add("a", text(3))
         self.assertEqual(self.c.query(text(3)).ids(), ["a"])
-        for t in (text(3), text(3).encode("utf-8")):
-            for th in (0, 0.0):
-                with self.assertRaises(BadRequest, msg=repr((type(t), th))) as cm:
-                    self.c.query(t, th)
-                self.assertEqual((cm.exception.status, cm.exception.code), (400, "bad_request"))
-                self.assertIn("threshold", str(cm.exception))
-            with self.assertRaises(BadRequest):
-                self.c.query(t, 0, containment=0.5)
         fp = self.c.get("a").fingerprint
         self.assertEqual(self.c.query_fingerprint(fp).ids(), ["a"])
-        with self.assertRaises(BadRequest) as cm:
-            self.c.query_fingerprint(fp, 0)
-        self.assertIn("threshold", str(cm.exception))
+        calls = []
+        for t in (text(3), text(3).encode("utf-8")):
+            for th in (0, 0.0, -0.5):
+                calls.append((repr((type(t), th)), lambda t=t, th=th: self.c.query(t, th)))
+            calls.append(("containment", lambda t=t: self.c.query(t, 0, containment=0.5)))
+        calls.append(("fingerprint", lambda: self.c.query_fingerprint(fp, 0)))
+        calls.append(("fingerprint, containment", lambda: self.c.query_fingerprint(fp, 0, shingles=10, containment=0.5)))
+        for what, call in calls:
+            with self.assertRaises(BadRequest, msg=what) as cm:
+                call()
+            e = cm.exception
+            self.assertEqual((e.status, e.code), (400, "bad_request"), what)
+            self.assertIn("threshold", e.message, what)
+            self.assertTrue(e.request_id, "%s: the server answered" % what)
 
     def test_too_large(self) -> None:
         with self.assertRaises(TooLarge) as cm:
