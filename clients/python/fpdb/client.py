@@ -406,6 +406,18 @@ def _item_id(item: Any) -> Any:
     return item[0]
 
 
+def _source_bytes(source: Optional[str]) -> Optional[bytes]:
+    """The bytes of a source that is not UTF-8, a file name as os.fsdecode
+    gives it on POSIX (UTF-8 with surrogateescape); None for any other."""
+    if source is None:
+        return None
+    try:
+        source.encode("utf-8")
+        return None
+    except UnicodeEncodeError:
+        return source.encode("utf-8", "surrogateescape")
+
+
 def _item(item: DocItem) -> Dict[str, Any]:
     """One add_many item as a JSON object {"id","text"[,"source"]}."""
     if isinstance(item, Mapping):
@@ -635,7 +647,10 @@ class Client:
                 ≥ ``threshold`` are returned in ``matches``.
             reject: do not store it if the check finds one (needs ``threshold``).
             replace: store it anew even when the stored one has the same content.
-            source: where it came from (a path, a URL), kept as metadata.
+            source: where it came from (a path, a URL), kept as metadata. A
+                file name that is not UTF-8, as ``os.fsdecode`` gives it on
+                POSIX (its other bytes as lone surrogates), is stored as
+                those bytes, as :attr:`Document.source` gives it back.
             limit: return at most this many matches.
             format: ``"auto"`` (default), ``"text"`` or ``"html"``.
             encoding: a WHATWG encoding label for bytes (default: detected).
@@ -657,8 +672,16 @@ class Client:
             "format": format,
             "encoding": encoding,
         }
+        raw_source = _source_bytes(source)
+        if raw_source is not None and not isinstance(text, (bytes, bytearray)):
+            # A JSON string cannot hold a source that is not UTF-8: the text
+            # goes as the body, in UTF-8, and the source in the query string.
+            text = text.encode("utf-8")
+            opts["encoding"] = encoding or "utf-8"
         if isinstance(text, (bytes, bytearray)):
             params = dict(opts, id=id)
+            if raw_source is not None:
+                params["source"] = raw_source
             data = self._call("POST", "/v1/documents", params=params, body=bytes(text), content_type="application/octet-stream")
         else:
             body = {"id": id, "text": text}

@@ -4,6 +4,8 @@ server's JSON. Fields the server adds later are kept in each value's
 
 from __future__ import annotations
 
+import base64
+import binascii
 import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Type, TypeVar
@@ -157,7 +159,12 @@ class Document:
 
     Attributes:
         id: its id.
-        source: where it came from, as given when it was added.
+        source: where it came from, as given when it was added. A source
+            that is not UTF-8 (a file's path may be any bytes) is given as
+            Python gives such a file name (``os.fsdecode`` on POSIX): each
+            byte that is not UTF-8 as a lone surrogate (UTF-8 with
+            ``surrogateescape``), so that ``os.fsencode(doc.source)`` is its
+            bytes. ``raw["source"]`` has U+FFFD for each instead.
         size: the text's size in bytes.
         words: its number of words.
         shingles: its number of distinct shingles (0: unknown).
@@ -178,7 +185,14 @@ class Document:
 
     @classmethod
     def from_json(cls, d: Dict[str, Any]) -> "Document":
-        return _build(cls, d)
+        b64 = d.get("source_base64")
+        if not isinstance(b64, str):
+            return _build(cls, d)
+        try:
+            raw = base64.b64decode(b64, validate=True)
+        except (binascii.Error, ValueError):
+            return _build(cls, d)  # source, with U+FFFD, is all there is
+        return _build(cls, d, source=raw.decode("utf-8", "surrogateescape"))
 
 
 @dataclass(frozen=True)

@@ -357,6 +357,32 @@ class TestDocuments(ServerTest):
         self.assertEqual(set(by_fp.ids()), {"plain", "upper"})
         self.assertEqual(by_fp[0].similarity, 1.0)
 
+    def test_source_not_utf8(self) -> None:
+        # A file name of any bytes: Document.source is it as os.fsdecode
+        # gives it (UTF-8 with surrogateescape), whoever stored it.
+        raw = b"dir/caf\xe9-\xff.txt"
+        name = raw.decode("utf-8", "surrogateescape")
+        t = text(50, 40)
+        req = urllib.request.Request(
+            self.server.url + "/v1/documents?id=by-http&source=dir/caf%E9-%FF.txt",
+            data=t.encode(),
+            headers={"Content-Type": "text/plain"},
+        )
+        urllib.request.urlopen(req, timeout=30).close()
+        self.c.add("by-str", t + " one", source=name)
+        self.c.add("by-bytes", (t + " two").encode(), source=name)
+        for id in ("by-http", "by-str", "by-bytes"):
+            d = self.c.get(id)
+            self.assertEqual(d.source, name, id)
+            self.assertEqual(d.source.encode("utf-8", "surrogateescape"), raw, id)
+            if os.name == "posix":
+                self.assertEqual(os.fsencode(d.source), raw, id)
+            self.assertIn("\ufffd", d.raw["source"], id)
+        self.assertEqual(self.c.get("by-str").words, 41)
+        # A UTF-8 source is as it was given.
+        self.c.add("utf8", t, source="dir/café.txt")
+        self.assertEqual(self.c.get("utf8").source, "dir/café.txt")
+
     def test_delete(self) -> None:
         self.c.add("x/1", text(50))
         self.c.add("x/2", text(51))
@@ -1156,6 +1182,14 @@ class TestWithoutServer(unittest.TestCase):
         self.assertIs(type(error_from_response(502, b"")), ServerError)
         self.assertIs(type(error_from_response(418, b"")), BadRequest)
         self.assertIsInstance(Unavailable("x"), ServerError)
+
+    def test_document_source_base64(self) -> None:
+        d = Document.from_json({"id": "x", "source": "a\ufffd", "source_base64": "Yf8="})
+        self.assertEqual(d.source, "a\udcff")
+        self.assertEqual(d.source.encode("utf-8", "surrogateescape"), b"a\xff")
+        # Not base64: the source as the server wrote it.
+        self.assertEqual(Document.from_json({"id": "x", "source": "a\ufffd", "source_base64": "*"}).source, "a\ufffd")
+        self.assertEqual(Document.from_json({"id": "x", "source": "a"}).source, "a")
 
     def test_client_arguments(self) -> None:
         self.assertEqual(Client().url, fpdb.DEFAULT_URL)
