@@ -95,8 +95,10 @@ type BackupRequest struct {
 
 // BackupResult is the answer to a backup.
 type BackupResult struct {
-	Dir  string `json:"dir"`
-	Docs int    `json:"docs"`
+	Dir string `json:"dir"`
+	// Docs is the number of documents in the copy, counted in it (writes
+	// go on in the database during a backup).
+	Docs int `json:"docs"`
 	// Seconds is how long the backup took.
 	Seconds float64 `json:"seconds"`
 }

@@ -11,7 +11,19 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/fpdb/fpdb/index"
+	"github.com/fpdb/fpdb/internal/keys"
 )
+
+// BackupResult describes a backup.
+type BackupResult struct {
+	// Docs is the number of documents in the copy, counted in the copy
+	// itself: the documents stored when Backup was called, give or take
+	// the writes that went on meanwhile and reached the copy (see Backup).
+	// It is the number Len reports once the copy is opened.
+	Docs int
+}
 
 // Backup writes a consistent copy of the database into dir while the
 // database stays open: queries and writes go on meanwhile. The copy holds
@@ -20,7 +32,9 @@ import (
 // each write whole or absent, as after a crash. dir must not exist; its
 // parents are created. The copy is an fpdb database that Open opens like
 // any other (it has no lock held, and postings a bulk load deferred are
-// written by its first writable Open, see Options.BulkLoad).
+// written by its first writable Open, see Options.BulkLoad). The result
+// counts the documents of the copy, which Backup reads once it is made
+// (a pass over its id map, while writes go on in the database).
 //
 // Backup runs on Pebble's checkpoint: table files are hard-linked when dir
 // is on the same file system as the database (the copy then costs little
@@ -28,44 +42,76 @@ import (
 // copied otherwise; the WAL is copied. A failure removes dir. Backup is not
 // cut short by ctx once the copy has begun, and Close waits for it. A
 // read-only DB refuses it with ErrReadOnly.
-func (d *DB) Backup(ctx context.Context, dir string) error {
+func (d *DB) Backup(ctx context.Context, dir string) (BackupResult, error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return BackupResult{}, err
 	}
 	if dir == "" {
-		return errors.New("fpdb: backup: empty destination directory")
+		return BackupResult{}, errors.New("fpdb: backup: empty destination directory")
 	}
 	if d.opts.ReadOnly {
 		// Pebble checkpoints only a writable store (it copies the OPTIONS
 		// file a writable Open writes).
-		return fmt.Errorf("fpdb: backup %s: %w (open it writable, or copy its directory: a read-only DB excludes every writer)", dir, ErrReadOnly)
+		return BackupResult{}, fmt.Errorf("fpdb: backup %s: %w (open it writable, or copy its directory: a read-only DB excludes every writer)", dir, ErrReadOnly)
 	}
 	if err := d.enter(ctx); err != nil {
-		return err
+		return BackupResult{}, err
 	}
 	defer d.leave()
 	fsys := d.opts.fs
 	if _, err := fsys.Stat(dir); err == nil {
-		return fmt.Errorf("fpdb: backup %s: %w (the destination must not exist)", dir, fs.ErrExist)
+		return BackupResult{}, fmt.Errorf("fpdb: backup %s: %w (the destination must not exist)", dir, fs.ErrExist)
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("fpdb: backup %s: %w", dir, err)
+		return BackupResult{}, fmt.Errorf("fpdb: backup %s: %w", dir, err)
 	}
 	if d.InsideDir(dir) {
-		return fmt.Errorf("fpdb: backup %s: the destination is inside the database directory %s", dir, d.dir)
+		return BackupResult{}, fmt.Errorf("fpdb: backup %s: the destination is inside the database directory %s", dir, d.dir)
 	}
 	// WithFlushedWAL syncs the WAL first, so that writes acknowledged with
 	// NoSync are in the copy. A storage failure there ends the process like
 	// one in a commit (see storageFailure).
 	if err := d.checkpoint(dir, pebble.WithFlushedWAL()); err != nil {
-		return fmt.Errorf("fpdb: backup %s: %w", dir, err)
+		return BackupResult{}, fmt.Errorf("fpdb: backup %s: %w", dir, err)
 	}
 	// A read-only Open needs the lock file to exist (it opens it without
 	// creating it); the checkpoint has none.
-	if err := createLockFile(fsys, dir); err != nil {
-		_ = fsys.RemoveAll(dir)
-		return fmt.Errorf("fpdb: backup %s: %w", dir, err)
+	err := createLockFile(fsys, dir)
+	var res BackupResult
+	if err == nil {
+		// Counted in the copy: the database's own count has moved on with
+		// the writes since the checkpoint, which copied the WAL as it
+		// found it. Not cut short by ctx either.
+		res.Docs, err = d.countCopy(context.WithoutCancel(ctx), dir)
 	}
-	return nil
+	if err != nil {
+		_ = fsys.RemoveAll(dir)
+		return BackupResult{}, fmt.Errorf("fpdb: backup %s: %w", dir, err)
+	}
+	return res, nil
+}
+
+// countCopy returns the number of documents of the copy in dir, the keys
+// of its id map, opening its store read-only.
+func (d *DB) countCopy(ctx context.Context, dir string) (int, error) {
+	p, err := pebble.Open(dir, &pebble.Options{
+		FormatMajorVersion: pebbleFormat,
+		Merger:             index.Merger(),
+		MemTableSize:       uint64(d.opts.MemTableSize),
+		ReadOnly:           true,
+		FS:                 d.opts.fs,
+		Logger:             slogLogger{d.opts.Logger},
+	})
+	if err != nil {
+		return 0, fmt.Errorf("count the documents of the copy: %w", storageError(err))
+	}
+	n, err := countKeys(ctx, p, keys.PrefixExtID)
+	if cerr := p.Close(); err == nil && cerr != nil {
+		err = storageError(cerr)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("count the documents of the copy: %w", err)
+	}
+	return n, nil
 }
 
 // checkpoint runs Pebble's checkpoint into dir.

@@ -29,7 +29,7 @@ func TestBackupInsideThroughSymlink(t *testing.T) {
 		filepath.Join(link, "new", "deeper"),
 		link + string(filepath.Separator) + "x" + string(filepath.Separator) + ".." + string(filepath.Separator) + "inner",
 	} {
-		if err := d.Backup(ctx, dest); err == nil {
+		if _, err := d.Backup(ctx, dest); err == nil {
 			t.Errorf("Backup to %s (a link into the database directory) succeeded", dest)
 		}
 	}
@@ -47,8 +47,12 @@ func TestBackupInsideThroughSymlink(t *testing.T) {
 	if err := os.Symlink(outside, outLink); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Backup(ctx, filepath.Join(outLink, "backup")); err != nil {
+	res, err := d.Backup(ctx, filepath.Join(outLink, "backup"))
+	if err != nil {
 		t.Fatalf("Backup through a link to an outside directory: %v", err)
+	}
+	if res.Docs != 20 {
+		t.Errorf("Backup counted %d documents, want 20", res.Docs)
 	}
 	closeChecked(t, d)
 	b := openTest(t, filepath.Join(outside, "backup"), &Options{ReadOnly: true})
@@ -59,7 +63,7 @@ func TestBackupInsideThroughSymlink(t *testing.T) {
 
 	// The database opened through the link: the real path is refused.
 	d = openTest(t, link, nil)
-	if err := d.Backup(ctx, filepath.Join(real, "direct")); err == nil {
+	if _, err := d.Backup(ctx, filepath.Join(real, "direct")); err == nil {
 		t.Error("Backup into the real directory of a database opened through a link succeeded")
 	}
 	if _, err := os.Lstat(filepath.Join(real, "direct")); !errors.Is(err, fs.ErrNotExist) {

@@ -65,10 +65,11 @@ func TestBackupUnderWrites(t *testing.T) {
 				}
 				mu.Unlock()
 				dir := filepath.Join(parent, fmt.Sprint("backup", b))
-				if err := d.Backup(ctx, dir); err != nil {
+				res, err := d.Backup(ctx, dir)
+				if err != nil {
 					t.Fatal(err)
 				}
-				if err := d.Backup(ctx, dir); err == nil {
+				if _, err := d.Backup(ctx, dir); err == nil {
 					t.Fatal("Backup into an existing directory succeeded")
 				}
 				mu.Lock()
@@ -105,6 +106,11 @@ func TestBackupUnderWrites(t *testing.T) {
 					}
 					if n != bd.Len() || n < len(before) {
 						t.Fatalf("backup %d: Docs gave %d, Len %d", b, n, bd.Len())
+					}
+					// Counted in the copy, not in the database, which the
+					// writes went on changing.
+					if res.Docs != n {
+						t.Fatalf("backup %d: Backup counted %d documents, the copy holds %d", b, res.Docs, n)
 					}
 					if err := bd.Close(); err != nil {
 						t.Fatal(err)
@@ -291,19 +297,19 @@ func TestBackupErrors(t *testing.T) {
 	if err := os.Mkdir(exist, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	err := d.Backup(ctx, exist)
+	_, err := d.Backup(ctx, exist)
 	if !errors.Is(err, fs.ErrExist) || !strings.Contains(err.Error(), "fpdb: backup "+exist) {
 		t.Errorf("Backup into an existing dir: %v, want fs.ErrExist naming the dir", err)
 	}
-	if err := d.Backup(ctx, filepath.Join(root, "db", "inner")); err == nil {
+	if _, err := d.Backup(ctx, filepath.Join(root, "db", "inner")); err == nil {
 		t.Error("Backup inside the database directory succeeded")
 	}
-	if err := d.Backup(ctx, ""); err == nil {
+	if _, err := d.Backup(ctx, ""); err == nil {
 		t.Error("Backup to \"\" succeeded")
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if err := d.Backup(cctx, filepath.Join(root, "cancelled")); !errors.Is(err, context.Canceled) {
+	if _, err := d.Backup(cctx, filepath.Join(root, "cancelled")); !errors.Is(err, context.Canceled) {
 		t.Errorf("Backup with a cancelled context: %v", err)
 	}
 	closeChecked(t, d)
@@ -313,7 +319,7 @@ func TestBackupErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ro.Backup(ctx, filepath.Join(root, "ro-backup")); !errors.Is(err, ErrReadOnly) {
+	if _, err := ro.Backup(ctx, filepath.Join(root, "ro-backup")); !errors.Is(err, ErrReadOnly) {
 		t.Errorf("Backup of a read-only DB: %v, want ErrReadOnly", err)
 	}
 	if err := ro.Close(); err != nil {
@@ -321,7 +327,7 @@ func TestBackupErrors(t *testing.T) {
 	}
 	// A missing parent is created.
 	d = openTest(t, filepath.Join(root, "db"), nil)
-	if err := d.Backup(ctx, filepath.Join(root, "nested", "backup")); err != nil {
+	if _, err := d.Backup(ctx, filepath.Join(root, "nested", "backup")); err != nil {
 		t.Fatal(err)
 	}
 	closeChecked(t, d)
@@ -329,7 +335,7 @@ func TestBackupErrors(t *testing.T) {
 	if b.Len() != 50 {
 		t.Errorf("backup holds %d documents, want 50", b.Len())
 	}
-	if err := d.Backup(ctx, filepath.Join(root, "after-close")); !errors.Is(err, ErrClosed) {
+	if _, err := d.Backup(ctx, filepath.Join(root, "after-close")); !errors.Is(err, ErrClosed) {
 		t.Errorf("Backup after Close: %v, want ErrClosed", err)
 	}
 	if _, err := os.Stat(filepath.Join(root, "after-close")); !errors.Is(err, fs.ErrNotExist) {
@@ -351,7 +357,7 @@ func TestBackupDestinationFailure(t *testing.T) {
 	d := openTest(t, "db", &Options{fs: fsys, Logger: discardLogger()})
 	r := rand.New(rand.NewPCG(5, 6))
 	addBatch(t, d, fpBatch(r, "a", 100, DefaultK))
-	err := d.Backup(ctx, "backup")
+	_, err := d.Backup(ctx, "backup")
 	if !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("Backup onto a full disk: %v, want ENOSPC", err)
 	}
@@ -359,8 +365,12 @@ func TestBackupDestinationFailure(t *testing.T) {
 		t.Errorf("failed Backup left its destination: %v", err)
 	}
 	addBatch(t, d, fpBatch(r, "b", 10, DefaultK))
-	if err := d.Backup(ctx, "copy"); err != nil {
+	res, err := d.Backup(ctx, "copy")
+	if err != nil {
 		t.Fatalf("Backup after a failed one: %v", err)
+	}
+	if res.Docs != 110 {
+		t.Fatalf("Backup counted %d documents, want 110", res.Docs)
 	}
 	b := openTest(t, "copy", &Options{fs: mem})
 	if b.Len() != 110 {

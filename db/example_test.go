@@ -184,9 +184,11 @@ func ExampleDB_Backup() {
 	}); err != nil {
 		log.Fatal(err)
 	}
-	if err := d.Backup(ctx, filepath.Join(dir, "backup")); err != nil {
+	res, err := d.Backup(ctx, filepath.Join(dir, "backup"))
+	if err != nil {
 		log.Fatal(err)
 	}
+	fmt.Println("backed up:", res.Docs, "documents")
 	b, err := db.Open(filepath.Join(dir, "backup"), &db.Options{ReadOnly: true})
 	if err != nil {
 		log.Fatal(err)
@@ -197,5 +199,6 @@ func ExampleDB_Backup() {
 	// Output:
 	// paper-0 200 words
 	// paper-2 200 words
+	// backed up: 2 documents
 	// backup holds 2 documents; paper-2: true
 }

@@ -840,10 +840,10 @@ func (e *ExportWriter) writeLog(ctx context.Context, snap *pebble.Snapshot, k, e
 	return err
 }
 
-// countKeys returns the number of keys with prefix pfx in snap.
-func countKeys(ctx context.Context, snap *pebble.Snapshot, pfx byte) (int, error) {
+// countKeys returns the number of keys with prefix pfx in r.
+func countKeys(ctx context.Context, r pebble.Reader, pfx byte) (int, error) {
 	lo, hi := keys.Range(pfx)
-	it, err := snap.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lo, UpperBound: hi, KeyTypes: pebble.IterKeyTypePointsOnly})
+	it, err := r.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lo, UpperBound: hi, KeyTypes: pebble.IterKeyTypePointsOnly})
 	if err != nil {
 		return 0, storageError(err)
 	}

@@ -157,7 +157,7 @@ func checkAllClosed(t *testing.T, d *DB) {
 	_, errs["QueryMany"] = d.QueryMany(ctx, [][]byte{[]byte("some words here to query")}, q)
 	errs["Docs"] = d.Docs(ctx, func(Doc) error { return nil })
 	_, errs["Has"] = d.Has(ctx, "doc00001")
-	errs["Backup"] = d.Backup(ctx, filepath.Join(t.TempDir(), "backup"))
+	_, errs["Backup"] = d.Backup(ctx, filepath.Join(t.TempDir(), "backup"))
 	errs["Sync"] = d.Sync(ctx)
 	_, errs["Fingerprint"] = d.Fingerprint(ctx, strings.NewReader("some words here"), TextOptions{})
 	_, errs["EstimateQuery"] = d.EstimateQuery(ctx, 0.8)

@@ -104,14 +104,15 @@ func (s *Server) backup(w http.ResponseWriter, r *http.Request) error {
 		return httpapi.BadRequest("dir %q: %v", req.Dir, err)
 	}
 	start := time.Now()
-	if err := s.d.Backup(r.Context(), dir); err != nil {
+	res, err := s.d.Backup(r.Context(), dir)
+	if err != nil {
 		removeMade(made)
 		if errors.Is(err, fs.ErrExist) {
 			return httpapi.BadRequest("%v", err)
 		}
 		return fmt.Errorf("backup: %w", err)
 	}
-	return httpapi.WriteJSON(w, http.StatusOK, api.BackupResult{Dir: dir, Docs: s.d.Len(), Seconds: time.Since(start).Seconds()})
+	return httpapi.WriteJSON(w, http.StatusOK, api.BackupResult{Dir: dir, Docs: res.Docs, Seconds: time.Since(start).Seconds()})
 }
 
 // mkdirParents makes the missing parents of dir and returns those it made,

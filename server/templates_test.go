@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"net/http"
 	"net/url"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/fpdb/fpdb/api"
@@ -54,6 +56,44 @@ func TestTemplateEndpoints(t *testing.T) {
 		t.Fatalf("templates left: %+v", got)
 	}
 	wantError(t, "DELETE", ts.URL+"/v1/templates/call%2F2026", "", "", 404, "template")
+}
+
+// TestBackupUnderAdds: the docs of a backup's answer are the documents of
+// the copy, not of the database, which adds go on changing meanwhile.
+func TestBackupUnderAdds(t *testing.T) {
+	ts, d := testServer(t, nil)
+	fill(t, d, 0, 0, 20, 30)
+	var stop atomic.Bool
+	added := make(chan int)
+	go func() {
+		n := 0
+		for ; n < 100_000 && (!stop.Load() || n < 50); n++ {
+			if _, err := d.Add(context.Background(), db.Input{ID: fmt.Sprint("w", n), Text: []byte(text(uint64(20_000+n), 30))}, nil); err != nil {
+				t.Error(err)
+				break
+			}
+		}
+		added <- n
+	}()
+	dir := filepath.Join(t.TempDir(), "copy")
+	var res api.BackupResult
+	st := call(t, "POST", ts.URL+"/v1/backup", "application/json", jsonBody(api.BackupRequest{Dir: dir}), &res)
+	stop.Store(true)
+	n := <-added
+	if st != 200 {
+		t.Fatalf("backup: %d %+v", st, res)
+	}
+	b, err := db.Open(dir, &db.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if res.Docs != b.Len() {
+		t.Errorf("backup answered docs %d, the copy holds %d (%d in the database, %d added meanwhile)", res.Docs, b.Len(), d.Len(), n)
+	}
+	if b.Len() < 20 || d.Len() != 20+n {
+		t.Errorf("the copy holds %d documents, the database %d, want at least 20 and %d", b.Len(), d.Len(), 20+n)
+	}
 }
 
 func TestBackupEndpoint(t *testing.T) {

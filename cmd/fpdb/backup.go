@@ -49,9 +49,10 @@ func (o *backupOptions) run(ctx context.Context, dir string, stdout io.Writer) (
 	}
 	defer closeDB(d, &err)
 	start := time.Now()
-	if err := d.Backup(ctx, dir); err != nil {
+	res, err := d.Backup(ctx, dir)
+	if err != nil {
 		return failure(newOpError("backup", err, "backup"))
 	}
-	fmt.Fprintf(stdout, "backed up %s to %s in %v\n", nDocs(d.Len()), dir, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "backed up %s to %s in %v\n", nDocs(res.Docs), dir, time.Since(start).Round(time.Millisecond))
 	return nil
 }
