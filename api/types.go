@@ -150,7 +150,10 @@ type Explain struct {
 	Probes     int    `json:"probes"`
 	Postings   int    `json:"postings"`
 	Candidates int    `json:"candidates"`
-	Verified   int    `json:"verified"`
+	// Verified is the number of documents whose fingerprint was compared
+	// with the query: every document, each once, for a scan (see
+	// db.QueryStats for a containment query's large documents).
+	Verified int `json:"verified"`
 	// Reads is the number of posting lists read from storage (cache
 	// misses).
 	Reads     int     `json:"reads"`

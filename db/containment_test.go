@@ -402,6 +402,50 @@ func TestContainmentSplitOracle(t *testing.T) {
 	t.Logf("%d of %d queries split by size", split, len(queries)*9)
 }
 
+// TestContainmentSplitVerifiedOnce: a containment query that compares the
+// large documents apart, after a first pass that scans every document,
+// counts each document verified once: the scan compared the large ones
+// too.
+func TestContainmentSplitVerifiedOnce(t *testing.T) {
+	d := openTest(t, t.TempDir(), nil)
+	k := d.Params().K
+	rng := rand.New(rand.NewPCG(12, 3))
+	var batch []Input
+	for i := range 300 {
+		batch = append(batch, Input{ID: fmt.Sprint("small", i), Fingerprint: randFP(rng, k), Shingles: 300})
+	}
+	for i := range 20 {
+		batch = append(batch, Input{ID: fmt.Sprint("large", i), Fingerprint: randFP(rng, k), Shingles: 100_000})
+	}
+	q := randFP(rng, k)
+	batch = append(batch, Input{ID: "copy", Fingerprint: q, Shingles: 2000})
+	if _, err := d.AddBatch(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	const split = 12 // sizes from 4096 up compared apart: the 20 large documents
+	d.testSplit = func(int) int { return split }
+	o := QueryOptions{Containment: 0.5, Shingles: 2000}
+	d.mu.RLock()
+	p, none := d.planSearch(query{fp: q, size: 2000}, o)
+	d.mu.RUnlock()
+	if none || p.large != split || p.rh < 0 {
+		t.Fatalf("plan %+v (none %v): want a first pass and the classes from %d compared apart", p, none, split)
+	}
+	res, err := d.QueryFingerprint(ctx, q, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Matches) != 1 || res.Matches[0].ID != "copy" {
+		t.Fatalf("matches %+v, want the copy alone", res.Matches)
+	}
+	if res.Stats.Plan.Kind != PlanScan {
+		t.Fatalf("first pass %v, want a scan (a small index)", res.Stats.Plan)
+	}
+	if res.Stats.Verified != d.Len() {
+		t.Fatalf("verified %d, want %d: every document once", res.Stats.Verified, d.Len())
+	}
+}
+
 // TestContainmentNoise: a resemblance estimate within the noise of two
 // unrelated sets (below 4/√k) is no containment, however much larger the
 // document is than the query; above it, containment is estimated.

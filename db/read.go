@@ -271,7 +271,12 @@ func (d *DB) searchLocked(ctx context.Context, q query, o QueryOptions, skip str
 			return nil, fmt.Errorf("fpdb: query: %w", err)
 		}
 		hits = append(hits, more...)
-		st.Verified += d.docs.countFrom(p.large)
+		// Verified counts each document once: a first pass that scanned
+		// compared every document, the large ones too (their hits beyond
+		// its radius are what this pass adds).
+		if p.rh < 0 || st.Plan.Kind != index.Scan {
+			st.Verified += d.docs.countFrom(p.large)
+		}
 		st.Elapsed += time.Since(start)
 	}
 	res := &QueryResult{Stats: st}
@@ -529,7 +534,12 @@ type QueryOptions struct {
 }
 
 // QueryStats describes how a query was executed (the plan, the count
-// filter, the work done); it is the index's search statistics type.
+// filter, the work done); it is the index's search statistics type. A
+// containment query that compares its large documents one by one after
+// the index's search (see QueryOptions.Containment) counts them in
+// Verified too: once when the search scanned (it compared them already),
+// else in addition to the search's candidates (a large document that was
+// also a candidate is then counted, and compared, twice).
 type QueryStats = index.Stats
 
 // QueryResult is the answer to a query.
