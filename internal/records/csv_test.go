@@ -169,3 +169,42 @@ func TestCSVSkip(t *testing.T) {
 		t.Errorf("Skip at the end = %d, %v", n, err)
 	}
 }
+
+// A byte-order mark before a quoted header (as spreadsheets and
+// pandas' utf-8-sig write it) is not part of the first column's name.
+func TestCSVByteOrderMarkBeforeQuotedHeader(t *testing.T) {
+	dir := t.TempDir()
+	for name, content := range map[string]string{
+		"quoted.csv":   "\ufeff\"id\",\"text\"\r\n\"1\",\"first text\"\r\n",
+		"bare.csv":     "\ufeffid,text\n1,first text\n",
+		"quoted.tsv":   "\ufeff\"id\"\t\"text\"\n1\tfirst text\n",
+		"markonly.csv": "\ufeff",
+		"short.csv":    "id",
+	} {
+		p := writeFile(t, dir, name, []byte(content))
+		r, err := Open(p, Options{IDField: "id"})
+		if name == "short.csv" {
+			if !errors.Is(err, ErrSchema) {
+				t.Errorf("%s: Open = %v, want a missing text column", name, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		recs := drain(t, r)
+		r.Close()
+		if name == "markonly.csv" {
+			if len(recs) != 0 {
+				t.Errorf("%s: %+v", name, recs)
+			}
+			continue
+		}
+		if got := r.Columns(); !equalStrings(got, []string{"id", "text"}) {
+			t.Errorf("%s: columns %q", name, got)
+		}
+		if len(recs) != 1 || recs[0].ID != "1" || recs[0].Text != "first text" || recs[0].Err != "" || recs[0].Pos.Line != 2 {
+			t.Errorf("%s: records %+v", name, recs)
+		}
+	}
+}

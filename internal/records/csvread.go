@@ -68,6 +68,23 @@ func (l *recordLimiter) setMark(m int64) {
 	}
 }
 
+// skipBOM returns in without the UTF-8 byte-order mark it may start with
+// (spreadsheets write one before the header, whose first name may be
+// quoted: a quote after the mark would be a bare quote).
+func skipBOM(in io.Reader) (io.Reader, error) {
+	var head [3]byte
+	n, err := io.ReadFull(in, head[:])
+	switch {
+	case n == len(head) && string(head[:]) == "\ufeff":
+		return in, nil
+	case err == io.EOF || err == io.ErrUnexpectedEOF:
+		return bytes.NewReader(head[:n]), nil
+	case err != nil:
+		return nil, err
+	}
+	return io.MultiReader(bytes.NewReader(head[:]), in), nil
+}
+
 // csvDecoder reads CSV or TSV with a header row.
 type csvDecoder struct {
 	cr   *csv.Reader
@@ -85,6 +102,10 @@ type csvDecoder struct {
 }
 
 func newCSVDecoder(in io.Reader, name, base string, src *source, o Options, tsv bool) (*csvDecoder, error) {
+	in, err := skipBOM(in)
+	if err != nil {
+		return nil, fmt.Errorf("reading the header: %w", err)
+	}
 	lim := &recordLimiter{r: in, limit: int64(o.maxLine()) + 1<<16, keep: o.Raw}
 	cr := csv.NewReader(lim)
 	if tsv {
@@ -102,7 +123,6 @@ func newCSVDecoder(in io.Reader, name, base string, src *source, o Options, tsv 
 	}
 	lim.setMark(cr.InputOffset())
 	header = append([]string(nil), header...)
-	header[0] = strings.TrimPrefix(header[0], "\ufeff")
 	src.columns = header
 	cr.FieldsPerRecord = len(header)
 	col := func(name string) int {
