@@ -220,8 +220,16 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 	bad1 := make(map[int64]error)   // records bad in the first pass, by number
 	badIDs := make(map[string]bool) // their ids, when they have one
 	var records1 int64              // records read
+	var resumedParts [][2]int64     // the numbers [from, to) of the records an earlier run stored
 	ls, err := l.run(ctx, func(rec *records.Record, n int64, resumed bool) error {
 		records1 = n + 1
+		if resumed {
+			if k := len(resumedParts) - 1; k >= 0 && resumedParts[k][1] == n {
+				resumedParts[k][1]++
+			} else {
+				resumedParts = append(resumedParts, [2]int64{n, n + 1})
+			}
+		}
 		if rec.Err != nil {
 			bad1[n] = rec.Err
 			if id := recordID(rec, l.ro.IDField); id != "" {
@@ -334,8 +342,11 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 	ro := l.ro
 	ro.Raw = true
 	// The first pass read every record (a resumed run's stored part too)
-	// and noted the bad ones: the texts need not be decoded again.
-	ro.SkipText = true
+	// and noted the bad ones: the texts need not be decoded again, unless
+	// the database refused records of the part an earlier run stored: why
+	// is then asked again of their texts (refusedWhy).
+	refusedBefore := refusedEarlier(first, refused, stored, resumedParts)
+	ro.SkipText = !refusedBefore
 	// Compressed inputs are decompressed beside the parsing, routing and
 	// writing of the records (.zst and Parquet outputs are compressed on
 	// goroutines of their own too).
@@ -371,9 +382,13 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 				return bad(err)
 			}
 			a, ok := assign[id]
-			if !ok && rec.Pos.Index < l.resumed[rec.Pos.File] && (n >= int64(len(stored)) || !stored[n]) {
+			if !ok && refusedBefore && rec.Pos.Index < l.resumed[rec.Pos.File] && (n >= int64(len(stored)) || !stored[n]) {
 				// In the part an earlier run stored, but not stored.
-				return bad(errRefusedEarlier)
+				why, err := l.refusedWhy(ctx, rec)
+				if err != nil {
+					return false, nil, err
+				}
+				return bad(why)
 			}
 			if !ok {
 				return true, []records.Extra{{Name: FieldCluster, Value: int64(0)}, {Name: FieldKept, Value: id}, {Name: FieldSimilarity, Value: 1.0}, {Name: FieldError, Value: ""}}, nil
@@ -392,6 +407,45 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 		sum.RecordsPerSecond = float64(sum.Records) / sum.Seconds
 	}
 	return sum, nil
+}
+
+// refusedEarlier tells whether the database refused a record of the parts
+// an earlier run stored (the record numbers in parts): one that is the
+// first of its id, not refused by this run, and not stored.
+func refusedEarlier(first map[string]int64, refused map[string]error, stored []bool, parts [][2]int64) bool {
+	if len(parts) == 0 {
+		return false
+	}
+	for id, n := range first {
+		i, _ := slices.BinarySearchFunc(parts, n, func(p [2]int64, n int64) int { return cmp.Compare(p[1], n+1) })
+		if i == len(parts) || n < parts[i][0] || (n < int64(len(stored)) && stored[n]) {
+			continue
+		}
+		if _, ok := refused[id]; !ok {
+			return true
+		}
+	}
+	return false
+}
+
+// refusedWhy returns why the database refused rec, a record an earlier
+// run stored: the error it gives its document again, as a run that was
+// not interrupted reports it (errRefusedEarlier when it takes it now).
+func (l *loader) refusedWhy(ctx context.Context, rec *records.Record) (error, error) {
+	in := recordDoc(rec, l.ro.IDField, nil)
+	in.TextOptions = l.o.Text
+	_, why, err := l.d.PrepareBatch(ctx, []db.Input{in})
+	switch {
+	case err != nil:
+		return nil, err
+	case why[0] == nil:
+		return errRefusedEarlier, nil
+	}
+	// As AddBatch gives it, without Prepare's prefix.
+	if inner := errors.Unwrap(why[0]); inner != nil {
+		return inner, nil
+	}
+	return why[0], nil
 }
 
 // Check reports what Run refuses before it reads a record, and needs no

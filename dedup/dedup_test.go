@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -252,23 +253,18 @@ func TestRunDeterministic(t *testing.T) {
 	}
 }
 
-// TestRunResume interrupts a dedup during its load and checks that the
-// rerun stores only what was missing and writes what an uninterrupted
-// run writes.
-func TestRunResume(t *testing.T) {
-	rs := dataset(3, 500)
-	in := filepath.Join(t.TempDir(), "in.jsonl")
-	writeJSONL(t, in, rs)
-	dir := t.TempDir()
-	o := Options{LoadOptions: LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{in}, Batch: 50}, Threshold: 0.8,
-		Out: filepath.Join(dir, "k.jsonl"), Removed: filepath.Join(dir, "r.jsonl")}
+// interruptedRun runs o in a database made in dir and cancels it once its
+// load has read n records; it returns the documents stored.
+func interruptedRun(t *testing.T, dir string, o Options, n int64) int {
+	t.Helper()
 	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	o.Progress = func(p Progress) {
-		if p.Phase == "load" && p.Records >= 200 {
+		if p.Phase == "load" && p.Records >= n {
 			cancel()
 		}
 	}
-	d, err := db.Open(filepath.Join(dir, "db"), &db.Options{BulkLoad: true})
+	d, err := db.Open(dir, &db.Options{BulkLoad: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,15 +275,27 @@ func TestRunResume(t *testing.T) {
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
+	return stored
+}
+
+// TestRunResume interrupts a dedup during its load and checks that the
+// rerun stores only what was missing and writes what an uninterrupted
+// run writes.
+func TestRunResume(t *testing.T) {
+	rs := dataset(3, 500)
+	in := filepath.Join(t.TempDir(), "in.jsonl")
+	writeJSONL(t, in, rs)
+	dir := t.TempDir()
+	o := Options{LoadOptions: LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{in}, Batch: 50}, Threshold: 0.8,
+		Out: filepath.Join(dir, "k.jsonl"), Removed: filepath.Join(dir, "r.jsonl")}
+	stored := interruptedRun(t, filepath.Join(dir, "db"), o, 200)
 	if stored < 200 || stored >= 500 {
 		t.Fatalf("%d stored by the interrupted run", stored)
 	}
 	if _, err := os.Stat(o.Out); !os.IsNotExist(err) {
 		t.Fatalf("the interrupted run left an output: %v", err)
 	}
-	o.Progress = nil
-	d = openDB(t, filepath.Join(dir, "db"))
-	sum, err := Run(ctx, d, o)
+	sum, err := Run(ctx, openDB(t, filepath.Join(dir, "db")), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,6 +318,58 @@ func TestRunResume(t *testing.T) {
 	}
 	if !bytes.Equal(gotRecs.Bytes(), want.Bytes()) || len(got) == 0 {
 		t.Fatal("the resumed run's output differs from an uninterrupted run's")
+	}
+}
+
+// TestRunResumeRefused interrupts a dedup whose input has records the
+// database refuses (no words, an id with a NUL byte) in the part the
+// interrupted run stored: the rerun writes them with the reasons an
+// uninterrupted run gives, so both outputs and summaries are the same.
+func TestRunResumeRefused(t *testing.T) {
+	rs := dataset(4, 300)
+	rs[3].Text = "  ...  !!!  "
+	rs[40].ID = "nul\x00id"
+	rs[120].Text = ""
+	in := filepath.Join(t.TempDir(), "in.jsonl")
+	writeJSONL(t, in, rs)
+	opts := func(dir string) Options {
+		return Options{LoadOptions: LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{in}, Batch: 50}, Threshold: 0.8,
+			Out: filepath.Join(dir, "k.jsonl"), Removed: filepath.Join(dir, "r.jsonl")}
+	}
+	ref := opts(t.TempDir())
+	want, err := Run(ctx, openDB(t, filepath.Join(t.TempDir(), "db")), ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want.Skipped != 3 {
+		t.Fatalf("uninterrupted run: %d skipped (%v), want 3", want.Skipped, want.SkippedReasons)
+	}
+	dir := t.TempDir()
+	o := opts(dir)
+	interruptedRun(t, filepath.Join(dir, "db"), o, 150)
+	sum, err := Run(ctx, openDB(t, filepath.Join(dir, "db")), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Resumed < 150 {
+		t.Fatalf("rerun resumed %d records", sum.Resumed)
+	}
+	if sum.Skipped != want.Skipped || !maps.Equal(sum.SkippedReasons, want.SkippedReasons) {
+		t.Errorf("rerun: %d skipped %v, uninterrupted: %d %v", sum.Skipped, sum.SkippedReasons, want.Skipped, want.SkippedReasons)
+	}
+	for _, f := range []string{"k.jsonl", "r.jsonl"} {
+		got, _ := os.ReadFile(filepath.Join(dir, f))
+		exp, _ := os.ReadFile(filepath.Join(filepath.Dir(ref.Out), f))
+		if len(exp) == 0 {
+			t.Fatalf("%s of an uninterrupted run is empty", f)
+		}
+		g, e := strings.Split(string(got), "\n"), strings.Split(string(exp), "\n")
+		for i := range max(len(g), len(e)) {
+			if i >= len(g) || i >= len(e) || g[i] != e[i] {
+				t.Errorf("%s of the resumed run differs from an uninterrupted run's at line %d (%d and %d lines):\n%.300s\nwant\n%.300s", f, i+1, len(g), len(e), g[min(i, len(g)-1)], e[min(i, len(e)-1)])
+				break
+			}
+		}
 	}
 }
 
@@ -882,10 +942,9 @@ func TestRerunDisowns(t *testing.T) {
 		if !strings.Contains(errs["long"], "too long") || !strings.Contains(errs["nowords"], "refused") && !strings.Contains(errs["nowords"], "no words") || len(errs) != 2 {
 			t.Fatalf("%s: bad records %q", name, errs)
 		}
-		wantReason := "no words" // refused by this run's database
-		if !restart {
-			wantReason = "refused in an earlier run"
-		}
+		// Refused by this run's database, or by the earlier run's: the
+		// same reason either way.
+		wantReason := "no words"
 		if sum.Skipped != 2 || sum.SkippedReasons["too long"] != 1 || sum.SkippedReasons[wantReason] != 1 || sum.Excluded != 1 {
 			t.Fatalf("%s: %d skipped (%v), %d stored documents excluded; want 2 (too long, %s), 1 excluded", name, sum.Skipped, sum.SkippedReasons, sum.Excluded, wantReason)
 		}
