@@ -108,8 +108,9 @@
 //     that member, then the extras). NaN and infinite extras cannot be
 //     written as JSON (error).
 //   - Writer, CSV/TSV: a record whose columns are not those of the first one
-//     (in any order, for JSON Lines sources) is an error wrapping ErrSchema
-//     naming both lists; WriteBad places the fields it can by name and drops
+//     (in any order and any subset of them, for JSON Lines sources: a
+//     member a record lacks is an empty cell, as null is) is an error
+//     wrapping ErrSchema naming both lists; WriteBad places the fields it can by name and drops
 //     the others. Bad records that tell no columns (a malformed JSON line)
 //     are held (at most 1000 of them or 16 MiB) until a record tells the
 //     columns; if none does, the output's only column is "fpdb_raw" holding

@@ -659,8 +659,10 @@ func (w *Writer) releaseHeld() error {
 }
 
 // mapFields fills w.colMap with the column of each field of rec (-1:
-// dropped). Records not bad must have exactly the columns (CSV) or a subset
-// of them (Parquet strings).
+// dropped). Records not bad must have exactly the columns (CSV, from a
+// CSV/TSV or Parquet source) or a subset of them (Parquet strings; CSV
+// from JSON Lines, whose records may lack a member: an empty cell, as
+// for null).
 func (w *Writer) mapFields(rec *Record, isBad bool) error {
 	fields := rec.Fields
 	w.colMap = w.colMap[:0]
@@ -701,7 +703,7 @@ func (w *Writer) mapFields(rec *Record, isBad bool) error {
 		}
 		w.colMap = append(w.colMap, c)
 	}
-	if !isBad && w.format != FormatParquet && filled != w.nSrc {
+	if !isBad && w.format != FormatParquet && filled != w.nSrc && (rec.src == nil || rec.src.format != FormatJSONL) {
 		mismatch = true
 	}
 	if !isBad && w.colIndex != nil && filled > w.nSrc {

@@ -255,6 +255,18 @@ func TestWriteCrossFormat(t *testing.T) {
 		}
 	}
 
+	// A JSON Lines record that lacks members of the first (an optional
+	// field) has empty cells for them, in any order.
+	optional := writeFile(t, dir, "optional.jsonl", []byte(`{"id":"a","text":"x","url":"u","n":1}
+{"text":"y","id":"b"}
+{"n":2,"id":"c","text":"z"}
+`))
+	copyFile(t, optional, filepath.Join(dir, "optional.csv"), Options{IDField: "id"})
+	if got, want := readText(t, filepath.Join(dir, "optional.csv")), "id,text,url,n,fpdb_cluster,fpdb_kept,fpdb_similarity\n"+
+		"a,x,u,1,0,k0,0.25\nb,y,,,1,k1,1.25\nc,z,,2,2,k2,2.25\n"; got != want {
+		t.Errorf("JSON Lines with optional members to CSV:\n%s\nwant:\n%s", got, want)
+	}
+
 	// A JSON Lines record with other members than the first is refused.
 	other := writeFile(t, dir, "other.jsonl", []byte(`{"id":"a","text":"x"}
 {"id":"b","text":"y","extra":1}
