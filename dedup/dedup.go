@@ -452,8 +452,8 @@ func (l *loader) refusedWhy(ctx context.Context, rec *records.Record) (error, er
 // database: no output, a threshold out of (0, 1], an unknown keep
 // policy or record format, two outputs on standard output ("-"), an
 // output that is an input, another output (by its path, or the same file
-// through a symbolic or hard link) or a directory, an input whose format
-// its extension does not tell
+// through a symbolic or hard link), a directory or in a directory that
+// does not exist, an input whose format its extension does not tell
 // (ErrBadInput). A caller that makes a database for the run checks
 // first, so that a refused run leaves none.
 func Check(o Options) error {
@@ -530,6 +530,11 @@ func checkPaths(o *Options) error {
 		}
 		if id.file != nil && id.file.IsDir() {
 			return fmt.Errorf("%w: the %s file %s is a directory", db.ErrInvalidOptions, out.flag, out.path)
+		}
+		if id.dir == nil || !id.dir.IsDir() {
+			// Found only when the outputs are created, after the load
+			// and the pairs.
+			return fmt.Errorf("%w: the %s file %s: no directory %s", db.ErrInvalidOptions, out.flag, out.path, filepath.Dir(id.abs))
 		}
 		id.what = "the " + out.flag + " file " + out.path
 		seen = append(seen, id)

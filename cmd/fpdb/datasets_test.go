@@ -188,7 +188,8 @@ func TestDedupWorkDatabase(t *testing.T) {
 	runFPDB(t, "", "dedup", filepath.Join(dir, "b.jsonl"), "--out", out, "--removed", out).mustCode(t, exitFailure)
 
 	// A run refused before it stores anything leaves no work database,
-	// and an output that is a directory is refused before the load.
+	// and an output that is a directory, or in none, is refused before the
+	// load (the work database beside it made no directory for it).
 	fresh := t.TempDir()
 	b := filepath.Join(dir, "b.jsonl")
 	writeFile(t, fresh, "a.txt", []byte("one two three four five six\n"))
@@ -204,11 +205,16 @@ func TestDedupWorkDatabase(t *testing.T) {
 		{[]string{b, "--out", filepath.Join(fresh, "k.jsonl"), "--removed", filepath.Join(fresh, "k.jsonl")}, exitFailure, "is the out file"},
 		{[]string{filepath.Join(fresh, "a.txt"), "--out", filepath.Join(fresh, "q.jsonl")}, exitInput, "unknown record format"},
 		{[]string{b, "--out", filepath.Join(fresh, "outdir")}, exitFailure, "is a directory"},
+		{[]string{b, "--out", filepath.Join(fresh, "k.jsonl"), "--removed", filepath.Join(fresh, "nodir", "r.jsonl")}, exitFailure, "no directory"},
+		{[]string{b, "--out", filepath.Join(fresh, "nodir", "k.jsonl")}, exitFailure, "no directory"},
 	} {
 		r := runFPDB(t, "", append([]string{"dedup", "-q"}, c.args...)...).mustCode(t, c.code)
 		left, _ := filepath.Glob(filepath.Join(fresh, "*.fpdb"))
 		if b1, _ := filepath.Glob(filepath.Join(dir, "b.jsonl.fpdb")); len(b1) > 0 {
 			left = append(left, b1...)
+		}
+		if _, err := os.Stat(filepath.Join(fresh, "nodir")); err == nil {
+			left = append(left, "nodir")
 		}
 		if !strings.Contains(r.stderr, c.want) || strings.Contains(r.stderr, "records") || len(left) > 0 {
 			t.Errorf("dedup %q: stderr %q, left %q", c.args, r.stderr, left)
