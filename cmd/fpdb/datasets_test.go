@@ -318,6 +318,27 @@ func TestDedupWorkChangedInput(t *testing.T) {
 	}
 }
 
+// TestDedupWorkOtherCreationFlags: a rerun with other creation flags than
+// the run that left the work database (--shingle-width) starts a new one,
+// as other record options do; it was refused ("the database was created
+// with --shingle-width 4").
+func TestDedupWorkOtherCreationFlags(t *testing.T) {
+	dir := t.TempDir()
+	in := writeFile(t, dir, "in.jsonl", []byte(`{"id":"a","text":"one two three four five six seven"}`+"\n"+
+		`{"id":"b","text":"one two three four five six eight"}`+"\n"))
+	out := filepath.Join(dir, "k.jsonl")
+	args := []string{"dedup", "-q", "--keep-work", in, "--out", out, "--threshold", "0.5"}
+	runFPDB(t, "", args...).mustCode(t, 0)
+	r := runFPDB(t, "", append(args, "--shingle-width", "2")...).mustCode(t, 0)
+	if r.stderr == "" || strings.Contains(r.stderr, "created with") {
+		t.Fatalf("rerun with --shingle-width 2: %s", r.stderr)
+	}
+	r = runFPDB(t, "", "--db", out+".fpdb", "stats", "--json").mustCode(t, 0)
+	if !strings.Contains(r.stdout, `"shingle_width":2`) {
+		t.Errorf("the work database after the rerun: %s", r.stdout)
+	}
+}
+
 // readText returns the contents of the file at path.
 func readText(t *testing.T, path string) string {
 	t.Helper()

@@ -103,10 +103,10 @@ near a stored document too). Without --db, a work database KEPT.fpdb is
 made beside the output (it keeps no texts and no audit log) and removed
 when dedup succeeds (--keep-work keeps it); it serves only the run that
 made it: other inputs, an input changed since (its size or modification
-time), or other record options start a new one. Either way dedup resumes:
-rerun the same command after an interruption, and the records already
-stored are not fingerprinted again (--restart reads everything anew, in a
-new work database). With --out - and no --db the work database is
+time), other record options or other creation flags start a new one.
+Either way dedup resumes: rerun the same command after an interruption,
+and the records already stored are not fingerprinted again (--restart
+reads everything anew, in a new work database). With --out - and no --db the work database is
 temporary and a run cannot be resumed.
 
 Progress is shown on standard error when it is a terminal (--progress:
@@ -259,6 +259,16 @@ func (o *dedupOptions) run(ctx context.Context, stdout, stderr io.Writer) (err e
 		o.creation.noTexts, o.creation.noLog = true, true
 	}
 	d, err := o.openDBWith(openBulk, &o.creation)
+	var perr *db.ParamsError
+	if work != "" && errors.As(err, &perr) {
+		// A work database made with other creation flags (--k,
+		// --shingle-width, ...) serves another run: a new one, as for
+		// other record options (checkWork).
+		if err := os.RemoveAll(work); err != nil {
+			return failure(fmt.Errorf("dedup: remove the work database of another run: %w", err))
+		}
+		d, err = o.openDBWith(openBulk, &o.creation)
+	}
 	if err != nil {
 		return failure(err)
 	}
