@@ -22,8 +22,9 @@ var errRecordTooLong = errors.New("CSV record too long")
 // on, so that a bad record's original text can be written out (Record.Raw).
 type recordLimiter struct {
 	r     io.Reader
-	fed   int64 // bytes given to the CSV reader
-	mark  int64 // where the current record started
+	head  []byte // read from r before it (skipBOM), given first
+	fed   int64  // bytes given to the CSV reader
+	mark  int64  // where the current record started
 	limit int64
 
 	keep   bool
@@ -31,11 +32,16 @@ type recordLimiter struct {
 	keptAt int64
 }
 
-func (l *recordLimiter) Read(p []byte) (int, error) {
+func (l *recordLimiter) Read(p []byte) (n int, err error) {
 	if l.fed-l.mark > l.limit {
 		return 0, fmt.Errorf("%w: more than %d bytes (an unterminated quote?)", errRecordTooLong, l.limit)
 	}
-	n, err := l.r.Read(p)
+	if len(l.head) > 0 {
+		n = copy(p, l.head)
+		l.head = l.head[n:]
+	} else {
+		n, err = l.r.Read(p)
+	}
 	l.fed += int64(n)
 	if l.keep && n > 0 {
 		l.kept = append(l.kept, p[:n]...)
@@ -68,21 +74,20 @@ func (l *recordLimiter) setMark(m int64) {
 	}
 }
 
-// skipBOM returns in without the UTF-8 byte-order mark it may start with
-// (spreadsheets write one before the header, whose first name may be
-// quoted: a quote after the mark would be a bare quote).
-func skipBOM(in io.Reader) (io.Reader, error) {
-	var head [3]byte
-	n, err := io.ReadFull(in, head[:])
+// skipBOM reads the first bytes of in and returns them, less the UTF-8
+// byte-order mark they may be (spreadsheets write one before the header,
+// whose first name may be quoted: a quote after the mark would be a bare
+// quote), for the CSV reader to take before the rest of in.
+func skipBOM(in io.Reader) ([]byte, error) {
+	head := make([]byte, 3)
+	n, err := io.ReadFull(in, head)
 	switch {
-	case n == len(head) && string(head[:]) == "\ufeff":
-		return in, nil
-	case err == io.EOF || err == io.ErrUnexpectedEOF:
-		return bytes.NewReader(head[:n]), nil
-	case err != nil:
+	case n == len(head) && string(head) == "\ufeff":
+		return nil, nil
+	case err != nil && err != io.EOF && err != io.ErrUnexpectedEOF:
 		return nil, err
 	}
-	return io.MultiReader(bytes.NewReader(head[:]), in), nil
+	return head[:n], nil
 }
 
 // csvDecoder reads CSV or TSV with a header row.
@@ -102,11 +107,11 @@ type csvDecoder struct {
 }
 
 func newCSVDecoder(in io.Reader, name, base string, src *source, o Options, tsv bool) (*csvDecoder, error) {
-	in, err := skipBOM(in)
+	head, err := skipBOM(in)
 	if err != nil {
 		return nil, fmt.Errorf("reading the header: %w", err)
 	}
-	lim := &recordLimiter{r: in, limit: int64(o.maxLine()) + 1<<16, keep: o.Raw}
+	lim := &recordLimiter{r: in, head: head, limit: int64(o.maxLine()) + 1<<16, keep: o.Raw}
 	cr := csv.NewReader(lim)
 	if tsv {
 		cr.Comma = '\t'
