@@ -63,10 +63,13 @@ matches other entries list, for privacy requests; nothing records it, and it
 prints "N documents deleted, M log entries erased, K entries redacted". It
 reads the whole log once per 10 000 ids.
 
---dry-run lists the ids that would be deleted, one per line, and the count on
-standard error, and changes nothing. An age of zero or less is refused.
+--dry-run lists the ids that would be deleted, one per line (an id given
+twice once), and the count on standard error, and changes nothing; an id
+that is not stored is reported as the delete reports it, with its exit
+status. An age of zero or less is refused.
 
-Exit status: 0 when every id given was deleted; 2 otherwise.`,
+Exit status: 0 when every id given was deleted (with --dry-run: is stored);
+2 otherwise.`,
 		Example: `  fpdb delete corpus/a.txt corpus/b.txt
   fpdb delete - < stale-ids.txt
   fpdb delete --prefix https://old.example.org/
@@ -265,7 +268,7 @@ func (o *deleteOptions) deleteMany(ctx context.Context, d deleter, stdout, stder
 // dryRunList prints the ids a delete would remove and their count.
 func (o *deleteOptions) dryRunList(ctx context.Context, d deleter, cutoff time.Time, stdout, stderr io.Writer) error {
 	bw := bufio.NewWriter(stdout)
-	n := 0
+	n, missing := 0, 0
 	var err error
 	if o.prefix != "" || o.olderThan != "" {
 		err = d.Docs(ctx, func(doc db.Doc) error {
@@ -277,7 +280,12 @@ func (o *deleteOptions) dryRunList(ctx context.Context, d deleter, cutoff time.T
 			return nil
 		})
 	} else {
+		seen := make(map[string]bool, len(o.ids))
 		for _, id := range o.ids {
+			if seen[id] { // given twice: deleted once
+				continue
+			}
+			seen[id] = true
 			has, herr := d.Has(ctx, id)
 			if herr != nil {
 				err = herr
@@ -287,6 +295,7 @@ func (o *deleteOptions) dryRunList(ctx context.Context, d deleter, cutoff time.T
 				n++
 				fmt.Fprintln(bw, tsvField(id))
 			} else {
+				missing++
 				fmt.Fprintf(stderr, "fpdb: delete %q: %s\n", id, errorText(db.ErrNotFound))
 			}
 		}
@@ -298,6 +307,10 @@ func (o *deleteOptions) dryRunList(ctx context.Context, d deleter, cutoff time.T
 		return failure(newOpError("delete", err, "delete", "docs"))
 	}
 	fmt.Fprintf(stderr, "%s (dry run: nothing changed)\n", countDocs(n, "would be deleted"))
+	if missing > 0 && !o.forget { // --forget also erases ids only the log holds
+		// The exit status the delete itself would have.
+		return &exitError{code: exitFailure}
+	}
 	return nil
 }
 

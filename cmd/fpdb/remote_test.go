@@ -159,7 +159,7 @@ func TestRemoteSameAsLocal(t *testing.T) {
 		{args: []string{"clusters", "--threshold", "0.5", "--keep", "biggest"}, code: exitFailure},
 		// delete: ids, standard input, dry runs, prefix, age.
 		{args: []string{"delete", "nope", "bees-again"}, code: exitFailure},
-		{args: []string{"delete", "--dry-run", "page", "nope"}, code: exitOK},
+		{args: []string{"delete", "--dry-run", "page", "nope"}, code: exitFailure},
 		{args: []string{"delete", "-"}, stdin: "page\nnope\n\"tides-stdin\"\n", code: exitFailure},
 		{args: []string{"delete", "--older-than", "30d"}, code: exitOK},
 		{args: []string{"delete", "--prefix", "testdata/corpus/b"}, code: exitOK},
