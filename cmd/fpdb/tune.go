@@ -283,12 +283,17 @@ func (o *tuneOptions) writePlot(ch *plot.Chart) error {
 	if err := ch.SVG(&b); err != nil {
 		return err
 	}
-	tmp := o.plot + ".tmp"
-	if err := os.WriteFile(tmp, b.Bytes(), 0o644); err != nil {
+	// A temporary file of its own (never FILE.tmp, which may be the
+	// user's), renamed over FILE; a directory is refused, named.
+	out, err := createOutput(o.plot)
+	if err != nil {
 		return fmt.Errorf("--plot: %w", err)
 	}
-	if err := os.Rename(tmp, o.plot); err != nil {
-		os.Remove(tmp)
+	defer out.abort()
+	if _, err := out.Write(b.Bytes()); err != nil {
+		return fmt.Errorf("--plot: %w", err)
+	}
+	if err := out.commit(); err != nil {
 		return fmt.Errorf("--plot: %w", err)
 	}
 	return nil

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"encoding/xml"
@@ -262,5 +263,26 @@ func TestTuneFlags(t *testing.T) {
 	}
 	if _, err := os.Stat(none); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("tune created the database directory: %v", err)
+	}
+}
+
+// TestTunePlotOutput: --plot replaces FILE whole and leaves the user's
+// FILE.tmp alone; a directory is refused, named.
+func TestTunePlotOutput(t *testing.T) {
+	tmp := t.TempDir()
+	svg := filepath.Join(tmp, "curve.svg")
+	mine := []byte("the user's own file\n")
+	writeFile(t, tmp, "curve.svg.tmp", mine)
+	none := filepath.Join(tmp, "none")
+	runFPDB(t, "", "--db", none, "tune", "--k", "512", "--threshold", "0.8", "--plot", svg).mustCode(t, exitOK)
+	if b, err := os.ReadFile(svg); err != nil || !bytes.Contains(b, []byte("<svg")) {
+		t.Errorf("--plot %s: %v, %.40q", svg, err, b)
+	}
+	if b, err := os.ReadFile(svg + ".tmp"); err != nil || !bytes.Equal(b, mine) {
+		t.Errorf("%s.tmp: %v, %q: want it as it was", svg, err, b)
+	}
+	r := runFPDB(t, "", "--db", none, "tune", "--k", "512", "--threshold", "0.8", "--plot", tmp).mustCode(t, exitFailure)
+	if want := "--plot: open " + tmp + ": is a directory"; !strings.Contains(r.stderr, want) {
+		t.Errorf("--plot of a directory: stderr %q, want %q", r.stderr, want)
 	}
 }
