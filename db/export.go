@@ -544,7 +544,14 @@ func (p Params) CheckExport(h ExportHeader) error {
 // a database it would not fill whole. writeMu is held.
 func (d *DB) checkImportTarget() error {
 	if st := d.Stats(); st.Docs > 0 || d.nextIID > 0 {
-		return fmt.Errorf("fpdb: import: %w: %s holds %d documents", ErrNotEmpty, d.dir, st.Docs)
+		holds := fmt.Sprintf("holds %d documents", st.Docs)
+		switch st.Docs {
+		case 0: // every one deleted: their internal ids are not reused
+			holds = "has held documents (deleted since)"
+		case 1:
+			holds = "holds 1 document"
+		}
+		return fmt.Errorf("fpdb: import: %w: %s %s", ErrNotEmpty, d.dir, holds)
 	}
 	if d.params.AuditLog {
 		err := d.loadLog()

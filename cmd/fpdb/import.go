@@ -90,7 +90,7 @@ func (o *importOptions) run(ctx context.Context, stdin io.Reader, stdout io.Writ
 		// of the export, whole.
 		return failure(fmt.Errorf("import: interrupted: %s imported into %s (remove it and import again)", nDocs(n), dir))
 	case err != nil:
-		return failure(newOpError("import", err, "import"))
+		return failure(importError(err, o.path, dir, n))
 	}
 	fmt.Fprintf(stdout, "imported %s into %s\n", nDocs(n), dir)
 	return nil
@@ -111,4 +111,22 @@ func (o *importOptions) runRemote(ctx context.Context, r io.Reader, stdout io.Wr
 		fmt.Fprintf(stdout, "not kept (a cluster keeps neither): %d texts, %d audit-log entries\n", res.DroppedTexts, res.DroppedLogEntries)
 	}
 	return nil
+}
+
+// importError is the error of a local import that failed after n
+// documents: one of the export is named by its input (FILE, or "-"), one
+// of the target says what to give instead, and one after documents were
+// stored says what the target holds and what to do.
+func importError(err error, path, dir string, n int) error {
+	op := "import"
+	switch {
+	case errors.Is(err, db.ErrBadExport):
+		op += " " + path
+	case errors.Is(err, db.ErrNotEmpty):
+		err = fmt.Errorf("%w (import makes a new database: give --db a directory that holds none)", err)
+	}
+	if n > 0 {
+		err = fmt.Errorf("%w; %s holds the %s imported before it: remove it and import again", err, dir, nDocs(n))
+	}
+	return newOpError(op, err, "import")
 }
