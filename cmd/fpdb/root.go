@@ -256,6 +256,8 @@ var optionNames = strings.NewReplacer(
 	"created without Options.KeepTexts", "created with --no-texts",
 	"created without texts (Options.KeepTexts)", "created with --no-texts",
 	"created without Options.AuditLog", "created with --no-log",
+	"(Options.MaxTextSize: a database that keeps texts holds each one in memory)",
+	"(a database that keeps texts holds each one in memory: split the document, or add it to a database created with --no-texts)",
 )
 
 // errorText returns the message of err without the "fpdb: " prefixes of the

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fpdb/fpdb/db"
 )
 
 // result is the outcome of one fpdb run.
@@ -546,4 +549,22 @@ func writeFile(t *testing.T, dir, name string, b []byte) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestErrorTextTooLarge: a text over the size a database keeps is refused
+// with what to do, in the command line's words, not the Go option's.
+func TestErrorTextTooLarge(t *testing.T) {
+	d, err := db.Open(dbDir(t), &db.Options{KeepTexts: true, MaxTextSize: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	_, err = d.Add(context.Background(), db.Input{ID: "long", Text: []byte(strings.Repeat("many words here ", 10))}, nil)
+	if !errors.Is(err, db.ErrTextTooLarge) {
+		t.Fatalf("Add of a long text: %v, want ErrTextTooLarge", err)
+	}
+	got := errorText(err)
+	if strings.Contains(got, "Options.") || !strings.Contains(got, "split the document, or add it to a database created with --no-texts") {
+		t.Errorf("errorText = %q", got)
+	}
 }
