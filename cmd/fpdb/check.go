@@ -67,6 +67,8 @@ func (o *checkOptions) runRepair(ctx context.Context, stdout io.Writer) error {
 	}
 	rep, err := db.Repair(ctx, o.dbDir, &db.Options{LockWait: o.wait})
 	if err != nil {
+		o.command += " --repair"
+		err = o.openError(err, openExisting, o.dbDir)
 		return failure(newOpError("repair", err, "repair", "repair "+o.dbDir))
 	}
 	if !rep.Changed {

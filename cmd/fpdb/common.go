@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -79,16 +81,33 @@ func (g *globalOptions) openDBWith(mode openMode, c *creationFlags) (*db.DB, err
 		once.LockWait = 0
 		d, err := c.open(dir, once)
 		if !errors.Is(err, db.ErrLocked) {
-			return d, err
+			return d, g.openError(err, mode, dir)
 		}
 		defer g.noticeWait(dir)()
 	}
 	d, err := c.open(dir, opts)
-	if errors.Is(err, db.ErrLocked) && mode != openBulk && g.remoteCapable {
+	return d, g.openError(err, mode, dir)
+}
+
+// isDir reports whether path is a directory.
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
+}
+
+// openError adds to an error of the open of dir in mode what to do.
+func (g *globalOptions) openError(err error, mode openMode, dir string) error {
+	switch {
+	case errors.Is(err, db.ErrLocked) && mode != openBulk && g.remoteCapable:
 		// This command also works through a server.
-		err = fmt.Errorf("%w; if it is fpdb serve, work through it: --server URL", err)
+		return fmt.Errorf("%w; if it is fpdb serve, work through it: --server URL", err)
+	case mode != openReadOnly && (errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)) && isDir(dir):
+		// A database this user may read but not write: the commands
+		// that only read work.
+		return fmt.Errorf("%w (%s writes to the database and needs write access to %s; query, get, list and stats only read it)",
+			err, cmp.Or(g.command, "this command"), dir)
 	}
-	return d, err
+	return err
 }
 
 // lockNotice is how long an open waits for a database another process

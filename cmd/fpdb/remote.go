@@ -54,6 +54,7 @@ func (g *globalOptions) registerRemote(root *cobra.Command) {
 	f.StringVar(&g.tokenFile, "token-file", "", "with --server: read the server's token from `FILE` (default: $"+envToken+")")
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		g.stderr = cmd.ErrOrStderr()
+		g.command = cmd.CommandPath()
 		g.remoteCapable = cmd.Parent() == cmd.Root() && slices.Contains(remoteCommands, cmd.Name())
 		return g.checkRemote(cmd)
 	}

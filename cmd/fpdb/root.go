@@ -71,6 +71,8 @@ type globalOptions struct {
 	// before it runs).
 	stderr        io.Writer
 	remoteCapable bool
+	// command is the command's path ("fpdb delete"), for messages.
+	command string
 }
 
 // defaultWait is the default of --wait: long enough for the other end of a

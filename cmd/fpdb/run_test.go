@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -566,5 +567,34 @@ func TestErrorTextTooLarge(t *testing.T) {
 	got := errorText(err)
 	if strings.Contains(got, "Options.") || !strings.Contains(got, "split the document, or add it to a database created with --no-texts") {
 		t.Errorf("errorText = %q", got)
+	}
+}
+
+// TestReadOnlyDatabase: a database this user may read but not write is
+// queried; a command that writes says it needs write access, and which
+// commands only read.
+func TestReadOnlyDatabase(t *testing.T) {
+	if os.Getuid() == 0 {
+		t.Skip("root writes anything")
+	}
+	dir := dbDir(t)
+	runFPDB(t, "", "--db", dir, "add", corpus+"bees.txt").mustCode(t, exitOK)
+	for _, p := range []string{filepath.Join(dir, "FPDB.LOCK"), dir} {
+		if err := os.Chmod(p, 0o555); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { os.Chmod(dir, 0o755) })
+	runFPDB(t, "", "--db", dir, "query", corpus+"bees.txt").mustCode(t, exitOK)
+	for _, args := range [][]string{{"add", corpus + "tides.txt"}, {"delete", corpus + "bees.txt"}, {"compact"}, {"check", "--repair"}} {
+		r := runFPDB(t, "", append([]string{"--db", dir}, args...)...).mustCode(t, exitFailure)
+		name := args[0]
+		if name == "check" {
+			name = "check --repair"
+		}
+		want := fmt.Sprintf("permission denied (fpdb %s writes to the database and needs write access to %s; query, get, list and stats only read it)\n", name, dir)
+		if !strings.HasSuffix(r.stderr, want) {
+			t.Errorf("%s: stderr %q, want it to end %q", args, r.stderr, want)
+		}
 	}
 }
