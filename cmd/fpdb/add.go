@@ -464,7 +464,14 @@ func (o *addOptions) collect(stdin io.Reader, stderr io.Writer) ([]addInput, err
 			return // given twice: added once, whatever --batch
 		}
 		seen[id] = true
-		inputs = append(inputs, addInput{path: path, id: id})
+		var err error
+		if o.id == "" && !o.forQuery {
+			if err = db.ValidID(id); err != nil {
+				// Not UTF-8 (a name in another encoding), or too long.
+				err = fmt.Errorf("%w (the path is the document's id: rename the file, or add it alone with --id ID)", err)
+			}
+		}
+		inputs = append(inputs, addInput{path: path, id: id, err: err})
 	}
 	dbAbs, _ := filepath.Abs(o.dbDir)
 	for _, p := range paths {

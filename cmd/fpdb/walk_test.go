@@ -124,3 +124,22 @@ func TestAddWalk(t *testing.T) {
 	runFPDB(t, "", "--db", dbDir(t), "add", "--batch", "0", a).mustCode(t, exitFailure)
 	runFPDB(t, "", "--db", dbDir(t), "add", "-0", a).mustCode(t, exitFailure)
 }
+
+// TestAddNonUTF8Name: a file whose name is not UTF-8 cannot be its own id;
+// add says so, names it and says what to do, adds the other files, and
+// adds it under --id.
+func TestAddNonUTF8Name(t *testing.T) {
+	tmp := t.TempDir()
+	name := "caf\xe9.txt" // Latin-1
+	if err := os.WriteFile(filepath.Join(tmp, name), []byte("words of a file named in Latin-1\n"), 0o644); err != nil {
+		t.Skipf("this file system refuses a name that is not UTF-8: %v", err)
+	}
+	writeFile(t, tmp, "ok.txt", []byte("a file with a plain name and other words\n"))
+	dir := dbDir(t)
+	r := runFPDB(t, "", "--db", dir, "add", tmp).mustCode(t, exitInput)
+	want := "is not valid UTF-8 (the path is the document's id: rename the file, or add it alone with --id ID)\n"
+	if !strings.Contains(r.stderr, want) || !strings.Contains(r.stdout, "ok.txt: stored") {
+		t.Errorf("add of a directory holding %q: stdout %q, stderr %q", name, r.stdout, r.stderr)
+	}
+	runFPDB(t, "", "--db", dir, "add", "--id", "cafe.txt", filepath.Join(tmp, name)).mustCode(t, exitOK)
+}
