@@ -71,7 +71,7 @@ func (g *globalOptions) openDBWith(mode openMode, c *creationFlags) (*db.DB, err
 		// Belt and braces: never let a read of a mistyped path leave an
 		// empty directory behind.
 		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%w: %s", db.ErrNotExist, dir)
+			return nil, g.openError(fmt.Errorf("%w: %s", db.ErrNotExist, dir), mode, dir)
 		}
 	}
 	// The db package's errors name the directory already.
@@ -98,6 +98,10 @@ func isDir(path string) bool {
 // openError adds to an error of the open of dir in mode what to do.
 func (g *globalOptions) openError(err error, mode openMode, dir string) error {
 	switch {
+	case errors.Is(err, db.ErrNotExist) && g.command != "fpdb tune": // tune says what it needs
+		// A mistyped --db, or a command run in another directory than
+		// the add that made ./fpdb-data.
+		return fmt.Errorf("%w (fpdb add creates a database; --db DIR or $%s names another)", err, envDB)
 	case errors.Is(err, db.ErrLocked) && mode != openBulk && g.remoteCapable:
 		// This command also works through a server.
 		return fmt.Errorf("%w; if it is fpdb serve, work through it: --server URL", err)

@@ -382,10 +382,13 @@ func TestMissingDatabase(t *testing.T) {
 		{"get", "x"},
 		{"delete", "x"},
 		{"stats"},
+		{"check", "--repair"},
+		{"list"},
 	} {
 		r := runFPDB(t, "", append([]string{"--db", dir}, args...)...).mustCode(t, exitFailure)
-		if !strings.Contains(r.stderr, "does not exist") || !strings.Contains(r.stderr, dir) {
-			t.Errorf("%v: stderr %q", args, r.stderr)
+		want := "database does not exist: " + dir + " (fpdb add creates a database; --db DIR or $FPDB_DB names another)\n"
+		if !strings.HasSuffix(r.stderr, want) {
+			t.Errorf("%v: stderr %q, want it to end %q", args, r.stderr, want)
 		}
 		if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 			t.Fatalf("%v created the database directory (stat: %v)", args, err)
