@@ -51,7 +51,7 @@ func (o *backupOptions) run(ctx context.Context, dir string, stdout io.Writer) (
 	start := time.Now()
 	res, err := d.Backup(ctx, dir)
 	if err != nil {
-		return failure(newOpError("backup", err, "backup"))
+		return failure(newOpError("backup "+dir, err, "backup "+dir, "backup"))
 	}
 	fmt.Fprintf(stdout, "backed up %s to %s in %v\n", nDocs(res.Docs), dir, time.Since(start).Round(time.Millisecond))
 	return nil

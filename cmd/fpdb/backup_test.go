@@ -25,8 +25,13 @@ func TestBackupCommand(t *testing.T) {
 		t.Fatalf("query of the copy:\n%s\noriginal:\n%s", b.stdout, a.stdout)
 	}
 	r = runFPDB(t, "", "--db", dir, "backup", to).mustCode(t, exitFailure)
-	if !strings.Contains(r.stderr, to) {
-		t.Fatalf("backup onto an existing directory:\n%s", r.stderr)
+	if want := "fpdb: backup " + to + ": file already exists (the destination must not exist)\n"; r.stderr != want {
+		t.Fatalf("backup onto an existing directory: stderr %q, want %q", r.stderr, want)
+	}
+	inside := filepath.Join(dir, "copy")
+	r = runFPDB(t, "", "--db", dir, "backup", inside).mustCode(t, exitFailure)
+	if want := "fpdb: backup " + inside + ": the destination is inside the database directory " + dir + "\n"; r.stderr != want {
+		t.Fatalf("backup into the database: stderr %q, want %q", r.stderr, want)
 	}
 	runFPDB(t, "", "--db", dir, "backup").mustCode(t, exitFailure)
 }
