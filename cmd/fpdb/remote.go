@@ -55,6 +55,9 @@ func (g *globalOptions) registerRemote(root *cobra.Command) {
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		g.stderr = cmd.ErrOrStderr()
 		g.command = cmd.CommandPath()
+		if g.wait < 0 {
+			return usageError(&flagValueError{flag: "wait", value: g.wait.String(), reason: "must not be negative (0: fail at once)"})
+		}
 		g.remoteCapable = cmd.Parent() == cmd.Root() && slices.Contains(remoteCommands, cmd.Name())
 		return g.checkRemote(cmd)
 	}

@@ -117,6 +117,7 @@ func TestUsageErrors(t *testing.T) {
 		"stats arg":          {"stats", "x"},
 		"version arg":        {"version", "x"},
 		"serve warm cluster": {"serve", "--cluster", "n1@127.0.0.1", "--warm=false"},
+		"negative wait":      {"--wait", "-1s", "add", corpus + "bees.txt"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := runFPDB(t, "", append([]string{"--db", dir}, args...)...).mustCode(t, exitFailure)
