@@ -12,6 +12,7 @@ import (
 	"github.com/fpdb/fpdb/internal/fingerprint"
 	"github.com/fpdb/fpdb/internal/minhash"
 	"github.com/fpdb/fpdb/internal/normalize"
+	"github.com/fpdb/fpdb/internal/shingle"
 )
 
 // Default values of Options.
@@ -44,6 +45,8 @@ const (
 	MaxGroups = index.MaxGroups
 	// MaxK is the longest fingerprint accepted, in bits.
 	MaxK = minhash.MaxK
+	// MaxShingleWidth is the most words per shingle accepted.
+	MaxShingleWidth = shingle.MaxWidth
 	// NormalizeVersion is the newest version of the text normalization
 	// rules, the default for new databases. Version 2 strips markup only
 	// from HTML and XML and normalizes Unicode (NFKC-like compatibility

@@ -198,7 +198,7 @@ func TestCreationFlags(t *testing.T) {
 		t.Errorf("--group-bits 20: %s", r.stdout)
 	}
 	// Bad values are refused before anything is created.
-	for _, args := range [][]string{{"--k", "100"}, {"--k", "0"}, {"--group-bits", "0"}, {"--shingle-width", "0"}, {"--seed", "0"}} {
+	for _, args := range [][]string{{"--k", "100"}, {"--k", "0"}, {"--group-bits", "0"}, {"--shingle-width", "0"}, {"--shingle-width", "65"}, {"--seed", "0"}} {
 		d := dbDir(t)
 		r := runFPDB(t, "", append(append([]string{"--db", d, "add"}, args...), corpus+"bees.txt")...).mustCode(t, exitFailure)
 		if !strings.Contains(r.stderr, `invalid value "`+args[1]+`" for `+args[0]+": must") {

@@ -55,8 +55,8 @@ func (c *creationFlags) validate() error {
 		return bad("k", c.k, fmt.Sprintf("must be a multiple of 64 in [64, %d]", db.MaxK))
 	case c.given("group-bits") && (c.groupBits < 1 || c.groupBits > db.MaxGroupWidth):
 		return bad("group-bits", c.groupBits, fmt.Sprintf("must be in [1, %d]", db.MaxGroupWidth))
-	case c.given("shingle-width") && c.shingleWidth < 1:
-		return bad("shingle-width", c.shingleWidth, "must be at least 1")
+	case c.given("shingle-width") && (c.shingleWidth < 1 || c.shingleWidth > db.MaxShingleWidth):
+		return bad("shingle-width", c.shingleWidth, fmt.Sprintf("must be in [1, %d]", db.MaxShingleWidth))
 	case c.given("seed") && c.seed == 0:
 		return usageError(&flagValueError{flag: "seed", value: "0", reason: "must not be 0"})
 	case c.given("normalize-version") && (c.normalizeVersion < db.MinNormalizeVersion || c.normalizeVersion > db.NormalizeVersion):
