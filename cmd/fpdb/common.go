@@ -255,7 +255,8 @@ func valueReason(typ string, cause error) string {
 	case typ == "bool":
 		return "not true or false"
 	case cause != nil:
-		return cause.Error()
+		// A flag's own check (--encoding's is the db package's).
+		return strings.TrimPrefix(errorText(cause), "invalid options: ")
 	}
 	return "invalid"
 }

@@ -144,8 +144,8 @@ func TestAddEncoding(t *testing.T) {
 		t.Errorf("--encoding shift_jis: %v, want jp as an exact duplicate", objs)
 	}
 	r = runFPDB(t, "", "--db", dir, "add", "--encoding", "klingon-8", filepath.Join(tmp, "utf8.txt")).mustCode(t, exitFailure)
-	if !strings.Contains(r.stderr, "klingon-8") {
-		t.Errorf("--encoding klingon-8: %s", r.stderr)
+	if want := `fpdb: invalid value "klingon-8" for --encoding: "klingon-8" is not a character encoding fpdb reads`; !strings.HasPrefix(r.stderr, want) {
+		t.Errorf("--encoding klingon-8: stderr %q, want it to start %q", r.stderr, want)
 	}
 	r = runFPDB(t, "", "--db", dir, "query", "--encoding", "latin1", filepath.Join(tmp, "latin1.txt")).mustCode(t, exitOK)
 	if !strings.Contains(r.stdout, "utf8.txt") {
