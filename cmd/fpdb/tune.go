@@ -142,7 +142,7 @@ func (o *tuneOptions) validate(cmd *cobra.Command) error {
 	}
 	switch {
 	case modes > 1:
-		return usageErrorf("tune: give one of --threshold, --catch and --pairs")
+		return usageErrorf("tune: give only one of --threshold, --catch and --pairs")
 	case f.Changed("with") && !f.Changed("catch"):
 		return usageErrorf("tune: --with goes with --catch")
 	case (f.Changed("min-precision") || f.Changed("min-recall")) && o.pairs == "":

@@ -247,7 +247,7 @@ func TestTuneFlags(t *testing.T) {
 	}{
 		{[]string{"--with", "0.9"}, "--with goes with --catch"},
 		{[]string{"--min-recall", "0.9"}, "go with --pairs"},
-		{[]string{"--catch", "0.8", "--threshold", "0.7"}, "give one of"},
+		{[]string{"--catch", "0.8", "--threshold", "0.7"}, "give only one of --threshold, --catch and --pairs"},
 		{[]string{"--k", "100"}, `invalid value "100" for --k`},
 		{[]string{"--catch", "1.5", "--k", "64"}, `invalid value "1.5" for --catch`},
 		{[]string{"--catch", "0.8", "--with", "1", "--k", "64"}, `invalid value "1" for --with`},
