@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -577,9 +579,30 @@ func TestErrorTextTooLarge(t *testing.T) {
 // TestReadOnlyDatabase: a database this user may read but not write is
 // queried; a command that writes says it needs write access, and which
 // commands only read.
+// TestReadOnlyOpenError checks the advice added to an open refused for
+// want of write access, for any user (root is never refused a write, so
+// TestReadOnlyDatabase can only run as another user).
+func TestReadOnlyOpenError(t *testing.T) {
+	dir := t.TempDir()
+	g := &globalOptions{command: "fpdb add"}
+	for _, errno := range []error{syscall.EACCES, syscall.EROFS} {
+		base := fmt.Errorf("open db: %w", &fs.PathError{Op: "open", Path: filepath.Join(dir, "FPDB.LOCK"), Err: errno})
+		err := g.openError(base, openCreate, dir)
+		if !errors.Is(err, errno) || !strings.Contains(err.Error(), "fpdb add writes to the database and needs write access to "+dir) {
+			t.Errorf("%v: %v", errno, err)
+		}
+		if err := g.openError(base, openReadOnly, dir); err != base {
+			t.Errorf("%v, read-only open: %v, want the error unchanged", errno, err)
+		}
+		if err := g.openError(base, openCreate, filepath.Join(dir, "missing")); err != base {
+			t.Errorf("%v, no directory: %v, want the error unchanged", errno, err)
+		}
+	}
+}
+
 func TestReadOnlyDatabase(t *testing.T) {
 	if os.Getuid() == 0 {
-		t.Skip("root writes anything")
+		t.Skip("root writes anything; TestReadOnlyOpenError checks the message")
 	}
 	dir := dbDir(t)
 	runFPDB(t, "", "--db", dir, "add", corpus+"bees.txt").mustCode(t, exitOK)
