@@ -378,7 +378,11 @@ func (d *DB) allHaveTexts(ctx context.Context) error {
 		return nil
 	}
 	if !d.params.KeepTexts {
-		return fmt.Errorf("%w: it holds %d documents and was created without texts (Options.KeepTexts); add templates to a new database before its documents", ErrTemplateNeedsTexts, n)
+		docs := "documents"
+		if n == 1 {
+			docs = "document"
+		}
+		return fmt.Errorf("%w: it holds %d %s and was created without texts (Options.KeepTexts); add templates to a new database before its documents", ErrTemplateNeedsTexts, n, docs)
 	}
 	lo, hi := keys.Range(keys.PrefixText)
 	it, err := d.pdb.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lo, UpperBound: hi, KeyTypes: pebble.IterKeyTypePointsOnly})

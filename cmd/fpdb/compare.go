@@ -335,23 +335,12 @@ func (o *compareOptions) print(stdout io.Writer, sides [2]*side, c *db.Compariso
 	return o.printText(stdout, sides, c, k)
 }
 
-func (o *compareOptions) writeHTML(stdout io.Writer, sides [2]*side, c *db.Comparison, k int) (err error) {
-	w := stdout
-	if o.html != "-" {
-		f, err := os.Create(o.html)
-		if err != nil {
-			return fmt.Errorf("compare: --html: %w", err)
-		}
-		defer func() {
-			if cerr := f.Close(); err == nil && cerr != nil {
-				err = fmt.Errorf("compare: --html: %w", cerr)
-			}
-		}()
-		w = f
-	}
-	return report.WriteCompare(w, report.Pair{
-		NameA: sides[0].name(), NameB: sides[1].name(), TextA: c.TextA, TextB: c.TextB,
-		Figures: &c.Figures, K: k, Generated: time.Now(),
+func (o *compareOptions) writeHTML(stdout io.Writer, sides [2]*side, c *db.Comparison, k int) error {
+	return writeOutput(stdout, o.html, "compare: --html", func(w io.Writer) error {
+		return report.WriteCompare(w, report.Pair{
+			NameA: sides[0].name(), NameB: sides[1].name(), TextA: c.TextA, TextB: c.TextB,
+			Figures: &c.Figures, K: k, Generated: time.Now(),
+		})
 	})
 }
 

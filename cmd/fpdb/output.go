@@ -2,6 +2,8 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -95,4 +97,25 @@ func (o *outputFile) abort() {
 	case o.created:
 		os.Remove(o.Name())
 	}
+}
+
+// writeOutput writes a whole output file through write: whole or not at
+// all (see outputFile), "-" to stdout unless stdout is nil (then "-" is a
+// file name). Errors are prefixed with what ("--html", "--plot").
+func writeOutput(stdout io.Writer, path, what string, write func(io.Writer) error) error {
+	if path == "-" && stdout != nil {
+		return write(stdout)
+	}
+	out, err := createOutput(path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	defer out.abort()
+	if err := write(out); err != nil {
+		return err
+	}
+	if err := out.commit(); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -126,5 +128,43 @@ func TestControlCharactersInIDs(t *testing.T) {
 			}
 			raw("delete", runFPDB(t, "", "--db", dir, "delete", id).mustCode(t, exitOK))
 		})
+	}
+}
+
+// TestWriteOutput checks the whole-or-nothing writes of compare --html,
+// report --out and tune --plot: a failed write leaves an existing file as
+// it was and no new one; "-" is stdout unless there is none.
+func TestWriteOutput(t *testing.T) {
+	dir := t.TempDir()
+	old := filepath.Join(dir, "old.html")
+	if err := os.WriteFile(old, []byte("keep"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fail := func(w io.Writer) error {
+		io.WriteString(w, "partial")
+		return errors.New("cut short")
+	}
+	for _, p := range []string{old, filepath.Join(dir, "new.html")} {
+		if err := writeOutput(io.Discard, p, "--html", fail); err == nil {
+			t.Fatalf("%s: no error", p)
+		}
+	}
+	if b, err := os.ReadFile(old); err != nil || string(b) != "keep" {
+		t.Errorf("existing file after a failed write: %q, %v", b, err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("files left: %v", ents)
+	}
+	var stdout strings.Builder
+	ok := func(w io.Writer) error { _, err := io.WriteString(w, "page"); return err }
+	if err := writeOutput(&stdout, "-", "--html", ok); err != nil || stdout.String() != "page" {
+		t.Errorf("-: %q, %v", stdout.String(), err)
+	}
+	t.Chdir(dir)
+	if err := writeOutput(nil, "-", "--plot", ok); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "-")); err != nil || string(b) != "page" {
+		t.Errorf("- without stdout: %q, %v", b, err)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"time"
 
@@ -135,14 +134,10 @@ func (o *reportOptions) run(ctx context.Context, stdout, stderr io.Writer) (err 
 
 // write writes the page to --out.
 func (o *reportOptions) write(stdout io.Writer, page []byte) error {
-	if o.out == "-" {
-		_, err := stdout.Write(page)
+	return writeOutput(stdout, o.out, "report: --out", func(w io.Writer) error {
+		_, err := w.Write(page)
 		return err
-	}
-	if err := os.WriteFile(o.out, page, 0o644); err != nil {
-		return fmt.Errorf("report: --out: %w", err)
-	}
-	return nil
+	})
 }
 
 // mode says in words how clusters are made.

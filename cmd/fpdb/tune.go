@@ -285,18 +285,12 @@ func (o *tuneOptions) writePlot(ch *plot.Chart) error {
 	}
 	// A temporary file of its own (never FILE.tmp, which may be the
 	// user's), renamed over FILE; a directory is refused, named.
-	out, err := createOutput(o.plot)
-	if err != nil {
-		return fmt.Errorf("--plot: %w", err)
-	}
-	defer out.abort()
-	if _, err := out.Write(b.Bytes()); err != nil {
-		return fmt.Errorf("--plot: %w", err)
-	}
-	if err := out.commit(); err != nil {
-		return fmt.Errorf("--plot: %w", err)
-	}
-	return nil
+	return writeOutput(nil, o.plot, "--plot", func(w io.Writer) error {
+		if _, err := w.Write(b.Bytes()); err != nil {
+			return fmt.Errorf("--plot: %w", err)
+		}
+		return nil
+	})
 }
 
 // jsonCatch is the JSON form of "fpdb tune --catch".
