@@ -108,7 +108,7 @@ func (g *globalOptions) openError(err error, mode openMode, dir string) error {
 	case mode != openReadOnly && (errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)) && isDir(dir):
 		// A database this user may read but not write: the commands
 		// that only read work.
-		return fmt.Errorf("%w (%s writes to the database and needs write access to %s; query, get, list and stats only read it)",
+		return fmt.Errorf("%w (%s opens the database for writing and needs write access to %s; commands that only read it, such as query, get, list, stats and export, work)",
 			err, cmp.Or(g.command, "this command"), dir)
 	}
 	return err

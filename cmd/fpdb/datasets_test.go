@@ -339,6 +339,39 @@ func TestDedupWorkOtherCreationFlags(t *testing.T) {
 	}
 }
 
+// TestDedupLeavesUsersDatabase checks that a database at the place of the
+// work database (KEPT.fpdb) that dedup did not make is never replaced:
+// one made by add (which keeps texts, as a work database does not), and
+// one made with the work database's own flags.
+func TestDedupLeavesUsersDatabase(t *testing.T) {
+	dir := t.TempDir()
+	in := writeFile(t, dir, "in.jsonl", []byte(`{"id":"a","text":"one two three four five six seven"}`+"\n"))
+	out := filepath.Join(dir, "k.jsonl")
+	for _, flags := range [][]string{{"--k", "256"}, {"--no-texts", "--no-log"}} {
+		os.RemoveAll(out + ".fpdb")
+		runFPDB(t, "", append([]string{"--db", out + ".fpdb", "add", "--id", "mine", corpus + "bees.txt"}, flags...)...).mustCode(t, exitOK)
+		r := runFPDB(t, "", "dedup", "-q", in, "--out", out)
+		if r.code == exitOK || !strings.Contains(r.stderr, "dedup did not make (1 document)") {
+			t.Errorf("%v: exit %d: %s", flags, r.code, r.stderr)
+		}
+		runFPDB(t, "", "--db", out+".fpdb", "get", "mine").mustCode(t, exitOK)
+	}
+}
+
+// TestDedupResumedBadExit checks the exit status of a rerun whose bad
+// records were all stored (refused) by the earlier run: 3, as the first
+// run's, not 2 without a message.
+func TestDedupResumedBadExit(t *testing.T) {
+	dir := t.TempDir()
+	in := writeFile(t, dir, "in.jsonl", []byte(`{"id":"a","text":"one two three four five six seven"}`+"\n"+`{"id":"b","text":"!!! ???"}`+"\n"))
+	args := []string{"dedup", "-q", "--keep-work", in, "--out", filepath.Join(dir, "k.jsonl")}
+	runFPDB(t, "", args...).mustCode(t, exitInput)
+	r := runFPDB(t, "", args...).mustCode(t, exitInput)
+	if !strings.Contains(r.stderr, "1 skipped (1 no words)") {
+		t.Errorf("rerun: %s", r.stderr)
+	}
+}
+
 // readText returns the contents of the file at path.
 func readText(t *testing.T, path string) string {
 	t.Helper()

@@ -263,7 +263,11 @@ func (o *dedupOptions) run(ctx context.Context, stdout, stderr io.Writer) (err e
 	if work != "" && errors.As(err, &perr) {
 		// A work database made with other creation flags (--k,
 		// --shingle-width, ...) serves another run: a new one, as for
-		// other record options (checkWork).
+		// other record options (checkWork); a database dedup did not
+		// make is the user's, and stays.
+		if err := isWorkDB(ctx, work); err != nil {
+			return failure(err)
+		}
 		if err := os.RemoveAll(work); err != nil {
 			return failure(fmt.Errorf("dedup: remove the work database of another run: %w", err))
 		}
@@ -316,6 +320,11 @@ func (o *dedupOptions) run(ctx context.Context, stdout, stderr io.Writer) (err e
 	}
 	fmt.Fprintln(stderr, dedupSummaryLine(sum))
 	if sum.Skipped > 0 {
+		if rep.failures == (inputFailures{}) {
+			// Every bad record was in the part an interrupted run
+			// stored: reported then, counted in the summary now.
+			return &exitError{code: exitInput}
+		}
 		return rep.failures.failure(nil)
 	}
 	return nil
@@ -358,6 +367,8 @@ func (o *dedupOptions) checkWork(ctx context.Context, d *db.DB, inputs []string)
 		return d, nil
 	case err != nil && !errors.Is(err, db.ErrNoMark):
 		return d, err
+	case err != nil:
+		return d, notWorkDB(o.dbDir, d.Len())
 	default:
 		if err := d.Close(); err != nil {
 			return nil, err
@@ -370,6 +381,31 @@ func (o *dedupOptions) checkWork(ctx context.Context, d *db.DB, inputs []string)
 		}
 	}
 	return d, d.SetMark(ctx, db.Mark{Name: workMark, Value: want})
+}
+
+// isWorkDB returns nil when dir holds a work database of dedup (one with
+// its mark, or one holding no document), else why dedup must not replace
+// it.
+func isWorkDB(ctx context.Context, dir string) error {
+	d, err := db.Open(dir, &db.Options{ReadOnly: true, ErrorIfNotExist: true})
+	if err != nil {
+		return fmt.Errorf("dedup: %s is in the way of the work database: %w", dir, err)
+	}
+	defer d.Close()
+	_, err = d.Mark(ctx, workMark)
+	switch {
+	case err == nil || errors.Is(err, db.ErrNoMark) && d.Len() == 0:
+		return nil
+	case errors.Is(err, db.ErrNoMark):
+		return notWorkDB(dir, d.Len())
+	}
+	return err
+}
+
+// notWorkDB is the error of a database at a work database's place that
+// dedup did not make.
+func notWorkDB(dir string, docs int) error {
+	return fmt.Errorf("dedup: %s is a database that dedup did not make (%s): it is left as it is; give it as --db to check the records against it, or another --out", dir, nDocs(docs))
 }
 
 // dedupSummaryLine is the last line of a dedup run.

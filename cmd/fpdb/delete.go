@@ -66,7 +66,9 @@ reads the whole log once per 10 000 ids.
 --dry-run lists the ids that would be deleted, one per line (an id given
 twice once), and the count on standard error, and changes nothing; an id
 that is not stored is reported as the delete reports it, with its exit
-status. An age of zero or less is refused.
+status (but with --forget, whose dry run does not read the audit log,
+an id not stored is reported not found with exit 0). An age of zero or
+less is refused.
 
 Exit status: 0 when every id given was deleted (with --dry-run: is stored);
 2 otherwise.`,

@@ -112,7 +112,7 @@ func writeOutput(stdout io.Writer, path, what string, write func(io.Writer) erro
 	}
 	defer out.abort()
 	if err := write(out); err != nil {
-		return err
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	if err := out.commit(); err != nil {
 		return fmt.Errorf("%s: %w", what, err)

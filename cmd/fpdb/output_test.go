@@ -145,8 +145,8 @@ func TestWriteOutput(t *testing.T) {
 		return errors.New("cut short")
 	}
 	for _, p := range []string{old, filepath.Join(dir, "new.html")} {
-		if err := writeOutput(io.Discard, p, "--html", fail); err == nil {
-			t.Fatalf("%s: no error", p)
+		if err := writeOutput(io.Discard, p, "--html", fail); err == nil || err.Error() != "--html: cut short" {
+			t.Fatalf("%s: %v, want --html: cut short", p, err)
 		}
 	}
 	if b, err := os.ReadFile(old); err != nil || string(b) != "keep" {

@@ -576,9 +576,6 @@ func TestErrorTextTooLarge(t *testing.T) {
 	}
 }
 
-// TestReadOnlyDatabase: a database this user may read but not write is
-// queried; a command that writes says it needs write access, and which
-// commands only read.
 // TestReadOnlyOpenError checks the advice added to an open refused for
 // want of write access, for any user (root is never refused a write, so
 // TestReadOnlyDatabase can only run as another user).
@@ -588,7 +585,7 @@ func TestReadOnlyOpenError(t *testing.T) {
 	for _, errno := range []error{syscall.EACCES, syscall.EROFS} {
 		base := fmt.Errorf("open db: %w", &fs.PathError{Op: "open", Path: filepath.Join(dir, "FPDB.LOCK"), Err: errno})
 		err := g.openError(base, openCreate, dir)
-		if !errors.Is(err, errno) || !strings.Contains(err.Error(), "fpdb add writes to the database and needs write access to "+dir) {
+		if !errors.Is(err, errno) || !strings.Contains(err.Error(), "fpdb add opens the database for writing and needs write access to "+dir) {
 			t.Errorf("%v: %v", errno, err)
 		}
 		if err := g.openError(base, openReadOnly, dir); err != base {
@@ -600,6 +597,9 @@ func TestReadOnlyOpenError(t *testing.T) {
 	}
 }
 
+// TestReadOnlyDatabase: a database this user may read but not write is
+// queried; a command that writes says it needs write access, and which
+// commands only read.
 func TestReadOnlyDatabase(t *testing.T) {
 	if os.Getuid() == 0 {
 		t.Skip("root writes anything; TestReadOnlyOpenError checks the message")
@@ -619,7 +619,7 @@ func TestReadOnlyDatabase(t *testing.T) {
 		if name == "check" {
 			name = "check --repair"
 		}
-		want := fmt.Sprintf("permission denied (fpdb %s writes to the database and needs write access to %s; query, get, list and stats only read it)\n", name, dir)
+		want := fmt.Sprintf("permission denied (fpdb %s opens the database for writing and needs write access to %s; commands that only read it, such as query, get, list, stats and export, work)\n", name, dir)
 		if !strings.HasSuffix(r.stderr, want) {
 			t.Errorf("%s: stderr %q, want it to end %q", args, r.stderr, want)
 		}

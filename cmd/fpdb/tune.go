@@ -286,10 +286,8 @@ func (o *tuneOptions) writePlot(ch *plot.Chart) error {
 	// A temporary file of its own (never FILE.tmp, which may be the
 	// user's), renamed over FILE; a directory is refused, named.
 	return writeOutput(nil, o.plot, "--plot", func(w io.Writer) error {
-		if _, err := w.Write(b.Bytes()); err != nil {
-			return fmt.Errorf("--plot: %w", err)
-		}
-		return nil
+		_, err := w.Write(b.Bytes())
+		return err
 	})
 }
 
