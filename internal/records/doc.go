@@ -126,7 +126,11 @@
 //     types, repetition, logical types and compression) followed by the
 //     extras (top-level columns named as an extra are left out: the extras
 //     replace them); a record from a source of another schema is an error
-//     wrapping ErrSchema. Row groups hold at most 100 000 rows or about 32 MiB of
+//     wrapping ErrSchema that names how the schemas differ (a column only
+//     in one, required in one and optional in the other, of another type,
+//     in another order): the output's schema is fixed by its first row and
+//     its rows are copied as they are, so a required column is not
+//     widened to optional. Row groups hold at most 100 000 rows or about 32 MiB of
 //     values. Rows are encoded and compressed on goroutines, one per row
 //     group, at most two row groups at once and 32 MiB of rows waiting for
 //     them (a writer holds those and up to two row groups' pages in

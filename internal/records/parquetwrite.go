@@ -3,6 +3,7 @@ package records
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -467,7 +468,8 @@ func (w *Writer) writeParquet(rec *Record, extras []Extra, isBad bool) error {
 		}
 		if rec.src != pq.src && rec.src != pq.okSrc {
 			if !parquet.EqualNodes(rec.src.pqSchema, pq.src.pqSchema) {
-				return fmt.Errorf("%w: %s has the columns [%s], the output has those of %s [%s]", ErrSchema, rec.src.name, columnList(rec.src.pqSchema), pq.src.name, columnList(pq.src.pqSchema))
+				return fmt.Errorf("%w: %s has another schema than %s, whose schema the Parquet output keeps: %s (give the files one schema, or write JSON Lines, which holds records of any columns)",
+					ErrSchema, rec.src.name, pq.src.name, schemaDiff(rec.src.pqSchema, pq.src.pqSchema, rec.src.name, pq.src.name))
 			}
 			pq.okSrc = rec.src
 		}
@@ -607,4 +609,95 @@ func (w *Writer) closeParquet() (err error) {
 	}
 	defer recoverWrite(&err, "closing the Parquet file")
 	return w.pq.w.Close()
+}
+
+// maxSchemaDiffs bounds the differences schemaDiff names.
+const maxSchemaDiffs = 5
+
+// schemaDiff says how the Parquet schemas a (of the file aName) and b (of
+// bName) differ, as parquet.EqualNodes compares them: columns only in one
+// of them, columns that are required in one and optional (or repeated) in
+// the other, columns of other types, columns in another order.
+func schemaDiff(a, b *parquet.Schema, aName, bName string) string {
+	var diffs []string
+	repetition := func(n parquet.Node) string {
+		switch {
+		case n.Repeated():
+			return "repeated"
+		case n.Optional():
+			return "optional"
+		}
+		return "required"
+	}
+	kind := func(n parquet.Node) string {
+		if n.Leaf() {
+			return "a leaf column"
+		}
+		return "a group"
+	}
+	var walk func(path string, a, b parquet.Node)
+	walk = func(path string, a, b parquet.Node) {
+		if path != "" {
+			switch {
+			case repetition(a) != repetition(b):
+				diffs = append(diffs, fmt.Sprintf("column %q is %s in %s, %s in %s", path, repetition(a), aName, repetition(b), bName))
+			case a.Leaf() != b.Leaf():
+				diffs = append(diffs, fmt.Sprintf("column %q is %s in %s, %s in %s", path, kind(a), aName, kind(b), bName))
+				return
+			case a.Leaf() && !parquet.EqualTypes(a.Type(), b.Type()):
+				diffs = append(diffs, fmt.Sprintf("column %q is %s in %s, %s in %s", path, a.Type(), aName, b.Type(), bName))
+				return
+			case !a.Leaf() && !reflect.DeepEqual(a.Type().LogicalType(), b.Type().LogicalType()):
+				diffs = append(diffs, fmt.Sprintf("column %q is %s in %s, %s in %s", path, a.Type(), aName, b.Type(), bName))
+			}
+			if a.Leaf() || b.Leaf() {
+				return
+			}
+		}
+		af, bf := a.Fields(), b.Fields()
+		var aNames, bNames, common []string
+		for _, f := range af {
+			aNames = append(aNames, f.Name())
+		}
+		for _, f := range bf {
+			bNames = append(bNames, f.Name())
+		}
+		child := func(name string) string {
+			if path == "" {
+				return name
+			}
+			return path + "." + name
+		}
+		for _, n := range aNames {
+			if slices.Contains(bNames, n) {
+				common = append(common, n)
+			} else {
+				diffs = append(diffs, fmt.Sprintf("column %q is only in %s", child(n), aName))
+			}
+		}
+		for _, n := range bNames {
+			if !slices.Contains(aNames, n) {
+				diffs = append(diffs, fmt.Sprintf("column %q is only in %s", child(n), bName))
+			}
+		}
+		if len(common) == len(aNames) && len(common) == len(bNames) && !slices.Equal(aNames, bNames) {
+			of := ""
+			if path != "" {
+				of = " of " + strconv.Quote(path)
+			}
+			diffs = append(diffs, fmt.Sprintf("the columns%s are in another order: [%s] in %s, [%s] in %s", of, strings.Join(aNames, ", "), aName, strings.Join(bNames, ", "), bName))
+		}
+		for _, n := range common {
+			walk(child(n), af[slices.Index(aNames, n)], bf[slices.Index(bNames, n)])
+		}
+	}
+	walk("", a, b)
+	if len(diffs) == 0 {
+		// Not expected: the schemas differ in what is not told above.
+		return fmt.Sprintf("[%s] in %s, [%s] in %s", columnList(a), aName, columnList(b), bName)
+	}
+	if len(diffs) > maxSchemaDiffs {
+		diffs = append(diffs[:maxSchemaDiffs], fmt.Sprintf("and %d more differences", len(diffs)-maxSchemaDiffs))
+	}
+	return strings.Join(diffs, "; ")
 }

@@ -603,3 +603,53 @@ func TestWriteParquetDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteParquetSchemaDifference checks that a Parquet shard whose
+// schema differs from the one the output keeps only in a column being
+// optional rather than required is refused with an error that names that
+// column and how it differs, not two equal lists of column names.
+func TestWriteParquetSchemaDifference(t *testing.T) {
+	dir := t.TempDir()
+	type required struct {
+		ID   string `parquet:"id"`
+		Text string `parquet:"text"`
+	}
+	type optional struct {
+		ID   string  `parquet:"id"`
+		Text *string `parquet:"text,optional"`
+	}
+	type retyped struct {
+		ID    int64   `parquet:"id"`
+		Text  string  `parquet:"text"`
+		Extra float64 `parquet:"extra"`
+	}
+	a, b, c := filepath.Join(dir, "a.parquet"), filepath.Join(dir, "b.parquet"), filepath.Join(dir, "c.parquet")
+	x := "x"
+	if err := parquet.WriteFile(a, []required{{"a", "one"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := parquet.WriteFile(b, []optional{{"b", &x}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := parquet.WriteFile(c, []retyped{{3, "three", 1}}); err != nil {
+		t.Fatal(err)
+	}
+	w, err := Create(filepath.Join(dir, "out.parquet"), FormatAuto, nil, extraNames)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := appendFile(t, w, a, Options{IDField: "id"}, 0); err != nil {
+		t.Fatal(err)
+	}
+	err = appendFile(t, w, b, Options{IDField: "id"}, 1)
+	if want := `column "text" is optional in ` + b + `, required in ` + a; !errors.Is(err, ErrSchema) || !strings.Contains(err.Error(), want) {
+		t.Errorf("optional against required: %v\nwant it to say %q", err, want)
+	}
+	err = appendFile(t, w, c, Options{IDField: "id"}, 1)
+	for _, want := range []string{`column "id" is INT(64,true) in ` + c + `, STRING in ` + a, `column "extra" is only in ` + c} {
+		if !errors.Is(err, ErrSchema) || !strings.Contains(err.Error(), want) {
+			t.Errorf("another type and column: %v\nwant it to say %q", err, want)
+		}
+	}
+}
