@@ -46,6 +46,14 @@ const (
 // earlier run stored that the database does not hold.
 var errRefusedEarlier = fmt.Errorf("%w: refused by the database (no words, binary or an invalid id) in an earlier run", ErrBadRecord)
 
+// MaxColumns is the most columns (of the records, not counting the added
+// fields) a CSV/TSV or Parquet output of JSON Lines inputs may have: the
+// load stops with an error (wrapping ErrBadInput) at a record that brings
+// one more member, rather than write an output of that many columns
+// (records whose members are data, such as ids as keys); a JSON Lines
+// output has no such limit.
+const MaxColumns = 10000
+
 // extraNames are the added fields, in order.
 var extraNames = []string{FieldCluster, FieldKept, FieldSimilarity, FieldError}
 
@@ -76,7 +84,11 @@ type Options struct {
 	Out, Removed, Clusters string
 	// OutFormat is the format of Out and Removed: "jsonl", "csv", "tsv" or
 	// "parquet"; default: told by Out's extension, else the first input's
-	// format.
+	// format. A CSV/TSV or Parquet output of JSON Lines inputs has a column
+	// for every member that any record has (of every input, in order of
+	// first appearance; a record lacking one has an empty cell, null in
+	// Parquet; nested values are their JSON text), and the columns of any
+	// CSV/TSV or Parquet input among them.
 	OutFormat string
 	// Stdout is written for an output "-".
 	Stdout io.Writer
@@ -206,6 +218,17 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 	outFormat, err := outputFormat(&o, l.ro)
 	if err != nil {
 		return nil, err
+	}
+	// A CSV/TSV or Parquet output of JSON Lines records has a column for
+	// every member any record has, the first record's first: the load
+	// pass, which reads every record (those an earlier run stored too:
+	// it reads them, it does not skip them), collects the names, in
+	// input order, so a resumed run has the columns of one that was not
+	// interrupted. JSON Lines outputs need none (no cost for them).
+	var names *records.Names
+	if outFormat != records.FormatJSONL && hasJSONLInput(o.Inputs, l.ro) {
+		names = &records.Names{Max: MaxColumns}
+		l.ro.Names = names
 	}
 
 	// Phase 1: store every record; note the first record of each id and
@@ -339,8 +362,20 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 	if err := writeClusters(w.cbuf, cs); err != nil {
 		return sum, err
 	}
+	if names != nil {
+		cols := names.List()
+		if err := w.kept.SetColumns(cols, emptyExtras); err != nil {
+			return sum, err
+		}
+		if w.removed != nil {
+			if err := w.removed.SetColumns(cols, emptyExtras); err != nil {
+				return sum, err
+			}
+		}
+	}
 	ro := l.ro
 	ro.Raw = true
+	ro.Names = nil // collected by the first pass
 	// The first pass read every record (a resumed run's stored part too)
 	// and noted the bad ones: the texts need not be decoded again, unless
 	// the database refused records of the part an earlier run stored: why
@@ -652,6 +687,20 @@ func writeFile(ctx context.Context, path string, o *Options, ro records.Options,
 			return err
 		}
 	}
+}
+
+// hasJSONLInput tells whether an input is read as JSON Lines (ro.Format,
+// else its extension).
+func hasJSONLInput(inputs []string, ro records.Options) bool {
+	if ro.Format != records.FormatAuto {
+		return ro.Format == records.FormatJSONL
+	}
+	for _, p := range inputs {
+		if f, _, err := records.Detect(p); err == nil && f == records.FormatJSONL {
+			return true
+		}
+	}
+	return false
 }
 
 // outputFormat returns the format of the outputs.

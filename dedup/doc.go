@@ -16,9 +16,12 @@
 // every record once, in input order, to the kept or the removed output,
 // with the fields FieldCluster, FieldKept, FieldSimilarity and FieldError
 // added. Its output depends only on the inputs and the options, not on the
-// number of cores. The pairs are exact unless Options.Plan asks for an
-// approximate plan (db.PlanApprox), which may miss some for speed; the
-// Summary names the plan and its expected recall.
+// number of cores. A CSV/TSV or Parquet output of JSON Lines inputs has a
+// column for every member that any record has, in order of first
+// appearance (the first pass collects them, a resumed run's too). The
+// pairs are exact unless Options.Plan asks for an approximate plan
+// (db.PlanApprox), which may miss some for speed; the Summary names the
+// plan and its expected recall.
 //
 // # Caveats
 //

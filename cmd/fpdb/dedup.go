@@ -79,8 +79,16 @@ states the plan and its expected recall.
 
 Outputs have the input's format (and the compression their extension
 says: .gz, .zst) unless --out-format says otherwise; Parquet outputs keep
-the input's schema and add the four columns. Each output is written under a
-temporary name (.fpdb-part.NAME, beside it) and renamed when complete.
+the input's schema and add the four columns (Parquet shards of different
+schemas are refused, the error naming the difference: a column only in
+one, required in one and optional in the other, of another type; a JSON
+Lines output takes them all). A CSV, TSV or Parquet output of JSON Lines
+has a column for every member that any record has, in order of first
+appearance (a record lacking one gets an empty cell, null in Parquet;
+nested objects and arrays are written as their JSON text; more than
+10000 different members stop the run during its load). Each output is
+written under a temporary name (.fpdb-part.NAME, beside it) and renamed
+when complete.
 
 Bad records (a missing or non-string field, invalid UTF-8, a text too
 long, a malformed line, an id given twice, a text without any word) are

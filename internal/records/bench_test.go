@@ -71,6 +71,7 @@ func BenchmarkReadJSONL(b *testing.B) {
 		benchRead(b, p, Options{IDField: "id", KeepFields: []string{"meta.url"}}, int64(len(jsonl)))
 	})
 	b.Run("raw", func(b *testing.B) { benchRead(b, p, Options{IDField: "id", Raw: true}, int64(len(jsonl))) })
+	b.Run("names", func(b *testing.B) { benchRead(b, p, Options{IDField: "id", Names: &Names{}}, int64(len(jsonl))) })
 }
 
 // BenchmarkReadCSV reads the same records as CSV (MB/s of the file).

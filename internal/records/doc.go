@@ -58,7 +58,11 @@
 // record's columns (for a JSON Lines source its top-level members; nested
 // values written as their JSON text), then the extras; Parquet columns from
 // the first record's columns as optional strings (values as text, JSON
-// values as JSON text), then the extras.
+// values as JSON text), then the extras. JSON Lines records often differ in
+// their members (optional keys that appear late): a first pass with
+// Options.Names collects every member of every record, in order of first
+// appearance, and Writer.SetColumns gives those to the output instead of
+// the first record's, so that each record fills the columns it has.
 //
 // # Caveats
 //
@@ -109,8 +113,9 @@
 //     written as JSON (error).
 //   - Writer, CSV/TSV: a record whose columns are not those of the first one
 //     (in any order and any subset of them, for JSON Lines sources: a
-//     member a record lacks is an empty cell, as null is) is an error
-//     wrapping ErrSchema naming both lists; WriteBad places the fields it can by name and drops
+//     member a record lacks is an empty cell, as null is; with SetColumns,
+//     any subset of those, for every source) is an error wrapping
+//     ErrSchema naming both lists; WriteBad places the fields it can by name and drops
 //     the others. Bad records that tell no columns (a malformed JSON line)
 //     are held (at most 1000 of them or 16 MiB) until a record tells the
 //     columns; if none does, the output's only column is "fpdb_raw" holding
@@ -145,8 +150,9 @@
 //     at the fastest level too (a dedup writes as much as it reads). A
 //     .zst output is a sequence of zstd frames of 1 MiB of text each,
 //     compressed on two goroutines and written in order. A Parquet output of string
-//     columns (non-Parquet sources) accepts records with a subset of the
-//     first record's columns (the others null); other names are ErrSchema. An extra keeps the type it had
+//     columns (non-Parquet sources, or any with SetColumns) accepts records
+//     with a subset of the first record's columns, or of those SetColumns
+//     gave (the others null); other names are ErrSchema. An extra keeps the type it had
 //     in the first record written. Parquet and bzip2 cannot be compressed
 //     as a whole when writing (.parquet.gz, .bz2 are refused).
 //   - Reader, Parquet with Options.Raw: when every top-level column is

@@ -169,7 +169,7 @@ func (d *jsonlDecoder) next(rec *Record) error {
 	if d.opts.Raw {
 		rec.Raw = line
 	}
-	notObject, err := d.sc.scanLine(line, &d.root, d.spans, d.opts.Raw)
+	notObject, err := d.sc.scanLine(line, &d.root, d.spans, d.opts.Raw || d.opts.Names != nil)
 	if err != nil {
 		rec.Err = bad("malformed JSON: %v", err)
 		return nil
@@ -177,6 +177,11 @@ func (d *jsonlDecoder) next(rec *Record) error {
 	if notObject != "" {
 		rec.Err = bad("not a JSON object (%s)", notObject)
 		return nil
+	}
+	if d.opts.Names != nil {
+		if err := d.addNames(line); err != nil {
+			return err
+		}
 	}
 	if err := d.checkFields(line); err != nil {
 		return err
@@ -367,6 +372,21 @@ func (d *jsonlDecoder) buildFields(line []byte, rec *Record) {
 		d.fields = append(d.fields, Field{Name: d.internName(key), Value: json.RawMessage(line[m.val.start:m.val.end])})
 	}
 	rec.Fields = d.fields
+}
+
+// addNames adds the names of the scanned members to Options.Names.
+func (d *jsonlDecoder) addNames(line []byte) error {
+	for _, m := range d.sc.members {
+		key := line[m.keyStart:m.keyEnd]
+		if m.keyEscaped {
+			d.sc.keyBuf = appendUnescaped(d.sc.keyBuf[:0], key)
+			key = d.sc.keyBuf
+		}
+		if err := d.opts.Names.addBytes(key); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // internName returns key as a string, shared with earlier records.

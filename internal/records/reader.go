@@ -138,13 +138,30 @@ func Open(path string, o Options) (*Reader, error) {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		r.dec = d
+		if err := r.addColumnNames(); err != nil {
+			r.Close()
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
 		return r, nil
 	}
 	if err := r.init(file, c); err != nil {
 		r.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	if err := r.addColumnNames(); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	return r, nil
+}
+
+// addColumnNames adds the columns of a CSV/TSV or Parquet file to
+// Options.Names, if set.
+func (r *Reader) addColumnNames() error {
+	if r.opts.Names != nil && r.format != FormatJSONL {
+		return r.opts.Names.Add(r.src.columns...)
+	}
+	return nil
 }
 
 // NewReader reads records from rd (for example standard input), calling the
@@ -167,6 +184,10 @@ func NewReader(rd io.Reader, name string, c Compression, o Options) (*Reader, er
 	r := &Reader{name: name, format: f, opts: o, size: -1}
 	r.src = &source{format: f, name: name}
 	if err := r.init(rd, c); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if err := r.addColumnNames(); err != nil {
 		r.Close()
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}

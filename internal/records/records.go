@@ -188,6 +188,18 @@ type Options struct {
 	// uncompressed files ignore it. The Reader must then be closed: until
 	// Close, the goroutine holds the file and the decompressor.
 	DecodeAhead bool
+	// Names, if set, collects the field names of the records read, in the
+	// order of their first appearance: a JSON Lines reader adds the
+	// top-level members of every line that is a JSON object (bad records'
+	// too; a malformed line has none), at the cost of a look-up per
+	// member; a CSV/TSV or Parquet reader adds its columns (the header,
+	// the top-level columns) when it is opened. Records passed over by
+	// Reader.Skip add nothing. Past Names.Max, Next (or Open) returns an
+	// error wrapping ErrSchema that stops the file. It is for a first
+	// pass over JSON Lines whose records differ in their members, so that
+	// a columnar output of a second pass can have them all
+	// (Writer.SetColumns).
+	Names *Names
 }
 
 // Position locates a record in its file.

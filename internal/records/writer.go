@@ -61,8 +61,14 @@ type Writer struct {
 	nSrc     int            // the columns of cols that are the source's (a raw column may follow)
 	rawIdx   int            // the column of rawColumn in cols, -1 when none
 	colMap   []int          // scratch: field index -> column (-1: dropped)
-	held     []heldRecord
-	heldSize int
+	// The columns SetColumns gave, and the types of the extras for an
+	// output closed without a record; union: cols came from them, so a
+	// record may have any subset of them.
+	preset       []string
+	presetExtras []Extra
+	union        bool
+	held         []heldRecord
+	heldSize     int
 
 	// CSV/TSV
 	cw    *csv.Writer
@@ -156,6 +162,55 @@ func (w *Writer) settleFallback() error {
 		return w.startParquetSchema(src, w.fallbackExtras)
 	}
 	return w.setColumns(src.columns, w.fallbackExtras)
+}
+
+// SetColumns fixes the columns of a CSV/TSV output, or of a Parquet output
+// of records that are not written with their Parquet source's schema, to
+// names (distinct; then the extras), instead of the first record's: every record
+// written may have any subset of them, in any order (a column a record
+// lacks is an empty cell, null in Parquet); a field not among them is an
+// error wrapping ErrSchema (WriteBad drops it). Records from a Parquet
+// source are then written from their fields, as strings. The output has
+// the columns also when it gets no record (a linked Writer's first record,
+// else extras, give the extras' types). It is for records of
+// heterogeneous JSON Lines whose members a first pass collected
+// (Options.Names). Call it before the first Write; a JSON Lines output,
+// and empty names, leave the Writer as it is.
+func (w *Writer) SetColumns(names []string, extras []Extra) error {
+	if w.format == FormatJSONL || len(names) == 0 {
+		return nil
+	}
+	if w.colsSet || len(w.held) > 0 {
+		return errors.New("records: SetColumns after a Write")
+	}
+	if len(extras) != len(w.extraNames) {
+		return fmt.Errorf("records: %d extras given, the Writer was created with %d (%s)", len(extras), len(w.extraNames), strings.Join(w.extraNames, ", "))
+	}
+	w.preset, w.presetExtras = slices.Clone(names), slices.Clone(extras)
+	return nil
+}
+
+// setPreset fixes the columns to those SetColumns gave, the extras of the
+// types of extras.
+func (w *Writer) setPreset(extras []Extra) error {
+	if err := w.setColumns(w.preset, extras); err != nil {
+		return err
+	}
+	w.union = true
+	return nil
+}
+
+// settlePreset fixes the columns of a Writer that got no record to those
+// SetColumns gave.
+func (w *Writer) settlePreset() error {
+	if w.colsSet || w.preset == nil {
+		return nil
+	}
+	extras := w.presetExtras
+	if w.share != nil && w.share.set {
+		extras = w.share.extras
+	}
+	return w.setPreset(extras)
 }
 
 // heldRecord is a copy of a record waiting for the columns to be known.
@@ -335,7 +390,7 @@ func (w *Writer) write(rec *Record, extras []Extra, isBad bool) error {
 // Parquet row (an output with the schema of its source), without Fields.
 func (w *Writer) parquetAsIs(rec *Record) bool {
 	return w.format == FormatParquet && rec.src != nil && rec.src.format == FormatParquet &&
-		(!w.colsSet || (w.pq != nil && w.pq.same))
+		(!w.colsSet && w.preset == nil || (w.pq != nil && w.pq.same))
 }
 
 // fail records an output error, which stops the Writer.
@@ -513,6 +568,12 @@ func recordColumns(rec *Record) ([]string, bool) {
 }
 
 func (w *Writer) writeColumnar(rec *Record, extras []Extra, isBad bool) error {
+	if !w.colsSet && w.preset != nil {
+		w.shareSchema(w.preset, nil, extras)
+		if err := w.setPreset(extras); err != nil {
+			return err
+		}
+	}
 	if !w.colsSet {
 		if w.format == FormatParquet && rec.src != nil && rec.src.format == FormatParquet {
 			// A Parquet source keeps its schema.
@@ -703,10 +764,10 @@ func (w *Writer) mapFields(rec *Record, isBad bool) error {
 		}
 		w.colMap = append(w.colMap, c)
 	}
-	if !isBad && w.format != FormatParquet && filled != w.nSrc && (rec.src == nil || rec.src.format != FormatJSONL) {
+	if !isBad && !w.union && w.format != FormatParquet && filled != w.nSrc && (rec.src == nil || rec.src.format != FormatJSONL) {
 		mismatch = true
 	}
-	if !isBad && w.colIndex != nil && filled > w.nSrc {
+	if !isBad && !w.union && w.colIndex != nil && filled > w.nSrc {
 		mismatch = true // a name given twice
 	}
 	if mismatch {
@@ -772,6 +833,9 @@ func (w *Writer) Close() error {
 	var errs []error
 	if w.err == nil && (w.format == FormatCSV || w.format == FormatTSV || w.format == FormatParquet) {
 		if err := w.settleHeld(); err != nil {
+			errs = append(errs, err)
+		} else if err := w.settlePreset(); err != nil {
+			// An output without records has the columns it was given.
 			errs = append(errs, err)
 		} else if _, err := w.settleShared(); err != nil {
 			// An output without records keeps the columns of a
