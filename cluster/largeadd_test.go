@@ -448,3 +448,44 @@ func TestHTTPLargeBatch(t *testing.T) {
 	}
 	storedIDs(t, r, failing, func(i int) bool { return i < 7 })
 }
+
+// TestLargeAddCloseWaits: Close waits for the part of a large add under
+// way, which is stored, and the add begins no other part: when Close
+// returns, the add has returned with ErrClosed and the count stored.
+func TestLargeAddCloseWaits(t *testing.T) {
+	tc := startCluster(t, 1, 2, 1, nil)
+	r := tc.nodes[0].Router()
+	rng := rand.New(rand.NewPCG(25, 1))
+	big := sourcedDocs(rng, "big", make([]int, 12)...)
+	r.maxMessage = 5 * entrySize(&db.Doc{ID: big[0].ID, Fingerprint: big[0].Fingerprint})
+	inPart := make(chan struct{})
+	var once sync.Once
+	r.beforeAppend = func() {
+		once.Do(func() {
+			close(inPart)
+			time.Sleep(300 * time.Millisecond) // Close is called meanwhile
+		})
+	}
+	done := make(chan struct{})
+	var res []AddResult
+	var err error
+	go func() {
+		defer close(done)
+		res, err = r.Add(context.Background(), big, AddOptions{Threshold: 0.9})
+	}()
+	<-inPart
+	r.Close()
+	select {
+	case <-done:
+	default:
+		t.Fatal("Close returned while a part of the large add was under way")
+	}
+	if !errors.Is(err, ErrClosed) || !strings.Contains(err.Error(), "after 5 of them stored") {
+		t.Fatalf("the add: %v, want ErrClosed after 5 stored", err)
+	}
+	for i, a := range res {
+		if a.Stored != (i < 5) {
+			t.Fatalf("document %d: stored %v, want the first 5 stored", i, a.Stored)
+		}
+	}
+}

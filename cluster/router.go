@@ -58,6 +58,11 @@ type Router struct {
 	quit        chan struct{}
 	wg          sync.WaitGroup
 	once        sync.Once
+	// largeMu guards closing; large counts the parts of adds appended by
+	// their callers (addLarge) under way, which Close waits for.
+	largeMu sync.Mutex
+	closing bool
+	large   sync.WaitGroup
 }
 
 func newRouter(ctx context.Context, nc *nats.Conn, smap *ShardMap, gw *db.DB, o *Options) (*Router, error) {
@@ -80,11 +85,32 @@ func newRouter(ctx context.Context, nc *nats.Conn, smap *ShardMap, gw *db.DB, o 
 }
 
 // Close stops the router's batcher; pending adds fail with ErrClosed, and
-// an add appended in parts (see Add) begins no other part.
+// an add appended in parts (see Add) begins no other part. It waits for
+// the batcher's commit and the parts under way.
 func (r *Router) Close() {
-	r.once.Do(func() { close(r.quit) })
+	r.once.Do(func() {
+		r.largeMu.Lock()
+		r.closing = true
+		r.largeMu.Unlock()
+		close(r.quit)
+	})
 	r.wg.Wait()
+	r.large.Wait()
 }
+
+// beginPart reports whether a part of a large add may begin (the router is
+// not closing); if so, endPart must follow it.
+func (r *Router) beginPart() bool {
+	r.largeMu.Lock()
+	defer r.largeMu.Unlock()
+	if r.closing {
+		return false
+	}
+	r.large.Add(1)
+	return true
+}
+
+func (r *Router) endPart() { r.large.Done() }
 
 type routerStats struct {
 	batches, conflicts, retries, docs, queryRequests atomic.Int64
@@ -638,15 +664,14 @@ func (r *Router) addLarge(ctx context.Context, req *addReq) ([]AddResult, error)
 			hi++
 		}
 		err := ctx.Err()
-		select {
-		case <-r.quit:
+		if err == nil && !r.beginPart() {
 			err = ErrClosed
-		default:
 		}
 		if err == nil {
 			pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.commitTimeout())
 			err = r.commitPart(pctx, cs[lo:hi])
 			cancel()
+			r.endPart()
 			if err != nil && !permanent(err) {
 				err = fmt.Errorf("%w (the log message of documents %d to %d may be stored, if its acknowledgement was lost)", err, lo+1, hi)
 			}

@@ -98,7 +98,7 @@ func (d *DB) countCopy(ctx context.Context, dir string) (int, error) {
 		Merger:             index.Merger(),
 		MemTableSize:       uint64(d.opts.MemTableSize),
 		ReadOnly:           true,
-		FS:                 d.opts.fs,
+		FS:                 noLockFS{d.opts.fs}, // no LOCK file left in the copy
 		Logger:             slogLogger{d.opts.Logger},
 	})
 	if err != nil {

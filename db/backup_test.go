@@ -70,3 +70,24 @@ func TestBackupInsideThroughSymlink(t *testing.T) {
 		t.Errorf("refused Backup left direct in the database directory: %v", err)
 	}
 }
+
+// TestBackupLeavesNoLock: counting the copy's documents opens it without
+// taking Pebble's lock, so the backup holds no LOCK file of that open;
+// and the copy opens with its documents.
+func TestBackupLeavesNoLock(t *testing.T) {
+	root := t.TempDir()
+	d := openTest(t, filepath.Join(root, "db"), nil)
+	addBatch(t, d, fpBatch(rand.New(rand.NewPCG(9, 9)), "a", 20, DefaultK))
+	dest := filepath.Join(root, "copy")
+	res, err := d.Backup(ctx, dest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dest, "LOCK")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the backup holds a LOCK file: %v", err)
+	}
+	c := openTest(t, dest, nil)
+	if res.Docs != 20 || c.Len() != 20 {
+		t.Errorf("backup of 20 documents: answered %d, the copy holds %d", res.Docs, c.Len())
+	}
+}

@@ -750,8 +750,9 @@ class Client:
                 (:class:`ConnectionFailed`, a proxy's 5xx) its documents may
                 be stored. Documents stored already are reported
                 ``unchanged`` when sent again.
-            BadRequest: an item's text is bytes that are not UTF-8 (a batch
-                carries texts as JSON strings): the items before it are
+            BadRequest: an item's text is bytes that are not UTF-8, or its
+                source holds the surrogate escapes of a file name that is
+                not (a batch carries its fields as JSON strings): the items before it are
                 sent and stored, ``done`` holds their results and
                 ``failed_line`` is the item's place.
         """
@@ -785,20 +786,22 @@ class Client:
 
         for place, item in enumerate(docs, 1):
             try:
-                doc = _item(item)
-            except UnicodeDecodeError as u:
-                # A batch carries texts as JSON strings: bytes must be
-                # UTF-8. The items before it are sent first, so that the
-                # error's failed_line is this item's place.
+                line = json.dumps(_item(item), ensure_ascii=False).encode("utf-8") + b"\n"
+            except (UnicodeDecodeError, UnicodeEncodeError) as u:
+                # A batch carries its fields as JSON strings: they must be
+                # UTF-8 (a Document.source of a file name that is not,
+                # held with surrogate escapes, is not either). The items
+                # before it are sent first, so that the error's
+                # failed_line is this item's place.
                 flush()
+                what = "the text is not UTF-8" if isinstance(u, UnicodeDecodeError) else "its id, text or source is not UTF-8 text"
                 e = BadRequest(
-                    "add_many: item %d (id %r): the text is not UTF-8 (%s); decode it first, or store it with add(), "
-                    "which sends bytes as they are" % (place, _item_id(item), u.reason),
+                    "add_many: item %d (id %r): %s (%s); decode it first, or store it with add(), "
+                    "which sends a bytes text and a file name's bytes as they are" % (place, _item_id(item), what, u.reason),
                     code="bad_request",
                 )
                 e.done, e.failed_line = total, offset + 1
                 raise e from None
-            line = json.dumps(doc, ensure_ascii=False).encode("utf-8") + b"\n"
             if lines and (len(lines) >= batch_size or size + len(line) > max_batch_bytes):
                 flush()
             lines.append(line)

@@ -164,7 +164,10 @@ class Document:
             Python gives such a file name (``os.fsdecode`` on POSIX): each
             byte that is not UTF-8 as a lone surrogate (UTF-8 with
             ``surrogateescape``), so that ``os.fsencode(doc.source)`` is its
-            bytes. ``raw["source"]`` has U+FFFD for each instead.
+            bytes. ``raw["source"]`` has U+FFFD for each instead. Such a
+            string, like any file name Python holds so, cannot be printed
+            to a UTF-8 stream nor sent by ``add_many`` as it is (``add``
+            sends it as its bytes).
         size: the text's size in bytes.
         words: its number of words.
         shingles: its number of distinct shingles (0: unknown).

@@ -382,6 +382,14 @@ class TestDocuments(ServerTest):
         # A UTF-8 source is as it was given.
         self.c.add("utf8", t, source="dir/café.txt")
         self.assertEqual(self.c.get("utf8").source, "dir/café.txt")
+        # add_many cannot carry such a source (JSON strings): the items
+        # before it are stored, and the error says where to go on.
+        with self.assertRaises(BadRequest) as cm:
+            self.c.add_many([("many-1", t + " three"), ("many-2", t + " four", name)])
+        self.assertEqual(cm.exception.failed_line, 2)
+        self.assertEqual(cm.exception.done.stored, 1)
+        self.assertIn("many-1", self.c)
+        self.assertNotIn("many-2", self.c)
 
     def test_delete(self) -> None:
         self.c.add("x/1", text(50))
