@@ -252,3 +252,20 @@ func TestReadDelete(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONTypeErrors: a JSON value of the wrong type is named by its JSON
+// field, not by the Go structs the server decodes into.
+func TestJSONTypeErrors(t *testing.T) {
+	for body, want := range map[string]string{
+		`{"text": "a b c", "threshold": "high"}`: `malformed JSON body: "threshold" must be a number, not a string`,
+		`{"text": 5}`:                            `malformed JSON body: "text" must be a string, not a number`,
+		`{"text": "a", "limit": 1.5}`:            `malformed JSON body: "limit" must be an integer, not a number 1.5`,
+	} {
+		r := httptest.NewRequest(http.MethodPost, "/v1/query", strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		_, err := ReadQuery(r)
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "Go struct") {
+			t.Errorf("%s: %v, want %q", body, err, want)
+		}
+	}
+}

@@ -3,13 +3,17 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
 	"net/url"
+	"reflect"
 	"slices"
 	"strconv"
+	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/fpdb/fpdb/api"
@@ -35,6 +39,11 @@ func DecodeJSON(body []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			// Named by its JSON path, not by the Go structs it fills.
+			return BadRequest("malformed JSON body: %q must be %s, not a %s", jsonPath(te.Field), jsonKind(te.Type), te.Value)
+		}
 		return BadRequest("malformed JSON body: %v", err)
 	}
 	if dec.More() {
@@ -186,4 +195,43 @@ func ReadFlag(r *http.Request, name string) (bool, error) {
 	p.Only(name)
 	v := p.Bool(name)
 	return v, p.Err
+}
+
+// jsonPath is the JSON path of an UnmarshalTypeError's field without the
+// names of the embedded Go structs in it (the API's keys are lower case).
+func jsonPath(field string) string {
+	parts := strings.Split(field, ".")
+	keep := parts[:0]
+	for _, p := range parts {
+		if p != "" && !unicode.IsUpper(rune(p[0])) {
+			keep = append(keep, p)
+		}
+	}
+	if len(keep) == 0 {
+		return field
+	}
+	return strings.Join(keep, ".")
+}
+
+// jsonKind names in words the JSON values that fill a Go value of type t.
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	}
+	return "another type"
 }
