@@ -381,7 +381,7 @@ func (r *replica) pin(seq uint64) error {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return err
 	}
-	if _, err := r.d.Backup(context.Background(), dir); err != nil {
+	if err := r.d.Checkpoint(context.Background(), dir); err != nil {
 		return err
 	}
 	if !slices.Contains(r.pins, seq) {

@@ -60,7 +60,7 @@ func (r *replica) putSeed(ctx context.Context) (string, uint64, error) {
 	seq, failed := r.applied, r.failed
 	var err error
 	if failed == nil {
-		_, err = r.d.Backup(ctx, tmp)
+		err = r.d.Checkpoint(ctx, tmp)
 	}
 	r.mu.Unlock()
 	if failed != nil {

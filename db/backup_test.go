@@ -91,3 +91,21 @@ func TestBackupLeavesNoLock(t *testing.T) {
 		t.Errorf("backup of 20 documents: answered %d, the copy holds %d", res.Docs, c.Len())
 	}
 }
+
+// TestCheckpoint: Checkpoint makes the copy Backup makes (without the
+// count): it opens with every document.
+func TestCheckpoint(t *testing.T) {
+	root := t.TempDir()
+	d := openTest(t, filepath.Join(root, "db"), nil)
+	addBatch(t, d, fpBatch(rand.New(rand.NewPCG(9, 10)), "a", 30, DefaultK))
+	dest := filepath.Join(root, "copy")
+	if err := d.Checkpoint(ctx, dest); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Checkpoint(ctx, dest); !errors.Is(err, fs.ErrExist) {
+		t.Errorf("Checkpoint over an existing directory: %v", err)
+	}
+	if c := openTest(t, dest, nil); c.Len() != 30 {
+		t.Errorf("the copy holds %d documents, want 30", c.Len())
+	}
+}
