@@ -76,6 +76,8 @@
 // each batch (AddBatchMarked): the mark, saying how far its input is
 // stored, is written in the same atomic batch, and Mark reads it back on
 // the next run (package dedup does this for dataset files).
+// AddBatchMarkedBy makes the marks from the documents the batch refuses,
+// so that a loader can also keep which inputs were refused.
 //
 // # Caveats
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/fpdb/fpdb/internal/bitvec"
@@ -58,8 +59,10 @@ type writeSpec struct {
 	// op is the operation each decision is recorded as in the audit log
 	// (0: none).
 	op LogOp
-	// mark, if not nil, is written in the same batch.
-	mark *Mark
+	// mark, if not nil, is written in the same batch, as are the marks
+	// marksOf makes from the skipped documents (if set).
+	mark    *Mark
+	marksOf func(skipped []BatchSkip) []Mark
 	// what names the call in errors.
 	what string
 	// whole asks for the batch to be stored whole, every document new, or
@@ -93,7 +96,19 @@ func (d *DB) addDocs(ctx context.Context, docs []Input, o *AddOptions, w writeSp
 	if err != nil {
 		return nil, err
 	}
-	if res.Skipped = skipped; len(ok) == 0 && m == nil || w.whole && len(skipped) > 0 {
+	var extra []keyValue // the marks
+	if m != nil {
+		extra = append(extra, keyValue{keys.Mark(m.Name), m.Value})
+	}
+	if w.marksOf != nil {
+		for _, m := range w.marksOf(slices.Clone(skipped)) {
+			if err := validMark(&m); err != nil {
+				return nil, fmt.Errorf("fpdb: %s: %w", what, err)
+			}
+			extra = append(extra, keyValue{keys.Mark(m.Name), m.Value})
+		}
+	}
+	if res.Skipped = skipped; len(ok) == 0 && len(extra) == 0 || w.whole && len(skipped) > 0 {
 		return res, nil
 	}
 
@@ -119,10 +134,7 @@ func (d *DB) addDocs(ctx context.Context, docs []Input, o *AddOptions, w writeSp
 		}
 	}
 	now := time.Now().UTC()
-	c := &change{adds: make([]Doc, 0, len(ok))}
-	if m != nil {
-		c.extra = append(c.extra, keyValue{keys.Mark(m.Name), m.Value})
-	}
+	c := &change{adds: make([]Doc, 0, len(ok)), extra: extra}
 	stored := make([]int, 0, len(ok)) // the batch positions of c.adds
 	// replaced are the ids whose stored version a document of the batch
 	// replaces: a later check finds the new version (among c.adds), not the

@@ -59,6 +59,19 @@ func (d *DB) AddBatchMarked(ctx context.Context, docs []Input, m Mark) (*BatchRe
 	return d.addBatchMarked(ctx, docs, OpAddBatch, &m)
 }
 
+// AddBatchMarkedBy is AddBatchMarked with the marks made by marks from
+// the documents the batch skips (as BatchResult.Skipped lists them),
+// known once the texts are fingerprinted and before anything is written:
+// a loader can keep, in the same atomic batch as the documents it stores,
+// which of its inputs the database refused (which an id stored before
+// would otherwise hide after a crash). marks is called once, from the
+// calling goroutine, and may return no mark; a mark with a nil Value is
+// deleted. Every mark is checked as AddBatchMarked checks its own: one
+// that is not valid fails the whole batch (nothing is written).
+func (d *DB) AddBatchMarkedBy(ctx context.Context, docs []Input, marks func(skipped []BatchSkip) []Mark) (*BatchResult, error) {
+	return d.addBatchSpec(ctx, docs, writeSpec{op: OpAddBatch, marksOf: marks, what: "add batch"})
+}
+
 // SetMark sets (or, with a nil Value, deletes) the mark m, durably.
 func (d *DB) SetMark(ctx context.Context, m Mark) error {
 	_, err := d.AddBatchMarked(ctx, nil, m)

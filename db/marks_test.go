@@ -113,3 +113,46 @@ func TestMarksPowerLoss(t *testing.T) {
 		closeChecked(t, d)
 	}
 }
+
+// TestAddBatchMarkedBy checks that the marks made from a batch's skipped
+// documents are written with it, that a nil Value deletes one, and that
+// a mark that is not valid fails the whole batch.
+func TestAddBatchMarkedBy(t *testing.T) {
+	d := openTest(t, "", nil)
+	docs := []Input{{ID: "a", Text: []byte("one two three four five")}, {ID: "b", Text: []byte("  ")}, {ID: "c", Text: []byte("six seven eight nine ten")}}
+	var got []BatchSkip
+	res, err := d.AddBatchMarkedBy(ctx, docs, func(skipped []BatchSkip) []Mark {
+		got = skipped
+		v := ""
+		for _, s := range skipped {
+			v += strconv.Itoa(s.Index) + ","
+		}
+		return []Mark{{Name: "file", Value: []byte("3")}, {Name: "refused/1", Value: []byte(v)}, {Name: "gone"}}
+	})
+	if err != nil || res.Stored != 2 || len(res.Skipped) != 1 || len(got) != 1 || got[0].ID != "b" {
+		t.Fatalf("AddBatchMarkedBy: %+v, skipped %+v, %v", res, got, err)
+	}
+	ms, err := d.Marks(ctx, "")
+	if err != nil || len(ms) != 2 || ms[0].Name != "file" || ms[1].Name != "refused/1" || string(ms[1].Value) != "1," {
+		t.Fatalf("Marks: %+v, %v", ms, err)
+	}
+	// A batch that stores nothing writes its marks; a nil Value deletes.
+	if _, err := d.AddBatchMarkedBy(ctx, []Input{{ID: "d", Text: nil}}, func([]BatchSkip) []Mark {
+		return []Mark{{Name: "refused/1"}, {Name: "refused/2", Value: []byte("0,")}}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if ms, err := d.Marks(ctx, "refused/"); err != nil || len(ms) != 1 || ms[0].Name != "refused/2" {
+		t.Fatalf("Marks after the second batch: %+v, %v", ms, err)
+	}
+	// A mark that is not valid: nothing of the batch is written.
+	_, err = d.AddBatchMarkedBy(ctx, []Input{{ID: "e", Text: []byte("eleven twelve thirteen fourteen")}}, func([]BatchSkip) []Mark {
+		return []Mark{{Name: "ok", Value: []byte("1")}, {Name: "\xff"}}
+	})
+	if !errors.Is(err, ErrInvalidOptions) {
+		t.Fatalf("invalid mark: %v", err)
+	}
+	if _, err := d.Mark(ctx, "ok"); !errors.Is(err, ErrNoMark) || d.Len() != 2 {
+		t.Fatalf("a failed batch wrote: mark %v, %d documents", err, d.Len())
+	}
+}

@@ -239,18 +239,16 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 		values = make(map[string]float64)
 	}
 	refused := make(map[string]error)
-	l.refused = func(id string, err error) { refused[id] = err }
+	l.onRefused = func(id string, err error) { refused[id] = err }
+	// refusedBefore are the ids of the records the database refused in
+	// the part of a file an earlier run stored (its refused marks).
+	refusedBefore := make(map[string]bool)
 	bad1 := make(map[int64]error)   // records bad in the first pass, by number
 	badIDs := make(map[string]bool) // their ids, when they have one
-	var records1 int64              // records read
-	var resumedParts [][2]int64     // the numbers [from, to) of the records an earlier run stored
 	ls, err := l.run(ctx, func(rec *records.Record, n int64, resumed bool) error {
-		records1 = n + 1
-		if resumed {
-			if k := len(resumedParts) - 1; k >= 0 && resumedParts[k][1] == n {
-				resumedParts[k][1]++
-			} else {
-				resumedParts = append(resumedParts, [2]int64{n, n + 1})
+		if resumed && rec.Err == nil {
+			if _, ok := slices.BinarySearch(l.refused[rec.Pos.File], rec.Pos.Index); ok {
+				refusedBefore[recordID(rec, l.ro.IDField)] = true
 			}
 		}
 		if rec.Err != nil {
@@ -304,7 +302,7 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 	// or held before) would be clustered, and maybe named as the record
 	// kept, while the record itself is written as bad: such documents
 	// take no part in the clusters.
-	disowned := make(map[string]bool, len(refused))
+	disowned := make(map[string]bool, len(refused)+len(refusedBefore))
 	for id := range badIDs {
 		if _, ok := first[id]; !ok {
 			disowned[id] = true
@@ -313,20 +311,11 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 	for id := range refused {
 		disowned[id] = true
 	}
-	// A resumed run does not know which records of the part an earlier
-	// run stored were refused then: the stored ones are noted as the
-	// clusters visit every stored document.
-	var stored []bool // by record number
-	if len(l.resumed) > 0 {
-		stored = make([]bool, records1)
+	for id := range refusedBefore {
+		disowned[id] = true
 	}
-	if len(disowned) > 0 || stored != nil {
+	if len(disowned) > 0 {
 		co.Exclude = func(id string) bool {
-			if stored != nil {
-				if n, ok := first[id]; ok {
-					stored[n] = true
-				}
-			}
 			if disowned[id] {
 				sum.Excluded++
 				return true
@@ -380,8 +369,7 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 	// and noted the bad ones: the texts need not be decoded again, unless
 	// the database refused records of the part an earlier run stored: why
 	// is then asked again of their texts (refusedWhy).
-	refusedBefore := refusedEarlier(first, refused, stored, resumedParts)
-	ro.SkipText = !refusedBefore
+	ro.SkipText = len(refusedBefore) == 0
 	// Compressed inputs are decompressed beside the parsing, routing and
 	// writing of the records (.zst and Parquet outputs are compressed on
 	// goroutines of their own too).
@@ -416,15 +404,15 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 			if err, ok := refused[id]; ok {
 				return bad(err)
 			}
-			a, ok := assign[id]
-			if !ok && refusedBefore && rec.Pos.Index < l.resumed[rec.Pos.File] && (n >= int64(len(stored)) || !stored[n]) {
-				// In the part an earlier run stored, but not stored.
+			if refusedBefore[id] {
+				// Refused in the part an earlier run stored.
 				why, err := l.refusedWhy(ctx, rec)
 				if err != nil {
 					return false, nil, err
 				}
 				return bad(why)
 			}
+			a, ok := assign[id]
 			if !ok {
 				return true, []records.Extra{{Name: FieldCluster, Value: int64(0)}, {Name: FieldKept, Value: id}, {Name: FieldSimilarity, Value: 1.0}, {Name: FieldError, Value: ""}}, nil
 			}
@@ -442,25 +430,6 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 		sum.RecordsPerSecond = float64(sum.Records) / sum.Seconds
 	}
 	return sum, nil
-}
-
-// refusedEarlier tells whether the database refused a record of the parts
-// an earlier run stored (the record numbers in parts): one that is the
-// first of its id, not refused by this run, and not stored.
-func refusedEarlier(first map[string]int64, refused map[string]error, stored []bool, parts [][2]int64) bool {
-	if len(parts) == 0 {
-		return false
-	}
-	for id, n := range first {
-		i, _ := slices.BinarySearchFunc(parts, n, func(p [2]int64, n int64) int { return cmp.Compare(p[1], n+1) })
-		if i == len(parts) || n < parts[i][0] || (n < int64(len(stored)) && stored[n]) {
-			continue
-		}
-		if _, ok := refused[id]; !ok {
-			return true
-		}
-	}
-	return false
 }
 
 // refusedWhy returns why the database refused rec, a record an earlier

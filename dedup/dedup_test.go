@@ -336,37 +336,121 @@ func TestRunResumeRefused(t *testing.T) {
 		return Options{LoadOptions: LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{in}, Batch: 50}, Threshold: 0.8,
 			Out: filepath.Join(dir, "k.jsonl"), Removed: filepath.Join(dir, "r.jsonl")}
 	}
-	ref := opts(t.TempDir())
-	want, err := Run(ctx, openDB(t, filepath.Join(t.TempDir(), "db")), ref)
-	if err != nil {
-		t.Fatal(err)
+	// With an archive as the database, it holds documents under the ids
+	// of the two records it refuses, one of them a copy of another record:
+	// a rerun must not take them for the records' own (they are written
+	// as bad, and the archive's take no part in the clusters, as in a run
+	// that was not interrupted).
+	archive := func(t *testing.T, dir string) {
+		d, err := db.Open(dir, &db.Options{BulkLoad: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.AddBatch(ctx, []db.Input{{ID: rs[3].ID, Text: []byte(rs[7].Text)}, {ID: rs[120].ID, Text: []byte("words of an archived document, stored before")}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if want.Skipped != 3 {
-		t.Fatalf("uninterrupted run: %d skipped (%v), want 3", want.Skipped, want.SkippedReasons)
+	for _, withArchive := range []bool{false, true} {
+		t.Run(fmt.Sprintf("archive=%v", withArchive), func(t *testing.T) {
+			ref := opts(t.TempDir())
+			refDB := filepath.Join(t.TempDir(), "db")
+			dir := t.TempDir()
+			if withArchive {
+				archive(t, refDB)
+				archive(t, filepath.Join(dir, "db"))
+			}
+			want, err := Run(ctx, openDB(t, refDB), ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want.Skipped != 3 {
+				t.Fatalf("uninterrupted run: %d skipped (%v), want 3", want.Skipped, want.SkippedReasons)
+			}
+			o := opts(dir)
+			interruptedRun(t, filepath.Join(dir, "db"), o, 150)
+			sum, err := Run(ctx, openDB(t, filepath.Join(dir, "db")), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sum.Resumed < 150 {
+				t.Fatalf("rerun resumed %d records", sum.Resumed)
+			}
+			if sum.Skipped != want.Skipped || !maps.Equal(sum.SkippedReasons, want.SkippedReasons) {
+				t.Errorf("rerun: %d skipped %v, uninterrupted: %d %v", sum.Skipped, sum.SkippedReasons, want.Skipped, want.SkippedReasons)
+			}
+			sameFiles(t, filepath.Dir(ref.Out), dir, "k.jsonl", "r.jsonl")
+		})
 	}
-	dir := t.TempDir()
-	o := opts(dir)
-	interruptedRun(t, filepath.Join(dir, "db"), o, 150)
-	sum, err := Run(ctx, openDB(t, filepath.Join(dir, "db")), o)
-	if err != nil {
-		t.Fatal(err)
+}
+
+// TestRunResumeStaleRefusedMarks checks that the refused marks of an
+// interrupted run are not trusted by a run over another version of the
+// file, or one told to Restart: a record refused then but not now is
+// stored, and written as an uninterrupted run writes it.
+func TestRunResumeStaleRefusedMarks(t *testing.T) {
+	rs := dataset(5, 300)
+	rs[3].Text = "  ...  !!!  "
+	rs[20].Text = ""
+	for _, how := range []string{"changed file", "restart"} {
+		t.Run(how, func(t *testing.T) {
+			in := filepath.Join(t.TempDir(), "in.jsonl")
+			writeJSONL(t, in, rs)
+			dir := t.TempDir()
+			o := Options{LoadOptions: LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{in}, Batch: 50}, Threshold: 0.8,
+				Out: filepath.Join(dir, "k.jsonl"), Removed: filepath.Join(dir, "r.jsonl")}
+			interruptedRun(t, filepath.Join(dir, "db"), o, 150)
+			// The file's refused records now have words.
+			fixed := slices.Clone(rs)
+			fixed[3].Text, fixed[20].Text = "fine words", "other words here"
+			if how == "changed file" {
+				writeJSONL(t, in, fixed)
+				if err := os.Chtimes(in, time.Now(), time.Now().Add(time.Hour)); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				// Same file, same marks: only Restart stores it again.
+				// The records stay refused; Restart must read them again.
+				fixed = rs
+			}
+			o2 := o
+			o2.Restart = how == "restart"
+			interruptedRun(t, filepath.Join(dir, "db"), o2, 150)
+			sum, err := Run(ctx, openDB(t, filepath.Join(dir, "db")), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref := t.TempDir()
+			ro := o
+			ro.Out, ro.Removed = filepath.Join(ref, "k.jsonl"), filepath.Join(ref, "r.jsonl")
+			want, err := Run(ctx, openDB(t, filepath.Join(t.TempDir(), "db")), ro)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sum.Resumed < 150 || sum.Skipped != want.Skipped || !maps.Equal(sum.SkippedReasons, want.SkippedReasons) {
+				t.Errorf("rerun: resumed %d, %d skipped %v; uninterrupted: %d %v", sum.Resumed, sum.Skipped, sum.SkippedReasons, want.Skipped, want.SkippedReasons)
+			}
+			sameFiles(t, ref, dir, "k.jsonl", "r.jsonl")
+		})
 	}
-	if sum.Resumed < 150 {
-		t.Fatalf("rerun resumed %d records", sum.Resumed)
-	}
-	if sum.Skipped != want.Skipped || !maps.Equal(sum.SkippedReasons, want.SkippedReasons) {
-		t.Errorf("rerun: %d skipped %v, uninterrupted: %d %v", sum.Skipped, sum.SkippedReasons, want.Skipped, want.SkippedReasons)
-	}
-	for _, f := range []string{"k.jsonl", "r.jsonl"} {
-		got, _ := os.ReadFile(filepath.Join(dir, f))
-		exp, _ := os.ReadFile(filepath.Join(filepath.Dir(ref.Out), f))
-		if len(exp) == 0 {
+}
+
+// sameFiles checks that the files names in dirs got and want are equal,
+// naming the first line that differs.
+func sameFiles(t *testing.T, want, got string, names ...string) {
+	t.Helper()
+	for _, f := range names {
+		g, _ := os.ReadFile(filepath.Join(got, f))
+		w, _ := os.ReadFile(filepath.Join(want, f))
+		if len(w) == 0 {
 			t.Fatalf("%s of an uninterrupted run is empty", f)
 		}
-		g, e := strings.Split(string(got), "\n"), strings.Split(string(exp), "\n")
-		for i := range max(len(g), len(e)) {
-			if i >= len(g) || i >= len(e) || g[i] != e[i] {
-				t.Errorf("%s of the resumed run differs from an uninterrupted run's at line %d (%d and %d lines):\n%.300s\nwant\n%.300s", f, i+1, len(g), len(e), g[min(i, len(g)-1)], e[min(i, len(e)-1)])
+		gl, wl := strings.Split(string(g), "\n"), strings.Split(string(w), "\n")
+		for i := range max(len(gl), len(wl)) {
+			if i >= len(gl) || i >= len(wl) || gl[i] != wl[i] {
+				t.Errorf("%s of the resumed run differs from an uninterrupted run's at line %d (%d and %d lines):\n%.300s\nwant\n%.300s", f, i+1, len(gl), len(wl), gl[min(i, len(gl)-1)], wl[min(i, len(wl)-1)])
 				break
 			}
 		}
@@ -954,6 +1038,37 @@ func TestRerunDisowns(t *testing.T) {
 		}
 		if !bytes.Equal(got, want) {
 			t.Fatalf("%s: the kept output differs from a run on a new database:\n%s\nwant\n%s", name, got, want)
+		}
+	}
+}
+
+// TestRefusedMarksRoundTrip checks the refused marks' encoding, parts
+// included, and that a corrupt value is an error.
+func TestRefusedMarksRoundTrip(t *testing.T) {
+	nums := []int64{0, 1, 7, 1 << 40}
+	for i := range 2*refusedPart + 5 {
+		nums = append(nums, 1<<40+int64(3*i+1))
+	}
+	ms := refusedMarksOf("refused:/x#", 1<<41, nums)
+	if len(ms) != 3 {
+		t.Fatalf("%d marks for %d numbers", len(ms), len(nums))
+	}
+	var got []int64
+	for _, m := range ms {
+		if len(m.Value) > db.MaxMarkValue || !strings.HasPrefix(m.Name, "refused:/x#0000020000000000") || len(m.Name) != len("refused:/x#")+20 {
+			t.Fatalf("mark %q of %d bytes", m.Name, len(m.Value))
+		}
+		var err error
+		if got, err = decodeRefused(m.Value, got); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !slices.Equal(got, nums) {
+		t.Fatalf("decoded %d numbers, want %d", len(got), len(nums))
+	}
+	for _, bad := range [][]byte{nil, {2}, {1, 0x80}, {1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f}} {
+		if _, err := decodeRefused(bad, nil); err == nil {
+			t.Errorf("decodeRefused(%x) accepted", bad)
 		}
 	}
 }

@@ -6,9 +6,12 @@
 // # Basics
 //
 // Load streams the records of the inputs into a database in atomic batches
-// (db.AddBatchMarked), without any near-duplicate check, and records with
-// each batch how far its file has been stored, so that a rerun after a
-// crash or an interruption resumes there instead of starting over.
+// (db.AddBatchMarkedBy), without any near-duplicate check, and records with
+// each batch how far its file has been stored and which of its records the
+// database refused, so that a rerun after a crash or an interruption
+// resumes there instead of starting over, and writes what a run that was
+// not interrupted writes (a refused record stays refused even when the
+// database holds a document under its id from before the run).
 //
 // Run is Load followed by clustering (db.Clusters with db.ClusterCenters,
 // so clusters do not chain: every removed record is within the threshold

@@ -2,14 +2,18 @@ package dedup
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -31,8 +35,21 @@ var ErrBadInput = errors.New("fpdb: bad input")
 // file has been stored (db.Mark).
 const markPrefix = "input:"
 
-// markVersion is the version of a mark's value.
-const markVersion = 1
+// markVersion is the version of a mark's value. Version 2 marks come
+// with refused marks: a mark of an earlier version is not trusted (its
+// file is read again from the start).
+const markVersion = 2
+
+// refusedPrefix starts the names of the marks that list the records of an
+// input the database refused (no words, binary, an invalid id): one mark
+// per batch that had any (more for very large batches), written with it
+// (db.AddBatchMarkedBy), named by the input as its mark is, "#", the
+// number of the file's records the batch ends at (16 hex digits) and the
+// part (4 hex digits). A rerun that resumes the file reads them:
+// a refused record whose id the database holds from before the run (an
+// archive given as the database) is then still known as refused, not
+// taken as stored.
+const refusedPrefix = "refused:"
 
 // DefaultBatch is the default number of records per atomic batch.
 const DefaultBatch = 2000
@@ -191,11 +208,13 @@ type loader struct {
 	start time.Time
 	total int64 // the inputs' total size, -1 when unknown
 	done  int64 // bytes of the inputs finished
-	// refused, if set, is told the documents the database refused.
-	refused func(id string, err error)
+	// onRefused, if set, is told the documents the database refused.
+	onRefused func(id string, err error)
 	// resumed holds, by path, how many records of each file an earlier
-	// run stored (or refused).
+	// run stored (or refused), and refused, by path, the numbers of the
+	// records among them the database refused (sorted), when check is set.
 	resumed map[string]int64
+	refused map[string][]int64
 	// arenas holds the text arrays of stored batches for new ones: a
 	// batch's texts are copied into one array, reused, rather than each
 	// into one of its own (2 GB of garbage per million 2 KB records).
@@ -210,7 +229,7 @@ func newLoader(d *db.DB, o *LoadOptions) (*loader, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &loader{d: d, o: o, ro: ro, sum: LoadSummary{SkippedReasons: map[string]int64{}}, resumed: map[string]int64{}, arenas: make(chan []byte, 4)}
+	l := &loader{d: d, o: o, ro: ro, sum: LoadSummary{SkippedReasons: map[string]int64{}}, resumed: map[string]int64{}, refused: map[string][]int64{}, arenas: make(chan []byte, 4)}
 	l.total = 0
 	for _, p := range o.Inputs {
 		fi, err := os.Stat(p)
@@ -258,6 +277,82 @@ func markName(abs string) string {
 		return markPrefix + abs
 	}
 	return markPrefix + "hex:" + hex.EncodeToString([]byte(abs))
+}
+
+// refusedMarks returns the prefix of the names of the refused marks of the
+// file whose absolute path is abs (refusedPrefix).
+func refusedMarks(abs string) string {
+	return refusedPrefix + markName(abs)[len(markPrefix):] + "#"
+}
+
+// refusedPart is the most record numbers one refused mark lists: at most
+// 10 bytes each, its value stays below db.MaxMarkValue.
+const refusedPart = 100_000
+
+// refusedMarksOf returns the refused marks of a batch ending at the file's
+// record upTo, listing nums (increasing): its value is a version byte (1)
+// and the numbers as uvarints, each the difference to the one before (the
+// first: to 0).
+func refusedMarksOf(prefix string, upTo int64, nums []int64) []db.Mark {
+	var ms []db.Mark
+	for part := 0; len(nums) > 0; part++ {
+		k := min(len(nums), refusedPart)
+		v := make([]byte, 1, 1+2*k)
+		v[0] = 1
+		prev := int64(0)
+		for _, x := range nums[:k] {
+			v = binary.AppendUvarint(v, uint64(x-prev))
+			prev = x
+		}
+		ms = append(ms, db.Mark{Name: fmt.Sprintf("%s%016x%04x", prefix, upTo, part), Value: v})
+		nums = nums[k:]
+	}
+	return ms
+}
+
+// decodeRefused appends the record numbers of a refused mark's value v to
+// nums.
+func decodeRefused(v []byte, nums []int64) ([]int64, error) {
+	if len(v) == 0 || v[0] != 1 {
+		return nil, errors.New("unknown version")
+	}
+	prev := int64(0)
+	for v = v[1:]; len(v) > 0; {
+		d, k := binary.Uvarint(v)
+		if k <= 0 || d > math.MaxInt64-uint64(prev) {
+			return nil, errors.New("corrupt")
+		}
+		prev += int64(d)
+		nums = append(nums, prev)
+		v = v[k:]
+	}
+	return nums, nil
+}
+
+// readRefused returns the refused marks of the file whose absolute path is
+// abs: the names of all, and the numbers of the records they list below
+// from (sorted), the records an earlier run stored or refused.
+func (l *loader) readRefused(ctx context.Context, abs string, from int64) (names []string, refused []int64, err error) {
+	prefix := refusedMarks(abs)
+	ms, err := l.d.Marks(ctx, prefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, m := range ms {
+		rest := m.Name[len(prefix):]
+		if len(rest) != 20 || strings.Trim(rest, "0123456789abcdef") != "" {
+			continue // another file's, whose name continues with "#"
+		}
+		names = append(names, m.Name)
+		if refused, err = decodeRefused(m.Value, refused); err != nil {
+			return nil, nil, fmt.Errorf("%w: mark %q of an earlier run cannot be read (%w): start again with --restart", ErrBadInput, m.Name, err)
+		}
+	}
+	slices.Sort(refused)
+	// Records at from or after are the file's next run's to store (none,
+	// unless the marks were made otherwise).
+	i, _ := slices.BinarySearch(refused, from)
+	return names, refused[:i], nil
 }
 
 // check is called for every record read, in input order, with its number
@@ -359,10 +454,9 @@ func (l *loader) file(ctx context.Context, path string, check checkFunc, n *int6
 	}()
 	// The mark of the file, unless it is standard input.
 	var mark *inputMark
-	var mname string
+	var mname, abs string
 	if path != "-" {
-		abs, err := filepath.Abs(path)
-		if err != nil {
+		if abs, err = filepath.Abs(path); err != nil {
 			return fmt.Errorf("%w: %s: %w", ErrBadInput, path, err)
 		}
 		fi, err := os.Stat(path)
@@ -392,6 +486,21 @@ func (l *loader) file(ctx context.Context, path string, check checkFunc, n *int6
 			}
 		case !errors.Is(err, db.ErrNoMark):
 			return err
+		}
+	}
+	var fm *fileMark
+	if mark != nil {
+		fm = &fileMark{mark: mark, name: mname, refused: refusedMarks(abs)}
+		names, refused, err := l.readRefused(ctx, abs, from)
+		if err != nil {
+			return err
+		}
+		if from == 0 {
+			// Those of an earlier run that stored another version of the
+			// file, or before Restart: deleted with the first batch.
+			fm.stale = names
+		} else if check != nil {
+			l.refused[path] = refused
 		}
 	}
 	if from > 0 && check == nil {
@@ -436,7 +545,7 @@ func (l *loader) file(ctx context.Context, path string, check checkFunc, n *int6
 		ready = prepared
 	}
 	for b := range ready {
-		if err := l.store(ctx, b, mark, mname); err != nil {
+		if err := l.store(ctx, b, fm); err != nil {
 			cancel()
 			for range ready {
 			}
@@ -509,6 +618,7 @@ type batch struct {
 	docs  []db.Input
 	arena []byte   // the documents' texts (recordDoc)
 	pos   []string // position of each document
+	idx   []int64  // its number in its file (records.Position.Index)
 	// bad are the bad records read among them, in order.
 	bad []badRecord
 	// records is the number of records the batch covers (bad and resumed
@@ -607,6 +717,7 @@ func (l *loader) read(ctx context.Context, r *records.Reader, check checkFunc, f
 		ids[in.ID] = struct{}{}
 		b.docs = append(b.docs, in)
 		b.pos = append(b.pos, rec.Pos.String())
+		b.idx = append(b.idx, rec.Pos.Index)
 		if len(b.docs) >= l.o.Batch || b.records >= int64(4*l.o.Batch) {
 			if err := send(false); err != nil {
 				return err
@@ -615,8 +726,38 @@ func (l *loader) read(ctx context.Context, r *records.Reader, check checkFunc, f
 	}
 }
 
-// store writes one batch with the file's mark (if any) and counts it.
-func (l *loader) store(ctx context.Context, b *batch, mark *inputMark, markName string) error {
+// fileMark is the mark of a file being loaded.
+type fileMark struct {
+	mark *inputMark
+	name string
+	// refused is the prefix of the file's refused marks' names, stale
+	// the names of those of an earlier run to delete with the next batch.
+	refused string
+	stale   []string
+}
+
+// marks returns the marks stored with b: the file's mark, the deletion of
+// the stale refused marks and the refused marks of b, which refuses the
+// documents skipped.
+func (fm *fileMark) marks(b *batch, skipped []db.BatchSkip) []db.Mark {
+	fm.mark.Records, fm.mark.Done = b.upTo, b.done
+	v, _ := json.Marshal(fm.mark)
+	ms := []db.Mark{{Name: fm.name, Value: v}}
+	for _, name := range fm.stale {
+		ms = append(ms, db.Mark{Name: name})
+	}
+	if len(skipped) > 0 {
+		nums := make([]int64, len(skipped))
+		for i, s := range skipped {
+			nums[i] = b.idx[s.Index]
+		}
+		ms = append(ms, refusedMarksOf(fm.refused, b.upTo, nums)...)
+	}
+	return ms
+}
+
+// store writes one batch with the file's marks (if any) and counts it.
+func (l *loader) store(ctx context.Context, b *batch, fm *fileMark) error {
 	l.sum.Records += b.records
 	l.sum.Resumed += b.resumed
 	for _, x := range b.bad {
@@ -627,10 +768,11 @@ func (l *loader) store(ctx context.Context, b *batch, mark *inputMark, markName 
 	}
 	var res *db.BatchResult
 	var err error
-	if mark != nil {
-		mark.Records, mark.Done = b.upTo, b.done
-		v, _ := json.Marshal(mark)
-		res, err = l.d.AddBatchMarked(ctx, b.docs, db.Mark{Name: markName, Value: v})
+	if fm != nil {
+		res, err = l.d.AddBatchMarkedBy(ctx, b.docs, func(skipped []db.BatchSkip) []db.Mark { return fm.marks(b, skipped) })
+		if err == nil {
+			fm.stale = nil
+		}
 	} else if len(b.docs) > 0 {
 		res, err = l.d.AddBatch(ctx, b.docs)
 	} else {
@@ -644,8 +786,8 @@ func (l *loader) store(ctx context.Context, b *batch, mark *inputMark, markName 
 			return fmt.Errorf("%s: %w: %w", b.pos[s.Index], ErrBadRecord, s.Err)
 		}
 		l.bad(b.pos[s.Index], s.Err)
-		if l.refused != nil {
-			l.refused(s.ID, s.Err)
+		if l.onRefused != nil {
+			l.onRefused(s.ID, s.Err)
 		}
 	}
 	l.sum.Stored += int64(res.Stored)
