@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -70,6 +74,104 @@ func TestReadmeDatasets(t *testing.T) {
 	}
 }
 
+// killAt runs the command and kills it with SIGKILL at the count-th line
+// of its standard error that holds marker (a progress line of the load, or
+// the report of a bad record, written once its batch is stored).
+func killAt(t *testing.T, marker string, count int, bin string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = withoutEnvDB(os.Environ())
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	cmd.Stderr = pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	sc := bufio.NewScanner(pr)
+	var seen []string
+	for count > 0 && sc.Scan() {
+		seen = append(seen, sc.Text())
+		if strings.Contains(sc.Text(), marker) {
+			count--
+		}
+	}
+	if count > 0 {
+		cmd.Wait()
+		t.Fatalf("the command ended before it could be killed: %q", seen)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	if cmd.ProcessState.Success() {
+		t.Fatal("the load ended before it was killed")
+	}
+}
+
+// TestDedupArchiveResumeAfterKill kills "fpdb dedup --db ARCHIVE" with
+// SIGKILL while it loads, then runs it again: the rerun writes the outputs
+// an uninterrupted run over a copy of the archive writes, byte for byte,
+// although the archive holds documents under the ids of records the
+// database refuses (no words).
+func TestDedupArchiveResumeAfterKill(t *testing.T) {
+	bin := buildFPDB(t)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "crawl.jsonl")
+	const n = 150_000
+	var b, arch bytes.Buffer
+	body := func(i int) string {
+		rng := rand.New(rand.NewPCG(uint64(i), 1))
+		var w strings.Builder
+		for range 60 {
+			fmt.Fprintf(&w, " w%d", rng.IntN(20000))
+		}
+		return w.String()
+	}
+	for i := range n {
+		text := "record" + body(i)
+		switch {
+		case i%10 == 9: // a near duplicate of the record before it
+			text = "copy" + body(i - 1)[4:]
+		case i%997 == 0: // refused, and its id is archived
+			text = " ... !!! "
+			fmt.Fprintf(&arch, `{"id":"r%06d","text":"archived%s"}`+"\n", i, body(i+1))
+		}
+		fmt.Fprintf(&b, `{"id":"r%06d","text":"%s"}`+"\n", i, text)
+	}
+	writeFile(t, dir, "crawl.jsonl", b.Bytes())
+	writeFile(t, dir, "archive.jsonl", arch.Bytes())
+	for _, name := range []string{"archive", "reference"} {
+		runFPDB(t, "", "--db", filepath.Join(dir, name), "add", "--bulk", "-q", filepath.Join(dir, "archive.jsonl")).mustCode(t, 0)
+	}
+	outs := func(sub string) []string {
+		os.MkdirAll(filepath.Join(dir, sub), 0o755)
+		return []string{"--out", filepath.Join(dir, sub, "kept.jsonl"), "--removed", filepath.Join(dir, sub, "removed.jsonl"), "--clusters", filepath.Join(dir, sub, "clusters.jsonl")}
+	}
+	want := runFPDB(t, "", append([]string{"dedup", "-q", "--batch", "500", "--db", filepath.Join(dir, "reference"), in}, outs("want")...)...).mustCode(t, 3)
+	// Killed after the batch of its 20th refused record (of 150) is stored.
+	killAt(t, "no words", 20, filepath.Join(bin, "fpdb"), append([]string{"dedup", "--batch", "100", "--db", filepath.Join(dir, "archive"), in}, outs("got")...)...)
+	got := runFPDB(t, "", append([]string{"dedup", "-q", "--batch", "500", "--db", filepath.Join(dir, "archive"), in}, outs("got")...)...).mustCode(t, 3)
+	if !strings.Contains(got.stderr, "resumed") {
+		t.Errorf("the rerun did not resume: %s", got.stderr)
+	}
+	// The summaries count the same bad records, clusters and records.
+	counts := regexp.MustCompile(`\d+ skipped \([^)]*\)|\d+ kept, \d+ removed; \d+ clusters \(\d+ pairs\)`)
+	if w, g := counts.FindAllString(want.stderr, -1), counts.FindAllString(got.stderr, -1); len(w) != 2 || !slices.Equal(w, g) {
+		t.Errorf("summaries differ: %q, want %q", g, w)
+	}
+	for _, f := range []string{"kept.jsonl", "removed.jsonl", "clusters.jsonl"} {
+		w, _ := os.ReadFile(filepath.Join(dir, "want", f))
+		g, _ := os.ReadFile(filepath.Join(dir, "got", f))
+		if len(w) == 0 || !bytes.Equal(w, g) {
+			t.Errorf("%s of the resumed run (%d bytes) differs from an uninterrupted run's (%d bytes)", f, len(g), len(w))
+		}
+	}
+}
+
 // TestBulkResumeAfterKill kills "fpdb add --bulk" of a JSON Lines file
 // with SIGKILL while it loads, then runs it again: the rerun resumes (it
 // stores only what the killed run had not), and the database ends with
@@ -80,7 +182,13 @@ func TestBulkResumeAfterKill(t *testing.T) {
 	in := filepath.Join(dir, "big.jsonl")
 	const n = 150_000
 	var b bytes.Buffer
+	refused := 0 // records without words, to kill it at the reports
 	for i := range n {
+		if i%5000 == 4999 {
+			fmt.Fprintf(&b, `{"id":"r%06d","text":" ... "}`+"\n", i)
+			refused++
+			continue
+		}
 		fmt.Fprintf(&b, `{"id":"r%06d","text":"record %d`, i, i)
 		for j := range 60 {
 			fmt.Fprintf(&b, " w%d", (i*7919+j*104729)%20011)
@@ -91,48 +199,26 @@ func TestBulkResumeAfterKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	dbDir := filepath.Join(dir, "db")
-	cmd := exec.Command(filepath.Join(bin, "fpdb"), "--db", dbDir, "add", "--bulk", "--batch", "500", "--progress", in)
-	cmd.Env = withoutEnvDB(os.Environ())
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = pw
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pw.Close()
-	// Kill it at its first progress line (records stored, more to go).
-	line := make([]byte, 512)
-	nr, _ := pr.Read(line)
-	if !strings.Contains(string(line[:nr]), "load: ") {
-		cmd.Wait()
-		t.Fatalf("no progress line before the end: %q", line[:nr])
-	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	cmd.Wait()
-	pr.Close()
-	if cmd.ProcessState.Success() {
-		t.Fatal("the load ended before it was killed")
-	}
-	time.Sleep(10 * time.Millisecond)
+	// Killed once the batch of its third refused record is stored (a
+	// progress line comes only after 2 s, which a fast machine may not
+	// reach).
+	killAt(t, "no words", 3, filepath.Join(bin, "fpdb"), "--db", dbDir, "add", "--bulk", "--batch", "500", in)
 
-	r := runFPDB(t, "", "--db", dbDir, "add", "--bulk", "--json", in).mustCode(t, 0)
-	var sum struct{ Records, Resumed, Stored, Unchanged int }
+	// Exit 3: records were skipped.
+	r := runFPDB(t, "", "--db", dbDir, "add", "--bulk", "--json", in).mustCode(t, 3)
+	var sum struct{ Records, Resumed, Stored, Unchanged, Skipped int }
 	if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil {
 		t.Fatalf("%v: %s", err, r.stdout)
 	}
-	if sum.Records != n || sum.Resumed == 0 || sum.Resumed+sum.Stored+sum.Unchanged != n {
+	if sum.Records != n || sum.Resumed == 0 || sum.Resumed+sum.Stored+sum.Unchanged+sum.Skipped != n {
 		t.Fatalf("rerun after kill: %+v (want %d records, some resumed)", sum, n)
 	}
 	if !strings.Contains(r.stderr, "resumed") {
 		t.Errorf("the summary does not say it resumed: %s", r.stderr)
 	}
 	st := cliStats(t, dbDir)
-	if st.Docs != n {
-		t.Fatalf("%d documents after the resumed load, want %d", st.Docs, n)
+	if st.Docs != n-refused {
+		t.Fatalf("%d documents after the resumed load, want %d", st.Docs, n-refused)
 	}
 	runFPDB(t, "", "--db", dbDir, "check").mustCode(t, 0)
 	// A third run stores nothing: every input is marked done.
