@@ -64,9 +64,12 @@ func (d *DB) AddBatchMarked(ctx context.Context, docs []Input, m Mark) (*BatchRe
 // known once the texts are fingerprinted and before anything is written:
 // a loader can keep, in the same atomic batch as the documents it stores,
 // which of its inputs the database refused (which an id stored before
-// would otherwise hide after a crash). marks is called once, from the
-// calling goroutine, and may return no mark; a mark with a nil Value is
-// deleted. Every mark is checked as AddBatchMarked checks its own: one
+// would otherwise hide after a crash). marks is called at most once (not
+// when the call fails before: a read-only database, an ended context),
+// from the calling goroutine, with the documents refused by their id or
+// text (not those left unchanged), and may return no mark; a mark with a
+// nil Value is deleted, and of two marks of one name the later is
+// written. Every mark is checked as AddBatchMarked checks its own: one
 // that is not valid fails the whole batch (nothing is written).
 func (d *DB) AddBatchMarkedBy(ctx context.Context, docs []Input, marks func(skipped []BatchSkip) []Mark) (*BatchResult, error) {
 	return d.addBatchSpec(ctx, docs, writeSpec{op: OpAddBatch, marksOf: marks, what: "add batch"})

@@ -246,11 +246,6 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 	bad1 := make(map[int64]error)   // records bad in the first pass, by number
 	badIDs := make(map[string]bool) // their ids, when they have one
 	ls, err := l.run(ctx, func(rec *records.Record, n int64, resumed bool) error {
-		if resumed && rec.Err == nil {
-			if _, ok := slices.BinarySearch(l.refused[rec.Pos.File], rec.Pos.Index); ok {
-				refusedBefore[recordID(rec, l.ro.IDField)] = true
-			}
-		}
 		if rec.Err != nil {
 			bad1[n] = rec.Err
 			if id := recordID(rec, l.ro.IDField); id != "" {
@@ -263,6 +258,11 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 			return fmt.Errorf("%w: %q", ErrDuplicateID, id)
 		}
 		first[id] = n
+		if resumed {
+			if _, ok := slices.BinarySearch(l.refused[rec.Pos.File], rec.Pos.Index); ok {
+				refusedBefore[id] = true
+			}
+		}
 		if values != nil {
 			if v, ok := fieldValue(rec.Meta, kp.field); ok {
 				values[id] = v

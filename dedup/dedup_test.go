@@ -1072,3 +1072,83 @@ func TestRefusedMarksRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestRunResumeOddCases checks that a run writes what a fresh run writes
+// after: a Restart run given the same file twice (its second reading must
+// not delete the refused marks the first wrote), and a Load of the file
+// whose records repeat an id, the later one refused (Load keeps the last
+// record of an id and Run the first: Run does not resume from Load's
+// marks).
+func TestRunResumeOddCases(t *testing.T) {
+	for _, c := range []string{"restart twice", "load then run"} {
+		t.Run(c, func(t *testing.T) {
+			rs := dataset(4, 300)
+			rs[3].Text = "  ...  !!!  "
+			rs[120].Text = ""
+			rs[150].ID, rs[150].Text = rs[10].ID, ""
+			in := filepath.Join(t.TempDir(), "in.jsonl")
+			writeJSONL(t, in, rs)
+			opts := func(dir string) Options {
+				o := Options{LoadOptions: LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{in}, Batch: 50}, Threshold: 0.8,
+					Out: filepath.Join(dir, "k.jsonl"), Removed: filepath.Join(dir, "r.jsonl")}
+				if c == "restart twice" {
+					o.Inputs = []string{in, in}
+				}
+				return o
+			}
+			ref := t.TempDir()
+			if _, err := Run(ctx, openDB(t, filepath.Join(t.TempDir(), "db")), opts(ref)); err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			dbDir := filepath.Join(dir, "db")
+			d, err := db.Open(dbDir, &db.Options{BulkLoad: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := opts(dir)
+			if c == "restart twice" {
+				o.Restart = true
+				_, err = Run(ctx, d, o)
+				o.Restart = false
+			} else {
+				_, err = Load(ctx, d, o.LoadOptions)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := d.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Run(ctx, openDB(t, dbDir), o); err != nil {
+				t.Fatal(err)
+			}
+			sameFiles(t, ref, dir, "k.jsonl", "r.jsonl")
+		})
+	}
+}
+
+// TestLongPathRefusedMarks checks that a file whose absolute path is as
+// long as a mark name allows gets refused marks too (their names do not
+// grow with the path).
+func TestLongPathRefusedMarks(t *testing.T) {
+	p := t.TempDir()
+	for len(p) < 4075-260 {
+		p = filepath.Join(p, strings.Repeat("d", 200))
+	}
+	if err := os.MkdirAll(p, 0o755); err != nil {
+		t.Skipf("this file system does not take a path of %d bytes: %v", len(p), err)
+	}
+	in := filepath.Join(p, strings.Repeat("f", 4075-len(p)-1-6)+".jsonl")
+	rs := dataset(4, 120)
+	rs[80].Text = ""
+	writeJSONL(t, in, rs)
+	d := openDB(t, filepath.Join(t.TempDir(), "db"))
+	sum, err := Load(ctx, d, LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{in}, Batch: 50})
+	if err != nil || sum.Stored != 119 || sum.Skipped != 1 {
+		t.Fatalf("Load: %+v, %v", sum, err)
+	}
+	if ms, err := d.Marks(ctx, refusedPrefix); err != nil || len(ms) != 1 {
+		t.Fatalf("refused marks: %+v, %v", ms, err)
+	}
+}

@@ -2,6 +2,7 @@ package dedup
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -43,7 +44,8 @@ const markVersion = 2
 // refusedPrefix starts the names of the marks that list the records of an
 // input the database refused (no words, binary, an invalid id): one mark
 // per batch that had any (more for very large batches), written with it
-// (db.AddBatchMarkedBy), named by the input as its mark is, "#", the
+// (db.AddBatchMarkedBy), named by the SHA-256 of the input's absolute path
+// (64 hex digits: a name of fixed length, however long the path), "#", the
 // number of the file's records the batch ends at (16 hex digits) and the
 // part (4 hex digits). A rerun that resumes the file reads them:
 // a refused record whose id the database holds from before the run (an
@@ -215,6 +217,8 @@ type loader struct {
 	// records among them the database refused (sorted), when check is set.
 	resumed map[string]int64
 	refused map[string][]int64
+	// started holds the names of the marks of the files this run read.
+	started map[string]bool
 	// arenas holds the text arrays of stored batches for new ones: a
 	// batch's texts are copied into one array, reused, rather than each
 	// into one of its own (2 GB of garbage per million 2 KB records).
@@ -229,7 +233,7 @@ func newLoader(d *db.DB, o *LoadOptions) (*loader, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &loader{d: d, o: o, ro: ro, sum: LoadSummary{SkippedReasons: map[string]int64{}}, resumed: map[string]int64{}, refused: map[string][]int64{}, arenas: make(chan []byte, 4)}
+	l := &loader{d: d, o: o, ro: ro, sum: LoadSummary{SkippedReasons: map[string]int64{}}, resumed: map[string]int64{}, refused: map[string][]int64{}, started: map[string]bool{}, arenas: make(chan []byte, 4)}
 	l.total = 0
 	for _, p := range o.Inputs {
 		fi, err := os.Stat(p)
@@ -260,9 +264,11 @@ func (o *RecordOptions) records() (records.Options, error) {
 
 // fieldsKey names the record options that decide the documents the file
 // at path gives, so that a mark made with others is not trusted (with no
-// id field, the ids hold the path as given).
-func (l *loader) fieldsKey(path string) string {
-	key := []any{l.ro.Format.String(), l.ro.IDField, l.ro.TextField, l.ro.KeepFields}
+// id field, the ids hold the path as given): the record fields, the text
+// options, and whether Run (check set: the first record of an id is
+// stored, later ones are bad) or Load (the last one is) made it.
+func (l *loader) fieldsKey(path string, check checkFunc) string {
+	key := []any{l.ro.Format.String(), l.ro.IDField, l.ro.TextField, l.ro.KeepFields, l.o.Text.Format, l.o.Text.Encoding, check != nil}
 	if l.ro.IDField == "" {
 		key = append(key, path)
 	}
@@ -282,7 +288,8 @@ func markName(abs string) string {
 // refusedMarks returns the prefix of the names of the refused marks of the
 // file whose absolute path is abs (refusedPrefix).
 func refusedMarks(abs string) string {
-	return refusedPrefix + markName(abs)[len(markPrefix):] + "#"
+	h := sha256.Sum256([]byte(abs))
+	return refusedPrefix + hex.EncodeToString(h[:]) + "#"
 }
 
 // refusedPart is the most record numbers one refused mark lists: at most
@@ -330,9 +337,9 @@ func decodeRefused(v []byte, nums []int64) ([]int64, error) {
 }
 
 // readRefused returns the refused marks of the file whose absolute path is
-// abs: the names of all, and the numbers of the records they list below
-// from (sorted), the records an earlier run stored or refused.
-func (l *loader) readRefused(ctx context.Context, abs string, from int64) (names []string, refused []int64, err error) {
+// abs: the names of all, and, if decode, the numbers of the records they
+// list below from (sorted), the records an earlier run stored or refused.
+func (l *loader) readRefused(ctx context.Context, abs string, from int64, decode bool) (names []string, refused []int64, err error) {
 	prefix := refusedMarks(abs)
 	ms, err := l.d.Marks(ctx, prefix)
 	if err != nil {
@@ -341,9 +348,12 @@ func (l *loader) readRefused(ctx context.Context, abs string, from int64) (names
 	for _, m := range ms {
 		rest := m.Name[len(prefix):]
 		if len(rest) != 20 || strings.Trim(rest, "0123456789abcdef") != "" {
-			continue // another file's, whose name continues with "#"
+			continue // not one of ours
 		}
 		names = append(names, m.Name)
+		if !decode {
+			continue
+		}
 		if refused, err = decodeRefused(m.Value, refused); err != nil {
 			return nil, nil, fmt.Errorf("%w: mark %q of an earlier run cannot be read (%w): start again with --restart", ErrBadInput, m.Name, err)
 		}
@@ -464,10 +474,16 @@ func (l *loader) file(ctx context.Context, path string, check checkFunc, n *int6
 			return fmt.Errorf("%w: %w", ErrBadInput, err)
 		}
 		mname = markName(abs)
-		mark = &inputMark{V: markVersion, Size: fi.Size(), ModTime: fi.ModTime().UnixNano(), Fields: l.fieldsKey(path)}
+		mark = &inputMark{V: markVersion, Size: fi.Size(), ModTime: fi.ModTime().UnixNano(), Fields: l.fieldsKey(path, check)}
 	}
 	var from int64 // records of this file stored by an earlier run
-	if mark != nil && !l.o.Restart {
+	// Restart ignores the marks of earlier runs, not those this run made
+	// (a file given twice is read from its start once).
+	restart := l.o.Restart && !l.started[mname]
+	if mark != nil {
+		l.started[mname] = true
+	}
+	if mark != nil && !restart {
 		v, err := l.d.Mark(ctx, mname)
 		switch {
 		case err == nil:
@@ -491,7 +507,10 @@ func (l *loader) file(ctx context.Context, path string, check checkFunc, n *int6
 	var fm *fileMark
 	if mark != nil {
 		fm = &fileMark{mark: mark, name: mname, refused: refusedMarks(abs)}
-		names, refused, err := l.readRefused(ctx, abs, from)
+	}
+	if fm != nil && (from == 0 || check != nil) {
+		// Load does not need the refused records of the part it skips.
+		names, refused, err := l.readRefused(ctx, abs, from, from > 0)
 		if err != nil {
 			return err
 		}
@@ -499,7 +518,7 @@ func (l *loader) file(ctx context.Context, path string, check checkFunc, n *int6
 			// Those of an earlier run that stored another version of the
 			// file, or before Restart: deleted with the first batch.
 			fm.stale = names
-		} else if check != nil {
+		} else {
 			l.refused[path] = refused
 		}
 	}
