@@ -50,6 +50,11 @@
 // but such an add is not atomic, and when it fails or its context ends
 // midway its results say which documents are stored. Only a document
 // whose entry alone exceeds a message is refused (db.ErrTextTooLarge).
+// An add whose context ends before its message is sent to the log is
+// left out of it (its error means that nothing was stored); once sent,
+// it waits for the log's answer past its context's end, and only when
+// that answer does not come is the error ErrOutcomeUnknown (stored or
+// not: sending the same add again is safe).
 //
 // Router.Pairs appends a pin: every replica keeps a checkpoint of its
 // shard at the pin's sequence, and the V(V+1)/2 pair tasks (i ≤ j) are

@@ -67,6 +67,15 @@ const (
 // it: a client sees an *Error with this Code and no sentinel.
 const codeNotImplemented = "not_implemented"
 
+// CodeOutcomeUnknown is the error code of a write whose outcome is unknown
+// (status 504, the Go error ErrOutcomeUnknown): its log message was sent
+// and the log's answer did not come, so that it may or may not be done.
+// A write that a node knows it did not do is answered otherwise (408 when
+// the request's time ran out before its message was sent). The api
+// package has no constant for it: a Go client sees an *Error with this
+// Code and no sentinel.
+const CodeOutcomeUnknown = "outcome_unknown"
+
 // Handler returns the node's HTTP API: the paths, request and response
 // bodies (package api) and statuses of the single-node server (package
 // server) for health, adds (with check-then-add across the cluster),
@@ -98,6 +107,11 @@ const codeNotImplemented = "not_implemented"
 // /metrics gives the node's figures (its router's, and each shard
 // replica's it holds, labeled by shard: package cluster's
 // nodeCollector) beside its HTTP requests. An unavailable shard is a 503.
+// A write whose request time runs out before its log message is sent is
+// a 408, and not done; once sent, the answer waits for the log's, past
+// the request's time (up to outcomeWait more), and when that does not
+// come it is a 504 of code CodeOutcomeUnknown: the write may or may not
+// be done, and the message says how to learn which.
 func (n *Node) Handler(opts *HTTPOptions) http.Handler {
 	o := HTTPOptions{}
 	if opts != nil {
@@ -179,6 +193,7 @@ func notServed(format string, args ...any) error {
 // errors (beyond those of every httpapi.Classify: an *httpapi.Error's own,
 // 413 for a body or text too large), the first that matches.
 var httpErrors = []httpapi.Class{
+	{Status: http.StatusGatewayTimeout, Code: CodeOutcomeUnknown, Errs: []error{ErrOutcomeUnknown}},
 	{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable,
 		Errs: []error{ErrShardUnavailable, ErrClosed, db.ErrClosed, context.Canceled}, RetryAfter: 1},
 	{Status: http.StatusRequestTimeout, Code: api.CodeTimeout, Errs: []error{os.ErrDeadlineExceeded, context.DeadlineExceeded}},
@@ -187,6 +202,22 @@ var httpErrors = []httpapi.Class{
 		Errs: slices.Concat(httpapi.InputErrors, []error{ErrInvalidOptions, db.ErrBadExport, db.ErrNotEmpty, db.ErrEmptyPrefix}),
 		As:   func(err error) bool { return errors.As(err, new(*db.ParamsError)) }},
 }
+
+// unknownOutcome returns the answer (504, CodeOutcomeUnknown) of a write
+// whose outcome is unknown, when err wraps ErrOutcomeUnknown (else nil):
+// the message formatted by format and args says what may be done and how
+// to learn it, then err's.
+func unknownOutcome(err error, format string, args ...any) error {
+	if !errors.Is(err, ErrOutcomeUnknown) {
+		return nil
+	}
+	return &httpapi.Error{Status: http.StatusGatewayTimeout, Code: CodeOutcomeUnknown,
+		Message: fmt.Sprintf(format, args...) + " (" + apiconv.Message(err) + ")"}
+}
+
+// resendSafe says why sending documents again after an unknown outcome
+// is safe.
+const resendSafe = "an add of a stored document's id and content changes nothing and is answered unchanged"
 
 // validHTTPID checks an id as the db package does, so that a delete of an
 // invalid id is refused before it reaches the router.
@@ -379,6 +410,10 @@ func (h *httpHandler) add(w http.ResponseWriter, r *http.Request) error {
 	}
 	res, err := h.r.Add(ctx, []db.Input{doc.Input()}, AddOptions{Threshold: req.Threshold, Reject: req.Reject})
 	if err != nil {
+		if u := unknownOutcome(err, "add %q: the outcome is unknown: the document was sent to the write log, whose answer did not come; "+
+			"it may or may not be stored (now or shortly). Send the same add again (%s), or GET the document", req.ID, resendSafe); u != nil {
+			return u
+		}
 		return err
 	}
 	out := addOutcome(req.ID, prev, doc, res[0], req.Limit)
@@ -701,7 +736,10 @@ func keepBefore(da, dbb *db.Doc, a, b string, k db.Keep) bool {
 // is a 503 that counts the documents stored and names the first line not
 // stored (httpapi.BatchStopped, as the single-node server's cut-short
 // batch). Only a line whose log entry alone exceeds a message is refused
-// (413), before anything is appended.
+// (413), before anything is appended. When the log's answer to the
+// message under way does not come, the answer is a 504
+// (CodeOutcomeUnknown, batchUnknown) that counts the documents stored
+// before it and names its first line.
 func (h *httpHandler) batch(w http.ResponseWriter, r *http.Request) error {
 	lines, check, err := httpapi.ReadBatch(r, func(line int, req api.AddRequest) error {
 		if req.Replace {
@@ -748,6 +786,9 @@ func (h *httpHandler) batch(w http.ResponseWriter, r *http.Request) error {
 			if n < len(docLines) {
 				line = docLines[n]
 			}
+			if u := batchUnknown(line, n, err); u != nil {
+				return u
+			}
 			return httpapi.BatchStopped(n, line, n, err)
 		}
 		for _, d := range docs {
@@ -764,6 +805,16 @@ func (h *httpHandler) batch(w http.ResponseWriter, r *http.Request) error {
 	}
 	slices.SortFunc(res.Skipped, func(a, b api.BatchSkip) int { return a.Line - b.Line })
 	return httpapi.WriteJSON(w, http.StatusOK, res)
+}
+
+// batchUnknown is the answer of a batch that stopped at line (the
+// documents before it, n of them stored, are done) when the outcome of
+// the log message under way is unknown (err wraps ErrOutcomeUnknown);
+// else nil.
+func batchUnknown(line, n int, err error) error {
+	return unknownOutcome(err, "the batch stopped at line %d, after %d documents stored (lines before it are done): the outcome of the documents "+
+		"from line %d on is unknown: those of the log message sent may or may not be stored (now or shortly), those after it were not sent. "+
+		"Send the lines from line %d again (%s)", line, n, line, line, resendSafe)
 }
 
 // checkedBatchChunk is the most documents of a checked batch appended by
@@ -789,6 +840,8 @@ func (h *httpHandler) checkedBatch(w http.ResponseWriter, r *http.Request, lines
 	limit := httpapi.ChunkLimit{Lines: checkedBatchChunk, Bytes: h.r.maxMessage, Size: func(l httpapi.BatchLine) int {
 		return addEntrySize(l.Input.ID, l.Input.Source, h.r.smap.K/64)
 	}}
+	stored := 0       // by the chunks before
+	var unknown error // the answer of a chunk whose outcome is unknown
 	res, err := httpapi.CheckedBatch(lines, limit, func(chunk []httpapi.BatchLine) ([]api.AddResult, []api.BatchSkip, error) {
 		docs, docLines, skipped, err := h.prepareLines(ctx, chunk)
 		if err != nil || len(docs) == 0 {
@@ -800,15 +853,22 @@ func (h *httpHandler) checkedBatch(w http.ResponseWriter, r *http.Request, lines
 		}
 		ars, err := h.r.Add(ctx, inputsOf(docs), AddOptions{Threshold: o.Threshold, Reject: o.Reject})
 		if err != nil {
+			unknown = batchUnknown(docLines[0], stored, err)
 			return nil, nil, err
 		}
 		outs := make([]api.AddResult, len(docs))
 		for i, d := range docs {
 			outs[i] = addOutcome(d.ID, prev[d.ID], d, ars[i], o.Limit)
 			outs[i].Line = docLines[i]
+			if outs[i].Stored {
+				stored++
+			}
 		}
 		return outs, skipped, nil
 	})
+	if unknown != nil {
+		return unknown
+	}
 	if err != nil {
 		return err
 	}
@@ -835,6 +895,9 @@ func (h *httpHandler) deleteWhere(w http.ResponseWriter, r *http.Request, req ap
 	}
 	ids, err := h.r.DeleteWhere(r.Context(), where, req.DryRun)
 	res := api.DeleteResult{DryRun: req.DryRun, Deleted: len(ids)}
+	if u := deleteUnknown(len(ids), err); u != nil {
+		return u
+	}
 	switch {
 	case err != nil && len(ids) > 0 && !req.DryRun:
 		return &httpapi.Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable,
@@ -845,6 +908,14 @@ func (h *httpHandler) deleteWhere(w http.ResponseWriter, r *http.Request, req ap
 		res.IDs = ids
 	}
 	return httpapi.WriteJSON(w, http.StatusOK, res)
+}
+
+// deleteUnknown is the answer of a delete that stopped after n documents
+// deleted when the outcome of the log message under way is unknown (err
+// wraps ErrOutcomeUnknown); else nil.
+func deleteUnknown(n int, err error) error {
+	return unknownOutcome(err, "the delete stopped after %d documents deleted: the outcome of the next log message of deletes is unknown: "+
+		"its documents may or may not be deleted (now or shortly). Delete again (a delete of documents deleted already changes nothing)", n)
 }
 
 // prepareLines fingerprints the documents of lines: the prepared ones with
@@ -913,6 +984,10 @@ func (h *httpHandler) export(w http.ResponseWriter, r *http.Request) error {
 func (h *httpHandler) importExport(w http.ResponseWriter, r *http.Request) error {
 	body := &httpapi.ImportBody{R: r.Body}
 	res, err := h.r.Import(r.Context(), body)
+	if u := unknownOutcome(err, "the import stopped after %d documents imported: the outcome of the next log message of documents is unknown: "+
+		"they may or may not be stored (now or shortly): GET /v1/export tells which", res.Imported); u != nil {
+		return httpapi.WriteImport(w, body, api.ImportResult{}, u)
+	}
 	return httpapi.WriteImport(w, body, api.ImportResult{Imported: res.Imported, DroppedTexts: res.DroppedTexts,
 		DroppedLogEntries: res.DroppedLogEntries}, err)
 }
@@ -974,6 +1049,9 @@ func (h *httpHandler) deleteMany(w http.ResponseWriter, r *http.Request) error {
 			hi++
 		}
 		if _, err := h.r.Delete(ctx, del[lo:hi]); err != nil {
+			if u := deleteUnknown(res.Deleted, err); u != nil {
+				return u
+			}
 			if lo == 0 {
 				return err
 			}

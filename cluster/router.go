@@ -41,6 +41,18 @@ type Router struct {
 	avoided map[[2]any]time.Time // (shard, node) → tried last until
 	// beforeAppend, when set (tests), runs before each conditional append.
 	beforeAppend func()
+	// afterPublish, when set (tests), is given each attempt's answer to a
+	// log append and returns the one to act on (delays or loses it).
+	afterPublish func(*jetstream.PubAck, error) (*jetstream.PubAck, error)
+	// onLate, when set (tests), runs when an add's context ends (or the
+	// router closes) after its log message was sent: it then waits for
+	// the log's answer (lateWait).
+	onLate func()
+	// lateWait is how long a write whose log message was sent still waits
+	// for the log's answer once its context has ended (outcomeWait;
+	// smaller in tests); commitWait bounds a commit of one log message
+	// (commitTimeout; smaller in tests).
+	lateWait, commitWait time.Duration
 	// maxMessage bounds a log message's encoded size (maxMessage; smaller
 	// in tests).
 	maxMessage int
@@ -74,7 +86,8 @@ func newRouter(ctx context.Context, nc *nats.Conn, smap *ShardMap, gw *db.DB, o 
 	if err != nil {
 		return nil, fmt.Errorf("fpdb cluster: log stream: %w", err)
 	}
-	r := &Router{nc: nc, js: js, stream: st, smap: smap, gw: gw, opts: o, reqs: make(chan *addReq, 1024), queries: make(chan *queryJob, 1024), quit: make(chan struct{}), avoided: map[[2]any]time.Time{}, maxMessage: maxMessage, importChunk: importChunk, queryBudget: attemptTimeout / 2}
+	r := &Router{nc: nc, js: js, stream: st, smap: smap, gw: gw, opts: o, reqs: make(chan *addReq, 1024), queries: make(chan *queryJob, 1024), quit: make(chan struct{}), avoided: map[[2]any]time.Time{}, maxMessage: maxMessage, importChunk: importChunk, queryBudget: attemptTimeout / 2,
+		lateWait: outcomeWait, commitWait: 6 * o.RequestTimeout}
 	r.setAssign(smap.Assign)
 	r.wg.Add(1 + queryWorkers)
 	go r.batcher()
@@ -576,7 +589,47 @@ type addReq struct {
 	out  []AddResult
 	err  error
 	done chan struct{}
+	// state is reqQueued until the commit that appends the add hands its
+	// log message to the log (reqSent) or its caller gives up on it first
+	// (reqWithdrawn), whichever comes first.
+	state atomic.Int32
 }
+
+// The states of an addReq.
+const (
+	reqQueued = iota
+	reqSent
+	reqWithdrawn
+)
+
+// withdraw reports whether q is withdrawn: its message was not sent, and
+// now never will be.
+func (q *addReq) withdraw() bool {
+	return q.state.CompareAndSwap(reqQueued, reqWithdrawn) || q.state.Load() == reqWithdrawn
+}
+
+// send reports whether q's documents may be sent to the log: it was not
+// withdrawn, and now never will be.
+func (q *addReq) send() bool {
+	return q.state.CompareAndSwap(reqQueued, reqSent) || q.state.Load() == reqSent
+}
+
+// ErrOutcomeUnknown is the error of a write whose log message was sent to
+// the log and whose answer did not come, also after waiting for it past
+// the call's context (outcomeWait): no acknowledgement within the time
+// of the attempts, or the connection lost. The write may be stored or
+// not, and may still be appended shortly after the error. Sending the
+// same write again is safe: an add of a stored document's id and content
+// leaves it as it is (the HTTP API answers it unchanged), and a delete
+// of a deleted id changes nothing. Any other error of an add (or delete)
+// appended in one log message means that it was not stored.
+var ErrOutcomeUnknown = errors.New("fpdb cluster: outcome unknown: the write was sent to the log, whose answer did not come; it may or may not be stored")
+
+// outcomeWait is how long a write whose log message was sent waits for
+// the log's answer after its context ends: an attempt of the largest
+// message (attemptTimeout, plus a second a MiB) and a second attempt of
+// a small one, which the log answers from its duplicate window.
+const outcomeWait = 10 * time.Second
 
 // Add fingerprints docs and appends them to the log. With o.Threshold >
 // 0, no two documents of resemblance ≥ Threshold are both stored when both
@@ -592,10 +645,20 @@ type addReq struct {
 // not atomic, but each document is stored whole or not at all, and the
 // results say which were stored when it fails midway.
 //
+// A call appended in one message gives a definite answer whenever it
+// can: when ctx ends (or the router closes) before its message is sent
+// to the log, it is not sent, and the error (ctx's, or ErrClosed) means
+// that nothing was stored; once its message is sent, the call waits for
+// the log's answer, past ctx's end, up to outcomeWait, and returns it
+// (results, or an error by which nothing was stored). Only when that
+// answer does not come is the error ErrOutcomeUnknown: the documents may
+// or may not be stored.
+//
 // On error, a result's Stored reports that its document's message was
-// acknowledged by the log; a message whose acknowledgement was lost may be
-// stored too. Each document's entry must fit in one message alone
-// (db.ErrTextTooLarge otherwise, for a large source).
+// acknowledged by the log; when the error wraps ErrOutcomeUnknown, the
+// message under way when it came may be stored too. Each document's
+// entry must fit in one message alone (db.ErrTextTooLarge otherwise, for
+// a large source).
 func (r *Router) Add(ctx context.Context, docs []db.Input, o AddOptions) ([]AddResult, error) {
 	if o.Threshold < 0 || o.Threshold > 1 {
 		return nil, fmt.Errorf("%w: threshold %v", ErrInvalidOptions, o.Threshold)
@@ -629,12 +692,54 @@ func (r *Router) Add(ctx context.Context, docs []db.Input, o AddOptions) ([]AddR
 	if req.size > r.maxMessage {
 		return r.addLarge(ctx, req)
 	}
-	// On ErrClosed or ctx's end the batch may still be appended; its
-	// outcome is lost to us.
-	if err := submit(ctx, r.quit, r.reqs, req, req.done); err != nil {
-		return nil, err
+	return r.addBatched(ctx, req)
+}
+
+// addBatched hands req to the router's batcher and returns its outcome.
+// When ctx ends (or the router closes) before the batcher sends req's
+// message to the log, req is withdrawn: the batcher leaves it out, and
+// the error is ctx's (or ErrClosed). After, the outcome of the message
+// is awaited up to lateWait more, then the error is ErrOutcomeUnknown.
+func (r *Router) addBatched(ctx context.Context, req *addReq) ([]AddResult, error) {
+	select {
+	case r.reqs <- req:
+	case <-r.quit:
+		return nil, ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
-	return req.out, req.err
+	var stop error
+	select {
+	case <-req.done:
+		return req.out, req.err
+	case <-r.quit:
+		stop = ErrClosed
+	case <-ctx.Done():
+		stop = ctx.Err()
+	}
+	select {
+	case <-req.done: // answered meanwhile
+		return req.out, req.err
+	default:
+	}
+	if req.withdraw() {
+		return nil, stop
+	}
+	// The message was sent: its outcome is the log's answer, which the
+	// batcher waits for (a retry of the same message is answered from
+	// the log's duplicate window), within its commit's time; Close waits
+	// for it too.
+	if r.onLate != nil {
+		r.onLate()
+	}
+	t := time.NewTimer(r.lateWait)
+	defer t.Stop()
+	select {
+	case <-req.done:
+		return req.out, req.err
+	case <-t.C:
+		return nil, fmt.Errorf("%w: no answer from the log %v after the add's end (%v)", ErrOutcomeUnknown, r.lateWait, stop)
+	}
 }
 
 // addLarge appends the documents of req, whose entries exceed one log
@@ -654,6 +759,8 @@ func (r *Router) Add(ctx context.Context, docs []db.Input, o AddOptions) ([]AddR
 // within the time the batcher gives a commit, so that the results say
 // exactly which documents are stored; the next is not begun. The error
 // then wraps ctx's (or ErrClosed) and names the documents stored before.
+// When the log's answer to a part's message does not come (the error
+// wraps ErrOutcomeUnknown), the documents of that part may be stored.
 func (r *Router) addLarge(ctx context.Context, req *addReq) ([]AddResult, error) {
 	cs := r.candidatesOf(req)
 	stored := 0
@@ -672,8 +779,8 @@ func (r *Router) addLarge(ctx context.Context, req *addReq) ([]AddResult, error)
 			err = r.commitPart(pctx, cs[lo:hi])
 			cancel()
 			r.endPart()
-			if err != nil && !permanent(err) {
-				err = fmt.Errorf("%w (the log message of documents %d to %d may be stored, if its acknowledgement was lost)", err, lo+1, hi)
+			if errors.Is(err, ErrOutcomeUnknown) {
+				err = fmt.Errorf("%w (the log message of documents %d to %d)", err, lo+1, hi)
 			}
 		}
 		if err != nil {
@@ -721,6 +828,8 @@ func submit[T any](ctx context.Context, quit <-chan struct{}, ch chan<- T, job T
 }
 
 // Delete appends the deletion of ids to the log and returns its sequence.
+// When the log's answer does not come, the error wraps ErrOutcomeUnknown:
+// the deletion may be appended, and deleting the ids again is safe.
 func (r *Router) Delete(ctx context.Context, ids []string) (uint64, error) {
 	entries := make([]Entry, len(ids))
 	size := 0
@@ -740,7 +849,9 @@ func (r *Router) Delete(ctx context.Context, ids []string) (uint64, error) {
 // Pin appends a pin to the log: every replica keeps a checkpoint of its
 // shard at the returned sequence.
 func (r *Router) Pin(ctx context.Context) (uint64, error) {
-	return r.publish(ctx, []Entry{{Kind: KindPin}}, 0, false)
+	// A pin whose outcome is unknown is only a failed read to its caller.
+	seq, _, err := r.appendMsg(ctx, []Entry{{Kind: KindPin}}, newBatchID(), 0, false)
+	return seq, err
 }
 
 func newBatchID() string {
@@ -749,18 +860,36 @@ func newBatchID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// publish appends entries as one message, retrying on transient errors
-// (a lost acknowledgement is not appended twice: the message id is kept
-// by the log's duplicate window). With expect, the append happens only if
-// the log's last sequence is still last; a conflict is returned as
-// errConflict.
+// publish appends entries as one message (publishID, of a new id).
 func (r *Router) publish(ctx context.Context, entries []Entry, last uint64, expect bool) (uint64, error) {
 	return r.publishID(ctx, entries, newBatchID(), last, expect)
 }
 
 var errConflict = errors.New("fpdb cluster: the log moved")
 
+// publishID appends entries as one message of id, retrying on transient
+// errors (a lost acknowledgement is not appended twice: the message id is
+// kept by the log's duplicate window). With expect, the append happens
+// only if the log's last sequence is still last; a conflict is returned
+// as errConflict. An error that wraps ErrOutcomeUnknown says that the
+// message may be appended (appendMsg); any other, that it is not.
 func (r *Router) publishID(ctx context.Context, entries []Entry, id string, last uint64, expect bool) (uint64, error) {
+	seq, unsure, err := r.appendMsg(ctx, entries, id, last, expect)
+	if err != nil && unsure {
+		return 0, fmt.Errorf("%w: %v", ErrOutcomeUnknown, err)
+	}
+	return seq, err
+}
+
+// appendMsg is publishID, whose error it returns as it is, with unsure:
+// an attempt was sent and got no answer that says the message was not
+// appended (mayBeAppended), and no later attempt did either. When ctx
+// ends with the outcome unsure, the message is sent again (the log
+// answers with its sequence if it holds it) for up to lateWait more.
+func (r *Router) appendMsg(ctx context.Context, entries []Entry, id string, last uint64, expect bool) (seq uint64, unsure bool, err error) {
+	if err := ctx.Err(); err != nil { // nothing sent
+		return 0, false, fmt.Errorf("fpdb cluster: append to the log: %w", err)
+	}
 	msg := nats.NewMsg(logSubject)
 	msg.Data = EncodeBatch(entries)
 	msg.Header.Set(jetstream.MsgIDHeader, id)
@@ -771,25 +900,52 @@ func (r *Router) publishID(ctx context.Context, entries []Entry, id string, last
 	if expect && r.beforeAppend != nil {
 		r.beforeAppend()
 	}
-	var seq uint64
 	// A large message takes longer to be stored on the log's replicas.
 	per := attemptTimeout + time.Duration(len(msg.Data)>>20)*time.Second
-	err := r.retryEach(ctx, "append to the log", per, func(actx context.Context) (bool, error) {
+	attempt := func(actx context.Context) (bool, error) {
 		ack, err := r.js.PublishMsg(actx, msg, opts...)
+		if r.afterPublish != nil {
+			ack, err = r.afterPublish(ack, err)
+		}
 		if err == nil {
 			r.noteWritten(ack.Sequence)
 			r.stats.batches.Add(1)
-			seq = ack.Sequence
+			seq, unsure = ack.Sequence, false
 			return true, nil
 		}
 		var apiErr *jetstream.APIError
 		if errors.As(err, &apiErr) && wrongLastSeq(apiErr.ErrorCode) {
+			// The log checks a message's id before its expected last
+			// sequence: no attempt of this one was appended.
 			r.stats.conflicts.Add(1)
+			unsure = false
 			return true, errConflict
 		}
+		unsure = unsure || mayBeAppended(err)
 		return false, err
-	})
-	return seq, err
+	}
+	err = r.retryEach(ctx, "append to the log", per, attempt)
+	if err != nil && unsure && ctx.Err() != nil {
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.lateWait)
+		err = r.retryEach(lctx, "append to the log (after the call's end, for the outcome of an attempt)", per, attempt)
+		cancel()
+	}
+	return seq, err != nil && unsure, err
+}
+
+// mayBeAppended reports whether a failed attempt to append a message may
+// have appended it: the log did not answer (the attempt's time ran out,
+// the connection was lost), or answered that it is still processing a
+// message of the same id (409), or failed (5xx). A refusal (any other
+// answer of the log), no log to send to, or a message the client does not
+// send (too large) is not appended.
+func mayBeAppended(err error) bool {
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) {
+		return apiErr.Code == 408 || apiErr.Code == 409 || apiErr.Code >= 500
+	}
+	return !errors.Is(err, jetstream.ErrNoStreamResponse) && !errors.Is(err, nats.ErrNoResponders) &&
+		!errors.Is(err, nats.ErrMaxPayload)
 }
 
 // attemptTimeout bounds one attempt of a call to JetStream: a request
@@ -900,8 +1056,8 @@ func (r *Router) batcher() {
 }
 
 // commitTimeout bounds a commit of one log message (its checks, conflicts
-// and retries included).
-func (r *Router) commitTimeout() time.Duration { return 6 * r.opts.RequestTimeout }
+// and retries included): six times Options.RequestTimeout.
+func (r *Router) commitTimeout() time.Duration { return r.commitWait }
 
 // failPending fails q (when not nil) and the queued adds with ErrClosed.
 func (r *Router) failPending(q *addReq) {
@@ -974,6 +1130,9 @@ func addEntrySize(id, source string, words int) int {
 // checked document against the shards at the log's last sequence L and
 // against the earlier candidates, append with expected last sequence L;
 // on a conflict, check against the entries appended after L and retry.
+// Before the message is first sent, the adds whose callers withdrew them
+// are left out (claim). An error that wraps ErrOutcomeUnknown says that
+// the message may be appended; any other, that it is not.
 func (r *Router) commitPart(ctx context.Context, cs []*candidate) error {
 	check := false
 	for _, c := range cs {
@@ -981,7 +1140,11 @@ func (r *Router) commitPart(ctx context.Context, cs []*candidate) error {
 	}
 	id := newBatchID()
 	if !check {
+		cs = claim(cs)
 		entries := entriesOf(cs)
+		if len(entries) == 0 { // every add was withdrawn
+			return nil
+		}
 		seq, err := r.publishID(ctx, entries, id, 0, false)
 		if err != nil {
 			return err
@@ -1000,11 +1163,20 @@ func (r *Router) commitPart(ctx context.Context, cs []*candidate) error {
 		return err
 	}
 	var after []Entry // appended after last, in log order
+	claimed := false
 	for {
 		r.decide(cs, after)
 		entries := entriesOf(cs)
 		if len(entries) == 0 { // every document was rejected: nothing to append
 			return nil
+		}
+		if !claimed {
+			// Decided again without the adds withdrawn meanwhile.
+			claimed = true
+			if kept := claim(cs); len(kept) < len(cs) {
+				cs = kept
+				continue
+			}
 		}
 		seq, err := r.publishID(ctx, entries, id, last, true)
 		if err != nil && !errors.Is(err, errConflict) {
@@ -1033,6 +1205,19 @@ func (r *Router) commitPart(ctx context.Context, cs []*candidate) error {
 		}
 		return nil
 	}
+}
+
+// claim returns the candidates of cs whose adds may be sent to the log
+// (addReq.send), leaving out those their callers withdrew: the adds
+// claimed are then awaited by their callers until their outcome is known.
+func claim(cs []*candidate) []*candidate {
+	kept := make([]*candidate, 0, len(cs))
+	for _, c := range cs {
+		if c.req.send() {
+			kept = append(kept, c)
+		}
+	}
+	return kept
 }
 
 // readLog calls fn with the entries of each log message after from up to

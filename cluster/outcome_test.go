@@ -1,0 +1,344 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fpdb/fpdb/api"
+	"github.com/fpdb/fpdb/db"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// acks is a Router.afterPublish hook over the log's answers to appends:
+// it passes them on, or loses them (as a connection lost once the message
+// was sent: the message is appended, its answer never comes), and runs a
+// function given by next at the next answer (which it holds until it
+// returns).
+type acks struct {
+	lose atomic.Bool
+	fn   atomic.Pointer[func()]
+}
+
+// watchAcks sets an acks hook on r.
+func watchAcks(r *Router) *acks {
+	a := &acks{}
+	r.afterPublish = a.hook
+	return a
+}
+
+func (a *acks) hook(ack *jetstream.PubAck, err error) (*jetstream.PubAck, error) {
+	if f := a.fn.Swap(nil); f != nil {
+		(*f)()
+	}
+	if a.lose.Load() {
+		return nil, nats.ErrTimeout
+	}
+	return ack, err
+}
+
+// next makes f run at the next answer.
+func (a *acks) next(f func()) { a.fn.Store(&f) }
+
+// watchLate sets r's onLate hook: the channel returned receives when an
+// add waits for the log's answer past its end.
+func watchLate(r *Router) <-chan struct{} {
+	late := make(chan struct{}, 1)
+	r.onLate = func() {
+		select {
+		case late <- struct{}{}:
+		default:
+		}
+	}
+	return late
+}
+
+// holdUntil makes the next answer of a wait, after then (when not nil),
+// until late receives (the add waits for it past its end) or returned is
+// closed (the add returned).
+func (a *acks) holdUntil(late <-chan struct{}, returned <-chan struct{}, then func()) {
+	a.next(func() {
+		if then != nil {
+			then()
+		}
+		select {
+		case <-late:
+		case <-returned:
+		case <-time.After(time.Minute):
+		}
+	})
+}
+
+// settle returns once r's batcher has finished what was queued before
+// (an add of its own goes after it).
+func settle(t *testing.T, r *Router, rng *rand.Rand) {
+	t.Helper()
+	if _, err := r.Add(context.Background(), []db.Input{{ID: fmt.Sprintf("settle-%d", rng.Uint64()), Fingerprint: randomFP(rng, 512)}}, AddOptions{}); err != nil {
+		t.Fatalf("settle: %v", err)
+	}
+}
+
+// isStored reports whether id is stored as of the log's last sequence.
+func isStored(t *testing.T, r *Router, id string) bool {
+	t.Helper()
+	ctx := context.Background()
+	last, err := r.LastSeq(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Get(ctx, id, last)
+	if err != nil && !errors.Is(err, db.ErrNotFound) {
+		t.Fatalf("get %s: %v", id, err)
+	}
+	return err == nil
+}
+
+// TestAddAnsweredAfterItsEnd: an add whose context ends while the log's
+// answer to its message is on its way waits for that answer and returns
+// it (stored, at its sequence), unchecked and checked: not the context's
+// error for a document that is stored.
+func TestAddAnsweredAfterItsEnd(t *testing.T) {
+	tc := startCluster(t, 1, 2, 1, nil)
+	r := tc.nodes[0].Router()
+	rng := rand.New(rand.NewPCG(31, 1))
+	a := watchAcks(r)
+	late := watchLate(r)
+	for i, o := range []AddOptions{{}, {Threshold: 0.9, Reject: true}} {
+		id := fmt.Sprintf("late-%d", i)
+		ctx, cancel := context.WithCancel(context.Background())
+		returned := make(chan struct{})
+		// The add's context ends once its message is sent; the answer
+		// waits until the add waits for it (or has returned).
+		a.holdUntil(late, returned, cancel)
+		res, err := r.Add(ctx, []db.Input{{ID: id, Fingerprint: randomFP(rng, 512)}}, o)
+		close(returned)
+		cancel()
+		if err != nil {
+			t.Fatalf("%+v: the add whose context ended after its message was sent: %v, want the log's answer", o, err)
+		}
+		if !res[0].Stored || res[0].Seq == 0 {
+			t.Fatalf("%+v: %+v, want stored at a sequence", o, res[0])
+		}
+		if _, err := r.Get(context.Background(), id, res[0].Seq); err != nil {
+			t.Fatalf("%+v: get %s: %v", o, id, err)
+		}
+	}
+}
+
+// TestAddWithdrawnBeforeSent: an add whose context ends while it waits
+// for the batcher returns the context's error and is never appended: the
+// error means that it is not stored.
+func TestAddWithdrawnBeforeSent(t *testing.T) {
+	tc := startCluster(t, 1, 2, 1, nil)
+	r := tc.nodes[0].Router()
+	rng := rand.New(rand.NewPCG(32, 1))
+	release := holdBatcher(t, r, rng)
+	for i, o := range []AddOptions{{}, {Threshold: 0.9}} {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() {
+			_, err := r.Add(ctx, []db.Input{{ID: fmt.Sprintf("gone-%d", i), Fingerprint: randomFP(rng, 512)}}, o)
+			done <- err
+		}()
+		waitQueued(t, r, i+1, nil)
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Fatalf("%+v: the add withdrawn: %v, want context.Canceled", o, err)
+		}
+	}
+	release()
+	settle(t, r, rng)
+	for i := range 2 {
+		if id := fmt.Sprintf("gone-%d", i); isStored(t, r, id) {
+			t.Fatalf("%s, withdrawn before it was sent, is stored", id)
+		}
+	}
+}
+
+// wantUnknown checks that err is ErrOutcomeUnknown, and not a context's
+// error (which would say that nothing was stored).
+func wantUnknown(t *testing.T, what string, err error) {
+	t.Helper()
+	if !errors.Is(err, ErrOutcomeUnknown) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("%s: %v, want ErrOutcomeUnknown alone", what, err)
+	}
+}
+
+// losing makes a lose the log's answers until the test ends or the
+// returned function is called.
+func losing(t *testing.T, a *acks) (stop func()) {
+	a.lose.Store(true)
+	stop = func() { a.lose.Store(false) }
+	t.Cleanup(stop)
+	return stop
+}
+
+// TestAddOutcomeUnknown: when the log's answer to an add's message does
+// not come (the message appended, its answer lost), the error is
+// ErrOutcomeUnknown, not a timeout that would read as "not stored": when
+// the add's own time runs out first (it waits lateWait more), when its
+// commit's does (the batcher's), for an add appended in parts (the part
+// under way), and for a delete. In each case the write is in fact done.
+func TestAddOutcomeUnknown(t *testing.T) {
+	tc := startCluster(t, 1, 2, 1, nil)
+	r := tc.nodes[0].Router()
+	rng := rand.New(rand.NewPCG(33, 1))
+	a := watchAcks(r)
+	r.lateWait = 200 * time.Millisecond
+
+	t.Run("its time", func(t *testing.T) {
+		r.commitWait = time.Minute // the batcher waits for the answer longer than the add
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		stop := losing(t, a)
+		a.next(cancel)
+		_, err := r.Add(ctx, []db.Input{{ID: "lost-own", Fingerprint: randomFP(rng, 512)}}, AddOptions{})
+		stop() // the batcher's next attempt is answered: appended once
+		wantUnknown(t, "the add whose answer is lost", err)
+		settle(t, r, rng)
+		if !isStored(t, r, "lost-own") {
+			t.Fatal("lost-own is not stored")
+		}
+	})
+
+	t.Run("the commit's time", func(t *testing.T) {
+		r.commitWait = time.Second
+		for i, o := range []AddOptions{{}, {Threshold: 0.9}} {
+			id := fmt.Sprintf("lost-commit-%d", i)
+			stop := losing(t, a)
+			_, err := r.Add(context.Background(), []db.Input{{ID: id, Fingerprint: randomFP(rng, 512)}}, o)
+			stop()
+			wantUnknown(t, fmt.Sprintf("%+v: the add whose answer is lost", o), err)
+			if !isStored(t, r, id) {
+				t.Fatalf("%s is not stored", id)
+			}
+		}
+	})
+
+	t.Run("large", func(t *testing.T) {
+		r.commitWait = time.Second
+		big := sourcedDocs(rng, "lost-big", make([]int, 12)...)
+		r.maxMessage = 5 * entrySize(&db.Doc{ID: big[0].ID, Fingerprint: big[0].Fingerprint})
+		defer func() { r.maxMessage = maxMessage }()
+		t.Cleanup(func() { a.lose.Store(false) })
+		// The first part is answered, the second part's answers are lost.
+		a.next(func() { a.next(func() { a.lose.Store(true) }) })
+		res, err := r.Add(context.Background(), big, AddOptions{})
+		a.lose.Store(false)
+		wantUnknown(t, "the large add whose second part's answer is lost", err)
+		if !strings.Contains(err.Error(), "documents 6 to 10") || !strings.Contains(err.Error(), "after 5 of them stored") {
+			t.Fatalf("the large add: %v, want the part whose outcome is unknown and the count stored", err)
+		}
+		for i, ar := range res {
+			if ar.Stored != (i < 5) {
+				t.Fatalf("document %d: stored %v, want the first 5 stored", i, ar.Stored)
+			}
+		}
+		for i, d := range big {
+			if isStored(t, r, d.ID) != (i < 10) {
+				t.Fatalf("%s stored: %v, want the first two parts stored", d.ID, !(i < 10))
+			}
+		}
+	})
+
+	t.Run("delete", func(t *testing.T) {
+		id := "lost-delete"
+		if _, err := r.Add(context.Background(), []db.Input{{ID: id, Fingerprint: randomFP(rng, 512)}}, AddOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		stop := losing(t, a)
+		_, err := r.Delete(ctx, []string{id})
+		stop()
+		wantUnknown(t, "the delete whose answer is lost", err)
+		if isStored(t, r, id) {
+			t.Fatalf("%s is still stored", id)
+		}
+	})
+}
+
+// TestHTTPAddOutcome: over HTTP, an add whose request time runs out while
+// the log's answer is on its way is answered with it (201); one whose
+// answer does not come is a 504 outcome_unknown that says how to learn
+// the outcome, and sending it again is answered unchanged; one whose
+// time runs out before its message is sent is a 408, and not stored. A
+// batch, checked or not, whose answer does not come is a 504 too.
+func TestHTTPAddOutcome(t *testing.T) {
+	ctx := context.Background()
+	tc := startCluster(t, 1, 2, 1, nil)
+	r := tc.nodes[0].Router()
+	rng := rand.New(rand.NewPCG(34, 1))
+	c := httpNodes(t, tc, &HTTPOptions{RequestTimeout: 3 * time.Second}, "")[0]
+	a := watchAcks(r)
+	late := watchLate(r)
+	r.lateWait = 200 * time.Millisecond
+
+	t.Run("late answer", func(t *testing.T) {
+		returned := make(chan struct{})
+		a.holdUntil(late, returned, nil)
+		res, err := c.Add(ctx, api.AddRequest{ID: "late", Text: riverText})
+		close(returned)
+		if err != nil || !res.Stored {
+			t.Fatalf("the add answered after its request's time: %+v, %v; want stored", res, err)
+		}
+	})
+
+	t.Run("lost answer", func(t *testing.T) {
+		r.commitWait = time.Second
+		stop := losing(t, a)
+		_, err := c.Add(ctx, api.AddRequest{ID: "lost", Text: notesText, Threshold: 0.9, Reject: true})
+		stop()
+		ce := wantStatus(t, "the add whose answer is lost", err, http.StatusGatewayTimeout, CodeOutcomeUnknown)
+		for _, s := range []string{`add "lost"`, "may or may not be stored", "Send the same add again"} {
+			if !strings.Contains(ce.Message, s) {
+				t.Fatalf("message %q: want %q", ce.Message, s)
+			}
+		}
+		again, err := c.Add(ctx, api.AddRequest{ID: "lost", Text: notesText, Threshold: 0.9, Reject: true})
+		if err != nil || !again.Unchanged || again.Stored || again.Rejected {
+			t.Fatalf("the add sent again: %+v, %v; want unchanged", again, err)
+		}
+	})
+
+	t.Run("batch", func(t *testing.T) {
+		r.commitWait = time.Second
+		stop := losing(t, a)
+		_, err := c.Batch(ctx, []api.AddRequest{{ID: "b1", Text: shipText}, {ID: "b2", Text: birdText}})
+		stop()
+		ce := wantStatus(t, "the batch whose answer is lost", err, http.StatusGatewayTimeout, CodeOutcomeUnknown)
+		if !strings.Contains(ce.Message, "stopped at line 1, after 0 documents stored") || !strings.Contains(ce.Message, "may or may not be stored") {
+			t.Fatalf("message %q: want the line and the count", ce.Message)
+		}
+		stop = losing(t, a)
+		_, err = c.BatchChecked(ctx, []api.AddRequest{{ID: "c1", Text: shipText}, {ID: "c2", Text: birdText}}, api.BatchCheck{Threshold: 0.9})
+		stop()
+		ce = wantStatus(t, "the checked batch whose answer is lost", err, http.StatusGatewayTimeout, CodeOutcomeUnknown)
+		if !strings.Contains(ce.Message, "stopped at line 1, after 0 documents stored") {
+			t.Fatalf("message %q: want the line and the count", ce.Message)
+		}
+		for _, id := range []string{"b1", "b2", "c1", "c2"} {
+			if !isStored(t, r, id) {
+				t.Fatalf("%s is not stored", id)
+			}
+		}
+	})
+
+	t.Run("queued", func(t *testing.T) {
+		release := holdBatcher(t, r, rng)
+		_, err := c.Add(ctx, api.AddRequest{ID: "queued", Text: shipText})
+		wantStatus(t, "the add whose time ran out in the queue", err, http.StatusRequestTimeout, api.CodeTimeout)
+		release()
+		settle(t, r, rng)
+		if isStored(t, r, "queued") {
+			t.Fatal("queued, answered 408, is stored")
+		}
+	})
+}
