@@ -748,8 +748,10 @@ class Client:
                 that error is a 503 saying where the batch stopped (the
                 documents before that line are stored); when no answer came
                 (:class:`ConnectionFailed`, a proxy's 5xx) its documents may
-                be stored. Documents stored already are reported
-                ``unchanged`` when sent again.
+                be stored, as when a cluster node answers
+                :class:`OutcomeUnknown` (504: the documents before the line
+                it names are stored, those from there may be). Documents
+                stored already are reported ``unchanged`` when sent again.
             BadRequest: an item's text is bytes that are not UTF-8, or its
                 source holds the surrogate escapes of a file name that is
                 not (a batch carries its fields as JSON strings): the items before it are

@@ -20,6 +20,7 @@ __all__ = [
     "Forbidden",
     "NotFound",
     "Timeout",
+    "OutcomeUnknown",
     "TooLarge",
     "TooManyRequests",
     "ServerError",
@@ -96,7 +97,20 @@ class NotFound(FpdbError):
 
 class Timeout(FpdbError):
     """The request took too long (408 from the server, or no answer within
-    the client's ``timeout``)."""
+    the client's ``timeout``). A 408 means that the server did nothing; a
+    write that got no answer within the client's ``timeout`` may have been
+    done."""
+
+
+class OutcomeUnknown(FpdbError):
+    """The server cannot tell whether the write was done (504, a cluster
+    node): it sent the write to the cluster's log, whose answer did not
+    come. The documents may or may not be stored (now or shortly). Send the
+    same write again, which is safe (an add of a stored document's id and
+    text changes nothing and comes back ``unchanged``; a delete of a deleted
+    id, ``NotFound``), or read the documents back with :meth:`Client.get`.
+    Not sent again by the client's ``retries``. A write whose time ran out
+    before it was sent is a :class:`Timeout` instead (not done)."""
 
 
 class TooLarge(FpdbError):
@@ -127,6 +141,7 @@ _BY_CODE: Dict[str, Type[FpdbError]] = {
     "forbidden": Forbidden,
     "not_found": NotFound,
     "timeout": Timeout,
+    "outcome_unknown": OutcomeUnknown,
     "too_large": TooLarge,
     "too_many_requests": TooManyRequests,
     "unavailable": Unavailable,
@@ -144,6 +159,7 @@ _BY_STATUS: Dict[int, str] = {
     415: "bad_request",
     429: "too_many_requests",
     503: "unavailable",
+    504: "outcome_unknown",
 }
 
 
