@@ -42,6 +42,11 @@ const (
 	CodeTooManyRequests = "too_many_requests"
 	CodeUnavailable     = "unavailable"
 	CodeInternal        = "internal"
+	// CodeOutcomeUnknown (status 504) is answered by a cluster's nodes
+	// only: a write whose log message was sent and whose answer did not
+	// come, so that it may or may not be done. Sending the same write again
+	// is safe (an add finds its document unchanged); GET tells which.
+	CodeOutcomeUnknown = "outcome_unknown"
 )
 
 // TextInput says how a text is read. Format is "auto" (default), "text"

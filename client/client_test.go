@@ -259,8 +259,11 @@ func TestRetries(t *testing.T) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(int(status.Load()))
 			code := api.CodeUnavailable
-			if status.Load() == http.StatusTooManyRequests {
+			switch status.Load() {
+			case http.StatusTooManyRequests:
 				code = api.CodeTooManyRequests
+			case http.StatusGatewayTimeout:
+				code = api.CodeOutcomeUnknown
 			}
 			_, _ = w.Write([]byte(`{"error":{"code":"` + code + `","message":"not now"}}`))
 			return
@@ -330,6 +333,7 @@ func TestRetries(t *testing.T) {
 		{"write 503", fast, 503, 1, add, 1, client.ErrUnavailable},
 		{"write 429 x2", fast, 429, 2, add, 3, nil},
 		{"no retries", &client.Options{Retries: -1}, 429, 1, add, 1, client.ErrTooManyRequests},
+		{"write outcome unknown", fast, 504, 1, add, 1, client.ErrOutcomeUnknown},
 		{"one retry", &client.Options{Retries: 1, RetryWait: time.Millisecond}, 503, 5, stats, 2, client.ErrUnavailable},
 	} {
 		err := try(tc.opts, tc.status, tc.fails, tc.call)

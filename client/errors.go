@@ -35,6 +35,11 @@ var (
 	// ErrInternal: the server failed; its log says why (see
 	// Error.RequestID).
 	ErrInternal = errors.New("fpdb server: internal error")
+	// ErrOutcomeUnknown: a cluster node sent the write to its log and got
+	// no answer, so it may or may not be done (status 504). It is not
+	// retried on its own: sending the same write again is safe (an add
+	// finds its document unchanged), or Get tells which.
+	ErrOutcomeUnknown = errors.New("fpdb server: outcome unknown")
 	// ErrUnreachable: no server answered at the URL (see
 	// *UnreachableError).
 	ErrUnreachable = errors.New("fpdb server: unreachable")
@@ -51,6 +56,7 @@ var codeErrors = map[string]error{
 	api.CodeTooManyRequests: ErrTooManyRequests,
 	api.CodeUnavailable:     ErrUnavailable,
 	api.CodeInternal:        ErrInternal,
+	api.CodeOutcomeUnknown:  ErrOutcomeUnknown,
 }
 
 // Error is an answer of the server with an error status.

@@ -71,10 +71,9 @@ const codeNotImplemented = "not_implemented"
 // (status 504, the Go error ErrOutcomeUnknown): its log message was sent
 // and the log's answer did not come, so that it may or may not be done.
 // A write that a node knows it did not do is answered otherwise (408 when
-// the request's time ran out before its message was sent). The api
-// package has no constant for it: a Go client sees an *Error with this
-// Code and no sentinel.
-const CodeOutcomeUnknown = "outcome_unknown"
+// the request's time ran out before its message was sent). A Go client
+// matches it with client.ErrOutcomeUnknown.
+const CodeOutcomeUnknown = api.CodeOutcomeUnknown
 
 // Handler returns the node's HTTP API: the paths, request and response
 // bodies (package api) and statuses of the single-node server (package
