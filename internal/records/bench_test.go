@@ -72,6 +72,12 @@ func BenchmarkReadJSONL(b *testing.B) {
 	})
 	b.Run("raw", func(b *testing.B) { benchRead(b, p, Options{IDField: "id", Raw: true}, int64(len(jsonl))) })
 	b.Run("names", func(b *testing.B) { benchRead(b, p, Options{IDField: "id", Names: &Names{}}, int64(len(jsonl))) })
+	gz := filepath.Join(b.TempDir(), "bench.jsonl.gz")
+	if err := os.WriteFile(gz, gzipBytes(b, []byte(jsonl)), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("gzip", func(b *testing.B) { benchRead(b, gz, Options{IDField: "id"}, int64(len(jsonl))) })
+	b.Run("gzip-ahead", func(b *testing.B) { benchRead(b, gz, Options{IDField: "id", DecodeAhead: true}, int64(len(jsonl))) })
 }
 
 // BenchmarkReadCSV reads the same records as CSV (MB/s of the file).

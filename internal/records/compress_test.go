@@ -3,6 +3,7 @@ package records
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,7 +13,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-func gzipBytes(t *testing.T, b []byte) []byte {
+func gzipBytes(t testing.TB, b []byte) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
@@ -146,22 +147,25 @@ func testTruncatedStream(t *testing.T, p, name string, ahead bool) {
 		t.Fatalf("%s: %v", name, err)
 	}
 	defer r.Close()
+	// The last, cut line may be a bad record; corruption is the error.
+	n, nextErr := countUntilError(r)
+	if n == 0 || nextErr == nil || nextErr.Error() == "EOF" || !strings.Contains(nextErr.Error(), p) {
+		t.Errorf("%s (ahead %v): Next error = %v after %d records, want records, then a stream error naming the file", name, ahead, nextErr, n)
+	}
+}
+
+// countUntilError reads r to its error (io.EOF at its end) and returns how
+// many good records it read before it.
+func countUntilError(r *Reader) (int, error) {
 	var n int
-	var nextErr error
 	for {
 		rec, err := r.Next()
 		if err != nil {
-			nextErr = err
-			break
+			return n, err
 		}
-		if rec.Err != nil {
-			// The last, cut line may be a bad record; corruption is the error.
-			continue
+		if rec.Err == nil {
+			n++
 		}
-		n++
-	}
-	if n == 0 || nextErr == nil || nextErr.Error() == "EOF" || !strings.Contains(nextErr.Error(), p) {
-		t.Errorf("%s (ahead %v): Next error = %v after %d records, want records, then a stream error naming the file", name, ahead, nextErr, n)
 	}
 }
 
@@ -189,6 +193,77 @@ func TestDecodeAheadCloseEarly(t *testing.T) {
 		}
 		if _, err := r.Next(); err == nil {
 			t.Fatalf("%s: Next after Close returned a record", name)
+		}
+	}
+}
+
+// TestGzipTrailingZeros: zero bytes after the last gzip member (the padding
+// of tape and block devices) are read past, as gzip -d does, after one
+// member or several, decompressed ahead or not.
+func TestGzipTrailingZeros(t *testing.T) {
+	dir := t.TempDir()
+	jsonl := []byte("{\"id\":\"a\",\"text\":\"one\"}\n{\"id\":\"b\",\"text\":\"two\"}\n")
+	two := append(gzipBytes(t, jsonl[:24]), gzipBytes(t, jsonl[24:])...)
+	for _, tc := range []struct {
+		name string
+		data []byte
+	}{
+		{"pad512.jsonl.gz", append(gzipBytes(t, jsonl), make([]byte, 512)...)},
+		{"pad1.jsonl.gz", append(gzipBytes(t, jsonl), 0)},
+		{"pad5.jsonl.gz", append(gzipBytes(t, jsonl), make([]byte, 5)...)},
+		{"padlong.jsonl.gz", append(gzipBytes(t, jsonl), make([]byte, 100000)...)},
+		{"twopad.jsonl.gz", append(bytes.Clone(two), make([]byte, 10240)...)},
+		{"pad.csv.gz", append(gzipBytes(t, []byte("id,text\na,one\nb,two\n")), make([]byte, 512)...)},
+	} {
+		p := writeFile(t, dir, tc.name, tc.data)
+		for _, ahead := range []bool{false, true} {
+			testCompressedRead(t, p, tc.name, tc.data, ahead)
+		}
+	}
+	// The same through NewReader (a stream).
+	r, err := NewReader(bytes.NewReader(append(bytes.Clone(two), make([]byte, 512)...)), "-", CompressionGzip, Options{IDField: "id"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if got := ids(drain(t, r)); !equalStrings(got, []string{"a", "b"}) {
+		t.Errorf("NewReader: ids %q", got)
+	}
+}
+
+// TestGzipTrailingGarbage: data after the last gzip member other than zero
+// bytes is an error naming the file and the offset of the data, after the
+// records before it.
+func TestGzipTrailingGarbage(t *testing.T) {
+	dir := t.TempDir()
+	jsonl := []byte("{\"id\":\"a\",\"text\":\"one\"}\n{\"id\":\"b\",\"text\":\"two\"}\n")
+	member := gzipBytes(t, jsonl)
+	end := len(member)
+	for _, tc := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"zerosgarbage.jsonl.gz", append(append(bytes.Clone(member), make([]byte, 512)...), 'x'),
+			fmt.Sprintf("trailing garbage at offset %d", end+512)},
+		{"zerosmember.jsonl.gz", append(append(bytes.Clone(member), make([]byte, 3)...), member...),
+			fmt.Sprintf("trailing garbage at offset %d", end+3)},
+		{"garbage.jsonl.gz", append(bytes.Clone(member), "garbage after it"...),
+			fmt.Sprintf("gzip member ending at offset %d is not a gzip member", end)},
+		{"cutheader.jsonl.gz", append(bytes.Clone(member), member[:4]...),
+			fmt.Sprintf("gzip member ending at offset %d is not a gzip member", end)},
+	} {
+		p := writeFile(t, dir, tc.name, tc.data)
+		for _, ahead := range []bool{false, true} {
+			r, err := Open(p, Options{IDField: "id", DecodeAhead: ahead})
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			n, nextErr := countUntilError(r)
+			r.Close()
+			if n != 2 || nextErr == io.EOF || !strings.Contains(nextErr.Error(), p) || !strings.Contains(nextErr.Error(), tc.want) {
+				t.Errorf("%s (ahead %v): %d records, then %v; want 2, then an error naming the file and %q", tc.name, ahead, n, nextErr, tc.want)
+			}
 		}
 	}
 }

@@ -29,7 +29,10 @@
 //
 // The format and compression come from the file name's extensions (Detect):
 // .jsonl/.ndjson/.json, .csv, .tsv/.tab, .parquet/.pq, then .gz, .zst/.zstd
-// or .bz2. Field names are column names for CSV/TSV, column names or dotted
+// or .bz2. A gzip file may hold several members, read as one text, and
+// zero bytes after the last one (the padding of tape and block devices), as
+// gzip -d accepts; other data after a member stops the file with an error
+// naming its offset. Field names are column names for CSV/TSV, column names or dotted
 // paths to nested leaf columns for Parquet ("meta.url"), and dotted paths
 // into nested objects for JSON Lines. A record whose id or text cannot be
 // read is not an error of Next but a Record with Err set (wrapping

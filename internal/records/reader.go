@@ -10,7 +10,6 @@ import (
 	"slices"
 	"sync/atomic"
 
-	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
 )
@@ -201,7 +200,7 @@ func (r *Reader) init(rd io.Reader, c Compression) error {
 	switch c {
 	case CompressionNone:
 	case CompressionGzip:
-		zr, err := gzip.NewReader(in)
+		zr, err := newGzipReader(r.counter)
 		if err != nil {
 			return fmt.Errorf("reading gzip header: %w", err)
 		}
