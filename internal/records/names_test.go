@@ -90,18 +90,7 @@ func TestWriteSetColumns(t *testing.T) {
 {"id":"d","other":1}
 `))
 	var names Names
-	r, err := Open(src, Options{IDField: "id", Names: &names})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := r.Next(); err == io.EOF {
-			break
-		} else if err != nil {
-			t.Fatal(err)
-		}
-	}
-	r.Close()
+	collectNames(t, &names, src)
 	cols := names.List()
 
 	dst := filepath.Join(dir, "out.csv")
@@ -188,6 +177,26 @@ func TestWriteSetColumns(t *testing.T) {
 		t.Errorf("a member not among the columns: %v", err)
 	}
 	w.Close()
+}
+
+// collectNames reads every record of the files at paths, adding their
+// names to names (Options.Names).
+func collectNames(t *testing.T, names *Names, paths ...string) {
+	t.Helper()
+	for _, p := range paths {
+		r, err := Open(p, Options{IDField: "id", Names: names})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			if _, err := r.Next(); err == io.EOF {
+				break
+			} else if err != nil {
+				t.Fatal(err)
+			}
+		}
+		r.Close()
+	}
 }
 
 // writeWithColumns writes the records of src to dst, a Writer given cols
