@@ -89,9 +89,7 @@ func TestWriteSetColumns(t *testing.T) {
 {"id":"c","text":"z","meta":{"k":[1,2]},"lang":"fr","lang":"de"}
 {"id":"d","other":1}
 `))
-	var names Names
-	collectNames(t, &names, src)
-	cols := names.List()
+	cols := collectNames(t, &Names{}, src)
 
 	dst := filepath.Join(dir, "out.csv")
 	writeWithColumns(t, dst, src, cols)
@@ -180,8 +178,8 @@ func TestWriteSetColumns(t *testing.T) {
 }
 
 // collectNames reads every record of the files at paths, adding their
-// names to names (Options.Names).
-func collectNames(t *testing.T, names *Names, paths ...string) {
+// names to names (Options.Names), and returns the names.
+func collectNames(t *testing.T, names *Names, paths ...string) []string {
 	t.Helper()
 	for _, p := range paths {
 		r, err := Open(p, Options{IDField: "id", Names: names})
@@ -197,6 +195,7 @@ func collectNames(t *testing.T, names *Names, paths ...string) {
 		}
 		r.Close()
 	}
+	return names.List()
 }
 
 // writeWithColumns writes the records of src to dst, a Writer given cols
@@ -219,5 +218,57 @@ func writeWithColumns(t *testing.T, dst, src string, cols []string) {
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestWriteSetColumnsLastMember: a member named twice is written as its
+// last value in every columnar output, null included (a Parquet output
+// wrote the first non-null one).
+func TestWriteSetColumnsLastMember(t *testing.T) {
+	dir := t.TempDir()
+	src := writeFile(t, dir, "in.jsonl", []byte(`{"id":"a","text":"x","lang":"fr","lang":null}
+{"id":"b","text":"y","lang":null,"lang":"de"}
+`))
+	cols := collectNames(t, &Names{}, src)
+	dst := filepath.Join(dir, "out.csv")
+	writeWithColumns(t, dst, src, cols)
+	if got, want := readText(t, dst), "id,text,lang,fpdb_cluster,fpdb_kept,fpdb_similarity\na,x,,0,k0,0.25\nb,y,de,1,k1,1.25\n"; got != want {
+		t.Errorf("CSV:\n%s\nwant:\n%s", got, want)
+	}
+	pdst := filepath.Join(dir, "out.parquet")
+	writeWithColumns(t, pdst, src, cols)
+	var got []any
+	for _, r := range readAll(t, pdst, Options{IDField: "id", Raw: true}) {
+		got = append(got, r.Fields[2].Value)
+	}
+	if len(got) != 2 || got[0] != nil || got[1] != "de" {
+		t.Errorf("Parquet lang values %q, want [<nil> de]", got)
+	}
+}
+
+// TestSetColumnsChecks: SetColumns refuses a column named twice and
+// extras that Write would refuse, rather than fail at every Write or
+// make the empty output's columns of a type no record could have.
+func TestSetColumnsChecks(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"c.csv", "c.parquet"} {
+		w, err := Create(filepath.Join(dir, name), FormatAuto, nil, extraNames)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.SetColumns([]string{"id", "text", "id"}, extrasFor(0)); err == nil || !strings.Contains(err.Error(), `"id" given twice`) {
+			t.Errorf("%s: a column given twice: %v", name, err)
+		}
+		bad := extrasFor(0)
+		bad[1].Value = uint32(1)
+		if err := w.SetColumns([]string{"id", "text"}, bad); err == nil || !strings.Contains(err.Error(), `extra "fpdb_kept" is a uint32`) {
+			t.Errorf("%s: an extra of another type: %v", name, err)
+		}
+		bad = extrasFor(0)
+		bad[0].Name = "other"
+		if err := w.SetColumns([]string{"id", "text"}, bad); err == nil || !strings.Contains(err.Error(), `extra 0 is named "other"`) {
+			t.Errorf("%s: an extra of another name: %v", name, err)
+		}
+		w.Close()
 	}
 }

@@ -529,6 +529,8 @@ func (w *Writer) writeParquet(rec *Record, extras []Extra, isBad bool) error {
 			if pq.scratch, null, err = appendText(pq.scratch, f.Value); err != nil {
 				return fmt.Errorf("records: record %v, field %q: %w", rec.Pos, f.Name, err)
 			}
+			// A field named twice: the last one, null too (as in CSV).
+			pq.offs[2*c], pq.offs[2*c+1] = -1, -1
 			if !null {
 				pq.offs[2*c], pq.offs[2*c+1] = start, len(pq.scratch)
 			}

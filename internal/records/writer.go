@@ -173,10 +173,12 @@ func (w *Writer) settleFallback() error {
 
 // SetColumns fixes the columns of a CSV/TSV output, or of a Parquet output
 // of records that are not written with their Parquet source's schema, to
-// names (distinct; then the extras), instead of the first record's: every record
-// written may have any subset of them, in any order (a column a record
-// lacks is an empty cell, null in Parquet); a field not among them is an
-// error wrapping ErrSchema (WriteBad drops it). Records from a Parquet
+// names (distinct: a name given twice is an error; then the extras),
+// instead of the first record's: every record written may have any subset
+// of them, in any order (a column a record lacks is an empty cell, null in
+// Parquet; a field named twice gives its last value); a field not among
+// them is an error wrapping ErrSchema (WriteBad drops it). Extras are
+// checked as Write checks them. Records from a Parquet
 // source are then written from their fields, as strings. The output has
 // the columns also when it gets no record (a linked Writer's first record,
 // else extras, give the extras' types). It is for records of
@@ -221,8 +223,15 @@ func (w *Writer) setPresetColumns(names []string, pq *source, extras []Extra) er
 	if w.colsSet || len(w.held) > 0 {
 		return errors.New("records: SetColumns after a Write")
 	}
-	if len(extras) != len(w.extraNames) {
-		return fmt.Errorf("records: %d extras given, the Writer was created with %d (%s)", len(extras), len(w.extraNames), strings.Join(w.extraNames, ", "))
+	if err := w.checkExtras(extras); err != nil {
+		return err
+	}
+	seen := make(map[string]bool, len(names))
+	for _, n := range names {
+		if seen[n] {
+			return fmt.Errorf("records: SetColumns: column %q given twice", n)
+		}
+		seen[n] = true
 	}
 	w.preset, w.presetExtras = slices.Clone(names), slices.Clone(extras)
 	if w.format == FormatParquet {
@@ -398,6 +407,25 @@ func (w *Writer) write(rec *Record, extras []Extra, isBad bool) error {
 	if rec == nil {
 		return errors.New("records: Write of a nil record")
 	}
+	if err := w.checkExtras(extras); err != nil {
+		return err
+	}
+	if rec.pqLazy != nil && !w.parquetAsIs(rec) {
+		rec.LoadFields()
+	}
+	var err error
+	switch w.format {
+	case FormatJSONL:
+		err = w.writeJSONL(rec, extras, isBad)
+	default:
+		err = w.writeColumnar(rec, extras, isBad)
+	}
+	return err
+}
+
+// checkExtras checks that extras are those the Writer was created with,
+// of types it writes.
+func (w *Writer) checkExtras(extras []Extra) error {
 	if len(extras) != len(w.extraNames) {
 		return fmt.Errorf("records: %d extras given, the Writer was created with %d (%s)", len(extras), len(w.extraNames), strings.Join(w.extraNames, ", "))
 	}
@@ -411,17 +439,7 @@ func (w *Writer) write(rec *Record, extras []Extra, isBad bool) error {
 			return fmt.Errorf("records: extra %q is a %T (want string, int64 or float64)", w.extraNames[i], e.Value)
 		}
 	}
-	if rec.pqLazy != nil && !w.parquetAsIs(rec) {
-		rec.LoadFields()
-	}
-	var err error
-	switch w.format {
-	case FormatJSONL:
-		err = w.writeJSONL(rec, extras, isBad)
-	default:
-		err = w.writeColumnar(rec, extras, isBad)
-	}
-	return err
+	return nil
 }
 
 // parquetAsIs tells whether rec, from a Parquet file, is written as its
