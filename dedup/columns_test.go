@@ -15,7 +15,6 @@ import (
 	"testing"
 
 	"github.com/fpdb/fpdb/internal/records"
-	"github.com/parquet-go/parquet-go"
 )
 
 // writeHeterogeneous writes the records of rs as JSON Lines whose members
@@ -82,19 +81,6 @@ func readColumnar(t *testing.T, path string) map[string]map[string]string {
 	}
 }
 
-// readOutputs returns the contents of the kept and removed outputs of o.
-func readOutputs(t *testing.T, o Options) [2][]byte {
-	t.Helper()
-	var b [2][]byte
-	for i, p := range []string{o.Out, o.Removed} {
-		var err error
-		if b[i], err = os.ReadFile(p); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return b
-}
-
 // TestColumnarOutputsOfHeterogeneousJSONL deduplicates JSON Lines whose
 // records have members that the first record lacks (an optional key that
 // appears late, a nested object, a bad record's own member, a member only
@@ -120,6 +106,16 @@ func TestColumnarOutputsOfHeterogeneousJSONL(t *testing.T) {
 				return Options{LoadOptions: LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{in1, in2}, Batch: 20}, Threshold: 0.8,
 					Out: filepath.Join(out, "kept."+f), Removed: filepath.Join(out, "removed."+f)}
 			}
+			outputs := func(o Options) [2][]byte {
+				var b [2][]byte
+				for i, p := range []string{o.Out, o.Removed} {
+					var err error
+					if b[i], err = os.ReadFile(p); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return b
+			}
 			var first [2][]byte
 			var o Options // the first run's
 			for i, procs := range []int{1, 4} {
@@ -133,7 +129,7 @@ func TestColumnarOutputsOfHeterogeneousJSONL(t *testing.T) {
 				if sum.Kept+sum.Removed != 400 || sum.Skipped != 2 || sum.Removed <= 2 {
 					t.Fatalf("GOMAXPROCS %d: %+v", procs, sum)
 				}
-				b := readOutputs(t, oi)
+				b := outputs(oi)
 				if i == 0 {
 					o, first = oi, b
 					continue
@@ -189,7 +185,7 @@ func TestColumnarOutputsOfHeterogeneousJSONL(t *testing.T) {
 			if sum.Resumed == 0 {
 				t.Fatalf("the rerun did not resume: %+v", sum)
 			}
-			if b := readOutputs(t, o); !bytes.Equal(b[0], first[0]) || !bytes.Equal(b[1], first[1]) {
+			if b := outputs(o); !bytes.Equal(b[0], first[0]) || !bytes.Equal(b[1], first[1]) {
 				t.Fatal("the resumed run's outputs differ from an uninterrupted run's")
 			}
 		})
@@ -249,149 +245,5 @@ func TestColumnarOutputsTooManyMembers(t *testing.T) {
 	o.Out = filepath.Join(dir, "kept.jsonl")
 	if _, err := Run(ctx, openDB(t, filepath.Join(dir, "db2")), o); err != nil {
 		t.Fatalf("into JSON Lines: %v", err)
-	}
-}
-
-// mixedDoc is a Parquet input of TestParquetOutputOfMixedInputs.
-type mixedDoc struct {
-	ID    string  `parquet:"id"`
-	N     int64   `parquet:"n"`
-	Text  string  `parquet:"text"`
-	Score float64 `parquet:"score"`
-}
-
-// parquetLeafTypes returns the top-level columns of a Parquet file as
-// "name kind", optional ones marked so.
-func parquetLeafTypes(t *testing.T, path string) []string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pf, err := parquet.OpenFile(f, st.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, c := range pf.Schema().Fields() {
-		s := c.Name() + " " + strings.ToLower(c.Type().Kind().String())
-		if c.Optional() {
-			s += " optional"
-		}
-		out = append(out, s)
-	}
-	return out
-}
-
-// TestParquetOutputOfMixedInputs deduplicates a Parquet and a JSON Lines
-// input (in either order) into Parquet: the Parquet input's columns keep
-// their types (optional), the JSON members of the same names are
-// converted to them, a member only the JSON Lines records have is a
-// string column; the outputs are the same on 1 and 4 cores. A JSON value
-// that its column cannot hold stops the run with an error naming the
-// record's line and the column, and writes no output.
-func TestParquetOutputOfMixedInputs(t *testing.T) {
-	rs := dataset(13, 200)[:200]
-	dir := t.TempDir()
-	pq, jl := filepath.Join(dir, "a.parquet"), filepath.Join(dir, "b.jsonl")
-	var docs []mixedDoc
-	for i, r := range rs[:120] {
-		docs = append(docs, mixedDoc{ID: r.ID, Text: r.Text, Score: r.Score, N: int64(i)})
-	}
-	if err := parquet.WriteFile(pq, docs); err != nil {
-		t.Fatal(err)
-	}
-	lang := map[int]string{}
-	for i := range 80 {
-		lang[i] = fmt.Sprintf(`,"n":%d`, 1000+i)
-	}
-	lang[3] += `,"lang":"en"`
-	writeHeterogeneous(t, jl, rs[120:], lang, map[int]string{7: `{"id":"bad7","n":"not a number"}`})
-
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	for _, inputs := range [][]string{{pq, jl}, {jl, pq}} {
-		options := func(out string) Options {
-			return Options{LoadOptions: LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: inputs, Batch: 20}, Threshold: 0.8,
-				Out: filepath.Join(out, "kept.parquet"), Removed: filepath.Join(out, "removed.parquet")}
-		}
-		var first [2][]byte
-		for i, procs := range []int{1, 4} {
-			runtime.GOMAXPROCS(procs)
-			out := t.TempDir()
-			o := options(out)
-			sum, err := Run(ctx, openDB(t, filepath.Join(out, "db")), o)
-			if err != nil {
-				t.Fatalf("%q, GOMAXPROCS %d: %v", inputs, procs, err)
-			}
-			if sum.Kept+sum.Removed != 200 || sum.Skipped != 1 {
-				t.Fatalf("%+v", sum)
-			}
-			b := readOutputs(t, o)
-			if i == 0 {
-				first = b
-			} else if !bytes.Equal(b[0], first[0]) || !bytes.Equal(b[1], first[1]) {
-				t.Fatalf("%q: the outputs differ on GOMAXPROCS %d from those of GOMAXPROCS 1", inputs, procs)
-			}
-			if i > 0 {
-				continue
-			}
-			// The columns in order of first appearance.
-			want := []string{"id byte_array optional", "n int64 optional", "text byte_array optional", "score double optional", "lang byte_array optional"}
-			if inputs[0] == jl {
-				want = []string{"id byte_array optional", "text byte_array optional", "score double optional", "n int64 optional", "lang byte_array optional"}
-			}
-			want = append(want, "fpdb_cluster int64", "fpdb_kept byte_array", "fpdb_similarity double", "fpdb_error byte_array")
-			if got := parquetLeafTypes(t, o.Out); !slices.Equal(got, want) {
-				t.Errorf("%q: kept columns\n%q\nwant\n%q", inputs, got, want)
-			}
-			all := readColumnar(t, o.Out)
-			for id, m := range readColumnar(t, o.Removed) {
-				all[id] = m
-			}
-			for id, want := range map[string]map[string]string{
-				rs[0].ID:   {"n": "0", "score": fmt.Sprint(rs[0].Score), "lang": ""},
-				rs[123].ID: {"n": "1003", "score": fmt.Sprint(rs[123].Score), "lang": "en"},
-				rs[130].ID: {"n": "1010", "lang": ""},
-				"bad7":     {"n": "", "text": "", FieldCluster: "-1", "fpdb_raw": `{"id":"bad7","n":"not a number"}`},
-			} {
-				for col, v := range want {
-					if got, ok := all[id][col]; !ok || got != v {
-						t.Errorf("%q: record %s, column %s: %q (%v), want %q", inputs, id, col, got, ok, v)
-					}
-				}
-			}
-		}
-
-		// Interrupted once its load has stored the first input, then
-		// resumed: the same outputs.
-		out := t.TempDir()
-		o := options(out)
-		if stored := interruptedRun(t, filepath.Join(out, "db"), o, 130); stored < 80 || stored >= 200 {
-			t.Fatalf("%d stored by the interrupted run", stored)
-		}
-		if sum, err := Run(ctx, openDB(t, filepath.Join(out, "db")), o); err != nil || sum.Resumed == 0 {
-			t.Fatalf("resumed run: %+v, %v", sum, err)
-		}
-		if b := readOutputs(t, o); !bytes.Equal(b[0], first[0]) || !bytes.Equal(b[1], first[1]) {
-			t.Fatalf("%q: the resumed run's outputs differ from an uninterrupted run's", inputs)
-		}
-	}
-
-	// A number column given a string by a record that is not bad.
-	bad := filepath.Join(dir, "bad.jsonl")
-	writeHeterogeneous(t, bad, rs[120:130], map[int]string{4: `,"n":"many"`}, nil)
-	out := t.TempDir()
-	o := Options{LoadOptions: LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{pq, bad}}, Threshold: 0.8, Out: filepath.Join(out, "kept.parquet")}
-	_, err := Run(ctx, openDB(t, filepath.Join(out, "db")), o)
-	if !errors.Is(err, records.ErrSchema) || !strings.Contains(err.Error(), bad+":5") || !strings.Contains(err.Error(), `column "n"`) || !strings.Contains(err.Error(), `the string "many"`) {
-		t.Errorf("a string in a number column: %v", err)
-	}
-	if _, err := os.Stat(o.Out); !os.IsNotExist(err) {
-		t.Errorf("an output was written: %v", err)
 	}
 }

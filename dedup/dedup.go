@@ -352,13 +352,12 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 		return sum, err
 	}
 	if names != nil {
-		// A Parquet output keeps the column types of the first Parquet
-		// input, if any.
-		if err := w.kept.SetNames(names, emptyExtras); err != nil {
+		cols := names.List()
+		if err := w.kept.SetColumns(cols, emptyExtras); err != nil {
 			return sum, err
 		}
 		if w.removed != nil {
-			if err := w.removed.SetNames(names, emptyExtras); err != nil {
+			if err := w.removed.SetColumns(cols, emptyExtras); err != nil {
 				return sum, err
 			}
 		}

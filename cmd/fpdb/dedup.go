@@ -86,13 +86,7 @@ Lines output takes them all). A CSV, TSV or Parquet output of JSON Lines
 has a column for every member that any record has, in order of first
 appearance (a record lacking one gets an empty cell, null in Parquet;
 nested objects and arrays are written as their JSON text; more than
-10000 different members stop the run during its load). With JSON Lines
-and Parquet inputs, a Parquet output keeps the column types of the first
-Parquet input (made optional) and converts the JSON members of those
-columns to them (numbers to integer or floating-point columns, strings,
-booleans, null); a value that does not fit (a string in a number column,
-1.5 in an integer one, an object in a nested column) stops the run,
-naming the record's FILE:LINE and the column. Each output is
+10000 different members stop the run during its load). Each output is
 written under a temporary name (.fpdb-part.NAME, beside it) and renamed
 when complete.
 

@@ -66,10 +66,6 @@
 // Options.Names collects every member of every record, in order of first
 // appearance, and Writer.SetColumns gives those to the output instead of
 // the first record's, so that each record fills the columns it has.
-// Writer.SetNames gives them with the column types of the first Parquet
-// source among the files read: a Parquet output of JSON Lines and Parquet
-// records then has that source's columns of their types (made optional)
-// and converts the JSON values of those columns to them.
 //
 // # Caveats
 //
@@ -156,14 +152,7 @@
 //     source column has another codec; .gz and .zst outputs are compressed
 //     at the fastest level too (a dedup writes as much as it reads). A
 //     .zst output is a sequence of zstd frames of 1 MiB of text each,
-//     compressed on two goroutines and written in order. A Parquet output
-//     given SetNames of names that a Parquet source gave has its columns
-//     of its types, made optional (records of other sources may lack
-//     them): rows of a source of its schema are copied, other records are
-//     written from their fields, converted to the columns' types (a value
-//     that does not fit is an error wrapping ErrSchema naming the record
-//     and the column; a nested column, or one of a logical type such as a
-//     timestamp, takes only null). A Parquet output of string
+//     compressed on two goroutines and written in order. A Parquet output of string
 //     columns (non-Parquet sources, or any with SetColumns) accepts records
 //     with a subset of the first record's columns, or of those SetColumns
 //     gave (the others null); other names are ErrSchema. An extra keeps the type it had

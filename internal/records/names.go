@@ -18,9 +18,6 @@ type Names struct {
 
 	list []string
 	set  map[string]struct{}
-	// pq is the first Parquet source whose columns were added: a Parquet
-	// output given the names (Writer.SetNames) keeps its column types.
-	pq *source
 }
 
 // Add adds the names not yet in the set, in order; past Max it adds no
@@ -40,15 +37,6 @@ func (n *Names) Add(names ...string) error {
 		n.list = append(n.list, s)
 	}
 	return nil
-}
-
-// addSource adds the columns of a CSV/TSV or Parquet source, noting the
-// first Parquet one.
-func (n *Names) addSource(src *source) error {
-	if n.pq == nil && src.format == FormatParquet && src.pqSchema != nil {
-		n.pq = src
-	}
-	return n.Add(src.columns...)
 }
 
 // addBytes adds one name given as bytes; it allocates only for a new name.

@@ -60,11 +60,10 @@ func goTypeOfFields(fields []parquet.Field) reflect.Type {
 // pqOutput is the state of a Parquet Writer.
 type pqOutput struct {
 	w       *parquet.GenericWriter[any]
-	same    bool     // the schema is a Parquet source's, plus the extras
-	typed   *pqTyped // or the columns of SetNames, typed as a Parquet source's
-	src     *source  // that source
-	okSrc   *source  // another source found to have the same schema
-	nLeaves int      // leaf columns before the extras
+	same    bool    // the schema is a Parquet source's, plus the extras
+	src     *source // that source
+	okSrc   *source // another source found to have the same schema
+	nLeaves int     // leaf columns before the extras
 	// leafMap maps the source's leaf columns to the output's (-1: left
 	// out, a column of an earlier run's extra); nil when they are the same.
 	leafMap []int
@@ -443,28 +442,19 @@ func (w *Writer) startParquetSchema(s *source, extras []Extra) error {
 // startParquetStrings starts a Parquet output whose columns are w.cols as
 // optional strings, plus the extras.
 func (w *Writer) startParquetStrings(extras []Extra) error {
-	if err := w.checkParquetColumns(); err != nil {
-		return err
+	if w.colIndex == nil {
+		return fmt.Errorf("%w: the columns [%s] repeat a name, which Parquet cannot hold", ErrSchema, strings.Join(w.cols, ", "))
 	}
 	fields := make([]parquet.Field, 0, len(w.cols)+len(extras))
 	for _, c := range w.cols {
 		fields = append(fields, namedField(c, parquet.Optional(parquet.String())))
-	}
-	return w.openParquet("fpdb", fields, extras, len(w.cols))
-}
-
-// checkParquetColumns checks that w.cols and the extras name distinct
-// columns.
-func (w *Writer) checkParquetColumns() error {
-	if w.colIndex == nil {
-		return fmt.Errorf("%w: the columns [%s] repeat a name, which Parquet cannot hold", ErrSchema, strings.Join(w.cols, ", "))
 	}
 	for _, n := range w.extraNames {
 		if _, dup := w.colIndex[n]; dup {
 			return fmt.Errorf("%w: extra field %q is also a column of the records", ErrSchema, n)
 		}
 	}
-	return nil
+	return w.openParquet("fpdb", fields, extras, len(w.cols))
 }
 
 // writeParquet writes one row.
@@ -503,11 +493,6 @@ func (w *Writer) writeParquet(rec *Record, extras []Extra, isBad bool) error {
 				row = append(row, v.Level(v.RepetitionLevel(), v.DefinitionLevel(), pq.leafMap[c]))
 				size += valueSize(v)
 			}
-		}
-	} else if pq.typed != nil {
-		var err error
-		if row, size, err = w.appendTypedRow(row, rec, isBad); err != nil {
-			return err
 		}
 	} else {
 		if err := w.mapFields(rec, isBad); err != nil {

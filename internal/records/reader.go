@@ -158,7 +158,7 @@ func Open(path string, o Options) (*Reader, error) {
 // Options.Names, if set.
 func (r *Reader) addColumnNames() error {
 	if r.opts.Names != nil && r.format != FormatJSONL {
-		return r.opts.Names.addSource(r.src)
+		return r.opts.Names.Add(r.src.columns...)
 	}
 	return nil
 }

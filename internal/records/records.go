@@ -198,8 +198,7 @@ type Options struct {
 	// error wrapping ErrSchema that stops the file. It is for a first
 	// pass over JSON Lines whose records differ in their members, so that
 	// a columnar output of a second pass can have them all
-	// (Writer.SetColumns; Writer.SetNames, which also gives a Parquet
-	// output the column types of the first Parquet file, noted by Names).
+	// (Writer.SetColumns).
 	Names *Names
 }
 

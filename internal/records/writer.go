@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/klauspost/compress/gzip"
-	"github.com/parquet-go/parquet-go"
 )
 
 // Extra is a field appended to each written record.
@@ -70,12 +69,6 @@ type Writer struct {
 	union        bool
 	held         []heldRecord
 	heldSize     int
-
-	// presetPQ is the Parquet source whose column types a Parquet output
-	// given columns by SetNames keeps (nil: string columns); pqSame
-	// notes which sources have its schema.
-	presetPQ *source
-	pqSame   map[*source]bool
 
 	// CSV/TSV
 	cw    *csv.Writer
@@ -186,37 +179,6 @@ func (w *Writer) settleFallback() error {
 // (Options.Names). Call it before the first Write; a JSON Lines output,
 // and empty names, leave the Writer as it is.
 func (w *Writer) SetColumns(names []string, extras []Extra) error {
-	return w.setPresetColumns(names, nil, extras)
-}
-
-// SetNames is SetColumns of the names n collected (Options.Names), for
-// records of JSON Lines and of other formats: a Parquet output then keeps
-// the types of the columns of the first Parquet source n saw. Its columns
-// are that source's top-level columns of the same types (nested ones
-// too), made optional where they are required, as records of the other
-// sources may lack them; its records (and those of any source of the same
-// schema) are copied as they are; a field of another record in one of
-// them is converted to its type: a JSON number to an integer (if it is
-// one and fits) or floating-point column, a JSON string to a string
-// (BYTE_ARRAY, ENUM) column, true and false to a BOOLEAN one, any JSON
-// value to a JSON column, null to null. A value that cannot be converted
-// (a string to a number column, 1.5 to an integer one, an object to a
-// column other than JSON, anything but null to a nested column or one of
-// another logical type: dates, timestamps, decimals) is an error wrapping
-// ErrSchema that names the record's position and the column (WriteBad
-// writes null instead). The other names are optional string columns, as
-// with SetColumns. Call it before the first Write; a nil n leaves the
-// Writer as it is.
-func (w *Writer) SetNames(n *Names, extras []Extra) error {
-	if n == nil {
-		return nil
-	}
-	return w.setPresetColumns(n.list, n.pq, extras)
-}
-
-// setPresetColumns is SetColumns, with the Parquet source whose column
-// types a Parquet output keeps (nil: none).
-func (w *Writer) setPresetColumns(names []string, pq *source, extras []Extra) error {
 	if w.format == FormatJSONL || len(names) == 0 {
 		return nil
 	}
@@ -234,17 +196,17 @@ func (w *Writer) setPresetColumns(names []string, pq *source, extras []Extra) er
 		seen[n] = true
 	}
 	w.preset, w.presetExtras = slices.Clone(names), slices.Clone(extras)
-	if w.format == FormatParquet {
-		w.presetPQ = pq
-	}
 	return nil
 }
 
 // setPreset fixes the columns to those SetColumns gave, the extras of the
 // types of extras.
 func (w *Writer) setPreset(extras []Extra) error {
+	if err := w.setColumns(w.preset, extras); err != nil {
+		return err
+	}
 	w.union = true
-	return w.setColumns(w.preset, extras)
+	return nil
 }
 
 // settlePreset fixes the columns of a Writer that got no record to those
@@ -445,30 +407,8 @@ func (w *Writer) checkExtras(extras []Extra) error {
 // parquetAsIs tells whether rec, from a Parquet file, is written as its
 // Parquet row (an output with the schema of its source), without Fields.
 func (w *Writer) parquetAsIs(rec *Record) bool {
-	if w.format != FormatParquet || rec.src == nil || rec.src.format != FormatParquet {
-		return false
-	}
-	if w.presetPQ != nil {
-		return w.typedSource(rec.src)
-	}
-	return !w.colsSet && w.preset == nil || (w.pq != nil && w.pq.same)
-}
-
-// typedSource tells whether the Parquet source s has the schema of the
-// source whose column types the output keeps (SetNames).
-func (w *Writer) typedSource(s *source) bool {
-	if s == w.presetPQ {
-		return true
-	}
-	same, ok := w.pqSame[s]
-	if !ok {
-		same = s.pqSchema != nil && parquet.EqualNodes(s.pqSchema, w.presetPQ.pqSchema)
-		if w.pqSame == nil {
-			w.pqSame = make(map[*source]bool)
-		}
-		w.pqSame[s] = same
-	}
-	return same
+	return w.format == FormatParquet && rec.src != nil && rec.src.format == FormatParquet &&
+		(!w.colsSet && w.preset == nil || (w.pq != nil && w.pq.same))
 }
 
 // fail records an output error, which stops the Writer.
@@ -720,9 +660,6 @@ func (w *Writer) setColumns(cols []string, extras []Extra) error {
 		w.colIndex[c] = i
 	}
 	if w.format == FormatParquet {
-		if w.union && w.presetPQ != nil {
-			return w.startParquetTyped(extras)
-		}
 		return w.startParquetStrings(extras)
 	}
 	header := append(slices.Clone(w.cols), w.extraNames...)
