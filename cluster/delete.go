@@ -152,15 +152,21 @@ func (r *Router) DeleteWhere(ctx context.Context, w Where, dry bool) ([]string, 
 		batch := newBatchID()
 		seq, err := r.publishID(ctx, entries, batch, last, true)
 		if errors.Is(err, errConflict) {
-			var now, own uint64
-			if now, err = r.LastSeq(ctx); err == nil {
-				if own, err = r.replay(ctx, last, now, batch, w, todo); err == nil && own > 0 {
-					seq = own // our own append, its acknowledgement lost
-				} else if err == nil {
-					last = now
-					order = sortedKeys(todo)
-					continue
-				}
+			rctx, cancel := r.conflictContext(ctx, err)
+			now, own, rerr := uint64(0), uint64(0), error(nil)
+			if now, rerr = r.LastSeq(rctx); rerr == nil {
+				own, rerr = r.replay(rctx, last, now, batch, w, todo)
+			}
+			cancel()
+			switch {
+			case rerr != nil:
+				err = afterConflict(err, rerr)
+			case own > 0:
+				seq, err = own, nil // our own append, its acknowledgement lost
+			default:
+				last = now
+				order = sortedKeys(todo)
+				continue
 			}
 		}
 		if err != nil {

@@ -390,9 +390,9 @@ type ImportResult struct {
 // On error the cluster holds the documents the result counts: those of
 // the chunks appended before it, and of the log messages of the failing
 // chunk acknowledged before its failure (a chunk larger than one message
-// is appended in several, see Router.Add). A message whose
-// acknowledgement was lost may be stored too: a Router.Add error does not
-// say whether the log took it.
+// is appended in several, see Router.Add). When the error wraps
+// ErrOutcomeUnknown, the message under way when it came may be stored
+// too.
 func (r *Router) Import(ctx context.Context, rd io.Reader) (ImportResult, error) {
 	var res ImportResult
 	x, err := db.NewExportReader(rd)

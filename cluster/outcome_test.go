@@ -342,3 +342,75 @@ func TestHTTPAddOutcome(t *testing.T) {
 		}
 	})
 }
+
+// TestLateConflictIsRead: an append whose answers are lost until its time
+// has run out, then answered for real, is answered "wrong last sequence"
+// by a log that checks the expected sequence before the message id (a log
+// that is not replicated, as here): the caller then reads the log, past
+// its time, finds its message and answers stored, not a definite error
+// for a write that is done. A checked add, and a delete by prefix.
+func TestLateConflictIsRead(t *testing.T) {
+	tc := startCluster(t, 1, 2, 1, nil)
+	r := tc.nodes[0].Router()
+	rng := rand.New(rand.NewPCG(77, 1))
+	if _, err := r.Add(context.Background(), []db.Input{{ID: "dw-1", Fingerprint: randomFP(rng, 512)}, {ID: "dw-2", Fingerprint: randomFP(rng, 512)}}, AddOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	a := watchAcks(r)
+	r.commitWait = time.Second
+	r.lateWait = 5 * time.Second
+	loseFor := func(d time.Duration) {
+		a.lose.Store(true)
+		time.AfterFunc(d, func() { a.lose.Store(false) })
+	}
+
+	loseFor(1500 * time.Millisecond)
+	_, err := r.Add(context.Background(), []db.Input{{ID: "late-conflict", Fingerprint: randomFP(rng, 512)}}, AddOptions{Threshold: 0.9})
+	if stored := isStored(t, r, "late-conflict"); err != nil || !stored {
+		t.Fatalf("checked add: %v, stored %v (want stored, and said so)", err, stored)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	loseFor(1500 * time.Millisecond)
+	_, err = r.DeleteWhere(ctx, Where{Prefix: "dw-"}, false)
+	if gone := !isStored(t, r, "dw-1") && !isStored(t, r, "dw-2"); err != nil || !gone {
+		t.Fatalf("delete by prefix: %v, deleted %v (want deleted, and said so)", err, gone)
+	}
+}
+
+// TestRetryWithinDupWindow: a write whose answers are lost is not sent
+// again past the log's duplicate window (which forgets its id: the
+// message would be appended twice); its outcome is then unknown.
+func TestRetryWithinDupWindow(t *testing.T) {
+	tc := startCluster(t, 1, 2, 1, nil)
+	r := tc.nodes[0].Router()
+	rng := rand.New(rand.NewPCG(79, 1))
+	ctx := context.Background()
+	cfg := r.stream.CachedInfo().Config
+	cfg.Duplicates = time.Second // for the 2 minutes of dupWindow
+	if _, err := r.js.UpdateStream(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	r.dupWindow = time.Second
+	if _, err := r.Add(ctx, []db.Input{{ID: "dd", Fingerprint: randomFP(rng, 512)}}, AddOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	before, err := r.LastSeq(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := watchAcks(r)
+	a.lose.Store(true)
+	time.AfterFunc(2500*time.Millisecond, func() { a.lose.Store(false) })
+	dctx, cancel := context.WithTimeout(ctx, 4*time.Second)
+	defer cancel()
+	_, err = r.Delete(dctx, []string{"dd"})
+	after, lerr := r.LastSeq(ctx)
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	if after-before != 1 || !errors.Is(err, ErrOutcomeUnknown) {
+		t.Fatalf("one delete appended %d times, error %v (want once, outcome unknown)", after-before, err)
+	}
+}

@@ -53,6 +53,10 @@ type Router struct {
 	// smaller in tests); commitWait bounds a commit of one log message
 	// (commitTimeout; smaller in tests).
 	lateWait, commitWait time.Duration
+	// dupWindow is the log's duplicate window (dupWindow; smaller in
+	// tests, with the stream's): no attempt of a message whose outcome is
+	// unknown is sent past it.
+	dupWindow time.Duration
 	// maxMessage bounds a log message's encoded size (maxMessage; smaller
 	// in tests).
 	maxMessage int
@@ -87,7 +91,7 @@ func newRouter(ctx context.Context, nc *nats.Conn, smap *ShardMap, gw *db.DB, o 
 		return nil, fmt.Errorf("fpdb cluster: log stream: %w", err)
 	}
 	r := &Router{nc: nc, js: js, stream: st, smap: smap, gw: gw, opts: o, reqs: make(chan *addReq, 1024), queries: make(chan *queryJob, 1024), quit: make(chan struct{}), avoided: map[[2]any]time.Time{}, maxMessage: maxMessage, importChunk: importChunk, queryBudget: attemptTimeout / 2,
-		lateWait: outcomeWait, commitWait: 6 * o.RequestTimeout}
+		lateWait: outcomeWait, commitWait: 6 * o.RequestTimeout, dupWindow: dupWindow}
 	r.setAssign(smap.Assign)
 	r.wg.Add(1 + queryWorkers)
 	go r.batcher()
@@ -869,16 +873,40 @@ var errConflict = errors.New("fpdb cluster: the log moved")
 
 // publishID appends entries as one message of id, retrying on transient
 // errors (a lost acknowledgement is not appended twice: the message id is
-// kept by the log's duplicate window). With expect, the append happens
-// only if the log's last sequence is still last; a conflict is returned
-// as errConflict. An error that wraps ErrOutcomeUnknown says that the
+// kept by the log's duplicate window, and no attempt is sent past it).
+// With expect, the append happens only if the log's last sequence is
+// still last; a conflict is returned as errConflict, which also wraps
+// ErrOutcomeUnknown when an earlier attempt may have appended the
+// message: the caller then reads the log for it (conflictContext,
+// afterConflict). An error that wraps ErrOutcomeUnknown says that the
 // message may be appended (appendMsg); any other, that it is not.
 func (r *Router) publishID(ctx context.Context, entries []Entry, id string, last uint64, expect bool) (uint64, error) {
 	seq, unsure, err := r.appendMsg(ctx, entries, id, last, expect)
 	if err != nil && unsure {
-		return 0, fmt.Errorf("%w: %v", ErrOutcomeUnknown, err)
+		return 0, fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
 	}
 	return seq, err
+}
+
+// conflictContext returns the context to read the log with after the
+// conflict err of an append: ctx, or, when ctx has ended and an earlier
+// attempt may have appended the message (err wraps ErrOutcomeUnknown),
+// one that lasts lateWait more, so that the outcome is read.
+func (r *Router) conflictContext(ctx context.Context, err error) (context.Context, context.CancelFunc) {
+	if ctx.Err() != nil && errors.Is(err, ErrOutcomeUnknown) {
+		return context.WithTimeout(context.WithoutCancel(ctx), r.lateWait)
+	}
+	return ctx, func() {}
+}
+
+// afterConflict returns the error of a failed read of the log after the
+// conflict of an append: one that wraps ErrOutcomeUnknown when an earlier
+// attempt may have appended the message (conflict wraps it), else err.
+func afterConflict(conflict, err error) error {
+	if errors.Is(conflict, ErrOutcomeUnknown) {
+		return fmt.Errorf("%w: the log could not be read for the message after a conflict: %w", ErrOutcomeUnknown, err)
+	}
+	return err
 }
 
 // appendMsg is publishID, whose error it returns as it is, with unsure:
@@ -902,7 +930,16 @@ func (r *Router) appendMsg(ctx context.Context, entries []Entry, id string, last
 	}
 	// A large message takes longer to be stored on the log's replicas.
 	per := attemptTimeout + time.Duration(len(msg.Data)>>20)*time.Second
+	var first time.Time // when the first attempt was sent
 	attempt := func(actx context.Context) (bool, error) {
+		if first.IsZero() {
+			first = time.Now()
+		} else if unsure && time.Since(first)+per > r.dupWindow {
+			// An attempt may be appended, and the log forgets the id
+			// after its duplicate window: a retry ending past it could
+			// be appended a second time.
+			return true, fmt.Errorf("no answer within the log's duplicate window (%v)", r.dupWindow)
+		}
 		ack, err := r.js.PublishMsg(actx, msg, opts...)
 		if r.afterPublish != nil {
 			ack, err = r.afterPublish(ack, err)
@@ -915,10 +952,11 @@ func (r *Router) appendMsg(ctx context.Context, entries []Entry, id string, last
 		}
 		var apiErr *jetstream.APIError
 		if errors.As(err, &apiErr) && wrongLastSeq(apiErr.ErrorCode) {
-			// The log checks a message's id before its expected last
-			// sequence: no attempt of this one was appended.
+			// This attempt was not appended. An earlier one whose answer
+			// was lost may have been (a log that is not replicated checks
+			// the expected last sequence before the message id): unsure
+			// stays, and the caller looks for the message in the log.
 			r.stats.conflicts.Add(1)
-			unsure = false
 			return true, errConflict
 		}
 		unsure = unsure || mayBeAppended(err)
@@ -1183,13 +1221,16 @@ func (r *Router) commitPart(ctx context.Context, cs []*candidate) error {
 			return err
 		}
 		if err != nil {
-			// Entries were appended after last: decide again with them.
-			now, err := r.LastSeq(ctx)
-			if err != nil {
-				return err
+			// Entries were appended after last: decide again with them,
+			// unless our own message is among them.
+			rctx, cancel := r.conflictContext(ctx, err)
+			now, rerr := r.LastSeq(rctx)
+			if rerr == nil {
+				seq, rerr = r.readLog(rctx, last, now, id, func(es []Entry) { after = append(after, es...) })
 			}
-			if seq, err = r.readLog(ctx, last, now, id, func(es []Entry) { after = append(after, es...) }); err != nil {
-				return err
+			cancel()
+			if rerr != nil {
+				return afterConflict(err, rerr)
 			}
 			if seq == 0 {
 				last = now
