@@ -414,3 +414,22 @@ func TestRetryWithinDupWindow(t *testing.T) {
 		t.Fatalf("one delete appended %d times, error %v (want once, outcome unknown)", after-before, err)
 	}
 }
+
+// TestAppendAfterClose: a delete through the router of a closed node
+// ends at once with ErrClosed (its connection is closed: nothing is sent),
+// not with an unknown outcome when its time and the wait for a late
+// answer have run out.
+func TestAppendAfterClose(t *testing.T) {
+	tc := startCluster(t, 1, 2, 1, nil)
+	r := tc.nodes[0].Router()
+	if err := tc.nodes[0].Close(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err := r.Delete(ctx, []string{"x"})
+	if !errors.Is(err, ErrClosed) || errors.Is(err, ErrOutcomeUnknown) || ctx.Err() != nil {
+		t.Fatalf("delete after Close: %v after %v (want ErrClosed at once: nothing was sent)", err, time.Since(start))
+	}
+}

@@ -882,8 +882,12 @@ var errConflict = errors.New("fpdb cluster: the log moved")
 // message may be appended (appendMsg); any other, that it is not.
 func (r *Router) publishID(ctx context.Context, entries []Entry, id string, last uint64, expect bool) (uint64, error) {
 	seq, unsure, err := r.appendMsg(ctx, entries, id, last, expect)
-	if err != nil && unsure {
+	switch {
+	case err != nil && unsure && errors.Is(err, errConflict):
 		return 0, fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
+	case err != nil && unsure:
+		// Not the context's error: the caller's time is not what ended it.
+		return 0, fmt.Errorf("%w: %v", ErrOutcomeUnknown, err)
 	}
 	return seq, err
 }
@@ -904,7 +908,7 @@ func (r *Router) conflictContext(ctx context.Context, err error) (context.Contex
 // attempt may have appended the message (conflict wraps it), else err.
 func afterConflict(conflict, err error) error {
 	if errors.Is(conflict, ErrOutcomeUnknown) {
-		return fmt.Errorf("%w: the log could not be read for the message after a conflict: %w", ErrOutcomeUnknown, err)
+		return fmt.Errorf("%w: the log could not be read for the message after a conflict: %v", ErrOutcomeUnknown, err)
 	}
 	return err
 }
@@ -940,6 +944,10 @@ func (r *Router) appendMsg(ctx context.Context, entries []Entry, id string, last
 			// be appended a second time.
 			return true, fmt.Errorf("no answer within the log's duplicate window (%v)", r.dupWindow)
 		}
+		if r.nc.IsClosed() {
+			// Not sent (nor will a retry be): the node is closing.
+			return true, fmt.Errorf("%w: the connection to the log is closed", ErrClosed)
+		}
 		ack, err := r.js.PublishMsg(actx, msg, opts...)
 		if r.afterPublish != nil {
 			ack, err = r.afterPublish(ack, err)
@@ -960,7 +968,8 @@ func (r *Router) appendMsg(ctx context.Context, entries []Entry, id string, last
 			return true, errConflict
 		}
 		unsure = unsure || mayBeAppended(err)
-		return false, err
+		// A closed connection answers no retry (the node is closing).
+		return errors.Is(err, nats.ErrConnectionClosed), err
 	}
 	err = r.retryEach(ctx, "append to the log", per, attempt)
 	if err != nil && unsure && ctx.Err() != nil {
