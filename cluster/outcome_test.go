@@ -433,3 +433,33 @@ func TestAppendAfterClose(t *testing.T) {
 		t.Fatalf("delete after Close: %v after %v (want ErrClosed at once: nothing was sent)", err, time.Since(start))
 	}
 }
+
+// TestConflictNearDeadline: a conflict answered just before the caller's
+// time ends, after an attempt whose answer was lost (appended), is read
+// past that time: the delete is answered done, not an unknown outcome.
+func TestConflictNearDeadline(t *testing.T) {
+	tc := startCluster(t, 1, 2, 1, nil)
+	r := tc.nodes[0].Router()
+	rng := rand.New(rand.NewPCG(91, 1))
+	if _, err := r.Add(context.Background(), []db.Input{{ID: "nd-1", Fingerprint: randomFP(rng, 512)}}, AddOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(1500 * time.Millisecond)
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	var calls atomic.Int32
+	r.afterPublish = func(ack *jetstream.PubAck, err error) (*jetstream.PubAck, error) {
+		switch calls.Add(1) {
+		case 1: // appended, its answer lost
+			return nil, nats.ErrTimeout
+		case 2: // the real "wrong last sequence", just before the end
+			time.Sleep(time.Until(deadline) - 2*time.Millisecond)
+		}
+		return ack, err
+	}
+	_, err := r.DeleteWhere(ctx, Where{Prefix: "nd-"}, false)
+	r.afterPublish = nil
+	if gone := !isStored(t, r, "nd-1"); err != nil || !gone {
+		t.Fatalf("delete by prefix: %v, deleted %v (want deleted, and said so: the log holds it)", err, gone)
+	}
+}

@@ -893,14 +893,19 @@ func (r *Router) publishID(ctx context.Context, entries []Entry, id string, last
 }
 
 // conflictContext returns the context to read the log with after the
-// conflict err of an append: ctx, or, when ctx has ended and an earlier
-// attempt may have appended the message (err wraps ErrOutcomeUnknown),
-// one that lasts lateWait more, so that the outcome is read.
+// conflict err of an append: ctx, or, when an earlier attempt may have
+// appended the message (err wraps ErrOutcomeUnknown), one that lasts
+// lateWait past ctx's end (whether ctx has ended or is about to), so that
+// the outcome is read.
 func (r *Router) conflictContext(ctx context.Context, err error) (context.Context, context.CancelFunc) {
-	if ctx.Err() != nil && errors.Is(err, ErrOutcomeUnknown) {
-		return context.WithTimeout(context.WithoutCancel(ctx), r.lateWait)
+	if !errors.Is(err, ErrOutcomeUnknown) {
+		return ctx, func() {}
 	}
-	return ctx, func() {}
+	d := r.lateWait
+	if dl, ok := ctx.Deadline(); ok && ctx.Err() == nil {
+		d += time.Until(dl)
+	}
+	return context.WithTimeout(context.WithoutCancel(ctx), d)
 }
 
 // afterConflict returns the error of a failed read of the log after the
@@ -972,7 +977,8 @@ func (r *Router) appendMsg(ctx context.Context, entries []Entry, id string, last
 		return errors.Is(err, nats.ErrConnectionClosed), err
 	}
 	err = r.retryEach(ctx, "append to the log", per, attempt)
-	if err != nil && unsure && ctx.Err() != nil {
+	// After a conflict, the caller reads the log for the message.
+	if err != nil && unsure && ctx.Err() != nil && !errors.Is(err, errConflict) {
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.lateWait)
 		err = r.retryEach(lctx, "append to the log (after the call's end, for the outcome of an attempt)", per, attempt)
 		cancel()

@@ -212,10 +212,9 @@ type loader struct {
 	done  int64 // bytes of the inputs finished
 	// onRefused, if set, is told the documents the database refused.
 	onRefused func(id string, err error)
-	// resumed holds, by path, how many records of each file an earlier
-	// run stored (or refused), and refused, by path, the numbers of the
-	// records among them the database refused (sorted), when check is set.
-	resumed map[string]int64
+	// refused holds, by path, the numbers of the records of the part of
+	// each file an earlier run stored that the database refused (sorted),
+	// when check is set.
 	refused map[string][]int64
 	// started holds the names of the marks of the files this run read.
 	started map[string]bool
@@ -233,7 +232,7 @@ func newLoader(d *db.DB, o *LoadOptions) (*loader, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &loader{d: d, o: o, ro: ro, sum: LoadSummary{SkippedReasons: map[string]int64{}}, resumed: map[string]int64{}, refused: map[string][]int64{}, started: map[string]bool{}, arenas: make(chan []byte, 4)}
+	l := &loader{d: d, o: o, ro: ro, sum: LoadSummary{SkippedReasons: map[string]int64{}}, refused: map[string][]int64{}, started: map[string]bool{}, arenas: make(chan []byte, 4)}
 	l.total = 0
 	for _, p := range o.Inputs {
 		fi, err := os.Stat(p)
@@ -490,7 +489,6 @@ func (l *loader) file(ctx context.Context, path string, check checkFunc, n *int6
 			var old inputMark
 			if json.Unmarshal(v, &old) == nil && old.V == markVersion && old.Size == mark.Size && old.ModTime == mark.ModTime && old.Fields == mark.Fields {
 				from = old.Records
-				l.resumed[path] = from
 				if old.Done && check == nil {
 					l.sum.Resumed += old.Records
 					l.sum.Records += old.Records

@@ -442,10 +442,11 @@ class Client:
         token: a bearer token, for a server run with ``--tokens``; default
             ``$FPDB_TOKEN`` (none when unset).
         timeout: seconds to wait for the server on each request (for a
-            stream: between two pieces of it). The default, 75, is more than
-            the server's default request time (60) and a cluster node's
-            wait for the log's late answer to a write (10), so that their
-            answer (201, 408, or 504 :class:`OutcomeUnknown`) comes first.
+            stream: between two pieces of it). The default, 90, is more than
+            the server's default request time (60) plus a cluster node's
+            waits for the log's late answer to a write (10, and 10 more to
+            read the log after a conflict), so that their answer (201, 408,
+            or 504 :class:`OutcomeUnknown`) comes first.
         ssl_context: for ``https`` URLs, an :class:`ssl.SSLContext` (to trust
             a private CA, say); default: the system's.
         retries: how many more times a request is sent when the server could
@@ -475,7 +476,7 @@ class Client:
         self,
         url: Optional[str] = None,
         token: Optional[str] = None,
-        timeout: float = 75,
+        timeout: float = 90,
         *,
         ssl_context: Optional[ssl.SSLContext] = None,
         retries: int = 3,
