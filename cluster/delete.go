@@ -160,7 +160,7 @@ func (r *Router) DeleteWhere(ctx context.Context, w Where, dry bool) ([]string, 
 			cancel()
 			switch {
 			case rerr != nil:
-				err = afterConflict(err, rerr)
+				err = r.afterConflict(err, rerr)
 			case own > 0:
 				seq, err = own, nil // our own append, its acknowledgement lost
 			default:

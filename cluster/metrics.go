@@ -20,6 +20,7 @@ type nodeCollector struct {
 	db                                             *metrics.DB
 	applied, failed, logLast                       *prometheus.Desc
 	batches, docs, conflicts, retries, shardQuerys *prometheus.Desc
+	withdrawn, unknown                             *prometheus.Desc
 }
 
 func newNodeCollector(n *Node) *nodeCollector {
@@ -35,12 +36,14 @@ func newNodeCollector(n *Node) *nodeCollector {
 		conflicts:   desc("log_conflicts_total", "Conditional appends refused because the log had moved (each checked again and retried)."),
 		retries:     desc("retries_total", "Calls to the log or to shards sent again after a transient error."),
 		shardQuerys: desc("shard_query_requests_total", "Query requests this node's router sent to shard replicas."),
+		withdrawn:   desc("adds_withdrawn_total", "Documents of adds whose time ran out before their log message was sent: left out of it, not stored (HTTP 408)."),
+		unknown:     desc("log_outcomes_unknown_total", "Log messages whose answer never came, or whose log could not be read after a conflict: their writes may or may not be stored (HTTP 504 outcome_unknown)."),
 	}
 }
 
 // Describe sends the descriptions of the metrics.
 func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.applied, c.failed, c.logLast, c.batches, c.docs, c.conflicts, c.retries, c.shardQuerys} {
+	for _, d := range []*prometheus.Desc{c.applied, c.failed, c.logLast, c.batches, c.docs, c.conflicts, c.retries, c.shardQuerys, c.withdrawn, c.unknown} {
 		ch <- d
 	}
 	c.db.Describe(ch)
@@ -65,6 +68,8 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	send(c.conflicts, counter, float64(rs.Conflicts))
 	send(c.retries, counter, float64(rs.Retries))
 	send(c.shardQuerys, counter, float64(rs.QueryRequests))
+	send(c.withdrawn, counter, float64(rs.Withdrawn))
+	send(c.unknown, counter, float64(rs.Unknown))
 	ctx, cancel := context.WithTimeout(context.Background(), metricsLogWait)
 	last, err := c.n.r.LastSeq(ctx)
 	cancel()

@@ -98,6 +98,11 @@ func TestMetrics(t *testing.T) {
 			if n := value(t, fams, "fpdb_cluster_log_appended_documents_total"); n != 50 {
 				t.Fatalf("node 1 appended %v documents, want 50", n)
 			}
+			for _, name := range []string{"fpdb_cluster_adds_withdrawn_total", "fpdb_cluster_log_outcomes_unknown_total"} {
+				if n := value(t, fams, name); n != 0 {
+					t.Fatalf("node 1: %s = %v, want 0", name, n)
+				}
+			}
 		}
 	}
 	total := 0.0

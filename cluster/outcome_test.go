@@ -153,6 +153,9 @@ func TestAddWithdrawnBeforeSent(t *testing.T) {
 			t.Fatalf("%+v: the add withdrawn: %v, want context.Canceled", o, err)
 		}
 	}
+	if n := r.Stats().Withdrawn; n != 2 {
+		t.Fatalf("%d documents counted withdrawn, want 2", n)
+	}
 	release()
 	settle(t, r, rng)
 	for i := range 2 {
@@ -379,39 +382,95 @@ func TestLateConflictIsRead(t *testing.T) {
 	}
 }
 
-// TestRetryWithinDupWindow: a write whose answers are lost is not sent
-// again past the log's duplicate window (which forgets its id: the
-// message would be appended twice); its outcome is then unknown.
+// TestRetryWithinDupWindow: a write whose answers are lost for longer
+// than the log's duplicate window (which then forgets its id) is appended
+// once. An unconditional one (a delete by id) is not sent again past the
+// window (it would be appended twice): its outcome is unknown. A
+// conditional one (a delete by prefix: the log checks its last sequence)
+// goes on being sent, since the log refuses a second copy by its
+// sequence; the conflict leads the node to its own message in the log,
+// and the delete is answered done.
 func TestRetryWithinDupWindow(t *testing.T) {
+	for _, conditional := range []bool{false, true} {
+		t.Run(fmt.Sprintf("conditional=%v", conditional), func(t *testing.T) {
+			tc := startCluster(t, 1, 2, 1, nil)
+			r := tc.nodes[0].Router()
+			rng := rand.New(rand.NewPCG(79, 1))
+			ctx := context.Background()
+			cfg := r.stream.CachedInfo().Config
+			cfg.Duplicates = time.Second // for the 2 minutes of dupWindow
+			if _, err := r.js.UpdateStream(ctx, cfg); err != nil {
+				t.Fatal(err)
+			}
+			r.dupWindow = time.Second
+			if _, err := r.Add(ctx, []db.Input{{ID: "dd-1", Fingerprint: randomFP(rng, 512)}}, AddOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			before, err := r.LastSeq(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := watchAcks(r)
+			a.lose.Store(true)
+			time.AfterFunc(2500*time.Millisecond, func() { a.lose.Store(false) })
+			dctx, cancel := context.WithTimeout(ctx, 6*time.Second)
+			defer cancel()
+			if conditional {
+				_, err = r.DeleteWhere(dctx, Where{Prefix: "dd-"}, false)
+			} else {
+				_, err = r.Delete(dctx, []string{"dd-1"})
+			}
+			r.afterPublish = nil
+			after, lerr := r.LastSeq(ctx)
+			if lerr != nil {
+				t.Fatal(lerr)
+			}
+			unknown := errors.Is(err, ErrOutcomeUnknown)
+			if after-before != 1 || unknown == conditional || (conditional && err != nil) {
+				t.Fatalf("one delete appended %d times, error %v (want once; outcome unknown: %v)", after-before, err, !conditional)
+			}
+			if gone := !isStored(t, r, "dd-1"); !gone {
+				t.Fatal("dd-1 is not deleted")
+			}
+			want := int64(1)
+			if conditional {
+				want = 0
+			}
+			if n := r.Stats().Unknown; n != want {
+				t.Fatalf("%d outcomes counted unknown, want %d", n, want)
+			}
+		})
+	}
+}
+
+// TestConflictLogUnreadable: after an attempt whose answer was lost (it
+// was appended) and a conflict, a node that cannot read the log answers
+// that the outcome is unknown, not a definite error: the write is done.
+func TestConflictLogUnreadable(t *testing.T) {
 	tc := startCluster(t, 1, 2, 1, nil)
 	r := tc.nodes[0].Router()
-	rng := rand.New(rand.NewPCG(79, 1))
-	ctx := context.Background()
-	cfg := r.stream.CachedInfo().Config
-	cfg.Duplicates = time.Second // for the 2 minutes of dupWindow
-	if _, err := r.js.UpdateStream(ctx, cfg); err != nil {
+	rng := rand.New(rand.NewPCG(89, 1))
+	if _, err := r.Add(context.Background(), []db.Input{{ID: "lu-1", Fingerprint: randomFP(rng, 512)}}, AddOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	r.dupWindow = time.Second
-	if _, err := r.Add(ctx, []db.Input{{ID: "dd", Fingerprint: randomFP(rng, 512)}}, AddOptions{}); err != nil {
-		t.Fatal(err)
+	var calls atomic.Int32
+	r.afterPublish = func(ack *jetstream.PubAck, err error) (*jetstream.PubAck, error) {
+		switch calls.Add(1) {
+		case 1: // appended, its answer lost
+			return nil, nats.ErrTimeout
+		case 2: // the conflict; then the log cannot be read
+			r.nc.Close()
+		}
+		return ack, err
 	}
-	before, err := r.LastSeq(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := watchAcks(r)
-	a.lose.Store(true)
-	time.AfterFunc(2500*time.Millisecond, func() { a.lose.Store(false) })
-	dctx, cancel := context.WithTimeout(ctx, 4*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	_, err = r.Delete(dctx, []string{"dd"})
-	after, lerr := r.LastSeq(ctx)
-	if lerr != nil {
-		t.Fatal(lerr)
+	_, err := r.DeleteWhere(ctx, Where{Prefix: "lu-"}, false)
+	if !errors.Is(err, ErrOutcomeUnknown) || calls.Load() != 2 {
+		t.Fatalf("delete by prefix: %v after %d attempts (want an unknown outcome after 2: the first was appended)", err, calls.Load())
 	}
-	if after-before != 1 || !errors.Is(err, ErrOutcomeUnknown) {
-		t.Fatalf("one delete appended %d times, error %v (want once, outcome unknown)", after-before, err)
+	if n := r.Stats().Unknown; n != 1 {
+		t.Fatalf("%d outcomes counted unknown, want 1", n)
 	}
 }
 
@@ -431,6 +490,34 @@ func TestAppendAfterClose(t *testing.T) {
 	_, err := r.Delete(ctx, []string{"x"})
 	if !errors.Is(err, ErrClosed) || errors.Is(err, ErrOutcomeUnknown) || ctx.Err() != nil {
 		t.Fatalf("delete after Close: %v after %v (want ErrClosed at once: nothing was sent)", err, time.Since(start))
+	}
+}
+
+// TestReadAfterClose: the calls that only read the log (its last
+// sequence, a delete by prefix's first step) end at once with ErrClosed on
+// a closed node, rather than retry the closed connection until their time
+// ends.
+func TestReadAfterClose(t *testing.T) {
+	tc := startCluster(t, 1, 2, 1, nil)
+	r := tc.nodes[0].Router()
+	if err := tc.nodes[0].Close(); err != nil {
+		t.Fatal(err)
+	}
+	for name, call := range map[string]func(context.Context) error{
+		"LastSeq": func(ctx context.Context) error { _, err := r.LastSeq(ctx); return err },
+		"DeleteWhere": func(ctx context.Context) error {
+			_, err := r.DeleteWhere(ctx, Where{Prefix: "x"}, false)
+			return err
+		},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		start := time.Now()
+		err := call(ctx)
+		took := time.Since(start)
+		cancel()
+		if !errors.Is(err, ErrClosed) || errors.Is(err, ErrOutcomeUnknown) || took > 5*time.Second {
+			t.Errorf("%s after Close: %v after %v (want ErrClosed at once)", name, err, took)
+		}
 	}
 }
 

@@ -131,6 +131,7 @@ func (r *Router) endPart() { r.large.Done() }
 
 type routerStats struct {
 	batches, conflicts, retries, docs, queryRequests atomic.Int64
+	withdrawn, unknown                               atomic.Int64
 }
 
 // RouterStats count a router's work since it started.
@@ -147,11 +148,20 @@ type RouterStats struct {
 	// queries takes one per shard at least, more when it is long or a
 	// replica answers part of it within the query budget).
 	QueryRequests int64
+	// Withdrawn counts the documents of adds whose time ran out (or whose
+	// router closed) before their log message was sent: left out of it,
+	// not stored.
+	Withdrawn int64
+	// Unknown counts log messages whose outcome stayed unknown: no answer
+	// came, or the log could not be read after a conflict
+	// (ErrOutcomeUnknown); their writes may or may not be stored.
+	Unknown int64
 }
 
 // Stats returns the router's counters.
 func (r *Router) Stats() RouterStats {
-	return RouterStats{Batches: r.stats.batches.Load(), Docs: r.stats.docs.Load(), Conflicts: r.stats.conflicts.Load(), Retries: r.stats.retries.Load(), QueryRequests: r.stats.queryRequests.Load()}
+	return RouterStats{Batches: r.stats.batches.Load(), Docs: r.stats.docs.Load(), Conflicts: r.stats.conflicts.Load(), Retries: r.stats.retries.Load(), QueryRequests: r.stats.queryRequests.Load(),
+		Withdrawn: r.stats.withdrawn.Load(), Unknown: r.stats.unknown.Load()}
 }
 
 // Written returns the highest log sequence this router appended: a query
@@ -727,6 +737,7 @@ func (r *Router) addBatched(ctx context.Context, req *addReq) ([]AddResult, erro
 	default:
 	}
 	if req.withdraw() {
+		r.stats.withdrawn.Add(int64(len(req.docs)))
 		return nil, stop
 	}
 	// The message was sent: its outcome is the log's answer, which the
@@ -886,6 +897,7 @@ func (r *Router) publishID(ctx context.Context, entries []Entry, id string, last
 	case err != nil && unsure && errors.Is(err, errConflict):
 		return 0, fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
 	case err != nil && unsure:
+		r.stats.unknown.Add(1)
 		// Not the context's error: the caller's time is not what ended it.
 		return 0, fmt.Errorf("%w: %v", ErrOutcomeUnknown, err)
 	}
@@ -911,8 +923,9 @@ func (r *Router) conflictContext(ctx context.Context, err error) (context.Contex
 // afterConflict returns the error of a failed read of the log after the
 // conflict of an append: one that wraps ErrOutcomeUnknown when an earlier
 // attempt may have appended the message (conflict wraps it), else err.
-func afterConflict(conflict, err error) error {
+func (r *Router) afterConflict(conflict, err error) error {
 	if errors.Is(conflict, ErrOutcomeUnknown) {
+		r.stats.unknown.Add(1)
 		return fmt.Errorf("%w: the log could not be read for the message after a conflict: %v", ErrOutcomeUnknown, err)
 	}
 	return err
@@ -939,20 +952,17 @@ func (r *Router) appendMsg(ctx context.Context, entries []Entry, id string, last
 	}
 	// A large message takes longer to be stored on the log's replicas.
 	per := attemptTimeout + time.Duration(len(msg.Data)>>20)*time.Second
-	var first time.Time // when the first attempt was sent
+	// since is when the first attempt that may have been appended was
+	// sent. The log forgets the message id after its duplicate window: an
+	// unconditional retry ending past the window after since could be
+	// appended a second time, so none is sent. A conditional one cannot:
+	// the log refuses it once an earlier attempt moved its last sequence.
+	var since time.Time
 	attempt := func(actx context.Context) (bool, error) {
-		if first.IsZero() {
-			first = time.Now()
-		} else if unsure && time.Since(first)+per > r.dupWindow {
-			// An attempt may be appended, and the log forgets the id
-			// after its duplicate window: a retry ending past it could
-			// be appended a second time.
+		if !expect && !since.IsZero() && time.Since(since)+per > r.dupWindow {
 			return true, fmt.Errorf("no answer within the log's duplicate window (%v)", r.dupWindow)
 		}
-		if r.nc.IsClosed() {
-			// Not sent (nor will a retry be): the node is closing.
-			return true, fmt.Errorf("%w: the connection to the log is closed", ErrClosed)
-		}
+		sent := time.Now()
 		ack, err := r.js.PublishMsg(actx, msg, opts...)
 		if r.afterPublish != nil {
 			ack, err = r.afterPublish(ack, err)
@@ -972,7 +982,12 @@ func (r *Router) appendMsg(ctx context.Context, entries []Entry, id string, last
 			r.stats.conflicts.Add(1)
 			return true, errConflict
 		}
-		unsure = unsure || mayBeAppended(err)
+		if mayBeAppended(err) {
+			unsure = true
+			if since.IsZero() {
+				since = sent
+			}
+		}
 		// A closed connection answers no retry (the node is closing).
 		return errors.Is(err, nats.ErrConnectionClosed), err
 	}
@@ -1022,9 +1037,14 @@ func permanent(err error) bool {
 		errors.As(err, &apiErr) && apiErr.Code >= 400 && apiErr.Code < 500 && apiErr.Code != 409 && apiErr.Code != 408
 }
 
-// retryEach is retry with attempts bounded by per.
+// retryEach is retry with attempts bounded by per. On a closed
+// connection it makes no attempt (none could be answered: the node is
+// closing) and returns ErrClosed.
 func (r *Router) retryEach(ctx context.Context, what string, per time.Duration, fn func(context.Context) (done bool, err error)) error {
 	for attempt := 0; ; attempt++ {
+		if r.nc.IsClosed() {
+			return fmt.Errorf("fpdb cluster: %s: %w: the connection to the log is closed", what, ErrClosed)
+		}
 		actx, cancel := context.WithTimeout(ctx, per)
 		done, err := fn(actx)
 		cancel()
@@ -1245,9 +1265,12 @@ func (r *Router) commitPart(ctx context.Context, cs []*candidate) error {
 			}
 			cancel()
 			if rerr != nil {
-				return afterConflict(err, rerr)
+				return r.afterConflict(err, rerr)
 			}
 			if seq == 0 {
+				// Not in the log: an earlier attempt still under way
+				// expects the old last sequence, and the log, now past
+				// it, refuses that attempt. The same id serves the next.
 				last = now
 				continue
 			}
