@@ -231,6 +231,13 @@ func TestGzipTrailingZeros(t *testing.T) {
 	}
 }
 
+// flipCRC returns a copy of the gzip member m with its CRC-32 changed.
+func flipCRC(m []byte) []byte {
+	m = bytes.Clone(m)
+	m[len(m)-8] ^= 0xff
+	return m
+}
+
 // TestGzipTrailingGarbage: data after the last gzip member other than zero
 // bytes is an error naming the file and the offset of the data, after the
 // records before it.
@@ -252,6 +259,14 @@ func TestGzipTrailingGarbage(t *testing.T) {
 			fmt.Sprintf("gzip member ending at offset %d is not a gzip member", end)},
 		{"cutheader.jsonl.gz", append(bytes.Clone(member), member[:4]...),
 			fmt.Sprintf("gzip member ending at offset %d is not a gzip member", end)},
+		// A second member cut in its trailer, or whose checksum is wrong:
+		// its records are read (streamed) before the check fails.
+		{"cutsecond.jsonl.gz", append(bytes.Clone(member), member[:len(member)-6]...),
+			fmt.Sprintf("the gzip member at offset %d is cut off (the file ends at offset %d", end, 2*end-6)},
+		{"badcrc.jsonl.gz", append(bytes.Clone(member), flipCRC(member)...),
+			fmt.Sprintf("the gzip member at offset %d: gzip: invalid checksum", end)},
+		{"cutbody.jsonl.gz", append(bytes.Clone(member), member[:12]...),
+			fmt.Sprintf("the gzip member at offset %d is cut off (the file ends at offset %d", end, end+12)},
 	} {
 		p := writeFile(t, dir, tc.name, tc.data)
 		for _, ahead := range []bool{false, true} {
@@ -261,8 +276,12 @@ func TestGzipTrailingGarbage(t *testing.T) {
 			}
 			n, nextErr := countUntilError(r)
 			r.Close()
-			if n != 2 || nextErr == io.EOF || !strings.Contains(nextErr.Error(), p) || !strings.Contains(nextErr.Error(), tc.want) {
-				t.Errorf("%s (ahead %v): %d records, then %v; want 2, then an error naming the file and %q", tc.name, ahead, n, nextErr, tc.want)
+			want := 2
+			if strings.HasPrefix(tc.name, "cutsecond") || strings.HasPrefix(tc.name, "badcrc") {
+				want = 4
+			}
+			if n != want || nextErr == io.EOF || !strings.Contains(nextErr.Error(), p) || !strings.Contains(nextErr.Error(), tc.want) {
+				t.Errorf("%s (ahead %v): %d records, then %v; want %d, then an error naming the file and %q", tc.name, ahead, n, nextErr, want, tc.want)
 			}
 		}
 	}

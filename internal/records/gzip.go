@@ -11,12 +11,14 @@ import (
 // gzipReader reads the members of a gzip stream in turn as one text, as
 // gzip -d does, and like it accepts zero bytes after the last member (the
 // padding of tape and block devices). Any other data after a member is an
-// error naming its offset in the compressed stream. Not safe for
+// error naming its offset in the compressed stream, and an error within a
+// member (a cut-off or damaged one) names the member's offset. Not safe for
 // concurrent use.
 type gzipReader struct {
 	cr  *countingReader // the compressed stream, for offsets
 	br  *bufio.Reader   // over cr: the gzip reader stops just after a member
 	zr  *gzip.Reader    // the member being read
+	at  int64           // the offset of its first byte
 	err error           // sticky: io.EOF or the error that stopped the stream
 }
 
@@ -45,8 +47,10 @@ func (g *gzipReader) Read(p []byte) (int, error) {
 		case err == io.EOF:
 			// The member ended whole (its checksum and size matched).
 			g.err = g.nextMember()
+		case err == io.ErrUnexpectedEOF:
+			g.err = fmt.Errorf("the gzip member at offset %d is cut off (the file ends at offset %d, within it): %w", g.at, g.offset(), err)
 		case err != nil:
-			g.err = err
+			g.err = fmt.Errorf("the gzip member at offset %d: %w", g.at, err)
 		}
 		if n > 0 || len(p) == 0 {
 			return n, nil
@@ -73,6 +77,7 @@ func (g *gzipReader) nextMember() error {
 		return fmt.Errorf("the data after the gzip member ending at offset %d is not a gzip member (trailing garbage?): %w", off, err)
 	}
 	g.zr.Multistream(false)
+	g.at = off
 	return nil
 }
 
