@@ -81,6 +81,14 @@ type Options struct {
 	// and none is an input or another output, by its path or through a
 	// link. A file is written under a temporary name (".fpdb-part." and
 	// its name, in its directory) and renamed when complete.
+	//
+	// Out and Removed may instead both be directories of shards: a path
+	// that ends with a path separator, or an existing directory, which
+	// must be empty. Each input then has its own output file in each, in
+	// its format (or OutFormat), named as the input is within the deepest
+	// directory holding every input (a .bz2 input's shard is .gz; an
+	// extension converted by OutFormat is changed). The directory is
+	// written under a temporary name and renamed when complete.
 	Out, Removed, Clusters string
 	// OutFormat is the format of Out and Removed: "jsonl", "csv", "tsv" or
 	// "parquet"; default: told by Out's extension, else the first input's
@@ -226,7 +234,7 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 	// input order, so a resumed run has the columns of one that was not
 	// interrupted. JSON Lines outputs need none (no cost for them).
 	var names *records.Names
-	if outFormat != records.FormatJSONL && hasJSONLInput(o.Inputs, l.ro) {
+	if outFormat != records.FormatAuto && outFormat != records.FormatJSONL && hasJSONLInput(o.Inputs, l.ro) {
 		names = &records.Names{Max: MaxColumns}
 		l.ro.Names = names
 	}
@@ -343,24 +351,17 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 
 	// Phase 3: write.
 	t = time.Now()
-	w, err := newOutputs(&o, outFormat, len(bad1) > 0)
+	var cols []string
+	if names != nil {
+		cols = names.List()
+	}
+	w, err := newOutputs(&o, outFormat, l.ro.Format, cols, len(bad1) > 0)
 	if err != nil {
 		return sum, err
 	}
 	defer w.abort()
 	if err := writeClusters(w.cbuf, cs); err != nil {
 		return sum, err
-	}
-	if names != nil {
-		cols := names.List()
-		if err := w.kept.SetColumns(cols, emptyExtras); err != nil {
-			return sum, err
-		}
-		if w.removed != nil {
-			if err := w.removed.SetColumns(cols, emptyExtras); err != nil {
-				return sum, err
-			}
-		}
 	}
 	ro := l.ro
 	ro.Raw = true
@@ -383,7 +384,12 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 		sum.SkippedReasons[SkipReason(err)]++
 		return false, badExtras(err), nil
 	}
-	for _, path := range o.Inputs {
+	for i, path := range o.Inputs {
+		if w.shards != nil {
+			if err := w.startShard(i, path); err != nil {
+				return sum, err
+			}
+		}
 		if err := writeFile(ctx, path, &o, ro, w, func(rec *records.Record) (bool, []records.Extra, error) {
 			defer func() { n++ }()
 			if err, ok := bad1[n]; ok {
@@ -456,8 +462,9 @@ func (l *loader) refusedWhy(ctx context.Context, rec *records.Record) (error, er
 // database: no output, a threshold out of (0, 1], an unknown keep
 // policy or record format, two outputs on standard output ("-"), an
 // output that is an input, another output (by its path, or the same file
-// through a symbolic or hard link), a directory or in a directory that
-// does not exist, an input whose format its extension does not tell
+// through a symbolic or hard link), a directory (other than an empty one
+// for shards: Options.Out) or in a directory that does not exist, an
+// input whose format its extension does not tell
 // (ErrBadInput). A caller that makes a database for the run checks
 // first, so that a refused run leaves none.
 func Check(o Options) error {
@@ -508,10 +515,13 @@ func checkPaths(o *Options) error {
 		id.what = "the input " + p
 		seen = append(seen, id)
 	}
+	if err := checkShardDirs(o); err != nil {
+		return err
+	}
 	stdout := ""
 	for _, out := range []struct{ flag, path string }{{"out", o.Out}, {"removed", o.Removed}, {"clusters", o.Clusters}} {
 		switch {
-		case out.path == "":
+		case out.path == "" || isShardDir(out.path): // checked by checkShardDirs
 			continue
 		case out.path == "-" && stdout != "":
 			return fmt.Errorf("%w: --%s - and --%s - both write to standard output: give one of them a file", db.ErrInvalidOptions, stdout, out.flag)
@@ -681,6 +691,9 @@ func outputFormat(o *Options, ro records.Options) (records.Format, error) {
 		}
 		return f, nil
 	}
+	if isShardDir(o.Out) {
+		return records.FormatAuto, nil // each shard in its input's format
+	}
 	if o.Out != "-" {
 		if f, _, err := records.Detect(o.Out); err == nil && f != records.FormatAuto {
 			return f, nil
@@ -702,55 +715,83 @@ func outputFormat(o *Options, ro records.Options) (records.Format, error) {
 
 // outputs are the files a Run writes, under temporary names until commit.
 type outputs struct {
-	kept, removed *records.Writer
+	kept, removed *records.Writer // the files (or shards) being written
 	clusters      *os.File
 	cbuf          *jsonLines
 	renames       [][2]string // temporary name, final name
 	committed     bool
+	shards        *shardPlan // nil: Out and Removed are files
+
+	stdout     io.Writer
+	cols       []string // the columns of JSON Lines records (SetColumns), if any
+	badRecords bool     // the run has bad records (AddRawColumn)
 }
 
-// newOutputs creates the outputs. With badRecords (the first pass found
-// some), a CSV/TSV or Parquet removed output gets a column fpdb_raw for
-// the original text of the bad records that their fields cannot hold
-// (records.Writer.AddRawColumn).
-func newOutputs(o *Options, f records.Format, badRecords bool) (_ *outputs, err error) {
-	w := &outputs{}
+// newOutputs creates the outputs, in format f (FormatAuto for directories
+// of shards, whose files are opened input by input: startShard). With
+// cols, the outputs have those columns (records.Writer.SetColumns). With
+// badRecords (the first pass found some), a CSV/TSV or Parquet removed
+// output gets a column fpdb_raw for the original text of the bad records
+// that their fields cannot hold (records.Writer.AddRawColumn).
+func newOutputs(o *Options, f, in records.Format, cols []string, badRecords bool) (_ *outputs, err error) {
+	w := &outputs{stdout: o.Stdout, cols: cols, badRecords: badRecords}
 	defer func() {
 		if err != nil {
 			w.abort()
 		}
 	}()
-	create := func(path string) (string, error) {
-		if path == "-" {
-			return "-", nil
-		}
-		// The temporary name keeps the extensions, which say the format
-		// and the compression.
+	// The temporary name keeps the extensions, which say the format and
+	// the compression.
+	temp := func(path string) string {
+		path = filepath.Clean(path)
 		tmp := filepath.Join(filepath.Dir(path), ".fpdb-part."+filepath.Base(path))
 		w.renames = append(w.renames, [2]string{tmp, path})
-		return tmp, nil
+		return tmp
 	}
-	tmp, _ := create(o.Out)
-	if w.kept, err = records.Create(tmp, f, o.Stdout, extraNames); err != nil {
-		return nil, err
-	}
-	if o.Removed != "" {
-		tmp, _ := create(o.Removed)
-		if w.removed, err = records.Create(tmp, f, o.Stdout, extraNames); err != nil {
+	if isShardDir(o.Out) {
+		rels, err := shardRels(o.Inputs)
+		if err != nil {
 			return nil, err
 		}
-		if badRecords {
-			w.removed.AddRawColumn()
+		w.shards = &shardPlan{rels: rels, in: in}
+		if o.OutFormat != "" && o.OutFormat != "auto" {
+			if w.shards.to, err = records.ParseFormat(o.OutFormat); err != nil {
+				return nil, err
+			}
 		}
-		// The output that gets no record has the other's columns.
-		w.kept.ShareSchema(w.removed)
+		mkdir := func(path string) (string, error) {
+			tmp := temp(path)
+			// A directory of this name is left by a run that was killed.
+			if err := os.RemoveAll(tmp); err != nil {
+				return "", err
+			}
+			return tmp, os.Mkdir(tmp, 0o755)
+		}
+		if w.shards.keptDir, err = mkdir(o.Out); err != nil {
+			return nil, err
+		}
+		if o.Removed != "" {
+			if w.shards.removedDir, err = mkdir(o.Removed); err != nil {
+				return nil, err
+			}
+		}
+	} else {
+		kept, removed := "-", ""
+		if o.Out != "-" {
+			kept = temp(o.Out)
+		}
+		if o.Removed != "" {
+			removed = temp(o.Removed)
+		}
+		if err := w.openPair(kept, removed, f, cols); err != nil {
+			return nil, err
+		}
 	}
 	if o.Clusters != "" {
 		if o.Clusters == "-" {
 			w.cbuf = newJSONLines(o.Stdout)
 		} else {
-			tmp, _ := create(o.Clusters)
-			if w.clusters, err = os.Create(tmp); err != nil {
+			if w.clusters, err = os.Create(temp(o.Clusters)); err != nil {
 				return nil, err
 			}
 			w.cbuf = newJSONLines(w.clusters)
@@ -759,28 +800,62 @@ func newOutputs(o *Options, f records.Format, badRecords bool) (_ *outputs, err 
 	return w, nil
 }
 
-// commit closes the outputs and gives them their names.
-func (w *outputs) commit() error {
-	var errs []error
-	if err := w.kept.Close(); err != nil {
-		errs = append(errs, err)
+// openPair creates the kept output (and the removed one, unless "") in
+// format f, with the columns cols if any.
+func (w *outputs) openPair(kept, removed string, f records.Format, cols []string) (err error) {
+	if w.kept, err = records.Create(kept, f, w.stdout, extraNames); err != nil {
+		return err
 	}
-	if w.removed != nil {
-		if err := w.removed.Close(); err != nil {
-			errs = append(errs, err)
+	if removed != "" {
+		if w.removed, err = records.Create(removed, f, w.stdout, extraNames); err != nil {
+			return err
+		}
+		if w.badRecords {
+			w.removed.AddRawColumn()
+		}
+		// The output that gets no record has the other's columns.
+		w.kept.ShareSchema(w.removed)
+	}
+	if cols != nil {
+		for _, out := range []*records.Writer{w.kept, w.removed} {
+			if out != nil {
+				if err := out.SetColumns(cols, emptyExtras); err != nil {
+					return err
+				}
+			}
 		}
 	}
+	return nil
+}
+
+// closePair closes the kept and removed outputs, if open.
+func (w *outputs) closePair() error {
+	var errs []error
+	for _, out := range []**records.Writer{&w.kept, &w.removed} {
+		if *out != nil {
+			errs = append(errs, (*out).Close())
+			*out = nil
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// commit closes the outputs and gives them their names (a directory of
+// shards replaces the empty directory of its name, if any).
+func (w *outputs) commit() error {
+	errs := []error{w.closePair()}
 	if w.cbuf != nil {
 		errs = append(errs, w.cbuf.flush())
 	}
 	if w.clusters != nil {
 		errs = append(errs, w.clusters.Sync(), w.clusters.Close())
+		w.clusters = nil
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
 	for _, r := range w.renames {
-		if err := os.Rename(r[0], r[1]); err != nil {
+		if err := replace(r[0], r[1]); err != nil {
 			return err
 		}
 	}
@@ -788,22 +863,38 @@ func (w *outputs) commit() error {
 	return nil
 }
 
+// replace renames tmp to path. A directory of shards replaces the one
+// at path (an earlier output of the same inputs: checkShardDir), which
+// is first moved aside, then removed.
+func replace(tmp, path string) error {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.IsDir() {
+		return os.Rename(tmp, path)
+	}
+	old := filepath.Join(filepath.Dir(path), ".fpdb-old."+filepath.Base(path))
+	if err := os.RemoveAll(old); err != nil {
+		return err
+	}
+	if err := os.Rename(path, old); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	return os.RemoveAll(old)
+}
+
 // abort removes the temporary files of an unfinished run.
 func (w *outputs) abort() {
 	if w.committed {
 		return
 	}
-	if w.kept != nil {
-		w.kept.Close()
-	}
-	if w.removed != nil {
-		w.removed.Close()
-	}
+	w.closePair()
 	if w.clusters != nil {
 		w.clusters.Close()
 	}
 	for _, r := range w.renames {
-		os.Remove(r[0])
+		os.RemoveAll(r[0])
 	}
 }
 

@@ -72,14 +72,7 @@ func TestFormatsAgree(t *testing.T) {
 	f.Close()
 
 	_, kept0, removed0 := run(t, Options{LoadOptions: LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{filepath.Join(dir, "in.jsonl")}}, Threshold: 0.8, Keep: "max:score"})
-	ids := func(out []outRec) []string {
-		var s []string
-		for _, r := range out {
-			s = append(s, r.ID+"→"+r.Kept)
-		}
-		return s
-	}
-	want := [2][]string{ids(kept0), ids(removed0)}
+	want := [2][]string{keptPairs(kept0), keptPairs(removed0)}
 	if len(removed0) == 0 {
 		t.Fatal("nothing removed")
 	}
@@ -107,11 +100,20 @@ func TestFormatsAgree(t *testing.T) {
 				continue
 			}
 			_, kept, removed := run(t, o)
-			if !slices.Equal(ids(kept), want[0]) || !slices.Equal(ids(removed), want[1]) {
-				t.Fatalf("%s into JSON Lines: kept %v removed %v, want %v %v", in, ids(kept), ids(removed), want[0], want[1])
+			if !slices.Equal(keptPairs(kept), want[0]) || !slices.Equal(keptPairs(removed), want[1]) {
+				t.Fatalf("%s into JSON Lines: kept %v removed %v, want %v %v", in, keptPairs(kept), keptPairs(removed), want[0], want[1])
 			}
 		}
 	}
+}
+
+// keptPairs returns "ID→KEPT" for each output record, as readIDs.
+func keptPairs(out []outRec) []string {
+	var s []string
+	for _, r := range out {
+		s = append(s, r.ID+"→"+r.Kept)
+	}
+	return s
 }
 
 // readIDs reads an output in any format: "ID→KEPT" for each record.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -16,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fpdb/fpdb/internal/records"
 )
 
 // TestReadmeDatasets runs the examples of README's "Datasets" top to
@@ -69,9 +72,45 @@ func TestReadmeDatasets(t *testing.T) {
 			t.Errorf("fpdb --db %s check: %v\n%s", d, err, out)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(work, "kept.parquet.fpdb")); !os.IsNotExist(err) {
-		t.Errorf("the work database of a successful dedup is left: %v", err)
+	for _, p := range []string{"kept.parquet.fpdb", "kept.fpdb"} {
+		if _, err := os.Stat(filepath.Join(work, p)); !os.IsNotExist(err) {
+			t.Errorf("the work database of a successful dedup is left: %v", err)
+		}
 	}
+	// The shards: every record of hf/data once, in the shard of its input.
+	for _, shard := range []string{"train-00000-of-00002.parquet", "train-00001-of-00002.parquet"} {
+		in, kept, removed := readIDsOf(t, filepath.Join(work, "hf", "data", shard)), readIDsOf(t, filepath.Join(work, "kept", shard)), readIDsOf(t, filepath.Join(work, "removed", shard))
+		if got := append(kept, removed...); len(kept) == 0 || !sameSet(got, in) {
+			t.Errorf("shard %s: kept %q + removed %q, want the input's records %q", shard, kept, removed, in)
+		}
+	}
+}
+
+// readIDsOf returns the ids of the records of a dataset file.
+func readIDsOf(t *testing.T, path string) []string {
+	t.Helper()
+	r, err := records.Open(path, records.Options{IDField: "id"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var ids []string
+	for {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return ids
+		}
+		if err != nil || rec.Err != nil {
+			t.Fatalf("%s: %v %v", path, err, rec.Err)
+		}
+		ids = append(ids, rec.ID)
+	}
+}
+
+// sameSet reports whether a and b hold the same strings, as many times.
+func sameSet(a, b []string) bool {
+	a, b = slices.Sorted(slices.Values(a)), slices.Sorted(slices.Values(b))
+	return slices.Equal(a, b)
 }
 
 // killAt runs the command and kills it with SIGKILL at the count-th line

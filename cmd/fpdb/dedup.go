@@ -90,6 +90,13 @@ nested objects and arrays are written as their JSON text; more than
 written under a temporary name (.fpdb-part.NAME, beside it) and renamed
 when complete.
 
+KEPT and REMOVED may both be directories of shards (a path ending with
+"/", or an empty directory): each input then gets its own output file in
+each, in its own format and schema (or --out-format), named as the input
+is within the deepest directory that holds every input, as in
+"fpdb dedup hf/data/ --out kept/ --removed removed/" (a .bz2 input's shard
+is written .gz).
+
 Bad records (a missing or non-string field, invalid UTF-8, a text too
 long, a malformed line, an id given twice, a text without any word) are
 reported on standard error with their position (FILE:LINE, or FILE: row
@@ -259,7 +266,8 @@ func (o *dedupOptions) run(ctx context.Context, stdout, stderr io.Writer) (err e
 			temp = true
 			defer os.RemoveAll(work) // not resumable: nothing names it
 		} else {
-			work = o.out + ".fpdb"
+			// Beside the output (a directory of shards: beside it too).
+			work = filepath.Clean(o.out) + ".fpdb"
 		}
 		o.dbDir = work
 		// The work database is removed at the end: keeping texts and
