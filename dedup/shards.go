@@ -83,8 +83,14 @@ func checkShardDirs(o *Options) error {
 		return fmt.Errorf("%w: %w", db.ErrInvalidOptions, err)
 	}
 	names := make(map[string]bool, len(rels))
-	for _, r := range rels {
-		names[shardName(r, to)] = true
+	from := make(map[string]string, len(rels))
+	for i, r := range rels {
+		n := shardName(r, to)
+		if other, ok := from[n]; ok {
+			return fmt.Errorf("%w: the inputs %s and %s would both be written to the shard %s: give them different names, or write one output file", db.ErrInvalidOptions, other, o.Inputs[i], n)
+		}
+		from[n] = o.Inputs[i]
+		names[n] = true
 	}
 	var dirs []string
 	for _, out := range []struct{ flag, path string }{{"out", o.Out}, {"removed", o.Removed}} {

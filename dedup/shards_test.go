@@ -217,8 +217,14 @@ func TestRunShards(t *testing.T) {
 		{"full", "r/", "", "holds notes.txt, which is not a shard"},
 		{"k/", "r/", "c/", "is a directory"},
 		{"nodir/k/", "r/", "", "no directory"},
+		{"k/", "r/", "", "would both be written to the shard " + filepath.Join("a", "part-0.parquet")},
 	} {
 		o := base
+		if strings.Contains(tc.want, "would both") {
+			// part-0.jsonl.zst and part-0.jsonl, both part-0.parquet.
+			o.OutFormat = "parquet"
+			o.Inputs = append(slices.Clone(inputs), filepath.Join(dir, "in", "a", "part-0.jsonl"))
+		}
 		o.Out, o.Removed = filepath.Join(sub, tc.out), filepath.Join(sub, tc.removed)
 		if strings.HasSuffix(tc.out, "/") {
 			o.Out += "/"
