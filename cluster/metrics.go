@@ -36,8 +36,8 @@ func newNodeCollector(n *Node) *nodeCollector {
 		conflicts:   desc("log_conflicts_total", "Conditional appends refused because the log had moved (each checked again and retried)."),
 		retries:     desc("retries_total", "Calls to the log or to shards sent again after a transient error."),
 		shardQuerys: desc("shard_query_requests_total", "Query requests this node's router sent to shard replicas."),
-		withdrawn:   desc("adds_withdrawn_total", "Documents of adds whose time ran out before their log message was sent: left out of it, not stored (HTTP 408)."),
-		unknown:     desc("log_outcomes_unknown_total", "Log messages whose answer never came, or whose log could not be read after a conflict: their writes may or may not be stored (HTTP 504 outcome_unknown)."),
+		withdrawn:   desc("adds_withdrawn_total", "Documents of adds answered without being sent to the log (their time ran out, or the node closed): not stored (HTTP 408, or 503)."),
+		unknown:     desc("log_outcomes_unknown_total", "Log messages whose outcome this node could not learn (no answer within the commit's time, or the log unreadable after a conflict): their writes may or may not be stored."),
 	}
 }
 

@@ -56,6 +56,10 @@ func TestMetrics(t *testing.T) {
 			}
 		}
 	}
+	// The router's counters of writes not sent and of unknown outcomes
+	// (their events are tested in outcome_test.go), each its own metric.
+	tc.nodes[0].Router().stats.withdrawn.Add(3)
+	tc.nodes[0].Router().stats.unknown.Add(2)
 	docs := map[string]float64{} // by shard, from the first node holding it
 	for i, nd := range tc.nodes {
 		fams := promtest.Scrape(t, nodes[i].URL())
@@ -98,9 +102,9 @@ func TestMetrics(t *testing.T) {
 			if n := value(t, fams, "fpdb_cluster_log_appended_documents_total"); n != 50 {
 				t.Fatalf("node 1 appended %v documents, want 50", n)
 			}
-			for _, name := range []string{"fpdb_cluster_adds_withdrawn_total", "fpdb_cluster_log_outcomes_unknown_total"} {
-				if n := value(t, fams, name); n != 0 {
-					t.Fatalf("node 1: %s = %v, want 0", name, n)
+			for name, want := range map[string]float64{"fpdb_cluster_adds_withdrawn_total": 3, "fpdb_cluster_log_outcomes_unknown_total": 2} {
+				if n := value(t, fams, name); n != want {
+					t.Fatalf("node 1: %s = %v, want %v", name, n, want)
 				}
 			}
 		}

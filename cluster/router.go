@@ -148,13 +148,17 @@ type RouterStats struct {
 	// queries takes one per shard at least, more when it is long or a
 	// replica answers part of it within the query budget).
 	QueryRequests int64
-	// Withdrawn counts the documents of adds whose time ran out (or whose
-	// router closed) before their log message was sent: left out of it,
-	// not stored.
+	// Withdrawn counts the documents of adds answered without being sent
+	// to the log: their caller's time ran out, or the router closed,
+	// before their log message was sent (HTTP 408, or 503 on close). They
+	// are not stored.
 	Withdrawn int64
-	// Unknown counts log messages whose outcome stayed unknown: no answer
-	// came, or the log could not be read after a conflict
-	// (ErrOutcomeUnknown); their writes may or may not be stored.
+	// Unknown counts the log messages whose outcome the router could not
+	// learn: no answer came within the commit's time, or the log could
+	// not be read after a conflict; their writes may or may not be
+	// stored. (A caller that stops waiting first is answered
+	// ErrOutcomeUnknown too, while the router still waits: not counted
+	// here unless the router's wait ends the same way.)
 	Unknown int64
 }
 
@@ -617,9 +621,13 @@ const (
 )
 
 // withdraw reports whether q is withdrawn: its message was not sent, and
-// now never will be.
-func (q *addReq) withdraw() bool {
-	return q.state.CompareAndSwap(reqQueued, reqWithdrawn) || q.state.Load() == reqWithdrawn
+// now never will be. Its documents are counted withdrawn once.
+func (r *Router) withdraw(q *addReq) bool {
+	if q.state.CompareAndSwap(reqQueued, reqWithdrawn) {
+		r.stats.withdrawn.Add(int64(len(q.docs)))
+		return true
+	}
+	return q.state.Load() == reqWithdrawn
 }
 
 // send reports whether q's documents may be sent to the log: it was not
@@ -718,8 +726,10 @@ func (r *Router) addBatched(ctx context.Context, req *addReq) ([]AddResult, erro
 	select {
 	case r.reqs <- req:
 	case <-r.quit:
+		r.stats.withdrawn.Add(int64(len(req.docs)))
 		return nil, ErrClosed
-	case <-ctx.Done():
+	case <-ctx.Done(): // the queue was full
+		r.stats.withdrawn.Add(int64(len(req.docs)))
 		return nil, ctx.Err()
 	}
 	var stop error
@@ -736,8 +746,7 @@ func (r *Router) addBatched(ctx context.Context, req *addReq) ([]AddResult, erro
 		return req.out, req.err
 	default:
 	}
-	if req.withdraw() {
-		r.stats.withdrawn.Add(int64(len(req.docs)))
+	if r.withdraw(req) {
 		return nil, stop
 	}
 	// The message was sent: its outcome is the log's answer, which the
@@ -789,7 +798,9 @@ func (r *Router) addLarge(ctx context.Context, req *addReq) ([]AddResult, error)
 		if err == nil && !r.beginPart() {
 			err = ErrClosed
 		}
-		if err == nil {
+		if err != nil { // this part and the next are not sent
+			r.stats.withdrawn.Add(int64(len(cs) - lo))
+		} else {
 			pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.commitTimeout())
 			err = r.commitPart(pctx, cs[lo:hi])
 			cancel()
@@ -1135,12 +1146,14 @@ func (r *Router) commitTimeout() time.Duration { return r.commitWait }
 // failPending fails q (when not nil) and the queued adds with ErrClosed.
 func (r *Router) failPending(q *addReq) {
 	if q != nil {
+		r.withdraw(q)
 		q.err = ErrClosed
 		close(q.done)
 	}
 	for {
 		select {
 		case q := <-r.reqs:
+			r.withdraw(q)
 			q.err = ErrClosed
 			close(q.done)
 		default:
