@@ -443,6 +443,57 @@ func TestRetryWithinDupWindow(t *testing.T) {
 	}
 }
 
+// TestDupWindowFromMaybeAppended: the duplicate window is counted from
+// the first attempt that may have been appended, not from attempts that
+// reached no server: a delete whose first attempts reach none for most of
+// the window, then whose first answer is lost, is sent again within the
+// window of that attempt and answered done, appended once.
+func TestDupWindowFromMaybeAppended(t *testing.T) {
+	tc := startCluster(t, 1, 2, 1, nil)
+	r := tc.nodes[0].Router()
+	rng := rand.New(rand.NewPCG(97, 1))
+	ctx := context.Background()
+	const window = 3 * time.Second // more than an attempt's 2 s
+	cfg := r.stream.CachedInfo().Config
+	cfg.Duplicates = window
+	if _, err := r.js.UpdateStream(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	r.dupWindow = window
+	if _, err := r.Add(ctx, []db.Input{{ID: "dw-1", Fingerprint: randomFP(rng, 512)}}, AddOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	before, err := r.LastSeq(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	until := time.Now().Add(2 * time.Second)
+	r.notSent = func() error {
+		if time.Now().Before(until) {
+			return jetstream.ErrNoStreamResponse
+		}
+		return nil
+	}
+	var calls atomic.Int32
+	r.afterPublish = func(ack *jetstream.PubAck, err error) (*jetstream.PubAck, error) {
+		if calls.Add(1) == 1 {
+			return nil, nats.ErrTimeout // appended, its answer lost
+		}
+		return ack, err
+	}
+	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, err = r.Delete(dctx, []string{"dw-1"})
+	r.notSent, r.afterPublish = nil, nil
+	after, lerr := r.LastSeq(ctx)
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	if err != nil || after-before != 1 || calls.Load() != 2 {
+		t.Fatalf("delete: %v, appended %d times, %d attempts sent (want done, once, after 2)", err, after-before, calls.Load())
+	}
+}
+
 // TestConflictLogUnreadable: after an attempt whose answer was lost (it
 // was appended) and a conflict, a node that cannot read the log answers
 // that the outcome is unknown, not a definite error: the write is done.

@@ -41,6 +41,9 @@ type Router struct {
 	avoided map[[2]any]time.Time // (shard, node) → tried last until
 	// beforeAppend, when set (tests), runs before each conditional append.
 	beforeAppend func()
+	// notSent, when set (tests), runs before each attempt of a log append:
+	// an error it returns is that attempt's, as if it reached no server.
+	notSent func() error
 	// afterPublish, when set (tests), is given each attempt's answer to a
 	// log append and returns the one to act on (delays or loses it).
 	afterPublish func(*jetstream.PubAck, error) (*jetstream.PubAck, error)
@@ -972,6 +975,11 @@ func (r *Router) appendMsg(ctx context.Context, entries []Entry, id string, last
 	attempt := func(actx context.Context) (bool, error) {
 		if !expect && !since.IsZero() && time.Since(since)+per > r.dupWindow {
 			return true, fmt.Errorf("no answer within the log's duplicate window (%v)", r.dupWindow)
+		}
+		if r.notSent != nil {
+			if err := r.notSent(); err != nil {
+				return false, err
+			}
 		}
 		sent := time.Now()
 		ack, err := r.js.PublishMsg(actx, msg, opts...)
