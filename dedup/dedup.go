@@ -82,9 +82,11 @@ type Options struct {
 	// link. A file is written under a temporary name (".fpdb-part." and
 	// its name, in its directory) and renamed when complete.
 	//
-	// Out and Removed may instead both be directories of shards: a path
-	// that ends with a path separator, or an existing directory, which
-	// must be empty. Each input then has its own output file in each, in
+	// Out and Removed may instead both be directories of shards: paths
+	// that end with a path separator, new, empty or holding only the
+	// shards this run writes (an earlier output, replaced), neither inside
+	// the other nor holding an input, the working directory or a link.
+	// Each input then has its own output file in each, in
 	// its format (or OutFormat), named as the input is within the deepest
 	// directory holding every input (a .bz2 input's shard is .gz; an
 	// extension converted by OutFormat is changed). The directory is
@@ -462,8 +464,9 @@ func (l *loader) refusedWhy(ctx context.Context, rec *records.Record) (error, er
 // database: no output, a threshold out of (0, 1], an unknown keep
 // policy or record format, two outputs on standard output ("-"), an
 // output that is an input, another output (by its path, or the same file
-// through a symbolic or hard link), a directory (other than an empty one
-// for shards: Options.Out) or in a directory that does not exist, an
+// through a symbolic or hard link), a directory (unless named as a
+// directory of shards: Options.Out) or in a directory that does not
+// exist, a directory of shards that holds an input, an
 // input whose format its extension does not tell
 // (ErrBadInput). A caller that makes a database for the run checks
 // first, so that a refused run leaves none.
@@ -543,7 +546,11 @@ func checkPaths(o *Options) error {
 			}
 		}
 		if id.file != nil && id.file.IsDir() {
-			return fmt.Errorf("%w: the %s file %s is a directory", db.ErrInvalidOptions, out.flag, out.path)
+			hint := ""
+			if out.flag != "clusters" {
+				hint = fmt.Sprintf(" (end it with %q to write one shard per input in it)", string(os.PathSeparator))
+			}
+			return fmt.Errorf("%w: the %s file %s is a directory%s", db.ErrInvalidOptions, out.flag, out.path, hint)
 		}
 		if id.dir == nil || !id.dir.IsDir() {
 			// Found only when the outputs are created, after the load
@@ -867,16 +874,20 @@ func (w *outputs) commit() error {
 // at path (an earlier output of the same inputs: checkShardDir), which
 // is first moved aside, then removed.
 func replace(tmp, path string) error {
-	fi, err := os.Stat(path)
+	fi, err := os.Stat(tmp)
 	if err != nil || !fi.IsDir() {
 		return os.Rename(tmp, path)
 	}
+	// An old directory left by a run that stopped between the renames is
+	// removed too.
 	old := filepath.Join(filepath.Dir(path), ".fpdb-old."+filepath.Base(path))
 	if err := os.RemoveAll(old); err != nil {
 		return err
 	}
-	if err := os.Rename(path, old); err != nil {
-		return err
+	if _, err := os.Stat(path); err == nil {
+		if err := os.Rename(path, old); err != nil {
+			return err
+		}
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		return err

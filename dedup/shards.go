@@ -11,7 +11,7 @@ import (
 )
 
 // A directory of shards as an output (Options.Out and Removed ending with
-// a path separator, or naming an existing directory) gets one file per
+// a path separator) gets one file per
 // input, named as the input is within the deepest directory that holds
 // every input: a Hugging Face–style directory of shards in, one of the
 // same shards out.
@@ -21,11 +21,32 @@ func isShardDir(path string) bool {
 	if path == "" || path == "-" {
 		return false
 	}
-	if strings.HasSuffix(path, "/") || strings.HasSuffix(path, string(os.PathSeparator)) {
-		return true
+	return strings.HasSuffix(path, "/") || strings.HasSuffix(path, string(os.PathSeparator))
+}
+
+// resolved returns path made absolute, with its symbolic links followed
+// as far as they exist.
+func resolved(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return filepath.Clean(path)
 	}
-	fi, err := os.Stat(path)
-	return err == nil && fi.IsDir()
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		return r
+	}
+	if r, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+		return filepath.Join(r, filepath.Base(abs))
+	}
+	return abs
+}
+
+// within reports whether path is dir or under it, by their absolute
+// paths or with links followed.
+func within(path, dir string) bool {
+	under := func(p, d string) bool { return p == d || strings.HasPrefix(p, d+string(os.PathSeparator)) }
+	ap, _ := filepath.Abs(path)
+	ad, _ := filepath.Abs(dir)
+	return under(ap, ad) || under(resolved(path), resolved(dir))
 }
 
 // checkShardDir refuses a directory of shards that is a file, whose
@@ -33,6 +54,12 @@ func isShardDir(path string) bool {
 // shards the run writes (names): an earlier output of the same inputs is
 // replaced whole, but other files would be mixed with the run's.
 func checkShardDir(flag, path string, names map[string]bool) error {
+	if wd, err := os.Getwd(); err == nil && within(wd, path) {
+		return fmt.Errorf("%w: the %s directory %s holds the working directory: name a new directory for the shards (kept/)", db.ErrInvalidOptions, flag, path)
+	}
+	if fi, err := os.Lstat(filepath.Clean(path)); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		return fmt.Errorf("%w: the %s directory %s is a symbolic link (it would be replaced, not its target): give the directory's own path", db.ErrInvalidOptions, flag, path)
+	}
 	fi, err := os.Stat(path)
 	switch {
 	case os.IsNotExist(err):
@@ -92,6 +119,16 @@ func checkShardDirs(o *Options) error {
 		from[n] = o.Inputs[i]
 		names[n] = true
 	}
+	if o.Removed != "" && filepath.Clean(o.Out) != filepath.Clean(o.Removed) && (within(o.Out, o.Removed) || within(o.Removed, o.Out)) {
+		return fmt.Errorf("%w: --out %s and --removed %s: one directory of shards is inside the other", db.ErrInvalidOptions, o.Out, o.Removed)
+	}
+	for _, in := range o.Inputs {
+		for _, d := range []string{o.Out, o.Removed} {
+			if d != "" && within(in, d) {
+				return fmt.Errorf("%w: the input %s is inside the directory of shards %s, which the run replaces: write the shards elsewhere", db.ErrInvalidOptions, in, d)
+			}
+		}
+	}
 	var dirs []string
 	for _, out := range []struct{ flag, path string }{{"out", o.Out}, {"removed", o.Removed}} {
 		if out.path == "" {
@@ -109,6 +146,7 @@ func checkShardDirs(o *Options) error {
 	if len(dirs) == 2 && dirs[0] == dirs[1] {
 		return fmt.Errorf("%w: --out and --removed are the same directory %s", db.ErrInvalidOptions, o.Out)
 	}
+
 	if o.Clusters != "" && o.Clusters != "-" {
 		abs, err := filepath.Abs(o.Clusters)
 		if err != nil {

@@ -207,6 +207,9 @@ func TestRunShards(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(sub, "full", "notes.txt"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Symlink(filepath.Join(sub, "full"), filepath.Join(sub, "link")); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		out, removed, clusters, want string
 	}{
@@ -214,12 +217,19 @@ func TestRunShards(t *testing.T) {
 		{"k.jsonl", "r/", "", "give both a directory of shards"},
 		{"k/", "k/", "", "the same directory"},
 		{"k/", "r/", "k/c.jsonl", "inside the directory of shards"},
-		{"full", "r/", "", "holds notes.txt, which is not a shard"},
+		{"full/", "r/", "", "holds notes.txt, which is not a shard"},
+		{"full", "r/", "", "give both a directory of shards"},
+		{"k/", "k/r/", "", "one directory of shards is inside the other"},
+		{"link/", "r/", "", "is a symbolic link"},
+		{"in/", "r/", "", "is inside the directory of shards"},
 		{"k/", "r/", "c/", "is a directory"},
 		{"nodir/k/", "r/", "", "no directory"},
 		{"k/", "r/", "", "would both be written to the shard " + filepath.Join("a", "part-0.parquet")},
 	} {
 		o := base
+		if tc.out == "in/" {
+			o.Inputs = []string{filepath.Join(sub, "in", "x.jsonl")}
+		}
 		if strings.Contains(tc.want, "would both") {
 			// part-0.jsonl.zst and part-0.jsonl, both part-0.parquet.
 			o.OutFormat = "parquet"
@@ -241,6 +251,16 @@ func TestRunShards(t *testing.T) {
 		err := Check(o)
 		if !errors.Is(err, db.ErrInvalidOptions) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("out %s, removed %s, clusters %s: %v, want %q", tc.out, tc.removed, tc.clusters, err, tc.want)
+		}
+	}
+	// The working directory, or a directory above it ("./", "../").
+	t.Chdir(filepath.Join(sub, "full"))
+	elsewhere := t.TempDir()
+	for _, out := range []string{"./", "../"} {
+		o := base
+		o.Out, o.Removed = out, filepath.Join(elsewhere, "r")+"/"
+		if err := Check(o); !errors.Is(err, db.ErrInvalidOptions) || !strings.Contains(err.Error(), "holds the working directory") {
+			t.Errorf("out %s: %v, want the working directory refused", out, err)
 		}
 	}
 }

@@ -329,8 +329,10 @@ func TestDedupWorkDatabase(t *testing.T) {
 		{[]string{b, "--out", b}, exitFailure, "is the input"},
 		{[]string{b, "--out", filepath.Join(fresh, "k.jsonl"), "--removed", filepath.Join(fresh, "k.jsonl")}, exitFailure, "is the out file"},
 		{[]string{filepath.Join(fresh, "a.txt"), "--out", filepath.Join(fresh, "q.jsonl")}, exitInput, "unknown record format"},
-		// An existing directory is a directory of shards: both outputs must be.
-		{[]string{b, "--out", filepath.Join(fresh, "outdir"), "--removed", filepath.Join(fresh, "k.jsonl")}, exitFailure, "give both a directory of shards"},
+		// A directory of shards is named with a final "/"; both outputs must be.
+		{[]string{b, "--out", filepath.Join(fresh, "outdir"), "--removed", filepath.Join(fresh, "k.jsonl")}, exitFailure, "is a directory (end it with"},
+		{[]string{b, "--out", filepath.Join(fresh, "outdir") + "/", "--removed", filepath.Join(fresh, "k.jsonl")}, exitFailure, "give both a directory of shards"},
+		{[]string{b, "--out", filepath.Dir(b) + "/", "--removed", filepath.Join(fresh, "r") + "/"}, exitFailure, "is inside the directory of shards"},
 		{[]string{b, "--out", filepath.Join(fresh, "k.jsonl"), "--clusters", filepath.Join(fresh, "outdir")}, exitFailure, "is a directory"},
 		{[]string{b, "--out", filepath.Join(fresh, "k.jsonl"), "--removed", filepath.Join(fresh, "nodir", "r.jsonl")}, exitFailure, "no directory"},
 		{[]string{b, "--out", filepath.Join(fresh, "nodir", "k.jsonl")}, exitFailure, "no directory"},
