@@ -86,11 +86,11 @@ type Options struct {
 	// that end with a path separator, new, empty or holding only the
 	// shards this run writes (an earlier output, replaced), neither inside
 	// the other nor holding an input, the working directory or a link.
-	// Each input then has its own output file in each, in
-	// its format (or OutFormat), named as the input is within the deepest
-	// directory holding every input (a .bz2 input's shard is .gz; an
-	// extension converted by OutFormat is changed). The directory is
-	// written under a temporary name and renamed when complete.
+	// Each input then has its own output file in each, in its format (or
+	// OutFormat), named as the input is within the deepest directory
+	// holding every input (a .bz2 input's shard is .gz; an extension
+	// converted by OutFormat is changed). The directory is written under a
+	// temporary name and renamed when complete.
 	Out, Removed, Clusters string
 	// OutFormat is the format of Out and Removed: "jsonl", "csv", "tsv" or
 	// "parquet"; default: told by Out's extension, else the first input's
@@ -760,12 +760,8 @@ func newOutputs(o *Options, f, in records.Format, cols []string, badRecords bool
 		if err != nil {
 			return nil, err
 		}
-		w.shards = &shardPlan{rels: rels, in: in}
-		if o.OutFormat != "" && o.OutFormat != "auto" {
-			if w.shards.to, err = records.ParseFormat(o.OutFormat); err != nil {
-				return nil, err
-			}
-		}
+		// f is OutFormat's format, or FormatAuto (outputFormat).
+		w.shards = &shardPlan{rels: rels, to: f, in: in}
 		mkdir := func(path string) (string, error) {
 			tmp := temp(path)
 			// A directory of this name is left by a run that was killed.
@@ -848,7 +844,7 @@ func (w *outputs) closePair() error {
 }
 
 // commit closes the outputs and gives them their names (a directory of
-// shards replaces the empty directory of its name, if any).
+// shards replaces the earlier output of its name, if any: replace).
 func (w *outputs) commit() error {
 	errs := []error{w.closePair()}
 	if w.cbuf != nil {

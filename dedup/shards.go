@@ -11,10 +11,9 @@ import (
 )
 
 // A directory of shards as an output (Options.Out and Removed ending with
-// a path separator) gets one file per
-// input, named as the input is within the deepest directory that holds
-// every input: a Hugging Face–style directory of shards in, one of the
-// same shards out.
+// a path separator) gets one file per input, named as the input is within
+// the deepest directory that holds every input: a Hugging Face–style
+// directory of shards in, one of the same shards out.
 
 // isShardDir reports whether the output path names a directory of shards.
 func isShardDir(path string) bool {
@@ -255,12 +254,13 @@ func (w *outputs) startShard(i int, input string) error {
 		return err
 	}
 	name := shardName(s.rels[i], s.to)
+	in := s.formatOf(input)
 	f := s.to
 	if f == records.FormatAuto {
-		f = s.formatOf(input)
+		f = in
 	}
 	var cols []string
-	if s.formatOf(input) == records.FormatJSONL {
+	if in == records.FormatJSONL {
 		cols = w.cols // JSON Lines records in columns: the members of every record
 	}
 	kept, removed := filepath.Join(s.keptDir, name), ""

@@ -91,9 +91,9 @@ written under a temporary name (.fpdb-part.NAME, beside it) and renamed
 when complete.
 
 KEPT and REMOVED may both be directories of shards (paths ending with
-"/"): each input then gets its own output file in
-each, in its own format and schema (or --out-format), named as the input
-is within the deepest directory that holds every input, as in
+"/"): each input then gets its own output file in each, in its own format
+and schema (or --out-format), named as the input is within the deepest
+directory that holds every input, as in
 "fpdb dedup hf/data/ --out kept/ --removed removed/" (a .bz2 input's shard
 is written .gz). A directory is replaced whole when the run ends; one that
 holds an input, or files that are not this run's shards, is refused.
