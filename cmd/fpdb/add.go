@@ -369,10 +369,15 @@ func (o *addOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr io
 		return failure(errors.New("add: no files to add (directory walks skip hidden files and directories, fpdb databases, and files --include/--exclude leave out)"))
 	}
 	if !slices.ContainsFunc(inputs, func(in addInput) bool { return in.err == nil }) {
-		// Nothing readable: report, and do not create a database.
+		// Nothing readable: report, with the summary, and do not create
+		// a database.
+		if o.bulk {
+			return o.runBulk(ctx, nil, inputs, stdin, stdout, rep)
+		}
 		for _, in := range inputs {
 			rep.fail(in.path, "", in.err)
 		}
+		fmt.Fprintln(stderr, rep.summary(len(inputs), "input", rep.failed, "", 0))
 		return rep.failures.failure(fmt.Errorf("add: %d of %s failed", len(inputs), plural(len(inputs), "input")))
 	}
 
@@ -438,6 +443,23 @@ func (o *addOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr io
 		return &exitError{code: exitDuplicates}
 	}
 	return nil
+}
+
+// linksUp reports whether the symbolic link at path names a directory
+// that holds it (its own directory or one above): following it would walk
+// that directory again, inside itself, and add every file under it twice.
+// A link to another part of the tree is followed: its files are copies
+// under other names.
+func linksUp(path string) bool {
+	target, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return false
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Dir(path))
+	if err != nil {
+		return false
+	}
+	return dir == target || strings.HasPrefix(dir, strings.TrimSuffix(target, string(filepath.Separator))+string(filepath.Separator))
 }
 
 // collect expands the PATH arguments (and --files-from) into the
@@ -529,7 +551,9 @@ func (o *addOptions) collect(stdin io.Reader, stderr io.Writer) ([]addInput, err
 					case err != nil:
 						inputs = append(inputs, addInput{path: path, err: err})
 					case fi.IsDir():
-						walk(path)
+						if !linksUp(path) {
+							walk(path)
+						}
 					case fi.Mode().IsRegular() && o.wanted(p, path):
 						add(path)
 					}

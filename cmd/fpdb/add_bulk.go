@@ -41,7 +41,8 @@ func skippedReasons[N int | int64](reasons map[string]N) string {
 	return " (" + strings.Join(rs, ", ") + ")"
 }
 
-// runBulk adds inputs with AddBatch, --batch documents at a time.
+// runBulk adds inputs with AddBatch, --batch documents at a time. d is nil
+// when no input can be read: each is reported, then the summary.
 func (o *addOptions) runBulk(ctx context.Context, d *db.DB, inputs []addInput, stdin io.Reader, stdout io.Writer, rep *addReport) error {
 	start := time.Now()
 	sum := jsonBulkSummary{SkippedReasons: map[string]int{}}
@@ -110,9 +111,12 @@ func (o *addOptions) runBulk(ctx context.Context, d *db.DB, inputs []addInput, s
 	if err != nil {
 		return failure(newOpError("add", err, "add batch"))
 	}
-	// Write the deferred postings now, so that the rate counts them.
-	if err := d.Flush(ctx); err != nil {
-		return failure(newOpError("add", err, "write postings"))
+	// Write the deferred postings now, so that the rate counts them. (No
+	// database is opened when no input can be read.)
+	if d != nil {
+		if err := d.Flush(ctx); err != nil {
+			return failure(newOpError("add", err, "write postings"))
+		}
 	}
 	el := time.Since(start)
 	sum.Seconds = el.Seconds()

@@ -247,9 +247,19 @@ func testCorruptStoreMessages(t *testing.T, lo, hi float64) {
 // document"; Go's raw error texts (strconv's "invalid syntax", "unexpected
 // EOF", "context canceled") do not reach the user.
 func TestPluralsAndRawErrors(t *testing.T) {
-	r := runFPDB(t, "", "--db", dbDir(t), "add", corpus+"nope.txt").mustCode(t, exitInput)
-	if !strings.Contains(r.stderr, "fpdb: add: 1 of 1 input failed\n") {
+	// Nothing readable: no database is made, and the summary is printed
+	// as for every add (with --bulk --json, its object too).
+	nothing := dbDir(t)
+	r := runFPDB(t, "", "--db", nothing, "add", corpus+"nope.txt").mustCode(t, exitInput)
+	if !strings.Contains(r.stderr, "fpdb: add: 1 of 1 input failed\n") || !strings.Contains(r.stderr, "add: 1 input: 0 stored (0 replaced), 0 unchanged, 0 rejected, 1 failed;") {
 		t.Errorf("stderr %q", r.stderr)
+	}
+	r = runFPDB(t, "", "--db", nothing, "add", "--bulk", "--json", corpus+"nope.txt").mustCode(t, exitInput)
+	if sum := jsonLines(t, r.stdout); len(sum) != 1 || sum[0]["skipped"] != 1.0 || !strings.Contains(r.stderr, "bulk: 0 stored (0 replaced), 0 unchanged, 1 skipped (1 not found)") {
+		t.Errorf("add --bulk --json of no readable input: stdout %q, stderr %q", r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(nothing); !os.IsNotExist(err) {
+		t.Errorf("a database was made though no input could be read: %v", err)
 	}
 	dir := dbDir(t)
 	runFPDB(t, "", "--db", dir, "add", corpus+"volcano.txt", corpus+"volcano-copy.txt").mustCode(t, exitDuplicates)

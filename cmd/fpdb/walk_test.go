@@ -125,6 +125,31 @@ func TestAddWalk(t *testing.T) {
 	runFPDB(t, "", "--db", dbDir(t), "add", "-0", a).mustCode(t, exitFailure)
 }
 
+// TestAddFollowLoop: --follow does not walk a directory again through a
+// link inside it to itself or to a directory above it (each file is added
+// once), and still follows a link to another part of the tree (its files
+// are copies under other names).
+func TestAddFollowLoop(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, root, "a.txt", []byte("the first text of this tree, in words of its own\n"))
+	writeFile(t, root, "sub/b.txt", []byte("another text, about something else entirely\n"))
+	for _, l := range []struct{ target, link string }{
+		{"..", "sub/up"},       // the root, from below
+		{"../sub", "sub/self"}, // its own directory
+		{".", "sub/dot"},
+		{"sub", "zcopy"}, // walked after sub: a copy
+	} {
+		if err := os.Symlink(l.target, filepath.Join(root, l.link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := dbDir(t)
+	runFPDB(t, "", "--db", d, "add", "--threshold", "0.99", "--follow", root).mustCode(t, exitDuplicates)
+	if got, want := storedIDs(t, d, root), []string{"a.txt", "sub/b.txt", "zcopy/b.txt"}; !slices.Equal(got, want) {
+		t.Errorf("stored %v, want %v", got, want)
+	}
+}
+
 // TestAddNonUTF8Name: a file whose name is not UTF-8 cannot be its own id;
 // add says so, names it and says what to do, adds the other files, and
 // adds it under --id.
