@@ -462,9 +462,13 @@ func (c *Client) DeleteMany(ctx context.Context, req api.DeleteRequest) (*api.De
 	return &out, nil
 }
 
-// Batch adds documents without the near-duplicate check, in one atomic
-// batch (POST /v1/batch, one JSON object per line). Texts go as JSON
-// strings: they must be UTF-8. Lines the server could not store are listed
+// Batch adds documents without the near-duplicate check (POST /v1/batch,
+// one JSON object per line). The server reads every line first, then
+// writes them in atomic chunks of up to 1 000 documents: a crash leaves
+// each chunk wholly stored or absent, and a request cut short midway (its
+// time over, the server shutting down) is an error (503) that says how
+// many documents were stored. Texts go as JSON strings: they must be
+// UTF-8. Lines the server could not store (a bad id, no words) are listed
 // in the result's Skipped.
 func (c *Client) Batch(ctx context.Context, docs []api.AddRequest) (*api.BatchResult, error) {
 	return c.batch(ctx, docs, nil)

@@ -38,7 +38,9 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) error {
 }
 
 // deleteOne is DELETE /v1/documents/{id...}: ?dry_run=true reports without
-// deleting; ?forget=true also erases the document's audit-log entries.
+// deleting; ?forget=true also erases the document's audit-log entries,
+// also those of a document deleted before (then deleted is 0), and is a
+// 404 only for an id neither stored nor in the log.
 func (s *Server) deleteOne(w http.ResponseWriter, r *http.Request) error {
 	dry, forget, err := httpapi.ReadDeleteOne(r)
 	if err != nil {
@@ -60,10 +62,13 @@ func (s *Server) deleteOne(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		if res.Deleted == 0 {
+		if len(res.NotFound) > 0 {
+			// Neither stored nor in the audit log: nothing changed.
 			return fmt.Errorf("%q: %w", id, db.ErrNotFound)
 		}
-		return httpapi.WriteJSON(w, http.StatusOK, api.DeleteResult{Deleted: res.Deleted})
+		// A document deleted before still has log entries to erase: a
+		// success (deleted 0), since the log changed.
+		return httpapi.WriteJSON(w, http.StatusOK, api.DeleteResult{Deleted: res.Deleted, Erased: &res.Erased, Redacted: &res.Redacted})
 	}
 	if err := s.d.Delete(r.Context(), id); err != nil {
 		return err

@@ -190,6 +190,27 @@ func TestDocumentsAndQuery(t *testing.T) {
 	if st := call(t, "DELETE", ts.URL+"/v1/documents/b", "", nil, &e); st != 404 {
 		t.Fatalf("delete again: %d %+v", st, e)
 	}
+	// Forgetting b, deleted before, erases its log entries: a success
+	// that says so; forgetting it again, or an id never seen, is a 404.
+	ctx := context.Background()
+	logOf := func(id string) (n int) {
+		if err := d.Log(ctx, db.LogOptions{ID: id}, func(db.LogEntry) error { n++; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if logOf("b") == 0 {
+		t.Fatal("b has no log entries to forget")
+	}
+	dr = api.DeleteResult{}
+	if st := call(t, "DELETE", ts.URL+"/v1/documents/b?forget=true", "", nil, &dr); st != 200 || dr.Deleted != 0 || dr.Erased == nil || *dr.Erased == 0 || logOf("b") != 0 {
+		t.Fatalf("forget a deleted document: %d %+v, %d log entries left", st, dr, logOf("b"))
+	}
+	for _, id := range []string{"b", "never"} {
+		if st := call(t, "DELETE", ts.URL+"/v1/documents/"+id+"?forget=true", "", nil, &e); st != 404 {
+			t.Fatalf("forget %s again: %d %+v", id, st, e)
+		}
+	}
 }
 
 // TestBadInputLeavesDBUnchanged: every malformed request gets a clear 4xx

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/fpdb/fpdb/api"
@@ -107,12 +108,25 @@ func (s *Server) backup(w http.ResponseWriter, r *http.Request) error {
 	res, err := s.d.Backup(r.Context(), dir)
 	if err != nil {
 		removeMade(made)
-		if errors.Is(err, fs.ErrExist) {
+		if errors.Is(err, fs.ErrExist) || dirRefused(err, dir) {
 			return httpapi.BadRequest("%v", err)
 		}
 		return fmt.Errorf("backup: %w", err)
 	}
 	return httpapi.WriteJSON(w, http.StatusOK, api.BackupResult{Dir: dir, Docs: res.Docs, Seconds: time.Since(start).Seconds()})
+}
+
+// dirRefused reports whether err is the file system refusing the backup
+// directory itself (or a directory above it) — no permission, a read-only
+// file system, a place where no directory can be made, such as /proc: the
+// request's fault, where a failure to write inside it (a full disk) is
+// the server's.
+func dirRefused(err error, dir string) bool {
+	var pe *fs.PathError
+	if !errors.As(err, &pe) || pe.Op != "mkdir" || !(pe.Path == dir || strings.HasPrefix(dir, pe.Path+string(filepath.Separator))) {
+		return false
+	}
+	return errors.Is(err, fs.ErrPermission) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.ENOTDIR)
 }
 
 // mkdirParents makes the missing parents of dir and returns those it made,

@@ -462,6 +462,13 @@ class Client:
         retry_wait: seconds before the first retry, doubled before each next
             one up to 2, with random jitter; the server's ``Retry-After``,
             when longer, is waited instead (at most 10 seconds).
+        stream_timeout: seconds a stream (:meth:`pairs`, :meth:`clusters`,
+            :meth:`export`) waits for its first line and then
+            between two lines, instead of ``timeout``: the server works out
+            every cluster, and a pairs run its first pair, before it sends
+            anything, which takes minutes on a large database. The default,
+            1830, is more than the server's default bound on a stream
+            (``fpdb serve --stream-timeout``, 30 minutes).
 
     Proxies from the environment (``http_proxy``...) are used except for
     servers on this machine (127.0.0.0/8, ::1, localhost).
@@ -481,6 +488,7 @@ class Client:
         ssl_context: Optional[ssl.SSLContext] = None,
         retries: int = 3,
         retry_wait: float = 0.1,
+        stream_timeout: float = 1830,
     ) -> None:
         if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
             raise ValueError("fpdb: retries %r: want an int >= 0" % (retries,))
@@ -497,6 +505,9 @@ class Client:
         self.url = url.rstrip("/")
         self.token = token if token is not None else (os.environ.get("FPDB_TOKEN") or None)
         self.timeout = timeout
+        if isinstance(stream_timeout, bool) or not isinstance(stream_timeout, (int, float)) or not stream_timeout > 0:
+            raise ValueError("fpdb: stream_timeout %r: want seconds > 0" % (stream_timeout,))
+        self.stream_timeout = float(stream_timeout)
         handlers: List[Any] = []
         if _is_loopback(parts.hostname):
             handlers.append(urllib.request.ProxyHandler({}))
@@ -519,12 +530,13 @@ class Client:
         json_body: Any = None,
         content_type: Optional[str] = None,
         retry: str = "write",
+        timeout: Optional[float] = None,
     ) -> Any:
         """Send a request; return the open response of a 2xx answer, or raise.
 
         ``retry`` says what may be sent again (see ``retries``): ``"read"``
         (changes nothing: a 503 too), ``"write"`` (no connection, 429) or
-        ``"none"``."""
+        ``"none"``. ``timeout`` replaces the client's (for streams)."""
         url = self.url + path
         if params:
             q = {k: ("true" if v is True else "false" if v is False else v) for k, v in params.items() if v is not None}
@@ -547,7 +559,7 @@ class Client:
         attempt = 0
         while True:
             try:
-                return self._send(req)
+                return self._send(req, timeout or self.timeout)
             except FpdbError as e:
                 delay = self._retry_delay(e, retry, attempt, wait)
                 if delay is None:
@@ -567,10 +579,11 @@ class Client:
         # Jitter: clients refused at once do not all come back at once.
         return max(wait / 2 + random.uniform(0, wait / 2), min(e.retry_after or 0.0, _MAX_RETRY_AFTER))
 
-    def _send(self, req: urllib.request.Request) -> Any:
-        """Send a request once (see _open)."""
+    def _send(self, req: urllib.request.Request, timeout: float) -> Any:
+        """Send a request once (see _open), waiting up to timeout seconds
+        for each piece of the answer."""
         try:
-            return self._opener.open(req, timeout=self.timeout)
+            return self._opener.open(req, timeout=timeout)
         except urllib.error.HTTPError as e:
             try:
                 data = e.read()
@@ -583,11 +596,11 @@ class Client:
                 e.code, data, h.get("X-Request-ID") if h else None, retry_after=h.get("Retry-After") if h else None
             ) from None
         except (socket.timeout, TimeoutError) as e:
-            raise Timeout("no answer from %s within %gs (Client timeout)" % (self.url, self.timeout), code="timeout") from e
+            raise Timeout("no answer from %s within %gs (Client timeout)" % (self.url, timeout), code="timeout") from e
         except urllib.error.URLError as e:
             reason = e.reason
             if isinstance(reason, (socket.timeout, TimeoutError)):
-                raise Timeout("no answer from %s within %gs (Client timeout)" % (self.url, self.timeout), code="timeout") from e
+                raise Timeout("no answer from %s within %gs (Client timeout)" % (self.url, timeout), code="timeout") from e
             if isinstance(reason, ConnectionRefusedError):
                 why = "connection refused: is `fpdb serve` running there?"
             else:
@@ -617,7 +630,7 @@ class Client:
             raise FpdbError("%s%s answered something that is not JSON: %r" % (self.url, path, data[:200]), status=status, code="bad_response") from e
 
     def _stream(self, path: str, params: Mapping[str, Any], parse: Callable[[Dict[str, Any]], T]) -> Stream[T]:
-        resp = self._open("GET", path, params=params, retry="read")
+        resp = self._open("GET", path, params=params, retry="read", timeout=self.stream_timeout)
         return Stream(resp, parse, self.url + path)
 
     # -- documents ---------------------------------------------------------
@@ -840,10 +853,13 @@ class Client:
 
         Args:
             dry_run: only check that it is stored (``deleted`` is 1).
-            forget: also erase its entries in the audit log.
+            forget: also erase its entries in the audit log; this also
+                serves a document deleted before (``deleted`` is then 0,
+                ``erased`` counts the entries erased).
 
         Raises:
-            NotFound: no document has that id.
+            NotFound: no document has that id (with ``forget``: nor has
+                the audit log any entry about it).
         """
         path = _doc_path(id)
         params = {"dry_run": dry_run or None, "forget": forget or None}
@@ -1070,7 +1086,7 @@ class Client:
         raises after the lines written: ``out`` is then cut short, and an
         import refuses it."""
         url = self.url + "/v1/export"
-        resp = self._open("GET", "/v1/export", retry="read")
+        resp = self._open("GET", "/v1/export", retry="read", timeout=self.stream_timeout)
         header: Optional[Dict[str, Any]] = None
         lines = 0
         lines_of = _Lines(resp)

@@ -996,6 +996,25 @@ class _Chunked(http.server.BaseHTTPRequestHandler):
         pass
 
 
+class _LateStart(http.server.BaseHTTPRequestHandler):
+    """Answers every GET with one pair line after ``delay`` seconds of
+    silence, as fpdb serve's pairs and clusters do while they work."""
+
+    delay = 0.0
+
+    def do_GET(self) -> None:  # noqa: N802
+        time.sleep(self.delay)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-ndjson")
+        self.end_headers()
+        self.wfile.write(_PAIR)
+        self.wfile.flush()
+        self.close_connection = True
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
 _PAIR = b'{"a":"x","b":"y","similarity":0.9,"hamming":25,"exact":false}\n'
 _CLUSTER = b'{"cluster":1,"size":2,"pairs":1,"ids":["x","y"]}\n'
 _EXPORT = [b'{"docs":1}\n', b'{"id":"x","fingerprint":"00"}\n']
@@ -1108,6 +1127,27 @@ class TestWithoutServer(unittest.TestCase):
             self.assertEqual(list(s), [])
         finally:
             handler.go_on.set()
+            srv.shutdown()
+            srv.server_close()
+            t.join(10)
+
+    def test_stream_waits_for_its_first_line(self) -> None:
+        # A stream waits stream_timeout, not timeout, for its first line.
+        handler = type("Handler", (_LateStart,), {"delay": 0.6})
+        srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        t = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        t.start()
+        try:
+            url = "http://127.0.0.1:%d" % srv.server_address[1]
+            c = Client(url, timeout=0.2, retries=0)
+            self.assertEqual([p.b for p in c.pairs(0.8)], ["y"])
+            c = Client(url, timeout=10, retries=0, stream_timeout=0.2)
+            with self.assertRaises(Timeout):
+                list(c.pairs(0.8))
+            for bad in (0, -1, True, "5"):
+                with self.assertRaises(ValueError):
+                    Client(url, stream_timeout=bad)  # type: ignore[arg-type]
+        finally:
             srv.shutdown()
             srv.server_close()
             t.join(10)
