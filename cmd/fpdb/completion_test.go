@@ -39,6 +39,15 @@ func complete(t *testing.T, args ...string) ([]string, cobra.ShellCompDirective)
 // ids for get, delete and --prefix (never files), and offers nothing, and
 // no files, when the database is missing or held by another process.
 func TestCompletion(t *testing.T) {
+	// The completion scripts; a shell cobra does not know is a usage
+	// error, not its help and exit status 0.
+	if r := runFPDB(t, "", "completion", "bash").mustCode(t, exitOK); !strings.Contains(r.stdout, "bash completion") {
+		t.Errorf("completion bash:\n%.200s", r.stdout)
+	}
+	if r := runFPDB(t, "", "completion", "tcsh").mustCode(t, exitFailure); !strings.Contains(r.stderr, `"tcsh"`) {
+		t.Errorf("completion tcsh: %s", r.stderr)
+	}
+	runFPDB(t, "", "completion").mustCode(t, exitOK)
 	dir := dbDir(t)
 	runFPDB(t, "", "--db", dir, "add", corpus+"bees.txt", corpus+"bread.txt", corpus+"coffee.txt").mustCode(t, exitOK)
 	runFPDB(t, "x", "--db", dir, "add", "--id", "tab\tid", "-").mustCode(t, exitOK)

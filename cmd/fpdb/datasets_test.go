@@ -571,7 +571,9 @@ func TestAddDatasetDirectory(t *testing.T) {
 // how to name it.
 func TestIDFieldHint(t *testing.T) {
 	dir := t.TempDir()
-	in := writeFile(t, dir, "noid.jsonl", []byte(`{"url":"u1","text":"one two three four five"}`+"\n"+`{"url":"u2","text":"six seven eight nine ten"}`+"\n"))
+	// (One record has it: a small file none of whose records has it is
+	// refused as a whole, as records.TestJSONLMisspelledField checks.)
+	in := writeFile(t, dir, "noid.jsonl", []byte(`{"url":"u1","text":"one two three four five"}`+"\n"+`{"url":"u2","text":"six seven eight nine ten"}`+"\n"+`{"id":"u3","text":"eleven twelve thirteen fourteen"}`+"\n"))
 	for _, args := range [][]string{
 		{"--db", filepath.Join(dir, "a"), "add", in},
 		{"dedup", in, "--threshold", "0.8", "--out", filepath.Join(dir, "kept.jsonl")},

@@ -114,7 +114,7 @@ func TestQueryRecords(t *testing.T) {
 	// A file that cannot be read to its end is reported, and the next
 	// one read; a dataset without the id field gets a hint, once.
 	trunc := writeFile(t, dir, "trunc.jsonl.gz", crawl.Bytes()[:crawl.Len()/2])
-	noID := writeFile(t, dir, "noid.jsonl", []byte(`{"url":"u1","text":"x y z"}`+"\n"+`{"url":"u2","text":"x y z"}`+"\n"))
+	noID := writeFile(t, dir, "noid.jsonl", []byte(`{"url":"u1","text":"x y z"}`+"\n"+`{"url":"u2","text":"x y z"}`+"\n"+`{"id":"u3","text":"x y z"}`+"\n"))
 	r = runFPDB(t, "", "--db", d, "query", "--threshold", "0.5", trunc, noID, in).mustCode(t, exitInput)
 	if !strings.Contains(r.stderr, "fpdb: query: bad input: "+trunc+": the gzip member at offset 0 is cut off") || strings.Count(r.stderr, "fpdb: hint: ") != 1 ||
 		!strings.Contains(r.stderr, `records without an "id" field: --id-field FIELD`) || !strings.Contains(r.stderr, "1 file could not be read (to the end)") {

@@ -176,6 +176,25 @@ Exit status:
 	return root
 }
 
+// initCompletionCmd makes cobra's completion command now rather than at
+// Execute, so that a shell it does not know is a usage error (exit 2): as
+// cobra makes it, the parent command runs nothing, and prints its help for
+// any argument. Cobra's command writes the script to root's output as set
+// when it is made.
+func initCompletionCmd(root *cobra.Command) {
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" && !c.Runnable() {
+			c.RunE = func(cmd *cobra.Command, args []string) error {
+				if len(args) > 0 { // cobra refuses them first, as unknown commands
+					return usageErrorf("completion: unknown shell %q", args[0])
+				}
+				return cmd.Help()
+			}
+		}
+	}
+}
+
 // run executes fpdb with the given arguments (without the program name) and
 // streams, and returns the exit code. It installs the Ctrl-C handler: the
 // first interrupt cancels the context of the command (a long add stops
@@ -194,6 +213,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root.SetIn(newCtxReader(ctx, stdin))
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	initCompletionCmd(root) // after SetOut: it writes there
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return exitOK

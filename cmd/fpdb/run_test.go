@@ -487,6 +487,7 @@ func TestAddOnlyMissing(t *testing.T) {
 	r := runFPDB(t, "", "--db", dir, "add", corpus+"nope.txt", corpus+"nope2.txt").mustCode(t, exitInput)
 	want := "fpdb: add testdata/corpus/nope.txt: no such file or directory\n" +
 		"fpdb: add testdata/corpus/nope2.txt: no such file or directory\n" +
+		"add: 2 inputs: 0 stored (0 replaced), 0 unchanged, 0 rejected, 2 failed; 0 with near duplicates in 0s\n" +
 		"fpdb: add: 2 of 2 inputs failed\n"
 	if r.stderr != want {
 		t.Errorf("stderr:\n%s\nwant:\n%s", r.stderr, want)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -52,6 +53,9 @@ type jsonlDecoder struct {
 	objects     int
 	lack        [2]int
 	firstFields []string // the members of the first object
+	// regular is set for a regular file, whose end the field check may
+	// ask for: a pipe's (standard input, a FIFO) could be waited for.
+	regular bool
 }
 
 // fieldCheck is how many objects must all lack the id or the text field
@@ -230,21 +234,39 @@ func (d *jsonlDecoder) previewFields() error {
 	}
 	buf, _ := d.br.Peek(d.br.Buffered())
 	buf = bytes.TrimPrefix(buf, []byte("\xef\xbb\xbf")) // called before the first line
+	check := func(line []byte) error {
+		line = bytes.TrimRight(line, "\r")
+		if blank(line) {
+			return nil
+		}
+		if notObject, err := d.sc.scanLine(line, &d.root, d.spans, false); err != nil || notObject != "" {
+			return nil
+		}
+		return d.checkFields(line)
+	}
 	for d.objects < fieldCheck {
 		i := bytes.IndexByte(buf, '\n')
 		if i < 0 {
 			break
 		}
-		line := bytes.TrimRight(buf[:i], "\r")
-		buf = buf[i+1:]
-		if blank(line) {
-			continue
-		}
-		if notObject, err := d.sc.scanLine(line, &d.root, d.spans, false); err != nil || notObject != "" {
-			continue
-		}
-		if err := d.checkFields(line); err != nil {
+		if err := check(buf[:i]); err != nil {
 			return err
+		}
+		buf = buf[i+1:]
+	}
+	if d.objects < fieldCheck && d.regular && d.br.Buffered() < d.br.Size() {
+		// A file of fewer objects than fieldCheck may be whole in the
+		// buffer: a file answers at once whether it ends there (a pipe
+		// would be waited for). Then its last line (without a newline)
+		// is checked too, and a file none of whose objects has the field
+		// is refused as well.
+		if _, err := d.br.Peek(d.br.Buffered() + 1); errors.Is(err, io.EOF) {
+			if err := check(buf); err != nil {
+				return err
+			}
+			if err := d.lackAll(); err != nil {
+				return err
+			}
 		}
 	}
 	if d.objects < fieldCheck {
@@ -277,11 +299,27 @@ func (d *jsonlDecoder) checkFields(line []byte) error {
 			}
 		}
 		if d.lack[i]++; d.lack[i] == fieldCheck {
-			return fmt.Errorf("%w: none of the first %d records has the field %q (the first one's fields: %s)",
-				ErrSchema, fieldCheck, f.name, strings.Join(d.firstFields, ", "))
+			return d.schemaError(fmt.Sprintf("none of the first %d records has", fieldCheck), f.name)
 		}
 	}
 	return nil
+}
+
+// lackAll refuses a whole file of 2 to fieldCheck − 1 objects (all
+// counted) none of which has the id or the text field. (A file of one
+// object without it is one bad record.)
+func (d *jsonlDecoder) lackAll() error {
+	for i, name := range []string{d.opts.IDField, d.opts.TextField} {
+		if d.objects >= 2 && d.lack[i] == d.objects {
+			return d.schemaError(fmt.Sprintf("none of the %d records has", d.objects), name)
+		}
+	}
+	return nil
+}
+
+// schemaError is the ErrSchema of a field none of the first records has.
+func (d *jsonlDecoder) schemaError(which, field string) error {
+	return fmt.Errorf("%w: %s the field %q (the first one's fields: %s)", ErrSchema, which, field, strings.Join(d.firstFields, ", "))
 }
 
 // positionID returns the id of a record without an id field.

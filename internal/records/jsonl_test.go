@@ -336,12 +336,21 @@ func TestJSONLMisspelledField(t *testing.T) {
 		{"id", 30, -1, Options{IDField: "nope"}, `none of the first 10 records has the field "nope" (the first one's fields: id, text, url)`, 0, 0},
 		{"text", 30, -1, Options{IDField: "id", TextField: "body"}, `none of the first 10 records has the field "body"`, 0, 0},
 		{"nested", 12, -1, Options{IDField: "meta.id"}, `the field "meta.id"`, 0, 0},
-		{"short", 9, -1, Options{IDField: "nope"}, "", 9, 9},
+		// A whole file of fewer records, none with the field, is refused
+		// too; one record without it is a bad record.
+		{"short", 9, -1, Options{IDField: "nope"}, `none of the 9 records has the field "nope" (the first one's fields: id, text, url)`, 0, 0},
+		{"two", 2, -1, Options{IDField: "id", TextField: "body"}, `none of the 2 records has the field "body"`, 0, 0},
+		{"one", 1, -1, Options{IDField: "nope"}, "", 1, 1},
+		{"short, one has it", 5, 4, Options{IDField: "key", TextField: "body"}, "", 4, 5},
+		{"short, the last unended has it", 5, 4, Options{IDField: "key", TextField: "body"}, "", 4, 5},
 		{"one has it", 30, 9, Options{IDField: "key", TextField: "body"}, "", 29, 30},
 		{"right", 30, -1, Options{IDField: "id"}, "", 0, 30},
 		{"long lines", 0, -1, Options{IDField: "nope"}, `none of the first 10 records has the field "nope"`, 0, 0},
 	} {
 		content := lines(tc.n, tc.withField)
+		if strings.Contains(tc.name, "unended") {
+			content = bytes.TrimSuffix(content, []byte("\n"))
+		}
 		if tc.name == "long lines" {
 			// Lines longer than the read buffer: the fields are counted as
 			// the records are read, and the error comes at the 10th.

@@ -230,7 +230,9 @@ func (r *Reader) init(rd io.Reader, c Compression) error {
 	base := filepath.Base(r.name)
 	switch r.format {
 	case FormatJSONL:
-		r.dec = newJSONLDecoder(in, r.name, base, r.src, r.opts)
+		d := newJSONLDecoder(in, r.name, base, r.src, r.opts)
+		d.regular = r.file != nil && r.size >= 0
+		r.dec = d
 		return nil
 	case FormatCSV, FormatTSV:
 		d, err := newCSVDecoder(in, r.name, base, r.src, r.opts, r.format == FormatTSV)
