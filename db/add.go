@@ -89,6 +89,14 @@ func (d *DB) Add(ctx context.Context, in Input, opts *AddOptions) (*AddResult, e
 	return d.store(ctx, doc, o, in.ReplaceUnchanged)
 }
 
+// The ranges of what a document record holds: word and shingle counts up
+// to 2^62, and the time added as nanoseconds since 1970 in an int64.
+const (
+	maxCount     = 1 << 62
+	minAddedYear = 1678
+	maxAddedYear = 2261
+)
+
 // prepare checks in and turns it into the document to store, fingerprinting
 // its text. It does not validate the id.
 func (d *DB) prepare(in *Input) (Doc, error) {
@@ -101,6 +109,10 @@ func (d *DB) prepare(in *Input) (Doc, error) {
 	if set != 1 {
 		return Doc{}, ErrBadInput
 	}
+	if y := in.Added.Year(); !in.Added.IsZero() && (y < minAddedYear || y > maxAddedYear) {
+		// Stored as nanoseconds since 1970: an int64 holds these years only.
+		return Doc{}, fmt.Errorf("%w: Added %v: out of range (years %d to %d)", ErrBadInput, in.Added, minAddedYear, maxAddedYear)
+	}
 	doc := Doc{ID: in.ID, Source: in.Source, Added: in.Added.UTC()}
 	if in.Fingerprint != nil {
 		if want := d.params.K / 64; len(in.Fingerprint) != want {
@@ -108,8 +120,13 @@ func (d *DB) prepare(in *Input) (Doc, error) {
 		}
 		doc.Fingerprint = slices.Clone(in.Fingerprint)
 		doc.ContentHash, doc.Size, doc.Words, doc.Shingles = in.ContentHash, in.Size, in.Words, in.Shingles
-		if in.Shingles < 0 {
-			return Doc{}, fmt.Errorf("%w: Shingles = %d", ErrBadInput, in.Shingles)
+		// The bounds the document record is read back with (a record
+		// outside them is corrupt, and would stop Open).
+		if in.Shingles < 0 || in.Shingles > maxCount {
+			return Doc{}, fmt.Errorf("%w: Shingles = %d: must be in [0, 2^62]", ErrBadInput, in.Shingles)
+		}
+		if in.Words < 0 || in.Words > maxCount {
+			return Doc{}, fmt.Errorf("%w: Words = %d: must be in [0, 2^62]", ErrBadInput, in.Words)
 		}
 		if d.params.FormatVersion < formatV3 {
 			doc.Shingles = 0 // records of older formats have no count
@@ -133,6 +150,9 @@ func (d *DB) prepare(in *Input) (Doc, error) {
 		rc, err := in.Open()
 		if err != nil {
 			return Doc{}, err
+		}
+		if rc == nil {
+			return Doc{}, fmt.Errorf("%w: Open returned neither a reader nor an error", ErrBadInput)
 		}
 		defer rc.Close()
 		r = rc

@@ -781,7 +781,7 @@ func (rec *ExportRecord) batchDoc(k int) (Input, error) {
 	if bd.Added, err = time.Parse(time.RFC3339Nano, rec.Added); err != nil {
 		return Input{}, fmt.Errorf("added: %w", err)
 	}
-	if y := bd.Added.Year(); y < 1678 || y > 2261 {
+	if y := bd.Added.Year(); y < minAddedYear || y > maxAddedYear {
 		return Input{}, fmt.Errorf("added %s: out of range", rec.Added)
 	}
 	switch {

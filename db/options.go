@@ -29,6 +29,8 @@ const (
 	DefaultCacheSize = 64 << 20
 	// DefaultMaxOpenFiles is the default limit of open table files.
 	DefaultMaxOpenFiles = 4096
+	// minMemTableSize is the least MemTableSize (Validate).
+	minMemTableSize = 64 << 10
 	// DefaultMemTableSize is the default size of Pebble's memtable.
 	DefaultMemTableSize = 64 << 20
 	// DefaultMaxTextSize is the default of Options.MaxTextSize: the
@@ -164,7 +166,8 @@ type Options struct {
 	// of writes holds up to two (one being flushed). Close writes the
 	// memtable to a table, so that the next Open has no WAL to replay;
 	// after a crash, Open replays up to two memtables' worth of WAL
-	// (a WAL of 14 MiB, 30 000 fingerprint documents, took 1.4 s).
+	// (a WAL of 14 MiB, 30 000 fingerprint documents, took 1.4 s). At
+	// least 64 KiB.
 	MemTableSize int64
 	// NoHugePages stops fpdb from asking Linux to back its largest arrays
 	// (the fingerprints held in memory, and the posting lists Warm builds)
@@ -259,8 +262,9 @@ func (o *Options) Validate() error {
 	if o.CacheSize < 0 {
 		errs = append(errs, fmt.Errorf("CacheSize = %d: must not be negative", o.CacheSize))
 	}
-	if o.MemTableSize < 0 || o.MemTableSize >= 4<<30 {
-		errs = append(errs, fmt.Errorf("MemTableSize = %d: must be in [0, 4 GiB)", o.MemTableSize))
+	if o.MemTableSize != 0 && (o.MemTableSize < minMemTableSize || o.MemTableSize >= 4<<30) {
+		// Pebble panics on a memtable smaller than its first allocation.
+		errs = append(errs, fmt.Errorf("MemTableSize = %d: must be 0 (the default) or in [64 KiB, 4 GiB)", o.MemTableSize))
 	}
 	if o.MaxTextSize < 0 || o.MaxTextSize > MaxMaxTextSize {
 		errs = append(errs, fmt.Errorf("MaxTextSize = %d: must be in [0, %d]", o.MaxTextSize, MaxMaxTextSize))

@@ -75,13 +75,13 @@ func decodeDocRecord(b []byte) (Doc, error) {
 	}
 	b = b[k:]
 	words, k := binary.Uvarint(b)
-	if k <= 0 || words > 1<<62 {
+	if k <= 0 || words > maxCount {
 		return bad("words")
 	}
 	b = b[k:]
 	if version == docRecordV2 {
 		sh, k := binary.Uvarint(b)
-		if k <= 0 || sh == 0 || sh > 1<<62 {
+		if k <= 0 || sh == 0 || sh > maxCount {
 			return bad("shingles")
 		}
 		d.Shingles = int(sh)
