@@ -943,7 +943,7 @@ func parseLogJSON(line []byte, k int) (LogEntry, error) {
 	if e.Time, err = time.Parse(time.RFC3339Nano, j.Time); err != nil {
 		return LogEntry{}, fmt.Errorf("time: %w", err)
 	}
-	if y := e.Time.Year(); y < 1678 || y > 2261 {
+	if y := e.Time.Year(); y < minAddedYear || y > maxAddedYear {
 		return LogEntry{}, fmt.Errorf("time %s: out of range", j.Time)
 	}
 	e.Time = e.Time.UTC()

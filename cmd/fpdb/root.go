@@ -179,18 +179,14 @@ Exit status:
 // initCompletionCmd makes cobra's completion command now rather than at
 // Execute, so that a shell it does not know is a usage error (exit 2): as
 // cobra makes it, the parent command runs nothing, and prints its help for
-// any argument. Cobra's command writes the script to root's output as set
-// when it is made.
+// any argument; a runnable one has its arguments checked, and an unknown
+// shell is refused as an unknown command. Cobra's command writes the
+// script to root's output as set when it is made.
 func initCompletionCmd(root *cobra.Command) {
 	root.InitDefaultCompletionCmd()
 	for _, c := range root.Commands() {
 		if c.Name() == "completion" && !c.Runnable() {
-			c.RunE = func(cmd *cobra.Command, args []string) error {
-				if len(args) > 0 { // cobra refuses them first, as unknown commands
-					return usageErrorf("completion: unknown shell %q", args[0])
-				}
-				return cmd.Help()
-			}
+			c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
 		}
 	}
 }
