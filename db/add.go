@@ -76,6 +76,9 @@ type Input struct {
 // near duplicates (see AddOptions). The write is one atomic batch, durable
 // on return unless Options.NoSync. A nil opts means no check.
 func (d *DB) Add(ctx context.Context, in Input, opts *AddOptions) (*AddResult, error) {
+	if err := d.live(); err != nil {
+		return nil, err
+	}
 	d.tmplMu.RLock()
 	defer d.tmplMu.RUnlock()
 	o, err := d.addPrecheck(ctx, in.ID, opts)
@@ -401,6 +404,8 @@ func (d *DB) PrepareBatch(ctx context.Context, docs []Input) (out []*Doc, errs [
 		return nil, nil, err
 	}
 	defer d.leave()
+	d.tmplMu.RLock() // every document under the same templates
+	defer d.tmplMu.RUnlock()
 	prepared, errs := d.fingerprintBatch(ctx, docs)
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err

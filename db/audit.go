@@ -177,6 +177,9 @@ type LogOptions struct {
 // the iteration and is returned. It fails with ErrNoLog when the database
 // keeps no log.
 func (d *DB) Log(ctx context.Context, o LogOptions, fn func(LogEntry) error) (err error) {
+	if err := d.live(); err != nil {
+		return err
+	}
 	if o.ID != "" {
 		if err := validID(o.ID); err != nil {
 			return fmt.Errorf("fpdb: log: %w", err)

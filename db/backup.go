@@ -43,6 +43,9 @@ type BackupResult struct {
 // cut short by ctx once the copy has begun, and Close waits for it. A
 // read-only DB refuses it with ErrReadOnly.
 func (d *DB) Backup(ctx context.Context, dir string) (BackupResult, error) {
+	if err := d.live(); err != nil {
+		return BackupResult{}, err
+	}
 	return d.backup(ctx, dir, true)
 }
 
@@ -51,6 +54,9 @@ func (d *DB) Backup(ctx context.Context, dir string) (BackupResult, error) {
 // to the number of documents): for callers that copy often and need no
 // count, such as a replica's snapshots.
 func (d *DB) Checkpoint(ctx context.Context, dir string) error {
+	if err := d.live(); err != nil {
+		return err
+	}
 	_, err := d.backup(ctx, dir, false)
 	return err
 }

@@ -66,6 +66,9 @@ type BatchResult struct {
 // batch; a skipped document gets none (it is an input error, reported in
 // the result, not a decision).
 func (d *DB) AddBatch(ctx context.Context, docs []Input) (*BatchResult, error) {
+	if err := d.live(); err != nil {
+		return nil, err
+	}
 	return d.addBatchMarked(ctx, docs, OpAddBatch, nil)
 }
 

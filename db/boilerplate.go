@@ -58,6 +58,9 @@ type BoilerplatePassage struct {
 // suggestion and adds it with AddTemplate if it is right. A nil opts
 // means the defaults.
 func (d *DB) SuggestTemplate(ctx context.Context, opts *BoilerplateOptions) (*Boilerplate, error) {
+	if err := d.live(); err != nil {
+		return nil, err
+	}
 	o := BoilerplateOptions{MinShare: 0.5, MinWords: 8, Sample: 2000}
 	if opts != nil {
 		if opts.MinShare != 0 {

@@ -34,6 +34,9 @@ type DeleteResult struct {
 // batch also records the deletion, and the document's entries stay (Forget
 // erases them). So do the bulk deletes below.
 func (d *DB) Delete(ctx context.Context, id string) error {
+	if err := d.live(); err != nil {
+		return err
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -73,6 +76,9 @@ func (d *DB) Delete(ctx context.Context, id string) error {
 // operand per key; a crash or an error leaves every batch fully applied or
 // not at all, and the result counts the documents deleted before an error.
 func (d *DB) DeleteMany(ctx context.Context, ids []string) (*DeleteResult, error) {
+	if err := d.live(); err != nil {
+		return nil, err
+	}
 	return d.deleteMany(ctx, ids, deleteChunkDocs)
 }
 
@@ -118,6 +124,9 @@ func (d *DB) deleteMany(ctx context.Context, ids []string, chunk int) (_ *Delete
 // empty), in atomic batches like DeleteMany, and returns how many it
 // removed.
 func (d *DB) DeletePrefix(ctx context.Context, prefix string) (_ int, err error) {
+	if err := d.live(); err != nil {
+		return 0, err
+	}
 	if prefix == "" {
 		return 0, fmt.Errorf("fpdb: delete: %w", ErrEmptyPrefix)
 	}

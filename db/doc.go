@@ -89,7 +89,8 @@
 //
 // Close waits for the calls in flight (and cancels the long ones: Export,
 // Pairs, Clusters, Check, …, which then return an error wrapping
-// ErrClosed); every call after Close returns ErrClosed.
+// ErrClosed); every call after Close that takes a context returns
+// ErrClosed, whatever its arguments, and on a read-only DB too.
 //
 // A storage failure the storage engine cannot recover from — a failed WAL
 // write, sync or creation, a full disk under the WAL, a failed MANIFEST

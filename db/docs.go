@@ -51,6 +51,9 @@ func (d *DB) Len() int {
 
 // Has reports whether a document is stored under id.
 func (d *DB) Has(ctx context.Context, id string) (bool, error) {
+	if err := d.live(); err != nil {
+		return false, err
+	}
 	if err := validID(id); err != nil {
 		return false, fmt.Errorf("fpdb: has: %w", err)
 	}
@@ -147,6 +150,9 @@ func eachRecord(ctx context.Context, snap *pebble.Snapshot, fn func(iid uint32, 
 // however its documents were numbered; unlike Docs it reads no snapshot
 // across pages, so writes between pages are seen.
 func (d *DB) DocsAfter(ctx context.Context, after string, limit int) (_ []Doc, err error) {
+	if err := d.live(); err != nil {
+		return nil, err
+	}
 	if limit <= 0 {
 		return nil, fmt.Errorf("fpdb: docs after %q: %w: limit %d", after, ErrInvalidOptions, limit)
 	}

@@ -47,6 +47,9 @@ type EachResult struct {
 // database, cancelled context, write error), in which case nothing was
 // stored.
 func (d *DB) AddEach(ctx context.Context, docs []Input, opts *AddOptions) (*EachResult, error) {
+	if err := d.live(); err != nil {
+		return nil, err
+	}
 	o, err := checkAddOptions(opts)
 	if err != nil {
 		return nil, fmt.Errorf("fpdb: add each: %w", err)

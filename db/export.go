@@ -464,6 +464,9 @@ func readExportHeader(br *bufio.Reader) (ExportHeader, error) {
 // templates included. It is how a server imports into the database it
 // serves.
 func (d *DB) ImportInto(ctx context.Context, r io.Reader) (int, error) {
+	if err := d.live(); err != nil {
+		return 0, err
+	}
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}

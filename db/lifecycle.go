@@ -44,6 +44,20 @@ func (d *DB) enter(ctx context.Context) error {
 	return nil
 }
 
+// live returns ErrClosed once Close has begun, and nil before. Exported
+// methods call it first, so that a call after Close answers ErrClosed
+// whatever its arguments (the package promises it); enter, which
+// registers the call, checks again.
+func (d *DB) live() error {
+	l := &d.life
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closing {
+		return ErrClosed
+	}
+	return nil
+}
+
 // leave ends a call registered by enter.
 func (d *DB) leave() {
 	l := &d.life
@@ -82,11 +96,13 @@ func (d *DB) enterLong(ctx context.Context) (context.Context, func(*error), erro
 // takes writeMu, which the returned leave releases. With write set, a
 // read-only DB refuses the call with ErrReadOnly (op names it).
 func (d *DB) enterWriter(ctx context.Context, op string, write bool) (context.Context, func(*error), error) {
-	if write && d.opts.ReadOnly {
-		return nil, nil, fmt.Errorf("fpdb: %s: %w", op, ErrReadOnly)
-	}
 	ctx, leave, err := d.enterLong(ctx)
 	if err != nil {
+		return nil, nil, err
+	}
+	if write && d.opts.ReadOnly {
+		err := fmt.Errorf("fpdb: %s: %w", op, ErrReadOnly)
+		leave(&err)
 		return nil, nil, err
 	}
 	if err := d.lockWriter(false); err != nil {

@@ -53,6 +53,9 @@ func validMark(m *Mark) error {
 // mark is written even when no document of docs is stored (all skipped or
 // unchanged, or docs empty).
 func (d *DB) AddBatchMarked(ctx context.Context, docs []Input, m Mark) (*BatchResult, error) {
+	if err := d.live(); err != nil {
+		return nil, err
+	}
 	if err := validMark(&m); err != nil {
 		return nil, fmt.Errorf("fpdb: add batch: %w", err)
 	}
@@ -72,11 +75,17 @@ func (d *DB) AddBatchMarked(ctx context.Context, docs []Input, m Mark) (*BatchRe
 // written. Every mark is checked as AddBatchMarked checks its own: one
 // that is not valid fails the whole batch (nothing is written).
 func (d *DB) AddBatchMarkedBy(ctx context.Context, docs []Input, marks func(skipped []BatchSkip) []Mark) (*BatchResult, error) {
+	if err := d.live(); err != nil {
+		return nil, err
+	}
 	return d.addBatchSpec(ctx, docs, writeSpec{op: OpAddBatch, marksOf: marks, what: "add batch"})
 }
 
 // SetMark sets (or, with a nil Value, deletes) the mark m, durably.
 func (d *DB) SetMark(ctx context.Context, m Mark) error {
+	if err := d.live(); err != nil {
+		return err
+	}
 	_, err := d.AddBatchMarked(ctx, nil, m)
 	return err
 }

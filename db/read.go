@@ -34,6 +34,9 @@ func (d *DB) Query(ctx context.Context, text []byte, opts QueryOptions) (*QueryR
 
 // QueryReader is Query reading the text from r.
 func (d *DB) QueryReader(ctx context.Context, r io.Reader, opts QueryOptions) (*QueryResult, error) {
+	if err := d.live(); err != nil {
+		return nil, err
+	}
 	if err := checkQuery(ctx, opts); err != nil {
 		return nil, err
 	}
@@ -49,6 +52,9 @@ func (d *DB) QueryReader(ctx context.Context, r io.Reader, opts QueryOptions) (*
 // QueryFingerprint is Query for a fingerprint computed elsewhere. No match
 // is flagged Exact, as there is no content hash to compare.
 func (d *DB) QueryFingerprint(ctx context.Context, fp []uint64, opts QueryOptions) (*QueryResult, error) {
+	if err := d.live(); err != nil {
+		return nil, err
+	}
 	if err := checkQuery(ctx, opts); err != nil {
 		return nil, err
 	}
@@ -354,6 +360,9 @@ func (d *DB) CheckPlan(threshold float64, p Plan) error {
 
 // Get returns the document stored under id, or ErrNotFound.
 func (d *DB) Get(ctx context.Context, id string) (*Doc, error) {
+	if err := d.live(); err != nil {
+		return nil, err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -570,6 +579,9 @@ type Stats struct {
 // search, as with one Query per text. It stops at the first error, which
 // names the text's index.
 func (d *DB) QueryMany(ctx context.Context, texts [][]byte, opts QueryOptions) ([]*QueryResult, error) {
+	if err := d.live(); err != nil {
+		return nil, err
+	}
 	if err := checkQuery(ctx, opts); err != nil {
 		return nil, err
 	}

@@ -218,6 +218,9 @@ func (d *DB) Templates(ctx context.Context) ([]Template, error) {
 // the next writable Open (a read-only Open fails with ErrReindexPending
 // until then). Writers wait while the documents are fingerprinted again.
 func (d *DB) AddTemplate(ctx context.Context, name string, text []byte, to TextOptions) (*TemplateResult, error) {
+	if err := d.live(); err != nil {
+		return nil, err
+	}
 	t, err := d.prepareTemplate(name, text, to)
 	if err != nil {
 		return nil, fmt.Errorf("fpdb: add template %q: %w", name, err)
@@ -233,6 +236,9 @@ func (d *DB) AddTemplate(ctx context.Context, name string, text []byte, to TextO
 // is none) and fingerprints the stored documents again, as AddTemplate
 // does.
 func (d *DB) RemoveTemplate(ctx context.Context, name string) (*TemplateResult, error) {
+	if err := d.live(); err != nil {
+		return nil, err
+	}
 	if err := validID(name); err != nil {
 		return nil, fmt.Errorf("fpdb: remove template: %w", err)
 	}

@@ -168,6 +168,9 @@ const maxPooledText = 1 << 20
 // texts or the document has none (it was added by fingerprint, or
 // imported without one). The returned slices belong to the caller.
 func (d *DB) Text(ctx context.Context, id string) (*StoredText, error) {
+	if err := d.live(); err != nil {
+		return nil, err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -91,6 +91,8 @@ func (d *DB) Fingerprint(ctx context.Context, r io.Reader, o TextOptions) ([]uin
 		return nil, err
 	}
 	defer d.leave()
+	d.tmplMu.RLock() // not in the middle of a template change
+	defer d.tmplMu.RUnlock()
 	res, _, err := d.build(r, nil, o, "")
 	if err != nil {
 		return nil, fmt.Errorf("fpdb: fingerprint: %w", err)
@@ -112,6 +114,9 @@ type QueryEstimate struct {
 // EstimateQuery returns the plan and the estimated cost of a query at
 // threshold on the database as it is now.
 func (d *DB) EstimateQuery(ctx context.Context, threshold float64) (QueryEstimate, error) {
+	if err := d.live(); err != nil {
+		return QueryEstimate{}, err
+	}
 	if err := validThreshold(threshold); err != nil {
 		return QueryEstimate{}, fmt.Errorf("fpdb: estimate: %w", err)
 	}
