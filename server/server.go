@@ -28,7 +28,9 @@ type Options struct {
 	// DefaultRequestTimeout.
 	RequestTimeout time.Duration
 	// StreamTimeout bounds a streamed response. Default
-	// DefaultStreamTimeout.
+	// DefaultStreamTimeout. Writing a response, streamed or not, gives up
+	// a little after its timeout (at most 5 s after), so a client that
+	// stops reading cannot hold a request.
 	StreamTimeout time.Duration
 	// MaxConcurrent is the number of requests served at once; more are
 	// answered 429 at once. Default DefaultMaxConcurrent.

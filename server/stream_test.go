@@ -395,3 +395,34 @@ func TestStreamTimeout(t *testing.T) {
 		t.Fatalf("log line with error %q", attr(r, "error"))
 	}
 }
+
+// TestStalledReaderIsCutOff: a client that asks for a long stream and
+// then stops reading (its connection open) must not hold the request, its
+// slot and its run for ever: the response's writes have a deadline, so
+// the request ends soon after StreamTimeout and frees its slot.
+func TestStalledReaderIsCutOff(t *testing.T) {
+	srv, logs := manyPairs(t, 1500, Options{StreamTimeout: 400 * time.Millisecond, MaxConcurrent: 1})
+	conn, err := net.Dial("tcp", srv.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "GET /v1/pairs?threshold=0.001 HTTP/1.1\r\nHost: x\r\n\r\n")
+	// Read nothing: the server's writes fill the socket buffers and block.
+	select {
+	case r := <-logs:
+		if p := attr(r, "path"); p != "/v1/pairs" {
+			t.Fatalf("request line for %s", p)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("a stream whose client stopped reading was still running 20 s after its 400 ms timeout")
+	}
+	resp, err := http.Get(srv.URL + "/v1/stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET /v1/stats after the stalled stream: %d, want 200 (its slot is free)", resp.StatusCode)
+	}
+}

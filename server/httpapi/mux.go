@@ -205,8 +205,14 @@ func (m *mux) serve(w http.ResponseWriter, r *http.Request, rt Route) error {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	defer cancel()
+	rc := http.NewResponseController(w)
 	// A slow client: its body must arrive within the request's time.
-	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(timeout))
+	_ = rc.SetReadDeadline(time.Now().Add(timeout))
+	// A client that stops reading: a write blocked on its full socket
+	// does not see ctx end, so the writes have a deadline too, a little
+	// after ctx's, which leaves the time to send the error that ends a
+	// request cut off by its timeout.
+	_ = rc.SetWriteDeadline(time.Now().Add(timeout + min(timeout, writeMargin)))
 	limit := m.o.MaxBodyBytes
 	if rt.Import && m.o.MaxImportBytes > 0 {
 		limit = m.o.MaxImportBytes
@@ -214,6 +220,10 @@ func (m *mux) serve(w http.ResponseWriter, r *http.Request, rt Route) error {
 	r.Body = http.MaxBytesReader(w, r.Body, limit)
 	return rt.Handle(w, r.WithContext(ctx))
 }
+
+// writeMargin is the most a response's write deadline comes after the
+// end of its request's time (serve).
+const writeMargin = 5 * time.Second
 
 // statusWriter records the status and size of a response.
 type statusWriter struct {
