@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -36,6 +37,28 @@ type testCluster struct {
 	t     testing.TB
 	opts  []*Options
 	nodes []*Node
+	// warnings holds the nodes' log lines of level Warn and above (all
+	// lines go to standard error instead with FPDB_TEST_LOG set), for a
+	// failing test to show why.
+	warnings syncBuffer
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func startCluster(t testing.TB, n, shards, replicas int, dbo *db.Options) *testCluster {
@@ -60,6 +83,8 @@ func startClusterWith(t testing.TB, n, shards, replicas int, dbo *db.Options, ho
 		})
 		if os.Getenv("FPDB_TEST_LOG") != "" {
 			tc.opts[i].Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("node", tc.opts[i].Name)
+		} else {
+			tc.opts[i].Logger = slog.New(slog.NewTextHandler(&tc.warnings, &slog.HandlerOptions{Level: slog.LevelWarn})).With("node", tc.opts[i].Name)
 		}
 	}
 	for i, o := range tc.opts {

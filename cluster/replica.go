@@ -112,6 +112,8 @@ func openReplica(ctx context.Context, n *Node, s int) (*replica, error) {
 		case ok:
 			seeded = seq
 			n.opts.Logger.Info("replica seeded from a checkpoint", "shard", s, "seq", seq)
+		default:
+			n.opts.Logger.Warn("no live replica answered for a checkpoint: replaying the log", "shard", s)
 		}
 	}
 	d, err := db.Open(dir, n.smap.dbOptions())

@@ -59,7 +59,7 @@ func TestAddReplica(t *testing.T) {
 		}
 	}
 	if st.Seeded == 0 {
-		t.Errorf("the new replica replayed the log instead of copying a checkpoint")
+		t.Errorf("the new replica replayed the log instead of copying a checkpoint; the nodes' warnings:\n%s", tc.warnings.String())
 	}
 	var digests []string
 	for i := range tc.nodes {
