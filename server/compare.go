@@ -17,7 +17,7 @@ import (
 // how the answer names it; which is "a" or "b", for errors.
 func compareInput(which string, t api.CompareText) (db.CompareInput, apiconv.Named, error) {
 	if (t.ID == "") == (t.Text == "") {
-		return db.CompareInput{}, apiconv.Named{}, httpapi.BadRequest("%s: give the id of a stored document or a text (one of them)", which)
+		return db.CompareInput{}, apiconv.Named{}, httpapi.BadRequest("%s: give the id of a stored document or a text that is not empty (one of them)", which)
 	}
 	if t.ID != "" {
 		if t.Format != "" || t.Encoding != "" {
@@ -29,7 +29,11 @@ func compareInput(which string, t api.CompareText) (db.CompareInput, apiconv.Nam
 	if err != nil {
 		return db.CompareInput{}, apiconv.Named{}, httpapi.BadRequest("%s: %v", which, err)
 	}
-	return db.CompareInput{Text: []byte(t.Text), Name: t.Name, TextOptions: to}, apiconv.Named{Name: t.Name}, nil
+	name := t.Name
+	if name == "" {
+		name = "text " + which // errors say which side is at fault
+	}
+	return db.CompareInput{Text: []byte(t.Text), Name: name, TextOptions: to}, apiconv.Named{Name: t.Name}, nil
 }
 
 // compare is POST /v1/compare: how similar two texts or stored documents

@@ -106,7 +106,9 @@ func TestCompareEndpoint(t *testing.T) {
 		{`{"a": {"text": "a b c d"}, "b": {"text": "a b c d", "format": "pdf"}}`, 400, "pdf"},
 		{`{"a": {"text": "a b c d"}, "b": {"text": "a b c d"}, "gap": -1}`, 400, "negative"},
 		{`{"a": {"text": "a b c d"}, "b": {"text": "a b c d"}, "colour": 1}`, 400, "colour"},
-		{`{"a": {"text": "a b c d"}, "b": {"text": " ... "}}`, 400, "no words"},
+		{`{"a": {"text": "a b c d"}, "b": {"text": " ... "}}`, 400, "compare text b: fingerprint: document has no words"},
+		{`{"a": {"text": " ... ", "name": "x.txt"}, "b": {"text": "a b c d"}}`, 400, "compare x.txt: fingerprint: document has no words"},
+		{`{"a": {"text": ""}, "b": {"text": "a b c d"}}`, 400, "a: give the id of a stored document or a text that is not empty"},
 	} {
 		wantError(t, "POST", ts.URL+"/v1/compare", "application/json", c.body, c.status, c.msg)
 	}

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 	"unicode/utf8"
@@ -53,8 +54,8 @@ document: an existing file wins over an id of the same name. A stored
 document is compared through its stored text, which databases keep unless
 they were created with --no-texts; then give its file instead. Two files
 need no database: without one, the default fingerprint parameters are used.
-With --server, a stored id is looked up on the server, which compares (the
-files are read here and sent); two files are still compared here, and
+With --server, the server compares, with its database's parameters and
+templates (files are read here and sent, a stored id is the server's);
 $FPDB_SERVER alone leaves compare on --db.
 
 A shared passage is a run of consecutive shingles (ShingleWidth words) that
@@ -151,7 +152,10 @@ func (o *compareOptions) resolve(arg string, stdin io.Reader) (*side, error) {
 		}
 		s.file = f
 		s.in = db.CompareInput{Reader: f, Name: arg, TextOptions: o.text.options(arg)}
-	case errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ENAMETOOLONG):
+		// No file has that name (an id like "notes.txt/chapter-1",
+		// where notes.txt is a file, or longer than a file name may be):
+		// a stored id.
 		s.stored = true
 		s.in = db.CompareInput{ID: arg}
 	default:
@@ -180,23 +184,20 @@ func (o *compareOptions) run(ctx context.Context, stdin io.Reader, stdout io.Wri
 			defer f.Close()
 		}
 	}
-	stored := sides[0].stored || sides[1].stored
-	if o.viaServer && stored {
+	if o.viaServer {
+		// The server compares, under its parameters and templates, as
+		// a local compare does under --db's.
 		return o.runRemote(ctx, stdout, sides)
 	}
 	opts := passageOptions(o.minWords, o.gap, o.maxPassages)
-	// Two files through a server need no database: none is opened here.
-	var dir string
-	statErr := fs.ErrNotExist
-	if !o.viaServer {
-		if dir, err = o.dir(); err != nil {
-			return err
-		}
-		if _, statErr = os.Stat(dir); statErr != nil && !errors.Is(statErr, fs.ErrNotExist) {
+	dir, err := o.dir()
+	if err != nil {
+		return err
+	}
+	if _, statErr := os.Stat(dir); statErr != nil {
+		if !errors.Is(statErr, fs.ErrNotExist) {
 			return failure(statErr)
 		}
-	}
-	if statErr != nil {
 		for _, s := range sides {
 			if s.stored {
 				return failure(asInputError(fmt.Errorf("compare %s: no such file, and no database at %s to look it up as a stored id", s.arg, dir)))

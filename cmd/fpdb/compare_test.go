@@ -103,6 +103,14 @@ func TestCompareCommandErrors(t *testing.T) {
 	if !strings.Contains(r.stderr, "no-such-id: no such file or stored document") {
 		t.Errorf("unknown id: %q", r.stderr)
 	}
+	// Ids no file can have: a path through a file ("bees.txt/chapter-1")
+	// and one longer than a file name may be are looked up as ids.
+	for _, id := range []string{a + "/chapter-1", strings.Repeat("x", 300)} {
+		runFPDB(t, "", "--db", dir, "add", "--id", id, a).mustCode(t, exitDuplicates)
+		if r := runFPDB(t, "", "--db", dir, "compare", id, a).mustCode(t, exitOK); !strings.Contains(r.stdout, "stored ") {
+			t.Errorf("compare of the stored id %.40q…: %q", id, r.stdout)
+		}
+	}
 	// A database created without texts: ids need files.
 	plain := dbDir(t)
 	runFPDB(t, "", "--db", plain, "add", "--no-texts", "--id", "x", a).mustCode(t, exitOK)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fpdb/fpdb/api"
 	"github.com/fpdb/fpdb/server"
 )
 
@@ -27,7 +28,14 @@ func testServer(t *testing.T, tokens *server.Tokens) string {
 // server's own) in front of the server's.
 func testServerWrapped(t *testing.T, tokens *server.Tokens, wrap func(http.Handler) http.Handler) string {
 	t.Helper()
-	g := &globalOptions{dbDir: dbDir(t)}
+	return serveDir(t, dbDir(t), tokens, wrap)
+}
+
+// serveDir is testServerWrapped serving the database in dir (made if
+// there is none).
+func serveDir(t *testing.T, dir string, tokens *server.Tokens, wrap func(http.Handler) http.Handler) string {
+	t.Helper()
+	g := &globalOptions{dbDir: dir}
 	d, err := g.openDBWith(openCreate, &creationFlags{})
 	if err != nil {
 		t.Fatal(err)
@@ -311,8 +319,10 @@ func TestRemoteErrors(t *testing.T) {
 	if r := runFPDB(t, "", "--db", local, "compare", corpus+"bees-edited.txt", "stored-bees").mustCode(t, exitOK); !strings.Contains(r.stdout, "stored stored-bees") {
 		t.Errorf("compare with a stored id in --db, $FPDB_SERVER set: %q", r.stdout)
 	}
-	// Nor does --server: only a stored id is looked up through the server.
-	runFPDB(t, "", "--server", gone, "compare", corpus+"bees.txt", corpus+"bees-edited.txt").mustCode(t, exitOK)
+	// --server sends compare to the server, two files too.
+	if r := runFPDB(t, "", "--server", gone, "compare", corpus+"bees.txt", corpus+"bees-edited.txt").mustCode(t, exitFailure); !strings.Contains(r.stderr, "no fpdb server") {
+		t.Errorf("compare of two files through a server that is gone: %q", r.stderr)
+	}
 	if r := runFPDB(t, "", "--server", gone, "compare", corpus+"bees.txt", "stored-id").mustCode(t, exitFailure); !strings.Contains(r.stderr, "no fpdb server") {
 		t.Errorf("compare with a stored id through a server that is gone: %q", r.stderr)
 	}
@@ -382,5 +392,40 @@ func TestRemoteExportImport(t *testing.T) {
 	}
 	if m, _ := filepath.Glob(filepath.Join(filepath.Dir(file), ".export.jsonl.*")); len(m) != 0 {
 		t.Fatalf("temporary files left: %v", m)
+	}
+}
+
+// TestRemoteCompareUsesServerDB: through a server, compare of two files
+// uses the server database's parameters and templates, as compare with
+// --db uses the local one's: a text both files share only through a
+// template is not a shared passage, and the shingles are the database's
+// width. The output is the same both ways.
+func TestRemoteCompareUsesServerDB(t *testing.T) {
+	dir := dbDir(t)
+	files := t.TempDir()
+	tmpl := "This call for proposals invites researchers to submit their best ideas about soil and water before the deadline in March."
+	tf := writeFile(t, files, "tmpl.txt", []byte(tmpl))
+	p1 := writeFile(t, files, "p1.txt", []byte(tmpl+"\nOur project studies soil microbes in alpine meadows and their response to drought.\n"))
+	p2 := writeFile(t, files, "p2.txt", []byte(tmpl+"\nWe will build a flood forecasting model for coastal cities using radar data.\n"))
+	runFPDB(t, "", "--db", dir, "add", "--shingle-width", "3", p1).mustCode(t, exitOK)
+	runFPDB(t, "", "--db", dir, "template", "add", tf).mustCode(t, exitOK)
+	forms := [][]string{{"compare", "--json", p1, p2}, {"compare", p1, p2}, {"compare", "--html", "-", p1, p2}}
+	var local []string
+	for _, args := range forms {
+		local = append(local, runFPDB(t, "", append([]string{"--db", dir}, args...)...).mustCode(t, exitOK).stdout)
+	}
+	var c api.Comparison
+	if err := json.Unmarshal([]byte(local[0]), &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.Jaccard != 0 || len(c.Passages) != 0 {
+		t.Fatalf("local compare shares the template: Jaccard %v, %d passages", c.Jaccard, len(c.Passages))
+	}
+	url := serveDir(t, dir, nil, nil) // the local runs are done: the server holds dir now
+	for i, args := range forms {
+		r := runFPDB(t, "", append([]string{"--server", url}, args...)...).mustCode(t, exitOK)
+		if untimed(r.stdout) != untimed(local[i]) {
+			t.Errorf("%v through the server:\n%s\nlocally:\n%s", args, r.stdout, local[i])
+		}
 	}
 }
