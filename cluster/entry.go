@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"time"
 	"unicode/utf8"
 )
@@ -57,8 +58,8 @@ func Shard(id string, v int) int {
 // EncodeBatch encodes entries as one log message: a version byte, the
 // number of entries, then each entry (kind byte; add: id, fingerprint
 // words, content hash, size, words, shingles, source, added unix
-// nanoseconds; delete: id; pin: nothing), integers as varints, strings
-// length-prefixed, fingerprint words little-endian.
+// nanoseconds (addedNanos); delete: id; pin: nothing), integers as
+// varints, strings length-prefixed, fingerprint words little-endian.
 func EncodeBatch(entries []Entry) []byte {
 	b := []byte{logVersion}
 	b = binary.AppendUvarint(b, uint64(len(entries)))
@@ -77,11 +78,7 @@ func EncodeBatch(entries []Entry) []byte {
 			b = binary.AppendUvarint(b, uint64(e.Words))
 			b = binary.AppendUvarint(b, uint64(e.Shingles))
 			b = appendString(b, e.Source)
-			var t int64
-			if !e.Added.IsZero() {
-				t = e.Added.UnixNano()
-			}
-			b = binary.AppendVarint(b, t)
+			b = binary.AppendVarint(b, addedNanos(e.Added))
 		case KindDelete:
 			b = appendString(b, e.ID)
 		}
@@ -93,6 +90,43 @@ func appendString(b []byte, s string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))
 	return append(b, s...)
 }
+
+// noTime and epoch are how an entry's Added is encoded when it is the
+// zero time (none: the replica's database stamps its own) and when it is
+// 1970-01-01T00:00:00Z exactly, whose Unix nanoseconds are 0 too. The
+// minimum int64 is a time in 1677, which no document can have (its
+// database refuses years before 1678).
+const (
+	noTime = 0
+	epoch  = math.MinInt64
+)
+
+// addedNanos encodes an entry's Added.
+func addedNanos(t time.Time) int64 {
+	switch {
+	case t.IsZero():
+		return noTime
+	case t.UnixNano() == 0:
+		return epoch
+	}
+	return t.UnixNano()
+}
+
+// addedTime decodes what addedNanos encoded.
+func addedTime(n int64) time.Time {
+	switch n {
+	case noTime:
+		return time.Time{}
+	case epoch:
+		n = 0
+	}
+	return time.Unix(0, n).UTC()
+}
+
+// maxCount bounds a decoded word or shingle count: the bound of the
+// document record a database stores (words and shingles up to 2^62), so
+// that every document a database accepts can go through the log.
+const maxCount = 1 << 62
 
 // maxWords bounds a decoded fingerprint's length (k ≤ 4096 bits).
 const maxWords = 64
@@ -128,9 +162,7 @@ func DecodeBatch(b []byte) ([]Entry, error) {
 			e.Words = d.int()
 			e.Shingles = d.int()
 			e.Source = d.string()
-			if t := d.varint(); t != 0 {
-				e.Added = time.Unix(0, t).UTC()
-			}
+			e.Added = addedTime(d.varint())
 		case KindDelete:
 			e.ID = d.string()
 		case KindPin:
@@ -206,7 +238,7 @@ func (d *decoder) varint() int64 {
 
 func (d *decoder) int() int {
 	v := d.uvarint()
-	if v > 1<<40 {
+	if v > maxCount {
 		d.fail("count %d", v)
 		return 0
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/fpdb/fpdb/db"
@@ -46,6 +47,8 @@ type Node struct {
 	obj  jetstream.ObjectStore
 	gw   *db.DB
 	r    *Router
+	// lock holds the node directory (lockNodeDir) until Close.
+	lock *os.File
 
 	stopWatch   context.CancelFunc
 	wg          sync.WaitGroup
@@ -79,6 +82,11 @@ func Start(ctx context.Context, opts *Options) (_ *Node, err error) {
 			n.Close()
 		}
 	}()
+	// Before NATS opens its store in the directory: a second node given
+	// the same directory must not write to the first one's log.
+	if n.lock, err = lockNodeDir(o.Dir); err != nil {
+		return nil, err
+	}
 	if err := n.startServer(); err != nil {
 		return nil, err
 	}
@@ -192,6 +200,19 @@ func (n *Node) startServer() error {
 	}
 	if os.Getenv("FPDB_NATS_LOG") != "" {
 		ns.ConfigureLogger()
+	}
+	// A port another process holds: the NATS server would only log it
+	// (and not start); say it.
+	for _, port := range []int{o.ClusterPort, o.ClientPort} {
+		if port == 0 || (port == o.ClusterPort && len(o.Peers) == 0) {
+			continue
+		}
+		addr := net.JoinHostPort(o.Host, strconv.Itoa(port))
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return fmt.Errorf("fpdb cluster: the node's NATS server cannot listen on %s: %w", addr, err)
+		}
+		ln.Close()
 	}
 	go ns.Start()
 	if !ns.ReadyForConnections(o.StartTimeout) {
@@ -330,7 +351,32 @@ func (n *Node) Close() error {
 		n.ns.Shutdown()
 		n.ns.WaitForShutdown()
 	}
+	if n.lock != nil {
+		errs = append(errs, n.lock.Close()) // releases the lock
+	}
 	return errors.Join(errs...)
+}
+
+// nodeLockName is the file a node locks in its directory while it runs.
+const nodeLockName = "FPDB-NODE.LOCK"
+
+// lockNodeDir locks dir for this node (flock(2) on nodeLockName): one
+// node per directory, as one DB value per database directory. Another
+// holder is db.ErrLocked.
+func lockNodeDir(dir string) (*os.File, error) {
+	path := filepath.Join(dir, nodeLockName)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("fpdb cluster: lock %s: %w", dir, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("fpdb cluster: node directory %s is in use by another node: %w", dir, db.ErrLocked)
+		}
+		return nil, fmt.Errorf("fpdb cluster: lock %s: %w", dir, err)
+	}
+	return f, nil
 }
 
 // stopReplica closes the node's replica of shard s (as a crash of that

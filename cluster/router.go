@@ -956,6 +956,12 @@ func (r *Router) appendMsg(ctx context.Context, entries []Entry, id string, last
 	}
 	msg := nats.NewMsg(logSubject)
 	msg.Data = EncodeBatch(entries)
+	if _, err := DecodeBatch(msg.Data); err != nil {
+		// Every replica would stop at it, for good: nothing that does
+		// not decode is appended (the documents were checked as the
+		// database checks them; this is the last guard).
+		return 0, false, fmt.Errorf("fpdb cluster: append to the log: %w: %w", db.ErrBadInput, err)
+	}
 	msg.Header.Set(jetstream.MsgIDHeader, id)
 	var opts []jetstream.PublishOpt
 	if expect {

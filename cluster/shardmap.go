@@ -35,12 +35,16 @@ type ShardMap struct {
 	Nodes []string `json:"nodes"`
 	// Assign lists, for each shard, the nodes holding a replica of it.
 	Assign [][]string `json:"assign"`
-	// K, GroupWidths, ShingleWidth and Seed are the shards' creation
-	// parameters: every replica of every shard uses them.
-	K            int    `json:"k"`
-	GroupWidths  []int  `json:"group_widths"`
-	ShingleWidth int    `json:"shingle_width"`
-	Seed         uint64 `json:"seed"`
+	// K, GroupWidths, ShingleWidth, Seed and NormalizeVersion are the
+	// shards' creation parameters: every replica of every shard uses
+	// them. A map written before NormalizeVersion was recorded has 0
+	// there: each database keeps the version it was created with, the
+	// newest for a new one.
+	K                int    `json:"k"`
+	GroupWidths      []int  `json:"group_widths"`
+	ShingleWidth     int    `json:"shingle_width"`
+	Seed             uint64 `json:"seed"`
+	NormalizeVersion int    `json:"normalize_version,omitempty"`
 	// Revision is the map's revision in the bucket (not stored).
 	Revision uint64 `json:"-"`
 }
@@ -66,6 +70,7 @@ func newShardMap(o *Options) *ShardMap {
 		dbo = o.DB
 	}
 	m.K, m.GroupWidths, m.ShingleWidth, m.Seed = dbo.K, dbo.GroupWidths, dbo.ShingleWidth, dbo.Seed
+	m.NormalizeVersion = dbo.NormalizeVersion
 	return m
 }
 
@@ -84,6 +89,7 @@ func (m *ShardMap) shardsOf(node string) []int {
 func (m *ShardMap) dbOptions() *db.Options {
 	o := db.DefaultOptions()
 	o.K, o.GroupWidths, o.ShingleWidth, o.Seed = m.K, slices.Clone(m.GroupWidths), m.ShingleWidth, m.Seed
+	o.NormalizeVersion = m.NormalizeVersion
 	o.AuditLog = false
 	return o
 }

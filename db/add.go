@@ -16,9 +16,10 @@ import (
 	"github.com/fpdb/fpdb/internal/normalize"
 )
 
-// ErrBadInput is the error for an Input that does not set exactly one of
-// Text, Reader, Open and Fingerprint.
-var ErrBadInput = errors.New("fpdb: input must set exactly one of Text, Reader, Open and Fingerprint")
+// ErrBadInput is the error for an Input the database cannot store as
+// given: one that does not set exactly one of Text, Reader, Open and
+// Fingerprint, or whose Size, Words, Shingles or Added is out of range.
+var ErrBadInput = errors.New("fpdb: bad input")
 
 // Input is a document to store: its id, exactly one of Text, Reader, Open
 // and Fingerprint, and metadata.
@@ -110,7 +111,7 @@ func (d *DB) prepare(in *Input) (Doc, error) {
 		}
 	}
 	if set != 1 {
-		return Doc{}, ErrBadInput
+		return Doc{}, fmt.Errorf("%w: set exactly one of Text, Reader, Open and Fingerprint", ErrBadInput)
 	}
 	if y := in.Added.Year(); !in.Added.IsZero() && (y < minAddedYear || y > maxAddedYear) {
 		// Stored as nanoseconds since 1970: an int64 holds these years only.
@@ -130,6 +131,9 @@ func (d *DB) prepare(in *Input) (Doc, error) {
 		}
 		if in.Words < 0 || in.Words > maxCount {
 			return Doc{}, fmt.Errorf("%w: Words = %d: must be in [0, 2^62]", ErrBadInput, in.Words)
+		}
+		if in.Size < 0 {
+			return Doc{}, fmt.Errorf("%w: Size = %d: must not be negative", ErrBadInput, in.Size)
 		}
 		if d.params.FormatVersion < formatV3 {
 			doc.Shingles = 0 // records of older formats have no count

@@ -26,6 +26,7 @@ func TestInputLimits(t *testing.T) {
 	bad := []Input{
 		{ID: "words-negative", Fingerprint: fp, Words: -1},
 		{ID: "words-huge", Fingerprint: fp, Words: 1<<62 + 1},
+		{ID: "size-negative", Fingerprint: fp, Size: -5},
 		{ID: "shingles-huge", Fingerprint: fp, Shingles: 1<<63 - 1},
 		{ID: "added-2500", Fingerprint: fp, Added: time.Date(2500, 1, 1, 0, 0, 0, 0, time.UTC)},
 		{ID: "added-1600", Text: []byte("a few words of text"), Added: time.Date(1600, 1, 1, 0, 0, 0, 0, time.UTC)},

@@ -88,6 +88,11 @@ func (o *serveOptions) runCluster(ctx context.Context, so *server.Options, tlsCo
 	}
 	dbo := db.DefaultOptions()
 	o.creation.apply(dbo, dbo.K)
+	if o.creation.given("k") && !o.creation.given("group-bits") {
+		// The default groups of the K given, as a single database gets
+		// (DefaultOptions filled them in for the default K).
+		dbo.GroupWidths = db.EqualWidths(dbo.K, db.DefaultGroupWidth)
+	}
 	co, err := o.cluster.options(dir, dbo, logger)
 	if err != nil {
 		return err
@@ -110,6 +115,7 @@ func (o *serveOptions) runCluster(ctx context.Context, so *server.Options, tlsCo
 		if cerr := n.Close(); cerr != nil && err == nil {
 			err = failure(cerr)
 		}
+		logger.Info("stopped")
 	}()
 	h := n.Handler(&cluster.HTTPOptions{Tokens: so.Tokens, MaxBodyBytes: so.MaxBodyBytes, MaxImportBytes: so.MaxImportBytes, RequestTimeout: so.RequestTimeout,
 		StreamTimeout: so.StreamTimeout, MaxConcurrent: so.MaxConcurrent, Logger: logger})
@@ -131,11 +137,20 @@ func (o *serveOptions) runCluster(ctx context.Context, so *server.Options, tlsCo
 	logger.Info("shutting down: draining requests", "grace", o.grace)
 	sctx, cancel := context.WithTimeout(context.Background(), o.grace)
 	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+	err = hs.Shutdown(sctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		// As a single server: the requests still running after the
+		// grace period are cut off (their connections closed, their
+		// contexts cancelled), and the node closes.
+		logger.Warn("shutting down: grace period over, closing the connections of the requests still in flight", "grace", o.grace)
+		_ = hs.Close()
+		err = nil
+	}
+	if err != nil {
 		return failure(fmt.Errorf("serve: %w", err))
 	}
 	<-errc
-	logger.Info("stopped")
+	logger.Info("closing the node")
 	return nil
 }
 

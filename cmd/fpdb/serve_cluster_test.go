@@ -292,3 +292,45 @@ func exportedDocs(t *testing.T, exp []byte) []string {
 	slices.Sort(out)
 	return out
 }
+
+// TestServeClusterCreationFlags: a one-node cluster started with --k
+// alone (its groups the defaults of that K, as a single database's) and
+// --normalize-version 1 creates its shards with both, and a version-1
+// database's export imports into it.
+func TestServeClusterCreationFlags(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds fpdb and runs a server process (not with -short)")
+	}
+	bin := buildFPDB(t)
+	dir := t.TempDir()
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(freeTCPPort(t, "127.0.0.1")))
+	p := &clusterProcess{url: "http://" + addr, args: []string{"--db", filepath.Join(dir, "n1"), "serve",
+		"--cluster", "n1@127.0.0.1", "--addr", addr, "--k", "256", "--normalize-version", "1"}}
+	p.start(t, bin)
+	waitReady(t, []*clusterProcess{p})
+	resp, err := http.Get(p.url + "/v1/stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st struct {
+		K                int `json:"k"`
+		NormalizeVersion int `json:"normalize_version"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&st)
+	resp.Body.Close()
+	if err != nil || st.K != 256 || st.NormalizeVersion != 1 {
+		t.Fatalf("stats of a cluster made with --k 256 --normalize-version 1: %+v (%v)", st, err)
+	}
+	local := filepath.Join(dir, "local")
+	fpdb := filepath.Join(bin, "fpdb")
+	if out, err := exec.Command(fpdb, "--db", local, "add", "--k", "256", "--normalize-version", "1", corpus+"bees.txt").CombinedOutput(); err != nil {
+		t.Fatalf("local add: %v\n%s", err, out)
+	}
+	exp := filepath.Join(dir, "local.jsonl")
+	if out, err := exec.Command(fpdb, "--db", local, "export", "-o", exp).CombinedOutput(); err != nil {
+		t.Fatalf("local export: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(fpdb, "--server", p.url, "import", exp).CombinedOutput(); err != nil || !strings.Contains(string(out), "imported 1 document") {
+		t.Fatalf("import of a version-1 export: %v\n%s", err, out)
+	}
+}
