@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -54,6 +55,14 @@ var storageFaults = map[string]func(op errorfs.Op) error{
 		return nil
 	},
 	"disk full": func(op errorfs.Op) error { return diskFull(op, 0) },
+	// A WAL's space reservation fails (a disk nearly full: Pebble asks
+	// for about 1.1 memtables ahead), every write and sync succeeds.
+	"WAL preallocate": func(op errorfs.Op) error {
+		if op.Kind == errorfs.OpFilePreallocate && isWAL(op) {
+			return &fsError{op: op, err: syscall.ENOSPC}
+		}
+		return nil
+	},
 }
 
 // storagePaths are the write paths the child drives into the fault.
@@ -361,4 +370,36 @@ func tail(s string) string {
 		return "…" + s[len(s)-2000:]
 	}
 	return s
+}
+
+// TestWALPreallocateIsNotAFailure: a WAL whose space reservation fails
+// (a hint, which Pebble ignores when it fails) is not a storage failure:
+// on a nearly full disk the writes that fit go on, through memtable
+// rotations (new WALs, each reservation failing), and every acknowledged
+// document is there after reopen. fpdb ended the process with status 74
+// at the first WAL, so no write could be made with less than about 70 MiB
+// free.
+func TestWALPreallocateIsNotAFailure(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "db")
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), faultChildEnv+"="+dir+"|rotate|WAL preallocate")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("child: %v, want status 0 (its writes ran out)\nstderr: %s\nstdout tail: %s", err, tail(stderr.String()), tail(stdout.String()))
+	}
+	m := parseFaultOutput(t, stdout.Bytes())
+	acks := bytes.Count(stdout.Bytes(), []byte("\nack add "))
+	if len(m.pending) != 0 || bytes.Contains(stdout.Bytes(), []byte("\nerr ")) || acks < 10_000 {
+		t.Fatalf("%d adds acknowledged (want all 10 600), %d calls unfinished, or some failed:\n%s", acks, len(m.pending), tail(stdout.String()))
+	}
+	d := openTest(t, dir, &Options{Logger: discardLogger()})
+	verifyFaultModel(t, d, m)
+	closeChecked(t, d)
 }
