@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -39,7 +40,11 @@ type BackupResult struct {
 // Backup runs on Pebble's checkpoint: table files are hard-linked when dir
 // is on the same file system as the database (the copy then costs little
 // space at first, and more as compactions rewrite the originals) and
-// copied otherwise; the WAL is copied. A failure removes dir. Backup is not
+// copied otherwise; the WAL is copied. The copy is made in a hidden
+// directory beside dir (".incomplete-backup-NAME-…") and renamed to dir
+// once complete, so that dir never holds a copy cut short: a crash
+// midway leaves that hidden directory, which may be removed. A failure
+// removes it. Backup is not
 // cut short by ctx once the copy has begun, and Close waits for it. A
 // read-only DB refuses it with ErrReadOnly.
 func (d *DB) Backup(ctx context.Context, dir string) (BackupResult, error) {
@@ -87,27 +92,64 @@ func (d *DB) backup(ctx context.Context, dir string, count bool) (BackupResult, 
 	if d.InsideDir(dir) {
 		return BackupResult{}, fmt.Errorf("fpdb: backup %s: the destination is inside the database directory %s", dir, d.dir)
 	}
+	// The copy is made beside dir and renamed to dir once complete: a
+	// crash midway (Pebble writes the MANIFEST before it copies the WAL)
+	// must not leave at dir a store that opens without the writes of the
+	// WAL it had not copied yet.
+	tmp := incompleteBackupDir(dir)
 	// WithFlushedWAL syncs the WAL first, so that writes acknowledged with
 	// NoSync are in the copy. A storage failure there ends the process like
 	// one in a commit (see storageFailure).
-	if err := d.checkpoint(dir, pebble.WithFlushedWAL()); err != nil {
+	if err := d.checkpoint(tmp, pebble.WithFlushedWAL()); err != nil {
+		_ = fsys.RemoveAll(tmp)
 		return BackupResult{}, fmt.Errorf("fpdb: backup %s: %w", dir, err)
 	}
 	// A read-only Open needs the lock file to exist (it opens it without
 	// creating it); the checkpoint has none.
-	err := createLockFile(fsys, dir)
+	err := createLockFile(fsys, tmp)
 	var res BackupResult
 	if err == nil && count {
 		// Counted in the copy: the database's own count has moved on with
 		// the writes since the checkpoint, which copied the WAL as it
 		// found it. Not cut short by ctx either.
-		res.Docs, err = d.countCopy(context.WithoutCancel(ctx), dir)
+		res.Docs, err = d.countCopy(context.WithoutCancel(ctx), tmp)
+	}
+	if err == nil {
+		err = renameSynced(fsys, tmp, dir)
 	}
 	if err != nil {
-		_ = fsys.RemoveAll(dir)
+		_ = fsys.RemoveAll(tmp)
 		return BackupResult{}, fmt.Errorf("fpdb: backup %s: %w", dir, err)
 	}
 	return res, nil
+}
+
+// incompleteBackupPrefix starts the name of the directory a backup is
+// made in, beside its destination, until it is complete.
+const incompleteBackupPrefix = ".incomplete-backup-"
+
+// incompleteBackupDir returns where the backup into dir is made: a
+// hidden sibling of dir (on the same file system, so that it can be
+// renamed to dir), named after it and the time.
+func incompleteBackupDir(dir string) string {
+	return filepath.Join(filepath.Dir(dir), fmt.Sprintf("%s%s-%d", incompleteBackupPrefix, filepath.Base(dir), time.Now().UnixNano()))
+}
+
+// renameSynced renames the directory from to to and syncs their parent,
+// so that the new name survives a crash.
+func renameSynced(fsys vfs.FS, from, to string) error {
+	if err := fsys.Rename(from, to); err != nil {
+		return err
+	}
+	df, err := fsys.OpenDir(filepath.Dir(to))
+	if err != nil {
+		return err
+	}
+	if err := df.Sync(); err != nil {
+		_ = df.Close()
+		return err
+	}
+	return df.Close()
 }
 
 // countCopy returns the number of documents of the copy in dir, the keys

@@ -348,8 +348,13 @@ func TestBackupErrors(t *testing.T) {
 // failure of the database, which goes on.
 func TestBackupDestinationFailure(t *testing.T) {
 	mem := vfs.NewMem()
+	var seen atomic.Bool // the destination, while its WAL was being copied
 	fsys := errorfs.Wrap(mem, errorfs.InjectorFunc(func(op errorfs.Op) error {
-		if strings.HasPrefix(op.Path, "backup") && strings.HasSuffix(op.Path, ".log") {
+		inBackup := strings.HasPrefix(op.Path, "backup") || strings.HasPrefix(op.Path, ".incomplete-backup-backup-")
+		if inBackup && strings.HasSuffix(op.Path, ".log") {
+			if _, err := mem.Stat("backup"); err == nil {
+				seen.Store(true)
+			}
 			return diskFull(op, 0)
 		}
 		return nil
@@ -363,6 +368,14 @@ func TestBackupDestinationFailure(t *testing.T) {
 	}
 	if _, err := mem.Stat("backup"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("failed Backup left its destination: %v", err)
+	}
+	// A crash at that moment would have left a store at the destination
+	// that opens without the WAL's writes: the copy is made beside it.
+	if seen.Load() {
+		t.Error("the destination existed while its WAL was being copied")
+	}
+	if names, err := mem.List(""); err != nil || slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, ".incomplete-backup-") }) {
+		t.Errorf("failed Backup left its work directory: %v (%v)", names, err)
 	}
 	addBatch(t, d, fpBatch(r, "b", 10, DefaultK))
 	res, err := d.Backup(ctx, "copy")

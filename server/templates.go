@@ -117,13 +117,17 @@ func (s *Server) backup(w http.ResponseWriter, r *http.Request) error {
 }
 
 // dirRefused reports whether err is the file system refusing the backup
-// directory itself (or a directory above it) — no permission, a read-only
-// file system, a place where no directory can be made, such as /proc: the
-// request's fault, where a failure to write inside it (a full disk) is
-// the server's.
+// directory itself (or a directory above it, or the one beside it the
+// copy is made in first) — no permission, a read-only file system, a
+// place where no directory can be made, such as /proc: the request's
+// fault, where a failure to write inside it (a full disk) is the
+// server's.
 func dirRefused(err error, dir string) bool {
 	var pe *fs.PathError
-	if !errors.As(err, &pe) || pe.Op != "mkdir" || !(pe.Path == dir || strings.HasPrefix(dir, pe.Path+string(filepath.Separator))) {
+	if !errors.As(err, &pe) || pe.Op != "mkdir" {
+		return false
+	}
+	if p := pe.Path; p != dir && !strings.HasPrefix(dir, p+string(filepath.Separator)) && filepath.Dir(p) != filepath.Dir(dir) {
 		return false
 	}
 	return errors.Is(err, fs.ErrPermission) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.ENOTDIR)

@@ -24,6 +24,9 @@ every document stored before the backup began is in it, each write whole or
 not at all. The copy is a database like the original: open it with
 --db DIR, or move it in place of a damaged one. Table files are hard-linked
 when DIR is on the same file system, so a backup costs little space at first.
+The copy is made in a hidden directory beside DIR (.incomplete-backup-…) and
+renamed to DIR once complete: DIR never holds a copy cut short, and a crash
+midway leaves only that hidden directory, which may be removed.
 
 In a Go program, DB.Backup does the same while the database stays open and
 serves reads and writes.`,
