@@ -177,7 +177,10 @@ other files are still added; the summary counts it ("1 input could not be
 read"; with --bulk --json: "inputs_failed", and "failed_inputs" with each
 one's path, error, records read and stored). With --bulk,
 each batch also records how far its file is stored, so a killed load run
-again resumes there (--restart reads everything anew). See "fpdb dedup".
+again resumes there, and a file an earlier run stored to its end is skipped
+while it is unchanged (its size and modification time), even if documents
+it stored were deleted since: --restart reads everything anew. See "fpdb
+dedup".
 
 Exit status:
   0  every document was stored and no near duplicate was found

@@ -584,3 +584,30 @@ func TestIDFieldHint(t *testing.T) {
 		}
 	}
 }
+
+// TestBulkRerunAfterDelete: a file an earlier add --bulk stored to its
+// end is skipped while it is unchanged, even after some of its documents
+// were deleted; the summary says so and how to store them again, and
+// --restart does.
+func TestBulkRerunAfterDelete(t *testing.T) {
+	dir := t.TempDir()
+	var b bytes.Buffer
+	for i := range 40 {
+		fmt.Fprintf(&b, `{"id":"r%02d","text":"record %d about the %d rivers and %d lakes of a country far away"}`+"\n", i, i, i*7, i*13)
+	}
+	in := writeFile(t, dir, "recs.jsonl", b.Bytes())
+	db := filepath.Join(dir, "db")
+	runFPDB(t, "", "--db", db, "add", "--bulk", in).mustCode(t, 0)
+	runFPDB(t, "", "--db", db, "delete", "--prefix", "r1").mustCode(t, 0)
+	r := runFPDB(t, "", "--db", db, "add", "--bulk", in).mustCode(t, 0)
+	if !strings.Contains(r.stderr, "40 resumed (stored by an earlier run, their file unchanged since; --restart reads them again)") {
+		t.Errorf("rerun after a delete: %s", r.stderr)
+	}
+	if st := cliStats(t, db); st.Docs != 30 {
+		t.Fatalf("%d documents after the rerun, want 30 (the file is skipped)", st.Docs)
+	}
+	runFPDB(t, "", "--db", db, "add", "--bulk", "--restart", in).mustCode(t, 0)
+	if st := cliStats(t, db); st.Docs != 40 {
+		t.Fatalf("%d documents after --restart, want 40", st.Docs)
+	}
+}

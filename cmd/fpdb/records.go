@@ -34,7 +34,7 @@ func (r *recordFlags) register(f *pflag.FlagSet) {
 	r.registerFields(f)
 	f.StringSliceVar(&r.keepFields, "keep-fields", nil, "datasets: further `FIELDS` stored as each document's source, a JSON object (comma-separated; default source: FILE:LINE)")
 	f.BoolVar(&r.strict, "strict", false, "datasets: stop at the first bad record (by default bad records are reported and skipped)")
-	f.BoolVar(&r.restart, "restart", false, "datasets: read every input from the start, even where an interrupted run stored part of it")
+	f.BoolVar(&r.restart, "restart", false, "datasets: read every input from the start, even where an earlier run stored it (to store again documents deleted since)")
 }
 
 // registerFields adds --id-field and --text-field to f.
@@ -262,7 +262,7 @@ func loadSummaryLine(what string, s *dedup.LoadSummary) string {
 	line := fmt.Sprintf("%s: %d records: %d stored (%d replaced), %d unchanged, %d skipped", what, s.Records, s.Stored, s.Replaced, s.Unchanged, s.Skipped)
 	line += skippedReasons(s.SkippedReasons)
 	if s.Resumed > 0 {
-		line += fmt.Sprintf(", %d resumed (stored by an interrupted run)", s.Resumed)
+		line += fmt.Sprintf(", %d resumed (stored by an earlier run, their file unchanged since; --restart reads them again)", s.Resumed)
 	}
 	if s.InputsFailed > 0 {
 		line += fmt.Sprintf(", %s could not be read (to the end)", plural(s.InputsFailed, "input"))
