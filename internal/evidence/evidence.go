@@ -395,14 +395,18 @@ func (d *Doc) positions(offs []int64) map[int64]position {
 	out := make(map[int64]position, len(sorted))
 	line, col := 1, 1
 	var at int64
+	var prev rune
 	for _, off := range sorted {
 		for at < off && at < int64(len(d.text)) {
 			r, size := utf8.DecodeRune(d.text[at:])
-			if r == '\n' {
+			switch {
+			case r == '\n' && prev == '\r': // CRLF: one line break, counted at CR
+			case r == '\n' || r == '\r': // LF, or CR alone (old Mac files)
 				line, col = line+1, 1
-			} else {
+			default:
 				col++
 			}
+			prev = r
 			at += int64(size)
 		}
 		out[off] = position{line, col}

@@ -178,6 +178,16 @@ func TestPlantedPassages(t *testing.T) {
 		if want := 16 + len([]rune(p2)); p.A.EndCol != want {
 			t.Fatalf("passage ends at column %d, want %d", p.A.EndCol, want)
 		}
+		// The same lines ended by CRLF, and by CR alone (old Mac files):
+		// the same positions.
+		for _, eol := range []string{"\r\n", "\r"} {
+			c := compare(t, strings.ReplaceAll(a, "\n", eol), b, Options{})
+			q := c.Passages[0].A
+			if q.Line != p.A.Line || q.Col != p.A.Col || q.EndLine != p.A.EndLine || q.EndCol != p.A.EndCol {
+				t.Errorf("lines ended by %q: passage at %d:%d–%d:%d, want %d:%d–%d:%d", eol, q.Line, q.Col, q.EndLine, q.EndCol,
+					p.A.Line, p.A.Col, p.A.EndLine, p.A.EndCol)
+			}
+		}
 	})
 
 	t.Run("markup", func(t *testing.T) {

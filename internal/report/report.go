@@ -351,7 +351,7 @@ dl.defs dd { margin-left: 1.2rem; }
 <tr><th>Stored documents</th><td id="documents">{{.Documents}}</td></tr>
 <tr><th>Clusters shown</th><td><span id="clusters-shown">{{.Top}}{{if .OmittedClusters}} of {{.Found}}{{end}}</span> <span class="none" id="shown-counts">({{.InCluster}} documents, {{.Pairs}} pairs)</span></td></tr>
 <tr><th>Fingerprints</th><td id="params">k = {{.K}} bits, shingles of {{.ShingleWidth}} words</td></tr>
-<tr><th>Limits</th><td id="limits">{{if .MaxClusters}}at most {{.MaxClusters}} clusters{{else}}every cluster{{end}}; {{if .MaxPairs}}at most {{.MaxPairs}} pairs per cluster{{else}}every pair{{end}}; {{if .MaxPassages}}at most {{.MaxPassages}} passages per pair{{else}}every passage{{end}}; passages of at least {{.MinWords}} words</td></tr>
+<tr><th>Limits</th><td id="limits">{{if .MaxClusters}}at most {{.MaxClusters}} cluster{{if ne .MaxClusters 1}}s{{end}}{{else}}every cluster{{end}}; {{if .MaxPairs}}at most {{.MaxPairs}} pair{{if ne .MaxPairs 1}}s{{end}} per cluster{{else}}every pair{{end}}; {{if .MaxPassages}}at most {{.MaxPassages}} passage{{if ne .MaxPassages 1}}s{{end}} per pair{{else}}every passage{{end}}; passages of at least {{.MinWords}} word{{if ne .MinWords 1}}s{{end}}</td></tr>
 </table>
 <p><a href="#definitions">How to read this report</a> <button type="button" id="open-all">Open every pair</button></p>
 </header>
@@ -406,7 +406,7 @@ dl.defs dd { margin-left: 1.2rem; }
 <dt>Estimated resemblance</dt><dd>The share of shingles two texts have in common (Jaccard resemblance) as the documents' {{.K}}-bit fingerprints estimate it: 1 − 2·h/{{.K}} for fingerprints h bits apart. It is the figure the threshold applies to, and the one in the pictures.</dd>
 <dt>Exact resemblance</dt><dd>The Jaccard resemblance computed from the two stored texts: shingles in both divided by shingles in either.</dd>
 <dt>A in B, B in A</dt><dd>The share of A's distinct shingles found in B, and of B's in A: how much of one text the other contains. Marked ≈ when estimated from the fingerprints (no texts stored).</dd>
-<dt>Shared passages</dt><dd>Runs of text, at least {{.MinWords}} words long, that both texts hold word for word (after normalization), with their line:column positions; each is shown as it reads in A and in B.</dd>
+<dt>Shared passages</dt><dd>Runs of text, at least {{.MinWords}} word{{if ne .MinWords 1}}s{{end}} long, that both texts hold word for word (after normalization), with their line:column positions; each is shown as it reads in A and in B.</dd>
 <dt>Clusters and cohesion</dt><dd>{{.Mode}}. Near duplication is not transitive: a cluster's cohesion is the least estimated resemblance of a member to its center; below the threshold, some members resemble the center only through other members.</dd>
 </dl>
 </section>
