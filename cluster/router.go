@@ -400,6 +400,10 @@ func (r *Router) requestFrom(ctx context.Context, s int, prefer string, per time
 	}
 	nodes := r.replicasOf(s)
 	var last error
+	// said is the last reason a replica gave for not answering (behind
+	// the log, stopped): when the call ends on ctx, it says more than
+	// the last attempt's timeout.
+	var said error
 	gone := map[string]bool{} // replicas with no subscriber in this round
 	for attempt := 0; ; attempt++ {
 		node := r.pick(s, attempt)
@@ -420,6 +424,7 @@ func (r *Router) requestFrom(ctx context.Context, s int, prefer string, per time
 				return node, json.Unmarshal(m.Data, v)
 			}
 			err = fmt.Errorf("replica on %s cannot answer now: %s", node, st.Err)
+			said = err
 		}
 		last = fmt.Errorf("replica on %s: %w", node, err)
 		r.avoid(s, node)
@@ -441,6 +446,9 @@ func (r *Router) requestFrom(ctx context.Context, s int, prefer string, per time
 			case <-time.After(min(time.Duration(attempt+1)*25*time.Millisecond, 250*time.Millisecond)):
 			}
 		}
+	}
+	if said != nil && !strings.Contains(last.Error(), said.Error()) {
+		return "", fmt.Errorf("%w: shard %d: %v (before that, %v)", ErrShardUnavailable, s, last, said)
 	}
 	return "", fmt.Errorf("%w: shard %d: %v", ErrShardUnavailable, s, last)
 }

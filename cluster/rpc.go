@@ -300,6 +300,7 @@ const unavailableRetry = 15 * time.Second
 // unavailableRetry.
 func collectShard[T any](ctx context.Context, r *Router, s int, verb string, req any) ([]T, error) {
 	var last error
+	var said error // the last error that is not the end of ctx
 	nodes, start := len(r.replicasOf(s)), time.Now()
 	if nodes == 0 {
 		return nil, fmt.Errorf("%w: shard %d has no replica", ErrShardUnavailable, s)
@@ -312,6 +313,9 @@ func collectShard[T any](ctx context.Context, r *Router, s int, verb string, req
 			return out, nil
 		}
 		last = err
+		if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+			said = err
+		}
 		unavailable = unavailable || errors.Is(err, ErrShardUnavailable)
 		r.avoid(s, node)
 		round := (attempt + 1) / nodes
@@ -330,6 +334,11 @@ func collectShard[T any](ctx context.Context, r *Router, s int, verb string, req
 	}
 	if last == nil {
 		last = ctx.Err()
+	}
+	if said != nil && said != last {
+		// The call ran out of time: what a replica said before (behind
+		// the log, stopped) tells why.
+		return nil, fmt.Errorf("%w (before that: %v)", last, said)
 	}
 	return nil, last
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -68,6 +69,9 @@ func TestCollectShardUnavailable(t *testing.T) {
 	_, err = collectShard[int](cctx, r, 0, "echo", struct{}{})
 	if !errors.Is(err, ErrShardUnavailable) || calls.Load() < 3 {
 		t.Fatalf("always behind: %v after %d calls; want ErrShardUnavailable after several", err, calls.Load())
+	}
+	if !strings.Contains(err.Error(), "asked for 2") {
+		t.Errorf("always behind: %v does not say why the replica did not answer", err)
 	}
 }
 
