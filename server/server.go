@@ -28,9 +28,11 @@ type Options struct {
 	// DefaultRequestTimeout.
 	RequestTimeout time.Duration
 	// StreamTimeout bounds a streamed response. Default
-	// DefaultStreamTimeout. Writing a response, streamed or not, gives up
-	// a little after its timeout (at most 5 s after), so a client that
-	// stops reading cannot hold a request.
+	// DefaultStreamTimeout. A write of a response, streamed or not, that
+	// the client does not take within the request's timeout (at most a
+	// minute) gives up, so a client that stops reading cannot hold a
+	// request; an answer sent after the timeout (a backup that had begun)
+	// still goes out.
 	StreamTimeout time.Duration
 	// MaxConcurrent is the number of requests served at once; more are
 	// answered 429 at once. Default DefaultMaxConcurrent.

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -424,5 +425,34 @@ func TestStalledReaderIsCutOff(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 {
 		t.Fatalf("GET /v1/stats after the stalled stream: %d, want 200 (its slot is free)", resp.StatusCode)
+	}
+}
+
+// TestLateAnswerIsSent: a request whose work goes on past its timeout by
+// design (a template change reindexes once it has committed; a backup is
+// not cut short once its copy has begun) still gets its answer: writes
+// are bounded per write, against a client that stops reading, not by a
+// deadline from the request's start.
+func TestLateAnswerIsSent(t *testing.T) {
+	ts, d := testServer(t, &Options{RequestTimeout: 5 * time.Millisecond})
+	fill(t, d, 0, 0, 3000, 200)
+	for _, c := range []struct {
+		path string
+		body any
+		want int
+	}{
+		{"/v1/templates", api.TemplateRequest{Name: "t", Text: text(1000, 60)}, http.StatusCreated},
+		{"/v1/backup", api.BackupRequest{Dir: filepath.Join(t.TempDir(), "copy")}, http.StatusOK},
+	} {
+		b, _ := json.Marshal(c.body)
+		start := time.Now()
+		resp, err := http.Post(ts.URL+c.path, "application/json", bytes.NewReader(b))
+		if err != nil {
+			t.Fatalf("POST %s: %v after %v", c.path, err, time.Since(start))
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("POST %s: %d, want %d", c.path, resp.StatusCode, c.want)
+		}
 	}
 }

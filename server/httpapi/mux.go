@@ -163,7 +163,11 @@ func (m *mux) wrap(rt Route) http.Handler {
 			id = newRequestID()
 		}
 		w.Header().Set("X-Request-ID", id)
-		sw := &statusWriter{ResponseWriter: w}
+		timeout := m.o.RequestTimeout
+		if rt.Stream {
+			timeout = m.o.StreamTimeout
+		}
+		sw := &statusWriter{ResponseWriter: w, rc: http.NewResponseController(w), stall: min(timeout, maxWriteStall)}
 		err := m.serve(sw, r.WithContext(context.WithValue(r.Context(), ctxKey{}, id)), rt)
 		if err != nil && sw.status == 0 { // else a stream failed midway: it ends, and the log says why
 			writeError(sw, id, err, m.o.Errors)
@@ -205,14 +209,8 @@ func (m *mux) serve(w http.ResponseWriter, r *http.Request, rt Route) error {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	defer cancel()
-	rc := http.NewResponseController(w)
 	// A slow client: its body must arrive within the request's time.
-	_ = rc.SetReadDeadline(time.Now().Add(timeout))
-	// A client that stops reading: a write blocked on its full socket
-	// does not see ctx end, so the writes have a deadline too, a little
-	// after ctx's, which leaves the time to send the error that ends a
-	// request cut off by its timeout.
-	_ = rc.SetWriteDeadline(time.Now().Add(timeout + min(timeout, writeMargin)))
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(timeout))
 	limit := m.o.MaxBodyBytes
 	if rt.Import && m.o.MaxImportBytes > 0 {
 		limit = m.o.MaxImportBytes
@@ -221,15 +219,31 @@ func (m *mux) serve(w http.ResponseWriter, r *http.Request, rt Route) error {
 	return rt.Handle(w, r.WithContext(ctx))
 }
 
-// writeMargin is the most a response's write deadline comes after the
-// end of its request's time (serve).
-const writeMargin = 5 * time.Second
+// maxWriteStall bounds how long one write of a response may wait for a
+// client that does not read (statusWriter.stall).
+const maxWriteStall = time.Minute
 
-// statusWriter records the status and size of a response.
+// statusWriter records the status and size of a response. Each write
+// (and flush) must be taken by the client within stall: a write blocked
+// on the full socket of a client that stopped reading does not see the
+// request's context end, and would hold the request, its slot and its
+// run for ever. The deadline is set at each write, not at the start of
+// the request, so that an answer sent late on purpose (a backup or a
+// template change that finished after the request's time, a cluster's
+// outcome_unknown) still goes out.
 type statusWriter struct {
 	http.ResponseWriter
+	rc     *http.ResponseController
+	stall  time.Duration
 	status int
 	bytes  int64
+}
+
+// deadline gives the next write stall to complete.
+func (w *statusWriter) deadline() {
+	if w.stall > 0 {
+		_ = w.rc.SetWriteDeadline(time.Now().Add(w.stall))
+	}
 }
 
 // WriteHeader records the first status written.
@@ -245,6 +259,7 @@ func (w *statusWriter) Write(p []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
+	w.deadline()
 	n, err := w.ResponseWriter.Write(p)
 	w.bytes += int64(n)
 	return n, err
@@ -255,6 +270,7 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // Flush sends what is buffered (streams).
 func (w *statusWriter) Flush() {
+	w.deadline()
 	if f, ok := w.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
