@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math/rand/v2"
 	"net"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -118,5 +120,52 @@ func TestStartRefusesWhatIsTaken(t *testing.T) {
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("refused after %v", d)
+	}
+}
+
+// TestRemoveLeftovers: what a node killed midway leaves (a seed being
+// handed over, a pin checkpoint cut short) is removed when it starts
+// again; the pins themselves stay.
+func TestRemoveLeftovers(t *testing.T) {
+	dir := t.TempDir()
+	for _, p := range []string{"seeds/shard-001-abc/000001.sst", "pins/.incomplete-backup-shard-001-0001-abcd/MANIFEST", "pins/shard-001-00000000000000000007/MANIFEST", "gateway/MANIFEST"} {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removeLeftovers(dir)
+	for p, want := range map[string]bool{"seeds": false, "pins/.incomplete-backup-shard-001-0001-abcd": false, "pins/shard-001-00000000000000000007/MANIFEST": true, "gateway/MANIFEST": true} {
+		if _, err := os.Stat(filepath.Join(dir, p)); (err == nil) != want {
+			t.Errorf("%s: present %v, want %v", p, err == nil, want)
+		}
+	}
+}
+
+// TestAppendRefusesWhatDoesNotDecode: the last guard before the log, past
+// the database's checks: a message that would not decode is not appended
+// (every replica would stop at it), and the error is ErrBadInput.
+func TestAppendRefusesWhatDoesNotDecode(t *testing.T) {
+	ctx := context.Background()
+	tc := startCluster(t, 1, 1, 1, nil)
+	r := tc.node(0).r
+	before, err := r.LastSeq(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 5))
+	for _, e := range []Entry{
+		{Kind: KindAdd, ID: "neg", Fingerprint: randomFP(rng, 512), Size: -5},
+		{Kind: KindAdd, ID: "", Fingerprint: randomFP(rng, 512)},
+		{Kind: KindAdd, ID: "huge", Fingerprint: randomFP(rng, 512), Words: 1<<62 + 1},
+	} {
+		if _, _, err := r.appendMsg(ctx, []Entry{e}, newBatchID(), 0, false); !errors.Is(err, db.ErrBadInput) {
+			t.Errorf("append of %+v: %v, want ErrBadInput", e, err)
+		}
+	}
+	if last, err := r.LastSeq(ctx); err != nil || last != before {
+		t.Fatalf("log at %d (%v), was %d: something was appended", last, err, before)
 	}
 }

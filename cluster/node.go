@@ -87,6 +87,7 @@ func Start(ctx context.Context, opts *Options) (_ *Node, err error) {
 	if n.lock, err = lockNodeDir(o.Dir); err != nil {
 		return nil, err
 	}
+	removeLeftovers(o.Dir)
 	if err := n.startServer(); err != nil {
 		return nil, err
 	}
@@ -355,6 +356,18 @@ func (n *Node) Close() error {
 		errs = append(errs, n.lock.Close()) // releases the lock
 	}
 	return errors.Join(errs...)
+}
+
+// removeLeftovers removes what a node killed midway may have left in its
+// directory dir, held by no one now: checkpoints being handed to a new
+// replica (seeds/), and pin checkpoints cut short (the hidden work
+// directories of db.DB.Checkpoint in pins/).
+func removeLeftovers(dir string) {
+	_ = os.RemoveAll(filepath.Join(dir, "seeds"))
+	m, _ := filepath.Glob(filepath.Join(dir, "pins", ".incomplete-backup-*"))
+	for _, p := range m {
+		_ = os.RemoveAll(p)
+	}
 }
 
 // nodeLockName is the file a node locks in its directory while it runs.

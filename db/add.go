@@ -404,6 +404,9 @@ func (d *DB) Prepare(ctx context.Context, in Input) (*Doc, error) {
 // would be refused. err is set (out and errs nil) when the database is
 // closed or ctx ends.
 func (d *DB) PrepareBatch(ctx context.Context, docs []Input) (out []*Doc, errs []error, err error) {
+	if err := d.live(); err != nil {
+		return nil, nil, err
+	}
 	if err := d.enter(ctx); err != nil {
 		return nil, nil, err
 	}

@@ -716,6 +716,9 @@ type ForgetResult struct {
 // atomic write; finding the matches to redact reads the whole log once per
 // batch. On a database without the log, Forget is DeleteMany.
 func (d *DB) Forget(ctx context.Context, ids []string) (_ *ForgetResult, err error) {
+	if err := d.live(); err != nil {
+		return nil, err
+	}
 	ctx, leave, err := d.enterWriter(ctx, "forget", true)
 	if err != nil {
 		return nil, err

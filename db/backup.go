@@ -2,13 +2,14 @@ package db
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -96,6 +97,7 @@ func (d *DB) backup(ctx context.Context, dir string, count bool) (BackupResult, 
 	// crash midway (Pebble writes the MANIFEST before it copies the WAL)
 	// must not leave at dir a store that opens without the writes of the
 	// WAL it had not copied yet.
+	dir = filepath.Clean(dir)
 	tmp := incompleteBackupDir(dir)
 	// WithFlushedWAL syncs the WAL first, so that writes acknowledged with
 	// NoSync are in the copy. A storage failure there ends the process like
@@ -130,9 +132,19 @@ const incompleteBackupPrefix = ".incomplete-backup-"
 
 // incompleteBackupDir returns where the backup into dir is made: a
 // hidden sibling of dir (on the same file system, so that it can be
-// renamed to dir), named after it and the time.
+// renamed to dir), named after it, with a random suffix (two backups to
+// one destination at once do not share it); a name too long for that
+// (file names have at most 255 bytes) is left out.
 func incompleteBackupDir(dir string) string {
-	return filepath.Join(filepath.Dir(dir), fmt.Sprintf("%s%s-%d", incompleteBackupPrefix, filepath.Base(dir), time.Now().UnixNano()))
+	dir = filepath.Clean(dir) // "copy/" is a sibling of its parent's other entries too
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	suffix := hex.EncodeToString(b[:])
+	name := incompleteBackupPrefix + filepath.Base(dir) + "-" + suffix
+	if len(name) > 255 {
+		name = incompleteBackupPrefix + suffix
+	}
+	return filepath.Join(filepath.Dir(dir), name)
 }
 
 // renameSynced renames the directory from to to and syncs their parent,
@@ -280,6 +292,9 @@ func resolvePath(path string) string {
 // after Sync returns, none before it is lost. Without NoSync it costs one
 // WAL sync and changes nothing.
 func (d *DB) Sync(ctx context.Context) error {
+	if err := d.live(); err != nil {
+		return err
+	}
 	if err := d.enter(ctx); err != nil {
 		return err
 	}

@@ -228,6 +228,9 @@ func (e *corruptionDetail) Unwrap() error { return e.err }
 // Writers (and the writing of deferred postings) wait while Check runs;
 // queries do not. Repair rebuilds what Check finds broken.
 func (d *DB) Check(ctx context.Context) (err error) {
+	if err := d.live(); err != nil {
+		return err
+	}
 	ctx, leave, err := d.enterWriter(ctx, "check", false)
 	if err != nil {
 		return err

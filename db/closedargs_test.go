@@ -1,6 +1,7 @@
 package db
 
 import (
+	"context"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -59,6 +60,23 @@ func TestClosedBeforeArguments(t *testing.T) {
 		_, errs["DocsAfter bad limit"] = d.DocsAfter(ctx, "", -1)
 		_, errs["Pairs bad threshold"] = d.Pairs(ctx, PairsOptions{Threshold: 2}, nil)
 		_, _, errs["Clusters bad threshold"] = d.Clusters(ctx, ClusterOptions{PairsOptions: PairsOptions{Threshold: 2}})
+		_, _, errs["Clusters bad keep"] = d.Clusters(ctx, ClusterOptions{PairsOptions: PairsOptions{Threshold: 0.9}, Keep: 99})
+		_, _, errs["Clusters bad max size"] = d.Clusters(ctx, ClusterOptions{PairsOptions: PairsOptions{Threshold: 0.9}, MaxSize: 1})
+		cancelled, cancel := context.WithCancel(ctx)
+		cancel()
+		for name, call := range map[string]func(context.Context) error{
+			"Mark":      func(c context.Context) error { _, err := d.Mark(c, "m"); return err },
+			"Marks":     func(c context.Context) error { _, err := d.Marks(c, ""); return err },
+			"Templates": func(c context.Context) error { _, err := d.Templates(c); return err },
+			"Sync":      func(c context.Context) error { return d.Sync(c) },
+			"Get":       func(c context.Context) error { _, err := d.Get(c, "x"); return err },
+			"Fingerprint": func(c context.Context) error {
+				_, err := d.Fingerprint(c, strings.NewReader("a b c d e"), TextOptions{})
+				return err
+			},
+		} {
+			errs[name+" cancelled context"] = call(cancelled)
+		}
 		_, errs["Backup no dir"] = d.Backup(ctx, "")
 		errs["Checkpoint"] = d.Checkpoint(ctx, filepath.Join(t.TempDir(), "cp"))
 		_, errs["ImportInto"] = d.ImportInto(ctx, strings.NewReader("not an export"))

@@ -30,6 +30,9 @@ type CompactResult struct {
 // Compact does it all at once. Readers proceed
 // meanwhile; writers wait until it is done.
 func (d *DB) Compact(ctx context.Context) (_ CompactResult, err error) {
+	if err := d.live(); err != nil {
+		return CompactResult{}, err
+	}
 	ctx, leave, err := d.enterWriter(ctx, "compact", true)
 	if err != nil {
 		return CompactResult{}, err
@@ -105,6 +108,9 @@ type StorageStats struct {
 // database (seconds for millions of documents); queries and writes go on
 // meanwhile, so the figures are those of a moment during the call.
 func (d *DB) StorageStats(ctx context.Context) (_ *StorageStats, err error) {
+	if err := d.live(); err != nil {
+		return nil, err
+	}
 	ctx, leave, err := d.enterLong(ctx)
 	if err != nil {
 		return nil, err

@@ -93,6 +93,9 @@ type Comparison struct {
 // wrap ErrNoText when the database keeps none, ErrNotFound for an unknown
 // id. Errors name the input they are about.
 func (d *DB) Compare(ctx context.Context, a, b CompareInput, opts *CompareOptions) (*Comparison, error) {
+	if err := d.live(); err != nil {
+		return nil, err
+	}
 	if err := d.enter(ctx); err != nil {
 		return nil, err
 	}

@@ -162,6 +162,9 @@ func (d *DB) DeletePrefix(ctx context.Context, prefix string) (_ int, err error)
 // DeleteOlderThan removes every document added before t, in atomic batches
 // like DeleteMany, and returns how many it removed.
 func (d *DB) DeleteOlderThan(ctx context.Context, t time.Time) (_ int, err error) {
+	if err := d.live(); err != nil {
+		return 0, err
+	}
 	ctx, leave, err := d.enterWriter(ctx, "delete", true)
 	if err != nil {
 		return 0, err

@@ -16,6 +16,9 @@ import (
 // writes may proceed meanwhile (fn may call any method of d but Close) and
 // are not seen. An error from fn stops the iteration and is returned.
 func (d *DB) Docs(ctx context.Context, fn func(Doc) error) (err error) {
+	if err := d.live(); err != nil {
+		return err
+	}
 	ctx, leave, err := d.enterLong(ctx)
 	if err != nil {
 		return err

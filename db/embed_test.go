@@ -500,3 +500,28 @@ func TestSyncNoSync(t *testing.T) {
 		t.Fatalf("after the second Sync: %d of %d adds survive", n, len(first)+len(second))
 	}
 }
+
+// TestBackupDestinationNames: a destination named with a trailing slash,
+// and one whose name is long (the hidden directory the copy is made in
+// beside it must still be a valid name), are backed up to, and leave no
+// work directory behind.
+func TestBackupDestinationNames(t *testing.T) {
+	d := openTest(t, t.TempDir(), &Options{Logger: discardLogger()})
+	addBatch(t, d, fpBatch(rand.New(rand.NewPCG(7, 8)), "a", 20, DefaultK))
+	root := t.TempDir()
+	for _, dest := range []string{filepath.Join(root, "copy") + "/", filepath.Join(root, strings.Repeat("b", 240))} {
+		res, err := d.Backup(ctx, dest)
+		if err != nil || res.Docs != 20 {
+			t.Fatalf("Backup %s: %+v, %v", dest, res, err)
+		}
+		b := openTest(t, dest, &Options{ReadOnly: true})
+		if b.Len() != 20 {
+			t.Errorf("backup %s holds %d documents, want 20", dest, b.Len())
+		}
+		closeChecked(t, b)
+	}
+	names, err := os.ReadDir(root)
+	if err != nil || len(names) != 2 {
+		t.Fatalf("%s holds %v (%v), want the two backups", root, names, err)
+	}
+}

@@ -118,6 +118,9 @@ type ExportRecord struct {
 // entry. It reads a snapshot taken at the call, so writes
 // may proceed meanwhile. It returns the number of documents written.
 func (d *DB) Export(ctx context.Context, w io.Writer) (_ int, err error) {
+	if err := d.live(); err != nil {
+		return 0, err
+	}
 	ctx, leave, err := d.enterLong(ctx)
 	if err != nil {
 		return 0, err

@@ -21,6 +21,9 @@ const bulkFlushDocs = 1 << 20
 // does it too; without deferred documents Flush does nothing. Queries run
 // meanwhile.
 func (d *DB) Flush(ctx context.Context) (err error) {
+	if err := d.live(); err != nil {
+		return err
+	}
 	ctx, leave, err := d.enterWriter(ctx, "flush", true)
 	if err != nil {
 		return err

@@ -93,6 +93,9 @@ func (d *DB) SetMark(ctx context.Context, m Mark) error {
 // Mark returns the value of the mark named name, or an error wrapping
 // ErrNoMark.
 func (d *DB) Mark(ctx context.Context, name string) ([]byte, error) {
+	if err := d.live(); err != nil {
+		return nil, err
+	}
 	if err := d.enter(ctx); err != nil {
 		return nil, err
 	}
@@ -110,6 +113,9 @@ func (d *DB) Mark(ctx context.Context, name string) ([]byte, error) {
 
 // Marks returns the marks whose names start with prefix, by name.
 func (d *DB) Marks(ctx context.Context, prefix string) (_ []Mark, err error) {
+	if err := d.live(); err != nil {
+		return nil, err
+	}
 	ctx, leave, err := d.enterLong(ctx)
 	if err != nil {
 		return nil, err

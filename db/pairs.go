@@ -59,6 +59,9 @@ type PairsStats = index.PairStats
 // error from fn stops the run and is returned. fn must not call Close,
 // which waits for the run to end.
 func (d *DB) Pairs(ctx context.Context, o PairsOptions, fn func(Pair) error) (_ PairsStats, err error) {
+	if err := d.live(); err != nil {
+		return PairsStats{}, err
+	}
 	ctx, snap, end, err := d.beginPairs(ctx, o, false)
 	if err != nil {
 		return PairsStats{}, err
@@ -288,6 +291,9 @@ type ClusterOptions struct {
 // without any near duplicate are in no cluster). Clusters are sorted by
 // size, largest first, then by their first member's id.
 func (d *DB) Clusters(ctx context.Context, o ClusterOptions) (_ []Cluster, _ PairsStats, err error) {
+	if err := d.live(); err != nil {
+		return nil, PairsStats{}, err
+	}
 	switch {
 	case o.Keep < KeepNone || o.Keep > KeepMin:
 		return nil, PairsStats{}, fmt.Errorf("fpdb: clusters: %w: unknown keep policy %d", ErrInvalidOptions, o.Keep)

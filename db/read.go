@@ -433,6 +433,9 @@ func (d *DB) Stats() Stats {
 // reads them from the store. Writes keep the cache in sync. Servers that answer many queries call it once after Open. Queries
 // go on while it runs (they fill the same cache); writers wait.
 func (d *DB) Warm(ctx context.Context) (err error) {
+	if err := d.live(); err != nil {
+		return err
+	}
 	// Writers change cached lists; readers only add lists read from the
 	// store, which writeMu keeps as Warm reads them.
 	ctx, leave, err := d.enterWriter(ctx, "warm", false)

@@ -185,6 +185,9 @@ func (d *DB) exclusion(ts []Template) (*fingerprint.Exclude, error) {
 
 // Templates returns the database's templates, by name.
 func (d *DB) Templates(ctx context.Context) ([]Template, error) {
+	if err := d.live(); err != nil {
+		return nil, err
+	}
 	if err := d.enter(ctx); err != nil {
 		return nil, err
 	}

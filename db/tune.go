@@ -87,6 +87,9 @@ func tuneError(err error) error {
 // database's parameters, storing nothing: what Add would store, for
 // comparisons outside the database (labelled pairs of files, for one).
 func (d *DB) Fingerprint(ctx context.Context, r io.Reader, o TextOptions) ([]uint64, error) {
+	if err := d.live(); err != nil {
+		return nil, err
+	}
 	if err := d.enter(ctx); err != nil {
 		return nil, err
 	}
