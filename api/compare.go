@@ -17,10 +17,18 @@ type CompareRequest struct {
 }
 
 // CompareText is one side of a comparison: the id of a stored document
-// (compared through its stored text) or a text (exactly one of them).
+// (compared through its stored text), a text, or a file's bytes (exactly
+// one of them).
 type CompareText struct {
 	ID   string `json:"id,omitempty"`
 	Text string `json:"text,omitempty"`
+	// Bytes are a file's bytes as they are (base64 in JSON), read as an
+	// upload to /v1/query or /v1/documents is: its character encoding is
+	// found (a byte-order mark, a declared charset, else UTF-8 with
+	// Windows-1252 for the bytes that are not) unless Encoding says it.
+	// A text that is not UTF-8 compares as it queries only this way: Text
+	// is a JSON string, UTF-8 already.
+	Bytes []byte `json:"bytes,omitempty"`
 	// Name names the text in the answer and in errors; its extension
 	// (.html) chooses the format when Format is "auto".
 	Name string `json:"name,omitempty"`

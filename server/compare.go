@@ -16,8 +16,14 @@ import (
 // compareInput returns the db's input for one side of a comparison and
 // how the answer names it; which is "a" or "b", for errors.
 func compareInput(which string, t api.CompareText) (db.CompareInput, apiconv.Named, error) {
-	if (t.ID == "") == (t.Text == "") {
-		return db.CompareInput{}, apiconv.Named{}, httpapi.BadRequest("%s: give the id of a stored document or a text that is not empty (one of them)", which)
+	given := 0
+	for _, set := range []bool{t.ID != "", t.Text != "", len(t.Bytes) > 0} {
+		if set {
+			given++
+		}
+	}
+	if given != 1 {
+		return db.CompareInput{}, apiconv.Named{}, httpapi.BadRequest("%s: give the id of a stored document, a text or bytes that are not empty (one of them)", which)
 	}
 	if t.ID != "" {
 		if t.Format != "" || t.Encoding != "" {
@@ -33,7 +39,11 @@ func compareInput(which string, t api.CompareText) (db.CompareInput, apiconv.Nam
 	if name == "" {
 		name = "text " + which // errors say which side is at fault
 	}
-	return db.CompareInput{Text: []byte(t.Text), Name: name, TextOptions: to}, apiconv.Named{Name: t.Name}, nil
+	text := t.Bytes // read as an upload is
+	if text == nil {
+		text = []byte(t.Text)
+	}
+	return db.CompareInput{Text: text, Name: name, TextOptions: to}, apiconv.Named{Name: t.Name}, nil
 }
 
 // compare is POST /v1/compare: how similar two texts or stored documents

@@ -108,12 +108,43 @@ func TestCompareEndpoint(t *testing.T) {
 		{`{"a": {"text": "a b c d"}, "b": {"text": "a b c d"}, "colour": 1}`, 400, "colour"},
 		{`{"a": {"text": "a b c d"}, "b": {"text": " ... "}}`, 400, "compare text b: fingerprint: document has no words"},
 		{`{"a": {"text": " ... ", "name": "x.txt"}, "b": {"text": "a b c d"}}`, 400, "compare x.txt: fingerprint: document has no words"},
-		{`{"a": {"text": ""}, "b": {"text": "a b c d"}}`, 400, "a: give the id of a stored document or a text that is not empty"},
+		{`{"a": {"text": ""}, "b": {"text": "a b c d"}}`, 400, "a: give the id of a stored document, a text or bytes that are not empty"},
+		{`{"a": {"text": "a b c d", "bytes": "YSBiIGMgZA=="}, "b": {"text": "a b c d"}}`, 400, "a: give the id"},
 	} {
 		wantError(t, "POST", ts.URL+"/v1/compare", "application/json", c.body, c.status, c.msg)
 	}
 	wantError(t, "POST", ts.URL+"/v1/compare?html=maybe", "application/json", `{}`, 400, "html")
 	if !strings.Contains(string(openapiDoc), `"/v1/compare"`) {
 		t.Fatal("compare is not documented")
+	}
+}
+
+// TestCompareBytes: a file that is not UTF-8, sent as bytes, compares as
+// it queries (the server finds its encoding as for an upload): a Latin-1
+// copy of a stored text is the same text; the same bytes as a JSON
+// string are not (invalid UTF-8 becomes U+FFFD there).
+func TestCompareBytes(t *testing.T) {
+	ts, d := testServer(t, nil)
+	words := "déjà vu naïve café crème brûlée à la carte garçon fiancée façade résumé über señor "
+	utf8Text := strings.Repeat(words, 5)
+	if _, err := d.Add(context.Background(), db.Input{ID: "fr", Text: []byte(utf8Text)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var latin1 []byte
+	for _, r := range utf8Text {
+		latin1 = append(latin1, byte(r))
+	}
+	var q api.QueryResult
+	if st := call(t, "POST", ts.URL+"/v1/query?threshold=1", "text/plain", bytes.NewReader(latin1), &q); st != 200 || len(q.Matches) != 1 {
+		t.Fatalf("query of the Latin-1 copy: %d, %+v", st, q.Matches)
+	}
+	var c api.Comparison
+	req := api.CompareRequest{A: api.CompareText{Bytes: latin1, Name: "fr-latin1.txt"}, B: api.CompareText{ID: "fr"}}
+	if st := call(t, "POST", ts.URL+"/v1/compare", "application/json", jsonBody(req), &c); st != 200 || c.Jaccard != 1 || c.Estimated != 1 {
+		t.Fatalf("compare of the Latin-1 copy as bytes: %d, Jaccard %v, estimated %v; want 1", st, c.Jaccard, c.Estimated)
+	}
+	req.A = api.CompareText{Text: string(latin1), Name: "fr-latin1.txt"}
+	if st := call(t, "POST", ts.URL+"/v1/compare", "application/json", jsonBody(req), &c); st != 200 || c.Jaccard == 1 {
+		t.Fatalf("compare of the Latin-1 copy as a JSON string: %d, Jaccard %v (want below 1)", st, c.Jaccard)
 	}
 }

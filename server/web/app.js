@@ -264,6 +264,20 @@
     $("matches").hidden = ms.length === 0;
   }
 
+  // compareInput returns side a of a comparison of the current text: a
+  // file's bytes as they are (base64), which the server reads as it reads
+  // the query's upload (its character encoding found the same way), in
+  // the format the query reads it in.
+  async function compareInput(src) {
+    if (!src.file) return { text: src.text, name: "pasted text" };
+    var bytes = new Uint8Array(await src.file.arrayBuffer());
+    var bin = "";
+    for (var i = 0; i < bytes.length; i += 8192) bin += String.fromCharCode.apply(null, bytes.subarray(i, i + 8192));
+    var side = { bytes: btoa(bin), name: src.file.name };
+    if (isHTML(src.file)) side.format = "html";
+    return side;
+  }
+
   // --- comparing --------------------------------------------------------------
 
   var saved = null; // the object URL of the saved comparison
@@ -277,14 +291,21 @@
     compareButton = button;
     $("compare-title").textContent = "Shared passages: " + current.name + " and " + id;
     status(body, "Comparing…");
-    var text = current.file ? await current.file.text() : current.text;
-    var res = await call("POST", "v1/compare?html=true", JSON.stringify({ a: { text: text, name: current.file ? current.file.name : "pasted text" }, b: { id: id } }), "application/json");
+    var req = { a: await compareInput(current), b: { id: id } };
+    var res = await call("POST", "v1/compare?html=true", JSON.stringify(req), "application/json");
     if (res.status === 404 || res.status === 405) {
       var msg = await errorText(res);
       throw new Error(res.status === 405 || /endpoint|path/i.test(msg) ? "this server cannot compare (no /v1/compare)" : msg);
     }
     if (!res.ok) throw new Error(await errorText(res));
     var html = await res.text();
+    // The same comparison as JSON: the passages' offsets into the two
+    // texts as the server decoded them, which give each passage whole
+    // (the page's marks give text two passages share to the first only).
+    req.texts = true;
+    var cmp = await json("POST", "v1/compare", JSON.stringify(req), "application/json");
+    var texts = { a: new TextEncoder().encode(cmp.text_a || ""), b: new TextEncoder().encode(cmp.text_b || "") };
+    var passages = cmp.passages || [];
     // The page is parsed, not shown: its texts are read out of it and
     // written into this page as text.
     var doc = new DOMParser().parseFromString(html, "text/html");
@@ -309,7 +330,8 @@
         el("tbody", {}, rows.map(function (r) {
           var c = r.cells, n = parseInt(c[0].textContent, 10), side = function (td, which) {
             var pos = td.querySelector(".pos"), t = td.querySelector(".ptext");
-            var whole = passageText(doc, which, n) || (t ? t.textContent : td.textContent);
+            var whole = passageText(texts[which], rows.length === passages.length ? passages[n - 1] : null, which) ||
+              markedText(doc, which, n) || (t ? t.textContent : td.textContent);
             return el("td", { className: "side" }, [
               el("span", { className: "pos", textContent: pos ? pos.textContent + " (line:column)" : "" }),
               el("span", { className: "ptext", tabIndex: 0, textContent: whole })]);
@@ -329,9 +351,26 @@
     panel.scrollIntoView({ block: "start" });
   }
 
-  // passageText returns the whole text of passage n in one text ("a" or
-  // "b") of a comparison page: its marked pieces, without their numbers.
-  function passageText(doc, which, n) {
+  // passageText returns the whole text of passage p (of the JSON answer)
+  // in one text ("a" or "b"), given as UTF-8: the bytes its offsets
+  // delimit, shown as the comparison page shows text. It is "" without p.
+  function passageText(utf8, p, which) {
+    var s = p && p[which];
+    if (!s || !(s.start >= 0 && s.start < s.end && s.end <= utf8.length)) return "";
+    return pageText(new TextDecoder("utf-8", { ignoreBOM: true }).decode(utf8.subarray(s.start, s.end)));
+  }
+
+  // pageText returns text as the comparison page shows it (report's
+  // pageText): control characters but tab, line feed, form feed and
+  // carriage return, and bidirectional controls, as U+FFFD.
+  function pageText(s) {
+    return s.replace(/[\u0000-\u0008\u000B\u000E-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]/g, "\uFFFD");
+  }
+
+  // markedText returns the text of passage n in one text ("a" or "b") of
+  // a comparison page that the marks show as its own, without their
+  // numbers: all of it unless an earlier passage covers some.
+  function markedText(doc, which, n) {
     var marks = doc.querySelectorAll("#text-" + which + " mark[data-p='" + n + "']");
     return Array.prototype.map.call(marks, function (m) {
       var c = m.cloneNode(true);

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import datetime
 import http.client
 import io
@@ -1041,10 +1042,13 @@ class Client:
         containments and the passages they share.
 
         Args:
-            a, b: a text (``str``, or ``bytes`` of UTF-8), or a mapping: ``{"id":
-                ID}`` for a stored document (whose text the database keeps),
-                ``{"text": ..., "name": ..., "format": ..., "encoding": ...}``
-                for a named text.
+            a, b: a text (``str``), a file's ``bytes`` (read by the server
+                as an upload to ``add`` or ``query`` is: its character
+                encoding found unless ``encoding`` says it), or a mapping:
+                ``{"id": ID}`` for a stored document (whose text the database
+                keeps), ``{"text": ..., "name": ..., "format": ...,
+                "encoding": ...}`` for a named text (``"bytes": b"..."``
+                instead of ``"text"`` for a file's bytes).
             min_words: leave out passages of fewer words (the server's
                 default 8; 0 for every passage).
             gap: merge passages at most this many words apart.
@@ -1059,11 +1063,14 @@ class Client:
         """
 
         def side(x: Union[Text, Mapping[str, Any]]) -> Dict[str, Any]:
-            if isinstance(x, bytes):
-                return {"text": x.decode("utf-8")}
+            if isinstance(x, (bytes, bytearray)):
+                return {"bytes": base64.b64encode(bytes(x)).decode("ascii")}
             if isinstance(x, str):
                 return {"text": x}
-            return {k: v for k, v in dict(x).items() if v is not None}
+            out = {k: v for k, v in dict(x).items() if v is not None}
+            if isinstance(out.get("bytes"), (bytes, bytearray)):
+                out["bytes"] = base64.b64encode(bytes(out["bytes"])).decode("ascii")
+            return out
 
         body: Dict[str, Any] = {"a": side(a), "b": side(b)}
         for k, v in (("min_words", min_words), ("gap", gap), ("passages", passages)):

@@ -800,6 +800,15 @@ class TestCompare(ServerTest):
         with self.assertRaises(NotFound):
             self.c.compare(new, {"id": "missing"})
 
+    def test_compare_bytes_not_utf8(self) -> None:
+        # A file's bytes are read as an upload is: a Latin-1 copy of a
+        # stored text is the same text.
+        text = "déjà vu naïve café crème brûlée à la carte garçon fiancée façade résumé " * 4
+        self.c.add("fr", text)
+        for a in (text.encode("latin-1"), {"bytes": text.encode("latin-1"), "name": "fr.txt"}):
+            cmp = self.c.compare(a, {"id": "fr"})
+            self.assertEqual(cmp.jaccard, 1, cmp)
+
 
 class TestBatch(ServerTest):
     def test_add_many(self) -> None:
