@@ -80,6 +80,10 @@ func startClusterWith(t testing.TB, n, shards, replicas int, dbo *db.Options, ho
 			// Generous: under the race detector, with other packages' tests
 			// on the same 2 cores, replicas apply slowly.
 			RequestTimeout: 20 * time.Second,
+			// The same: a cluster that forms in seconds alone took over
+			// the default 30 s once, with the CLI's cluster tests on the
+			// same cores.
+			StartTimeout: 2 * time.Minute,
 		})
 		if os.Getenv("FPDB_TEST_LOG") != "" {
 			tc.opts[i].Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("node", tc.opts[i].Name)

@@ -97,8 +97,13 @@ func (d *DB) backup(ctx context.Context, dir string, count bool) (BackupResult, 
 	// crash midway (Pebble writes the MANIFEST before it copies the WAL)
 	// must not leave at dir a store that opens without the writes of the
 	// WAL it had not copied yet.
-	dir = filepath.Clean(dir)
-	tmp := incompleteBackupDir(dir)
+	// Where the operating system takes dir: Pebble joins names to the
+	// directory it copies into, which cleans "link/.." away by the text.
+	at := trimSeparators(dir)
+	if vfs.Root(fsys) == vfs.Default {
+		at = resolvePath(dir)
+	}
+	tmp := incompleteBackupDir(at)
 	// WithFlushedWAL syncs the WAL first, so that writes acknowledged with
 	// NoSync are in the copy. A storage failure there ends the process like
 	// one in a commit (see storageFailure).
@@ -117,7 +122,7 @@ func (d *DB) backup(ctx context.Context, dir string, count bool) (BackupResult, 
 		res.Docs, err = d.countCopy(context.WithoutCancel(ctx), tmp)
 	}
 	if err == nil {
-		err = renameSynced(fsys, tmp, dir)
+		err = renameSynced(fsys, tmp, at)
 	}
 	if err != nil {
 		_ = fsys.RemoveAll(tmp)
@@ -136,15 +141,40 @@ const incompleteBackupPrefix = ".incomplete-backup-"
 // one destination at once do not share it); a name too long for that
 // (file names have at most 255 bytes) is left out.
 func incompleteBackupDir(dir string) string {
-	dir = filepath.Clean(dir) // "copy/" is a sibling of its parent's other entries too
+	parent, base := splitParent(dir)
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	suffix := hex.EncodeToString(b[:])
-	name := incompleteBackupPrefix + filepath.Base(dir) + "-" + suffix
+	name := incompleteBackupPrefix + base + "-" + suffix
 	if len(name) > 255 {
 		name = incompleteBackupPrefix + suffix
 	}
-	return filepath.Join(filepath.Dir(dir), name)
+	return parent + name
+}
+
+// splitParent splits path, without its trailing separators, into its
+// parent (with its separator; "" for none) and its last element, as the
+// text goes: no cleaning (filepath.Dir, Join and Clean remove "link/.."
+// by the text alone, where the operating system goes to the parent of the
+// link's target, which is where the checks before the copy looked).
+func splitParent(path string) (parent, base string) {
+	path = trimSeparators(path)
+	i := len(path) - 1
+	for i >= 0 && !os.IsPathSeparator(path[i]) {
+		i--
+	}
+	return path[:i+1], path[i+1:]
+}
+
+// trimSeparators returns path without its trailing separators ("/" stays).
+// It is not filepath.Clean, which removes "link/.." by the text alone,
+// where the operating system goes to the parent of the link's target
+// (the checks before the copy saw that path).
+func trimSeparators(path string) string {
+	for len(path) > 1 && os.IsPathSeparator(path[len(path)-1]) {
+		path = path[:len(path)-1]
+	}
+	return path
 }
 
 // renameSynced renames the directory from to to and syncs their parent,
@@ -153,7 +183,11 @@ func renameSynced(fsys vfs.FS, from, to string) error {
 	if err := fsys.Rename(from, to); err != nil {
 		return err
 	}
-	df, err := fsys.OpenDir(filepath.Dir(to))
+	parent, _ := splitParent(to)
+	if parent == "" {
+		parent = "."
+	}
+	df, err := fsys.OpenDir(parent)
 	if err != nil {
 		return err
 	}

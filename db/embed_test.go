@@ -525,3 +525,33 @@ func TestBackupDestinationNames(t *testing.T) {
 		t.Fatalf("%s holds %v (%v), want the two backups", root, names, err)
 	}
 }
+
+// TestBackupThroughLinkAndDotDot: a destination reached through a link
+// and ".." is where the operating system takes the path (the parent of
+// the link's target), as the checks before the copy saw it: not a place
+// inside the database directory that the text "link/.." cleaned away
+// would name.
+func TestBackupThroughLinkAndDotDot(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "db")
+	d := openTest(t, dir, &Options{Logger: discardLogger()})
+	addBatch(t, d, fpBatch(rand.New(rand.NewPCG(9, 9)), "a", 5, DefaultK))
+	target := filepath.Join(root, "elsewhere", "deep")
+	if err := os.MkdirAll(target, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, filepath.Join(dir, "ln")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Backup(ctx, filepath.Join(dir, "ln")+"/../copy"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "copy")); err == nil {
+		t.Fatal("the backup was written inside the database directory")
+	}
+	b := openTest(t, filepath.Join(root, "elsewhere", "copy"), &Options{ReadOnly: true})
+	if b.Len() != 5 {
+		t.Errorf("the backup holds %d documents, want 5", b.Len())
+	}
+	closeChecked(t, b)
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -266,6 +267,35 @@ func TestJSONTypeErrors(t *testing.T) {
 		_, err := ReadQuery(r)
 		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "Go struct") {
 			t.Errorf("%s: %v, want %q", body, err, want)
+		}
+	}
+}
+
+// TestQuietStreamIsNotCut: a stream that writes, then says nothing for
+// longer than a write may wait, then writes again, arrives whole over
+// HTTP/1.1 and HTTP/2 (where a write deadline left armed resets the
+// stream even when no write waits).
+func TestQuietStreamIsNotCut(t *testing.T) {
+	for _, h2 := range []bool{false, true} {
+		mux := NewMux([]Route{{Method: "GET", Pattern: "/s", Access: Public, Stream: true, Handle: func(w http.ResponseWriter, r *http.Request) error {
+			_, _ = w.Write([]byte("first\n"))
+			_ = http.NewResponseController(w).Flush()
+			time.Sleep(600 * time.Millisecond) // quiet for longer than a write may wait
+			_, err := w.Write([]byte("second\n"))
+			return err
+		}}}, Options{MaxConcurrent: 2, RequestTimeout: 200 * time.Millisecond, StreamTimeout: 200 * time.Millisecond, MaxBodyBytes: 1 << 20})
+		ts := httptest.NewUnstartedServer(mux) // on 127.0.0.1
+		ts.EnableHTTP2 = h2
+		ts.StartTLS()
+		resp, err := ts.Client().Get(ts.URL + "/s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		ts.Close()
+		if string(b) != "first\nsecond\n" || err != nil {
+			t.Errorf("%s: %q, %v; want the two lines", resp.Proto, b, err)
 		}
 	}
 }

@@ -239,11 +239,15 @@ type statusWriter struct {
 	bytes  int64
 }
 
-// deadline gives the next write stall to complete.
-func (w *statusWriter) deadline() {
-	if w.stall > 0 {
-		_ = w.rc.SetWriteDeadline(time.Now().Add(w.stall))
+// deadline gives the next write stall to complete; the returned func
+// clears it once the write is done (under HTTP/2 an armed deadline resets
+// the stream even when no write waits: a quiet stream would be cut).
+func (w *statusWriter) deadline() func() {
+	if w.stall <= 0 {
+		return func() {}
 	}
+	_ = w.rc.SetWriteDeadline(time.Now().Add(w.stall))
+	return func() { _ = w.rc.SetWriteDeadline(time.Time{}) }
 }
 
 // WriteHeader records the first status written.
@@ -259,7 +263,7 @@ func (w *statusWriter) Write(p []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
-	w.deadline()
+	defer w.deadline()()
 	n, err := w.ResponseWriter.Write(p)
 	w.bytes += int64(n)
 	return n, err
@@ -270,7 +274,7 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // Flush sends what is buffered (streams).
 func (w *statusWriter) Flush() {
-	w.deadline()
+	defer w.deadline()()
 	if f, ok := w.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
