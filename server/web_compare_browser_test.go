@@ -90,8 +90,8 @@ func TestWebCompareOverlapInBrowser(t *testing.T) {
 
 // TestWebCompareEncodingsInBrowser: a file that is not UTF-8 (Latin-1,
 // UTF-16 with a byte-order mark, HTML that declares its charset, a text
-// file that looks like HTML and declares one) is compared as the query
-// reads it: the stored copy of its text is an exact duplicate in the
+// file that looks like HTML and declares one), or is markup by its name
+// (.xml), is compared as the query reads it: the stored copy of its text is an exact duplicate in the
 // query and in the comparison, which shows the whole text as one passage
 // on both sides.
 func TestWebCompareEncodingsInBrowser(t *testing.T) {
@@ -133,6 +133,9 @@ func TestWebCompareEncodingsInBrowser(t *testing.T) {
 		{"utf16le.txt", utf16With(binary.LittleEndian, latin), "latin-utf8.txt"},
 		{"utf16be.txt", utf16With(binary.BigEndian, cyrillic), "cyrillic-utf8.txt"},
 		{"koi8.html", encode(charmap.KOI8R, `<html><head><meta charset="koi8-r"><title></title></head><body><p>`+cyrillic+`</p></body></html>`), "cyrillic-utf8.txt"},
+		// Markup by its name, as the CLI and the comparison read it, not
+		// by its first bytes (an <item> does not start HTML).
+		{"notes.xml", []byte("<item>" + latin + "</item>"), "latin-utf8.txt"},
 		{"cp1251-page.txt", encode(charmap.Windows1251, "<!DOCTYPE html>\n<!-- <meta charset=\"utf-8\"> -->\n<meta http-equiv=\"Content-Type\" content=\"text/html; charset=windows-1251\">\n<p>"+cyrillic), "cyrillic-utf8.txt"},
 	}
 	run(ctx, t, "opening the page", chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(chromedp.ID("#text")),

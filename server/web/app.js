@@ -150,7 +150,11 @@
     var f = $("file").files;
     return f && f.length ? f[0] : null;
   }
-  function isHTML(f) { return /\.x?html?$/i.test(f.name) || f.type === "text/html"; }
+  // isHTML reports whether a file is read as markup: by its type, or its
+  // name's extension, those the server and the command line take
+  // (normalize.FormatOfName), so that the query, the comparison and
+  // "fpdb query FILE" read a file alike.
+  function isHTML(f) { return /\.(x?html?|shtml|xml|svg|rss|atom)$/i.test(f.name) || f.type === "text/html"; }
 
   function number(input, name, required) {
     var v = input.value.trim();
