@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"os"
@@ -13,10 +14,10 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/fpdb/fpdb/db"
+	"github.com/fpdb/fpdb/internal/flock"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -48,7 +49,7 @@ type Node struct {
 	gw   *db.DB
 	r    *Router
 	// lock holds the node directory (lockNodeDir) until Close.
-	lock *os.File
+	lock io.Closer
 
 	stopWatch   context.CancelFunc
 	wg          sync.WaitGroup
@@ -195,13 +196,6 @@ func (n *Node) startServer() error {
 	if len(o.Peers) == 0 {
 		so.Cluster = server.ClusterOpts{}
 	}
-	ns, err := server.NewServer(so)
-	if err != nil {
-		return fmt.Errorf("fpdb cluster: nats server: %w", err)
-	}
-	if os.Getenv("FPDB_NATS_LOG") != "" {
-		ns.ConfigureLogger()
-	}
 	// A port another process holds: the NATS server would only log it
 	// (and not start); say it.
 	for _, port := range []int{o.ClusterPort, o.ClientPort} {
@@ -214,6 +208,13 @@ func (n *Node) startServer() error {
 			return fmt.Errorf("fpdb cluster: the node's NATS server cannot listen on %s: %w", addr, err)
 		}
 		ln.Close()
+	}
+	ns, err := server.NewServer(so)
+	if err != nil {
+		return fmt.Errorf("fpdb cluster: nats server: %w", err)
+	}
+	if os.Getenv("FPDB_NATS_LOG") != "" {
+		ns.ConfigureLogger()
 	}
 	go ns.Start()
 	if !ns.ReadyForConnections(o.StartTimeout) {
@@ -376,20 +377,15 @@ const nodeLockName = "FPDB-NODE.LOCK"
 // lockNodeDir locks dir for this node (flock(2) on nodeLockName): one
 // node per directory, as one DB value per database directory. Another
 // holder is db.ErrLocked.
-func lockNodeDir(dir string) (*os.File, error) {
-	path := filepath.Join(dir, nodeLockName)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
+func lockNodeDir(dir string) (io.Closer, error) {
+	l, err := flock.Lock(filepath.Join(dir, nodeLockName), false)
+	switch {
+	case errors.Is(err, flock.ErrHeld):
+		return nil, fmt.Errorf("fpdb cluster: node directory %s is in use by another node: %w", dir, db.ErrLocked)
+	case err != nil:
 		return nil, fmt.Errorf("fpdb cluster: lock %s: %w", dir, err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("fpdb cluster: node directory %s is in use by another node: %w", dir, db.ErrLocked)
-		}
-		return nil, fmt.Errorf("fpdb cluster: lock %s: %w", dir, err)
-	}
-	return f, nil
+	return l, nil
 }
 
 // stopReplica closes the node's replica of shard s (as a crash of that

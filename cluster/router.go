@@ -448,7 +448,7 @@ func (r *Router) requestFrom(ctx context.Context, s int, prefer string, per time
 		}
 	}
 	if said != nil && !strings.Contains(last.Error(), said.Error()) {
-		return "", fmt.Errorf("%w: shard %d: %v (before that, %v)", ErrShardUnavailable, s, last, said)
+		return "", fmt.Errorf("%w: shard %d: %v (before that: %v)", ErrShardUnavailable, s, last, said)
 	}
 	return "", fmt.Errorf("%w: shard %d: %v", ErrShardUnavailable, s, last)
 }

@@ -49,9 +49,6 @@ type BackupResult struct {
 // cut short by ctx once the copy has begun, and Close waits for it. A
 // read-only DB refuses it with ErrReadOnly.
 func (d *DB) Backup(ctx context.Context, dir string) (BackupResult, error) {
-	if err := d.live(); err != nil {
-		return BackupResult{}, err
-	}
 	return d.backup(ctx, dir, true)
 }
 
@@ -60,15 +57,15 @@ func (d *DB) Backup(ctx context.Context, dir string) (BackupResult, error) {
 // to the number of documents): for callers that copy often and need no
 // count, such as a replica's snapshots.
 func (d *DB) Checkpoint(ctx context.Context, dir string) error {
-	if err := d.live(); err != nil {
-		return err
-	}
 	_, err := d.backup(ctx, dir, false)
 	return err
 }
 
 // backup is Backup, counting the copy's documents if count.
 func (d *DB) backup(ctx context.Context, dir string, count bool) (BackupResult, error) {
+	if err := d.live(); err != nil {
+		return BackupResult{}, err
+	}
 	if err := ctx.Err(); err != nil {
 		return BackupResult{}, err
 	}
@@ -96,9 +93,9 @@ func (d *DB) backup(ctx context.Context, dir string, count bool) (BackupResult, 
 	// The copy is made beside dir and renamed to dir once complete: a
 	// crash midway (Pebble writes the MANIFEST before it copies the WAL)
 	// must not leave at dir a store that opens without the writes of the
-	// WAL it had not copied yet.
-	// Where the operating system takes dir: Pebble joins names to the
-	// directory it copies into, which cleans "link/.." away by the text.
+	// WAL it had not copied yet. at is dir where the operating system
+	// takes it: Pebble joins names to the directory it copies into, which
+	// would clean "link/.." away by the text.
 	at := trimSeparators(dir)
 	if vfs.Root(fsys) == vfs.Default {
 		at = resolvePath(dir)
@@ -187,15 +184,7 @@ func renameSynced(fsys vfs.FS, from, to string) error {
 	if parent == "" {
 		parent = "."
 	}
-	df, err := fsys.OpenDir(parent)
-	if err != nil {
-		return err
-	}
-	if err := df.Sync(); err != nil {
-		_ = df.Close()
-		return err
-	}
-	return df.Close()
+	return syncDir(fsys, parent)
 }
 
 // countCopy returns the number of documents of the copy in dir, the keys
@@ -241,6 +230,12 @@ func createLockFile(fsys vfs.FS, dir string) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
+	return syncDir(fsys, dir)
+}
+
+// syncDir syncs the directory dir, so that the names made in it survive
+// a crash.
+func syncDir(fsys vfs.FS, dir string) error {
 	df, err := fsys.OpenDir(dir)
 	if err != nil {
 		return err

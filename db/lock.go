@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/fpdb/fpdb/internal/flock"
 )
 
 // lockFileName is the file fpdb locks while a DB is open. Pebble keeps its
@@ -47,28 +47,12 @@ func lockOnce(fs vfs.FS, dir string, readOnly bool) (io.Closer, error) {
 		}
 		return l, nil
 	}
-	flag := os.O_RDWR | os.O_CREATE
-	if readOnly {
-		flag = os.O_RDONLY
-	}
-	f, err := os.OpenFile(path, flag, 0o644)
-	if err != nil {
+	l, err := flock.Lock(path, readOnly)
+	switch {
+	case errors.Is(err, flock.ErrHeld):
+		return nil, fmt.Errorf("%w: %s is in use (close the other fpdb process or DB)", ErrLocked, dir)
+	case err != nil:
 		return nil, fmt.Errorf("fpdb: open %s: lock file: %w", dir, err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		_ = f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%w: %s is in use (close the other fpdb process or DB)", ErrLocked, dir)
-		}
-		return nil, fmt.Errorf("fpdb: open %s: lock: %w", dir, err)
-	}
-	return flockFile{f}, nil
-}
-
-// flockFile releases its flock when closed.
-type flockFile struct{ f *os.File }
-
-func (l flockFile) Close() error {
-	_ = syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
-	return l.f.Close()
+	return l, nil
 }
