@@ -19,6 +19,10 @@ type StorageStats struct {
 	// Deferred counts documents whose postings a bulk load left unwritten
 	// (a crash before its Close; the next writable open writes them).
 	Deferred int `json:"deferred_postings_docs"`
+	// ImportIncomplete is set when an import into the database did not
+	// finish: it refuses other writes until the same export is imported
+	// again (which resumes).
+	ImportIncomplete bool `json:"import_incomplete,omitempty"`
 	// KeepTexts reports that the database keeps the documents' texts;
 	// Texts counts them, TextBytes is their stored (compressed) size and
 	// TextRawBytes their size as UTF-8.

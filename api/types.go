@@ -242,9 +242,13 @@ type DeleteResult struct {
 
 // Stats describes the database (GET /v1/stats).
 type Stats struct {
-	Docs             int    `json:"docs"`
-	DiskBytes        int64  `json:"disk_bytes"`
-	Deferred         int    `json:"deferred_postings_docs"`
+	Docs      int   `json:"docs"`
+	DiskBytes int64 `json:"disk_bytes"`
+	Deferred  int   `json:"deferred_postings_docs"`
+	// ImportIncomplete is set when an import into the database did not
+	// finish: it refuses other writes until the same export is imported
+	// again (which resumes).
+	ImportIncomplete bool   `json:"import_incomplete,omitempty"`
 	FormatVersion    int    `json:"format_version"`
 	K                int    `json:"k"`
 	GroupWidths      []int  `json:"group_widths"`

@@ -229,7 +229,7 @@ func (d *DB) store(ctx context.Context, doc Doc, o *AddOptions, replaceUnchanged
 	defer d.leave()
 	synced := pendingSync{d: d}
 	defer synced.wait() // after writeMu is released: concurrent adds share a WAL sync
-	if err := d.lockWriter(false); err != nil {
+	if err := d.lockWriter(changer); err != nil {
 		return nil, fmt.Errorf("fpdb: add %q: %w", doc.ID, err)
 	}
 	defer d.writeMu.Unlock()

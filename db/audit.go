@@ -719,7 +719,7 @@ func (d *DB) Forget(ctx context.Context, ids []string) (_ *ForgetResult, err err
 	if err := d.live(); err != nil {
 		return nil, err
 	}
-	ctx, leave, err := d.enterWriter(ctx, "forget", true)
+	ctx, leave, err := d.enterWriter(ctx, "forget", true, changer)
 	if err != nil {
 		return nil, err
 	}
@@ -996,7 +996,7 @@ func (d *DB) restoreLog(entries []LogEntry) error {
 		return err
 	}
 	defer d.leave()
-	if err := d.lockWriter(true); err != nil { // ImportInto's own
+	if err := d.lockWriter(importer); err != nil { // ImportInto's own
 		return err
 	}
 	defer d.writeMu.Unlock()

@@ -231,7 +231,7 @@ func (d *DB) Check(ctx context.Context) (err error) {
 	if err := d.live(); err != nil {
 		return err
 	}
-	ctx, leave, err := d.enterWriter(ctx, "check", false)
+	ctx, leave, err := d.enterWriter(ctx, "check", false, exclusive)
 	if err != nil {
 		return err
 	}
@@ -300,7 +300,13 @@ func (d *DB) Check(ctx context.Context) (err error) {
 	if err := d.checkTemplates(&p); err != nil {
 		return fmt.Errorf("fpdb: check %s: %w", d.dir, err)
 	}
-	return p.err(d.dir)
+	if err := p.err(d.dir); err != nil {
+		return err
+	}
+	if d.unfinishedImport() {
+		return fmt.Errorf("fpdb: check %s: %w: it holds the first %d documents of an export; import the same export again to finish it, or remove the database", d.dir, ErrImportIncomplete, d.ix.Len())
+	}
+	return nil
 }
 
 // checkTemplates checks that the template records decode, that their

@@ -33,7 +33,7 @@ func (d *DB) Compact(ctx context.Context) (_ CompactResult, err error) {
 	if err := d.live(); err != nil {
 		return CompactResult{}, err
 	}
-	ctx, leave, err := d.enterWriter(ctx, "compact", true)
+	ctx, leave, err := d.enterWriter(ctx, "compact", true, exclusive)
 	if err != nil {
 		return CompactResult{}, err
 	}

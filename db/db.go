@@ -87,6 +87,10 @@ type DB struct {
 	// importing is set, under writeMu, while ImportInto fills the
 	// database: every other write fails with ErrImportRunning (lockWriter).
 	importing bool
+	// importMark is the value of the import mark (keys.ImportMark) while
+	// an import has not finished, nil otherwise; set under writeMu, read
+	// anywhere. Changers fail with ErrImportIncomplete while it is set.
+	importMark atomic.Pointer[[]byte]
 
 	// life tracks the calls in flight, so that Close waits for them.
 	life lifecycle
@@ -106,6 +110,10 @@ type DB struct {
 	// containment search compares apart (given the largest class; above
 	// it: none), instead of the cost model.
 	testSplit func(top int) int
+	// testImportBatch, when set by a test, is the number of documents
+	// (and log entries) an import writes per batch (importBatchDocs
+	// otherwise).
+	testImportBatch int
 	// testStopReindex, when set by a test, stops a template change's
 	// reindex before a batch when it returns true, as a crash would.
 	testStopReindex func() bool
@@ -376,6 +384,11 @@ func (d *DB) load() error {
 		return fmt.Errorf("fpdb: open %s: %w", d.dir, err)
 	}
 	d.randomCDF = binom.CDFTable(d.params.K, 0.5)
+	if m, err := readImportMark(d.pdb); err != nil {
+		return fmt.Errorf("fpdb: open %s: %w", d.dir, err)
+	} else if m != nil {
+		d.importMark.Store(&m)
+	}
 	var p problems
 	next, err := readNextID(d.pdb, &p)
 	if err != nil {

@@ -52,7 +52,7 @@ func (d *DB) Delete(ctx context.Context, id string) error {
 	defer d.leave()
 	synced := pendingSync{d: d}
 	defer synced.wait() // after writeMu is released: concurrent writes share a WAL sync
-	if err := d.lockWriter(false); err != nil {
+	if err := d.lockWriter(changer); err != nil {
 		return fmt.Errorf("fpdb: delete %q: %w", id, err)
 	}
 	defer d.writeMu.Unlock()
@@ -84,7 +84,7 @@ func (d *DB) DeleteMany(ctx context.Context, ids []string) (*DeleteResult, error
 
 // deleteMany is DeleteMany with chunk documents per batch.
 func (d *DB) deleteMany(ctx context.Context, ids []string, chunk int) (_ *DeleteResult, err error) {
-	ctx, leave, err := d.enterWriter(ctx, "delete", true)
+	ctx, leave, err := d.enterWriter(ctx, "delete", true, changer)
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +130,7 @@ func (d *DB) DeletePrefix(ctx context.Context, prefix string) (_ int, err error)
 	if prefix == "" {
 		return 0, fmt.Errorf("fpdb: delete: %w", ErrEmptyPrefix)
 	}
-	ctx, leave, err := d.enterWriter(ctx, "delete", true)
+	ctx, leave, err := d.enterWriter(ctx, "delete", true, changer)
 	if err != nil {
 		return 0, err
 	}
@@ -165,7 +165,7 @@ func (d *DB) DeleteOlderThan(ctx context.Context, t time.Time) (_ int, err error
 	if err := d.live(); err != nil {
 		return 0, err
 	}
-	ctx, leave, err := d.enterWriter(ctx, "delete", true)
+	ctx, leave, err := d.enterWriter(ctx, "delete", true, changer)
 	if err != nil {
 		return 0, err
 	}

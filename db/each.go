@@ -117,7 +117,7 @@ func (d *DB) addDocs(ctx context.Context, docs []Input, o *AddOptions, w writeSp
 
 	synced := pendingSync{d: d}
 	defer synced.wait() // after writeMu is released: concurrent writes share a WAL sync
-	if err := d.lockWriter(w.whole); err != nil {
+	if err := d.lockWriter(writerOf(w.whole)); err != nil {
 		return nil, fmt.Errorf("fpdb: %s: %w", what, err)
 	}
 	defer d.writeMu.Unlock()

@@ -55,6 +55,13 @@ var (
 	// into the export's documents and audit log. Nothing is written; try
 	// again once the import has ended.
 	ErrImportRunning = errors.New("fpdb: an import into the database is running")
+	// ErrImportIncomplete is returned by a write (and by Check) to a
+	// database that an import did not finish (it stopped on an error, an
+	// interrupt or a crash): the database holds the export's documents up
+	// to a whole batch, and refuses every other write so that an import of
+	// the same export can resume where it stopped. Import that export
+	// again, or remove the database.
+	ErrImportIncomplete = errors.New("fpdb: an import into the database did not finish")
 	// ErrIDSpaceExhausted is returned when all 2^32 internal ids were used.
 	ErrIDSpaceExhausted = errors.New("fpdb: internal id space exhausted")
 

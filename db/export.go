@@ -3,6 +3,7 @@ package db
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -385,6 +386,14 @@ const importBatchDocs = 10_000
 // export made of whole batches (never part of a batch) and Import returns
 // its length with the error (ctx's error, wrapped, on cancellation). It
 // returns the number of documents imported.
+//
+// An import that did not finish (an error, an interrupt, a crash) leaves a
+// mark in the database: until an import of the same export finishes, the
+// database refuses every other write with ErrImportIncomplete, and Check
+// fails with it. Import of the same export into it resumes: it checks that
+// the documents stored are the export's first ones and stores the rest
+// (its count includes the documents of the earlier run). Import of another
+// export into it fails with ErrNotEmpty.
 func Import(ctx context.Context, dir string, r io.Reader, opts *Options) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
@@ -464,8 +473,9 @@ func readExportHeader(br *bufio.Reader) (ExportHeader, error) {
 // export with a log into a database without one is refused). While it
 // runs, every other write of d fails with ErrImportRunning (reads go on);
 // an import refused before it stored a document leaves d as it was, its
-// templates included. It is how a server imports into the database it
-// serves.
+// templates included, and one that stopped later leaves d as Import does
+// (ErrImportIncomplete for other writes; the same export resumes). It is
+// how a server imports into the database it serves.
 func (d *DB) ImportInto(ctx context.Context, r io.Reader) (int, error) {
 	if err := d.live(); err != nil {
 		return 0, err
@@ -500,11 +510,25 @@ func (d *DB) importAll(ctx context.Context, x *ExportReader) (n int, err error) 
 	if err := d.enter(ctx); err != nil {
 		return 0, fmt.Errorf("fpdb: import: %w", err)
 	}
-	if err := d.lockWriter(false); err != nil {
+	if err := d.lockWriter(exclusive); err != nil {
 		d.leave()
 		return 0, fmt.Errorf("fpdb: import: %w", err)
 	}
-	err = d.checkImportTarget()
+	// An import that did not finish left its mark: the same export
+	// resumes, skipping what it stored; another is refused. Otherwise the
+	// target must be empty, and the mark is written before anything else.
+	digest := exportDigest(x.Header())
+	var res resumeState
+	switch mark := d.importMark.Load(); {
+	case mark != nil && bytes.Equal(*mark, digest):
+		res, err = d.resumeState()
+	case mark != nil:
+		err = fmt.Errorf("fpdb: import: %w: %s holds part of another export, whose import did not finish (import that export again to finish it, or remove the database)", ErrNotEmpty, d.dir)
+	default:
+		if err = d.checkImportTarget(); err == nil {
+			err = d.setImportMark(digest)
+		}
+	}
 	d.importing = err == nil
 	d.writeMu.Unlock()
 	d.leave()
@@ -513,9 +537,13 @@ func (d *DB) importAll(ctx context.Context, x *ExportReader) (n int, err error) 
 	}
 	d.at("import")
 	defer func() {
-		if err != nil && n == 0 && d.enter(context.WithoutCancel(ctx)) == nil {
+		// Refused before it stored a document, a new import leaves the
+		// database as it was: no template, no mark.
+		if err != nil && n == 0 && !res.resumed && d.enter(context.WithoutCancel(ctx)) == nil {
 			if rerr := d.dropImportedTemplates(ctx); rerr != nil {
 				err = fmt.Errorf("%w (and removing the templates it added: %w)", err, rerr)
+			} else if rerr := d.clearImportMark(); rerr != nil {
+				err = fmt.Errorf("%w (and removing its mark: %w)", err, rerr)
 			}
 			d.leave()
 		}
@@ -523,10 +551,58 @@ func (d *DB) importAll(ctx context.Context, x *ExportReader) (n int, err error) 
 		d.importing = false
 		d.writeMu.Unlock()
 	}()
-	if err := d.importTemplates(ctx, x.Header().Templates); err != nil {
+	if err := d.importTemplates(ctx, x.Header().Templates, res.templates); err != nil {
 		return 0, err
 	}
-	return d.importDocs(ctx, x)
+	if n, err = d.importDocs(ctx, x, res); err != nil {
+		return n, err
+	}
+	if err := d.enter(context.WithoutCancel(ctx)); err != nil {
+		return n, fmt.Errorf("fpdb: import: %w", err)
+	}
+	defer d.leave()
+	if err := d.clearImportMark(); err != nil {
+		return n, fmt.Errorf("fpdb: import: %w", err)
+	}
+	return n, nil
+}
+
+// resumeState is what an earlier, unfinished import of the same export
+// stored: its first docs documents, the templates named, and the audit-log
+// entries below logNext (when the export carries its log).
+type resumeState struct {
+	resumed   bool
+	docs      int
+	templates map[string]bool
+	logNext   uint64
+}
+
+// resumeState reads what the unfinished import stored. writeMu is held.
+func (d *DB) resumeState() (resumeState, error) {
+	st := resumeState{resumed: true, docs: d.ix.Len(), templates: map[string]bool{}}
+	ts, err := readTemplates(d.pdb)
+	if err != nil {
+		return st, fmt.Errorf("fpdb: import: %w", err)
+	}
+	for _, t := range ts {
+		st.templates[t.Name] = true
+	}
+	if d.params.AuditLog {
+		if err := d.loadLog(); err != nil {
+			return st, fmt.Errorf("fpdb: import: %w", err)
+		}
+		st.logNext = d.log.next
+	}
+	return st, nil
+}
+
+// clearImportMark removes the import mark, as the import's own write.
+func (d *DB) clearImportMark() error {
+	if err := d.lockWriter(importer); err != nil {
+		return err
+	}
+	defer d.writeMu.Unlock()
+	return d.setImportMark(nil)
 }
 
 // CheckExport returns a *ParamsError unless the documents of an export
@@ -580,7 +656,7 @@ func (d *DB) checkImportTarget() error {
 
 // importDocs stores the documents of an export (and restores its audit
 // log's entries), read from x.
-func (d *DB) importDocs(ctx context.Context, x *ExportReader) (int, error) {
+func (d *DB) importDocs(ctx context.Context, x *ExportReader, res resumeState) (int, error) {
 	h := x.Header()
 	op := OpImport
 	if h.AuditLog {
@@ -588,8 +664,9 @@ func (d *DB) importDocs(ctx context.Context, x *ExportReader) (int, error) {
 	}
 	var logs []LogEntry
 	n := 0
-	batch := make([]Input, 0, importBatchDocs)
-	lines := make([]int, 0, importBatchDocs)
+	size := cmp.Or(d.testImportBatch, importBatchDocs)
+	batch := make([]Input, 0, size)
+	lines := make([]int, 0, size)
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil
@@ -641,7 +718,10 @@ func (d *DB) importDocs(ctx context.Context, x *ExportReader) (int, error) {
 			if err := flush(); err != nil { // the documents come first
 				return n, err
 			}
-			if logs = append(logs, *entry); len(logs) == importBatchDocs {
+			if entry.Seq < res.logNext {
+				continue // restored by the unfinished import
+			}
+			if logs = append(logs, *entry); len(logs) == size {
 				if err := d.restoreLog(logs); err != nil {
 					return n, fmt.Errorf("fpdb: import: %w", err)
 				}
@@ -649,9 +729,21 @@ func (d *DB) importDocs(ctx context.Context, x *ExportReader) (int, error) {
 			}
 			continue
 		}
+		if n < res.docs {
+			// Stored by the unfinished import, whose batches held the
+			// export's documents in order.
+			if _, ok, err := d.lookup(doc.ID); err != nil || !ok {
+				if err == nil {
+					err = fmt.Errorf("%w: line %d: %q is not in %s, which should hold the first %d documents of this export", ErrImportIncomplete, x.Line(), doc.ID, d.dir, res.docs)
+				}
+				return n, fmt.Errorf("fpdb: import: %w", err)
+			}
+			n++
+			continue
+		}
 		batch = append(batch, *doc)
 		lines = append(lines, x.Line())
-		if len(batch) == importBatchDocs {
+		if len(batch) == size {
 			if err := flush(); err != nil {
 				return n, err
 			}

@@ -24,7 +24,7 @@ func (d *DB) Flush(ctx context.Context) (err error) {
 	if err := d.live(); err != nil {
 		return err
 	}
-	ctx, leave, err := d.enterWriter(ctx, "flush", true)
+	ctx, leave, err := d.enterWriter(ctx, "flush", true, exclusive)
 	if err != nil {
 		return err
 	}

@@ -93,9 +93,10 @@ func (d *DB) enterLong(ctx context.Context) (context.Context, func(*error), erro
 
 // enterWriter is enterLong for a call that writes, or must see no write
 // while it runs (Check, Warm, Flush, Compact, the bulk deletes): it also
-// takes writeMu, which the returned leave releases. With write set, a
-// read-only DB refuses the call with ErrReadOnly (op names it).
-func (d *DB) enterWriter(ctx context.Context, op string, write bool) (context.Context, func(*error), error) {
+// takes writeMu (lockWriter, as kind), which the returned leave releases.
+// With write set, a read-only DB refuses the call with ErrReadOnly (op
+// names it).
+func (d *DB) enterWriter(ctx context.Context, op string, write bool, kind writerKind) (context.Context, func(*error), error) {
 	ctx, leave, err := d.enterLong(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -105,7 +106,7 @@ func (d *DB) enterWriter(ctx context.Context, op string, write bool) (context.Co
 		leave(&err)
 		return nil, nil, err
 	}
-	if err := d.lockWriter(false); err != nil {
+	if err := d.lockWriter(kind); err != nil {
 		leave(&err)
 		return nil, nil, fmt.Errorf("fpdb: %s: %w", op, err)
 	}
@@ -115,14 +116,33 @@ func (d *DB) enterWriter(ctx context.Context, op string, write bool) (context.Co
 	}, nil
 }
 
+// writerKind says what a holder of writeMu does, for lockWriter.
+type writerKind int
+
+const (
+	// exclusive calls change no document, template or log entry, but
+	// must see no write while they run (Check, Warm, Flush, Compact).
+	exclusive writerKind = iota
+	// changer calls add, delete or change documents, templates or log
+	// entries.
+	changer
+	// importer is the running import's own writes.
+	importer
+)
+
 // lockWriter takes writeMu, unless an import is filling the database and
-// the caller is not that import (imp): it then fails with
-// ErrImportRunning, holding nothing.
-func (d *DB) lockWriter(imp bool) error {
+// the caller is not that import (ErrImportRunning), or the caller is a
+// changer and an import did not finish (ErrImportIncomplete: its rerun
+// resumes only if nothing else was written); it then holds nothing.
+func (d *DB) lockWriter(kind writerKind) error {
 	d.writeMu.Lock()
-	if d.importing && !imp {
+	switch {
+	case d.importing && kind != importer:
 		d.writeMu.Unlock()
 		return ErrImportRunning
+	case d.importMark.Load() != nil && kind == changer:
+		d.writeMu.Unlock()
+		return fmt.Errorf("%w: %s holds part of an export; import the same export again to finish it, or remove the database", ErrImportIncomplete, d.dir)
 	}
 	return nil
 }
@@ -142,4 +162,12 @@ func (d *DB) beginClose() bool {
 		l.idle.Wait()
 	}
 	return true
+}
+
+// writerOf is importer for the import's own writes (imp), else changer.
+func writerOf(imp bool) writerKind {
+	if imp {
+		return importer
+	}
+	return changer
 }

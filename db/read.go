@@ -418,7 +418,7 @@ func (d *DB) readDocRecord(iid uint32) (Doc, error) {
 func (d *DB) Stats() Stats {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	s := Stats{Params: d.Params(), Docs: d.ix.Len(), Deferred: d.ix.DeferredLen()}
+	s := Stats{Params: d.Params(), Docs: d.ix.Len(), Deferred: d.ix.DeferredLen(), ImportIncomplete: d.unfinishedImport()}
 	if !d.closed {
 		s.DiskBytes = int64(d.pdb.Metrics().DiskSpaceUsage())
 	}
@@ -438,7 +438,7 @@ func (d *DB) Warm(ctx context.Context) (err error) {
 	}
 	// Writers change cached lists; readers only add lists read from the
 	// store, which writeMu keeps as Warm reads them.
-	ctx, leave, err := d.enterWriter(ctx, "warm", false)
+	ctx, leave, err := d.enterWriter(ctx, "warm", false, exclusive)
 	if err != nil {
 		return err
 	}
@@ -574,6 +574,11 @@ type Stats struct {
 	// Deferred is the number of documents whose postings a bulk load has
 	// not written yet (Options.BulkLoad; Flush writes them).
 	Deferred int
+	// ImportIncomplete is set when an import into the database did not
+	// finish: it holds the first Docs documents of an export and refuses
+	// other writes (ErrImportIncomplete) until an import of the same
+	// export finishes.
+	ImportIncomplete bool
 }
 
 // QueryMany answers Query for each of texts, in order: result i is the

@@ -298,7 +298,7 @@ func (d *DB) changeTemplates(ctx context.Context, t *Template, remove, imp bool)
 	defer d.leave()
 	d.tmplMu.Lock() // no add or query in flight (tmplMu)
 	defer d.tmplMu.Unlock()
-	if err := d.lockWriter(imp); err != nil {
+	if err := d.lockWriter(writerOf(imp)); err != nil {
 		return nil, err
 	}
 	defer d.writeMu.Unlock()
@@ -570,13 +570,16 @@ func (d *DB) dropImportedTemplates(ctx context.Context) error {
 
 // importTemplates adds the templates of an export header to the new,
 // empty database of Import; a name given twice is an invalid export.
-func (d *DB) importTemplates(ctx context.Context, ets []ExportTemplate) error {
+func (d *DB) importTemplates(ctx context.Context, ets []ExportTemplate, stored map[string]bool) error {
 	seen := map[string]bool{}
 	for _, et := range ets {
 		if seen[et.Name] {
 			return fmt.Errorf("fpdb: import: %w: template %q given twice", ErrBadExport, et.Name)
 		}
 		seen[et.Name] = true
+		if stored[et.Name] {
+			continue // added by the unfinished import of this export
+		}
 		f, err := ParseFormat(et.Format)
 		if err == nil && f == FormatAuto {
 			err = fmt.Errorf("format %q", et.Format)

@@ -64,7 +64,7 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
 		return httpapi.WriteJSON(w, http.StatusOK, apiconv.StorageStats(st, ss))
 	}
 	ps := st.Params
-	return httpapi.WriteJSON(w, http.StatusOK, api.Stats{Docs: st.Docs, DiskBytes: st.DiskBytes, Deferred: st.Deferred,
+	return httpapi.WriteJSON(w, http.StatusOK, api.Stats{Docs: st.Docs, DiskBytes: st.DiskBytes, Deferred: st.Deferred, ImportIncomplete: st.ImportIncomplete,
 		FormatVersion: ps.FormatVersion, K: ps.K, GroupWidths: ps.GroupWidths, ShingleWidth: ps.ShingleWidth, Seed: ps.Seed,
 		NormalizeVersion: ps.NormalizeVersion, KeepTexts: ps.KeepTexts, AuditLog: ps.AuditLog, Created: ps.Created.Format(time.RFC3339)})
 }

@@ -108,3 +108,54 @@ func TestImportRunning(t *testing.T) {
 		t.Fatalf("the import: %d %+v, %d documents", st, res, d.Len())
 	}
 }
+
+// TestImportUnfinished: an import cut short after a batch leaves the
+// served database unfinished: the answer (503: documents were stored)
+// says how to finish, /v1/stats says so, an add answers 403 with
+// reason import_incomplete, and posting the same export again resumes and
+// finishes it.
+func TestImportUnfinished(t *testing.T) {
+	src, err := db.Open(t.TempDir(), &db.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	docs := make([]db.Input, 10_003)
+	for i := range docs {
+		fp := make([]uint64, src.Params().K/64)
+		for j := range fp {
+			fp[j] = uint64(i+1) * 0x9E3779B97F4A7C15 * uint64(j+1)
+		}
+		docs[i] = db.Input{ID: fmt.Sprint("d", i), Fingerprint: fp}
+	}
+	if _, err := src.AddBatch(context.Background(), docs); err != nil {
+		t.Fatal(err)
+	}
+	var exp bytes.Buffer
+	if _, err := src.Export(context.Background(), &exp); err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(exp.Bytes(), []byte("\n"))
+	cut := bytes.Join(lines[:10_002], nil) // the header and one batch and one document
+	ts, d := testServer(t, nil)
+	var e api.ErrorBody
+	if st := call(t, "POST", ts.URL+"/v1/import", "application/x-ndjson", bytes.NewReader(cut), &e); st != 503 || d.Len() != 10_000 ||
+		!strings.Contains(e.Error.Message, "until the same export, posted again, finishes the import") {
+		t.Fatalf("a cut export: %d %+v, %d documents; want 503 saying how to finish, and the first batch", st, e, d.Len())
+	}
+	var stats api.Stats
+	if st := call(t, "GET", ts.URL+"/v1/stats", "", nil, &stats); st != 200 || !stats.ImportIncomplete {
+		t.Errorf("stats of an unfinished import: %d %+v", st, stats)
+	}
+	e = api.ErrorBody{}
+	if st := call(t, "POST", ts.URL+"/v1/documents?id=live", "text/plain", strings.NewReader(text(99, 100)), &e); st != 403 || e.Error.Reason != "import_incomplete" {
+		t.Errorf("an add into an unfinished import: %d %+v, want 403 import_incomplete", st, e)
+	}
+	var res api.ImportResult
+	if st := call(t, "POST", ts.URL+"/v1/import", "application/x-ndjson", bytes.NewReader(exp.Bytes()), &res); st != 200 || res.Imported != 10_003 || d.Len() != 10_003 {
+		t.Fatalf("the export again: %d %+v, %d documents", st, res, d.Len())
+	}
+	if st := call(t, "POST", ts.URL+"/v1/documents?id=live", "text/plain", strings.NewReader(text(99, 100)), nil); st != 200 && st != 201 {
+		t.Errorf("an add after the import: %d", st)
+	}
+}

@@ -34,7 +34,7 @@ func (s *Server) routes() []httpapi.Route {
 var errorClasses = []httpapi.Class{
 	{Status: http.StatusRequestTimeout, Code: api.CodeTimeout, Errs: []error{os.ErrDeadlineExceeded, context.DeadlineExceeded}},
 	{Status: http.StatusNotFound, Code: api.CodeNotFound, Errs: []error{db.ErrNotFound, db.ErrNoTemplate}},
-	{Status: http.StatusForbidden, Code: api.CodeForbidden, Errs: []error{db.ErrReadOnly}},
+	{Status: http.StatusForbidden, Code: api.CodeForbidden, Errs: []error{db.ErrReadOnly, db.ErrImportIncomplete}},
 	{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable, Errs: []error{db.ErrClosed, context.Canceled, db.ErrImportRunning}, RetryAfter: 1},
 	{Status: http.StatusBadRequest, Code: api.CodeBadRequest,
 		Errs: slices.Concat(httpapi.InputErrors, []error{db.ErrInfeasiblePlan, db.ErrEmptyPrefix, db.ErrTemplateNeedsTexts,

@@ -642,7 +642,7 @@ func (o *addOptions) readFilesFrom(stdin io.Reader) ([]string, error) {
 // isFatal reports whether an error of one document means that the others
 // cannot be added either.
 func isFatal(err error) bool {
-	return errors.Is(err, db.ErrClosed) || errors.Is(err, db.ErrReadOnly) ||
+	return errors.Is(err, db.ErrClosed) || errors.Is(err, db.ErrReadOnly) || errors.Is(err, db.ErrImportIncomplete) ||
 		errors.Is(err, db.ErrIDSpaceExhausted) || errors.Is(err, db.ErrCorrupt) || isRemoteFatal(err)
 }
 

@@ -38,6 +38,10 @@ listed as dropped. No other fpdb may have the database open.
 A damaged meta record, or damage inside Pebble's own files that makes the
 database unreadable, cannot be repaired: restore a backup.
 
+An import that did not finish ("fpdb import" stopped by an error, an interrupt
+or a crash) is a problem too, which --repair does not mend: import the same
+export again to finish it (it resumes), or remove the database.
+
 Exit status: 0 when the database is consistent (after --repair: when it is
 consistent now); 1 when problems were found; 2 on any other error.`,
 		Example: `  fpdb check
@@ -114,6 +118,11 @@ func (o *checkOptions) verify(ctx context.Context, stdout io.Writer) (err error)
 		fmt.Fprintf(stdout, "%s; run 'fpdb check --repair' with no other fpdb using the database\n", plural(n, "problem"))
 		return &exitError{code: exitProblems}
 	case errors.Is(err, db.ErrCorrupt):
+		fmt.Fprintf(stdout, "problem: %s\n", errorText(err))
+		return &exitError{code: exitProblems}
+	case errors.Is(err, db.ErrImportIncomplete):
+		// Sound, but not whole: no repair gives what the import did not
+		// store.
 		fmt.Fprintf(stdout, "problem: %s\n", errorText(err))
 		return &exitError{code: exitProblems}
 	case err != nil:

@@ -34,9 +34,12 @@ normalization versions must be this build's; its format version may be older
 (import is the migration path between format versions).
 
 Documents are written in atomic batches of 10 000. On an error (a bad line, a
-truncated export) or an interrupt (Ctrl-C: "interrupted: N documents
-imported") the database holds the whole batches written so far, never part
-of one: remove it and import again.
+truncated export), an interrupt (Ctrl-C: "interrupted: N documents
+imported") or a crash, the database holds the whole batches written so far,
+never part of one, and is marked as unfinished: it refuses other writes, and
+"fpdb check" and "fpdb stats" say so. Import the same export into it again to
+finish: the import resumes after the documents stored (a bad line may be
+mended first; the header line must stay the same). Or remove it.
 
 With --server URL, import sends the export to that server ("fpdb serve"), into
 its database, or to the whole cluster when URL is a cluster node; the database
@@ -88,7 +91,7 @@ func (o *importOptions) run(ctx context.Context, stdin io.Reader, stdout io.Writ
 	case err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()):
 		// Batches are atomic: the database holds the first n documents
 		// of the export, whole.
-		return failure(fmt.Errorf("import: interrupted: %s imported into %s (remove it and import again)", nDocs(n), dir))
+		return failure(fmt.Errorf("import: interrupted: %s imported into %s (import the same export again to finish: it resumes)", nDocs(n), dir))
 	case err != nil:
 		return failure(importError(err, o.path, dir, n))
 	}
@@ -126,7 +129,7 @@ func importError(err error, path, dir string, n int) error {
 		err = fmt.Errorf("%w (import makes a new database: give --db a directory that holds none)", err)
 	}
 	if n > 0 {
-		err = fmt.Errorf("%w; %s holds the %s imported before it: remove it and import again", err, dir, nDocs(n))
+		err = fmt.Errorf("%w; %s holds the %s imported before it: import the same export again to finish (it resumes), or remove it", err, dir, nDocs(n))
 	}
 	return newOpError(op, err, "import")
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -50,12 +51,34 @@ func TestImportErrors(t *testing.T) {
 	dst := dbDir(t)
 	r = runFPDB(t, "", "--db", dst, "import", cut).mustCode(t, exitFailure)
 	for _, want := range []string{"fpdb: import " + cut + ": invalid export: line 10003:",
-		"; " + dst + " holds the 10000 documents imported before it: remove it and import again"} {
+		"; " + dst + " holds the 10000 documents imported before it: import the same export again to finish (it resumes), or remove it"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("a truncated export: stderr %q, want %q", r.stderr, want)
 		}
 	}
-	if st := runFPDB(t, "", "--db", dst, "stats", "--json").mustCode(t, exitOK); !strings.Contains(st.stdout, `"docs":10000,`) {
-		t.Errorf("after the failed import: %.80s", st.stdout)
+	if st := runFPDB(t, "", "--db", dst, "stats", "--json").mustCode(t, exitOK); !strings.Contains(st.stdout, `"docs":10000,`) || !strings.Contains(st.stdout, `"import_incomplete":true`) {
+		t.Errorf("after the failed import: %s", st.stdout)
 	}
+	// The database says it is unfinished and takes no other write.
+	if st := runFPDB(t, "", "--db", dst, "stats").mustCode(t, exitOK); !regexp.MustCompile(`(?m)^import +unfinished: `).MatchString(st.stdout) {
+		t.Errorf("stats of an unfinished import: %s", st.stdout)
+	}
+	r = runFPDB(t, "", "--db", dst, "check").mustCode(t, exitProblems)
+	if want := "problem: check " + dst + ": an import into the database did not finish: it holds the first 10000 documents of an export"; !strings.Contains(r.stdout, want) {
+		t.Errorf("check of an unfinished import: stdout %q, want %q", r.stdout, want)
+	}
+	r = runFPDB(t, "", "--db", dst, "add", "--no-texts", corpus+"bees.txt")
+	if r.code == exitOK || !strings.Contains(r.stderr, "an import into the database did not finish") {
+		t.Errorf("add into an unfinished import: exit %d, stderr %q", r.code, r.stderr)
+	}
+	// The export mended, the import resumes and finishes.
+	whole := strings.TrimSuffix(b.String(), doc[:40]) + strings.Replace(doc, `"id":"`+corpus+`bees.txt"`, `"id":"doc-last"`, 1)
+	if err := os.WriteFile(cut, []byte(whole), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runFPDB(t, "", "--db", dst, "import", cut).mustCode(t, exitOK)
+	if want := "imported 10002 documents into " + dst; !strings.Contains(r.stdout, want) {
+		t.Errorf("the resumed import: stdout %q, want %q", r.stdout, want)
+	}
+	runFPDB(t, "", "--db", dst, "check").mustCode(t, exitOK)
 }

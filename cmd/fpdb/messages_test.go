@@ -173,6 +173,12 @@ func TestImportInterrupted(t *testing.T) {
 	if !strings.Contains(r.stdout, `"docs":10000,`) {
 		t.Errorf("after the interrupt: %s", r.stdout)
 	}
+	// Sound, but unfinished until the same export resumes.
+	runFPDB(t, "", "--db", dir, "check").mustCode(t, exitProblems)
+	r = runFPDB(t, buf.String(), "--db", dir, "import", "-").mustCode(t, exitOK)
+	if want := fmt.Sprintf("imported %d documents into %s", total, dir); !strings.Contains(r.stdout, want) {
+		t.Errorf("the import resumed: %q, want %q", r.stdout, want)
+	}
 	runFPDB(t, "", "--db", dir, "check").mustCode(t, exitOK)
 }
 

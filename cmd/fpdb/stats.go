@@ -151,6 +151,9 @@ func (o *statsOptions) print(stdout io.Writer, js jsonStats, storage bool) error
 	if js.Deferred > 0 {
 		fmt.Fprintf(tw, "postings deferred (bulk load)\t%d docs\n", js.Deferred)
 	}
+	if js.ImportIncomplete {
+		fmt.Fprintf(tw, "import\tunfinished: the docs above are the first of an export; import it again to finish (other writes are refused)\n")
+	}
 	if storage {
 		fmt.Fprintf(tw, "deleted, not compacted\t%d\n", js.DeletedNotCompacted)
 		fmt.Fprintf(tw, "bytes per doc\t%.0f\n", js.BytesPerDoc)

@@ -71,6 +71,13 @@ func Template(name string) []byte { return append(TemplatePrefix(), name...) }
 // [next, end) still hold fingerprints made with the templates before it.
 func ReindexMark() []byte { return []byte{PrefixSystem, 'r', 'i', 'd', 'x'} }
 
+// ImportMark is the key of the mark of an unfinished import: a version
+// byte and the digest of the export's header. Import writes it before
+// anything else and deletes it after the last entry; while it is present
+// the database refuses other writes, and an import of the same export
+// resumes. Older builds ignore it.
+func ImportMark() []byte { return []byte{PrefixSystem, 'i', 'm', 'p', 't'} }
+
 // MarkPrefix is the prefix of the callers' marks (see db.Mark): MarkPrefix
 // ‖ name. Older builds ignore the range.
 func MarkPrefix() []byte { return []byte{PrefixSystem, 'm', 'a', 'r', 'k'} }

@@ -169,7 +169,7 @@ func StorageStats(st db.Stats, ss *db.StorageStats) api.StorageStats {
 		Docs: st.Docs, K: p.K, M: len(p.GroupWidths), GroupWidths: p.GroupWidths, ShingleWidth: p.ShingleWidth,
 		Seed: p.Seed, FormatVersion: p.FormatVersion, HashVersion: p.HashVersion, NormalizeVersion: p.NormalizeVersion,
 		Merger: p.Merger, Created: p.Created.Format(time.RFC3339), DiskBytes: st.DiskBytes, Deferred: st.Deferred,
-		KeepTexts: p.KeepTexts, Texts: ss.Texts, TextBytes: ss.TextBytes, TextRawBytes: ss.TextRawBytes,
+		ImportIncomplete: st.ImportIncomplete, KeepTexts: p.KeepTexts, Texts: ss.Texts, TextBytes: ss.TextBytes, TextRawBytes: ss.TextRawBytes,
 		AuditLog: p.AuditLog, LogEntries: ss.LogEntries, LogBytes: ss.LogBytes,
 		DeletedNotCompacted: ss.DeletedNotCompacted, BytesPerDoc: ss.BytesPerDoc, CompactionDebt: ss.CompactionDebt,
 		PostingKeys: ss.PostingKeys, PostingIDs: ss.PostingIDs, MaxPosting: ss.MaxPosting,
@@ -193,7 +193,7 @@ var reasons = []struct {
 	{"no_text", db.ErrNoText}, {"bad_fingerprint", db.ErrBadFingerprint}, {"read_only", db.ErrReadOnly},
 	{"invalid_options", db.ErrInvalidOptions}, {"bad_input", db.ErrBadInput}, {"no_template", db.ErrNoTemplate},
 	{"template_needs_texts", db.ErrTemplateNeedsTexts}, {"not_empty", db.ErrNotEmpty}, {"bad_export", db.ErrBadExport},
-	{"import_running", db.ErrImportRunning},
+	{"import_running", db.ErrImportRunning}, {"import_incomplete", db.ErrImportIncomplete},
 }
 
 // Reason returns the API name of the first db error err wraps, or "".
