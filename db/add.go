@@ -58,7 +58,8 @@ type Input struct {
 	// names the text for FormatAuto).
 	TextOptions
 	// ReplaceUnchanged stores the document even when the document stored
-	// under its id has the same content (content hash and fingerprint). By
+	// under its id has the same content (content hash and fingerprint;
+	// without a content hash, also Size, Words and Shingles). By
 	// default such a document is left as it is — its time added and its
 	// place in storing order stay — and reported as unchanged
 	// (AddResult.Unchanged, BatchResult.Unchanged), so that re-adding a
@@ -319,10 +320,25 @@ func (d *DB) lookup(ext string) (uint32, bool, error) {
 
 // unchanged reports whether the document stored at iid has the content of
 // doc: the same content hash and fingerprint, and a stored text when doc
-// brings one. writeMu is held.
+// brings one. Without a content hash (a document added by fingerprint),
+// its sizes must be the same too: they are all that is known of its
+// content beyond the fingerprint, and containment is estimated from them.
+// writeMu is held.
 func (d *DB) unchanged(iid uint32, doc *Doc) (bool, error) {
 	same := d.docs.ext(iid) != "" && d.docs.hash(iid) == doc.ContentHash &&
 		slices.Equal(d.ix.Fingerprint(iid), doc.Fingerprint)
+	if same && doc.ContentHash == ([16]byte{}) {
+		v, closer, err := d.pdb.Get(keys.Doc(iid))
+		if err != nil {
+			return false, storageError(err)
+		}
+		rec, err := decodeDocRecord(v)
+		_ = closer.Close()
+		if err != nil {
+			return false, err
+		}
+		same = rec.Size == doc.Size && rec.Words == doc.Words && rec.Shingles == doc.Shingles
+	}
 	if !same || doc.text == nil {
 		return same, nil
 	}

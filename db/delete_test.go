@@ -265,3 +265,41 @@ func TestAddUnchanged(t *testing.T) {
 		t.Fatalf("re-add of a changed text: %+v, %v", res, err)
 	}
 }
+
+// TestAddUnchangedFingerprintSizes: a document added by fingerprint
+// without a content hash is unchanged only when its sizes are the same
+// too; re-added with other sizes it is replaced, alone or in a batch, and
+// containment then uses the new set size. It used to be kept with the old
+// sizes (reported unchanged), so containment answered from them.
+func TestAddUnchangedFingerprintSizes(t *testing.T) {
+	d := openTest(t, "", &Options{K: 64, GroupWidths: []int{16, 16, 16, 16}})
+	fp := []uint64{0x1234}
+	if _, err := d.Add(ctx, Input{ID: "a", Fingerprint: fp, Shingles: 1000}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := d.Add(ctx, Input{ID: "a", Fingerprint: fp, Shingles: 1000}, nil); err != nil || !res.Unchanged {
+		t.Fatalf("the same fingerprint and sizes: %+v, %v; want unchanged", res, err)
+	}
+	res, err := d.Add(ctx, Input{ID: "a", Fingerprint: fp, Shingles: 10}, nil)
+	if err != nil || res.Unchanged || !res.Replaced {
+		t.Fatalf("other shingles: %+v, %v; want a replace", res, err)
+	}
+	if g, err := d.Get(ctx, "a"); err != nil || g.Shingles != 10 {
+		t.Fatalf("stored shingles: %+v, %v; want 10", g, err)
+	}
+	// 10 shingles cannot hold all of a 500-shingle query.
+	q, err := d.QueryFingerprint(ctx, fp, QueryOptions{Containment: 1, Shingles: 500})
+	if err != nil || len(q.Matches) != 0 {
+		t.Errorf("containment after the replace: %+v, %v; want no match", q, err)
+	}
+	br, err := d.AddBatch(ctx, []Input{{ID: "a", Fingerprint: fp, Shingles: 10, Words: 12, Size: 80}})
+	if err != nil || br.Unchanged != 0 || br.Replaced != 1 {
+		t.Fatalf("a batch with other words and size: %+v, %v; want a replace", br, err)
+	}
+	if g, err := d.Get(ctx, "a"); err != nil || g.Words != 12 || g.Size != 80 {
+		t.Fatalf("stored after the batch: %+v, %v", g, err)
+	}
+	if br, err := d.AddBatch(ctx, []Input{{ID: "a", Fingerprint: fp, Shingles: 10, Words: 12, Size: 80}}); err != nil || br.Unchanged != 1 {
+		t.Fatalf("the same batch again: %+v, %v; want unchanged", br, err)
+	}
+}
