@@ -17,8 +17,12 @@ import (
 // sets) is reported, exact under the estimator's model — the fingerprints'
 // Hamming distance is Binomial(K, (1 − R)/2). Probability(R) evaluates it,
 // Caught(p) gives the least R reported with probability p, Points(n)
-// samples it. For documents much shorter than K·8 shingles it is
-// conservative (internal/tune's Caveats).
+// samples it. For documents of at least about K distinct shingles it is
+// conservative; for shorter ones the estimate spreads wider than the
+// curve, so false reports just below the threshold and misses just above
+// it can be somewhat more frequent than it says (about 1.2 to 1.6 times
+// at 100 shingles and K = 512; internal/tune's Caveats). Labelled pairs
+// (EvaluateThresholds) measure the real rates.
 type Curve = tune.Curve
 
 // Recommendation is a threshold chosen by Recommend: its Curve, what was
@@ -35,8 +39,9 @@ type LabelledPair = tune.Labelled
 type ThresholdScore = tune.Score
 
 // ThresholdGoal says which threshold BestThreshold picks: the best F1 (the
-// zero value), the lowest threshold with a least precision, or the highest
-// with a least recall.
+// zero value), the threshold of the most recall among those with a least
+// precision (the highest of equals), or the highest threshold with a least
+// recall.
 type ThresholdGoal = tune.Goal
 
 // DetectionCurve returns the detection curve of threshold for k-bit
@@ -65,7 +70,8 @@ func EvaluateThresholds(k int, pairs []LabelledPair) ([]ThresholdScore, error) {
 
 // BestThreshold returns the score of the threshold that meets the goal
 // among scores from EvaluateThresholds. Errors wrap ErrInvalidOptions,
-// also when no threshold meets the goal.
+// also when no threshold meets the goal, when no pair is labelled a
+// duplicate, and for a least precision when none is labelled not.
 func BestThreshold(scores []ThresholdScore, g ThresholdGoal) (ThresholdScore, error) {
 	s, err := tune.Best(scores, g)
 	return s, tuneError(err)

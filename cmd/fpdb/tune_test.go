@@ -286,3 +286,32 @@ func TestTunePlotOutput(t *testing.T) {
 		t.Errorf("--plot of a directory: stderr %q, want %q", r.stderr, want)
 	}
 }
+
+// TestTuneOneSidedLabels: labelled pairs with no duplicate are refused
+// whatever the goal (no "--threshold 1 … F1 0.000" recommendation), and
+// with no non-duplicate --min-precision is refused while best F1 and
+// --min-recall still recommend.
+func TestTuneOneSidedLabels(t *testing.T) {
+	dir := dbDir(t)
+	runFPDB(t, "", "--db", dir, "add", corpus+"bees.txt", corpus+"bread.txt", corpus+"chess.txt", corpus+"coffee.txt").mustCode(t, exitOK)
+	tmp := t.TempDir()
+	id := func(s string) string { return "testdata/corpus/" + s + ".txt" }
+	nots := writeFile(t, tmp, "nots.tsv", []byte(id("bees")+"\t"+id("coffee")+"\tnot\n"+id("bread")+"\t"+id("chess")+"\tnot\n"))
+	dups := writeFile(t, tmp, "dups.tsv", []byte(id("bees")+"\t"+corpus+"bees-edited.txt\tdup\n"+id("bread")+"\t"+corpus+"bread-edited.txt\tdup\n"))
+	for _, goal := range [][]string{nil, {"--min-recall", "0.9"}, {"--min-precision", "0.9"}} {
+		r := runFPDB(t, "", append([]string{"--db", dir, "tune", "--pairs", nots}, goal...)...).mustCode(t, exitFailure)
+		if want := "nots.tsv: invalid options: no pair is labelled a duplicate (all 2 are labelled not)"; !strings.Contains(r.stderr, want) || r.stdout != "" {
+			t.Errorf("no duplicates %v: stdout %q, stderr %q; want %q", goal, r.stdout, r.stderr, want)
+		}
+	}
+	r := runFPDB(t, "", "--db", dir, "tune", "--pairs", dups, "--min-precision", "0.9").mustCode(t, exitFailure)
+	if want := "dups.tsv: invalid options: no pair is labelled not a duplicate (all 2 are labelled dup)"; !strings.Contains(r.stderr, want) {
+		t.Errorf("no non-duplicates, --min-precision: stderr %q, want %q", r.stderr, want)
+	}
+	for _, goal := range [][]string{nil, {"--min-recall", "1"}} {
+		r := runFPDB(t, "", append([]string{"--db", dir, "tune", "--pairs", dups}, goal...)...).mustCode(t, exitOK)
+		if !strings.Contains(r.stdout, "Recommended: --threshold ") || !strings.Contains(r.stdout, "recall 1.000") {
+			t.Errorf("no non-duplicates %v:\n%s", goal, r.stdout)
+		}
+	}
+}

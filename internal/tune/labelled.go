@@ -26,7 +26,8 @@ type Score struct {
 	// duplicates missed; TN: non-duplicates not reported.
 	TP, FP, FN, TN int
 	// Precision is TP/(TP+FP) (1 when nothing is reported), Recall
-	// TP/(TP+FN) (1 when there is no duplicate), F1 their harmonic mean.
+	// TP/(TP+FN) (1 when there is no duplicate, a case Best refuses), F1
+	// their harmonic mean.
 	Precision, Recall, F1 float64
 	// PrecisionCI and RecallCI are Wilson score intervals at 95 %.
 	PrecisionCI, RecallCI Interval
@@ -105,19 +106,32 @@ type Goal struct {
 }
 
 // Best returns the score of the threshold that meets the goal. An error
-// wrapping ErrInvalid says when none does, or when the goal sets both
-// MinPrecision and MinRecall or one outside (0, 1].
+// wrapping ErrInvalid says when none does, when the goal sets both
+// MinPrecision and MinRecall or one outside (0, 1], when no pair is
+// labelled a duplicate (recall is then 1 and F1 0 at every threshold:
+// nothing to choose by), and for MinPrecision when no pair is labelled
+// not a duplicate (precision is then 1 wherever a pair is reported, so
+// the goal would say nothing about false reports).
 func Best(scores []Score, g Goal) (Score, error) {
 	if len(scores) == 0 {
 		return Score{}, fmt.Errorf("%w: no thresholds scored", ErrInvalid)
 	}
+	// Every score counts the same pairs.
+	dups, nots := scores[0].TP+scores[0].FN, scores[0].FP+scores[0].TN
 	switch {
 	case g.MinPrecision != 0 && g.MinRecall != 0:
 		return Score{}, fmt.Errorf("%w: a least precision and a least recall cannot both be asked", ErrInvalid)
+	case g.MinPrecision != 0 && !(g.MinPrecision > 0 && g.MinPrecision <= 1):
+		return Score{}, fmt.Errorf("%w: least precision %v (want a value in (0, 1])", ErrInvalid, g.MinPrecision)
+	case g.MinRecall != 0 && !(g.MinRecall > 0 && g.MinRecall <= 1):
+		return Score{}, fmt.Errorf("%w: least recall %v (want a value in (0, 1])", ErrInvalid, g.MinRecall)
+	case dups == 0:
+		return Score{}, fmt.Errorf("%w: no pair is labelled a duplicate (all %d are labelled not): recall cannot be measured, so no threshold can be recommended; label some duplicates too", ErrInvalid, nots)
+	case g.MinPrecision != 0 && nots == 0:
+		return Score{}, fmt.Errorf("%w: no pair is labelled not a duplicate (all %d are labelled dup): precision is 1 at every threshold, so a least precision cannot choose one; label some non-duplicates too, or ask for a least recall instead", ErrInvalid, dups)
+	}
+	switch {
 	case g.MinPrecision != 0:
-		if !(g.MinPrecision > 0 && g.MinPrecision <= 1) {
-			return Score{}, fmt.Errorf("%w: least precision %v (want a value in (0, 1])", ErrInvalid, g.MinPrecision)
-		}
 		best := -1
 		for i, s := range scores { // highest threshold first
 			if s.TP+s.FP > 0 && s.Precision >= g.MinPrecision && (best < 0 || s.Recall > scores[best].Recall) {
@@ -129,9 +143,6 @@ func Best(scores []Score, g Goal) (Score, error) {
 		}
 		return Score{}, fmt.Errorf("%w: no threshold reaches precision %v on these pairs", ErrInvalid, g.MinPrecision)
 	case g.MinRecall != 0:
-		if !(g.MinRecall > 0 && g.MinRecall <= 1) {
-			return Score{}, fmt.Errorf("%w: least recall %v (want a value in (0, 1])", ErrInvalid, g.MinRecall)
-		}
 		for _, s := range scores {
 			if s.Recall >= g.MinRecall {
 				return s, nil
