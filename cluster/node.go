@@ -340,8 +340,14 @@ func (n *Node) Close() error {
 	if n.r != nil {
 		n.r.Close()
 	}
+	// The replicas close at once: each may wait for its log consumer
+	// (stopConsumer).
+	closed := make(chan error, len(reps))
 	for _, rep := range reps {
-		errs = append(errs, rep.close())
+		go func() { closed <- rep.close() }()
+	}
+	for range reps {
+		errs = append(errs, <-closed)
 	}
 	if n.gw != nil {
 		errs = append(errs, n.gw.Close())

@@ -219,7 +219,7 @@ func (r *replica) follow(ctx context.Context) error {
 		return ErrClosed
 	}
 	if r.cc != nil {
-		r.cc.Stop()
+		stopConsumer(r.cc)
 		r.cc = nil
 	}
 	r.mu.Lock()
@@ -245,6 +245,34 @@ func (r *replica) follow(ctx context.Context) error {
 		return fmt.Errorf("fpdb cluster: shard %d: follow the log: %w", r.shard, err)
 	}
 	return nil
+}
+
+// consumerStopWait bounds how long stopConsumer waits for a consumer's
+// Stop.
+const consumerStopWait = time.Second
+
+// stopConsumer stops the log consumer cc, waiting for it at most
+// consumerStopWait. nats.go's ordered consumer holds its lock while it
+// tries to recreate its server-side consumer after losing it (each try
+// waits up to 10 s for an answer, then up to 10 s before the next), and
+// Stop waits for that lock: without a quorum of the log (the last nodes
+// of a cluster shutting down, a partition) a node's close waited about
+// 20 s per replica. Stop marks the consumer closed before it waits, so
+// the retrying ends at its next try and Stop returns on its own then;
+// apply ignores what a stopped consumer might still deliver (a replica
+// closed, or a message already applied).
+func stopConsumer(cc jetstream.ConsumeContext) {
+	done := make(chan struct{})
+	go func() {
+		cc.Stop()
+		close(done)
+	}()
+	t := time.NewTimer(consumerStopWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
 }
 
 // apply applies one log message: its runs of adds (one batch each; the
@@ -642,7 +670,7 @@ func (r *replica) close() error {
 	r.ccMu.Lock()
 	r.closing = true
 	if r.cc != nil {
-		r.cc.Stop()
+		stopConsumer(r.cc)
 		r.cc = nil
 	}
 	r.ccMu.Unlock()
