@@ -75,18 +75,37 @@ func (g *globalOptions) openDBWith(mode openMode, c *creationFlags) (*db.DB, err
 		}
 	}
 	// The db package's errors name the directory already.
+	opened := func(d *db.DB, err error) (*db.DB, error) {
+		if err == nil {
+			g.warnUnfinishedImport(d, dir)
+		}
+		return d, g.openError(err, mode, dir)
+	}
 	if opts.LockWait > 0 {
 		// Held by another process? Then say so while waiting.
 		once := opts.Clone()
 		once.LockWait = 0
 		d, err := c.open(dir, once)
 		if !errors.Is(err, db.ErrLocked) {
-			return d, g.openError(err, mode, dir)
+			return opened(d, err)
 		}
 		defer g.noticeWait(dir)()
 	}
-	d, err := c.open(dir, opts)
-	return d, g.openError(err, mode, dir)
+	return opened(c.open(dir, opts))
+}
+
+// warnUnfinishedImport says on standard error that d, opened from dir,
+// holds an import that did not finish, whose documents answer queries as
+// if they were all: except to the commands that say so themselves (stats,
+// check) or finish it (import).
+func (g *globalOptions) warnUnfinishedImport(d *db.DB, dir string) {
+	switch g.command {
+	case "fpdb stats", "fpdb check", "fpdb check --repair", "fpdb import":
+		return
+	}
+	if st := d.Stats(); st.ImportIncomplete && g.stderr != nil {
+		fmt.Fprintf(g.stderr, "fpdb: warning: an import into %s did not finish: it holds the first %s of an export (import the same export again to finish it)\n", dir, nDocs(st.Docs))
+	}
 }
 
 // isDir reports whether path is a directory.

@@ -63,7 +63,15 @@ func TestImportErrors(t *testing.T) {
 	if st := runFPDB(t, "", "--db", dst, "stats").mustCode(t, exitOK); !regexp.MustCompile(`(?m)^import +unfinished: `).MatchString(st.stdout) {
 		t.Errorf("stats of an unfinished import: %s", st.stdout)
 	}
+	// Queries answer from what is stored, and say that it is not all.
+	r = runFPDB(t, "", "--db", dst, "query", "--threshold", "0.5", corpus+"bees.txt")
+	if want := "fpdb: warning: an import into " + dst + " did not finish: it holds the first 10000 documents of an export"; !strings.Contains(r.stderr, want) {
+		t.Errorf("a query of an unfinished import: stderr %q, want %q", r.stderr, want)
+	}
 	r = runFPDB(t, "", "--db", dst, "check").mustCode(t, exitProblems)
+	if strings.Contains(r.stderr, "warning") {
+		t.Errorf("check warns as well as it says: %q", r.stderr)
+	}
 	if want := "problem: check " + dst + ": an import into the database did not finish: it holds the first 10000 documents of an export"; !strings.Contains(r.stdout, want) {
 		t.Errorf("check of an unfinished import: stdout %q, want %q", r.stdout, want)
 	}
