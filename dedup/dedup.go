@@ -72,8 +72,9 @@ type Options struct {
 	// that held documents before, those come first), "oldest" (the
 	// earliest time added), "longest", "shortest", "max:FIELD" or
 	// "min:FIELD" (the greatest or least value of a field: a number, a
-	// numeric string or an RFC 3339 date; records without it come last).
-	// Default "first".
+	// numeric string or an RFC 3339 date; records without it come last;
+	// a field that no record has, a misspelt name, stops the run after
+	// the load, before an output is written). Default "first".
 	Keep string
 	// Out is the file the kept records are written to ("-": Stdout);
 	// Removed, if set, the file the others go to; Clusters, if set, a JSON
@@ -94,7 +95,10 @@ type Options struct {
 	Out, Removed, Clusters string
 	// OutFormat is the format of Out and Removed: "jsonl", "csv", "tsv" or
 	// "parquet"; default: told by Out's extension, else the first input's
-	// format. A CSV/TSV or Parquet output of JSON Lines inputs has a column
+	// format. An output file whose extension names another format is
+	// refused (Check), as is a compression extension fpdb does not write;
+	// names of no known extension (kept.out) take the format. Clusters is
+	// written as uncompressed JSON Lines. A CSV/TSV or Parquet output of JSON Lines inputs has a column
 	// for every member that any record has (of every input, in order of
 	// first appearance; a record lacking one has an empty cell, null in
 	// Parquet; nested values are their JSON text), and the columns of any
@@ -248,6 +252,7 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 	if kp.field != "" {
 		values = make(map[string]float64)
 	}
+	fieldSeen := false // a record has the keep policy's field
 	refused := make(map[string]error)
 	l.onRefused = func(id string, err error) { refused[id] = err }
 	// refusedBefore are the ids of the records the database refused in
@@ -274,9 +279,11 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 			}
 		}
 		if values != nil {
-			if v, ok := fieldValue(rec.Meta, kp.field); ok {
+			v, ok, has := fieldValue(rec.Meta, kp.field)
+			if ok {
 				values[id] = v
 			}
+			fieldSeen = fieldSeen || has
 		}
 		return nil
 	})
@@ -285,6 +292,12 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 	}
 	if err != nil {
 		return sum, err
+	}
+	if values != nil && !fieldSeen && len(first) > 0 {
+		// A misspelt field would keep the first record of every
+		// cluster, as "first" does, without a word: refused before
+		// anything is written.
+		return sum, fmt.Errorf("%w: keep policy %s: none of the %d records read has a field %q: check its name (with no record having it, the policy would keep the first record of each cluster, as \"first\" does)", db.ErrInvalidOptions, o.Keep, len(first), kp.field)
 	}
 	sum.LoadSeconds = time.Since(start).Seconds()
 	// Each phase's garbage is collected before the next phase allocates
@@ -468,8 +481,13 @@ func (l *loader) refusedWhy(ctx context.Context, rec *records.Record) (error, er
 // directory of shards: Options.Out) or in a directory that does not
 // exist, a directory of shards that holds an input, an
 // input whose format its extension does not tell
-// (ErrBadInput). A caller that makes a database for the run checks
-// first, so that a refused run leaves none.
+// (ErrBadInput), an output file whose name says another format or
+// compression than it would be written in (Out or Removed named as a
+// format other than the outputs', or with a compression extension fpdb
+// does not write, such as .bz2 or .xz, or a Parquet file compressed as a
+// whole; Clusters named as anything but uncompressed JSON Lines). A
+// caller that makes a database for the run checks first, so that a
+// refused run leaves none.
 func Check(o Options) error {
 	if o.Out == "" {
 		return fmt.Errorf("%w: no output", db.ErrInvalidOptions)
@@ -492,6 +510,59 @@ func Check(o Options) error {
 			if _, _, err := records.Detect(p); err != nil && p != "-" {
 				return fmt.Errorf("%w: %w", ErrBadInput, err)
 			}
+		}
+	}
+	return checkOutputNames(&o, ro)
+}
+
+// checkOutputNames refuses an output file whose name lies about what Run
+// would write to it: Out or Removed named as a format other than the
+// outputs' (OutFormat, else Out's extension, else the input's: both get
+// the one format), or with an extension records.CheckOutput refuses (a
+// compression fpdb does not write, such as .bz2 or .xz; a Parquet file
+// compressed as a whole); Clusters named as another format than JSON
+// Lines, or as compressed (it is written as plain JSON Lines). Names
+// that tell no format (kept.out) are left to the default format.
+// Directories of shards name their files after the inputs.
+func checkOutputNames(o *Options, ro records.Options) error {
+	if p := o.Clusters; p != "" && p != "-" {
+		f, c, _ := records.Detect(p)
+		if (f != records.FormatAuto && f != records.FormatJSONL) || c != records.CompressionNone || records.CheckOutput(p, records.FormatJSONL) != nil {
+			return fmt.Errorf("%w: --clusters %s: the clusters file is written as uncompressed JSON Lines, not as its extension %s says: name it with the extension .jsonl (and compress it after the run if need be)", db.ErrInvalidOptions, p, filepath.Ext(p))
+		}
+	}
+	if isShardDir(o.Out) {
+		return nil
+	}
+	f, err := outputFormat(o, ro)
+	if err != nil {
+		return err
+	}
+	explicit := o.OutFormat != "" && o.OutFormat != "auto"
+	told := "told by --out-format " + o.OutFormat
+	if !explicit {
+		switch _, _, err := records.Detect(o.Out); {
+		case o.Out == "-":
+			told = "the input's format, for --out -"
+		case err == nil:
+			told = fmt.Sprintf("told by the extension of --out %s", o.Out)
+		default:
+			told = fmt.Sprintf("the input's format: --out %s names none", o.Out)
+		}
+	}
+	for _, out := range []struct{ flag, path string }{{"out", o.Out}, {"removed", o.Removed}} {
+		if out.path == "" || out.path == "-" {
+			continue
+		}
+		if g, _, err := records.Detect(out.path); err == nil && g != f {
+			fix := "or set --out-format and give both files the extension of its format"
+			if explicit {
+				fix = "or change --out-format"
+			}
+			return fmt.Errorf("%w: --%s %s is named as a %s file, but the outputs are written as %s (%s): give it the extension .%s, %s", db.ErrInvalidOptions, out.flag, out.path, g, f, told, f, fix)
+		}
+		if err := records.CheckOutput(out.path, f); err != nil {
+			return fmt.Errorf("%w: --%s %w", db.ErrInvalidOptions, out.flag, err)
 		}
 	}
 	return nil
@@ -952,40 +1023,42 @@ func writeClusters(w *jsonLines, cs []db.Cluster) error {
 
 // fieldValue reads the keep policy's field from a record's kept fields (a
 // JSON object): a number, a numeric string or a date (RFC 3339 or
-// YYYY-MM-DD, as Unix seconds).
-func fieldValue(meta []byte, field string) (float64, bool) {
+// YYYY-MM-DD, as Unix seconds); ok is false when the record has no such
+// value. has tells whether the record has the field at all (with any
+// value, null included).
+func fieldValue(meta []byte, field string) (v float64, ok, has bool) {
 	if len(meta) == 0 {
-		return 0, false
+		return 0, false, false
 	}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(meta, &m) != nil {
-		return 0, false
+		return 0, false, false
 	}
-	raw, ok := m[field]
-	if !ok {
-		return 0, false
+	raw, has := m[field]
+	if !has {
+		return 0, false, false
 	}
 	var x any
 	if json.Unmarshal(raw, &x) != nil {
-		return 0, false
+		return 0, false, true
 	}
 	switch v := x.(type) {
 	case float64:
-		return v, !math.IsNaN(v)
+		return v, !math.IsNaN(v), true
 	case string:
 		if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && !math.IsNaN(f) {
-			return f, true
+			return f, true, true
 		}
 		for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02"} {
 			if t, err := time.Parse(layout, strings.TrimSpace(v)); err == nil {
-				return float64(t.UnixNano()) / 1e9, true
+				return float64(t.UnixNano()) / 1e9, true, true
 			}
 		}
 	case bool:
 		if v {
-			return 1, true
+			return 1, true, true
 		}
-		return 0, true
+		return 0, true, true
 	}
-	return 0, false
+	return 0, false, true
 }

@@ -66,7 +66,7 @@ Clusters do not chain: every removed record is within the threshold of the
 record kept for it (see "fpdb clusters --centers"). --keep chooses that
 record: first (the first seen: input order; the default), oldest, longest,
 shortest, max:FIELD or min:FIELD (the greatest or least value of a field:
-a number, a numeric string or a date). --clusters writes one JSON object per
+a number, a numeric string or a date; a FIELD that no record has stops the run after the load, before anything is written). --clusters writes one JSON object per
 cluster: {"cluster", "kept", "size", "cohesion", "members": [{"id",
 "similarity"}]}.
 
@@ -77,8 +77,13 @@ pair at the threshold with probability at least --recall (default 0.999;
 pairs closer than the threshold are found more surely); the summary then
 states the plan and its expected recall.
 
-Outputs have the input's format (and the compression their extension
-says: .gz, .zst) unless --out-format says otherwise; Parquet outputs keep
+KEPT and REMOVED share one format: --out-format, else KEPT's extension,
+else the input's (a name of no known extension, such as kept.out, takes
+it). A KEPT or REMOVED named as another format, or with a compression
+fpdb does not write (.bz2, .xz, .lz4, ...; a Parquet file compressed as a
+whole), is refused before anything is read. Outputs are compressed as
+their extension says (.gz, .zst); CLUSTERS is uncompressed JSON Lines
+(.jsonl, or a name of no known extension). Parquet outputs keep
 the input's schema and add the four columns (Parquet shards of different
 schemas are refused, the error naming the difference: a column only in
 one, required in one and optional in the other, of another type; a JSON
@@ -99,13 +104,19 @@ is written .gz). A directory is replaced whole when the run ends; one that
 holds an input, or files that are not this run's shards, is refused.
 
 Bad records (a missing or non-string field, invalid UTF-8, a text too
-long, a malformed line, an id given twice, a text without any word) are
+long, a malformed line, an id given twice, a text without any word, a
+TSV field whose stray opening double quote swallowed the rows after it)
+are
 reported on standard error with their position (FILE:LINE, or FILE: row
 group G, row R), counted in the summary, and written to REMOVED with
 fpdb_error set; --strict stops at the first instead. When the database
 holds a document under a bad record's id (an archive with that id, or an
 earlier run that stored a record now refused), that document is left out
 of the clusters: no record names a bad one as kept.
+TSV follows CSV quoting, as fpdb writes it: a field that begins with a
+double quote runs to the next lone one ("" stands for one), over tabs and
+line breaks. A quoted field whose lines hold the tabs of rows of the file
+is reported as "malformed TSV: ... a stray double quote?" at its first line.
 
 A document shorter than the shingle width (--shingle-width words, 4 by
 default) is one shingle of all its words: it is a near duplicate only of

@@ -1,8 +1,12 @@
 package records
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -206,5 +210,70 @@ func TestCSVByteOrderMarkBeforeQuotedHeader(t *testing.T) {
 		if len(recs) != 1 || recs[0].ID != "1" || recs[0].Text != "first text" || recs[0].Err != "" || recs[0].Pos.Line != 2 {
 			t.Errorf("%s: records %+v", name, recs)
 		}
+	}
+}
+
+// TestTSVStrayQuote checks that a TSV field opened by a stray double quote,
+// whose closing quote falls at the end of a later line, is a bad record
+// at the line of its start, holding its original text, not the rows it
+// swallowed merged silently into one record; the rows after it are read.
+func TestTSVStrayQuote(t *testing.T) {
+	dir := t.TempDir()
+	swallowed := "1\t\"Hello there said the man\n2\tsecond record text with some words here\n3\tthird record and more words\""
+	p := writeFile(t, dir, "m2.tsv", []byte("id\ttext\n"+swallowed+"\n4\tfourth record words are here too\n"))
+	recs := readAll(t, p, Options{IDField: "id", Raw: true})
+	if len(recs) != 2 {
+		t.Fatalf("got %d records: %+v", len(recs), recs)
+	}
+	if r := recs[0]; r.Pos.Line != 2 || !strings.Contains(r.Err, "a quoted field (column \"text\") runs over 3 lines that hold tabs") ||
+		!strings.Contains(r.Err, "a stray double quote?") || !strings.Contains(r.Err, "malformed") || r.Raw != swallowed {
+		t.Errorf("the merged rows: %+v", r)
+	}
+	if r := recs[1]; r.Err != "" || r.ID != "4" || r.Pos.Line != 5 {
+		t.Errorf("the row after: %+v", r)
+	}
+
+	// With more columns, the rows swallowed hold them all; the last one
+	// ends the field at its column, the record's other fields after it.
+	p = writeFile(t, dir, "m3.tsv", []byte("id\ttext\tlang\na\t\"Hello\ten\nb\tsecond row\ten\nc\tthird\"\ten\nd\tfourth row\ten\n"))
+	recs = readAll(t, p, Options{IDField: "id"})
+	if len(recs) != 2 || recs[0].Pos.Line != 2 || !strings.Contains(recs[0].Err, "stray double quote") || recs[1].ID != "d" || recs[1].Err != "" {
+		t.Errorf("three columns: %+v", recs)
+	}
+}
+
+// TestTSVRoundTripNewlineTab checks that texts holding line breaks and
+// tabs, which fpdb's TSV outputs quote over several lines, read back as
+// they were written: an output's added columns make lines of a text unlike
+// its rows, and an indented line (a tab first) is no row.
+func TestTSVRoundTripNewlineTab(t *testing.T) {
+	dir := t.TempDir()
+	want := []string{
+		"def f():\n\treturn 1",
+		"a\nb\tc",
+		"name\tvalue\nx\t1\ny\t2",
+		"x\n\t\ty\tz\n",
+		"said \"hi\"\nthen\ta\ttab\n",
+		"one\ttwo\nthree\tfour\tfive\tsix\tseven\teight",
+	}
+	var in bytes.Buffer
+	for i, s := range want {
+		b, _ := json.Marshal(map[string]string{"id": fmt.Sprint(i), "text": s})
+		in.Write(append(b, '\n'))
+	}
+	src := writeFile(t, dir, "in.jsonl", in.Bytes())
+	for _, name := range []string{"out.tsv", "out.tsv.gz"} {
+		dst := filepath.Join(dir, name)
+		copyFile(t, src, dst, Options{IDField: "id"})
+		recs := readAll(t, dst, Options{IDField: "id"})
+		if got := texts(recs); !equalStrings(got, want) {
+			t.Errorf("%s: texts %q, want %q (%+v)", name, got, want, recs)
+		}
+	}
+	// A file of the id and text alone: indented code reads back.
+	code := "func f() {\n\treturn 1\n}\n\ndef g():\n\tpass"
+	p := writeFile(t, dir, "code.tsv", []byte("id\ttext\n1\t\"def g():\n\tpass\"\n2\t\""+code+"\"\n"))
+	if got := texts(readAll(t, p, Options{IDField: "id"})); !equalStrings(got, []string{"def g():\n\tpass", code}) {
+		t.Errorf("indented code: %q", got)
 	}
 }

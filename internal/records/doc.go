@@ -81,7 +81,13 @@
 //     when names repeat. A record longer than that same limit (an
 //     unterminated quote, say) stops the file with an error, since a CSV
 //     reader cannot find the next record after it. Kept fields that are not
-//     columns are left out of Meta.
+//     columns are left out of Meta. TSV follows CSV quoting, as fpdb's TSV
+//     outputs are written: a field that begins with a double quote runs to
+//     the next lone one (a doubled quote stands for one), over tabs and
+//     line breaks. A TSV record with a quoted field whose lines hold the
+//     tabs of rows of the file (what a stray quote that swallowed the rows
+//     after it looks like) is a bad record ("malformed TSV: ... a stray
+//     double quote?") at the line where it starts.
 //   - Parquet cannot be read from standard input nor wrapped in .gz/.zst
 //     (its pages are compressed inside). The id, text and kept fields must be
 //     leaf columns that are not repeated (lists are refused with ErrSchema);

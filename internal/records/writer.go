@@ -228,9 +228,48 @@ type heldRecord struct {
 	extras []Extra
 }
 
+// unwritableCompressions are the extensions of compressions, besides
+// bzip2 (which Open reads), that Create does not write, with their names.
+var unwritableCompressions = map[string]string{
+	".xz": "xz", ".lzma": "lzma", ".lz": "lzip", ".lz4": "lz4", ".br": "brotli",
+	".sz": "snappy", ".snappy": "snappy", ".z": "compress", ".zip": "zip", ".7z": "7-Zip",
+}
+
+// CheckOutput reports, from its name alone, why Create refuses to write
+// records in format f (FormatAuto: the one its extension tells) to path:
+// a compression it does not write (.bz2: Go has no bzip2 compressor;
+// .xz, .lz4, .lzma, .br, .sz and the like), a Parquet file compressed as
+// a whole (.parquet.gz), or an extension that is neither a format's nor a
+// compression's after a format's (kept.csv.foo: a compression fpdb does
+// not know?), which would be written uncompressed. Names that tell no
+// format (kept.out, kept) and "-" (standard output) pass. The error
+// names path.
+func CheckOutput(path string, f Format) error {
+	if path == "-" {
+		return nil
+	}
+	base := filepath.Base(path)
+	ext := filepath.Ext(base)
+	rest, c := splitCompression(base)
+	if f == FormatAuto {
+		f = formatOfExt(filepath.Ext(rest))
+	}
+	switch name, unwritable := unwritableCompressions[strings.ToLower(ext)]; {
+	case c == CompressionBzip2:
+		return fmt.Errorf("%s: cannot write bzip2 (.bz2): Go has no bzip2 compressor; use .gz or .zst", path)
+	case unwritable:
+		return fmt.Errorf("%s: cannot write %s compression (%s): use .gz or .zst, or no compression extension", path, name, ext)
+	case c == CompressionNone && formatOfExt(ext) == FormatAuto && formatOfExt(filepath.Ext(strings.TrimSuffix(base, ext))) != FormatAuto:
+		return fmt.Errorf("%s: %s after the format's extension is no compression fpdb writes (.gz, .zst): it would not be compressed; drop %s, or use .gz or .zst", path, ext, ext)
+	case f == FormatParquet && c != CompressionNone:
+		return fmt.Errorf("%s: a Parquet file cannot be %s-compressed as a whole (its pages are compressed inside): drop the %s extension", path, c, ext)
+	}
+	return nil
+}
+
 // Create creates the file at path (truncating it) to write records in
 // format f (FormatAuto: by the extension), compressed as the extension tells
-// (.gz, .zst, .zstd; .bz2 is refused: Go has no bzip2 compressor). Path "-"
+// (.gz, .zst, .zstd); a name CheckOutput refuses is refused. Path "-"
 // writes to stdout (JSON Lines for FormatAuto) and Close does not close it.
 // extraNames are the names of the extra fields that every Write passes, in
 // order. A Writer must be closed, also after an error: a Parquet Writer's
@@ -263,6 +302,9 @@ func Create(path string, f Format, stdout io.Writer, extraNames []string) (*Writ
 		w.bw = bufio.NewWriterSize(stdout, 64<<10)
 		w.out = w.bw
 	} else {
+		if err := CheckOutput(path, w.format); err != nil {
+			return nil, err
+		}
 		var rest string
 		rest, c = splitCompression(filepath.Base(path))
 		if w.format == FormatAuto {
@@ -270,12 +312,6 @@ func Create(path string, f Format, stdout io.Writer, extraNames []string) (*Writ
 				_, _, err := Detect(path)
 				return nil, err
 			}
-		}
-		switch {
-		case c == CompressionBzip2:
-			return nil, fmt.Errorf("%s: cannot write bzip2 (.bz2): Go has no bzip2 compressor; use .gz or .zst", path)
-		case w.format == FormatParquet && c != CompressionNone:
-			return nil, fmt.Errorf("%s: a Parquet file cannot be %s-compressed as a whole (its pages are compressed inside): drop the %s extension", path, c, filepath.Ext(path))
 		}
 	}
 	switch w.format {

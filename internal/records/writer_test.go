@@ -653,3 +653,63 @@ func TestWriteParquetSchemaDifference(t *testing.T) {
 		}
 	}
 }
+
+// TestCreateRefusedNames checks that Create refuses, by the name alone
+// (CheckOutput), an output it would write in another compression than its
+// name says, whatever the format it is given, and creates no file.
+func TestCreateRefusedNames(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name string
+		f    Format
+		want string
+	}{
+		{"x.jsonl.bz2", FormatJSONL, "cannot write bzip2"},
+		{"x.csv.xz", FormatCSV, "cannot write xz compression"},
+		{"x.csv.xz", FormatAuto, "cannot write xz compression"},
+		{"x.tsv.lz4", FormatTSV, "cannot write lz4 compression"},
+		{"x.jsonl.lzma", FormatJSONL, "cannot write lzma compression"},
+		{"x.jsonl.br", FormatJSONL, "cannot write brotli compression"},
+		{"x.jsonl.sz", FormatJSONL, "cannot write snappy compression"},
+		{"x.xz", FormatJSONL, "cannot write xz compression"},
+		{"x.csv.foo", FormatCSV, ".foo after the format's extension"},
+		{"x.csv.foo", FormatAuto, ".foo after the format's extension"},
+		{"x.parquet.gz", FormatAuto, "cannot be gzip-compressed as a whole"},
+		{"x.parquet.zst", FormatParquet, "cannot be zstd-compressed as a whole"},
+		{"x.out.gz", FormatParquet, "cannot be gzip-compressed as a whole"},
+	} {
+		p := filepath.Join(dir, c.name)
+		_, err := Create(p, c.f, nil, extraNames)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), p+": ") {
+			t.Errorf("Create(%s, %v): %v, want an error naming it: %q", c.name, c.f, err, c.want)
+		}
+		if cerr := CheckOutput(p, c.f); cerr == nil || err != nil && cerr.Error() != err.Error() {
+			t.Errorf("CheckOutput(%s, %v) = %v, Create's error %v", c.name, c.f, cerr, err)
+		}
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("the refused %s was created: %v", c.name, err)
+		}
+	}
+	// Names that tell no format fall back to the format given; a
+	// compression fpdb writes is written.
+	for _, c := range []struct {
+		name string
+		f    Format
+	}{{"k.out", FormatJSONL}, {"k", FormatCSV}, {"k.csv.gz", FormatAuto}, {"k.tsv.zst", FormatTSV}, {"k.ndjson.zstd", FormatAuto}, {"k.parquet", FormatAuto}, {"k.2024.jsonl", FormatAuto}, {"k.out.gz", FormatJSONL}} {
+		p := filepath.Join(dir, c.name)
+		if err := CheckOutput(p, c.f); err != nil {
+			t.Errorf("CheckOutput(%s, %v): %v", c.name, c.f, err)
+		}
+		w, err := Create(p, c.f, nil, extraNames)
+		if err != nil {
+			t.Errorf("Create(%s, %v): %v", c.name, c.f, err)
+			continue
+		}
+		if err := w.Close(); err != nil {
+			t.Errorf("Close(%s): %v", c.name, err)
+		}
+	}
+	if err := CheckOutput("-", FormatParquet); err != nil {
+		t.Errorf(`CheckOutput("-"): %v`, err)
+	}
+}
