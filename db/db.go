@@ -85,8 +85,9 @@ type DB struct {
 	// store at the first write; guarded by writeMu.
 	log logState
 	// importing is set, under writeMu, while ImportInto fills the
-	// database: every other write fails with ErrImportRunning (lockWriter).
-	importing bool
+	// database: every other write fails with ErrImportRunning (lockWriter),
+	// and Export too (it is read without the lock).
+	importing atomic.Bool
 	// importMark is the value of the import mark (keys.ImportMark) while
 	// an import has not finished, nil otherwise; set under writeMu, read
 	// anywhere. Changers fail with ErrImportIncomplete while it is set.

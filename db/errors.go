@@ -53,9 +53,10 @@ var (
 	// ErrImportRunning is returned by a write (or Check, Warm, Compact,
 	// Flush) made while ImportInto fills the database: it would be mixed
 	// into the export's documents and audit log. Nothing is written; try
-	// again once the import has ended.
+	// again once the import has ended. Export fails with it too (it would
+	// export part of the import).
 	ErrImportRunning = errors.New("fpdb: an import into the database is running")
-	// ErrImportIncomplete is returned by a write (and by Check) to a
+	// ErrImportIncomplete is returned by a write (and by Check and Export) to a
 	// database that an import did not finish (it stopped on an error, an
 	// interrupt or a crash): the database holds the export's documents up
 	// to a whole batch, and refuses every other write so that an import of

@@ -117,7 +117,10 @@ type ExportRecord struct {
 // document, in the order they were stored, with its text when the
 // database keeps texts, then, when it keeps an audit log, one line per log
 // entry. It reads a snapshot taken at the call, so writes
-// may proceed meanwhile. It returns the number of documents written.
+// may proceed meanwhile. It returns the number of documents written. A
+// database an import is filling (ErrImportRunning) or did not finish
+// (ErrImportIncomplete) is not exported: its export would import as a
+// whole database.
 func (d *DB) Export(ctx context.Context, w io.Writer) (_ int, err error) {
 	if err := d.live(); err != nil {
 		return 0, err
@@ -132,6 +135,16 @@ func (d *DB) Export(ctx context.Context, w io.Writer) (_ int, err error) {
 	count := d.ix.Len()
 	d.mu.RUnlock()
 	defer snap.Close()
+	// An import not finished holds part of its export: exported, it would
+	// import as a whole database.
+	switch mark, err := readImportMark(snap); {
+	case err != nil:
+		return 0, fmt.Errorf("fpdb: export: %w", err)
+	case mark != nil && d.importing.Load():
+		return 0, fmt.Errorf("fpdb: export: %w", ErrImportRunning)
+	case mark != nil:
+		return 0, fmt.Errorf("fpdb: export: %w: %s holds part of an export; import that export again to finish it, then export", ErrImportIncomplete, d.dir)
+	}
 
 	entries := -1
 	if d.params.AuditLog {
@@ -523,13 +536,13 @@ func (d *DB) importAll(ctx context.Context, x *ExportReader) (n int, err error) 
 	case mark != nil && bytes.Equal(*mark, digest):
 		res, err = d.resumeState()
 	case mark != nil:
-		err = fmt.Errorf("fpdb: import: %w: %s holds part of another export, whose import did not finish (import that export again to finish it, or remove the database)", ErrNotEmpty, d.dir)
+		err = fmt.Errorf("fpdb: import: %w: %w: %s holds part of another export (import that export again to finish it, or remove the database)", ErrNotEmpty, ErrImportIncomplete, d.dir)
 	default:
 		if err = d.checkImportTarget(); err == nil {
 			err = d.setImportMark(digest)
 		}
 	}
-	d.importing = err == nil
+	d.importing.Store(err == nil)
 	d.writeMu.Unlock()
 	d.leave()
 	if err != nil {
@@ -537,9 +550,10 @@ func (d *DB) importAll(ctx context.Context, x *ExportReader) (n int, err error) 
 	}
 	d.at("import")
 	defer func() {
-		// Refused before it stored a document, a new import leaves the
-		// database as it was: no template, no mark.
-		if err != nil && n == 0 && !res.resumed && d.enter(context.WithoutCancel(ctx)) == nil {
+		// Refused before it stored a document or a log entry, a new
+		// import leaves the database as it was: no template, no mark.
+		// Once it stored one, the mark stays: the same export resumes.
+		if err != nil && n == 0 && res.logged == 0 && !res.resumed && d.enter(context.WithoutCancel(ctx)) == nil {
 			if rerr := d.dropImportedTemplates(ctx); rerr != nil {
 				err = fmt.Errorf("%w (and removing the templates it added: %w)", err, rerr)
 			} else if rerr := d.clearImportMark(); rerr != nil {
@@ -548,13 +562,13 @@ func (d *DB) importAll(ctx context.Context, x *ExportReader) (n int, err error) 
 			d.leave()
 		}
 		d.writeMu.Lock()
-		d.importing = false
+		d.importing.Store(false)
 		d.writeMu.Unlock()
 	}()
 	if err := d.importTemplates(ctx, x.Header().Templates, res.templates); err != nil {
 		return 0, err
 	}
-	if n, err = d.importDocs(ctx, x, res); err != nil {
+	if n, err = d.importDocs(ctx, x, &res); err != nil {
 		return n, err
 	}
 	if err := d.enter(context.WithoutCancel(ctx)); err != nil {
@@ -569,12 +583,14 @@ func (d *DB) importAll(ctx context.Context, x *ExportReader) (n int, err error) 
 
 // resumeState is what an earlier, unfinished import of the same export
 // stored: its first docs documents, the templates named, and the audit-log
-// entries below logNext (when the export carries its log).
+// entries below logNext (when the export carries its log); logged counts
+// the entries this import restored.
 type resumeState struct {
 	resumed   bool
 	docs      int
 	templates map[string]bool
 	logNext   uint64
+	logged    int
 }
 
 // resumeState reads what the unfinished import stored. writeMu is held.
@@ -594,6 +610,24 @@ func (d *DB) resumeState() (resumeState, error) {
 		st.logNext = d.log.next
 	}
 	return st, nil
+}
+
+// storedAsExported returns an error unless doc, a document of the export
+// being resumed, is stored with its fingerprint and content hash.
+func (d *DB) storedAsExported(doc *Input) error {
+	iid, ok, err := d.lookup(doc.ID)
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		return errors.New("not stored")
+	}
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	if !slices.Equal(d.ix.Fingerprint(iid), doc.Fingerprint) || d.docs.hash(iid) != doc.ContentHash {
+		return errors.New("stored with another fingerprint or content")
+	}
+	return nil
 }
 
 // clearImportMark removes the import mark, as the import's own write.
@@ -656,8 +690,16 @@ func (d *DB) checkImportTarget() error {
 
 // importDocs stores the documents of an export (and restores its audit
 // log's entries), read from x.
-func (d *DB) importDocs(ctx context.Context, x *ExportReader, res resumeState) (int, error) {
+func (d *DB) importDocs(ctx context.Context, x *ExportReader, res *resumeState) (int, error) {
 	h := x.Header()
+	// restore restores log entries, counting them in res.logged.
+	restore := func(entries []LogEntry) error {
+		if err := d.restoreLog(entries); err != nil {
+			return err
+		}
+		res.logged += len(entries)
+		return nil
+	}
 	op := OpImport
 	if h.AuditLog {
 		op = 0 // the export's own entries are restored
@@ -699,16 +741,16 @@ func (d *DB) importDocs(ctx context.Context, x *ExportReader, res resumeState) (
 			break
 		}
 		if err != nil {
-			if errors.Is(err, errExportShort) && len(batch) == 0 && n > 0 {
+			if errors.Is(err, errExportShort) && len(batch) == 0 && (n > 0 || res.logged > 0) {
 				// Cut short in the audit log's part, where every
 				// document is stored: keep the entries read, which
 				// are whole, then say the export was cut short. With
-				// no document stored, keep nothing: the database is
-				// then as it was. Cut short among the documents, the
+				// nothing stored yet (no document, no entry), keep
+				// nothing: the database is then as it was. Cut short among the documents, the
 				// pending batch is dropped whole, as on any other
 				// error: a file cut within its first batch writes
 				// nothing.
-				if lerr := d.restoreLog(logs); lerr != nil {
+				if lerr := restore(logs); lerr != nil {
 					return n, fmt.Errorf("fpdb: import: %w", lerr)
 				}
 			}
@@ -722,7 +764,7 @@ func (d *DB) importDocs(ctx context.Context, x *ExportReader, res resumeState) (
 				continue // restored by the unfinished import
 			}
 			if logs = append(logs, *entry); len(logs) == size {
-				if err := d.restoreLog(logs); err != nil {
+				if err := restore(logs); err != nil {
 					return n, fmt.Errorf("fpdb: import: %w", err)
 				}
 				logs = logs[:0]
@@ -731,12 +773,10 @@ func (d *DB) importDocs(ctx context.Context, x *ExportReader, res resumeState) (
 		}
 		if n < res.docs {
 			// Stored by the unfinished import, whose batches held the
-			// export's documents in order.
-			if _, ok, err := d.lookup(doc.ID); err != nil || !ok {
-				if err == nil {
-					err = fmt.Errorf("%w: line %d: %q is not in %s, which should hold the first %d documents of this export", ErrImportIncomplete, x.Line(), doc.ID, d.dir, res.docs)
-				}
-				return n, fmt.Errorf("fpdb: import: %w", err)
+			// export's documents in order: the same id, fingerprint and
+			// content hash.
+			if err := d.storedAsExported(doc); err != nil {
+				return n, fmt.Errorf("fpdb: import: %w: line %d: %q: %w (%s should hold the first %d documents of this export)", ErrImportIncomplete, x.Line(), doc.ID, err, d.dir, res.docs)
 			}
 			n++
 			continue
@@ -752,7 +792,7 @@ func (d *DB) importDocs(ctx context.Context, x *ExportReader, res resumeState) (
 	if err := flush(); err != nil {
 		return n, err
 	}
-	if err := d.restoreLog(logs); err != nil {
+	if err := restore(logs); err != nil {
 		return n, fmt.Errorf("fpdb: import: %w", err)
 	}
 	if n != h.Docs {

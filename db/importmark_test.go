@@ -2,8 +2,10 @@ package db
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -83,6 +85,11 @@ func TestImportResume(t *testing.T) {
 			if err := dst.Check(ctx); !errors.Is(err, ErrImportIncomplete) || errors.Is(err, ErrCorrupt) {
 				t.Errorf("Check: %v, want ErrImportIncomplete only", err)
 			}
+			// Exported, part of the export would import as a whole.
+			var part bytes.Buffer
+			if _, err := dst.Export(ctx, &part); !errors.Is(err, ErrImportIncomplete) || part.Len() > 0 {
+				t.Errorf("Export: %v, %d bytes written; want ErrImportIncomplete and nothing", err, part.Len())
+			}
 			if err := dst.Warm(ctx); err != nil {
 				t.Errorf("Warm: %v", err)
 			}
@@ -117,7 +124,8 @@ func TestImportResume(t *testing.T) {
 
 // TestImportResumeChecksDocuments: a resumed import refuses an export
 // whose first documents are not those stored (the same header, other
-// documents), and stays unfinished.
+// documents in another order, or the same ids with another fingerprint),
+// and stays unfinished.
 func TestImportResumeChecksDocuments(t *testing.T) {
 	src := openTest(t, "", &Options{NoSync: true})
 	for i := range 4 {
@@ -136,10 +144,60 @@ func TestImportResumeChecksDocuments(t *testing.T) {
 	if _, err := dst.ImportInto(ctx, bytes.NewReader(swapped)); !errors.Is(err, ErrImportIncomplete) {
 		t.Errorf("an export of other first documents: %v, want ErrImportIncomplete", err)
 	}
+	var rec map[string]any
+	if err := json.Unmarshal(lines[2], &rec); err != nil {
+		t.Fatal(err)
+	}
+	fp := []byte(rec["fingerprint"].(string))
+	fp[0] ^= 1 // another hex digit
+	rec["fingerprint"] = string(fp)
+	changed, err := json.Marshal(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := bytes.Join([][]byte{lines[0], lines[1], append(changed, '\n'), lines[3], lines[4]}, nil)
+	if _, err := dst.ImportInto(ctx, bytes.NewReader(other)); !errors.Is(err, ErrImportIncomplete) || !strings.Contains(err.Error(), "another fingerprint") {
+		t.Errorf("an export whose stored document has another fingerprint: %v, want ErrImportIncomplete", err)
+	}
 	if !dst.Stats().ImportIncomplete {
 		t.Error("no longer unfinished")
 	}
 	if n, err := dst.ImportInto(ctx, bytes.NewReader(exp)); n != 4 || err != nil {
 		t.Fatalf("the export: %d, %v", n, err)
+	}
+}
+
+// TestImportLogOnlyInterrupted: an export of no document whose audit log
+// fills more than one batch, cut after a batch of entries was restored,
+// leaves the database unfinished (the entries stay) and resumes; it used
+// to drop its mark but keep the entries, so that the database looked
+// whole and refused the export as not empty.
+func TestImportLogOnlyInterrupted(t *testing.T) {
+	src := openTest(t, "", &Options{AuditLog: true, NoSync: true})
+	for i := range 3 {
+		id := fmt.Sprint("d", i)
+		if _, err := src.Add(ctx, Input{ID: id, Text: []byte(text(uint64(i), 200))}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := src.Delete(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exp := exportOf(t, src)
+	lines := bytes.SplitAfter(exp, []byte("\n"))
+	dst := openTest(t, "", &Options{AuditLog: true, NoSync: true})
+	dst.testImportBatch = 2
+	if _, err := dst.ImportInto(ctx, bytes.NewReader(bytes.Join(lines[:4], nil))); !errors.Is(err, ErrBadExport) {
+		t.Fatalf("a cut export: %v, want ErrBadExport", err)
+	}
+	if !dst.Stats().ImportIncomplete {
+		t.Fatal("entries were restored, but the database is not marked unfinished")
+	}
+	if n, err := dst.ImportInto(ctx, bytes.NewReader(exp)); n != 0 || err != nil {
+		t.Fatalf("the export again: %d, %v", n, err)
+	}
+	_, want, _ := bytes.Cut(exp, []byte("\n"))
+	if _, got, _ := bytes.Cut(exportOf(t, dst), []byte("\n")); !bytes.Equal(got, want) {
+		t.Errorf("the resumed import exports\n%s\nwant\n%s", got, want)
 	}
 }

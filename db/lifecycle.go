@@ -137,7 +137,7 @@ const (
 func (d *DB) lockWriter(kind writerKind) error {
 	d.writeMu.Lock()
 	switch {
-	case d.importing && kind != importer:
+	case d.importing.Load() && kind != importer:
 		d.writeMu.Unlock()
 		return ErrImportRunning
 	case d.importMark.Load() != nil && kind == changer:

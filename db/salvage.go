@@ -27,6 +27,12 @@ type SalvageReport struct {
 	// record or fingerprint, an older copy of an id; and the stored texts
 	// left out (undecodable: the document is written without it).
 	Dropped []string
+	// Left names what a salvaged export never carries that the database
+	// holds: its audit log (the export has none, so a database imported
+	// from it keeps none), and the mark of an import that did not finish
+	// (the documents are then only the first ones of that import's
+	// export).
+	Left []string
 }
 
 // UnreadableRange is a range of internal ids Salvage could not read.
@@ -147,6 +153,12 @@ func (d *DB) salvage(ctx context.Context, w io.Writer) (*SalvageReport, error) {
 	if terr != nil {
 		rep.Dropped = append(rep.Dropped, fmt.Sprintf("templates: %v", terr))
 		ts = nil
+	}
+	if d.params.AuditLog {
+		rep.Left = append(rep.Left, "the audit log: a salvaged export carries none, and a database imported from it keeps none")
+	}
+	if mark, _ := readImportMark(d.pdb); mark != nil {
+		rep.Left = append(rep.Left, "the mark of an import that did not finish: the documents are only the first ones of that import's export")
 	}
 	ew, err := newExportWriter(w, d.params, len(newest), -1, ts...)
 	if err != nil {

@@ -206,3 +206,45 @@ func TestSalvageIntact(t *testing.T) {
 		t.Fatal("Salvage and Export differ on an intact database")
 	}
 }
+
+// TestSalvageSaysWhatItLeaves: Salvage names the audit log it does not
+// carry (Left), and the mark of an import that did not finish, whose
+// documents are only part of an export; Export does not export such a
+// database at all.
+func TestSalvageSaysWhatItLeaves(t *testing.T) {
+	dir := t.TempDir()
+	d := openTest(t, dir, &Options{AuditLog: true, NoSync: true})
+	if _, err := d.Add(ctx, Input{ID: "a", Text: []byte(text(1, 200))}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	rep, err := Salvage(ctx, dir, &out, nil)
+	if err != nil || len(rep.Left) != 1 || !strings.Contains(rep.Left[0], "audit log") {
+		t.Fatalf("Salvage of a database with a log: %v %+v", err, rep)
+	}
+
+	src := openTest(t, "", &Options{NoSync: true})
+	for i := range 3 {
+		if _, err := src.Add(ctx, Input{ID: fmt.Sprint("d", i), Text: []byte(text(uint64(i), 200))}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lines := bytes.SplitAfter(exportOf(t, src), []byte("\n"))
+	dir = t.TempDir()
+	dst := openTest(t, dir, &Options{NoSync: true})
+	dst.testImportBatch = 2
+	if _, err := dst.ImportInto(ctx, bytes.NewReader(bytes.Join(lines[:3], nil))); !errors.Is(err, ErrBadExport) {
+		t.Fatalf("a cut export: %v", err)
+	}
+	if err := dst.Close(); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	rep, err = Salvage(ctx, dir, &out, nil)
+	if err != nil || rep.Docs != 2 || len(rep.Left) != 1 || !strings.Contains(rep.Left[0], "import that did not finish") {
+		t.Fatalf("Salvage of an unfinished import: %v %+v", err, rep)
+	}
+}

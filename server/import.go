@@ -1,10 +1,12 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 
 	"github.com/fpdb/fpdb/api"
+	"github.com/fpdb/fpdb/db"
 	"github.com/fpdb/fpdb/server/httpapi"
 )
 
@@ -16,7 +18,7 @@ import (
 func (s *Server) importExport(w http.ResponseWriter, r *http.Request) error {
 	body := &httpapi.ImportBody{R: r.Body}
 	n, err := s.d.ImportInto(r.Context(), body)
-	if err != nil && s.d.Stats().ImportIncomplete {
+	if err != nil && !errors.Is(err, db.ErrImportRunning) && s.d.Stats().ImportIncomplete {
 		err = fmt.Errorf("%w; the database takes no other write until the same export, posted again, finishes the import", err)
 	}
 	return httpapi.WriteImport(w, body, api.ImportResult{Imported: n}, err)

@@ -88,8 +88,8 @@ func TestImportRunning(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if st != 503 || e.Error.Reason != "import_running" {
-		t.Fatalf("a second import: %d %+v, want 503 import_running", st, e)
+	if st != 503 || e.Error.Reason != "import_running" || strings.Contains(e.Error.Message, "posted again") {
+		t.Fatalf("a second import: %d %+v, want 503 import_running (with no advice to post it again)", st, e)
 	}
 	req, _ := http.NewRequest("POST", ts.URL+"/v1/documents?id=live", strings.NewReader(text(99, 100)))
 	resp, err := http.DefaultClient.Do(req)

@@ -57,7 +57,12 @@ With --salvage, export reads a database that open or "fpdb check --repair"
 refuse because parts of its files are damaged (a checksum mismatch in a
 block, say): it writes every document whose record and fingerprint can still
 be read, skips the damaged blocks, and lists on standard error what it could
-not read. Import the output into a new database.
+not read. It carries no audit log ("not salvaged: the audit log"). Import
+the output into a new database.
+
+A database that an import is filling, or that an import did not finish,
+is not exported (its export would import as a whole database): finish the
+import first (import the same export again).
 
 With --server URL, export writes the export of that server's database
 ("fpdb serve"), or of the whole cluster when URL is a cluster node: a
@@ -160,6 +165,9 @@ func (o *exportOptions) runSalvage(ctx context.Context, w, stderr io.Writer) err
 		}
 		for _, s := range rep.Dropped {
 			fmt.Fprintf(stderr, "dropped: %s\n", s)
+		}
+		for _, s := range rep.Left {
+			fmt.Fprintf(stderr, "not salvaged: %s\n", s)
 		}
 	}
 	if err != nil {

@@ -86,7 +86,7 @@ func (o *importOptions) run(ctx context.Context, stdin io.Reader, stdout io.Writ
 	if o.remote() {
 		return o.runRemote(ctx, r, stdout)
 	}
-	n, err := db.Import(ctx, dir, r, nil)
+	n, err := db.Import(ctx, dir, r, &db.Options{LockWait: o.wait})
 	switch {
 	case err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()):
 		// Batches are atomic: the database holds the first n documents
@@ -125,7 +125,7 @@ func importError(err error, path, dir string, n int) error {
 	switch {
 	case errors.Is(err, db.ErrBadExport):
 		op += " " + path
-	case errors.Is(err, db.ErrNotEmpty):
+	case errors.Is(err, db.ErrNotEmpty) && !errors.Is(err, db.ErrImportIncomplete):
 		err = fmt.Errorf("%w (import makes a new database: give --db a directory that holds none)", err)
 	}
 	if n > 0 {

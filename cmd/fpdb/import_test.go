@@ -7,6 +7,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/fpdb/fpdb/db"
 )
 
 // TestImportErrors: an import that fails names the export at fault, what
@@ -79,6 +82,11 @@ func TestImportErrors(t *testing.T) {
 	if r.code == exitOK || !strings.Contains(r.stderr, "an import into the database did not finish") {
 		t.Errorf("add into an unfinished import: exit %d, stderr %q", r.code, r.stderr)
 	}
+	// Another export is refused, with one thing to do.
+	r = runFPDB(t, exp, "--db", dst, "import", "-").mustCode(t, exitFailure)
+	if !strings.Contains(r.stderr, "holds part of another export") || strings.Contains(r.stderr, "import makes a new database") {
+		t.Errorf("another export into an unfinished import: stderr %q", r.stderr)
+	}
 	// The export mended, the import resumes and finishes.
 	whole := strings.TrimSuffix(b.String(), doc[:40]) + strings.Replace(doc, `"id":"`+corpus+`bees.txt"`, `"id":"doc-last"`, 1)
 	if err := os.WriteFile(cut, []byte(whole), 0o644); err != nil {
@@ -89,4 +97,27 @@ func TestImportErrors(t *testing.T) {
 		t.Errorf("the resumed import: stdout %q, want %q", r.stdout, want)
 	}
 	runFPDB(t, "", "--db", dst, "check").mustCode(t, exitOK)
+}
+
+// TestImportWaits: import waits (--wait) for a database another process
+// holds, as other commands do; it failed at once.
+func TestImportWaits(t *testing.T) {
+	src := dbDir(t)
+	runFPDB(t, "", "--db", src, "add", "--no-texts", "--no-log", corpus+"bees.txt").mustCode(t, exitOK)
+	exp := runFPDB(t, "", "--db", src, "export").mustCode(t, exitOK).stdout
+	dst := filepath.Join(t.TempDir(), "db")
+	held, err := db.Open(dst, nil) // an empty database, held
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(1500 * time.Millisecond)
+		if err := held.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	r := runFPDB(t, exp, "--db", dst, "--wait", "20s", "import", "-").mustCode(t, exitOK)
+	if !strings.Contains(r.stdout, "imported 1 document into "+dst) {
+		t.Errorf("import after waiting: stdout %q stderr %q", r.stdout, r.stderr)
+	}
 }
