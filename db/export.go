@@ -613,8 +613,13 @@ func (d *DB) resumeState() (resumeState, error) {
 }
 
 // storedAsExported returns an error unless doc, a document of the export
-// being resumed, is stored with its fingerprint and content hash.
-func (d *DB) storedAsExported(doc *Input) error {
+// being resumed, is stored with its fingerprint and content hash (ErrClosed
+// once Close has begun: it enters the DB, as each step of an import does).
+func (d *DB) storedAsExported(ctx context.Context, doc *Input) error {
+	if err := d.enter(ctx); err != nil {
+		return err
+	}
+	defer d.leave()
 	iid, ok, err := d.lookup(doc.ID)
 	switch {
 	case err != nil:
@@ -775,7 +780,10 @@ func (d *DB) importDocs(ctx context.Context, x *ExportReader, res *resumeState) 
 			// Stored by the unfinished import, whose batches held the
 			// export's documents in order: the same id, fingerprint and
 			// content hash.
-			if err := d.storedAsExported(doc); err != nil {
+			if err := d.storedAsExported(ctx, doc); err != nil {
+				if errors.Is(err, ErrClosed) || ctx.Err() != nil {
+					return n, fmt.Errorf("fpdb: import: %w", err)
+				}
 				return n, fmt.Errorf("fpdb: import: %w: line %d: %q: %w (%s should hold the first %d documents of this export)", ErrImportIncomplete, x.Line(), doc.ID, err, d.dir, res.docs)
 			}
 			n++

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 )
@@ -199,5 +200,46 @@ func TestImportLogOnlyInterrupted(t *testing.T) {
 	_, want, _ := bytes.Cut(exp, []byte("\n"))
 	if _, got, _ := bytes.Cut(exportOf(t, dst), []byte("\n")); !bytes.Equal(got, want) {
 		t.Errorf("the resumed import exports\n%s\nwant\n%s", got, want)
+	}
+}
+
+// closingReader reads r, closing d once after `after` bytes were read.
+type closingReader struct {
+	r     io.Reader
+	d     *DB
+	after int
+	read  int
+}
+
+func (c *closingReader) Read(p []byte) (int, error) {
+	if c.read >= c.after && c.d != nil {
+		_ = c.d.Close()
+		c.d = nil
+	}
+	n, err := c.r.Read(p[:min(len(p), 64)])
+	c.read += n
+	return n, err
+}
+
+// TestImportResumeClosed: a DB closed while a resumed import checks the
+// documents stored makes the import fail with ErrClosed; it read the
+// closed store (a panic) before.
+func TestImportResumeClosed(t *testing.T) {
+	src := openTest(t, "", &Options{NoSync: true})
+	for i := range 6 {
+		if _, err := src.Add(ctx, Input{ID: fmt.Sprint("d", i), Text: []byte(text(uint64(i), 200))}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exp := exportOf(t, src)
+	lines := bytes.SplitAfter(exp, []byte("\n"))
+	dst := openTest(t, "", &Options{NoSync: true})
+	dst.testImportBatch = 2
+	if n, err := dst.ImportInto(ctx, bytes.NewReader(bytes.Join(lines[:6], nil))); n != 4 || !errors.Is(err, ErrBadExport) {
+		t.Fatalf("a cut export: %d, %v", n, err)
+	}
+	after := len(lines[0]) + len(lines[1])
+	if _, err := dst.ImportInto(ctx, &closingReader{r: bytes.NewReader(exp), d: dst, after: after}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("closed while resuming: %v, want ErrClosed", err)
 	}
 }

@@ -120,22 +120,3 @@ func TestKeepFieldMissing(t *testing.T) {
 	}
 	run(t, Options{LoadOptions: LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{some}}, Threshold: 0.8, Keep: "max:rank"})
 }
-
-// TestTSVStrayQuote: a TSV field opened by a stray double quote, which
-// runs over the rows after it, is a bad record counted as malformed and
-// written to Removed with why, not rows silently merged into one record.
-func TestTSVStrayQuote(t *testing.T) {
-	dir := t.TempDir()
-	in := filepath.Join(dir, "m2.tsv")
-	if err := os.WriteFile(in, []byte("id\ttext\n1\t\"Hello there said the man\n2\tsecond record text with some words here\n3\tthird record and more words\"\n4\tfourth record words are here too\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	sum, kept, removed := run(t, Options{LoadOptions: LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{in}}, Threshold: 0.8})
-	if sum.Records != 2 || sum.Skipped != 1 || sum.SkippedReasons["malformed"] != 1 {
-		t.Errorf("summary %+v", sum)
-	}
-	if len(kept) != 1 || kept[0].ID != "4" || len(removed) != 1 || removed[0].Cluster != -1 ||
-		!strings.Contains(removed[0].Error, "a stray double quote?") {
-		t.Errorf("kept %+v, removed %+v", kept, removed)
-	}
-}

@@ -151,6 +151,11 @@ func TestImportUnfinished(t *testing.T) {
 	if st := call(t, "POST", ts.URL+"/v1/documents?id=live", "text/plain", strings.NewReader(text(99, 100)), &e); st != 403 || e.Error.Reason != "import_incomplete" {
 		t.Errorf("an add into an unfinished import: %d %+v, want 403 import_incomplete", st, e)
 	}
+	// Another export: 403, as the database's other writes.
+	e = api.ErrorBody{}
+	if st := call(t, "POST", ts.URL+"/v1/import", "application/x-ndjson", bytes.NewReader(bytes.Replace(lines[0], []byte(`"docs":10003`), []byte(`"docs":0`), 1)), &e); st != 403 || e.Error.Reason != "import_incomplete" {
+		t.Errorf("another export into an unfinished import: %d %+v, want 403 import_incomplete", st, e)
+	}
 	var res api.ImportResult
 	if st := call(t, "POST", ts.URL+"/v1/import", "application/x-ndjson", bytes.NewReader(exp.Bytes()), &res); st != 200 || res.Imported != 10_003 || d.Len() != 10_003 {
 		t.Fatalf("the export again: %d %+v, %d documents", st, res, d.Len())

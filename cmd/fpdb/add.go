@@ -169,7 +169,7 @@ directories and globs, and "-"), are read one document per record: its id
 from --id-field (default "id"; "" uses the position FILE:LINE), its text
 from --text-field (default "text"), dotted paths for nested JSON;
 --keep-fields stores further fields as its source. A bad record (missing or
-non-string field, invalid UTF-8, too long, malformed, a TSV field opened by a stray double quote; TSV follows CSV quoting) is reported as
+non-string field, invalid UTF-8, too long, malformed; TSV follows CSV quoting) is reported as
 "fpdb: add FILE:LINE: ..." and skipped (--strict stops at it). A dataset
 file that cannot be read to its end (corrupt, truncated) is reported as
 "fpdb: add FILE: ..." after its records read before are added, and the

@@ -104,9 +104,7 @@ is written .gz). A directory is replaced whole when the run ends; one that
 holds an input, or files that are not this run's shards, is refused.
 
 Bad records (a missing or non-string field, invalid UTF-8, a text too
-long, a malformed line, an id given twice, a text without any word, a
-TSV field whose stray opening double quote swallowed the rows after it)
-are
+long, a malformed line, an id given twice, a text without any word) are
 reported on standard error with their position (FILE:LINE, or FILE: row
 group G, row R), counted in the summary, and written to REMOVED with
 fpdb_error set; --strict stops at the first instead. When the database
@@ -115,8 +113,8 @@ earlier run that stored a record now refused), that document is left out
 of the clusters: no record names a bad one as kept.
 TSV follows CSV quoting, as fpdb writes it: a field that begins with a
 double quote runs to the next lone one ("" stands for one), over tabs and
-line breaks. A quoted field whose lines hold the tabs of rows of the file
-is reported as "malformed TSV: ... a stray double quote?" at its first line.
+line breaks (as Python's csv module and pandas write it), so a stray quote
+at a field's start merges the rows up to the next lone quote into one.
 
 A document shorter than the shingle width (--shingle-width words, 4 by
 default) is one shingle of all its words: it is a near duplicate only of

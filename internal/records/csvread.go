@@ -97,7 +97,6 @@ type csvDecoder struct {
 	base string
 	opts Options
 	src  *source
-	tsv  bool
 
 	idCol, textCol int // -1: none
 	keepCols       []int
@@ -119,7 +118,7 @@ func newCSVDecoder(in io.Reader, name, base string, src *source, o Options, tsv 
 	}
 	cr.ReuseRecord = true
 	cr.LazyQuotes = false
-	d := &csvDecoder{cr: cr, lim: lim, base: base, opts: o, src: src, tsv: tsv, idCol: -1, textCol: -1}
+	d := &csvDecoder{cr: cr, lim: lim, base: base, opts: o, src: src, idCol: -1, textCol: -1}
 	header, err := cr.Read()
 	if err == io.EOF {
 		return d, nil // an empty file: no records
@@ -161,11 +160,7 @@ func (d *csvDecoder) next(rec *Record) error {
 	start := d.lim.mark
 	row, err := d.cr.Read()
 	end := d.cr.InputOffset()
-	stray := ""
-	if err == nil && d.tsv {
-		stray = d.strayQuote(row)
-	}
-	if (err != nil || stray != "") && d.opts.Raw {
+	if err != nil && d.opts.Raw {
 		// The row's original text, which the fields may not hold
 		// (taken before setMark drops it).
 		d.rawBuf = append(d.rawBuf[:0], d.lim.text(start, end)...)
@@ -212,13 +207,6 @@ func (d *csvDecoder) next(rec *Record) error {
 		}
 		rec.ID = id
 	}
-	if stray != "" {
-		if d.opts.Raw {
-			rec.Raw = d.rawBuf
-		}
-		rec.Err = bad("%s", stray)
-		return nil
-	}
 	text := row[d.textCol]
 	switch {
 	case len(text) > d.opts.MaxText:
@@ -234,49 +222,6 @@ func (d *csvDecoder) next(rec *Record) error {
 		rec.Meta = d.metaBuf
 	}
 	return nil
-}
-
-// strayQuote returns why a TSV row looks like several rows that a stray
-// double quote merged into one, or "" when it does not. TSV follows CSV
-// quoting (fpdb's own TSV outputs quote a field holding a tab, a line
-// break or a double quote), so a field that opens with a quote runs to
-// the next lone quote, over the lines between. The row is suspect when a
-// field of it holds a line break followed by tabs, and the field's lines
-// are shaped as the rows a stray quote at its start would have swallowed:
-// its first line holds as many tabs as the row has fields after it (the
-// rest of the row where the quote opened), each line after that as many
-// as the header has columns less one, and its last line as many as there
-// are fields before it (the row's later fields follow that line's
-// quote); and no line after the first begins with a tab (an indented
-// line of a text; a row's first column is seldom empty). A text of fpdb's
-// own TSV output is so shaped only if its lines hold the tabs of rows of
-// the output, the added columns included; such a text, reported too,
-// keeps its original text in its bad record (Record.Raw).
-func (d *csvDecoder) strayQuote(row []string) string {
-	for col, f := range row {
-		first, rest, ok := strings.Cut(f, "\n")
-		if !ok || !strings.Contains(rest, "\t") || strings.Count(first, "\t") != len(row)-1-col {
-			continue
-		}
-		lines, rowLike := 1, true
-		for rowLike {
-			line, after, more := strings.Cut(rest, "\n")
-			lines++
-			want := len(row) - 1
-			if !more {
-				want = col // the line where the field ends
-			}
-			rowLike = strings.Count(line, "\t") == want && !strings.HasPrefix(line, "\t")
-			if !more {
-				break
-			}
-			rest = after
-		}
-		if rowLike {
-			return fmt.Sprintf("malformed TSV: a quoted field (column %q) runs over %d lines that hold tabs as rows of this file do: a stray double quote? (TSV follows CSV quoting: a field that opens with \" ends at the next lone \")", d.src.columns[col], lines)
-		}
-	}
-	return ""
 }
 
 // buildFields fills rec.Fields: the header's names with the row's values;

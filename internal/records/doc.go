@@ -84,10 +84,10 @@
 //     columns are left out of Meta. TSV follows CSV quoting, as fpdb's TSV
 //     outputs are written: a field that begins with a double quote runs to
 //     the next lone one (a doubled quote stands for one), over tabs and
-//     line breaks. A TSV record with a quoted field whose lines hold the
-//     tabs of rows of the file (what a stray quote that swallowed the rows
-//     after it looks like) is a bad record ("malformed TSV: ... a stray
-//     double quote?") at the line where it starts.
+//     line breaks, as Python's csv module and pandas write it. A stray
+//     quote at a field's start therefore merges the rows up to the next
+//     lone quote into one record (a validly quoted field and a stray quote
+//     cannot be told apart).
 //   - Parquet cannot be read from standard input nor wrapped in .gz/.zst
 //     (its pages are compressed inside). The id, text and kept fields must be
 //     leaf columns that are not repeated (lists are refused with ErrSchema);

@@ -235,16 +235,32 @@ var unwritableCompressions = map[string]string{
 	".sz": "snappy", ".snappy": "snappy", ".z": "compress", ".zip": "zip", ".7z": "7-Zip",
 }
 
-// CheckOutput reports, from its name alone, why Create refuses to write
-// records in format f (FormatAuto: the one its extension tells) to path:
-// a compression it does not write (.bz2: Go has no bzip2 compressor;
-// .xz, .lz4, .lzma, .br, .sz and the like), a Parquet file compressed as
-// a whole (.parquet.gz), or an extension that is neither a format's nor a
-// compression's after a format's (kept.csv.foo: a compression fpdb does
-// not know?), which would be written uncompressed. Names that tell no
-// format (kept.out, kept) and "-" (standard output) pass. The error
-// names path.
+// CheckOutput reports, from its name alone, why an output named path,
+// given by a user, should not be written in format f (FormatAuto: the one
+// its extension tells): a name Create refuses (checkWritable), or an
+// extension that is neither a format's nor a compression's after a
+// format's (kept.csv.foo: a compression fpdb does not know?), which would
+// be written uncompressed. Names that tell no format (kept.out, kept) and
+// "-" (standard output) pass. The error names path.
 func CheckOutput(path string, f Format) error {
+	if err := checkWritable(path, f); err != nil || path == "-" {
+		return err
+	}
+	base := filepath.Base(path)
+	ext := filepath.Ext(base)
+	if _, c := splitCompression(base); c == CompressionNone && formatOfExt(ext) == FormatAuto && formatOfExt(filepath.Ext(strings.TrimSuffix(base, ext))) != FormatAuto {
+		return fmt.Errorf("%s: %s after the format's extension is no compression fpdb writes (.gz, .zst): it would not be compressed; drop %s, or use .gz or .zst", path, ext, ext)
+	}
+	return nil
+}
+
+// checkWritable reports why Create cannot write records in format f to
+// path as its name asks: a compression it does not write (.bz2: Go has no
+// bzip2 compressor; .xz, .lz4, .lzma, .br, .sz and the like), or a
+// Parquet file compressed as a whole (.parquet.gz). Names derived from
+// inputs (a shard named after logs.jsonl.1) pass as long as they are
+// writable.
+func checkWritable(path string, f Format) error {
 	if path == "-" {
 		return nil
 	}
@@ -259,8 +275,6 @@ func CheckOutput(path string, f Format) error {
 		return fmt.Errorf("%s: cannot write bzip2 (.bz2): Go has no bzip2 compressor; use .gz or .zst", path)
 	case unwritable:
 		return fmt.Errorf("%s: cannot write %s compression (%s): use .gz or .zst, or no compression extension", path, name, ext)
-	case c == CompressionNone && formatOfExt(ext) == FormatAuto && formatOfExt(filepath.Ext(strings.TrimSuffix(base, ext))) != FormatAuto:
-		return fmt.Errorf("%s: %s after the format's extension is no compression fpdb writes (.gz, .zst): it would not be compressed; drop %s, or use .gz or .zst", path, ext, ext)
 	case f == FormatParquet && c != CompressionNone:
 		return fmt.Errorf("%s: a Parquet file cannot be %s-compressed as a whole (its pages are compressed inside): drop the %s extension", path, c, ext)
 	}
@@ -269,7 +283,7 @@ func CheckOutput(path string, f Format) error {
 
 // Create creates the file at path (truncating it) to write records in
 // format f (FormatAuto: by the extension), compressed as the extension tells
-// (.gz, .zst, .zstd); a name CheckOutput refuses is refused. Path "-"
+// (.gz, .zst, .zstd); a name it cannot write so (checkWritable) is refused. Path "-"
 // writes to stdout (JSON Lines for FormatAuto) and Close does not close it.
 // extraNames are the names of the extra fields that every Write passes, in
 // order. A Writer must be closed, also after an error: a Parquet Writer's
@@ -302,7 +316,7 @@ func Create(path string, f Format, stdout io.Writer, extraNames []string) (*Writ
 		w.bw = bufio.NewWriterSize(stdout, 64<<10)
 		w.out = w.bw
 	} else {
-		if err := CheckOutput(path, w.format); err != nil {
+		if err := checkWritable(path, w.format); err != nil {
 			return nil, err
 		}
 		var rest string

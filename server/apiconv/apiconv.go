@@ -192,8 +192,10 @@ var reasons = []struct {
 	{"invalid_threshold", db.ErrInvalidThreshold}, {"empty_prefix", db.ErrEmptyPrefix}, {"no_log", db.ErrNoLog},
 	{"no_text", db.ErrNoText}, {"bad_fingerprint", db.ErrBadFingerprint}, {"read_only", db.ErrReadOnly},
 	{"invalid_options", db.ErrInvalidOptions}, {"bad_input", db.ErrBadInput}, {"no_template", db.ErrNoTemplate},
-	{"template_needs_texts", db.ErrTemplateNeedsTexts}, {"not_empty", db.ErrNotEmpty}, {"bad_export", db.ErrBadExport},
-	{"import_running", db.ErrImportRunning}, {"import_incomplete", db.ErrImportIncomplete},
+	// import_incomplete before not_empty: another export into an
+	// unfinished import is both, and answered 403 as the former.
+	{"template_needs_texts", db.ErrTemplateNeedsTexts}, {"import_incomplete", db.ErrImportIncomplete}, {"not_empty", db.ErrNotEmpty},
+	{"bad_export", db.ErrBadExport}, {"import_running", db.ErrImportRunning},
 }
 
 // Reason returns the API name of the first db error err wraps, or "".
