@@ -128,19 +128,7 @@ func TestImportResume(t *testing.T) {
 // documents in another order, or the same ids with another fingerprint),
 // and stays unfinished.
 func TestImportResumeChecksDocuments(t *testing.T) {
-	src := openTest(t, "", &Options{NoSync: true})
-	for i := range 4 {
-		if _, err := src.Add(ctx, Input{ID: fmt.Sprint("d", i), Text: []byte(text(uint64(i), 200))}, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	exp := exportOf(t, src)
-	lines := bytes.SplitAfter(exp, []byte("\n"))
-	dst := openTest(t, "", &Options{NoSync: true})
-	dst.testImportBatch = 2
-	if n, err := dst.ImportInto(ctx, bytes.NewReader(bytes.Join(lines[:4], nil))); n != 2 || !errors.Is(err, ErrBadExport) {
-		t.Fatalf("a cut export: %d, %v", n, err)
-	}
+	exp, lines, dst := cutImport(t, 4, 3)
 	swapped := bytes.Join([][]byte{lines[0], lines[3], lines[4], lines[1], lines[2]}, nil)
 	if _, err := dst.ImportInto(ctx, bytes.NewReader(swapped)); !errors.Is(err, ErrImportIncomplete) {
 		t.Errorf("an export of other first documents: %v, want ErrImportIncomplete", err)
@@ -225,8 +213,21 @@ func (c *closingReader) Read(p []byte) (int, error) {
 // documents stored makes the import fail with ErrClosed; it read the
 // closed store (a panic) before.
 func TestImportResumeClosed(t *testing.T) {
+	exp, lines, dst := cutImport(t, 6, 5)
+	after := len(lines[0]) + len(lines[1])
+	if _, err := dst.ImportInto(ctx, &closingReader{r: bytes.NewReader(exp), d: dst, after: after}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("closed while resuming: %v, want ErrClosed", err)
+	}
+}
+
+// cutImport exports a database of n texts and imports its header and
+// first docs documents (cut there) in batches of 2 into a new database,
+// which then holds the whole batches of them, marked unfinished. It
+// returns the export, its lines and the new database.
+func cutImport(t *testing.T, n, docs int) ([]byte, [][]byte, *DB) {
+	t.Helper()
 	src := openTest(t, "", &Options{NoSync: true})
-	for i := range 6 {
+	for i := range n {
 		if _, err := src.Add(ctx, Input{ID: fmt.Sprint("d", i), Text: []byte(text(uint64(i), 200))}, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -235,11 +236,8 @@ func TestImportResumeClosed(t *testing.T) {
 	lines := bytes.SplitAfter(exp, []byte("\n"))
 	dst := openTest(t, "", &Options{NoSync: true})
 	dst.testImportBatch = 2
-	if n, err := dst.ImportInto(ctx, bytes.NewReader(bytes.Join(lines[:6], nil))); n != 4 || !errors.Is(err, ErrBadExport) {
-		t.Fatalf("a cut export: %d, %v", n, err)
+	if got, err := dst.ImportInto(ctx, bytes.NewReader(bytes.Join(lines[:1+docs], nil))); got != docs/2*2 || !errors.Is(err, ErrBadExport) {
+		t.Fatalf("a cut export: %d, %v", got, err)
 	}
-	after := len(lines[0]) + len(lines[1])
-	if _, err := dst.ImportInto(ctx, &closingReader{r: bytes.NewReader(exp), d: dst, after: after}); !errors.Is(err, ErrClosed) {
-		t.Fatalf("closed while resuming: %v, want ErrClosed", err)
-	}
+	return exp, lines, dst
 }
