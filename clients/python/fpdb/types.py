@@ -325,6 +325,9 @@ class Stats:
         keep_texts: the database keeps each document's text.
         audit_log: the database keeps an audit log.
         created: when the database was created, RFC 3339.
+        import_incomplete: an import into the database did not finish: it
+            refuses other writes (Forbidden, reason ``import_incomplete``)
+            until the same export is imported again, which resumes.
     """
 
     docs: int
@@ -335,6 +338,7 @@ class Stats:
     keep_texts: bool = False
     audit_log: bool = False
     created: str = ""
+    import_incomplete: bool = False
     raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod

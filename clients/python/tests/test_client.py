@@ -426,6 +426,9 @@ class TestDocuments(ServerTest):
         self.assertEqual(s.docs, 6)
         self.assertGreater(s.disk_bytes, 0)
         self.assertEqual(len(self.c), 6)
+        self.assertFalse(s.import_incomplete)
+        # The server sends the field only when an import did not finish.
+        self.assertTrue(fpdb.Stats.from_json({"docs": 2, "import_incomplete": True}).import_incomplete)
 
     def test_containment_and_formats(self) -> None:
         long = text(70, 600)
