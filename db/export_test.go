@@ -378,17 +378,7 @@ func TestImportClosedMidway(t *testing.T) {
 // cut short is refused with nothing written: the whole export imports
 // next.
 func TestImportLogOnlyCutShort(t *testing.T) {
-	src := openTest(t, "", &Options{AuditLog: true, NoSync: true})
-	for i := range 3 {
-		id := fmt.Sprint("d", i)
-		if _, err := src.Add(ctx, Input{ID: id, Text: []byte(text(uint64(i), 200))}, nil); err != nil {
-			t.Fatal(err)
-		}
-		if err := src.Delete(ctx, id); err != nil {
-			t.Fatal(err)
-		}
-	}
-	exp := exportOf(t, src)
+	exp := logOnlyExport(t)
 	lines := bytes.SplitAfter(exp, []byte("\n"))
 	if len(lines) < 5 {
 		t.Fatalf("the export has %d lines, want a header and 6 log entries", len(lines))
@@ -405,4 +395,22 @@ func TestImportLogOnlyCutShort(t *testing.T) {
 	if _, err := dst.ImportInto(ctx, bytes.NewReader(exp)); err != nil {
 		t.Fatalf("the whole export after the cut one: %v", err)
 	}
+}
+
+// logOnlyExport returns the export of a database with an audit log whose
+// 3 documents were added and deleted: no document, 6 log entries.
+func logOnlyExport(t *testing.T) []byte {
+	t.Helper()
+	src := openTest(t, "", &Options{AuditLog: true, NoSync: true})
+	for i := range 3 {
+		id := fmt.Sprint("d", i)
+		if _, err := src.Add(ctx, Input{ID: id, Text: []byte(text(uint64(i), 200))}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := src.Delete(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exp := exportOf(t, src)
+	return exp
 }

@@ -162,17 +162,7 @@ func TestImportResumeChecksDocuments(t *testing.T) {
 // to drop its mark but keep the entries, so that the database looked
 // whole and refused the export as not empty.
 func TestImportLogOnlyInterrupted(t *testing.T) {
-	src := openTest(t, "", &Options{AuditLog: true, NoSync: true})
-	for i := range 3 {
-		id := fmt.Sprint("d", i)
-		if _, err := src.Add(ctx, Input{ID: id, Text: []byte(text(uint64(i), 200))}, nil); err != nil {
-			t.Fatal(err)
-		}
-		if err := src.Delete(ctx, id); err != nil {
-			t.Fatal(err)
-		}
-	}
-	exp := exportOf(t, src)
+	exp := logOnlyExport(t)
 	lines := bytes.SplitAfter(exp, []byte("\n"))
 	dst := openTest(t, "", &Options{AuditLog: true, NoSync: true})
 	dst.testImportBatch = 2

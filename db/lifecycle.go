@@ -140,7 +140,7 @@ func (d *DB) lockWriter(kind writerKind) error {
 	case d.importing.Load() && kind != importer:
 		d.writeMu.Unlock()
 		return ErrImportRunning
-	case d.importMark.Load() != nil && kind == changer:
+	case d.unfinishedImport() && kind == changer:
 		d.writeMu.Unlock()
 		return fmt.Errorf("%w: %s holds part of an export; import the same export again to finish it, or remove the database", ErrImportIncomplete, d.dir)
 	}

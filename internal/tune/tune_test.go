@@ -18,38 +18,46 @@ import (
 func simulate(t *testing.T, k, union int, R float64, h, n int, rng *rand.Rand) float64 {
 	t.Helper()
 	inter := int(math.Round(R * float64(union)))
-	fa, fb := make([]uint64, k/64), make([]uint64, k/64)
 	reported := 0
 	for range n {
-		seed := rng.Uint64()
-		sa, err := minhash.New(k, seed)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sb, _ := minhash.New(k, seed)
-		for i := range union {
-			e := rng.Uint64()
-			switch {
-			case i < inter:
-				sa.Add(e)
-				sb.Add(e)
-			case (i-inter)%2 == 0:
-				sa.Add(e)
-			default:
-				sb.Add(e)
-			}
-		}
-		sa.Fingerprint(fa)
-		sb.Fingerprint(fb)
-		d := 0
-		for w := range fa {
-			d += bits.OnesCount64(fa[w] ^ fb[w])
-		}
-		if d <= h {
+		if pairDistance(t, k, union, inter, rng) <= h {
 			reported++
 		}
 	}
 	return float64(reported) / float64(n)
+}
+
+// pairDistance fingerprints one random pair of sets of union elements,
+// inter of them shared (the rest split evenly), with a fresh hash seed,
+// and returns their Hamming distance.
+func pairDistance(t *testing.T, k, union, inter int, rng *rand.Rand) int {
+	t.Helper()
+	seed := rng.Uint64()
+	sa, err := minhash.New(k, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, _ := minhash.New(k, seed)
+	for i := range union {
+		e := rng.Uint64()
+		switch {
+		case i < inter:
+			sa.Add(e)
+			sb.Add(e)
+		case (i-inter)%2 == 0:
+			sa.Add(e)
+		default:
+			sb.Add(e)
+		}
+	}
+	fa, fb := make([]uint64, k/64), make([]uint64, k/64)
+	sa.Fingerprint(fa)
+	sb.Fingerprint(fb)
+	d := 0
+	for w := range fa {
+		d += bits.OnesCount64(fa[w] ^ fb[w])
+	}
+	return d
 }
 
 // TestCurveMatchesSimulation: the detection curve agrees with real
@@ -335,38 +343,13 @@ func TestRecommendAccumulated(t *testing.T) {
 }
 
 // spread fingerprints n random pairs of sets of union elements, inter of
-// them shared (the rest split evenly), with fresh hash seeds, and returns
-// the standard deviation of R̂ = 1 − 2H/k.
+// them shared (pairDistance), and returns the standard deviation of
+// R̂ = 1 − 2H/k.
 func spread(t *testing.T, k, union, inter, n int, rng *rand.Rand) float64 {
 	t.Helper()
-	fa, fb := make([]uint64, k/64), make([]uint64, k/64)
 	var sum, sumSq float64
 	for range n {
-		seed := rng.Uint64()
-		sa, err := minhash.New(k, seed)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sb, _ := minhash.New(k, seed)
-		for i := range union {
-			e := rng.Uint64()
-			switch {
-			case i < inter:
-				sa.Add(e)
-				sb.Add(e)
-			case (i-inter)%2 == 0:
-				sa.Add(e)
-			default:
-				sb.Add(e)
-			}
-		}
-		sa.Fingerprint(fa)
-		sb.Fingerprint(fb)
-		d := 0
-		for w := range fa {
-			d += bits.OnesCount64(fa[w] ^ fb[w])
-		}
-		est := 1 - 2*float64(d)/float64(k)
+		est := 1 - 2*float64(pairDistance(t, k, union, inter, rng))/float64(k)
 		sum += est
 		sumSq += est * est
 	}
