@@ -73,8 +73,9 @@ type Options struct {
 	// earliest time added), "longest", "shortest", "max:FIELD" or
 	// "min:FIELD" (the greatest or least value of a field: a number, a
 	// numeric string or an RFC 3339 date; records without it come last;
-	// a field that no record has, a misspelt name, stops the run after
-	// the load, before an output is written). Default "first".
+	// a field that no record has, a misspelt name, or that no record
+	// holds such a value in, stops the run after the load, before an
+	// output is written). Default "first".
 	Keep string
 	// Out is the file the kept records are written to ("-": Stdout);
 	// Removed, if set, the file the others go to; Clusters, if set, a JSON
@@ -298,6 +299,11 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 		// cluster, as "first" does, without a word: refused before
 		// anything is written.
 		return sum, fmt.Errorf("%w: keep policy %s: none of the %d records read has a field %q: check its name (with no record having it, the policy would keep the first record of each cluster, as \"first\" does)", db.ErrInvalidOptions, o.Keep, len(first), kp.field)
+	}
+	if values != nil && fieldSeen && len(values) == 0 {
+		// So would a field that is there but never a value the policy
+		// can order (all null, text or objects).
+		return sum, fmt.Errorf("%w: keep policy %s: the field %q of the %d records read is never a number, a numeric string, a date or a boolean: the policy has nothing to order them by (it would keep the first record of each cluster, as \"first\" does)", db.ErrInvalidOptions, o.Keep, kp.field, len(first))
 	}
 	sum.LoadSeconds = time.Since(start).Seconds()
 	// Each phase's garbage is collected before the next phase allocates

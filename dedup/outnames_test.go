@@ -100,6 +100,21 @@ func TestKeepFieldMissing(t *testing.T) {
 			t.Errorf("%s, keep %s: wrote %q", c.in, c.keep, left)
 		}
 	}
+	// The field in every record, but never a value to order by: refused
+	// as well.
+	tagged := filepath.Join(dir, "tagged.csv")
+	if err := os.WriteFile(tagged, []byte("id,text,tag\na,one two three four five,blue\nb,one two three four five,\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	_, err := Run(ctx, openDB(t, filepath.Join(out, "db")), Options{LoadOptions: LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{tagged}},
+		Threshold: 0.8, Keep: "max:tag", Out: filepath.Join(out, "k.csv")})
+	if !errors.Is(err, db.ErrInvalidOptions) || !strings.Contains(err.Error(), `the field "tag" of the 2 records read is never a number`) {
+		t.Errorf("keep max:tag over texts: %v", err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(out, "*.csv")); len(left) > 0 {
+		t.Errorf("keep max:tag over texts: wrote %q", left)
+	}
 	// The field in one record only: the policy runs.
 	rs := dataset(5, 30)
 	rs[3].Score = 7

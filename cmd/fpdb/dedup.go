@@ -66,7 +66,7 @@ Clusters do not chain: every removed record is within the threshold of the
 record kept for it (see "fpdb clusters --centers"). --keep chooses that
 record: first (the first seen: input order; the default), oldest, longest,
 shortest, max:FIELD or min:FIELD (the greatest or least value of a field:
-a number, a numeric string or a date; a FIELD that no record has stops the run after the load, before anything is written). --clusters writes one JSON object per
+a number, a numeric string or a date; a FIELD that no record has, or that holds no such value in any record, stops the run after the load, before anything is written). --clusters writes one JSON object per
 cluster: {"cluster", "kept", "size", "cohesion", "members": [{"id",
 "similarity"}]}.
 
