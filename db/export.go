@@ -10,7 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
+	"os"
 	"slices"
 	"strconv"
 	"time"
@@ -400,7 +402,10 @@ const importBatchDocs = 10_000
 // its length with the error (ctx's error, wrapped, on cancellation). It
 // returns the number of documents imported.
 //
-// An import that did not finish (an error, an interrupt, a crash) leaves a
+// An import that fails before it stored anything (a document cut short in
+// the export's first batch, say) into a directory it created removes that
+// directory, as one refused at the export's header creates none. An import
+// that did not finish after that (an error, an interrupt, a crash) leaves a
 // mark in the database: until an import of the same export finishes, the
 // database refuses every other write with ErrImportIncomplete, and Check
 // fails with it. Import of the same export into it resumes: it checks that
@@ -437,13 +442,23 @@ func Import(ctx context.Context, dir string, r io.Reader, opts *Options) (int, e
 	o.K, o.GroupWidths, o.ShingleWidth, o.Seed = h.K, slices.Clone(h.GroupWidths), h.ShingleWidth, h.Seed
 	o.NormalizeVersion, o.KeepTexts, o.AuditLog = h.NormalizeVersion, keep, keepLog
 	o.ReadOnly, o.ErrorIfNotExist, o.BulkLoad = false, false, true
+	_, serr := os.Lstat(dir)
+	created := errors.Is(serr, fs.ErrNotExist)
 	d, err := Open(dir, o)
 	if err != nil {
 		return 0, fmt.Errorf("fpdb: import: %w", err)
 	}
 	n, err := d.importAll(ctx, x)
+	marked := d.importMark.Load() != nil // a later import of the export resumes from it
 	if cerr := d.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("fpdb: import: %w", cerr)
+	}
+	if err != nil && created && !marked && n == 0 {
+		// Nothing of the export was stored: the database this import
+		// made goes, as it would had the export's header been refused.
+		if rerr := os.RemoveAll(dir); rerr != nil {
+			err = fmt.Errorf("%w (and removing the database it created, %s: %w)", err, dir, rerr)
+		}
 	}
 	return n, err
 }

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -413,4 +415,38 @@ func logOnlyExport(t *testing.T) []byte {
 	}
 	exp := exportOf(t, src)
 	return exp
+}
+
+// TestImportCutInFirstBatch imports an export cut short inside its first
+// batch: nothing is stored, so a directory the import created is removed
+// (as an export refused at its header leaves none), while an existing empty
+// database stays as it was; the whole export then imports into either.
+func TestImportCutInFirstBatch(t *testing.T) {
+	src := openTest(t, "", &Options{K: 256, GroupWidths: EqualWidths(256, 12)})
+	plantedDB(t, src, 4)
+	exp := exportOf(t, src)
+	cut := exp[:bytes.IndexByte(exp, '\n')+40] // the header and part of a document
+	dir := filepath.Join(t.TempDir(), "new")
+	if n, err := Import(ctx, dir, bytes.NewReader(cut), nil); !errors.Is(err, ErrBadExport) || n != 0 {
+		t.Fatalf("import of a cut export: %d, %v", n, err)
+	}
+	if _, err := os.Lstat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a cut export left the database it created: %v", err)
+	}
+	// An empty database that was there stays.
+	empty := filepath.Join(t.TempDir(), "empty")
+	openTest(t, empty, &Options{K: 256, GroupWidths: EqualWidths(256, 12)}).Close()
+	if _, err := Import(ctx, empty, bytes.NewReader(cut), nil); !errors.Is(err, ErrBadExport) {
+		t.Fatalf("import of a cut export into an empty database: %v", err)
+	}
+	for _, to := range []string{dir, empty} {
+		if n, err := Import(ctx, to, bytes.NewReader(exp), nil); err != nil || n != src.Stats().Docs {
+			t.Fatalf("import of the whole export into %s: %d, %v", filepath.Base(to), n, err)
+		}
+		d := openTest(t, to, nil)
+		if err := d.Check(ctx); err != nil {
+			t.Error(err)
+		}
+		d.Close()
+	}
 }

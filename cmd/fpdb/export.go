@@ -78,7 +78,7 @@ a local database, or into another server or cluster.`,
 			return o.run(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	cmd.Flags().StringVarP(&o.output, "output", "o", "", "write to `FILE` instead of standard output")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "", "write to `FILE` instead of standard output (\"-\": standard output)")
 	cmd.Flags().BoolVar(&o.salvage, "salvage", false, "read a damaged database: write every readable document, skip damaged blocks")
 	return cmd
 }
@@ -94,7 +94,7 @@ func (o *exportOptions) run(ctx context.Context, stdout, stderr io.Writer) (err 
 	}
 	w := stdout
 	var out *outputFile
-	if o.output != "" {
+	if o.output != "" && o.output != "-" { // "-" is standard output, as everywhere
 		// A failed export leaves FILE as it was (or removes the file it
 		// created).
 		if out, err = createOutput(o.output); err != nil {

@@ -159,6 +159,11 @@ func TestExportImportCLI(t *testing.T) {
 		t.Fatalf("export -o: %v, %q", err, r.stderr)
 	}
 
+	// -o - is standard output, as everywhere.
+	if r := runFPDB(t, "", "--db", src, "export", "-o", "-").mustCode(t, exitOK); r.stdout != exp {
+		t.Fatalf("export -o -: %d bytes on standard output, want %d (%q)", len(r.stdout), len(exp), r.stderr)
+	}
+
 	dst := dbDir(t)
 	r = runFPDB(t, exp, "--db", dst, "import", "-").mustCode(t, exitOK)
 	if !strings.HasPrefix(r.stdout, "imported 11 documents") {
