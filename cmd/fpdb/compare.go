@@ -32,8 +32,9 @@ type compareOptions struct {
 	gap         int
 	maxPassages int
 	args        [2]string
-	// viaServer: --server was given. $FPDB_SERVER alone leaves compare
-	// local (with --db), as checkRemote lets it through.
+	// viaServer: compare through the server of --server or $FPDB_SERVER;
+	// a --db given with $FPDB_SERVER set keeps compare local (checkRemote
+	// lets it through).
 	viaServer bool
 	text      textFlags
 }
@@ -54,9 +55,10 @@ document: an existing file wins over an id of the same name. A stored
 document is compared through its stored text, which databases keep unless
 they were created with --no-texts; then give its file instead. Two files
 need no database: without one, the default fingerprint parameters are used.
-With --server, the server compares, with its database's parameters and
-templates (files are read here and sent, a stored id is the server's);
-$FPDB_SERVER alone leaves compare on --db.
+With --server (or $FPDB_SERVER), the server compares, with its database's
+parameters and templates (files are read here and sent, a stored id is the
+server's); --db given with $FPDB_SERVER set compares here, with that
+database.
 
 A shared passage is a run of consecutive shingles (ShingleWidth words) that
 both texts hold in the same order, widened to the words it covers, merged
@@ -100,7 +102,7 @@ and no such stored id, binary, no words).`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.args = [2]string{args[0], args[1]}
-			o.viaServer = cmd.Flags().Changed("server")
+			o.viaServer = o.remote() && !cmd.Flags().Changed("db")
 			return o.run(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout())
 		},
 	}

@@ -87,10 +87,9 @@ func (g *globalOptions) checkRemote(cmd *cobra.Command) error {
 		}
 		return nil
 	}
-	if (name == "serve" || name == "compare") && !explicit {
+	if name == "serve" && !explicit || name == "compare" && !explicit && cmd.Flags().Changed("db") {
 		// $FPDB_SERVER names a server to use, not one to be; and compare
-		// of two files needs no database at all (of stored ids, the
-		// local one: --db).
+		// given --db compares with that database.
 		return nil
 	}
 	if !slices.Contains(remoteCommands, name) || top != cmd {

@@ -310,12 +310,12 @@ func TestRemoteErrors(t *testing.T) {
 	runFPDB(t, "", "stats").mustCode(t, exitFailure)
 	runFPDB(t, "", "version").mustCode(t, exitOK)
 	runFPDB(t, "", "--help").mustCode(t, exitOK)
-	// compare of two files needs no database: $FPDB_SERVER does not stop it.
-	if r := runFPDB(t, "", "compare", corpus+"bees.txt", corpus+"bees-edited.txt").mustCode(t, exitOK); !strings.Contains(r.stdout, "resemblance") {
-		t.Errorf("compare of two files with $FPDB_SERVER set: %q", r.stdout)
+	// compare follows $FPDB_SERVER as the other commands do, two files
+	// too (the server's parameters and templates apply)...
+	if r := runFPDB(t, "", "compare", corpus+"bees.txt", corpus+"bees-edited.txt").mustCode(t, exitFailure); !strings.Contains(r.stderr, "no fpdb server") {
+		t.Errorf("compare of two files with $FPDB_SERVER set: %q", r.stderr)
 	}
-	// A stored id is looked up in --db: $FPDB_SERVER alone does not send
-	// compare to the server.
+	// ... unless --db is given: a stored id is then looked up there.
 	if r := runFPDB(t, "", "--db", local, "compare", corpus+"bees-edited.txt", "stored-bees").mustCode(t, exitOK); !strings.Contains(r.stdout, "stored stored-bees") {
 		t.Errorf("compare with a stored id in --db, $FPDB_SERVER set: %q", r.stdout)
 	}
@@ -427,5 +427,13 @@ func TestRemoteCompareUsesServerDB(t *testing.T) {
 		if untimed(r.stdout) != untimed(local[i]) {
 			t.Errorf("%v through the server:\n%s\nlocally:\n%s", args, r.stdout, local[i])
 		}
+	}
+	// $FPDB_SERVER alone sends compare there too, in the directory whose
+	// ./fpdb-data the server could hold: no wait for a local lock.
+	t.Setenv(envServer, url)
+	t.Setenv(envDB, dir)
+	r := runFPDB(t, "", forms[0]...).mustCode(t, exitOK)
+	if untimed(r.stdout) != untimed(local[0]) || strings.Contains(r.stderr, "waiting") {
+		t.Errorf("compare with $FPDB_SERVER set:\n%s%s\nlocally:\n%s", r.stdout, r.stderr, local[0])
 	}
 }
