@@ -753,17 +753,8 @@ func (h *httpHandler) batch(w http.ResponseWriter, r *http.Request) error {
 		return h.checkedBatch(w, r, lines, check)
 	}
 	ctx := r.Context()
-	res := api.BatchResult{Skipped: []api.BatchSkip{}}
-	seen := make(map[string]bool, len(lines))
-	kept := lines[:0:0]
-	for _, l := range lines {
-		if seen[l.Input.ID] {
-			res.Skipped = append(res.Skipped, api.BatchSkip{Line: l.Line, ID: l.Input.ID, Error: db.ErrDuplicateInBatch.Error()})
-			continue
-		}
-		seen[l.Input.ID] = true
-		kept = append(kept, l)
-	}
+	kept, dups := httpapi.SkipDuplicates(lines)
+	res := api.BatchResult{Skipped: append([]api.BatchSkip{}, dups...)}
 	docs, docLines, skipped, err := h.prepareLines(ctx, kept)
 	if err != nil {
 		return err

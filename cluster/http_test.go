@@ -318,6 +318,9 @@ func TestHTTP(t *testing.T) {
 		if br.Stored != 3 || br.Replaced != 0 || br.Unchanged != 1 || len(br.Skipped) != 2 || br.Skipped[0].Line != 4 || br.Skipped[1].Line != 5 {
 			t.Fatalf("batch: %+v", br)
 		}
+		if br.Skipped[0].Reason != "duplicate_in_batch" || br.Skipped[1].Reason != "no_words" {
+			t.Errorf("batch: skipped for reasons %q and %q, want duplicate_in_batch and no_words", br.Skipped[0].Reason, br.Skipped[1].Reason)
+		}
 		st, err := cs[1].Stats(ctx)
 		if err != nil {
 			t.Fatal(err)

@@ -964,6 +964,11 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 	for {
 		line, err := br.ReadBytes('\n')
 		line = bytes.TrimRight(line, "\r\n")
+		if err != nil && !errors.Is(err, io.EOF) {
+			// A read that failed (not the export's end) is the error,
+			// not the part of a line it left.
+			return nil, err
+		}
 		if len(line) > 0 {
 			return line, nil
 		}

@@ -450,3 +450,33 @@ func TestImportCutInFirstBatch(t *testing.T) {
 		d.Close()
 	}
 }
+
+// failingReader gives its data, then fails with err.
+type failingReader struct {
+	data []byte
+	err  error
+}
+
+func (r *failingReader) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, r.err
+	}
+	n := copy(p, r.data)
+	r.data = r.data[n:]
+	return n, nil
+}
+
+// TestImportReadError: a read of the export that fails mid-line is the
+// error Import returns, not a line "cut short" (a bad export).
+func TestImportReadError(t *testing.T) {
+	src := openTest(t, "", &Options{K: 256, GroupWidths: EqualWidths(256, 12)})
+	plantedDB(t, src, 4)
+	exp := exportOf(t, src)
+	broken := errors.New("the connection broke")
+	for _, cut := range []int{bytes.IndexByte(exp, '\n') / 2, bytes.IndexByte(exp, '\n') + 40} {
+		_, err := Import(ctx, filepath.Join(t.TempDir(), "db"), &failingReader{data: exp[:cut], err: broken}, nil)
+		if !errors.Is(err, broken) || errors.Is(err, ErrBadExport) {
+			t.Errorf("read failing after %d bytes: %v, want the read's error", cut, err)
+		}
+	}
+}

@@ -30,19 +30,10 @@ func (s *Server) batch(w http.ResponseWriter, r *http.Request) error {
 	if opts != nil {
 		return s.checkedBatch(w, r, lines, opts)
 	}
-	res := api.BatchResult{Skipped: []api.BatchSkip{}}
 	// An id given twice: the later lines are skipped, as db.AddBatch does
 	// within one chunk.
-	seen := make(map[string]bool, len(lines))
-	docs := lines[:0]
-	for _, l := range lines {
-		if seen[l.Input.ID] {
-			res.Skipped = append(res.Skipped, api.BatchSkip{Line: l.Line, ID: l.Input.ID, Error: db.ErrDuplicateInBatch.Error()})
-			continue
-		}
-		seen[l.Input.ID] = true
-		docs = append(docs, l)
-	}
+	docs, dups := httpapi.SkipDuplicates(lines)
+	res := api.BatchResult{Skipped: append([]api.BatchSkip{}, dups...)}
 	for lo := 0; lo < len(docs); lo += batchChunk {
 		chunk := docs[lo:min(lo+batchChunk, len(docs))]
 		br, err := s.d.AddBatch(r.Context(), inputsOf(chunk))

@@ -46,13 +46,14 @@ func TestBatchEndpoint(t *testing.T) {
 	if st := call(t, "POST", ts.URL+"/v1/batch", "application/x-ndjson", strings.NewReader(ndjsonBody(lines...)), &res); st != 200 {
 		t.Fatalf("batch: %d %+v", st, res)
 	}
-	wantSkipped := []api.BatchSkip{{Line: 1201, ID: "bin"}, {Line: 2503, ID: "d0007"}}
+	// Each skipped line has its reason: an id given twice too.
+	wantSkipped := []api.BatchSkip{{Line: 1201, ID: "bin", Reason: "binary"}, {Line: 2503, ID: "d0007", Reason: "duplicate_in_batch"}}
 	if res.Stored != 2500 || res.Replaced != 0 || res.Unchanged != 0 || len(res.Skipped) != 2 || d.Len() != 2500 {
 		t.Fatalf("batch: %+v, %d stored", res, d.Len())
 	}
 	for i, s := range res.Skipped {
-		if s.Line != wantSkipped[i].Line || s.ID != wantSkipped[i].ID || s.Error == "" {
-			t.Fatalf("skipped %+v, want lines and ids %+v", res.Skipped, wantSkipped)
+		if s.Line != wantSkipped[i].Line || s.ID != wantSkipped[i].ID || s.Reason != wantSkipped[i].Reason || s.Error == "" {
+			t.Fatalf("skipped %+v, want lines, ids and reasons %+v", res.Skipped, wantSkipped)
 		}
 	}
 	if doc, err := d.Get(ctx, "d1234"); err != nil || doc.Source != "batch" || doc.Words != 30 {

@@ -22,9 +22,19 @@
 //
 // Every request gets a request id (the X-Request-ID header, echoed or
 // made), one log line (log/slog) and the limits of Options: a body size
-// (413), a time to read the body and answer (408), a number of requests at
-// once (429). With Options.Tokens every /v1 request needs a bearer token;
-// read-only tokens may read, read-write tokens also write.
+// (413, whose message names the limit and the flag of "fpdb serve" that
+// sets it), a time to read the body and answer (408), a number of
+// requests at once (429). With Options.Tokens every /v1 request needs a
+// bearer token; read-only tokens may read, read-write tokens also write.
+//
+// Content types: the endpoints that take only JSON (/v1/delete,
+// /v1/compare, /v1/templates, /v1/backup; /v1/batch, JSON Lines) read a
+// body sent with no type, a JSON type, text/plain or
+// application/x-www-form-urlencoded (what curl -d sends when given no
+// type) as such, and answer 415 to another (httpapi.JSONOnly). An add or a
+// query reads an application/x-www-form-urlencoded body that is a JSON
+// object as its JSON, any other as the text; a text/plain body is always
+// the text (httpapi.FormJSON).
 //
 // The HTTP plumbing that does not depend on the database (routes, request
 // ids, tokens, limits, error answers, request parsing, streams) is in

@@ -235,7 +235,7 @@ func TestBadInputLeavesDBUnchanged(t *testing.T) {
 		{"bad id", "POST", "/v1/documents?id=a%00b", "text/plain", "a b c d", 400, "NUL"},
 		{"no words", "POST", "/v1/documents?id=x", "text/plain", " ... ", 400, "no words"},
 		{"binary", "POST", "/v1/documents?id=x", "text/plain", "a\x00b", 400, ""},
-		{"too large", "POST", "/v1/documents?id=x", "text/plain", big, 413, "too large"},
+		{"too large", "POST", "/v1/documents?id=x", "text/plain", big, 413, "larger than this server's limit of 65536 bytes (fpdb serve --max-body)"},
 		{"unknown parameter", "POST", "/v1/documents?id=x&colour=1", "text/plain", "a b c d", 400, "colour"},
 		{"bad threshold", "POST", "/v1/documents?id=x&threshold=2", "text/plain", "a b c d", 400, "threshold=2"},
 		{"not a number", "POST", "/v1/documents?id=x&threshold=high", "text/plain", "a b c d", 400, "parameter threshold=\"high\" is not a number"},

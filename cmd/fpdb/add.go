@@ -151,7 +151,7 @@ rate counts them. Inputs that cannot be added are reported on standard error
 as above; at the end the summary is printed on standard error, e.g. for
 4 006 Debian texts:
 
-  bulk: 4006 stored (0 replaced), 0 skipped in 450ms, 8894 docs/s
+  bulk: 4006 stored (0 replaced), 0 unchanged, 0 skipped in 450ms, 8894 docs/s
 
 (skipped inputs are counted by reason, e.g. "2 skipped (1 binary or not
 UTF-8, 1 no words)").
@@ -207,8 +207,11 @@ Exit status:
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.paths = args
-			if !o.bulk && !cmd.Flags().Changed("batch") {
+			if !cmd.Flags().Changed("batch") {
 				o.batch = checkedBatch
+				if o.bulk {
+					o.batch = bulkBatch
+				}
 			}
 			if o.remote() {
 				o.batch = min(o.batch, serverBatch)
@@ -225,7 +228,7 @@ Exit status:
 	f.BoolVar(&o.json, "json", false, "print JSON lines")
 	f.StringVar(&o.source, "source", "", "`SOURCE` recorded with the documents (default: the path)")
 	f.BoolVar(&o.bulk, "bulk", false, "load fast in atomic batches, without the near-duplicate check")
-	f.IntVar(&o.batch, "batch", 1000, "most documents per atomic, synced write (`N`; default 256 without --bulk: 1 checks and syncs each document on its own)")
+	f.IntVar(&o.batch, "batch", 0, "most documents per atomic, synced write (`N`; default 1000 with --bulk, else 256; 1 checks and syncs each document on its own)")
 	f.BoolVar(&o.replace, "replace", false, "store documents anew even when their content is unchanged")
 	f.StringArrayVar(&o.exclude, "exclude", nil, "leave out files whose name or path matches `GLOB` (repeatable)")
 	f.StringArrayVar(&o.include, "include", nil, "add only files whose name or path matches `GLOB` (repeatable)")

@@ -24,6 +24,9 @@ var errStrictStop = errors.New("stopped at a bad record (--strict)")
 // fast one in batches.
 const checkedBatch = 256
 
+// bulkBatch is the default --batch of add --bulk.
+const bulkBatch = 1000
+
 // serverBatch is the most documents add sends to a server in one request:
 // the server writes a checked batch in atomic chunks of that many.
 const serverBatch = 1000

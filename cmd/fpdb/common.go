@@ -184,6 +184,12 @@ func (g *globalOptions) dir() (string, error) {
 	return "", usageError(&emptyDBError{env: g.dbFlag != nil && !g.dbFlag.Changed})
 }
 
+// dbGiven reports whether a database was named: by --db or $FPDB_DB.
+func (g *globalOptions) dbGiven() bool {
+	_, env := os.LookupEnv(envDB)
+	return env || g.dbFlag != nil && g.dbFlag.Changed
+}
+
 // nDocs says "1 document", "2 documents".
 func nDocs(n int) string { return plural(n, "document") }
 

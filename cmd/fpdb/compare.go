@@ -12,7 +12,6 @@ import (
 	"syscall"
 	"text/tabwriter"
 	"time"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -383,40 +382,31 @@ func (o *compareOptions) printText(stdout io.Writer, sides [2]*side, c *db.Compa
 		return nil
 	}
 	fmt.Fprintf(stdout, "\n%s, longest first:\n", plural(len(c.Passages), "shared passage"))
+	// A side read as markup shows its readable text (tags left out,
+	// character references decoded); positions are the stored text's.
+	spansA, spansB := make([]db.Span, len(c.Passages)), make([]db.Span, len(c.Passages))
+	for i, p := range c.Passages {
+		spansA[i], spansB[i] = p.A, p.B
+	}
+	exA := report.Excerpts(c.TextA, c.A.Markup, spansA, 160, excerptContext)
+	exB := report.Excerpts(c.TextB, c.B.Markup, spansB, 160, excerptContext)
 	for i, p := range c.Passages {
 		fmt.Fprintf(stdout, "\n[%d] %s  A %d:%d-%d:%d  B %d:%d-%d:%d\n", i+1, plural(p.A.Words, "word"),
 			p.A.Line, p.A.Col, p.A.EndLine, p.A.EndCol, p.B.Line, p.B.Col, p.B.EndLine, p.B.EndCol)
-		fmt.Fprintf(stdout, "    A: %s\n", excerpt(c.TextA, p.A, tty))
-		fmt.Fprintf(stdout, "    B: %s\n", excerpt(c.TextB, p.B, tty))
+		fmt.Fprintf(stdout, "    A: %s\n", excerpt(exA[i], tty))
+		fmt.Fprintf(stdout, "    B: %s\n", excerpt(exB[i], tty))
 	}
 	return nil
 }
 
-// excerpt returns the passage s of text, shortened; on a terminal with some
-// context around it and the passage itself highlighted. Every piece of text
-// goes through report.Excerpt, which shows control characters and
+// excerpt returns a passage's excerpt (report.Excerpts), on a terminal
+// with its context and the passage itself highlighted. Every piece of text
+// went through report.Excerpt, which shows control characters and
 // bidirectional overrides as U+FFFD: the only escape sequences excerpt
 // returns are its own highlighting's, whatever the texts hold.
-func excerpt(text []byte, s db.Span, tty bool) string {
-	body := report.Excerpt(text[s.Start:s.End], 160)
+func excerpt(e report.InContext, tty bool) string {
 	if !tty {
-		return body
+		return e.Passage
 	}
-	lo := s.Start - 4*excerptContext
-	for lo > 0 && !utf8.RuneStart(text[lo]) {
-		lo--
-	}
-	hi := min(s.End+4*excerptContext, int64(len(text)))
-	for hi < int64(len(text)) && !utf8.RuneStart(text[hi]) {
-		hi++
-	}
-	before := []rune(report.Excerpt(text[max(lo, 0):s.Start], 1<<20))
-	if len(before) > excerptContext || lo > 0 {
-		before = append([]rune("…"), before[max(len(before)-excerptContext, 0):]...)
-	}
-	after := []rune(report.Excerpt(text[s.End:hi], 1<<20))
-	if len(after) > excerptContext || hi < int64(len(text)) {
-		after = append(after[:min(len(after), excerptContext)], '…')
-	}
-	return string(before) + "\x1b[1;33m" + body + "\x1b[0m" + string(after)
+	return e.Before + "\x1b[1;33m" + e.Passage + "\x1b[0m" + e.After
 }

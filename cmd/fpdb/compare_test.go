@@ -10,6 +10,7 @@ import (
 
 	"github.com/fpdb/fpdb/api"
 	"github.com/fpdb/fpdb/db"
+	"github.com/fpdb/fpdb/internal/report"
 )
 
 // comparedJSON runs compare --json and decodes its object.
@@ -212,7 +213,7 @@ func TestCompareControlCharacters(t *testing.T) {
 	}
 	start := strings.Index(string(raw), "alpha")
 	end := strings.Index(string(raw), " end.")
-	got := excerpt(raw, db.Span{Start: int64(start), End: int64(end)}, true)
+	got := excerpt(report.Excerpts(raw, false, []db.Span{{Start: int64(start), End: int64(end)}}, 160, excerptContext)[0], true)
 	rest, ok := strings.CutPrefix(got, "Intro one. \x1b[1;33m")
 	if ok {
 		rest, ok = strings.CutSuffix(rest, "\x1b[0mend. ")
@@ -228,5 +229,35 @@ func noDoubledCompare(t *testing.T, stderr string) {
 	t.Helper()
 	if strings.Contains(stderr, "compare: compare") {
 		t.Errorf("doubled prefix: %q", stderr)
+	}
+}
+
+// TestCompareMarkupShowsText: the passages of HTML files are shown as
+// their readable text (no tags, character references decoded), locally
+// and through a server alike.
+func TestCompareMarkupShowsText(t *testing.T) {
+	files := t.TempDir()
+	shared := "<h1>Rest &amp; Refuel</h1><p>Stations along the coast give walkers water, shade and a bench to rest on, every ten kilometres or so, all summer long.</p>"
+	a := writeFile(t, files, "a.html", []byte("<html><body>"+shared+"<p>Our first proposal adds maps.</p></body></html>"))
+	b := writeFile(t, files, "b.html", []byte("<html><body><p>Another text entirely about boats.</p>"+shared+"</body></html>"))
+	dir := dbDir(t)
+	out := runFPDB(t, "", "--db", dir, "compare", a, b).mustCode(t, exitOK).stdout
+	url := serveDir(t, dir, nil, nil)
+	remote := runFPDB(t, "", "--server", url, "compare", a, b).mustCode(t, exitOK).stdout
+	for name, o := range map[string]string{"local": out, "server": remote} {
+		var shown []string
+		for _, line := range strings.Split(o, "\n") {
+			if strings.HasPrefix(line, "    A: ") || strings.HasPrefix(line, "    B: ") {
+				shown = append(shown, line)
+			}
+		}
+		if len(shown) == 0 {
+			t.Fatalf("%s: no passage:\n%s", name, o)
+		}
+		for _, line := range shown {
+			if strings.ContainsAny(line, "<>") || strings.Contains(line, "&amp;") || !strings.Contains(line, "Rest & Refuel") {
+				t.Errorf("%s: passage shown as %q, want its readable text", name, line)
+			}
+		}
 	}
 }

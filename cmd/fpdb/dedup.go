@@ -159,8 +159,7 @@ problem).`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.inputs = args
-			_, env := os.LookupEnv(envDB)
-			o.dbGiven = g.dbFlag.Changed || env
+			o.dbGiven = g.dbGiven()
 			o.plan.changed(cmd)
 			return o.run(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},

@@ -87,9 +87,9 @@ func (g *globalOptions) checkRemote(cmd *cobra.Command) error {
 		}
 		return nil
 	}
-	if name == "serve" && !explicit || name == "compare" && !explicit && cmd.Flags().Changed("db") {
-		// $FPDB_SERVER names a server to use, not one to be; and compare
-		// given --db compares with that database.
+	if !explicit && (name == "serve" || name == "compare" && cmd.Flags().Changed("db") || name == "tune" && cmd.Flags().Changed("k")) {
+		// $FPDB_SERVER names a server to use, not one to be; compare
+		// given --db compares with that database; tune --k needs none.
 		return nil
 	}
 	if !slices.Contains(remoteCommands, name) || top != cmd {

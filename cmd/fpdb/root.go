@@ -92,7 +92,8 @@ the stored documents that are near duplicates of a new one (estimated
 resemblance of their sets of word shingles at or above a threshold).
 
 The database is the directory given by --db, by default $` + envDB + ` if it is
-set, else ` + defaultDBDir + `. "fpdb add" creates it; the other commands
+set, else ` + defaultDBDir + `. "fpdb add", "fpdb import", "fpdb serve" and
+"fpdb template add" create it ("fpdb dedup --db" too); the other commands
 require it to exist.
 
 With --server URL (default $` + envServer + `) add, query, get, delete, compare,

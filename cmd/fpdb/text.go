@@ -93,7 +93,7 @@ type textFlags struct {
 
 // register adds the flags to f.
 func (t *textFlags) register(f *pflag.FlagSet) {
-	usage := "how to read inputs: auto (HTML/XML by extension .html .htm .xhtml .xml or by content, else plain text), text, or html"
+	usage := "how to read inputs: auto (HTML/XML by extension .html .htm .xhtml .shtml .xml .svg .rss .atom or by content, else plain text), text, or html"
 	if t.format.allowRecords {
 		usage += "; or datasets of one document per record: jsonl, csv, tsv, parquet (auto for files named *.jsonl, *.ndjson, *.csv, *.tsv, *.parquet, also .gz, .zst, .bz2)"
 	}

@@ -56,7 +56,9 @@ sets of word shingles) is reported at threshold R with a probability that
 rises from near 0 below R to near 1 above it: the detection curve. For K-bit
 fingerprints it is exact: the fingerprints differ in Binomial(K, (1-J)/2)
 bits, and the pair is reported when at most R's radius (the largest h with
-1 - 2h/K >= R) differ. K is the database's, or --k K without a database.
+1 - 2h/K >= R) differ. K is the database's, or --k K without a database
+(512, the default, when neither --db nor $FPDB_DB names one and there is
+none in ./fpdb-data). $FPDB_SERVER does not concern tune --k.
 
   fpdb tune --threshold R
       prints the resemblance caught with probability 50 %, 90 %, 99 % and
@@ -180,6 +182,11 @@ func (o *tuneOptions) run(ctx context.Context, stdin io.Reader, stdout io.Writer
 	if k == 0 {
 		if d, err = o.openDB(openReadOnly); err != nil {
 			if errors.Is(err, db.ErrNotExist) && o.pairs == "" {
+				if !o.dbGiven() {
+					// No database named, none in the default place: the
+					// curve of the default K (the output says which K).
+					return o.runK(ctx, nil, db.DefaultK, stdin, stdout)
+				}
 				err = fmt.Errorf("%w (give --k K to tune without a database)", err)
 			}
 			return failure(err)
@@ -187,6 +194,11 @@ func (o *tuneOptions) run(ctx context.Context, stdin io.Reader, stdout io.Writer
 		defer closeDB(d, &err)
 		k = d.Params().K
 	}
+	return o.runK(ctx, d, k, stdin, stdout)
+}
+
+// runK tunes for K-bit fingerprints, on d when it is not nil.
+func (o *tuneOptions) runK(ctx context.Context, d *db.DB, k int, stdin io.Reader, stdout io.Writer) error {
 	switch {
 	case o.pairs != "":
 		return o.runPairs(ctx, d, stdin, stdout)

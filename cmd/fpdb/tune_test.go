@@ -264,6 +264,20 @@ func TestTuneFlags(t *testing.T) {
 	if _, err := os.Stat(none); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("tune created the database directory: %v", err)
 	}
+	// No database named and none in ./fpdb-data: the default K; and
+	// $FPDB_SERVER does not stop tune --k (it needs no database).
+	t.Chdir(t.TempDir())
+	t.Setenv(envDB, "")
+	os.Unsetenv(envDB)
+	if r := runFPDB(t, "", "tune", "--threshold", "0.8").mustCode(t, exitOK); !strings.HasPrefix(r.stdout, "threshold 0.8 at K = 512 bits") {
+		t.Errorf("tune without a database: %q", r.stdout)
+	}
+	if _, err := os.Stat(defaultDBDir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("tune created %s: %v", defaultDBDir, err)
+	}
+	t.Setenv(envServer, "http://127.0.0.1:9")
+	runFPDB(t, "", "tune", "--k", "256", "--threshold", "0.8").mustCode(t, exitOK)
+	runFPDB(t, "", "tune", "--threshold", "0.8").mustCode(t, exitFailure) // K from a database: not through a server
 }
 
 // TestTunePlotOutput: --plot replaces FILE whole and leaves the user's

@@ -21,6 +21,15 @@
 // dropped. A passage found twice in A and once in B gives two passages,
 // each copy of A against the one of B.
 //
+// A passage's offsets and positions are always in the text as given,
+// markup included. What it says is shown by [Readable]: a text read as
+// markup (HTML or XML, [Side].Markup) is shown as a reader sees it — tags
+// removed (block-level ones as line breaks), character references
+// decoded, script and style content hidden — by the tokenizer's markup
+// rules, so that every word of a passage is shown in it; a plain text as
+// it is. Every view of a comparison (a terminal, the compare page, a
+// report) shows passages through it.
+//
 // # Caveats
 //
 // Offsets are in the UTF-8 text given to Analyze: for a text decoded from
@@ -30,5 +39,8 @@
 // takes about 200 MB. A shingle repeated more
 // than Options.MaxRepeats times in B is matched at its first MaxRepeats
 // places only, so passages of highly repetitive texts may be cut; the
-// exact Jaccard and containments never are.
+// exact Jaccard and containments never are. Readable follows the markup
+// rules of normalization version 2; under version 1, which removes tags
+// from every text and script only from a text starting with a tag, a
+// passage may show fewer or more characters than its words.
 package evidence

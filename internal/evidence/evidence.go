@@ -60,6 +60,7 @@ func (o Options) withDefaults() Options {
 type Doc struct {
 	params fingerprint.Params
 	text   []byte
+	markup bool     // read as markup (HTML or XML)
 	words  []span   // word i's bytes in text
 	hashes []uint64 // shingle i covers words [i, i+w−1] (all of them if fewer)
 	set    map[uint64]int32
@@ -69,8 +70,9 @@ type Doc struct {
 type span struct{ start, end int64 }
 
 // Analyze reads text (UTF-8; f says whether it is markup, FormatAuto
-// sniffs) with the rules of p. fp, when not nil, is used as the text's
-// fingerprint (a stored document's) instead of computing it. The shingles
+// sniffs as normalize.Sniff does) with the rules of p. fp, when not nil,
+// is used as the text's fingerprint (a stored document's) instead of
+// computing it. The shingles
 // of p.Exclude (templates) are not part of the text's shingle set: they are
 // never shared, so no passage is made of template text alone. Errors wrap
 // fingerprint.ErrNoWords, normalize.ErrBinary or fingerprint.ErrInvalidParams.
@@ -82,7 +84,10 @@ func Analyze(p fingerprint.Params, text []byte, f normalize.Format, fp []uint64)
 	if fp != nil && len(fp) != p.K/64 {
 		return nil, fmt.Errorf("%w: fingerprint of %d bits, want %d", fingerprint.ErrInvalidParams, 64*len(fp), p.K)
 	}
-	d := &Doc{params: p, text: text}
+	if f == normalize.FormatAuto && normalize.Sniff(text) == normalize.FormatMarkup {
+		f = normalize.FormatMarkup // as the tokenizer sniffs (version 2)
+	}
+	d := &Doc{params: p, text: text, markup: f == normalize.FormatMarkup}
 	emit := func(h uint64) { d.hashes = append(d.hashes, h) }
 	tok := &normalize.Tokenizer{Version: p.NormalizeVersion, Format: f}
 	err = tok.WordSpans(bytes.NewReader(text), func(w []byte, start, end int64) {
@@ -126,6 +131,10 @@ func (d *Doc) Shingles() int { return len(d.set) }
 // Text returns the analyzed text; the caller must not modify it.
 func (d *Doc) Text() []byte { return d.text }
 
+// Markup reports whether the text was read as markup (HTML or XML): its
+// passages are shown as the text a reader sees (Readable).
+func (d *Doc) Markup() bool { return d.markup }
+
 // Comparison is what Compare finds.
 type Comparison struct {
 	// A and B describe the two texts.
@@ -155,6 +164,11 @@ type Side struct {
 	Words int
 	// Shingles is its number of distinct shingles.
 	Shingles int
+	// Markup reports a text read as markup (HTML or XML): what its
+	// passages say is shown by Readable, tags removed and character
+	// references decoded; their offsets and positions are in the text
+	// as it is, markup included.
+	Markup bool
 }
 
 // Passage is a passage of A found in B.
@@ -182,8 +196,8 @@ func Compare(a, b *Doc, o Options) (*Comparison, error) {
 	}
 	o = o.withDefaults()
 	c := &Comparison{
-		A: Side{Bytes: len(a.text), Words: len(a.words), Shingles: len(a.set)},
-		B: Side{Bytes: len(b.text), Words: len(b.words), Shingles: len(b.set)},
+		A: Side{Bytes: len(a.text), Words: len(a.words), Shingles: len(a.set), Markup: a.markup},
+		B: Side{Bytes: len(b.text), Words: len(b.words), Shingles: len(b.set), Markup: b.markup},
 	}
 	for h := range a.set {
 		if _, ok := b.set[h]; ok {

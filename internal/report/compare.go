@@ -21,7 +21,9 @@ type Pair struct {
 	// TextA and TextB are the texts compared (UTF-8); the passages'
 	// offsets are in them.
 	TextA, TextB []byte
-	// Figures are the comparison's results.
+	// Figures are the comparison's results. A side read as markup
+	// (Figures.A.Markup, Figures.B.Markup) is shown as the text a reader
+	// sees (evidence.Readable), whole and in the passage table.
 	Figures *evidence.Comparison
 	// K is the fingerprint length in bits (for "Hamming h of K").
 	K int
@@ -31,7 +33,7 @@ type Pair struct {
 
 // segment is a run of text with the passage it belongs to (0: none).
 type segment struct {
-	Text    string // as the page shows it (pageText)
+	Text    string // as the page shows it (evidence.Readable, pageText)
 	Passage int
 	// First: the segment starts its passage (which owns it); the page
 	// puts the passage's anchor (id "aN" or "bN") and number on it.
@@ -60,7 +62,7 @@ func WriteCompare(w io.Writer, p Pair) error {
 	}
 	page := comparePage{Pair: p, View: pairView{
 		Figures: p.Figures, K: p.K, Link: true,
-		Rows: passageRows(p.TextA, p.TextB, p.Figures.Passages, compareExcerpt),
+		Rows: passageRows(p.TextA, p.TextB, p.Figures.A.Markup, p.Figures.B.Markup, p.Figures.Passages, compareExcerpt),
 	}}
 	if !p.Generated.IsZero() {
 		page.Date = p.Generated.UTC().Format(dateLayout)
@@ -70,8 +72,8 @@ func WriteCompare(w io.Writer, p Pair) error {
 	for i, ps := range p.Figures.Passages {
 		spansA[i], spansB[i] = ps.A, ps.B
 	}
-	page.SegA = segments(p.TextA, spansA)
-	page.SegB = segments(p.TextB, spansB)
+	page.SegA = segments(p.TextA, p.Figures.A.Markup, spansA)
+	page.SegB = segments(p.TextB, p.Figures.B.Markup, spansB)
 	return pages.ExecuteTemplate(w, "compare", page)
 }
 
@@ -79,13 +81,14 @@ func inside(s evidence.Span, text []byte) bool {
 	return s.Start >= 0 && s.Start <= s.End && s.End <= int64(len(text))
 }
 
-// segments cuts text at the passages' boundaries; each piece belongs to
-// the first (longest) passage covering it. Every passage starts a segment,
-// as its owner (First) or as one of its Anchors, so that each passage has
+// segments cuts text (markup: read as markup, shown as evidence.Readable
+// shows it) at the passages' boundaries; each piece belongs to the first
+// (longest) passage covering it. Every passage starts a segment, as its
+// owner (First) or as one of its Anchors, so that each passage has
 // exactly one anchor, at its start, even when an earlier passage covers
 // all of it. One sweep over the boundaries, with the passages covering the
 // current piece in a heap by index.
-func segments(text []byte, spans []evidence.Span) []segment {
+func segments(text []byte, markup bool, spans []evidence.Span) []segment {
 	type event struct {
 		at    int64
 		start bool
@@ -96,6 +99,19 @@ func segments(text []byte, spans []evidence.Span) []segment {
 		events = append(events, event{s.Start, true, i + 1}, event{s.End, false, i + 1})
 	}
 	slices.SortFunc(events, func(x, y event) int { return cmp.Compare(x.at, y.at) })
+	// The pieces of text between the boundaries, as shown, in order.
+	var ranges [][2]int64
+	var at int64
+	for _, e := range events {
+		if e.at > at {
+			ranges = append(ranges, [2]int64{at, e.at})
+			at = e.at
+		}
+	}
+	if n := int64(len(text)); n > at {
+		ranges = append(ranges, [2]int64{at, n})
+	}
+	pieces := evidence.Readable(text, markup, ranges)
 	var active intHeap
 	ended := map[int]bool{}
 	top := func() int {
@@ -108,13 +124,18 @@ func segments(text []byte, spans []evidence.Span) []segment {
 		return active[0]
 	}
 	var out []segment
-	// emit appends text[lo:hi], owned by p, which starts the passages in
-	// starts (in order); an empty piece only to carry their anchors.
+	// emit appends the next piece (when lo < hi: text[lo:hi], as shown),
+	// owned by p, which starts the passages in starts (in order); an
+	// empty piece only to carry their anchors.
 	emit := func(lo, hi int64, p int, starts []int) {
-		if lo >= hi && len(starts) == 0 {
+		var piece string
+		if lo < hi {
+			piece, pieces = pieces[0], pieces[1:]
+		}
+		if piece == "" && len(starts) == 0 {
 			return
 		}
-		seg := segment{Text: pageText(text[lo:hi]), Passage: p}
+		seg := segment{Text: pageText(piece), Passage: p}
 		slices.Sort(starts)
 		for _, q := range starts {
 			if q == p {
@@ -129,7 +150,7 @@ func segments(text []byte, spans []evidence.Span) []segment {
 		}
 		out = append(out, seg)
 	}
-	var at int64
+	at = 0
 	var starts []int // the passages starting at at
 	for i := 0; i < len(events); {
 		next := events[i].at
@@ -175,9 +196,17 @@ func (h *intHeap) Pop() any {
 // crafted text thus cannot set a terminal's title, clear its screen or
 // reorder the characters shown around it.
 func Excerpt(text []byte, max int) string {
+	return excerpt(string(text), max)
+}
+
+// excerpt is Excerpt for a string. A max below 1 counts as 1.
+func excerpt(text string, max int) string {
+	if max < 1 {
+		max = 1
+	}
 	rs := make([]rune, 0, len(text))
 	space := false
-	for _, r := range string(text) {
+	for _, r := range text {
 		switch r {
 		case ' ', '\n', '\t', '\r', '\f', '\v':
 			if !space && len(rs) > 0 {
@@ -212,19 +241,77 @@ func shown(r rune) rune {
 	return r
 }
 
+// InContext is a passage's excerpt with the text around it, as a
+// terminal shows it (Excerpts).
+type InContext struct {
+	// Before and After are the last and first characters of the text
+	// before and after the passage, each with an ellipsis (…) where the
+	// text goes on; Passage is the passage's excerpt.
+	Before, Passage, After string
+}
+
+// Excerpts returns the excerpts of spans of text, of what they show
+// (evidence.Readable; markup says text is markup, evidence.Side.Markup),
+// as Excerpt makes them: each passage shortened to about maxLen
+// characters, with at most context characters (at most 2^20) of the text
+// before and after it. The text is read once. The part of a span outside
+// text shows nothing; Excerpts never fails. Every string is safe to print
+// on a terminal, as Excerpt's.
+func Excerpts(text []byte, markup bool, spans []evidence.Span, maxLen, context int) []InContext {
+	context = min(max(context, 0), 1<<20)
+	// The bytes read around a passage for its context: what a markup
+	// text shows may be far shorter than its bytes.
+	window := 4 * int64(context)
+	if markup {
+		window = 64 * int64(context)
+	}
+	n := int64(len(text))
+	ranges := make([][2]int64, 0, 3*len(spans))
+	cutBefore := make([]bool, len(spans))
+	cutAfter := make([]bool, len(spans))
+	for i, s := range spans {
+		start, end := min(max(s.Start, 0), n), min(max(s.End, 0), n)
+		end = max(start, end)
+		lo := max(start-window, 0)
+		for lo > 0 && !utf8.RuneStart(text[lo]) {
+			lo--
+		}
+		hi := min(end+window, n)
+		for hi < n && !utf8.RuneStart(text[hi]) {
+			hi++
+		}
+		cutBefore[i], cutAfter[i] = lo > 0, hi < n
+		ranges = append(ranges, [2]int64{lo, start}, [2]int64{start, end}, [2]int64{end, hi})
+	}
+	shown := evidence.Readable(text, markup, ranges)
+	out := make([]InContext, len(spans))
+	for i := range spans {
+		before := []rune(excerpt(shown[3*i], 1<<30))
+		if len(before) > context || cutBefore[i] {
+			before = append([]rune("…"), before[max(len(before)-context, 0):]...)
+		}
+		after := []rune(excerpt(shown[3*i+2], 1<<30))
+		if len(after) > context || cutAfter[i] {
+			after = append(after[:min(len(after), context)], '…')
+		}
+		out[i] = InContext{Before: string(before), Passage: excerpt(shown[3*i+1], maxLen), After: string(after)}
+	}
+	return out
+}
+
 // pageText returns text as the compare page shows it: the characters
 // Excerpt replaces (but tab, line feed, form feed and carriage return,
 // which the page keeps) as U+FFFD, so that the page holds no escape
 // sequence even when written to a terminal (--html -) and no
 // bidirectional override that would reorder the text shown.
-func pageText(text []byte) string {
+func pageText(text string) string {
 	return strings.Map(func(r rune) rune {
 		switch r {
 		case '\t', '\n', '\f', '\r':
 			return r
 		}
 		return shown(r)
-	}, string(text))
+	}, text)
 }
 
 const compareHTML = `<!DOCTYPE html>

@@ -319,7 +319,7 @@ func TestWriteCompareAnchors(t *testing.T) {
 func TestSegmentsAnchors(t *testing.T) {
 	text := []byte("0123456789abcdefghij")
 	spans := []evidence.Span{{Start: 0, End: 10}, {Start: 5, End: 15}, {Start: 2, End: 4}, {Start: 12, End: 12}, {Start: 20, End: 20}}
-	got := segments(text, spans)
+	got := segments(text, false, spans)
 	want := []segment{
 		{Text: "01", Passage: 1, First: true},
 		{Text: "234", Passage: 1, Anchors: []int{3}},

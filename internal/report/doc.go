@@ -16,6 +16,12 @@
 // as the compare page ([NewEvidence] keeps only the excerpts of a
 // comparison). The same Report gives the same bytes.
 //
+// A text read as markup (HTML or XML: evidence.Side.Markup) is shown as
+// a reader sees it, in the passage tables and whole on the compare page:
+// tags removed, character references decoded, no script
+// (evidence.Readable); the positions printed stay line:column positions
+// in the text as it is. [Excerpts] makes the same excerpts for a terminal.
+//
 // # Caveats
 //
 // Both texts are written whole into the page: comparing two books makes a

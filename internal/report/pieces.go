@@ -55,16 +55,24 @@ func checkSpans(textA, textB []byte, ps []evidence.Passage) error {
 }
 
 // passageRows returns the table rows of ps (checked by checkSpans), with
-// excerpts of about excerpt characters.
-func passageRows(textA, textB []byte, ps []evidence.Passage, excerpt int) []passageRow {
+// excerpts of about excerptLen characters of what each passage shows
+// (evidence.Readable: a markup text's readable text); markupA and
+// markupB say whether textA and textB are markup (evidence.Side.Markup).
+func passageRows(textA, textB []byte, markupA, markupB bool, ps []evidence.Passage, excerptLen int) []passageRow {
+	ra := make([][2]int64, len(ps))
+	rb := make([][2]int64, len(ps))
+	for i, p := range ps {
+		ra[i], rb[i] = [2]int64{p.A.Start, p.A.End}, [2]int64{p.B.Start, p.B.End}
+	}
+	shownA, shownB := evidence.Readable(textA, markupA, ra), evidence.Readable(textB, markupB, rb)
 	rows := make([]passageRow, 0, len(ps))
 	for i, p := range ps {
 		rows = append(rows, passageRow{
 			N: i + 1, Words: p.A.Words,
 			APos:  position(p.A),
 			BPos:  position(p.B),
-			AText: Excerpt(textA[p.A.Start:p.A.End], excerpt),
-			BText: Excerpt(textB[p.B.Start:p.B.End], excerpt),
+			AText: excerpt(shownA[i], excerptLen),
+			BText: excerpt(shownB[i], excerptLen),
 		})
 	}
 	return rows

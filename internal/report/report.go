@@ -100,7 +100,8 @@ type Evidence struct {
 
 // NewEvidence keeps of a comparison of textA and textB what a report
 // shows: the figures, and excerpts of the longest maxPassages passages
-// (0: all) in both texts.
+// (0: all) in both texts, of what they show (evidence.Readable: for a
+// markup side, c.A.Markup or c.B.Markup, the text a reader sees).
 func NewEvidence(textA, textB []byte, c *evidence.Comparison, maxPassages int) (*Evidence, error) {
 	if c == nil {
 		return nil, fmt.Errorf("report: no figures")
@@ -115,7 +116,7 @@ func NewEvidence(textA, textB []byte, c *evidence.Comparison, maxPassages int) (
 	if maxPassages > 0 && len(ps) > maxPassages {
 		ps = ps[:maxPassages]
 	}
-	e := &Evidence{Figures: *c, Passages: len(c.Passages), rows: passageRows(textA, textB, ps, reportExcerpt)}
+	e := &Evidence{Figures: *c, Passages: len(c.Passages), rows: passageRows(textA, textB, c.A.Markup, c.B.Markup, ps, reportExcerpt)}
 	e.Figures.Passages = nil
 	return e, nil
 }

@@ -87,9 +87,12 @@ func FromComparison(c *api.Comparison) (*db.Comparison, error) {
 	if err := errors.Join(errA, errB); err != nil {
 		return nil, fmt.Errorf("comparison: %w", err)
 	}
-	side := func(s api.CompareSide) db.Side { return db.Side{Bytes: s.Bytes, Words: s.Words, Shingles: s.Shingles} }
+	// A side read as markup is shown as its readable text (report).
+	side := func(s api.CompareSide, f db.Format) db.Side {
+		return db.Side{Bytes: s.Bytes, Words: s.Words, Shingles: s.Shingles, Markup: f == db.FormatHTML}
+	}
 	out := &db.Comparison{
-		Figures: db.Figures{A: side(c.A), B: side(c.B), Shared: c.Shared, Jaccard: c.Jaccard,
+		Figures: db.Figures{A: side(c.A, fa), B: side(c.B, fb), Shared: c.Shared, Jaccard: c.Jaccard,
 			ContainedA: c.ContainedA, ContainedB: c.ContainedB, Estimated: c.Estimated, Hamming: c.Hamming,
 			Passages: make([]db.Passage, len(c.Passages))},
 		TextA: []byte(c.TextA), TextB: []byte(c.TextB), FormatA: fa, FormatB: fb,
@@ -196,6 +199,9 @@ var reasons = []struct {
 	// unfinished import is both, and answered 403 as the former.
 	{"template_needs_texts", db.ErrTemplateNeedsTexts}, {"import_incomplete", db.ErrImportIncomplete}, {"not_empty", db.ErrNotEmpty},
 	{"bad_export", db.ErrBadExport}, {"import_running", db.ErrImportRunning},
+	// Only in a batch's answer: a line skipped because an earlier line has
+	// its id (api.BatchSkip.Reason).
+	{"duplicate_in_batch", db.ErrDuplicateInBatch},
 }
 
 // Reason returns the API name of the first db error err wraps, or "".

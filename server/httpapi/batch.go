@@ -1,12 +1,15 @@
 package httpapi
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"slices"
 
 	"github.com/fpdb/fpdb/api"
+	"github.com/fpdb/fpdb/db"
+	"github.com/fpdb/fpdb/server/apiconv"
 )
 
 // ChunkLimit bounds a chunk of a checked batch: at most Lines lines (more
@@ -17,6 +20,26 @@ type ChunkLimit struct {
 	Lines int
 	Bytes int
 	Size  func(BatchLine) int
+}
+
+// SkipDuplicates splits the lines of a batch without a check into those
+// stored (the first line of each id) and those skipped: a line whose id an
+// earlier line has, skipped with the error and the reason
+// (duplicate_in_batch, as apiconv.Reason names db.ErrDuplicateInBatch)
+// that db.AddBatch gives it within one chunk.
+func SkipDuplicates(lines []BatchLine) (kept []BatchLine, skipped []api.BatchSkip) {
+	seen := make(map[string]bool, len(lines))
+	kept = make([]BatchLine, 0, len(lines))
+	for _, l := range lines {
+		if seen[l.Input.ID] {
+			skipped = append(skipped, api.BatchSkip{Line: l.Line, ID: l.Input.ID, Error: db.ErrDuplicateInBatch.Error(),
+				Reason: apiconv.Reason(db.ErrDuplicateInBatch)})
+			continue
+		}
+		seen[l.Input.ID] = true
+		kept = append(kept, l)
+	}
+	return kept, skipped
 }
 
 // CheckedBatch runs a checked batch (POST /v1/batch?threshold=R) over
@@ -87,25 +110,39 @@ const importDrain = 1 << 30
 // ImportBody is the body of an import (POST /v1/import) that knows
 // whether it was read from: WriteImport drains only a body whose reading
 // began (one refused before, as by a read-only database, is not asked
-// for: a client waiting for 100 Continue sends none of it).
+// for: a client waiting for 100 Continue sends none of it). It also keeps
+// the error of a body over the limit, which the import, reading it line
+// by line, may report only as a line cut short.
 type ImportBody struct {
-	R    io.Reader
-	read bool
+	R        io.Reader
+	read     bool
+	tooLarge *BodyTooLargeError
 }
 
+// Read reads the body, noting that it was read from and whether it
+// passed the limit.
 func (b *ImportBody) Read(p []byte) (int, error) {
 	b.read = true
-	return b.R.Read(p)
+	n, err := b.R.Read(p)
+	if tl := (*BodyTooLargeError)(nil); errors.As(err, &tl) {
+		b.tooLarge = tl
+	}
+	return n, err
 }
 
 // WriteImport answers an import whose body is body: 200 with res, or err
 // — as a 503 that gives the count when res.Imported documents were stored
-// before it (not a 4xx, which would say nothing changed). Before an error
-// it reads what is left of a body whose reading began (up to importDrain
-// bytes, within the request's time).
+// before it (not a 4xx, which would say nothing changed). An error of an
+// import whose body passed the limit is that (a 413 when nothing was
+// stored), whatever the import made of the body cut there. Before an
+// error it reads what is left of a body whose reading began (up to
+// importDrain bytes, within the request's time).
 func WriteImport(w http.ResponseWriter, body *ImportBody, res api.ImportResult, err error) error {
 	if err == nil {
 		return WriteJSON(w, http.StatusOK, res)
+	}
+	if tl := (*BodyTooLargeError)(nil); body.tooLarge != nil && !errors.As(err, &tl) {
+		err = fmt.Errorf("%w: %v", body.tooLarge, err)
 	}
 	if body.read {
 		_, _ = io.Copy(io.Discard, io.LimitReader(body.R, importDrain))

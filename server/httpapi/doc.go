@@ -10,12 +10,15 @@
 //   - NewMux, which serves Routes through what every request goes
 //     through: a request id (the X-Request-ID header, echoed or made; see
 //     RequestID), the bearer token check (Tokens, read by ParseTokens and
-//     LoadTokens), a limit of requests at once (429), a body limit (413),
-//     a deadline, the error answer (api.ErrorBody, with the status and code
-//     of Classify) and one log line;
+//     LoadTokens), a limit of requests at once (429), a body limit (413,
+//     BodyTooLargeError), a deadline, the error answer (api.ErrorBody, with
+//     the status and code of Classify) and one log line;
 //   - Error, an error with its HTTP status and API code, and WriteJSON;
-//   - the reading of requests: bodies (ReadBody, DecodeJSON, ReadJSON),
-//     media types (MediaType, TextBody, UnsupportedMedia), query and form
+//   - the reading of requests: bodies (ReadBody, DecodeJSON, ReadJSON,
+//     ReadJSONBody), media types (MediaType, TextBody, UnsupportedMedia;
+//     JSONOnly, the one rule of the endpoints that take only JSON, and
+//     FormJSON, which reads a JSON object sent as FormType — curl -d's
+//     default — to an add or a query as its JSON), query and form
 //     parameters (Params, ReadFlag), and the requests both servers parse
 //     alike: adds (ReadAdd), queries (ReadQuery), batches (ReadBatch),
 //     deletes (ReadDelete, ReadDeleteOne), pairs (ReadPairs) and clusters

@@ -103,14 +103,19 @@ func classify(err error, classes []Class) Class {
 // status and code as Classify returns them, and Retry-After when the
 // error's class has one.
 // The message of a 500 does not tell its cause, which only the log line
-// does; a 4xx carries the reason (apiconv.Reason) of the db error it
-// wraps, if any, and a 503 of an import running says import_running.
+// does; that of a body over the limit is the *BodyTooLargeError's alone;
+// a 4xx carries the reason (apiconv.Reason) of the db error it wraps, if
+// any, and a 503 of an import running says import_running.
 func writeError(w http.ResponseWriter, id string, err error, classes []Class) {
 	c := classify(err, classes)
 	status, code := c.Status, c.Code
 	msg := apiconv.Message(err)
-	if status == http.StatusInternalServerError {
+	var tl *BodyTooLargeError
+	switch {
+	case status == http.StatusInternalServerError:
 		msg = "internal error (see the server's log for request " + id + ")"
+	case status == http.StatusRequestEntityTooLarge && errors.As(err, &tl):
+		msg = tl.Error() // without what was being read ("read the request body: ")
 	}
 	reason := ""
 	if status < 500 {

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -211,12 +212,50 @@ func (m *mux) serve(w http.ResponseWriter, r *http.Request, rt Route) error {
 	defer cancel()
 	// A slow client: its body must arrive within the request's time.
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(timeout))
-	limit := m.o.MaxBodyBytes
+	limit, flag := m.o.MaxBodyBytes, "--max-body"
 	if rt.Import && m.o.MaxImportBytes > 0 {
-		limit = m.o.MaxImportBytes
+		limit, flag = m.o.MaxImportBytes, "--max-import"
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, limit)
+	r.Body = &limitedBody{ReadCloser: http.MaxBytesReader(w, r.Body, limit), flag: flag}
 	return rt.Handle(w, r.WithContext(ctx))
+}
+
+// BodyTooLargeError is the error of reading a request body larger than the
+// server's limit: its message names the limit and the flag of "fpdb
+// serve" that sets it. It wraps the *http.MaxBytesError (a 413, see
+// Classify).
+type BodyTooLargeError struct {
+	// Limit is the limit, in bytes.
+	Limit int64
+	// Flag is the flag of "fpdb serve" that sets it (--max-body,
+	// --max-import).
+	Flag string
+	err  *http.MaxBytesError
+}
+
+// Error says that the body is over the limit, and which.
+func (e *BodyTooLargeError) Error() string {
+	return fmt.Sprintf("the request body is larger than this server's limit of %d bytes (fpdb serve %s)", e.Limit, e.Flag)
+}
+
+// Unwrap returns the *http.MaxBytesError.
+func (e *BodyTooLargeError) Unwrap() error { return e.err }
+
+// limitedBody is a request body under http.MaxBytesReader whose error,
+// past the limit, is a *BodyTooLargeError naming flag: every endpoint that
+// reads a body says so alike.
+type limitedBody struct {
+	io.ReadCloser
+	flag string
+}
+
+// Read reads the body, its error past the limit a *BodyTooLargeError.
+func (b *limitedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if mb, ok := err.(*http.MaxBytesError); ok {
+		err = &BodyTooLargeError{Limit: mb.Limit, Flag: b.flag, err: mb}
+	}
+	return n, err
 }
 
 // maxWriteStall bounds how long one write of a response may wait for a

@@ -26,9 +26,10 @@ var addParams = []string{"id", "source", "threshold", "reject", "replace", "limi
 
 // ReadAdd reads an add (POST /v1/documents): JSON (an api.AddRequest), a
 // plain-text body with its parameters in the query string, or a multipart
-// form with a "file" part. It checks what every server checks: an id, a
-// valid format and encoding, a threshold and a limit not negative, a
-// threshold with reject. It returns the request and the document's input
+// form with a "file" part. A body sent as FormType (curl -d's default) is
+// the JSON when it is a JSON object (FormJSON), else the text. It checks
+// what every server checks: an id, a valid format and encoding, a
+// threshold and a limit not negative, a threshold with reject. It returns the request and the document's input
 // (its text, an empty one rather than nil, with the request's options;
 // ReplaceUnchanged is the request's Replace).
 func ReadAdd(r *http.Request) (api.AddRequest, db.Input, error) {
@@ -65,23 +66,19 @@ func readAdd(r *http.Request) (api.AddRequest, []byte, error) {
 	var p Params
 	var text []byte
 	switch {
-	case mt == "application/json":
+	case mt == "application/json" || TextBody(mt):
 		body, err := ReadBody(r)
 		if err != nil {
 			return req, nil, err
 		}
-		var v addJSON
-		if err := DecodeJSON(body, &v); err != nil {
-			return req, nil, err
+		if mt == "application/json" || FormJSON(mt, body) {
+			return readAddJSON(r, body, mt == FormType)
 		}
-		req = v.AddRequest
-		if req.Threshold, err = jsonThreshold(v.Threshold, "leave it out for no check"); err != nil {
-			return req, nil, err
+		text = body
+		p.Values = r.URL.Query()
+		if mt == "text/html" && p.Values.Get("format") == "" {
+			p.Values.Set("format", "html")
 		}
-		if len(r.URL.Query()) > 0 {
-			return req, nil, BadRequest("an add sent as JSON takes no query parameters")
-		}
-		return req, []byte(req.Text), nil
 	case mt == "multipart/form-data":
 		if err := r.ParseMultipartForm(1 << 20); err != nil {
 			return req, nil, fmt.Errorf("read the form: %w", asBadRequest(err))
@@ -111,14 +108,6 @@ func readAdd(r *http.Request) (api.AddRequest, []byte, error) {
 			}
 			p.Values[k] = v
 		}
-	case TextBody(mt):
-		if text, err = ReadBody(r); err != nil {
-			return req, nil, err
-		}
-		p.Values = r.URL.Query()
-		if mt == "text/html" && p.Values.Get("format") == "" {
-			p.Values.Set("format", "html")
-		}
 	default:
 		return req, nil, UnsupportedMedia(mt, "send JSON, text/plain or multipart/form-data")
 	}
@@ -127,6 +116,31 @@ func readAdd(r *http.Request) (api.AddRequest, []byte, error) {
 		Reject: p.Bool("reject"), Replace: p.Bool("replace"), Limit: p.Int("limit"),
 		TextInput: api.TextInput{Format: p.Str("format"), Encoding: p.Str("encoding")}}
 	return req, text, p.Err
+}
+
+// readAddJSON reads an add sent as JSON, its body: as application/json,
+// or as FormType when form (FormJSON), whose errors then say so.
+func readAddJSON(r *http.Request, body []byte, form bool) (api.AddRequest, []byte, error) {
+	var v addJSON
+	if err := DecodeJSON(body, &v); err != nil {
+		if form {
+			err = formJSONError(err, "stored")
+		}
+		return v.AddRequest, nil, err
+	}
+	req := v.AddRequest
+	var err error
+	if req.Threshold, err = jsonThreshold(v.Threshold, "leave it out for no check"); err != nil {
+		return req, nil, err
+	}
+	if len(r.URL.Query()) > 0 {
+		err = BadRequest("an add sent as JSON takes no query parameters (give id and the other fields in the JSON object)")
+		if form {
+			err = formJSONError(err, "stored")
+		}
+		return req, nil, err
+	}
+	return req, []byte(req.Text), nil
 }
 
 // addJSON is an add sent as JSON (and a line of a batch). Its Threshold
@@ -171,8 +185,10 @@ func asBadRequest(err error) error {
 var queryParams = []string{"threshold", "containment", "limit", "plan", "tau", "recall", "explain", "format", "encoding"}
 
 // ReadQuery reads a query (POST /v1/query): JSON (an api.QueryRequest),
-// or a plain-text body with its parameters in the query string. The
-// request has a text or a fingerprint, not both.
+// or a plain-text body with its parameters in the query string. A body
+// sent as FormType (curl -d's default) is the JSON when it is a JSON
+// object (FormJSON), else the text. The request has a text or a
+// fingerprint, not both.
 func ReadQuery(r *http.Request) (api.QueryRequest, error) {
 	req, err := readQuery(r)
 	if err == nil && (req.Text == "") == (req.Fingerprint == "") {
@@ -192,17 +208,8 @@ func readQuery(r *http.Request) (api.QueryRequest, error) {
 	if err != nil {
 		return req, err
 	}
-	if mt == "application/json" {
-		if len(r.URL.Query()) > 0 {
-			return req, BadRequest("a query sent as JSON takes no query parameters")
-		}
-		var v queryJSON
-		if err := DecodeJSON(body, &v); err != nil {
-			return req, err
-		}
-		req = v.QueryRequest
-		req.Threshold, err = jsonThreshold(v.Threshold, "leave it out for the default 0.7, or for none with a containment")
-		return req, err
+	if mt == "application/json" || FormJSON(mt, body) {
+		return readQueryJSON(r, body, mt == FormType)
 	}
 	if !TextBody(mt) {
 		return req, &Error{Status: http.StatusUnsupportedMediaType, Code: api.CodeBadRequest,
@@ -223,6 +230,26 @@ func readQuery(r *http.Request) (api.QueryRequest, error) {
 	return req, p.Err
 }
 
+// readQueryJSON reads a query sent as JSON, its body: as
+// application/json, or as FormType when form (FormJSON), whose errors then
+// say so.
+func readQueryJSON(r *http.Request, body []byte, form bool) (api.QueryRequest, error) {
+	var v queryJSON
+	err := DecodeJSON(body, &v)
+	if err == nil && len(r.URL.Query()) > 0 {
+		err = BadRequest("a query sent as JSON takes no query parameters (give threshold and the other fields in the JSON object)")
+	}
+	if err != nil {
+		if form {
+			err = formJSONError(err, "queried")
+		}
+		return v.QueryRequest, err
+	}
+	req := v.QueryRequest
+	req.Threshold, err = jsonThreshold(v.Threshold, "leave it out for the default 0.7, or for none with a containment")
+	return req, err
+}
+
 // BatchLine is a document of a batch and the body line it came from.
 type BatchLine struct {
 	// Line is the line's number, from 1.
@@ -231,8 +258,9 @@ type BatchLine struct {
 	Input db.Input
 }
 
-// ReadBatch reads a batch (POST /v1/batch): JSON lines, one
-// api.AddRequest per line, blank lines skipped, and the batch's check, from
+// ReadBatch reads a batch (POST /v1/batch): JSON lines (of a media type
+// JSONOnly accepts, curl -d's FormType among them), one api.AddRequest per
+// line, blank lines skipped, and the batch's check, from
 // the query parameters threshold (in (0, 1]), reject and limit (≥ 0),
 // which need threshold: opts is nil for a batch without a check. Each
 // line must have an id, and no threshold, reject or limit of its own;
@@ -240,16 +268,11 @@ type BatchLine struct {
 // batch. Any bad line fails the whole batch, naming the line: every line
 // is read and checked before the first is stored.
 func ReadBatch(r *http.Request, check func(line int, req api.AddRequest) error) (_ []BatchLine, opts *db.AddOptions, _ error) {
-	mt, err := MediaType(r)
-	if err != nil {
+	if err := checkJSONOnly(r, "send JSON lines (application/x-ndjson)"); err != nil {
 		return nil, nil, err
 	}
-	switch mt {
-	case "", "application/x-ndjson", "application/jsonl", "application/json", "text/plain":
-	default:
-		return nil, nil, UnsupportedMedia(mt, "send JSON lines (application/x-ndjson)")
-	}
-	if opts, err = readBatchCheck(r); err != nil {
+	opts, err := readBatchCheck(r)
+	if err != nil {
 		return nil, nil, err
 	}
 	lines, err := readBatchLines(r, check)
@@ -321,10 +344,11 @@ func readBatchLines(r *http.Request, check func(line int, req api.AddRequest) er
 }
 
 // ReadDelete reads a delete of many documents (POST /v1/delete): an
-// api.DeleteRequest with exactly one of its selectors, which by names:
+// api.DeleteRequest (of a media type JSONOnly accepts) with exactly one of
+// its selectors, which by names:
 // "ids", "prefix" or "older_than" (given, even empty).
 func ReadDelete(r *http.Request) (req api.DeleteRequest, by string, err error) {
-	body, err := ReadBody(r)
+	body, err := ReadJSONBody(r, "send JSON (application/json)")
 	if err != nil {
 		return req, "", err
 	}

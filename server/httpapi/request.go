@@ -52,13 +52,84 @@ func DecodeJSON(body []byte, v any) error {
 	return nil
 }
 
-// ReadJSON reads the request's JSON body into v (see DecodeJSON).
+// ReadJSON reads the JSON body of a request to an endpoint that takes
+// only JSON into v: its media type must be one JSONOnly accepts (else a
+// 415), its body one value (see DecodeJSON).
 func ReadJSON(r *http.Request, v any) error {
-	body, err := ReadBody(r)
+	body, err := ReadJSONBody(r, "send JSON (application/json)")
 	if err != nil {
 		return err
 	}
 	return DecodeJSON(body, v)
+}
+
+// FormType is application/x-www-form-urlencoded: the type curl -d and
+// --data-binary (and Python's urllib) send when given no other, so that of
+// a client that declared no real type. No endpoint reads a body of this
+// type as a form: an endpoint that takes only JSON reads it as its JSON
+// (JSONOnly), an add or a query as its JSON when it is a JSON object and
+// else as the text (FormJSON).
+const FormType = "application/x-www-form-urlencoded"
+
+// JSONOnly reports whether an endpoint that takes only JSON (POST
+// /v1/delete, /v1/compare, /v1/templates and /v1/backup), or JSON Lines
+// (POST /v1/batch), reads a body of media type mt as such: no type,
+// application/json, application/x-ndjson, application/jsonl, text/plain or
+// FormType (what curl -d sends). A body of another type is refused (415):
+// it says it is something else (a multipart form, HTML, bytes).
+// This is the one rule of every such endpoint.
+func JSONOnly(mt string) bool {
+	switch mt {
+	case "", "application/json", "application/x-ndjson", "application/jsonl", "text/plain", FormType:
+		return true
+	}
+	return false
+}
+
+// ReadJSONBody reads the body of a request to an endpoint that takes only
+// JSON (or JSON Lines): a 415 that says to want unless JSONOnly accepts its
+// media type (checked before the body is read).
+func ReadJSONBody(r *http.Request, want string) ([]byte, error) {
+	if err := checkJSONOnly(r, want); err != nil {
+		return nil, err
+	}
+	return ReadBody(r)
+}
+
+// checkJSONOnly returns the 415 of a request whose media type JSONOnly
+// refuses, a 400 for a malformed one, else nil; want says what to send.
+func checkJSONOnly(r *http.Request, want string) error {
+	mt, err := MediaType(r)
+	if err != nil {
+		return err
+	}
+	if !JSONOnly(mt) {
+		return UnsupportedMedia(mt, want)
+	}
+	return nil
+}
+
+// FormJSON reports whether body, of media type mt, is the JSON of an add
+// or a query (POST /v1/documents, /v1/query) though its type is not
+// application/json: its type is FormType (a client that declared no real
+// type, as curl -d), its first byte that is not a space is '{' and it is a
+// JSON object. It is then read exactly as if sent as application/json; a
+// FormType body that is not a JSON object is the text itself, as is a
+// text/plain (or other text type) body, always.
+func FormJSON(mt string, body []byte) bool {
+	if mt != FormType {
+		return false
+	}
+	b := bytes.TrimLeft(body, " \t\r\n")
+	return len(b) > 0 && b[0] == '{' && json.Valid(b)
+}
+
+// formJSONError returns err, an error of a body read as JSON because
+// FormJSON reported true, as a 400 that says why the body was read as JSON
+// and how to send a text meant to be what (stored, queried) as it is.
+func formJSONError(err error, what string) error {
+	return BadRequest("%v; the body was sent as %s (curl -d's default) and is a JSON object, so it was read as the request's JSON: "+
+		"send a text meant to be %s as it is with Content-Type: text/plain", err, FormType, what)
 }
 
 // MediaType returns the request's content type without its parameters
@@ -75,12 +146,14 @@ func MediaType(r *http.Request) (string, error) {
 	return mt, nil
 }
 
-// TextBody reports whether a body of media type mt is a text itself: no
-// type, text/plain, text/html, application/octet-stream, or
-// application/x-www-form-urlencoded (what curl --data-binary sends).
+// TextBody reports whether a body of media type mt sent to an add or a
+// query may be the text itself: no type, text/plain, text/html,
+// application/octet-stream, or FormType (what curl -d and --data-binary
+// send) — a FormType body that is a JSON object is the request's JSON
+// instead (FormJSON).
 func TextBody(mt string) bool {
 	switch mt {
-	case "", "text/plain", "application/octet-stream", "text/html", "application/x-www-form-urlencoded":
+	case "", "text/plain", "application/octet-stream", "text/html", FormType:
 		return true
 	}
 	return false

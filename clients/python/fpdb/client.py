@@ -438,10 +438,13 @@ class Client:
     """A client of an fpdb server (``fpdb serve``).
 
     Args:
-        url: the server's base URL; default ``$FPDB_URL``, else
-            ``http://127.0.0.1:7700`` (where ``fpdb serve`` listens).
+        url: the server's base URL; default ``$FPDB_SERVER`` (as the
+            ``fpdb`` command line reads it), else ``$FPDB_URL`` (read before
+            ``$FPDB_SERVER`` was, kept for compatibility), else
+            ``http://127.0.0.1:7700`` (where ``fpdb serve`` listens). An
+            empty variable counts as unset.
         token: a bearer token, for a server run with ``--tokens``; default
-            ``$FPDB_TOKEN`` (none when unset).
+            ``$FPDB_TOKEN``, as the command line (none when unset or empty).
         timeout: seconds to wait for the server on each request (for a
             stream: between two pieces of it). The default, 90, is more than
             the server's default request time (60) plus a cluster node's
@@ -497,7 +500,7 @@ class Client:
             raise ValueError("fpdb: retry_wait %r: want seconds >= 0" % (retry_wait,))
         self.retries = retries
         self.retry_wait = float(retry_wait)
-        url = url or os.environ.get("FPDB_URL") or DEFAULT_URL
+        url = url or os.environ.get("FPDB_SERVER") or os.environ.get("FPDB_URL") or DEFAULT_URL
         if "://" not in url:
             url = "http://" + url
         parts = urllib.parse.urlsplit(url)

@@ -125,16 +125,22 @@ class AddResult:
 @dataclass(frozen=True)
 class Skipped:
     """A document :meth:`Client.add_many` did not store: its 1-based place in
-    the input (``line``), its id and why."""
+    the input (``line``), its id and why: ``error``, the server's message,
+    and ``reason``, a name to test (``no_words``, ``binary``, ``invalid_id``,
+    ``text_too_large``, …, or ``duplicate_in_batch``: an earlier document of
+    the same request, of ``batch_size`` documents, has its id), "" when the
+    server gives none."""
 
     line: int
     id: str
     error: str
+    reason: str = ""
     raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def from_json(cls, d: Dict[str, Any], offset: int = 0) -> "Skipped":
-        return _build(cls, d, line=int(d.get("line") or 0) + offset, id=d.get("id") or "", error=d.get("error") or "")
+        return _build(cls, d, line=int(d.get("line") or 0) + offset, id=d.get("id") or "", error=d.get("error") or "",
+                      reason=d.get("reason") or "")
 
 
 @dataclass

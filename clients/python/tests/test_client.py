@@ -66,7 +66,7 @@ FPDB_BIN = ""
 
 def setUpModule() -> None:
     global _build_dir, FPDB_BIN
-    for var in ("FPDB_URL", "FPDB_TOKEN"):  # the tests choose their server and token
+    for var in ("FPDB_SERVER", "FPDB_URL", "FPDB_TOKEN"):  # the tests choose their server and token
         os.environ.pop(var, None)
     env_bin = os.environ.get("FPDB_BIN")
     if env_bin:
@@ -834,6 +834,12 @@ class TestBatch(ServerTest):
         self.assertEqual((r.stored, r.unchanged), (0, 3))
         r = self.c.add_many([("t0", text(500)), ("new", text(501))], batch_size=1)
         self.assertEqual((r.stored, r.replaced, r.unchanged, r.skipped), (2, 1, 0, []))
+        # Each skipped document says why, by name: an id given twice in one
+        # request too.
+        r = self.c.add_many([("twice", text(520)), ("twice", text(521)), ("blank", " ;; ")])
+        self.assertEqual([(s.line, s.id, s.reason) for s in r.skipped],
+                         [(2, "twice", "duplicate_in_batch"), (3, "blank", "no_words")])
+        self.assertTrue(all(s.error for s in r.skipped))
         self.assertEqual(self.c.add_many([]).stored, 0)
         with self.assertRaises(TypeError):
             self.c.add_many(["just a string"])
@@ -904,7 +910,7 @@ class TestReadme(ServerTest):
         code = self.quick_start(REPO / "README.md")
         self.assertEqual(len(code.strip().splitlines()), 5, code)
         self.assertEqual(code, self.quick_start(CLIENT_DIR / "README.md"), "the two READMEs' quick starts differ")
-        env = dict(os.environ, PYTHONPATH="clients/python", FPDB_URL=self.server.url, PYTHONDONTWRITEBYTECODE="1")
+        env = dict(os.environ, PYTHONPATH="clients/python", FPDB_SERVER=self.server.url, PYTHONDONTWRITEBYTECODE="1")
         r = subprocess.run(
             [sys.executable, "-c", code],
             cwd=str(REPO),
@@ -1261,6 +1267,32 @@ class TestWithoutServer(unittest.TestCase):
             self.assertEqual(Client().url, "http://127.0.0.2:7777")
         finally:
             del os.environ["FPDB_URL"]
+
+    def test_client_environment(self) -> None:
+        """The variables the fpdb command line reads: $FPDB_SERVER, before
+        $FPDB_URL (kept for compatibility), and $FPDB_TOKEN; an argument
+        wins, an empty variable counts as unset."""
+        saved = {k: os.environ.pop(k, None) for k in ("FPDB_SERVER", "FPDB_URL", "FPDB_TOKEN")}
+        try:
+            os.environ["FPDB_SERVER"] = "http://127.0.0.3:7701"
+            self.assertEqual(Client().url, "http://127.0.0.3:7701")
+            os.environ["FPDB_URL"] = "http://127.0.0.2:7777"
+            self.assertEqual(Client().url, "http://127.0.0.3:7701")  # $FPDB_SERVER first
+            self.assertEqual(Client("http://127.0.0.4:7702").url, "http://127.0.0.4:7702")
+            os.environ["FPDB_SERVER"] = ""
+            self.assertEqual(Client().url, "http://127.0.0.2:7777")
+            del os.environ["FPDB_URL"]
+            self.assertEqual(Client().url, fpdb.DEFAULT_URL)
+            os.environ["FPDB_TOKEN"] = "a-token-of-the-command-line"
+            self.assertEqual(Client().token, "a-token-of-the-command-line")
+            self.assertEqual(Client(token="other").token, "other")
+            os.environ["FPDB_TOKEN"] = ""
+            self.assertIsNone(Client().token)
+        finally:
+            for k, v in saved.items():
+                os.environ.pop(k, None)
+                if v is not None:
+                    os.environ[k] = v
         with self.assertRaises(ValueError):
             Client("ftp://127.0.0.1")
 
