@@ -360,8 +360,10 @@ func decodeIID(b []byte) (uint32, error) {
 
 // AddOptions configure an add.
 type AddOptions struct {
-	// Threshold, when > 0, makes the add first look for stored documents
-	// with resemblance ≥ Threshold and return them in AddResult.Matches. The
+	// Threshold, when in (0, 1], makes the add first look for stored
+	// documents with resemblance ≥ Threshold and return them in
+	// AddResult.Matches; 0 checks nothing, and any other value (negative,
+	// above 1, NaN) fails with ErrInvalidThreshold. The
 	// check and the store happen under one lock: no other write comes
 	// between them.
 	Threshold float64

@@ -180,6 +180,9 @@ func (d *DB) Log(ctx context.Context, o LogOptions, fn func(LogEntry) error) (er
 	if err := d.live(); err != nil {
 		return err
 	}
+	if fn == nil {
+		return fmt.Errorf("fpdb: log: %w: no function to call", ErrInvalidOptions)
+	}
 	if o.ID != "" {
 		if err := validID(o.ID); err != nil {
 			return fmt.Errorf("fpdb: log: %w", err)

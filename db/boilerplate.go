@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -73,9 +74,18 @@ func (d *DB) SuggestTemplate(ctx context.Context, opts *BoilerplateOptions) (*Bo
 			o.Sample = opts.Sample
 		}
 	}
-	if math.IsNaN(o.MinShare) || o.MinShare <= 0 || o.MinShare > 1 || o.MinWords < 1 || o.Sample < 1 {
-		return nil, fmt.Errorf("fpdb: suggest template: %w: MinShare %v (want (0, 1]), MinWords %d, Sample %d (want ≥ 1)",
-			ErrInvalidOptions, o.MinShare, o.MinWords, o.Sample)
+	var bad []string // only the fields at fault
+	if math.IsNaN(o.MinShare) || o.MinShare <= 0 || o.MinShare > 1 {
+		bad = append(bad, fmt.Sprintf("MinShare %v (want (0, 1])", o.MinShare))
+	}
+	if o.MinWords < 1 {
+		bad = append(bad, fmt.Sprintf("MinWords %d (want ≥ 1)", o.MinWords))
+	}
+	if o.Sample < 1 {
+		bad = append(bad, fmt.Sprintf("Sample %d (want ≥ 1)", o.Sample))
+	}
+	if len(bad) > 0 {
+		return nil, fmt.Errorf("fpdb: suggest template: %w: %s", ErrInvalidOptions, strings.Join(bad, ", "))
 	}
 	if err := d.enter(ctx); err != nil {
 		return nil, err

@@ -121,8 +121,11 @@ type DB struct {
 }
 
 // Open opens the database in dir, creating it when dir does not exist or is
-// empty (unless opts.ErrorIfNotExist or opts.ReadOnly). A nil opts means
-// DefaultOptions(). Open fails with ErrLocked when the database is open
+// empty (unless opts.ErrorIfNotExist or opts.ReadOnly). A nil opts is the
+// zero Options: an existing database opens with its stored creation
+// parameters, a new one gets the defaults. (DefaultOptions() sets every
+// creation parameter, so it opens only a database created with the
+// defaults: to change a run-time setting, start from &Options{}.) Open fails with ErrLocked when the database is open
 // elsewhere, ErrNotFPDB when dir holds something else, and a *ParamsError
 // when opts asks for other creation parameters than the stored ones.
 func Open(dir string, opts *Options) (*DB, error) {
@@ -507,7 +510,10 @@ func (d *DB) Close() error { return d.CloseContext(context.Background()) }
 // Pebble's memtable to a table when this process wrote (so that the next
 // Open replays no WAL; when ctx is done or a table write fails, the next
 // Open replays it instead), closes the store and releases the lock. A
-// second Close returns ErrClosed.
+// second Close returns ErrClosed. When ctx cuts the writing of deferred
+// postings short, the database is closed all the same and nothing stored
+// is lost: the error (wrapping ctx's) says that the next writable Open
+// writes them, not that the close failed.
 func (d *DB) CloseContext(ctx context.Context) error { return d.close(ctx, true) }
 
 // CloseUnflushed is Close for a database about to be removed: it leaves

@@ -651,3 +651,32 @@ func TestSuggestedGroupWidth(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenWidthsWithoutK: group widths given without K say K: a database
+// of those widths opens (and Repair takes it), other widths are a
+// *ParamsError, and a new database gets K = their sum.
+func TestOpenWidthsWithoutK(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "db")
+	openTest(t, dir, &Options{K: 256}).Close()
+	d, err := Open(dir, &Options{GroupWidths: EqualWidths(256, 16)})
+	if err != nil {
+		t.Fatalf("open with the stored widths and no K: %v", err)
+	}
+	if k := d.Params().K; k != 256 {
+		t.Errorf("K = %d, want 256", k)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Repair(ctx, dir, &Options{GroupWidths: EqualWidths(256, 16)}); err != nil {
+		t.Errorf("repair with the stored widths and no K: %v", err)
+	}
+	var pe *ParamsError
+	if _, err := Open(dir, &Options{GroupWidths: EqualWidths(512, 16)}); !errors.As(err, &pe) {
+		t.Errorf("open with other widths and no K: %v, want a *ParamsError", err)
+	}
+	n := openTest(t, filepath.Join(t.TempDir(), "new"), &Options{GroupWidths: EqualWidths(128, 16)})
+	if p := n.Params(); p.K != 128 || len(p.GroupWidths) != 8 {
+		t.Errorf("new database with widths only: K %d, %d groups", p.K, len(p.GroupWidths))
+	}
+}

@@ -19,6 +19,9 @@ func (d *DB) Docs(ctx context.Context, fn func(Doc) error) (err error) {
 	if err := d.live(); err != nil {
 		return err
 	}
+	if fn == nil {
+		return fmt.Errorf("fpdb: docs: %w: no function to call", ErrInvalidOptions)
+	}
 	ctx, leave, err := d.enterLong(ctx)
 	if err != nil {
 		return err

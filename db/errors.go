@@ -92,6 +92,9 @@ type ParamsError struct {
 	// Build is set when Given is not an option but this build's own value
 	// (its hash or normalization version, its posting merger).
 	Build bool
+	// Into is set when Given is the value recorded in an export that
+	// does not fit the database it is imported into (ImportInto).
+	Into bool
 }
 
 // Error names both sides: "creation parameter K is 512 in the database,
@@ -108,6 +111,9 @@ func (e *ParamsError) Error() string {
 			made = "was made"
 		}
 		return fmt.Sprintf("fpdb: %s %s with %s %s; this build uses %s", where, made, paramName(e.Param), e.Stored, e.Given)
+	}
+	if e.Into {
+		return fmt.Sprintf("fpdb: creation parameter %s is %s in the database, but %s in the export", e.Param, e.Stored, e.Given)
 	}
 	return fmt.Sprintf("fpdb: creation parameter %s is %s in %s, but %s was asked for", e.Param, e.Stored, where, e.Given)
 }

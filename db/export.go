@@ -127,6 +127,9 @@ func (d *DB) Export(ctx context.Context, w io.Writer) (_ int, err error) {
 	if err := d.live(); err != nil {
 		return 0, err
 	}
+	if w == nil {
+		return 0, fmt.Errorf("fpdb: export: %w: no writer", ErrInvalidOptions)
+	}
 	ctx, leave, err := d.enterLong(ctx)
 	if err != nil {
 		return 0, err
@@ -209,6 +212,9 @@ type ExportWriter struct {
 func NewExportWriter(w io.Writer, p Params, docs int) (*ExportWriter, error) {
 	if docs < 0 {
 		return nil, fmt.Errorf("fpdb: export: %w: %d documents", ErrInvalidOptions, docs)
+	}
+	if w == nil {
+		return nil, fmt.Errorf("fpdb: export: %w: no writer", ErrInvalidOptions)
 	}
 	return newExportWriter(w, p, docs, -1)
 }
@@ -667,10 +673,14 @@ func (d *DB) clearImportMark() error {
 func (p Params) CheckExport(h ExportHeader) error {
 	given := &Options{K: h.K, GroupWidths: h.GroupWidths, ShingleWidth: h.ShingleWidth, Seed: h.Seed, NormalizeVersion: h.NormalizeVersion}
 	if err := checkParams(p, given); err != nil {
+		var pe *ParamsError
+		if errors.As(err, &pe) && !pe.Build {
+			pe.Into = true // the value "given" is the export's
+		}
 		return err
 	}
 	if h.AuditLog && !p.AuditLog {
-		return &ParamsError{Param: "AuditLog", Stored: "true", Given: "false", Export: true}
+		return &ParamsError{Param: "AuditLog", Stored: "false", Given: "true", Into: true}
 	}
 	return nil
 }
@@ -847,6 +857,9 @@ var errExportShort = errors.New("cut short")
 // fingerprints with (a *ParamsError otherwise). Other errors wrap
 // ErrBadExport.
 func NewExportReader(r io.Reader) (*ExportReader, error) {
+	if r == nil {
+		return nil, fmt.Errorf("fpdb: import: %w: no reader", ErrInvalidOptions)
+	}
 	br := bufio.NewReaderSize(r, 1<<16)
 	h, err := readExportHeader(br)
 	if err != nil {

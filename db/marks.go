@@ -86,7 +86,10 @@ func (d *DB) SetMark(ctx context.Context, m Mark) error {
 	if err := d.live(); err != nil {
 		return err
 	}
-	_, err := d.AddBatchMarked(ctx, nil, m)
+	if err := validMark(&m); err != nil {
+		return fmt.Errorf("fpdb: set mark: %w", err)
+	}
+	_, err := d.addBatchSpec(ctx, nil, writeSpec{op: OpAddBatch, mark: &m, what: "set mark"})
 	return err
 }
 

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -154,5 +156,19 @@ func TestAddBatchMarkedBy(t *testing.T) {
 	}
 	if _, err := d.Mark(ctx, "ok"); !errors.Is(err, ErrNoMark) || d.Len() != 2 {
 		t.Fatalf("a failed batch wrote: mark %v, %d documents", err, d.Len())
+	}
+}
+
+// TestSetMarkErrors: SetMark's errors name it, not the batch it writes.
+func TestSetMarkErrors(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "db")
+	d := openTest(t, dir, nil)
+	if err := d.SetMark(ctx, Mark{Name: ""}); !errors.Is(err, ErrInvalidOptions) || !strings.HasPrefix(err.Error(), "fpdb: set mark: ") {
+		t.Errorf("empty name: %v", err)
+	}
+	d.Close()
+	ro := openTest(t, dir, &Options{ReadOnly: true})
+	if err := ro.SetMark(ctx, Mark{Name: "m", Value: []byte("v")}); !errors.Is(err, ErrReadOnly) || !strings.Contains(err.Error(), "set mark") || strings.Contains(err.Error(), "add batch") {
+		t.Errorf("read-only: %v", err)
 	}
 }

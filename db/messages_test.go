@@ -50,6 +50,14 @@ func TestImportVersionMessage(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("Import with ShingleWidth 7: %v, want %q", err, want)
 	}
+	// An export that does not fit the database it is imported into: the
+	// database's value, then the export's.
+	into := openTest(t, "", &Options{ShingleWidth: 5})
+	_, err = into.ImportInto(ctx, strings.NewReader(exp))
+	want = "creation parameter ShingleWidth is 5 in the database, but 4 in the export"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("ImportInto a database of ShingleWidth 5: %v, want %q", err, want)
+	}
 	// Opening a database: the stored side is the database.
 	pe := &ParamsError{Param: "HashVersion", Stored: "3", Given: "1", Build: true}
 	if got, want := pe.Error(), "fpdb: the database was created with hash version 3; this build uses 1"; got != want {

@@ -70,7 +70,7 @@ const (
 // the recorded ones make Open fail with a *ParamsError.
 type Options struct {
 	// K is the fingerprint length in bits, a positive multiple of 64, at
-	// most MaxK. Default 512.
+	// most MaxK. Default 512, or the sum of GroupWidths when they are given.
 	K int
 	// GroupWidths are the widths in bits of the index groups, in order; they
 	// must sum to K, each must be in [1, MaxGroupWidth], and there may be at
@@ -167,7 +167,7 @@ type Options struct {
 	// memtable to a table, so that the next Open has no WAL to replay;
 	// after a crash, Open replays up to two memtables' worth of WAL
 	// (a WAL of 14 MiB, 30 000 fingerprint documents, took 1.4 s). At
-	// least 64 KiB.
+	// least 64 KiB and below 4 GiB.
 	MemTableSize int64
 	// NoHugePages stops fpdb from asking Linux to back its largest arrays
 	// (the fingerprints held in memory, and the posting lists Warm builds)
@@ -206,6 +206,12 @@ func (o *Options) Clone() *Options {
 func (o *Options) EnsureDefaults() *Options {
 	if o.K == 0 {
 		o.K = DefaultK
+		if len(o.GroupWidths) > 0 { // the widths say K
+			o.K = 0
+			for _, w := range o.GroupWidths {
+				o.K += w
+			}
+		}
 	}
 	if len(o.GroupWidths) == 0 && o.K > 0 {
 		o.GroupWidths = EqualWidths(o.K, DefaultGroupWidth)

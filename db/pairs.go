@@ -62,6 +62,9 @@ func (d *DB) Pairs(ctx context.Context, o PairsOptions, fn func(Pair) error) (_ 
 	if err := d.live(); err != nil {
 		return PairsStats{}, err
 	}
+	if fn == nil {
+		return PairsStats{}, fmt.Errorf("fpdb: pairs: %w: no function to call", ErrInvalidOptions)
+	}
 	ctx, snap, end, err := d.beginPairs(ctx, o, false)
 	if err != nil {
 		return PairsStats{}, err
@@ -119,6 +122,10 @@ func (d *DB) pairsSnapshot(ctx context.Context, o PairsOptions, withAdded bool) 
 	if err := validThreshold(o.Threshold); err != nil {
 		return nil, fmt.Errorf("fpdb: pairs: %w", err)
 	}
+	// The plan is checked on an empty database too, as a query's is.
+	if err := d.ix.Layout().CheckPlan(index.Radius(d.params.K, o.Threshold), o.Plan); err != nil {
+		return nil, planError("pairs", err)
+	}
 	d.mu.RLock()
 	s := &pairsSnapshot{k: d.params.K, fps: d.ix.Snapshot()}
 	n := s.fps.Len()
@@ -161,8 +168,8 @@ func (s *pairsSnapshot) run(ctx context.Context, o PairsOptions, fn func(a, b in
 		return fn(pr.A, pr.B, pr.Dist)
 	})
 	if err != nil {
-		if errors.Is(err, index.ErrInfeasible) {
-			return st, fmt.Errorf("fpdb: pairs: %w", err)
+		if errors.Is(err, index.ErrInfeasible) || errors.Is(err, index.ErrInvalidPlan) {
+			return st, planError("pairs", err)
 		}
 		return st, err
 	}

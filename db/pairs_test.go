@@ -325,3 +325,31 @@ func TestPairsDetached(t *testing.T) {
 		}
 	}
 }
+
+// TestInvalidPlans: a plan no query can run is ErrInvalidOptions from
+// Query, Pairs, Clusters and CheckPlan alike, on an empty database too,
+// and named by the call.
+func TestInvalidPlans(t *testing.T) {
+	for _, docs := range []int{0, 2} {
+		d := openTest(t, "", nil)
+		r := rand.New(rand.NewPCG(1, 1))
+		for i := range docs {
+			addBatch(t, d, []Input{{ID: fmt.Sprintf("d%d", i), Fingerprint: randFP(r, d.Params().K)}})
+		}
+		q := randFP(r, d.Params().K)
+		for _, p := range []Plan{{Kind: PlanApprox}, {Kind: PlanProbe, Tau: 2, Lower: -3}, {Kind: 99}, {Kind: -1}} {
+			_, qerr := d.QueryFingerprint(ctx, q, QueryOptions{Threshold: 0.8, Plan: p})
+			_, perr := d.Pairs(ctx, PairsOptions{Threshold: 0.8, Plan: p}, func(Pair) error { return nil })
+			_, _, cerr := d.Clusters(ctx, ClusterOptions{PairsOptions: PairsOptions{Threshold: 0.8, Plan: p}})
+			kerr := d.CheckPlan(0.8, p)
+			for op, err := range map[string]error{"query": qerr, "pairs": perr, "clusters": cerr, "plan": kerr} {
+				if !errors.Is(err, ErrInvalidOptions) || !strings.HasPrefix(err.Error(), "fpdb: ") {
+					t.Errorf("%d documents, %s with plan %+v: %v, want ErrInvalidOptions", docs, op, p, err)
+				}
+			}
+		}
+	}
+	if s := (Plan{Kind: 99}).String(); s != "plan kind 99" {
+		t.Errorf("Plan{Kind: 99}.String() = %q", s)
+	}
+}

@@ -267,7 +267,7 @@ func (d *DB) searchLocked(ctx context.Context, q query, o QueryOptions, skip str
 	if p.rh >= 0 {
 		var err error
 		if hits, st, err = d.ix.SearchAccept(ctx, q.fp, p.rh, o.Plan, accept); err != nil {
-			return nil, fmt.Errorf("fpdb: query: %w", err)
+			return nil, planError("query", err)
 		}
 	}
 	if p.large < sizeClasses {
@@ -345,17 +345,31 @@ func (d *DB) ExactTau(threshold float64) (int, error) {
 
 // CheckPlan returns the error a query or an all-pairs run at threshold
 // would return for plan p before doing any work (ErrInfeasiblePlan for a
-// probe radius below ExactTau, an error for an approximate plan without a
-// recall in (0, 1] or a count filter above the number of groups), or nil:
-// a long job checks its plan before it begins.
+// probe radius below ExactTau; ErrInvalidOptions for an unknown kind, an
+// approximate plan without a recall in (0, 1], a probe plan that lowers
+// more groups than there are or whose count filter is above their number),
+// or nil: a long job checks its plan before it begins.
 func (d *DB) CheckPlan(threshold float64, p Plan) error {
 	if err := validThreshold(threshold); err != nil {
 		return fmt.Errorf("fpdb: plan: %w", err)
 	}
 	if err := d.ix.Layout().CheckPlan(index.Radius(d.params.K, threshold), p); err != nil {
-		return fmt.Errorf("fpdb: plan: %w", err)
+		return planError("plan", err)
 	}
 	return nil
+}
+
+// planError is the error err of op, named, when the plan is at fault: one
+// no query can run wraps ErrInvalidOptions, one that cannot be exact is
+// ErrInfeasiblePlan.
+func planError(op string, err error) error {
+	switch {
+	case errors.Is(err, index.ErrInvalidPlan):
+		return fmt.Errorf("fpdb: %s: %w: %w", op, ErrInvalidOptions, err)
+	case errors.Is(err, index.ErrInfeasible):
+		return fmt.Errorf("fpdb: %s: %w", op, err)
+	}
+	return fmt.Errorf("fpdb: %s: %w", op, err)
 }
 
 // Get returns the document stored under id, or ErrNotFound.

@@ -76,6 +76,9 @@ func (u UnreadableRange) String() string {
 // opts gives run-time settings (nil: defaults); the database must not be
 // open elsewhere for writing (ErrLocked).
 func Salvage(ctx context.Context, dir string, w io.Writer, opts *Options) (*SalvageReport, error) {
+	if w == nil {
+		return nil, fmt.Errorf("fpdb: salvage: %w: no writer", ErrInvalidOptions)
+	}
 	d, release, err := openStore("salvage", dir, opts, true)
 	if err != nil {
 		return nil, err

@@ -138,7 +138,7 @@ func (s *Snapshot) choosePairs(rh int, p Plan) (Plan, float64, *Layout, error) {
 	case Probe, Scan:
 		return p, 1, s.layout, nil
 	default:
-		return p, 0, nil, fmt.Errorf("index: unknown plan kind %d", p.Kind)
+		return p, 0, nil, fmt.Errorf("%w: unknown plan kind %d", ErrInvalidPlan, p.Kind)
 	}
 	if err := s.layout.CheckPlan(0, p); err != nil {
 		return p, 0, nil, err
@@ -379,6 +379,12 @@ func (s *Snapshot) Pairs(ctx context.Context, rh int, o PairOptions, fn func(Pai
 		st.Candidates += r.cands
 		st.Verified += r.verified
 		for _, pr := range r.pairs {
+			// Cancelled (or the DB closing): no further call of fn, of
+			// this batch's pairs or of those queued behind it.
+			if err := ctx.Err(); err != nil {
+				ferr = err
+				break
+			}
 			st.Pairs++
 			if err := fn(pr); err != nil {
 				ferr = err

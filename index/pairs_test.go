@@ -226,6 +226,20 @@ func TestPairsStopsOnCallbackError(t *testing.T) {
 	if _, err := ix.Snapshot().Pairs(ctx, 4, PairOptions{}, func(Pair) error { return nil }); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled context: %v", err)
 	}
+	// Cancelled while fn runs: fn is not called again, though pairs are
+	// found and queued.
+	ctx, cancel = context.WithCancel(context.Background())
+	calls = 0
+	_, err = ix.Snapshot().Pairs(ctx, 4, PairOptions{Workers: 2}, func(Pair) error {
+		calls++
+		if calls == 10 {
+			cancel()
+		}
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) || calls != 10 {
+		t.Fatalf("err %v after %d calls, want context.Canceled after 10", err, calls)
+	}
 }
 
 // BenchmarkPairs measures all pairs of n random 512-bit fingerprints at

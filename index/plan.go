@@ -164,7 +164,7 @@ func (l *Layout) hitsPerDoc(tau, lower int) float64 { return l.planStats(tau, lo
 func (l *Layout) probeFilter(rh int, p Plan) (radii []int, exact, t int, err error) {
 	m := l.M()
 	if p.Lower < 0 || p.Lower > m {
-		return nil, 0, 0, fmt.Errorf("index: plan lowers %d groups of %d", p.Lower, m)
+		return nil, 0, 0, fmt.Errorf("%w: it lowers %d groups of %d", ErrInvalidPlan, p.Lower, m)
 	}
 	if p.Tau < 0 || p.Tau > MaxGroupWidth {
 		return nil, 0, 0, fmt.Errorf("%w: tau=%d is not a probe radius (0 to %d; at radius %d over %d groups, %d or more is exact)",
@@ -176,7 +176,7 @@ func (l *Layout) probeFilter(rh int, p Plan) (radii []int, exact, t int, err err
 	case t < 1:
 		return nil, 0, 0, infeasible(p.Tau, rh, m)
 	case t > m:
-		return nil, 0, 0, fmt.Errorf("index: count filter %d above the %d groups", t, m)
+		return nil, 0, 0, fmt.Errorf("%w: count filter %d above the %d groups", ErrInvalidPlan, t, m)
 	}
 	return l.Radii(p.Tau, p.Lower), exact, t, nil
 }
@@ -206,22 +206,23 @@ func (l *Layout) probeGroups(dst []probeGroup, radii []int) []probeGroup {
 // CheckPlan returns the error a search or an all-pairs run at Hamming
 // radius rh would return for plan p before doing any work: a plan of
 // unknown kind, an approximate plan without a recall in (0, 1], a probe
-// plan that cannot be exact (ErrInfeasible) or whose count filter is above
-// the number of groups; nil otherwise.
+// plan that lowers more groups than there are or whose count filter is
+// above their number (ErrInvalidPlan), a probe plan that cannot be exact
+// (ErrInfeasible); nil otherwise.
 func (l *Layout) CheckPlan(rh int, p Plan) error {
 	switch p.Kind {
 	case Auto, Scan:
 		return nil
 	case Approx:
 		if !(p.MinRecall > 0 && p.MinRecall <= 1) {
-			return fmt.Errorf("index: approximate plan needs a recall in (0, 1], got %v", p.MinRecall)
+			return fmt.Errorf("%w: an approximate plan needs a recall in (0, 1], got %v", ErrInvalidPlan, p.MinRecall)
 		}
 		return nil
 	case Probe:
 		_, _, _, err := l.probeFilter(rh, p)
 		return err
 	default:
-		return fmt.Errorf("index: unknown plan kind %d", p.Kind)
+		return fmt.Errorf("%w: unknown plan kind %d", ErrInvalidPlan, p.Kind)
 	}
 }
 

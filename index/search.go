@@ -22,6 +22,11 @@ import (
 // radius (its count filter would be below 1).
 var ErrInfeasible = errors.New("index: plan cannot be exact for this radius")
 
+// ErrInvalidPlan is returned for a plan no query can run: an unknown kind,
+// an approximate plan without a recall in (0, 1], a probe plan that lowers
+// more groups than there are or whose count filter is above their number.
+var ErrInvalidPlan = errors.New("index: invalid plan")
+
 // PlanKind is a kind of query plan.
 type PlanKind int
 
@@ -71,8 +76,10 @@ func (p Plan) String() string {
 		return "scan"
 	case Approx:
 		return fmt.Sprintf("approx recall>=%g", p.MinRecall)
+	case Auto:
+		return "auto"
 	}
-	return "auto"
+	return fmt.Sprintf("plan kind %d", int(p.Kind))
 }
 
 // Hit is a stored document within the query radius.
@@ -384,7 +391,7 @@ func (ix *Index) SearchAccept(ctx context.Context, q []uint64, rh int, p Plan, a
 		p = memo.plan
 	case Approx:
 		if !(p.MinRecall > 0 && p.MinRecall <= 1) {
-			return nil, st, fmt.Errorf("index: approximate plan needs a recall in (0, 1], got %v", p.MinRecall)
+			return nil, st, fmt.Errorf("%w: an approximate plan needs a recall in (0, 1], got %v", ErrInvalidPlan, p.MinRecall)
 		}
 		var err error
 		if memo, err = ix.planFor(rh, p.MinRecall); err != nil {
@@ -433,7 +440,7 @@ func (ix *Index) SearchAccept(ctx context.Context, q []uint64, rh int, p Plan, a
 			hits = slices.DeleteFunc(hits, func(h Hit) bool { return !accept(h.ID, h.Dist) })
 		}
 	default:
-		return nil, st, fmt.Errorf("index: unknown plan kind %d", p.Kind)
+		return nil, st, fmt.Errorf("%w: unknown plan kind %d", ErrInvalidPlan, p.Kind)
 	}
 	sortHits(hits)
 	st.Elapsed = time.Since(start)

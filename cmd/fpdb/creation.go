@@ -147,7 +147,7 @@ func (c *creationFlags) open1(dir string, o *db.Options) (*db.DB, error) {
 // errors are returned as they are.
 func (c *creationFlags) paramsError(err error) error {
 	var pe *db.ParamsError
-	if !errors.As(err, &pe) || pe.Build || pe.Export {
+	if !errors.As(err, &pe) || pe.Build || pe.Export || pe.Into {
 		return err
 	}
 	var stored, given string
