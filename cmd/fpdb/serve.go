@@ -163,18 +163,22 @@ func (o *serveOptions) run(ctx context.Context, stderr io.Writer) (err error) {
 	if o.cluster.peersGiven() {
 		return usageErrorf("--peers, --nats-port, --route-port, --shards and --replicas need --cluster")
 	}
+	// The address first: one in use or not this machine's fails before
+	// a database is opened (or created).
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return failure(fmt.Errorf("serve: %w", err))
+	}
 	d, err := o.openDBWith(openCreate, &o.creation)
 	if err != nil {
+		ln.Close()
 		return failure(err)
 	}
 	defer closeDB(d, &err)
 	s, err := server.New(d, so)
 	if err != nil {
+		ln.Close()
 		return failure(err)
-	}
-	ln, err := net.Listen("tcp", o.addr)
-	if err != nil {
-		return failure(fmt.Errorf("serve: %w", err))
 	}
 	scheme := "http"
 	if tlsConf != nil {

@@ -15,6 +15,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -288,4 +289,22 @@ func mustParseCert(t *testing.T, der []byte) *x509.Certificate {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// TestServeAddressInUse: an address that cannot be listened on fails
+// before the database is opened: none is created.
+func TestServeAddressInUse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	dir := filepath.Join(t.TempDir(), "new")
+	r := runFPDB(t, "", "--db", dir, "serve", "--addr", ln.Addr().String()).mustCode(t, exitFailure)
+	if !strings.Contains(r.stderr, "address already in use") {
+		t.Errorf("stderr %q", r.stderr)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("serve on an address in use created %s: %v", dir, err)
+	}
 }
