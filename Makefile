@@ -32,7 +32,7 @@ test-deps: ## install what the tests use beyond Go when it is missing (jq, chrom
 	  { echo "make test needs python3 (the Python client's tests): apt-get install python3"; exit 1; }
 
 test: test-deps vet format-check test-python ## vet, format check, the Python client's tests, all Go tests with the race detector (FPDB_REQUIRE_BROWSER=1: the browser test must run) and the record outputs built without cgo (their pure-Go zstd)
-	FPDB_REQUIRE_BROWSER=1 $(GO) test -race -count=1 -timeout 30m ./...
+	FPDB_REQUIRE_BROWSER=1 $(GO) test -race -count=1 -timeout 60m ./...
 	CGO_ENABLED=0 $(GO) test -count=1 ./internal/records ./internal/zstdframe
 
 test-python: build ## the Python client's tests (clients/python), each against an fpdb serve of bin/fpdb
