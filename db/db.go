@@ -118,6 +118,11 @@ type DB struct {
 	// testStopReindex, when set by a test, stops a template change's
 	// reindex before a batch when it returns true, as a crash would.
 	testStopReindex func() bool
+	// beforeUnlock, when set, runs in Close once the store is closed and
+	// before the directory's lock is released: Import removes there the
+	// database it made and stored nothing in, while no other process can
+	// have opened it.
+	beforeUnlock func()
 }
 
 // Open opens the database in dir, creating it when dir does not exist or is
@@ -548,6 +553,9 @@ func (d *DB) close(ctx context.Context, flush bool) error {
 		err = fmt.Errorf("fpdb: close: %w", cerr)
 	}
 	d.texts.close()
+	if d.beforeUnlock != nil {
+		d.beforeUnlock()
+	}
 	if uerr := d.lock.Close(); err == nil && uerr != nil {
 		err = fmt.Errorf("fpdb: close: unlock: %w", uerr)
 	}

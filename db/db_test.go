@@ -675,6 +675,16 @@ func TestOpenWidthsWithoutK(t *testing.T) {
 	if _, err := Open(dir, &Options{GroupWidths: EqualWidths(512, 16)}); !errors.As(err, &pe) {
 		t.Errorf("open with other widths and no K: %v, want a *ParamsError", err)
 	}
+	// Widths that say no K are named against the default K, as before.
+	for _, c := range []struct {
+		widths []int
+		want   string
+	}{{[]int{0}, "width 0"}, {[]int{-512, 512}, "width -512"}, {[]int{16, 16, 16}, "sum to 48, want K = 512"}, {[]int{500}, "width 500"}} {
+		_, err := Open(filepath.Join(t.TempDir(), "bad"), &Options{GroupWidths: c.widths})
+		if !errors.Is(err, ErrInvalidOptions) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("widths %v: %v, want %q", c.widths, err, c.want)
+		}
+	}
 	n := openTest(t, filepath.Join(t.TempDir(), "new"), &Options{GroupWidths: EqualWidths(128, 16)})
 	if p := n.Params(); p.K != 128 || len(p.GroupWidths) != 8 {
 		t.Errorf("new database with widths only: K %d, %d groups", p.K, len(p.GroupWidths))

@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"time"
@@ -409,8 +410,9 @@ const importBatchDocs = 10_000
 // returns the number of documents imported.
 //
 // An import that fails before it stored anything (a document cut short in
-// the export's first batch, say) into a directory it created removes that
-// directory, as one refused at the export's header creates none. An import
+// the export's first batch, say) into a directory it created removes the
+// database it made there (the directory keeps only its lock file, which
+// holds no database), as one refused at the export's header creates none. An import
 // that did not finish after that (an error, an interrupt, a crash) leaves a
 // mark in the database: until an import of the same export finishes, the
 // database refuses every other write with ErrImportIncomplete, and Check
@@ -456,17 +458,36 @@ func Import(ctx context.Context, dir string, r io.Reader, opts *Options) (int, e
 	}
 	n, err := d.importAll(ctx, x)
 	marked := d.importMark.Load() != nil // a later import of the export resumes from it
+	var rerr error
+	if err != nil && created && !marked && n == 0 {
+		// Nothing of the export was stored: the database this import
+		// made goes, as if the export's header had been refused. Its
+		// files are removed before the lock is released (a process
+		// waiting for it then finds no database), the lock file stays.
+		d.beforeUnlock = func() { rerr = removeAllBut(dir, lockFileName) }
+	}
 	if cerr := d.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("fpdb: import: %w", cerr)
 	}
-	if err != nil && created && !marked && n == 0 {
-		// Nothing of the export was stored: the database this import
-		// made goes, as it would had the export's header been refused.
-		if rerr := os.RemoveAll(dir); rerr != nil {
-			err = fmt.Errorf("%w (and removing the database it created, %s: %w)", err, dir, rerr)
-		}
+	if rerr != nil {
+		err = fmt.Errorf("%w (and removing the database it created, %s: %w)", err, dir, rerr)
 	}
 	return n, err
+}
+
+// removeAllBut removes everything in dir but the entry named keep.
+func removeAllBut(dir, keep string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range entries {
+		if e.Name() != keep {
+			errs = append(errs, os.RemoveAll(filepath.Join(dir, e.Name())))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // readExportHeader reads and checks the header line of an export.

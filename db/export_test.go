@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // exportOf returns the export of d.
@@ -418,7 +418,7 @@ func logOnlyExport(t *testing.T) []byte {
 }
 
 // TestImportCutInFirstBatch imports an export cut short inside its first
-// batch: nothing is stored, so a directory the import created is removed
+// batch: nothing is stored, so the database the import created is removed
 // (as an export refused at its header leaves none), while an existing empty
 // database stays as it was; the whole export then imports into either.
 func TestImportCutInFirstBatch(t *testing.T) {
@@ -430,8 +430,13 @@ func TestImportCutInFirstBatch(t *testing.T) {
 	if n, err := Import(ctx, dir, bytes.NewReader(cut), nil); !errors.Is(err, ErrBadExport) || n != 0 {
 		t.Fatalf("import of a cut export: %d, %v", n, err)
 	}
-	if _, err := os.Lstat(dir); !errors.Is(err, fs.ErrNotExist) {
-		t.Fatalf("a cut export left the database it created: %v", err)
+	// The lock file alone stays (removed, it could be another process's
+	// once the lock is released): no database.
+	if names, _ := os.ReadDir(dir); len(names) != 1 || names[0].Name() != lockFileName {
+		t.Fatalf("a cut export left %v in the directory it created", names)
+	}
+	if _, err := Open(dir, &Options{ErrorIfNotExist: true}); !errors.Is(err, ErrNotExist) {
+		t.Fatalf("a cut export left a database: %v", err)
 	}
 	// An empty database that was there stays.
 	empty := filepath.Join(t.TempDir(), "empty")
@@ -478,5 +483,52 @@ func TestImportReadError(t *testing.T) {
 		if !errors.Is(err, broken) || errors.Is(err, ErrBadExport) {
 			t.Errorf("read failing after %d bytes: %v, want the read's error", cut, err)
 		}
+	}
+}
+
+// TestImportCutWhileAnotherWaits: an import that stored nothing removes
+// its database before it releases the lock, so an import waiting for the
+// lock then creates the database whole.
+func TestImportCutWhileAnotherWaits(t *testing.T) {
+	src := openTest(t, "", &Options{K: 256, GroupWidths: EqualWidths(256, 12)})
+	plantedDB(t, src, 4)
+	exp := exportOf(t, src)
+	dir := filepath.Join(t.TempDir(), "db")
+	pr, pw := io.Pipe()
+	first := make(chan error, 1)
+	go func() {
+		_, err := Import(ctx, dir, pr, nil)
+		first <- err
+	}()
+	pw.Write(exp[:bytes.IndexByte(exp, '\n')+40])
+	// The first import has opened the database once its store exists.
+	for start := time.Now(); ; time.Sleep(5 * time.Millisecond) {
+		if m, _ := filepath.Glob(filepath.Join(dir, "MANIFEST-*")); len(m) > 0 {
+			break
+		}
+		if time.Since(start) > time.Minute {
+			t.Fatal("the first import did not open the database")
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	second := make(chan error, 1)
+	go func() {
+		n, err := Import(ctx, dir, bytes.NewReader(exp), &Options{LockWait: time.Minute})
+		if err == nil && n != src.Stats().Docs {
+			err = fmt.Errorf("imported %d documents, want %d", n, src.Stats().Docs)
+		}
+		second <- err
+	}()
+	time.Sleep(200 * time.Millisecond) // the second waits for the lock
+	pw.Close()
+	if err := <-first; !errors.Is(err, ErrBadExport) {
+		t.Fatalf("the cut import: %v", err)
+	}
+	if err := <-second; err != nil {
+		t.Fatalf("the import that waited: %v", err)
+	}
+	d := openTest(t, dir, nil)
+	if err := d.Check(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

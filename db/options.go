@@ -188,6 +188,20 @@ type Options struct {
 	fs vfs.FS
 }
 
+// widthsK returns the K that group widths sum to, when they are some and
+// each is a valid width whose sum is a valid K (otherwise Validate names
+// the width at fault, against the default K).
+func widthsK(widths []int) (int, bool) {
+	k := 0
+	for _, w := range widths {
+		if w < 1 || w > MaxGroupWidth {
+			return 0, false
+		}
+		k += w
+	}
+	return k, len(widths) > 0 && k%64 == 0 && k <= MaxK
+}
+
 // DefaultOptions returns a fresh Options with every default filled in.
 func DefaultOptions() *Options {
 	o := &Options{}
@@ -206,11 +220,8 @@ func (o *Options) Clone() *Options {
 func (o *Options) EnsureDefaults() *Options {
 	if o.K == 0 {
 		o.K = DefaultK
-		if len(o.GroupWidths) > 0 { // the widths say K
-			o.K = 0
-			for _, w := range o.GroupWidths {
-				o.K += w
-			}
+		if k, ok := widthsK(o.GroupWidths); ok { // the widths say K
+			o.K = k
 		}
 	}
 	if len(o.GroupWidths) == 0 && o.K > 0 {

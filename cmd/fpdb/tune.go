@@ -125,7 +125,7 @@ Exit status: 0 on success; 2 on error.`,
 	}
 	f := cmd.Flags()
 	f.Float64Var(&o.threshold, "threshold", defaultThreshold, "threshold `R` whose detection curve to show, in (0, 1]")
-	f.IntVar(&o.k, "k", 0, "fingerprint length in bits `K` to tune for without a database (default: the database's)")
+	f.IntVar(&o.k, "k", 0, "fingerprint length in bits `K` to tune for without a database (default: the database's; 512 when none is named and ./fpdb-data holds none)")
 	f.Float64Var(&o.catch, "catch", 0, "recommend a threshold that reports pairs of resemblance `J` or more")
 	f.Float64Var(&o.with, "with", 0.99, "with --catch: least probability `P` of reporting such a pair, in (0, 1)")
 	f.StringVar(&o.pairs, "pairs", "", "score thresholds on labelled pairs read from `FILE` (- for standard input)")

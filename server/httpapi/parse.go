@@ -71,8 +71,13 @@ func readAdd(r *http.Request) (api.AddRequest, []byte, error) {
 		if err != nil {
 			return req, nil, err
 		}
-		if mt == "application/json" || FormJSON(mt, body) {
-			return readAddJSON(r, body, mt == FormType)
+		if mt == "application/json" {
+			return readAddJSON(r, body)
+		}
+		if FormJSON(r, mt, body) {
+			if req, text, err := readAddJSON(r, body); err == nil {
+				return req, text, nil
+			} // else not an add request: the text itself
 		}
 		text = body
 		p.Values = r.URL.Query()
@@ -118,14 +123,11 @@ func readAdd(r *http.Request) (api.AddRequest, []byte, error) {
 	return req, text, p.Err
 }
 
-// readAddJSON reads an add sent as JSON, its body: as application/json,
-// or as FormType when form (FormJSON), whose errors then say so.
-func readAddJSON(r *http.Request, body []byte, form bool) (api.AddRequest, []byte, error) {
+// readAddJSON reads an add sent as JSON, its body (as application/json,
+// or as FormType: FormJSON).
+func readAddJSON(r *http.Request, body []byte) (api.AddRequest, []byte, error) {
 	var v addJSON
 	if err := DecodeJSON(body, &v); err != nil {
-		if form {
-			err = formJSONError(err, "stored")
-		}
 		return v.AddRequest, nil, err
 	}
 	req := v.AddRequest
@@ -135,9 +137,6 @@ func readAddJSON(r *http.Request, body []byte, form bool) (api.AddRequest, []byt
 	}
 	if len(r.URL.Query()) > 0 {
 		err = BadRequest("an add sent as JSON takes no query parameters (give id and the other fields in the JSON object)")
-		if form {
-			err = formJSONError(err, "stored")
-		}
 		return req, nil, err
 	}
 	return req, []byte(req.Text), nil
@@ -208,8 +207,13 @@ func readQuery(r *http.Request) (api.QueryRequest, error) {
 	if err != nil {
 		return req, err
 	}
-	if mt == "application/json" || FormJSON(mt, body) {
-		return readQueryJSON(r, body, mt == FormType)
+	if mt == "application/json" {
+		return readQueryJSON(r, body)
+	}
+	if FormJSON(r, mt, body) {
+		if req, err := readQueryJSON(r, body); err == nil {
+			return req, nil
+		} // else not a query request: the text itself
 	}
 	if !TextBody(mt) {
 		return req, &Error{Status: http.StatusUnsupportedMediaType, Code: api.CodeBadRequest,
@@ -230,19 +234,15 @@ func readQuery(r *http.Request) (api.QueryRequest, error) {
 	return req, p.Err
 }
 
-// readQueryJSON reads a query sent as JSON, its body: as
-// application/json, or as FormType when form (FormJSON), whose errors then
-// say so.
-func readQueryJSON(r *http.Request, body []byte, form bool) (api.QueryRequest, error) {
+// readQueryJSON reads a query sent as JSON, its body (as
+// application/json, or as FormType: FormJSON).
+func readQueryJSON(r *http.Request, body []byte) (api.QueryRequest, error) {
 	var v queryJSON
 	err := DecodeJSON(body, &v)
 	if err == nil && len(r.URL.Query()) > 0 {
 		err = BadRequest("a query sent as JSON takes no query parameters (give threshold and the other fields in the JSON object)")
 	}
 	if err != nil {
-		if form {
-			err = formJSONError(err, "queried")
-		}
 		return v.QueryRequest, err
 	}
 	req := v.QueryRequest

@@ -109,27 +109,22 @@ func checkJSONOnly(r *http.Request, want string) error {
 	return nil
 }
 
-// FormJSON reports whether body, of media type mt, is the JSON of an add
-// or a query (POST /v1/documents, /v1/query) though its type is not
+// FormJSON reports whether body, of media type mt, may be the JSON of an
+// add or a query (POST /v1/documents, /v1/query) though its type is not
 // application/json: its type is FormType (a client that declared no real
-// type, as curl -d), its first byte that is not a space is '{' and it is a
-// JSON object. It is then read exactly as if sent as application/json; a
-// FormType body that is not a JSON object is the text itself, as is a
-// text/plain (or other text type) body, always.
-func FormJSON(mt string, body []byte) bool {
-	if mt != FormType {
+// type, as curl -d), the request has no query parameters (with them, the
+// body is the text and they are its fields), and the body is a JSON
+// object. The caller then reads it as that endpoint's JSON request, and
+// as the text itself when it is not one (unknown fields, a bad value): a
+// text that happens to be a JSON object stays a text, as before, unless it
+// is exactly such a request. A text/plain (or other text type) body is
+// always the text.
+func FormJSON(r *http.Request, mt string, body []byte) bool {
+	if mt != FormType || r.URL.RawQuery != "" {
 		return false
 	}
 	b := bytes.TrimLeft(body, " \t\r\n")
 	return len(b) > 0 && b[0] == '{' && json.Valid(b)
-}
-
-// formJSONError returns err, an error of a body read as JSON because
-// FormJSON reported true, as a 400 that says why the body was read as JSON
-// and how to send a text meant to be what (stored, queried) as it is.
-func formJSONError(err error, what string) error {
-	return BadRequest("%v; the body was sent as %s (curl -d's default) and is a JSON object, so it was read as the request's JSON: "+
-		"send a text meant to be %s as it is with Content-Type: text/plain", err, FormType, what)
 }
 
 // MediaType returns the request's content type without its parameters

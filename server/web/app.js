@@ -334,7 +334,10 @@
         el("tbody", {}, rows.map(function (r) {
           var c = r.cells, n = parseInt(c[0].textContent, 10), side = function (td, which) {
             var pos = td.querySelector(".pos"), t = td.querySelector(".ptext");
-            var whole = passageText(texts[which], rows.length === passages.length ? passages[n - 1] : null, which) ||
+            // A side read as HTML is shown as the page shows it, its
+            // readable text (the stored bytes hold its markup).
+            var markup = (cmp[which] || {}).format === "html";
+            var whole = (!markup && passageText(texts[which], rows.length === passages.length ? passages[n - 1] : null, which)) ||
               markedText(doc, which, n) || (t ? t.textContent : td.textContent);
             return el("td", { className: "side" }, [
               el("span", { className: "pos", textContent: pos ? pos.textContent + " (line:column)" : "" }),
