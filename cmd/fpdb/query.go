@@ -377,14 +377,6 @@ func (o *queryOptions) open(plan db.Plan) (query querier, d *db.DB, qo db.QueryO
 			closeDB(d, &err)
 			return nil, nil, qo, failure(newOpError("query", err, "exact tau"))
 		}
-		// A plan no input can run with is refused before any is read.
-		if err := d.CheckPlan(o.threshold, plan); err != nil {
-			if errors.Is(err, db.ErrInfeasiblePlan) {
-				err = fmt.Errorf("%w; --plan approx --recall R answers from fewer probes, with expected recall R", err)
-			}
-			closeDB(d, &err)
-			return nil, nil, qo, usageError(err)
-		}
 		query = localQuerier(d)
 	}
 	qo = db.QueryOptions{Threshold: o.threshold, Limit: o.limit, Plan: plan}
