@@ -34,7 +34,7 @@ func (c *creationFlags) register(f *pflag.FlagSet) {
 	f.IntVar(&c.shingleWidth, "shingle-width", db.DefaultShingleWidth, "new database: words per shingle `N`")
 	f.Uint64Var(&c.seed, "seed", db.DefaultSeed, "new database: `SEED` of the hash functions (decimal or 0x hex)")
 	f.IntVar(&c.normalizeVersion, "normalize-version", db.NormalizeVersion,
-		fmt.Sprintf("new database: text normalization rules `V` (%d to %d; 1 strips anything like a tag and does not normalize Unicode)", db.MinNormalizeVersion, db.NormalizeVersion))
+		fmt.Sprintf("new database: text normalization rules `V` (%d to %d; 1 strips anything like a tag and does not normalize Unicode, 2 lets every HTML tag separate words)", db.MinNormalizeVersion, db.NormalizeVersion))
 	f.BoolVar(&c.noLog, "no-log", false, "new database: keep no audit log of what each add and delete decided (kept by default: fpdb log)")
 	f.BoolVar(&c.noTexts, "no-texts", false, "new database: do not keep each document's text (kept by default, compressed, for comparing documents later; a text over 64 MiB is then refused)")
 }

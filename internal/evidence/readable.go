@@ -13,11 +13,12 @@ import (
 // clamped to the text; an inverted range is empty), the text a reader sees
 // there. A plain text (markup false) is shown as it is: each range's bytes.
 // A markup text (HTML or XML, Side.Markup) is shown as a browser would show
-// it, by the tokenizer's markup rules (package normalize, version 2):
+// it, by the tokenizer's markup rules (package normalize, version 3):
 //
 //   - tags are removed; those of block-level elements (p, div, h1, li, br,
 //     tr, …) become line breaks, those of inline elements (b, i, a, span,
-//     em, …) nothing, any other (an XML element) a space;
+//     em, …; normalize.JoiningElements) nothing, any other (an XML
+//     element) a space;
 //   - comments, declarations and processing instructions, and the content
 //     of script and style elements, are not shown;
 //   - character references are decoded (&amp; → &, &rsquo; → ’, &#233; →
@@ -86,9 +87,7 @@ var sepText = [...]string{sepSpace: " ", sepLine: "\n", sepPara: "\n\n"}
 // a space (it separates words, as every tag does for the tokenizer).
 var tagSeps = func() map[string]int {
 	m := map[string]int{}
-	for _, name := range strings.Fields(`a abbr acronym b bdi bdo big cite code data del dfn em font i ins
-		kbd label mark nobr q rp rt ruby s samp small span strike strong sub sup time tt u var wbr
-		script style noscript template`) {
+	for _, name := range strings.Fields(normalize.JoiningElements) {
 		m[name] = sepNone
 	}
 	for _, name := range strings.Fields(`br li dt dd tr caption figcaption legend option summary`) {

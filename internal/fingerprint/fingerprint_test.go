@@ -229,6 +229,8 @@ var goldenTexts = []struct{ name, text string }{
 	{"one", "word"},
 	{"code", "for (i = 0; i<n; i++) if (x>0) y = a<b ? a : b; /* <stdio.h> &amp; */"},
 	{"evasive", "ﬁnal Ｆｕｌｌ w\u200bo\u200br\u200bd pаypal Cafe\u0301 STRASSE ⑴"},
+	// Pinned from version 3 on (markup inside words).
+	{"inline", `<p>P<span></span>layful re<b>sub</b>mit pla<!-- x -->yful super<wbr>cali <span class="d">T</span>he end</p>`},
 }
 
 func goldenLine(t *testing.T, version, k int, name, text string) string {
@@ -262,8 +264,11 @@ func testGolden(t *testing.T, version int) {
 		path = filepath.Join("testdata", fmt.Sprintf("golden-v%d.txt", version))
 	}
 	texts := goldenTexts
-	if version == 1 {
+	switch version {
+	case 1:
 		texts = texts[:6] // the texts pinned when version 1 was current
+	case 2:
+		texts = texts[:8] // and when version 2 was
 	}
 	var lines []string
 	for _, k := range []int{512, 64} {

@@ -15,7 +15,7 @@
 // a database records the version it was created with and fingerprints
 // every text with it, so its stored fingerprints stay comparable. The
 // sections "Word rules" and "Markup" below describe version 1; version 2
-// differs as follows.
+// differs as follows, and version 3 from version 2 as said after.
 //
 //   - Markup is removed only from markup ([Format]): with [FormatAuto] the
 //     first [SniffLen] bytes decide ([Sniff]: an XML declaration, a
@@ -46,6 +46,17 @@
 //     texts stay comparable with each other (the mapping is the same for
 //     every document); a few of their words may collide with Latin words
 //     that look the same, which only matters across languages.
+//
+// Version 3 differs from version 2 in markup only: the start and end tags
+// of the elements a browser shows inline ([JoiningElements]: span, b, i,
+// em, strong, a, sub, sup, wbr, …, and script and style, whose content is
+// dropped) and comments join the text on both sides, as the page shows
+// it, instead of separating words: "P<span></span>layful", "pla<!-- x
+// -->yful" and "super<wbr>cali" are single words, where version 2 read two
+// (a copy could be hidden from the fingerprint that way). Every other tag
+// (p, div, br, li, td, img, an unknown or custom element, a declaration or
+// processing instruction) still separates words, and so does a '<' that
+// does not start a tag.
 //
 // End-of-line hyphenation in PDF-extracted text ("docu-\nment") is not
 // undone: it cannot be told from a real hyphen at the end of a line.

@@ -21,8 +21,11 @@ import (
 // compatibility decomposition (NFKD) of every character, full case folding,
 // canonical composition (NFC) of each word, default-ignorable code points
 // removed, and Cyrillic and Greek letters that look like Latin ones read as
-// those Latin letters (see the package documentation).
-const Version = 2
+// those Latin letters (see the package documentation). Version 3 reads
+// markup as a browser shows it: the tags of inline elements (<span>, <b>,
+// <a>, <wbr>, …) and comments join the text on both sides instead of
+// separating words, so "P<span></span>layful" is the word "playful".
+const Version = 3
 
 // MinVersion is the oldest version of the rules a Tokenizer still applies.
 const MinVersion = 1
@@ -171,6 +174,7 @@ type Tokenizer struct {
 	tagName [maxTagName]byte
 	tagLen  int    // bytes in tagName; maxTagName+1 once too long
 	nameEnd bool   // the tag name is complete (or there is none)
+	closing bool   // the current tag is an end tag (version 3 reads its name)
 	last    rune   // last rune inside the current tag, before '>'
 	tagBuf  []byte // the text of the current tag after '<', replayed if it is not one
 	dashes  int    // consecutive '-' in a comment (or after "<!")
@@ -191,6 +195,7 @@ type Tokenizer struct {
 	html    bool // a tag came before the first word: the input is HTML
 
 	v2     bool        // version 2 rules
+	v3     bool        // version 3 rules: inline tags and comments join words
 	markup bool        // '<' and '&' may start markup
 	class  *[256]uint8 // asciiClass or asciiText
 	uni    bool        // the current word holds a non-ASCII character (version 2)
@@ -341,6 +346,7 @@ func (t *Tokenizer) reset(fn func([]byte)) error {
 	}
 	t.tagBuf = t.tagBuf[:0]
 	t.v2 = v >= 2
+	t.v3 = v >= 3
 	switch {
 	case !t.v2:
 		// Version 1: markup anywhere; HTML if a tag comes first.
@@ -385,6 +391,9 @@ func (t *Tokenizer) finish() {
 // buffered tag text goes through the text rules. The buffer holds no '<', so
 // the replay cannot start another tag.
 func (t *Tokenizer) replayTag() {
+	if t.v3 {
+		t.flush() // version 3 kept the word open across the '<'
+	}
 	t.state = stText
 	buf := t.tagBuf
 	cur, curEnd := t.cur, t.curEnd
@@ -558,7 +567,9 @@ func (t *Tokenizer) step(r rune) bool {
 		case !t.markup:
 			t.text(r)
 		case r == '<':
-			t.flush()
+			if !t.v3 {
+				t.flush()
+			} // version 3: the tag decides, once read (see stTag)
 			t.state = stLT
 		case r == '&':
 			t.ent[0] = '&'
@@ -569,7 +580,7 @@ func (t *Tokenizer) step(r rune) bool {
 			t.text(r)
 		}
 	case stLT:
-		t.nameEnd, t.tagLen, t.last = true, 0, r
+		t.nameEnd, t.tagLen, t.last, t.closing = true, 0, r, false
 		t.tagStart = t.cur
 		if !t.sawWord && t.wlen == 0 && isTagStart(r) {
 			t.html = true
@@ -584,12 +595,19 @@ func (t *Tokenizer) step(r rune) bool {
 		case r == '/' || r == '?':
 			t.state = stTag
 			t.tagBuf = append(t.tagBuf[:0], byte(r))
+			if r == '/' && t.v3 {
+				t.closing, t.nameEnd = true, false // the end tag's name follows
+			}
 		case r == '!':
 			t.state = stBang
 			t.dashes = 0
 			t.tagBuf = append(t.tagBuf[:0], '!')
 		default:
-			// Not a tag: the '<' was punctuation (and already ended the word).
+			// Not a tag: the '<' was punctuation (and already ended the
+			// word before version 3).
+			if t.v3 {
+				t.flush()
+			}
 			t.state = stText
 			return true
 		}
@@ -598,6 +616,9 @@ func (t *Tokenizer) step(r rune) bool {
 		case r == '>':
 			t.state = stText
 			t.tagBuf = t.tagBuf[:0]
+			if t.v3 && !t.joins() {
+				t.flush()
+			}
 			if raw := t.rawKind(); raw != rawNone && t.last != '/' && t.html {
 				t.state, t.raw, t.match = stRaw, raw, 0
 			}
@@ -693,6 +714,9 @@ func (t *Tokenizer) step(r rune) bool {
 
 // rawKind says whether the tag just closed starts a raw-text element.
 func (t *Tokenizer) rawKind() int {
+	if t.closing {
+		return rawNone
+	}
 	switch string(t.tagName[:min(t.tagLen, maxTagName)]) {
 	case "script":
 		if t.tagLen == 6 {
@@ -704,6 +728,35 @@ func (t *Tokenizer) rawKind() int {
 		}
 	}
 	return rawNone
+}
+
+// joins reports whether the tag just closed joins the text on both sides
+// of it (version 3): a start or end tag of an element that a browser shows
+// inline, without a break ([JoiningElements]).
+func (t *Tokenizer) joins() bool {
+	if t.tagLen < 1 || t.tagLen > maxTagName {
+		return false
+	}
+	return isJoining(string(t.tagName[:t.tagLen]))
+}
+
+// JoiningElements are the HTML elements whose tags join the text on both
+// sides in version 3 (and in the readable text of a passage): the inline
+// elements a browser shows without a break, and the raw-text and hidden
+// elements whose content is not shown.
+const JoiningElements = "a abbr acronym b bdi bdo big cite code data del dfn em font i ins " +
+	"kbd label mark nobr q rp rt ruby s samp small span strike strong sub sup time tt u var wbr " +
+	"script style noscript template"
+
+// isJoining reports whether name (lower case) is one of JoiningElements.
+func isJoining(name string) bool {
+	switch name {
+	case "a", "abbr", "acronym", "b", "bdi", "bdo", "big", "cite", "code", "data", "del", "dfn", "em", "font", "i", "ins",
+		"kbd", "label", "mark", "nobr", "q", "rp", "rt", "ruby", "s", "samp", "small", "span", "strike", "strong", "sub", "sup", "time", "tt", "u", "var", "wbr",
+		"script", "style", "noscript", "template":
+		return true
+	}
+	return false
 }
 
 // endEntity decodes the collected entity, feeds the result to the word

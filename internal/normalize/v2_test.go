@@ -12,62 +12,76 @@ import (
 	"unicode/utf8"
 )
 
-// wordsV2 tokenizes s with the version 2 rules and format f.
+// wordsV2 tokenizes s with the newest rules and format f.
 func wordsV2(t testing.TB, f Format, s string) []string {
 	t.Helper()
-	ws, err := words(t, &Tokenizer{Format: f}, strings.NewReader(s))
+	return wordsVersion(t, Version, f, s)
+}
+
+// wordsVersion tokenizes s with the rules of version v and format f.
+func wordsVersion(t testing.TB, v int, f Format, s string) []string {
+	t.Helper()
+	ws, err := words(t, &Tokenizer{Version: v, Format: f}, strings.NewReader(s))
 	if err != nil {
 		t.Fatalf("Words(%q): %v", s, err)
 	}
-	inPlace(t, &Tokenizer{Format: f}, []byte(s), ws, err)
+	inPlace(t, &Tokenizer{Version: v, Format: f}, []byte(s), ws, err)
 	return ws
 }
 
+// TestV2Table checks the rules of versions 2 and 3, which differ only in
+// markup: want3, when set, is what version 3 gives.
 func TestV2Table(t *testing.T) {
 	tests := []struct {
 		name   string
 		format Format
 		in     string
 		want   []string
+		want3  []string
 	}{
 		// Plain text keeps what follows '<' (issue: i<n; ... x>0 dropped words).
-		{"code keeps words", FormatAuto, "for (i=0; i<n; i++) if (x>0) y", []string{"for", "i", "0", "i", "n", "i", "if", "x", "0", "y"}},
-		{"c header", FormatAuto, "#include <stdio.h>\nint main(void);", []string{"include", "stdio", "h", "int", "main", "void"}},
-		{"text keeps entities as text", FormatText, "AT&amp;T caf&eacute;", []string{"at", "amp", "t", "caf", "eacute"}},
-		{"text keeps tags as words", FormatText, "<b>bold</b>", []string{"b", "bold", "b"}},
-		{"email address kept", FormatAuto, "Ann Lee <ann@example.org>", []string{"ann", "lee", "ann", "example", "org"}},
-		{"markdown is text", FormatAuto, "# Title\n\nSome *text* with <br> inline.", []string{"title", "some", "text", "with", "br", "inline"}},
+		{"code keeps words", FormatAuto, "for (i=0; i<n; i++) if (x>0) y", []string{"for", "i", "0", "i", "n", "i", "if", "x", "0", "y"}, nil},
+		{"c header", FormatAuto, "#include <stdio.h>\nint main(void);", []string{"include", "stdio", "h", "int", "main", "void"}, nil},
+		{"text keeps entities as text", FormatText, "AT&amp;T caf&eacute;", []string{"at", "amp", "t", "caf", "eacute"}, nil},
+		{"text keeps tags as words", FormatText, "<b>bold</b>", []string{"b", "bold", "b"}, nil},
+		{"email address kept", FormatAuto, "Ann Lee <ann@example.org>", []string{"ann", "lee", "ann", "example", "org"}, nil},
+		{"markdown is text", FormatAuto, "# Title\n\nSome *text* with <br> inline.", []string{"title", "some", "text", "with", "br", "inline"}, nil},
 		// HTML is stripped when sniffed or forced.
-		{"doctype sniffed", FormatAuto, "<!DOCTYPE html><p>a<script>x()</script>b &amp; caf&eacute;</p>", []string{"a", "b", "café"}},
-		{"html tag later sniffed", FormatAuto, "\n\n<!-- generated -->\n<html><body>Hello <b>there</b></body></html>", []string{"hello", "there"}},
-		{"fragment sniffed", FormatAuto, "<p>One <em>two</em></p>", []string{"one", "two"}},
-		{"xml sniffed", FormatAuto, `<?xml version="1.0"?><doc><t>Word</t> &lt;x&gt;</doc>`, []string{"word", "x"}},
-		{"forced markup", FormatMarkup, "a<i>b</i>c", []string{"a", "b", "c"}},
-		{"markup comment", FormatMarkup, "x<!-- <b>y</b> -->z", []string{"x", "z"}},
+		{"doctype sniffed", FormatAuto, "<!DOCTYPE html><p>a<script>x()</script>b &amp; caf&eacute;</p>", []string{"a", "b", "café"}, []string{"ab", "café"}},
+		{"html tag later sniffed", FormatAuto, "\n\n<!-- generated -->\n<html><body>Hello <b>there</b></body></html>", []string{"hello", "there"}, nil},
+		{"fragment sniffed", FormatAuto, "<p>One <em>two</em></p>", []string{"one", "two"}, nil},
+		{"xml sniffed", FormatAuto, `<?xml version="1.0"?><doc><t>Word</t> &lt;x&gt;</doc>`, []string{"word", "x"}, nil},
+		{"forced markup", FormatMarkup, "a<i>b</i>c", []string{"a", "b", "c"}, []string{"abc"}},
+		{"markup comment", FormatMarkup, "x<!-- <b>y</b> -->z", []string{"x", "z"}, []string{"xz"}},
 		// Unicode.
-		{"nfd equals nfc", FormatText, "Ame\u0301lie cre\u0300me", []string{"amélie", "crème"}},
-		{"zero width space joins", FormatText, "w\u200bo\u200br\u200bd a\u2060b c\u180ed", []string{"word", "ab", "cd"}},
-		{"soft hyphen and bom", FormatText, "\ufeffhy\u00adphen", []string{"hyphen"}},
-		{"ligature", FormatText, "ﬁnal ﬂow", []string{"final", "flow"}},
-		{"fullwidth", FormatText, "ＡＢＣ１２３", []string{"abc123"}},
-		{"circled and fractions", FormatText, "① ⑴ ½ x²", []string{"1", "1", "1", "2", "x2"}},
-		{"case folding", FormatText, "STRASSE Straße ẞ", []string{"strasse", "strasse", "ss"}},
-		{"cyrillic lookalikes", FormatText, "pаypal Рау", []string{"paypal", "pay"}},
-		{"greek lookalikes", FormatText, "ΑΒΓ", []string{"abγ"}},
-		{"trademark", FormatText, "Acme™ Inc", []string{"acmetm", "inc"}},
-		{"kelvin and ohm", FormatText, "5\u212a \u2126", []string{"5k", "ω"}},
-		{"han one letter words", FormatText, "日本語", []string{"日", "本", "語"}},
-		{"halfwidth katakana", FormatText, "ｶﾀｶﾅ", []string{"カ", "タ", "カ", "ナ"}},
-		{"hangul nfd", FormatText, "\u1112\u1161\u11ab", []string{"한"}},
-		{"lone mark dropped", FormatText, "\u0301x", []string{"x"}},
-		{"variation selector", FormatText, "a\ufe0fb", []string{"ab"}},
-		{"nbsp separates", FormatText, "a\u00a0b\u3000c", []string{"a", "b", "c"}},
+		{"nfd equals nfc", FormatText, "Ame\u0301lie cre\u0300me", []string{"amélie", "crème"}, nil},
+		{"zero width space joins", FormatText, "w\u200bo\u200br\u200bd a\u2060b c\u180ed", []string{"word", "ab", "cd"}, nil},
+		{"soft hyphen and bom", FormatText, "\ufeffhy\u00adphen", []string{"hyphen"}, nil},
+		{"ligature", FormatText, "ﬁnal ﬂow", []string{"final", "flow"}, nil},
+		{"fullwidth", FormatText, "ＡＢＣ１２３", []string{"abc123"}, nil},
+		{"circled and fractions", FormatText, "① ⑴ ½ x²", []string{"1", "1", "1", "2", "x2"}, nil},
+		{"case folding", FormatText, "STRASSE Straße ẞ", []string{"strasse", "strasse", "ss"}, nil},
+		{"cyrillic lookalikes", FormatText, "pаypal Рау", []string{"paypal", "pay"}, nil},
+		{"greek lookalikes", FormatText, "ΑΒΓ", []string{"abγ"}, nil},
+		{"trademark", FormatText, "Acme™ Inc", []string{"acmetm", "inc"}, nil},
+		{"kelvin and ohm", FormatText, "5\u212a \u2126", []string{"5k", "ω"}, nil},
+		{"han one letter words", FormatText, "日本語", []string{"日", "本", "語"}, nil},
+		{"halfwidth katakana", FormatText, "ｶﾀｶﾅ", []string{"カ", "タ", "カ", "ナ"}, nil},
+		{"hangul nfd", FormatText, "\u1112\u1161\u11ab", []string{"한"}, nil},
+		{"lone mark dropped", FormatText, "\u0301x", []string{"x"}, nil},
+		{"variation selector", FormatText, "a\ufe0fb", []string{"ab"}, nil},
+		{"nbsp separates", FormatText, "a\u00a0b\u3000c", []string{"a", "b", "c"}, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := wordsV2(t, tc.format, tc.in)
-			if !slices.Equal(got, tc.want) {
-				t.Errorf("Words(%q)\n got %q\nwant %q", tc.in, got, tc.want)
+			for v := 2; v <= 3; v++ {
+				want := tc.want
+				if v == 3 && tc.want3 != nil {
+					want = tc.want3
+				}
+				if got := wordsVersion(t, v, tc.format, tc.in); !slices.Equal(got, want) {
+					t.Errorf("version %d: Words(%q)\n got %q\nwant %q", v, tc.in, got, want)
+				}
 			}
 		})
 	}
