@@ -295,3 +295,58 @@ func TestClusterCohesionNotNegative(t *testing.T) {
 		}
 	}
 }
+
+// TestClustersPrefer: the preferred documents come before all others in
+// the keep order (the policy ordering each part), checked against the
+// brute-force greedy centers of that order, and a component keeps a
+// preferred member whenever it has one.
+func TestClustersPrefer(t *testing.T) {
+	d := openTest(t, "", nil)
+	ids := plantedDB(t, d, 7)
+	docs := allDocs(t, d, ids)
+	thr := 0.8
+	pairs := bruteForcePairs(docs, d.Params().K, thr)
+	r := rand.New(rand.NewPCG(7, 7))
+	preferred := map[string]bool{}
+	for _, p := range pairs {
+		if r.IntN(3) == 0 {
+			preferred[p.B] = true // the later of a pair: never first by storing order
+		}
+	}
+	if len(preferred) == 0 {
+		t.Fatal("nothing preferred")
+	}
+	calls := 0
+	prefer := func(id string) bool { calls++; return preferred[id] }
+	order := func(a, b *Doc) bool {
+		if preferred[a.ID] != preferred[b.ID] {
+			return preferred[a.ID]
+		}
+		return a.iid < b.iid
+	}
+	want := greedyCenters(docs, pairs, order, 0)
+	cs, _, err := d.Clusters(ctx, ClusterOptions{PairsOptions: PairsOptions{Threshold: thr}, Keep: KeepStored, Mode: ClusterCenters, Prefer: prefer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != len(docs) {
+		t.Fatalf("Prefer called %d times for %d stored documents", calls, len(docs))
+	}
+	if len(cs) != len(want) {
+		t.Fatalf("%d center clusters, want %d", len(cs), len(want))
+	}
+	for _, c := range cs {
+		if !slices.Equal(c.IDs, want[c.Center]) {
+			t.Fatalf("cluster %v of center %q, want %v", c.IDs, c.Center, want[c.Center])
+		}
+	}
+	cs, _, err = d.Clusters(ctx, ClusterOptions{PairsOptions: PairsOptions{Threshold: thr}, Keep: KeepLongest, Prefer: prefer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cs {
+		if slices.ContainsFunc(c.IDs, func(id string) bool { return preferred[id] }) && !preferred[c.Keep] {
+			t.Fatalf("component %v keeps %q, not a preferred member", c.IDs, c.Keep)
+		}
+	}
+}

@@ -113,6 +113,8 @@ type pairsSnapshot struct {
 	// only for KeepMax and KeepMin.
 	value    []float64
 	hasValue []bool
+	// prefer is ClusterOptions.Prefer of each document, when set.
+	prefer []bool
 }
 
 func (d *DB) pairsSnapshot(ctx context.Context, o PairsOptions, withAdded bool) (*pairsSnapshot, error) {
@@ -291,6 +293,13 @@ type ClusterOptions struct {
 	// its own run has disowned (a record read as bad this time, whose id
 	// an earlier run stored).
 	Exclude func(id string) bool
+	// Prefer, when not nil, is called once per stored document, from the
+	// calling goroutine; the documents it returns true for come before
+	// all others in the Keep policy's order (the policy orders each part):
+	// a cluster that holds one keeps one of them, and under ClusterCenters
+	// they become centers first. A caller uses it to keep the documents of
+	// an archive, published before, over new near duplicates of them.
+	Prefer func(id string) bool
 }
 
 // Clusters groups the stored documents into clusters of near duplicates
@@ -326,6 +335,12 @@ func (d *DB) Clusters(ctx context.Context, o ClusterOptions) (_ []Cluster, _ Pai
 			if s.hasValue[p] && math.IsNaN(s.value[p]) {
 				s.hasValue[p] = false
 			}
+		}
+	}
+	if o.Prefer != nil {
+		s.prefer = make([]bool, len(s.ext))
+		for p, id := range s.ext {
+			s.prefer[p] = o.Prefer(id)
 		}
 	}
 	var excluded []bool // by snapshot position
@@ -415,9 +430,13 @@ func (d *DB) Clusters(ctx context.Context, o ClusterOptions) (_ []Cluster, _ Pai
 type clusterEdge struct{ a, b, dist int32 }
 
 // before reports whether the document at snapshot position p comes before
-// the one at q in the order of policy k (the one it keeps first). Ties go
-// to the one stored first (the lower position), except under KeepNewest.
+// the one at q in the order of policy k (the one it keeps first), the
+// preferred documents (ClusterOptions.Prefer) first. Ties go to the one
+// stored first (the lower position), except under KeepNewest.
 func (s *pairsSnapshot) before(p, q int32, k Keep) bool {
+	if s.prefer != nil && s.prefer[p] != s.prefer[q] {
+		return s.prefer[p]
+	}
 	switch k {
 	case KeepOldest:
 		return s.added[p] < s.added[q] || s.added[p] == s.added[q] && p < q

@@ -68,14 +68,15 @@ type Options struct {
 	// the record kept for it, in (0, 1].
 	Threshold float64
 	// Keep says which record of a group of near duplicates is kept (see
-	// ParseKeep): "first" (the first seen: the input order; in a database
-	// that held documents before, those come first), "oldest" (the
+	// ParseKeep): "first" (the first seen: the input order), "oldest" (the
 	// earliest time added), "longest", "shortest", "max:FIELD" or
 	// "min:FIELD" (the greatest or least value of a field: a number, a
 	// numeric string or an RFC 3339 date; records without it come last;
 	// a field that no record has, a misspelt name, or that no record
 	// holds such a value in, stops the run after the load, before an
-	// output is written). Default "first".
+	// output is written). Default "first". Whatever the policy, a
+	// document the database held before the run (an archive) is kept
+	// over the run's records near it.
 	Keep string
 	// Out is the file the kept records are written to ("-": Stdout);
 	// Removed, if set, the file the others go to; Clusters, if set, a JSON
@@ -123,7 +124,8 @@ type Summary struct {
 	Kept    int64 `json:"kept"`
 	Removed int64 `json:"removed"`
 	// Clusters is the number of clusters (groups of two or more near
-	// duplicates), Pairs the near-duplicate pairs found.
+	// duplicates) that hold a record of the run, Pairs the near-duplicate
+	// pairs found (less those inside clusters of archive documents only).
 	Clusters int   `json:"clusters"`
 	Pairs    int64 `json:"pairs"`
 	// Excluded counts the stored documents left out of the clusters: the
@@ -193,9 +195,13 @@ type assignment struct {
 // added. The output depends only on the inputs, the options and the
 // documents d held before: not on the number of cores.
 //
-// d may hold documents already (an archive): records that are near
-// duplicates of them are removed like others (under "first", stored
-// documents come first), so new data can be checked against old. A record
+// d may hold documents already (an archive): a record near one of them is
+// removed, that document named as kept, whatever the keep policy (the
+// policy chooses among the archive's documents, and among the records of
+// a cluster without any), so new data can be checked against old; the
+// clusters reported are those that hold a record of the run. A document
+// an earlier run stored that d no longer holds (deleted since) is stored
+// again: the inputs are then read again from their start. A record
 // that is bad in this run (or that d refuses) while d holds a document
 // under its id (an earlier run stored it, with options under which it was
 // not bad, or the archive has that id) is written as bad, and that stored
@@ -246,116 +252,66 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 		l.ro.Names = names
 	}
 
-	// Phase 1: store every record; note the first record of each id and
-	// the values the keep policy needs.
-	first := make(map[string]int64)
-	var values map[string]float64
-	if kp.field != "" {
-		values = make(map[string]float64)
-	}
-	fieldSeen := false // a record has the keep policy's field
-	refused := make(map[string]error)
-	l.onRefused = func(id string, err error) { refused[id] = err }
-	// refusedBefore are the ids of the records the database refused in
-	// the part of a file an earlier run stored (its refused marks).
-	refusedBefore := make(map[string]bool)
-	bad1 := make(map[int64]error)   // records bad in the first pass, by number
-	badIDs := make(map[string]bool) // their ids, when they have one
-	ls, err := l.run(ctx, func(rec *records.Record, n int64, resumed bool) error {
-		if rec.Err != nil {
-			bad1[n] = rec.Err
-			if id := recordID(rec, l.ro.IDField); id != "" {
-				badIDs[id] = true
+	// Phases 1 and 2: store every record, then cluster. A database that
+	// no longer holds every record an earlier run stored (some deleted
+	// since) gets the files read and stored again from their start, once.
+	var ph *phases
+	var cs []db.Cluster
+	var st db.PairsStats
+	for attempt := 0; ; attempt++ {
+		tl := time.Now()
+		if attempt > 0 {
+			// The records are read again: their counts restart.
+			sum.LoadSummary, sum.Excluded = LoadSummary{}, 0
+			lo := o.LoadOptions
+			lo.Restart = true
+			if l, err = newLoader(d, &lo); err != nil {
+				return sum, err
 			}
-			return rec.Err
-		}
-		id := recordID(rec, l.ro.IDField)
-		if _, dup := first[id]; dup {
-			return fmt.Errorf("%w: %q", ErrDuplicateID, id)
-		}
-		first[id] = n
-		if resumed {
-			if _, ok := slices.BinarySearch(l.refused[rec.Pos.File], rec.Pos.Index); ok {
-				refusedBefore[id] = true
+			if names != nil {
+				*names = records.Names{Max: MaxColumns}
+				l.ro.Names = names
 			}
 		}
-		if values != nil {
-			v, ok, has := fieldValue(rec.Meta, kp.field)
-			if ok {
-				values[id] = v
-			}
-			fieldSeen = fieldSeen || has
+		if ph, err = loadPhase(ctx, l, kp, sum, &o); err != nil {
+			return sum, err
 		}
-		return nil
-	})
-	if ls != nil {
-		sum.LoadSummary = *ls
-	}
-	if err != nil {
-		return sum, err
-	}
-	if values != nil && !fieldSeen && len(first) > 0 {
-		// A misspelt field would keep the first record of every
-		// cluster, as "first" does, without a word: refused before
-		// anything is written.
-		return sum, fmt.Errorf("%w: keep policy %s: none of the %d records read has a field %q: check its name (with no record having it, the policy would keep the first record of each cluster, as \"first\" does)", db.ErrInvalidOptions, o.Keep, len(first), kp.field)
-	}
-	if values != nil && fieldSeen && len(values) == 0 {
-		// So would a field that is there but never a value the policy
-		// can order (all null, text or objects).
-		return sum, fmt.Errorf("%w: keep policy %s: the field %q of the %d records read is never a number, a numeric string, a date or a boolean: the policy has nothing to order them by (it would keep the first record of each cluster, as \"first\" does)", db.ErrInvalidOptions, o.Keep, kp.field, len(first))
-	}
-	sum.LoadSeconds = time.Since(start).Seconds()
-	// Each phase's garbage is collected before the next phase allocates
-	// its own (the snapshot and sorted groups of the pairs, then the
-	// outputs): left to the collector's pace, the garbage of one phase
-	// and the live data of the next added up to the peak (at 1 M records
-	// of 2 KB: 962 MiB peak RSS without these two collections, 798 with).
-	runtime.GC()
-
-	// Phase 2: clusters.
-	t := time.Now()
-	if o.Progress != nil {
-		o.Progress(Progress{Phase: "pairs", TotalBytes: -1})
-	}
-	co := db.ClusterOptions{PairsOptions: db.PairsOptions{Threshold: o.Threshold, Plan: o.Plan}, Keep: kp.keep, Mode: db.ClusterCenters}
-	if values != nil {
-		co.Value = func(id string) (float64, bool) {
-			v, ok := values[id]
-			return v, ok
+		if attempt == 0 {
+			sum.LoadSeconds = time.Since(start).Seconds()
+		} else {
+			sum.LoadSeconds += time.Since(tl).Seconds()
+		}
+		// Each phase's garbage is collected before the next phase
+		// allocates its own (the snapshot and sorted groups of the pairs,
+		// then the outputs): left to the collector's pace, the garbage of
+		// one phase and the live data of the next added up to the peak
+		// (at 1 M records of 2 KB: 962 MiB peak RSS without these two
+		// collections, 798 with).
+		runtime.GC()
+		t := time.Now()
+		if o.Progress != nil {
+			o.Progress(Progress{Phase: "pairs", TotalBytes: -1})
+		}
+		var missing int64
+		cs, st, missing, err = ph.clusters(ctx, d, kp, &o, sum)
+		if err != nil {
+			return sum, err
+		}
+		sum.PairsSeconds += time.Since(t).Seconds()
+		if missing == 0 {
+			break
+		}
+		if attempt > 0 {
+			return sum, fmt.Errorf("dedup: the database does not hold %d records this run stored: was it changed by another process during the run?", missing)
+		}
+		// Documents an earlier run stored are gone (deleted since): the
+		// inputs are read and stored again from their start (documents
+		// still held unchanged are left as they are).
+		if o.Progress != nil {
+			o.Progress(Progress{Phase: "load", TotalBytes: -1})
 		}
 	}
-	// A record bad in this run (or refused by the database) has no
-	// document of this run; a document the database holds under its id
-	// (stored by an earlier run, with options under which it was not bad,
-	// or held before) would be clustered, and maybe named as the record
-	// kept, while the record itself is written as bad: such documents
-	// take no part in the clusters.
-	disowned := make(map[string]bool, len(refused)+len(refusedBefore))
-	for id := range badIDs {
-		if _, ok := first[id]; !ok {
-			disowned[id] = true
-		}
-	}
-	for id := range refused {
-		disowned[id] = true
-	}
-	for id := range refusedBefore {
-		disowned[id] = true
-	}
-	if len(disowned) > 0 {
-		co.Exclude = func(id string) bool {
-			if disowned[id] {
-				sum.Excluded++
-				return true
-			}
-			return false
-		}
-	}
-	cs, st, err := d.Clusters(ctx, co)
-	if err != nil {
-		return sum, err
-	}
+	first, bad1, refused, refusedBefore := ph.first, ph.bad1, ph.refused, ph.refusedBefore
 	sum.Clusters, sum.Pairs = len(cs), int64(st.Pairs)
 	sum.Plan, sum.Recall = st.Plan.String(), st.Recall
 	if st.Groups > 0 {
@@ -367,11 +323,10 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 			assign[id] = assignment{cluster: int32(i + 1), kept: c.Keep, sim: c.Similarities[j]}
 		}
 	}
-	sum.PairsSeconds = time.Since(t).Seconds()
 	runtime.GC()
 
 	// Phase 3: write.
-	t = time.Now()
+	t := time.Now()
 	var cols []string
 	if names != nil {
 		cols = names.List()
@@ -457,6 +412,159 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 		sum.RecordsPerSecond = float64(sum.Records) / sum.Seconds
 	}
 	return sum, nil
+}
+
+// phases is what the load tells the later phases.
+type phases struct {
+	first         map[string]int64   // the number of the first record of each id
+	values        map[string]float64 // the keep policy's field, by id
+	refused       map[string]error   // ids the database refused in this run
+	refusedBefore map[string]bool    // ids it refused in the part an earlier run stored
+	bad1          map[int64]error    // records bad in the load, by number
+	badIDs        map[string]bool    // their ids, when they have one
+}
+
+// loadPhase stores every record of the inputs (phase 1), noting the first
+// record of each id and the values the keep policy needs.
+func loadPhase(ctx context.Context, l *loader, kp keepPolicy, sum *Summary, o *Options) (*phases, error) {
+	ph := &phases{first: map[string]int64{}, refused: map[string]error{}, refusedBefore: map[string]bool{},
+		bad1: map[int64]error{}, badIDs: map[string]bool{}}
+	if kp.field != "" {
+		ph.values = make(map[string]float64)
+	}
+	fieldSeen := false // a record has the keep policy's field
+	l.onRefused = func(id string, err error) { ph.refused[id] = err }
+	ls, err := l.run(ctx, func(rec *records.Record, n int64, resumed bool) error {
+		if rec.Err != nil {
+			ph.bad1[n] = rec.Err
+			if id := recordID(rec, l.ro.IDField); id != "" {
+				ph.badIDs[id] = true
+			}
+			return rec.Err
+		}
+		id := recordID(rec, l.ro.IDField)
+		if _, dup := ph.first[id]; dup {
+			return fmt.Errorf("%w: %q", ErrDuplicateID, id)
+		}
+		ph.first[id] = n
+		if resumed {
+			if _, ok := slices.BinarySearch(l.refused[rec.Pos.File], rec.Pos.Index); ok {
+				ph.refusedBefore[id] = true
+			}
+		}
+		if ph.values != nil {
+			v, ok, has := fieldValue(rec.Meta, kp.field)
+			if ok {
+				ph.values[id] = v
+			}
+			fieldSeen = fieldSeen || has
+		}
+		return nil
+	})
+	if ls != nil {
+		sum.LoadSummary = *ls
+	}
+	if err != nil {
+		return nil, err
+	}
+	if ph.values != nil && !fieldSeen && len(ph.first) > 0 {
+		// A misspelt field would keep the first record of every
+		// cluster, as "first" does, without a word: refused before
+		// anything is written.
+		return nil, fmt.Errorf("%w: keep policy %s: none of the %d records read has a field %q: check its name (with no record having it, the policy would keep the first record of each cluster, as \"first\" does)", db.ErrInvalidOptions, o.Keep, len(ph.first), kp.field)
+	}
+	if ph.values != nil && fieldSeen && len(ph.values) == 0 {
+		// So would a field that is there but never a value the policy
+		// can order (all null, text or objects).
+		return nil, fmt.Errorf("%w: keep policy %s: the field %q of the %d records read is never a number, a numeric string, a date or a boolean: the policy has nothing to order them by (it would keep the first record of each cluster, as \"first\" does)", db.ErrInvalidOptions, o.Keep, kp.field, len(ph.first))
+	}
+	return ph, nil
+}
+
+// clusters groups the stored documents (phase 2) and returns the clusters
+// that hold a record of this run, and how many of this run's records the
+// database does not hold (deleted since an earlier run stored them).
+// Documents the database held before, not records of this run (an
+// archive), come first in the keep order: a record near one of them is
+// removed whatever the policy.
+func (ph *phases) clusters(ctx context.Context, d *db.DB, kp keepPolicy, o *Options, sum *Summary) ([]db.Cluster, db.PairsStats, int64, error) {
+	co := db.ClusterOptions{PairsOptions: db.PairsOptions{Threshold: o.Threshold, Plan: o.Plan}, Keep: kp.keep, Mode: db.ClusterCenters}
+	switch {
+	case ph.values != nil:
+		co.Value = func(id string) (float64, bool) {
+			v, ok := ph.values[id]
+			return v, ok
+		}
+	case kp.keep == db.KeepStored:
+		// "first" is the input order: the order the records were
+		// stored in, unless some were stored again since (deleted
+		// after an earlier run), or held before under their ids.
+		co.Keep = db.KeepMin
+		co.Value = func(id string) (float64, bool) {
+			n, ok := ph.first[id]
+			return float64(n), ok
+		}
+	}
+	// A record bad in this run (or refused by the database) has no
+	// document of this run; a document the database holds under its id
+	// (stored by an earlier run, with options under which it was not bad,
+	// or held before) would be clustered, and maybe named as the record
+	// kept, while the record itself is written as bad: such documents
+	// take no part in the clusters.
+	disowned := make(map[string]bool, len(ph.refused)+len(ph.refusedBefore))
+	for id := range ph.badIDs {
+		if _, ok := ph.first[id]; !ok {
+			disowned[id] = true
+		}
+	}
+	for id := range ph.refused {
+		disowned[id] = true
+	}
+	for id := range ph.refusedBefore {
+		disowned[id] = true
+	}
+	// Every record of this run that the database did not refuse must be
+	// stored: held counts those it holds.
+	var held int64
+	co.Exclude = func(id string) bool {
+		if disowned[id] {
+			sum.Excluded++
+			return true
+		}
+		if _, ok := ph.first[id]; ok {
+			held++
+		}
+		return false
+	}
+	archive := false
+	co.Prefer = func(id string) bool {
+		_, ours := ph.first[id]
+		archive = archive || !ours
+		return !ours
+	}
+	cs, st, err := d.Clusters(ctx, co)
+	if err != nil {
+		return nil, st, 0, err
+	}
+	var want int64
+	for id := range ph.first {
+		if !disowned[id] {
+			want++
+		}
+	}
+	if archive {
+		// Clusters of archive documents only are not this run's.
+		mine := cs[:0]
+		for _, c := range cs {
+			if slices.ContainsFunc(c.IDs, func(id string) bool { _, ok := ph.first[id]; return ok }) {
+				mine = append(mine, c)
+			} else {
+				st.Pairs -= int64(c.Pairs)
+			}
+		}
+		cs = mine
+	}
+	return cs, st, want - held, nil
 }
 
 // refusedWhy returns why the database refused rec, a record an earlier

@@ -123,8 +123,11 @@ one cluster.
 
 The records are stored in a database first: --db DIR (or $FPDB_DB) keeps
 it, to check new data against the deduplicated archive later (fpdb add
---threshold R --reject, or fpdb dedup NEW --db DIR, which removes records
-near a stored document too). Without --db, a work database KEPT.fpdb is
+--threshold R --reject, or fpdb dedup NEW --db DIR, which removes every
+record near a stored document, whatever --keep says: --keep chooses among
+the new records; the summary and CLUSTERS count the clusters that hold a
+new record). A rerun after documents were deleted from --db stores them
+again. Without --db, a work database KEPT.fpdb is
 made beside the output (it keeps no texts and no audit log) and removed
 when dedup succeeds (--keep-work keeps it); it serves only the run that
 made it: other inputs, an input changed since (its size or modification

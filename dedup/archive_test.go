@@ -1,0 +1,98 @@
+package dedup
+
+import (
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fpdb/fpdb/db"
+)
+
+// TestRerunAfterDeletes: documents deleted from the database after a run
+// stored them are stored again by a rerun of the same command, whose
+// output is then the first run's (it used to resume past them and keep
+// both members of their pairs, in no cluster).
+func TestRerunAfterDeletes(t *testing.T) {
+	rs := dataset(11, 300)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	writeJSONL(t, in, rs)
+	o := Options{LoadOptions: LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{in}}, Threshold: 0.8,
+		Out: filepath.Join(dir, "k1.jsonl"), Removed: filepath.Join(dir, "r1.jsonl")}
+	d := openDB(t, filepath.Join(dir, "db"))
+	sum1, err := Run(ctx, d, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum1.Removed == 0 {
+		t.Fatal("no near duplicates in the dataset")
+	}
+	// Delete the records the first run removed, and one it kept.
+	removed := readOut(t, o.Removed)
+	ids := []string{readOut(t, o.Out)[0].ID}
+	for _, r := range removed {
+		ids = append(ids, r.ID)
+	}
+	if res, err := d.DeleteMany(ctx, ids); err != nil || res.Deleted != len(ids) {
+		t.Fatalf("DeleteMany: %+v, %v", res, err)
+	}
+	o2 := o
+	o2.Out, o2.Removed = filepath.Join(dir, "k2.jsonl"), filepath.Join(dir, "r2.jsonl")
+	sum2, err := Run(ctx, d, o2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(readOut(t, o2.Out), readOut(t, o.Out)) || !slices.Equal(readOut(t, o2.Removed), removed) {
+		t.Fatalf("the rerun after deletes wrote other outputs: %d kept, %d removed (first run %d, %d)", sum2.Kept, sum2.Removed, sum1.Kept, sum1.Removed)
+	}
+	if sum2.Stored != int64(len(ids)) || sum2.Clusters != sum1.Clusters {
+		t.Fatalf("rerun: %d stored (want the %d deleted), %d clusters (want %d)", sum2.Stored, len(ids), sum2.Clusters, sum1.Clusters)
+	}
+}
+
+// TestArchiveKeptWhateverThePolicy: a record near a document the database
+// held before the run (an archive) is removed under every keep policy,
+// the archive's document named as kept; clusters of archive documents
+// alone are not this run's and are not reported.
+func TestArchiveKeptWhateverThePolicy(t *testing.T) {
+	base := strings.Repeat("the quick brown fox jumps over the lazy dog and then runs away into the forest ", 3)
+	for _, keep := range []string{"first", "oldest", "longest", "shortest", "max:score", "min:score"} {
+		t.Run(keep, func(t *testing.T) {
+			dir := t.TempDir()
+			d := openDB(t, filepath.Join(dir, "db"))
+			// The archive: one document, and a pair of near duplicates of
+			// each other that no record of the run resembles.
+			other := strings.Join(words(rand.New(rand.NewPCG(5, 5)), 120), " ")
+			if _, err := d.AddBatch(ctx, []db.Input{
+				{ID: "old", Text: []byte(base)},
+				{ID: "o1", Text: []byte(other)}, {ID: "o2", Text: []byte(other + " more")},
+			}); err != nil {
+				t.Fatal(err)
+			}
+			in := filepath.Join(dir, "new.jsonl")
+			// Longer, shorter, higher and lower scored than the archive's
+			// document would win each policy against it.
+			writeJSONL(t, in, []rec{{ID: "new1", Text: base + "today", Score: 1e9}, {ID: "new2", Text: strings.TrimSuffix(base, "forest "), Score: -1e9}})
+			o := Options{LoadOptions: LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{in}}, Threshold: 0.8, Keep: keep,
+				Out: filepath.Join(dir, "k.jsonl"), Removed: filepath.Join(dir, "r.jsonl")}
+			sum, err := Run(ctx, d, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kept, removed := readOut(t, o.Out), readOut(t, o.Removed)
+			if len(kept) != 0 || len(removed) != 2 {
+				t.Fatalf("%d kept, %d removed: want both records removed", len(kept), len(removed))
+			}
+			for _, r := range removed {
+				if r.Kept != "old" || r.Cluster != 1 {
+					t.Errorf("%s: cluster %d, kept %q: want cluster 1, kept \"old\"", r.ID, r.Cluster, r.Kept)
+				}
+			}
+			if sum.Clusters != 1 {
+				t.Errorf("%d clusters: want 1 (the archive's own pair is not this run's)", sum.Clusters)
+			}
+		})
+	}
+}
