@@ -115,8 +115,12 @@ func (s *Server) Handler() http.Handler { return s.mux }
 // closed), flushes the database's deferred postings, and returns. It
 // returns nil after a shutdown asked for by ctx, unless the flush fails.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
+	var h http.Handler = s.mux
+	if httpapi.IsLoopback(ln.Addr()) {
+		h = httpapi.LoopbackHosts(h) // DNS rebinding
+	}
 	hs := &http.Server{
-		Handler:           s.mux,
+		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.o.Logger.Handler(), slog.LevelWarn),

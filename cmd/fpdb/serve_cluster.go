@@ -17,6 +17,7 @@ import (
 	"github.com/fpdb/fpdb/cluster"
 	"github.com/fpdb/fpdb/db"
 	"github.com/fpdb/fpdb/server"
+	"github.com/fpdb/fpdb/server/httpapi"
 )
 
 // nodeFlags are the flags of "fpdb serve --cluster": a cluster node.
@@ -125,6 +126,9 @@ func (o *serveOptions) runCluster(ctx context.Context, so *server.Options, tlsCo
 	}
 	m := n.Map()
 	logger.Info("serving", "url", scheme+"://"+ln.Addr().String(), "node", co.Name, "shards", m.Shards, "replicas of", fmt.Sprint(shardsOf(m, co.Name)))
+	if httpapi.IsLoopback(ln.Addr()) {
+		h = httpapi.LoopbackHosts(h) // DNS rebinding
+	}
 	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 	errc := make(chan error, 1)

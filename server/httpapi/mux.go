@@ -193,6 +193,9 @@ func (m *mux) wrap(rt Route) http.Handler {
 // serve runs rt's handler under the limits.
 func (m *mux) serve(w http.ResponseWriter, r *http.Request, rt Route) error {
 	if rt.Access != Public { // health checks and the API document are neither guarded nor limited
+		if err := crossOrigin(r); err != nil {
+			return err
+		}
 		if err := m.o.Tokens.Check(r, rt.Access == Write); err != nil {
 			return err
 		}

@@ -30,11 +30,16 @@ func ReadBody(r *http.Request) ([]byte, error) {
 	return b, nil
 }
 
-// DecodeJSON decodes body into v strictly: valid UTF-8, one value, no
-// unknown field. Its errors are 400s.
+// DecodeJSON decodes body into v strictly: valid UTF-8 (no escaped lone
+// surrogate either), one value, no unknown field, every member named
+// exactly as its field (names are case-sensitive) and none twice. Its
+// errors are 400s.
 func DecodeJSON(body []byte, v any) error {
 	if !utf8.Valid(body) {
 		return BadRequest("the JSON body is not valid UTF-8")
+	}
+	if loneSurrogate(body) {
+		return BadRequest("the JSON body is not valid UTF-8: it escapes half of a UTF-16 surrogate pair (\\uD800 to \\uDFFF without its other half)")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -49,7 +54,7 @@ func DecodeJSON(body []byte, v any) error {
 	if dec.More() {
 		return BadRequest("malformed JSON body: more than one value")
 	}
-	return nil
+	return strictKeys(body, reflect.TypeOf(v))
 }
 
 // ReadJSON reads the JSON body of a request to an endpoint that takes

@@ -1,0 +1,184 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"sync"
+)
+
+// strictKeys checks the members of every JSON object of body that fills a
+// struct of type t (or of the types inside it): each must name a field
+// exactly, and none may be given twice. encoding/json matches names
+// without regard to case and keeps the last of repeated members, so
+// {"id": "a", "ID": "b"} would store under "b" and {"dry_run": true,
+// "Dry_Run": false} would delete. Syntax errors are the decoder's to
+// report: strictKeys runs after a successful decode.
+func strictKeys(body []byte, t reflect.Type) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	return walkJSON(dec, t, "")
+}
+
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
+func walkJSON(dec *json.Decoder, t reflect.Type, path string) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil
+	}
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t != nil && reflect.PointerTo(t).Implements(unmarshalerType) {
+		t = nil // it reads its own members
+	}
+	switch tok {
+	case json.Delim('{'):
+		var fields map[string]reflect.Type
+		var elem reflect.Type
+		switch {
+		case t != nil && t.Kind() == reflect.Struct:
+			fields = jsonFields(t)
+		case t != nil && t.Kind() == reflect.Map:
+			elem = t.Elem()
+		}
+		seen := map[string]bool{}
+		for dec.More() {
+			kt, err := dec.Token()
+			if err != nil {
+				return nil
+			}
+			k, _ := kt.(string)
+			p := k
+			if path != "" {
+				p = path + "." + k
+			}
+			ft := elem
+			if fields != nil {
+				if seen[k] {
+					return BadRequest("malformed JSON body: %q is given twice", p)
+				}
+				seen[k] = true
+				f, ok := fields[k]
+				if !ok {
+					return BadRequest("malformed JSON body: unknown field %q (names are case-sensitive)", p)
+				}
+				ft = f
+			}
+			if err := walkJSON(dec, ft, p); err != nil {
+				return err
+			}
+		}
+		_, _ = dec.Token()
+	case json.Delim('['):
+		var elem reflect.Type
+		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+			elem = t.Elem()
+		}
+		for dec.More() {
+			if err := walkJSON(dec, elem, path); err != nil {
+				return err
+			}
+		}
+		_, _ = dec.Token()
+	}
+	return nil
+}
+
+var fieldCache sync.Map // reflect.Type → map[string]reflect.Type
+
+// jsonFields returns the JSON member names of struct type t (those of
+// embedded structs included) and the types they fill.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	if m, ok := fieldCache.Load(t); ok {
+		return m.(map[string]reflect.Type)
+	}
+	m := map[string]reflect.Type{}
+	for _, f := range reflect.VisibleFields(t) {
+		if !f.IsExported() && !f.Anonymous {
+			continue
+		}
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" {
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				continue // its fields are visible fields of t
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		if _, dup := m[name]; !dup || len(f.Index) == 1 {
+			m[name] = f.Type
+		}
+	}
+	fieldCache.Store(t, m)
+	return m
+}
+
+// loneSurrogate reports whether body, JSON text, holds a \u escape of a
+// UTF-16 surrogate that is not half of a pair: encoding/json reads it as
+// U+FFFD, so two different ids ("s\udc00", "s\udc01") would be one.
+func loneSurrogate(body []byte) bool {
+	for i := 0; i < len(body); i++ {
+		if body[i] != '\\' {
+			continue
+		}
+		i++ // the escaped byte
+		if i >= len(body) || body[i] != 'u' {
+			continue
+		}
+		r, ok := hex4(body[i+1:])
+		if !ok {
+			continue
+		}
+		i += 4
+		switch {
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return true // a low half first
+		case r >= 0xD800 && r <= 0xDBFF:
+			if i+6 >= len(body) || body[i+1] != '\\' || body[i+2] != 'u' {
+				return true
+			}
+			lo, ok := hex4(body[i+3:])
+			if !ok || lo < 0xDC00 || lo > 0xDFFF {
+				return true
+			}
+			i += 6
+		}
+	}
+	return false
+}
+
+// hex4 reads four hex digits.
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
