@@ -41,14 +41,18 @@ func TestBatchEndpoint(t *testing.T) {
 	}
 	lines = slices.Insert(lines, 1200, any(api.AddRequest{ID: "bin", Text: "a\x00b c d"}))
 	lines = slices.Insert(lines, 1500, any(""))
+	// Lines without an id, or with an empty one: skipped as bad ids, as
+	// "fpdb add --bulk" skips such records (they used to fail the batch).
+	lines = slices.Insert(lines, 1700, any(`{"text": "a b c d e"}`), any(api.AddRequest{ID: "", Text: "f g h i"}))
 	lines = append(lines, api.AddRequest{ID: "d0007", Text: text(99, 30)})
 	var res api.BatchResult
 	if st := call(t, "POST", ts.URL+"/v1/batch", "application/x-ndjson", strings.NewReader(ndjsonBody(lines...)), &res); st != 200 {
 		t.Fatalf("batch: %d %+v", st, res)
 	}
 	// Each skipped line has its reason: an id given twice too.
-	wantSkipped := []api.BatchSkip{{Line: 1201, ID: "bin", Reason: "binary"}, {Line: 2503, ID: "d0007", Reason: "duplicate_in_batch"}}
-	if res.Stored != 2500 || res.Replaced != 0 || res.Unchanged != 0 || len(res.Skipped) != 2 || d.Len() != 2500 {
+	wantSkipped := []api.BatchSkip{{Line: 1201, ID: "bin", Reason: "binary"}, {Line: 1701, Reason: "invalid_id"}, {Line: 1702, Reason: "invalid_id"},
+		{Line: 2505, ID: "d0007", Reason: "duplicate_in_batch"}}
+	if res.Stored != 2500 || res.Replaced != 0 || res.Unchanged != 0 || len(res.Skipped) != len(wantSkipped) || d.Len() != 2500 {
 		t.Fatalf("batch: %+v, %d stored", res, d.Len())
 	}
 	for i, s := range res.Skipped {
@@ -78,7 +82,6 @@ func TestBatchEndpoint(t *testing.T) {
 	}{
 		{"malformed", ndjsonBody(good, good, `{"id": "x", "text": `), "line 3"},
 		{"unknown field", ndjsonBody(good, `{"id": "x", "text": "a b", "colour": 1}`), "line 2"},
-		{"no id", ndjsonBody(good, `{"text": "a b c"}`), "line 2"},
 		{"threshold", ndjsonBody(good, `{"id": "x", "text": "a b c", "threshold": 0.8}`), "line 2"},
 		{"reject", ndjsonBody(`{"id": "x", "text": "a b c", "reject": true}`), "line 1"},
 		{"bad format", ndjsonBody(good, "", `{"id": "x", "text": "a b c", "format": "pdf"}`), "line 3"},

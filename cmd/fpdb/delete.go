@@ -251,7 +251,16 @@ func readLines(r io.Reader, null bool) ([]string, error) {
 
 // deleteMany deletes the ids read from standard input, in batches.
 func (o *deleteOptions) deleteMany(ctx context.Context, d deleter, stdout, stderr io.Writer) error {
-	res, err := d.DeleteMany(ctx, o.ids)
+	// No ids (empty standard input: "clusters … | fpdb delete -" when there
+	// are no clusters) delete nothing, locally and through a server alike:
+	// a server refuses a delete request that names nothing.
+	var (
+		res = &db.DeleteResult{}
+		err error
+	)
+	if len(o.ids) > 0 {
+		res, err = d.DeleteMany(ctx, o.ids)
+	}
 	if res != nil {
 		for _, id := range res.NotFound {
 			fmt.Fprintf(stderr, "fpdb: delete %q: %s\n", id, errorText(db.ErrNotFound))
@@ -344,7 +353,14 @@ func (o *deleteOptions) deleteArgs(ctx context.Context, d deleter, stdout, stder
 
 // forgetIDs deletes the ids given and erases them from the audit log.
 func (o *deleteOptions) forgetIDs(ctx context.Context, d deleter, stdout, stderr io.Writer) error {
-	res, err := d.Forget(ctx, o.ids)
+	// No ids: nothing to delete or erase (see deleteMany).
+	var (
+		res = &db.ForgetResult{}
+		err error
+	)
+	if len(o.ids) > 0 {
+		res, err = d.Forget(ctx, o.ids)
+	}
 	if res != nil {
 		for _, id := range res.NotFound {
 			fmt.Fprintf(stderr, "fpdb: delete %q: %s (and not in the audit log)\n", id, errorText(db.ErrNotFound))

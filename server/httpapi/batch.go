@@ -31,7 +31,7 @@ func SkipDuplicates(lines []BatchLine) (kept []BatchLine, skipped []api.BatchSki
 	seen := make(map[string]bool, len(lines))
 	kept = make([]BatchLine, 0, len(lines))
 	for _, l := range lines {
-		if seen[l.Input.ID] {
+		if l.Input.ID != "" && seen[l.Input.ID] { // an empty id is the database's to refuse (invalid_id)
 			skipped = append(skipped, api.BatchSkip{Line: l.Line, ID: l.Input.ID, Error: db.ErrDuplicateInBatch.Error(),
 				Reason: apiconv.Reason(db.ErrDuplicateInBatch)})
 			continue

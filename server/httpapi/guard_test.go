@@ -112,3 +112,43 @@ func TestLoopbackHosts(t *testing.T) {
 		}
 	}
 }
+
+// TestContainmentZero: an explicit containment of 0 (or out of (0, 1]) is
+// refused, in the query string and in JSON, rather than read as absent
+// (the query would then take the default threshold).
+func TestContainmentZero(t *testing.T) {
+	for _, r := range []*http.Request{
+		post("/v1/query?containment=0", "text/plain", "some words of a text"),
+		post("/v1/query?containment=1.5", "text/plain", "some words of a text"),
+		post("/v1/query", "application/json", `{"text":"some words of a text","containment":0}`),
+		post("/v1/query", "application/json", `{"text":"some words of a text","containment":-0.5}`),
+	} {
+		if _, err := ReadQuery(r); status(err) != http.StatusBadRequest || !strings.Contains(err.Error(), "containment") {
+			t.Errorf("%s: %v, want a 400 naming containment", r.URL, err)
+		}
+	}
+	for _, r := range []*http.Request{
+		post("/v1/query?containment=0.5", "text/plain", "some words of a text"),
+		post("/v1/query", "application/json", `{"text":"some words of a text","containment":0.5}`),
+	} {
+		if req, err := ReadQuery(r); err != nil || req.Containment != 0.5 {
+			t.Errorf("%s: %+v, %v", r.URL, req, err)
+		}
+	}
+}
+
+// TestContentEncoding: a body with a content encoding (gzip, br) is
+// refused 415 rather than read as sent (gzip bytes as a text).
+func TestContentEncoding(t *testing.T) {
+	ok := func(w http.ResponseWriter, r *http.Request) error { w.WriteHeader(http.StatusNoContent); return nil }
+	routes := []Route{{Method: "POST", Pattern: "/v1/x", Access: Write, Handle: ok}}
+	for ce, want := range map[string]int{"": 204, "identity": 204, "gzip": 415, "br": 415} {
+		r := post("/v1/x", "text/plain", "words")
+		if ce != "" {
+			r.Header.Set("Content-Encoding", ce)
+		}
+		if w, _ := serve(t, routes, Options{}, r); w.Code != want {
+			t.Errorf("Content-Encoding %q: %d, want %d", ce, w.Code, want)
+		}
+	}
+}

@@ -196,6 +196,11 @@ func (m *mux) serve(w http.ResponseWriter, r *http.Request, rt Route) error {
 		if err := crossOrigin(r); err != nil {
 			return err
 		}
+		if ce := r.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+			// The body would be read as it came: gzip bytes as a text.
+			return &Error{Status: http.StatusUnsupportedMediaType, Code: api.CodeBadRequest,
+				Message: "Content-Encoding " + ce + ": request bodies are read as sent; send them without a content encoding"}
+		}
 		if err := m.o.Tokens.Check(r, rt.Access == Write); err != nil {
 			return err
 		}

@@ -45,8 +45,10 @@ func ReadAdd(r *http.Request) (api.AddRequest, db.Input, error) {
 		return req, db.Input{}, err
 	}
 	switch {
-	case req.Threshold < 0 || req.Limit < 0:
-		return req, db.Input{}, BadRequest("threshold %v and limit %d must not be negative", req.Threshold, req.Limit)
+	case req.Threshold < 0:
+		return req, db.Input{}, BadRequest("threshold %v must not be negative", req.Threshold)
+	case req.Limit < 0:
+		return req, db.Input{}, BadRequest("limit %d must not be negative", req.Limit)
 	case req.Reject && req.Threshold == 0:
 		return req, db.Input{}, BadRequest("reject needs a threshold")
 	}
@@ -153,7 +155,8 @@ type addJSON struct {
 // queryJSON is a query sent as JSON, its Threshold a pointer as addJSON's.
 type queryJSON struct {
 	api.QueryRequest
-	Threshold *float64 `json:"threshold"`
+	Threshold   *float64 `json:"threshold"`
+	Containment *float64 `json:"containment"`
 }
 
 // jsonThreshold returns the threshold of a request sent as JSON, 0 when
@@ -221,7 +224,7 @@ func readQuery(r *http.Request) (api.QueryRequest, error) {
 	}
 	p := Params{Values: r.URL.Query()}
 	p.Only(queryParams...)
-	req = api.QueryRequest{Text: string(body), Threshold: p.OptionalThreshold(), Containment: p.Float("containment"),
+	req = api.QueryRequest{Text: string(body), Threshold: p.OptionalThreshold(), Containment: p.OptionalContainment(),
 		Limit: p.Int("limit"), Plan: p.Str("plan"), Recall: p.Float("recall"), Explain: p.Bool("explain"),
 		TextInput: api.TextInput{Format: p.Str("format"), Encoding: p.Str("encoding")}}
 	if mt == "text/html" && req.Format == "" {
@@ -246,6 +249,12 @@ func readQueryJSON(r *http.Request, body []byte) (api.QueryRequest, error) {
 		return v.QueryRequest, err
 	}
 	req := v.QueryRequest
+	if c := v.Containment; c != nil {
+		if !(*c > 0 && *c <= 1) {
+			return req, BadRequest("field containment %v: want a share of the text in (0, 1] (leave it out for none)", *c)
+		}
+		req.Containment = *c
+	}
 	req.Threshold, err = jsonThreshold(v.Threshold, "leave it out for the default 0.7, or for none with a containment")
 	return req, err
 }
@@ -262,8 +271,9 @@ type BatchLine struct {
 // JSONOnly accepts, curl -d's FormType among them), one api.AddRequest per
 // line, blank lines skipped, and the batch's check, from
 // the query parameters threshold (in (0, 1]), reject and limit (≥ 0),
-// which need threshold: opts is nil for a batch without a check. Each
-// line must have an id, and no threshold, reject or limit of its own;
+// which need threshold: opts is nil for a batch without a check. A line
+// without an id is passed on (the database skips it); no line may have a
+// threshold, reject or limit of its own;
 // check, when not nil, is then called for it, and its error fails the
 // batch. Any bad line fails the whole batch, naming the line: every line
 // is read and checked before the first is stored.
@@ -322,9 +332,10 @@ func readBatchLines(r *http.Request, check func(line int, req api.AddRequest) er
 			return nil, BadRequest("line %d: %v", n+1, err)
 		}
 		req := v.AddRequest
+		// A line without an id goes on to the database, which skips it
+		// (reason invalid_id), as it skips an id with a NUL byte and as
+		// "fpdb add --bulk" skips such a record.
 		switch {
-		case req.ID == "":
-			return nil, BadRequest("line %d: the document needs an id", n+1)
 		case v.Threshold != nil || req.Reject || req.Limit != 0:
 			return nil, BadRequest("line %d (id %q): threshold, reject and limit are not allowed on a line of a batch (check the whole batch with POST /v1/batch?threshold=R, or add the document with POST /v1/documents)", n+1, req.ID)
 		}

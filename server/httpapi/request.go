@@ -246,6 +246,17 @@ func (p *Params) OptionalThreshold() float64 {
 	return th
 }
 
+// OptionalContainment returns the parameter "containment", 0 when absent:
+// given, it is a share in (0, 1] (an explicit 0 would otherwise read as
+// absent, and the query take the default threshold).
+func (p *Params) OptionalContainment() float64 {
+	c := p.Float("containment")
+	if p.Values.Get("containment") != "" && p.Err == nil && !(c > 0 && c <= 1) {
+		p.fail(BadRequest("parameter containment=%s: want a share of the text in (0, 1] (leave it out for none)", p.Values.Get("containment")))
+	}
+	return c
+}
+
 // Threshold returns the parameter "threshold", which is required (the
 // least resemblance of pairs and clusters). When check is not nil it
 // validates the threshold read; its error is the parameters'.

@@ -12,6 +12,7 @@ See clients/python/README.md.
 from .client import DEFAULT_URL, Client, Stream, __version__
 from .errors import (
     BadRequest,
+    BadResponse,
     ConnectionFailed,
     Forbidden,
     FpdbError,
@@ -58,6 +59,7 @@ __all__ = [
     "ServerError",
     "Unavailable",
     "ConnectionFailed",
+    "BadResponse",
     "Match",
     "Matches",
     "AddResult",

@@ -32,7 +32,17 @@ from typing import (
     Union,
 )
 
-from .errors import BadRequest, ConnectionFailed, FpdbError, Timeout, TooManyRequests, Unavailable, error_from_response
+from .errors import (
+    BadRequest,
+    BadResponse,
+    ConnectionFailed,
+    FpdbError,
+    NotFound,
+    Timeout,
+    TooManyRequests,
+    Unavailable,
+    error_from_response,
+)
 from .types import (
     AddResult,
     BatchResult,
@@ -345,7 +355,7 @@ class Stream(Generic[T]):
                 value = json.loads(line.decode("utf-8"))
             except ValueError as e:
                 self.close()
-                raise FpdbError("%s sent a line that is not JSON: %r" % (self._url, line[:200]), code="bad_response") from e
+                raise BadResponse("%s sent a line that is not JSON: %r" % (self._url, line[:200]), code="bad_response") from e
             if isinstance(value, dict) and set(value) == {"error"}:
                 # A stream that failed after it began ends with its error.
                 self.close()
@@ -389,6 +399,24 @@ def _duration(d: Union[str, datetime.timedelta, int, float]) -> str:
         d = d.total_seconds()
     # Fixed-point: Go's durations have no exponent ("1e-06s" is refused).
     return ("%.9f" % float(d)).rstrip("0").rstrip(".") + "s"
+
+
+def _check_id(id: Any, op: str) -> None:
+    """Raise BadRequest when ``id`` is a str that UTF-8 cannot encode: one
+    with lone surrogates, as ``os.fsdecode`` gives a file name whose bytes
+    are not UTF-8. An id goes to the server as UTF-8 (in a path, a query
+    string or JSON), and the server's ids are UTF-8 text."""
+    if not isinstance(id, str):
+        return
+    try:
+        id.encode("utf-8")
+    except UnicodeEncodeError as u:
+        raise BadRequest(
+            "%s: the id %r is not UTF-8 text (%s, at position %d: os.fsdecode gives them for the bytes of a "
+            "file name that is not UTF-8); an id is sent as UTF-8: decode the name's bytes first, e.g. "
+            "os.fsencode(name).decode('utf-8', 'replace')" % (op, id, u.reason, u.start),
+            code="bad_request",
+        ) from None
 
 
 def _doc_path(id: str) -> str:
@@ -542,14 +570,23 @@ class Client:
         (changes nothing: a 503 too), ``"write"`` (no connection, 429) or
         ``"none"``. ``timeout`` replaces the client's (for streams)."""
         url = self.url + path
-        if params:
-            q = {k: ("true" if v is True else "false" if v is False else v) for k, v in params.items() if v is not None}
-            if q:
-                url += "?" + urllib.parse.urlencode(q)
+        try:
+            if params:
+                q = {k: ("true" if v is True else "false" if v is False else v) for k, v in params.items() if v is not None}
+                if q:
+                    url += "?" + urllib.parse.urlencode(q)
+            if json_body is not None:
+                body = json.dumps(json_body, ensure_ascii=False).encode("utf-8")
+                content_type = "application/json"
+        except UnicodeEncodeError as u:
+            # A str with lone surrogates (os.fsdecode's bytes of a name that
+            # is not UTF-8): nothing is sent.
+            raise BadRequest(
+                "%s %s: a string of the request is not UTF-8 text (%s: %r); decode such bytes first"
+                % (method, path, u.reason, u.object[max(0, u.start - 20) : u.end + 20]),
+                code="bad_request",
+            ) from None
         headers = {"Accept": "application/json", "User-Agent": "fpdb-python/" + __version__}
-        if json_body is not None:
-            body = json.dumps(json_body, ensure_ascii=False).encode("utf-8")
-            content_type = "application/json"
         if content_type:
             headers["Content-Type"] = content_type
         if self.token:
@@ -631,7 +668,7 @@ class Client:
         try:
             return json.loads(data.decode("utf-8"))
         except ValueError as e:
-            raise FpdbError("%s%s answered something that is not JSON: %r" % (self.url, path, data[:200]), status=status, code="bad_response") from e
+            raise BadResponse("%s%s answered something that is not JSON: %r" % (self.url, path, data[:200]), status=status, code="bad_response") from e
 
     def _stream(self, path: str, params: Mapping[str, Any], parse: Callable[[Dict[str, Any]], T]) -> Stream[T]:
         resp = self._open("GET", path, params=params, retry="read", timeout=self.stream_timeout)
@@ -680,10 +717,14 @@ class Client:
             an :class:`AddResult` (``stored``, ``rejected``, ``matches``...).
 
         Raises:
-            BadRequest: a bad id, no words, ``reject`` without ``threshold``...
+            BadRequest: a bad id (one that is not UTF-8 text, such as a
+                file name ``os.fsdecode`` gives with lone surrogates, is
+                refused before anything is sent), no words, ``reject``
+                without ``threshold``...
             TooLarge: a text over the server's ``--max-body``.
             Forbidden: a read-only token.
         """
+        _check_id(id, "add")
         opts = {
             "threshold": threshold or None,
             "reject": reject or None,
@@ -832,24 +873,56 @@ class Client:
         flush()
         return total
 
+    def _on_document(self, method: str, path: str, **kw: Any) -> Any:
+        """``_call`` of a request on one document (``path`` from
+        _doc_path): a 404 is NotFound only when the server says that the
+        document is not found (its error's ``reason`` ``not_found``); any
+        other 404 (a wrong base URL whose path the server does not serve,
+        another program's page) is a BadResponse naming the URL."""
+        try:
+            return self._call(method, path, **kw)
+        except NotFound as e:
+            if e.reason == "not_found":
+                raise
+            raise BadResponse(
+                "%s %s%s answered 404 (%s), not an fpdb server's \"document not found\": is %s the fpdb server's "
+                "base URL (http://HOST:PORT, no path such as /v1 after it)?"
+                % (method, self.url, path, e.message[:200], self.url),
+                status=e.status,
+                code="bad_response",
+                request_id=e.request_id,
+            ) from e
+
     def get(self, id: str) -> Document:
         """Return the metadata of the stored document ``id``.
 
         Raises:
             NotFound: no document has that id.
+            BadRequest: a bad id (one that is not UTF-8 text, such as a
+                file name ``os.fsdecode`` gives with lone surrogates, is
+                refused before anything is sent).
+            BadResponse: a 404 that does not say the document is not
+                found: the client's ``url`` is not an fpdb server's base
+                URL.
         """
-        return Document.from_json(self._call("GET", _doc_path(id), retry="read"))
+        _check_id(id, "get")
+        return Document.from_json(self._on_document("GET", _doc_path(id), retry="read"))
 
     def __contains__(self, id: object) -> bool:
-        """``id in client``: whether a document of that id is stored."""
+        """``id in client``: whether a document of that id is stored.
+
+        False only when the server says the document is not found; any
+        other error is raised, as :meth:`get` raises it (``BadResponse`` for
+        a 404 from a wrong base URL, ``BadRequest`` for an id that is not
+        UTF-8 text).
+        """
         if not isinstance(id, str):
             return False
+        _check_id(id, "id in client")
         try:
             self.get(id)
-        except FpdbError as e:
-            if e.code == "not_found":
-                return False
-            raise
+        except NotFound:  # get raises it only for a document not found
+            return False
         return True
 
     def delete(self, id: str, *, dry_run: bool = False, forget: bool = False) -> DeleteResult:
@@ -864,10 +937,15 @@ class Client:
         Raises:
             NotFound: no document has that id (with ``forget``: nor has
                 the audit log any entry about it).
+            BadRequest: a bad id (one that is not UTF-8 text is refused
+                before anything is sent).
+            BadResponse: a 404 that does not say the document is not
+                found, as :meth:`get`.
         """
+        _check_id(id, "delete")
         path = _doc_path(id)
         params = {"dry_run": dry_run or None, "forget": forget or None}
-        return DeleteResult.from_json(self._call("DELETE", path, params=params))
+        return DeleteResult.from_json(self._on_document("DELETE", path, params=params))
 
     def remove(self, key: str) -> DeleteResult:
         """Delete the document ``key`` (datasketch's name for :meth:`delete`)."""
@@ -891,7 +969,13 @@ class Client:
 
         Returns:
             a :class:`DeleteResult`; ``not_found`` lists the ids given that
-            were not stored.
+            were not stored. No ids (an empty list) delete nothing: the
+            result says 0 deleted, and no request is sent.
+
+        Raises:
+            BadRequest: an id that is not UTF-8 text (a file name
+                ``os.fsdecode`` gives with lone surrogates), before anything
+                is sent.
         """
         given = [x is not None for x in (ids, prefix, older_than)]
         if sum(given) != 1:
@@ -900,7 +984,20 @@ class Client:
         if ids is not None:
             if isinstance(ids, str):
                 raise TypeError("delete_many: ids is a list of ids, not one string (use delete)")
-            body["ids"] = list(ids)
+            id_list = list(ids)
+            for id in id_list:
+                _check_id(id, "delete_many")
+            if not id_list:
+                # The server refuses a request that names nothing ("ids is
+                # empty"); deleting no ids deletes nothing. The answer the
+                # server gives when none of the ids is stored.
+                raw: Dict[str, Any] = {"deleted": 0}
+                if dry_run:
+                    raw["dry_run"] = True
+                elif forget:
+                    raw["erased"], raw["redacted"] = 0, 0
+                return DeleteResult.from_json(raw)
+            body["ids"] = id_list
         elif prefix is not None:
             body["prefix"] = prefix
         else:
@@ -1116,13 +1213,13 @@ class Client:
                     try:
                         header = json.loads(line.decode("utf-8"))
                     except ValueError as e:
-                        raise FpdbError("%s sent a header that is not JSON: %r" % (url, line[:200]), code="bad_response") from e
+                        raise BadResponse("%s sent a header that is not JSON: %r" % (url, line[:200]), code="bad_response") from e
                 out.write(line)
                 lines += 1
         finally:
             resp.close()
         if not isinstance(header, dict) or "docs" not in header:
-            raise FpdbError("%s sent no export header" % url, code="bad_response")
+            raise BadResponse("%s sent no export header" % url, code="bad_response")
         want = 1 + int(header["docs"]) + int(header.get("log_entries") or 0)
         if lines != want:
             # An answer that only the connection's end delimits (neither

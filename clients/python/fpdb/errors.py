@@ -2,9 +2,11 @@
 
 Every error the server answers is an :class:`FpdbError` subclass chosen by
 the ``code`` of the server's error body (``{"error": {"code", "message",
-"request_id"}}``), or by the HTTP status when the body is not that JSON
-(a proxy's error page, say). A server that cannot be reached raises
-:class:`ConnectionFailed`, which is also a built-in :class:`ConnectionError`.
+"request_id", "reason"}}``), or by the HTTP status when the body is not that
+JSON (a proxy's error page, say). A server that cannot be reached raises
+:class:`ConnectionFailed`, which is also a built-in :class:`ConnectionError`;
+an answer that is not what an fpdb server answers there (a wrong base URL,
+another program on the port) raises :class:`BadResponse`.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ __all__ = [
     "ServerError",
     "Unavailable",
     "ConnectionFailed",
+    "BadResponse",
     "error_from_response",
 ]
 
@@ -38,6 +41,10 @@ class FpdbError(Exception):
         code: the server's error code (``"not_found"``, ``"forbidden"``, ...).
         message: what went wrong, as the server says it.
         request_id: the request's id in the server's log (``None`` if unknown).
+        reason: the database's error behind a 4xx, as the server names it
+            (``"not_found"``, ``"no_words"``, ``"invalid_id"``, ...); ``""``
+            when the server names none (a path it does not serve, a body
+            that is not the server's JSON).
         retry_after: the seconds the server asked to wait before a retry
             (its ``Retry-After``), ``None`` when it asked none.
         done: for a failed request of :meth:`Client.add_many`, the
@@ -56,6 +63,7 @@ class FpdbError(Exception):
         code: str = "",
         request_id: Optional[str] = None,
         retry_after: Optional[float] = None,
+        reason: str = "",
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -63,6 +71,7 @@ class FpdbError(Exception):
         self.code = code
         self.request_id = request_id
         self.retry_after = retry_after
+        self.reason = reason
         self.done: Optional[object] = None
         self.failed_line: Optional[int] = None
 
@@ -92,7 +101,11 @@ class Forbidden(FpdbError):
 
 
 class NotFound(FpdbError):
-    """No such document (404), or an endpoint this server does not have."""
+    """No such document (404, :attr:`reason` ``"not_found"``), or an
+    endpoint this server does not have (no :attr:`reason`). The calls on a
+    document (:meth:`Client.get`, ``id in client``, :meth:`Client.delete`)
+    raise it only for the former: a 404 that does not say the document is
+    not found is a :class:`BadResponse`."""
 
 
 class Timeout(FpdbError):
@@ -133,6 +146,15 @@ class Unavailable(ServerError):
 class ConnectionFailed(FpdbError, ConnectionError):
     """The server could not be reached: not running, wrong address, or the
     connection broke. Also a built-in :class:`ConnectionError`."""
+
+
+class BadResponse(FpdbError):
+    """The answer is not what an fpdb server answers there (code
+    ``bad_response``): not JSON, or a 404 to a call on a document that does
+    not say the document is not found. The client's ``url`` is likely not
+    the server's base URL (``http://HOST:PORT``, with no path such as
+    ``/v1`` after it), or another program answers at that address. The
+    message names the URL; :attr:`status` is the answer's HTTP status."""
 
 
 _BY_CODE: Dict[str, Type[FpdbError]] = {
@@ -177,10 +199,12 @@ def error_from_response(
         wait = float(min(int(retry_after.strip()), 3600))
     code = ""
     message = ""
+    reason = ""
     try:
         err = json.loads(body.decode("utf-8"))["error"]
         code = str(err.get("code") or "")
         message = str(err.get("message") or "")
+        reason = str(err.get("reason") or "")
         request_id = err.get("request_id") or request_id
     except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError):
         text = body.decode("utf-8", "replace").strip()
@@ -190,4 +214,4 @@ def error_from_response(
         fallback = _BY_STATUS.get(status, "internal" if status >= 500 else "bad_request")
         cls = _BY_CODE[fallback]
         code = code or fallback
-    return cls(message or "HTTP %d" % status, status=status, code=code, request_id=request_id, retry_after=wait)
+    return cls(message or "HTTP %d" % status, status=status, code=code, request_id=request_id, retry_after=wait, reason=reason)

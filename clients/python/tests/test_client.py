@@ -41,6 +41,7 @@ import fpdb  # noqa: E402
 from fpdb import (  # noqa: E402
     AddResult,
     BadRequest,
+    BadResponse,
     Client,
     Cluster,
     ConnectionFailed,
@@ -413,6 +414,68 @@ class TestDocuments(ServerTest):
         self.assertEqual(len(self.c), 0)
         self.assertEqual(self.c.query(text(50)), [])
 
+    def test_absent_only_when_the_server_says_so(self) -> None:
+        # The server's "document not found": its error names the reason.
+        self.c.add("here", text(53))
+        self.assertIn("here", self.c)
+        self.assertNotIn("nope", self.c)
+        with self.assertRaises(NotFound) as cm:
+            self.c.get("nope")
+        self.assertEqual((cm.exception.status, cm.exception.reason), (404, "not_found"))
+        with self.assertRaises(NotFound):
+            self.c.delete("nope")
+        # A wrong base URL: the server answers 404 "no such path" (no
+        # reason) to /v1/v1/documents/...; that is no answer about the
+        # document, and says which URL was asked.
+        for base in (self.server.url + "/v1", self.server.url + "/nowhere"):
+            wrong = Client(base, timeout=30)
+            calls = [
+                ("in", lambda: "here" in wrong),
+                ("in", lambda: "nope" in wrong),
+                ("get", lambda: wrong.get("here")),
+                ("delete", lambda: wrong.delete("here")),
+            ]
+            for what, call in calls:
+                with self.assertRaises(BadResponse, msg="%s %s" % (base, what)) as cm:
+                    call()
+                e = cm.exception
+                self.assertNotIsInstance(e, NotFound)
+                self.assertIsInstance(e, FpdbError)
+                self.assertEqual((e.status, e.code, e.reason), (404, "bad_response", ""))
+                self.assertIn(base + "/v1/documents/", str(e))
+                self.assertIn("no such path", str(e))
+                self.assertIn("base URL", str(e))
+        self.assertIn("here", self.c)  # the delete to the wrong URL did nothing
+
+    def test_id_not_utf8(self) -> None:
+        # A file name whose bytes are not UTF-8, as os.fsdecode gives it
+        # (lone surrogates): refused as add_many refuses it, before a
+        # request is sent (a client of no server says so too).
+        bad = b"caf\xe9.txt".decode("utf-8", "surrogateescape")
+        nobody = Client("http://127.0.0.1:%d" % free_port(), timeout=5, retries=0)
+        for c in (self.c, nobody):
+            calls = [
+                ("add", lambda: c.add(bad, text(54))),
+                ("add", lambda: c.add(bad, text(54).encode())),
+                ("add", lambda: c.insert(bad, text(54), threshold=0.5)),
+                ("get", lambda: c.get(bad)),
+                ("id in client", lambda: bad in c),
+                ("delete", lambda: c.delete(bad)),
+                ("delete", lambda: c.remove(bad)),
+                ("delete_many", lambda: c.delete_many(["ok", bad])),
+            ]
+            for what, call in calls:
+                with self.assertRaises(BadRequest, msg=what) as cm:
+                    call()
+                e = cm.exception
+                self.assertEqual((e.code, e.status), ("bad_request", None), what)
+                self.assertIn(what + ": the id 'caf\\udce9.txt' is not UTF-8 text", str(e), what)
+                self.assertTrue(e.__suppress_context__, what)  # no UnicodeEncodeError shown
+        self.assertEqual(self.c.stats().docs, 0)
+        # add_many refuses the same id as well.
+        with self.assertRaises(BadRequest):
+            self.c.add_many([(bad, text(54))])
+
     def test_stats(self) -> None:
         s = self.c.stats()
         self.assertEqual(s.docs, 0)
@@ -642,7 +705,7 @@ class TestEarlyRefusals(ServerTest):
         # (the server answers nothing until it does; a 429 comes at once).
         hold = socket.create_connection(("127.0.0.1", self.server.port), timeout=0.3)
         self.addCleanup(hold.close)
-        hold.sendall(b"POST /v1/documents HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n")
+        hold.sendall(b"POST /v1/documents HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n")
         with self.assertRaises(socket.timeout, msg="the held request was answered:\n" + self.server.log()):
             hold.recv(1)
         once = Client(self.server.url, timeout=30, retries=0)
@@ -898,6 +961,29 @@ class TestBatch(ServerTest):
         with self.assertRaises(ValueError):
             self.c.delete_many(["a"], prefix="b")
 
+    def test_delete_many_no_ids(self) -> None:
+        # No ids delete nothing (the server refuses a request that names
+        # nothing): the result of a call whose ids are not stored, without
+        # a request (a client of no server answers the same).
+        self.skip_unless_served("/v1/delete")
+        self.c.add("kept", text(620))
+        nobody = Client("http://127.0.0.1:%d" % free_port(), timeout=5, retries=0)
+        for c in (self.c, nobody):
+            for ids in ([], (), iter([])):
+                r = c.delete_many(ids)
+                self.assertIsInstance(r, fpdb.DeleteResult)
+                self.assertEqual((r.deleted, r.not_found, r.dry_run), (0, [], False))
+            r = c.delete_many([], dry_run=True)
+            self.assertEqual((r.deleted, r.not_found, r.dry_run), (0, [], True))
+            self.assertEqual(c.delete_many([], forget=True).raw, {"deleted": 0, "erased": 0, "redacted": 0})
+        # As the server answers ids none of which is stored.
+        for kw in ({}, {"dry_run": True}, {"forget": True}):
+            r, some = self.c.delete_many([], **kw), self.c.delete_many(["nope"], **kw)  # type: ignore[arg-type]
+            self.assertEqual(type(r), type(some))
+            self.assertEqual((r.deleted, r.dry_run), (some.deleted, some.dry_run), kw)
+            self.assertEqual(set(r.raw), set(some.raw) - {"not_found"}, kw)
+        self.assertEqual(len(self.c), 1)
+
 
 class TestReadme(ServerTest):
     def quick_start(self, path: Path) -> str:
@@ -1028,6 +1114,26 @@ class _LateStart(http.server.BaseHTTPRequestHandler):
         self.wfile.write(_PAIR)
         self.wfile.flush()
         self.close_connection = True
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+class _NotFound(http.server.BaseHTTPRequestHandler):
+    """Answers every request 404 with ``body`` (``content_type``), as
+    another web server, or a proxy, at the client's URL would."""
+
+    body = b"<html><body><h1>404 Not Found</h1></body></html>"
+    content_type = "text/html"
+
+    def _answer(self) -> None:
+        self.send_response(404)
+        self.send_header("Content-Type", self.content_type)
+        self.send_header("Content-Length", str(len(self.body)))
+        self.end_headers()
+        self.wfile.write(self.body)
+
+    do_GET = do_DELETE = _answer  # noqa: N815
 
     def log_message(self, *args: object) -> None:
         pass
@@ -1250,6 +1356,44 @@ class TestWithoutServer(unittest.TestCase):
         self.assertIs(type(error_from_response(502, b"")), ServerError)
         self.assertIs(type(error_from_response(418, b"")), BadRequest)
         self.assertIsInstance(Unavailable("x"), ServerError)
+
+    def test_foreign_404_is_not_absent(self) -> None:
+        """A 404 that is not the fpdb server's "document not found" (another
+        web server's page, an fpdb error without the not_found reason) is
+        no answer about the document: get, in and delete raise BadResponse,
+        naming the URL."""
+        bodies = [
+            ("text/html", b"<html><body><h1>404 Not Found</h1></body></html>", "404 Not Found"),
+            ("application/json", b'{"error":{"code":"not_found","message":"no such path: /v1/documents/x"}}', "no such path"),
+            ("application/json", b'{"error":{"code":"not_found","message":"m","reason":"no_template"}}', "(m)"),
+        ]
+        for ctype, body, said in bodies:
+            handler = type("Handler", (_NotFound,), {"body": body, "content_type": ctype})
+            srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+            t = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+            t.start()
+            try:
+                url = "http://127.0.0.1:%d" % srv.server_address[1]
+                c = Client(url, timeout=10, retries=0)
+                for what, call in (("in", lambda: "x" in c), ("get", lambda: c.get("x")), ("delete", lambda: c.delete("x"))):
+                    with self.assertRaises(BadResponse, msg="%s: %s" % (body, what)) as cm:
+                        call()
+                    self.assertNotIsInstance(cm.exception, NotFound)
+                    self.assertEqual(cm.exception.status, 404)
+                    self.assertIn(url + "/v1/documents/x answered 404", str(cm.exception))
+                    self.assertIn(said, str(cm.exception))
+                # Other calls keep the status's class.
+                with self.assertRaises(NotFound):
+                    c.stats()
+            finally:
+                srv.shutdown()
+                srv.server_close()
+                t.join(10)
+        # The reason of the server's error body.
+        e = error_from_response(404, b'{"error":{"code":"not_found","message":"m","reason":"not_found"}}')
+        self.assertEqual((type(e), e.reason), (NotFound, "not_found"))
+        self.assertEqual(error_from_response(404, b'{"error":{"code":"not_found","message":"m"}}').reason, "")
+        self.assertEqual(error_from_response(404, b"<html></html>").reason, "")
 
     def test_document_source_base64(self) -> None:
         d = Document.from_json({"id": "x", "source": "a\ufffd", "source_base64": "Yf8="})
