@@ -48,8 +48,9 @@ func newDedupCommand(g *globalOptions) *cobra.Command {
 		Use:   "dedup INPUT... --out KEPT [--removed REMOVED] [--clusters CLUSTERS]",
 		Short: "Deduplicate a dataset: JSON Lines, CSV, TSV or Parquet files in, kept and removed records out",
 		Long: `Dedup reads the records of the INPUTs (files, directories of shards,
-globs; JSON Lines, CSV, TSV or Parquet, optionally gzip, zstd or bzip2
-compressed, told by the extension or --format), one document per record
+globs; JSON Lines, CSV, TSV or Parquet, told by the extension or
+--format, optionally gzip, zstd or bzip2 compressed, told by the
+extension or the first bytes), one document per record
 (--text-field, default "text"; --id-field, default "id"), groups the near
 duplicates at --threshold, and writes every record once, in input order:
 to KEPT, or to REMOVED (--removed) when it is a near duplicate of a kept

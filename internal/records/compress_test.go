@@ -54,6 +54,12 @@ func TestCompressedRead(t *testing.T) {
 		{"d.tsv.zst", zstdBytes(t, bytes.ReplaceAll(csvData, []byte(","), []byte("\t")))},
 		// Concatenated gzip members are one stream.
 		{"two.jsonl.gz", append(gzipBytes(t, jsonl[:24]), gzipBytes(t, jsonl[24:])...)},
+		// A name that does not say the file is compressed: its first
+		// bytes do (it used to be read as records of binary garbage).
+		{"shard-0000.jsonl", gzipBytes(t, jsonl)},
+		{"part.jsonl", zstdBytes(t, jsonl)},
+		{"data.csv", gzipBytes(t, csvData)},
+		{"two.jsonl", append(gzipBytes(t, jsonl[:24]), gzipBytes(t, jsonl[24:])...)},
 	} {
 		p := writeFile(t, dir, tc.name, tc.data)
 		for _, ahead := range []bool{false, true} {
@@ -107,6 +113,35 @@ func TestBzip2Fixture(t *testing.T) {
 	}
 	if recs := drain(t, r); len(recs) != 2 || recs[0].Pos.File != "-" {
 		t.Errorf("NewReader bzip2: %+v", recs)
+	}
+	// Told by its first bytes: a file named as uncompressed, and a stream.
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if recs := readAll(t, writeFile(t, t.TempDir(), "plain.jsonl", data), Options{IDField: "id"}); !equalStrings(ids(recs), []string{"b1", "b2"}) {
+		t.Errorf("bzip2 named .jsonl: %+v", recs)
+	}
+	for _, in := range [][]byte{data, gzipBytes(t, []byte("{\"id\":\"b1\",\"text\":\"x\"}\n{\"id\":\"b2\",\"text\":\"y\"}\n"))} {
+		r, err := NewReader(bytes.NewReader(in), "-", CompressionNone, Options{IDField: "id"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if recs := drain(t, r); !equalStrings(ids(recs), []string{"b1", "b2"}) {
+			t.Errorf("compressed standard input: %+v", recs)
+		}
+	}
+	// Texts that begin like no magic number are read as they are, short
+	// ones included.
+	for _, text := range []string{"", "{", "BZh9 not bzip2\n", "{\"id\":\"a\",\"text\":\"BZh91AY&SY\"}\n"} {
+		r, err := NewReader(strings.NewReader(text), "-", CompressionNone, Options{IDField: "id"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs := drain(t, r)
+		if text == "{\"id\":\"a\",\"text\":\"BZh91AY&SY\"}\n" && (len(recs) != 1 || recs[0].Err != "") {
+			t.Errorf("%q: %+v", text, recs)
+		}
 	}
 }
 

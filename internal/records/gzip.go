@@ -23,8 +23,8 @@ type gzipReader struct {
 }
 
 // newGzipReader reads the header of the first member of cr.
-func newGzipReader(cr *countingReader) (*gzipReader, error) {
-	g := &gzipReader{cr: cr, br: bufio.NewReader(cr)}
+func newGzipReader(cr *countingReader, src io.Reader) (*gzipReader, error) {
+	g := &gzipReader{cr: cr, br: bufio.NewReader(src)}
 	zr, err := gzip.NewReader(g.br)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package records
 
 import (
 	"compress/bzip2"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -97,7 +98,8 @@ func (o Options) maxLine() int {
 // Open opens the record file at path ("-" is not accepted: use NewReader for
 // standard input). The format is o.Format or, for FormatAuto, told by the
 // extension; the file is decompressed as its extension (.gz, .zst, .zstd,
-// .bz2) tells. Parquet files cannot be compressed as a whole (their pages
+// .bz2) tells, or, when it names none, as its first bytes tell (the magic
+// numbers of gzip, zstd and bzip2). Parquet files cannot be compressed as a whole (their pages
 // are compressed inside). Whole-file problems (the file cannot be opened, is
 // not Parquet, lacks the id or text column) are errors naming the path.
 func Open(path string, o Options) (*Reader, error) {
@@ -165,7 +167,8 @@ func (r *Reader) addColumnNames() error {
 
 // NewReader reads records from rd (for example standard input), calling the
 // stream name in positions and position-based ids. The stream is
-// decompressed with c. The format is o.Format or, for FormatAuto, told by
+// decompressed with c (CompressionNone: as its first bytes tell, gzip,
+// zstd or bzip2, else not at all). The format is o.Format or, for FormatAuto, told by
 // name's extension, and JSON Lines when the name tells none (as for "-").
 // Parquet is refused: it is read at offsets, which needs a file.
 func NewReader(rd io.Reader, name string, c Compression, o Options) (*Reader, error) {
@@ -193,14 +196,68 @@ func NewReader(rd io.Reader, name string, c Compression, o Options) (*Reader, er
 	return r, nil
 }
 
+// prefixReader reads head, then r. Its first read also reads r (where
+// io.MultiReader would return the head alone): a decoder that looks at
+// its first buffer whole (the field check of JSON Lines) sees as much as
+// from r itself.
+type prefixReader struct {
+	head []byte
+	r    io.Reader
+}
+
+func (p *prefixReader) Read(b []byte) (int, error) {
+	if len(p.head) == 0 {
+		return p.r.Read(b)
+	}
+	n := copy(b, p.head)
+	p.head = p.head[n:]
+	if len(p.head) > 0 || n == len(b) {
+		return n, nil
+	}
+	m, err := p.r.Read(b[n:])
+	if err == io.EOF {
+		err = nil // the next read says so
+	}
+	return n + m, err
+}
+
+// sniffCompression tells the compression of a stream from its first bytes
+// (at least 10 for bzip2): the magic numbers of gzip, zstd and bzip2 (its
+// "BZh" and the digit of its block size, then the magic of its first
+// block). No text of records starts with them.
+func sniffCompression(head []byte) Compression {
+	switch {
+	case bytes.HasPrefix(head, []byte{0x1f, 0x8b}):
+		return CompressionGzip
+	case bytes.HasPrefix(head, []byte{0x28, 0xb5, 0x2f, 0xfd}):
+		return CompressionZstd
+	case len(head) >= 10 && bytes.HasPrefix(head, []byte("BZh")) && head[3] >= '1' && head[3] <= '9' &&
+		bytes.Equal(head[4:10], []byte{0x31, 0x41, 0x59, 0x26, 0x53, 0x59}):
+		return CompressionBzip2
+	}
+	return CompressionNone
+}
+
 // init sets up decompression and the decoder of a line-based format.
 func (r *Reader) init(rd io.Reader, c Compression) error {
 	r.counter = &countingReader{r: rd}
 	var in io.Reader = r.counter
+	if c == CompressionNone {
+		// A compressed file (or stream) whose name does not say so is
+		// told by its first bytes, rather than read as records of
+		// binary garbage.
+		var head [10]byte
+		n, err := io.ReadFull(r.counter, head[:])
+		if err != nil && err != io.EOF && !errors.Is(err, io.ErrUnexpectedEOF) {
+			return fmt.Errorf("read: %w", err)
+		}
+		c = sniffCompression(head[:n])
+		in = &prefixReader{head: head[:n], r: r.counter}
+	}
 	switch c {
 	case CompressionNone:
 	case CompressionGzip:
-		zr, err := newGzipReader(r.counter)
+		zr, err := newGzipReader(r.counter, in) // in: r.counter, after the bytes sniffed
 		if err != nil {
 			return fmt.Errorf("reading gzip header: %w", err)
 		}
