@@ -28,23 +28,26 @@ func TestAddRecordsBadInput(t *testing.T) {
 	trunc := writeFile(t, dir, "trunc.jsonl.gz", gz.Bytes()[:gz.Len()/2])
 	corrupt := writeFile(t, dir, "corrupt.parquet", []byte("not a parquet file at all\n"))
 	small := writeFile(t, dir, "small.jsonl", []byte(`{"id":"s1","text":"a small file with one record about the weather in spring"}`+"\n"))
+	// A file that does not exist is one more input that cannot be read
+	// (it used to stop the run before anything was added).
+	missing := filepath.Join(dir, "missing.jsonl")
 
 	for _, bulk := range []bool{true, false} {
 		dbDir := filepath.Join(dir, fmt.Sprint("db-", bulk))
-		args := []string{"--db", dbDir, "add", "-q", trunc, corrupt, small}
+		args := []string{"--db", dbDir, "add", "-q", trunc, missing, corrupt, small}
 		if bulk {
 			args = append(args, "--bulk", "--json")
 		}
 		r := runFPDB(t, "", args...).mustCode(t, exitInput)
-		for _, name := range []string{"trunc.jsonl.gz", "corrupt.parquet"} {
+		for _, name := range []string{"trunc.jsonl.gz", "missing.jsonl", "corrupt.parquet"} {
 			if !strings.Contains(r.stderr, "fpdb: add "+filepath.Join(dir, name)+": ") {
 				t.Errorf("bulk %v: %s not reported: %s", bulk, name, r.stderr)
 			}
 		}
-		if !strings.Contains(r.stderr, "2 inputs could not be read") {
+		if !strings.Contains(r.stderr, "3 inputs could not be read") {
 			t.Errorf("bulk %v: the summary does not count the failed inputs: %s", bulk, r.stderr)
 		}
-		if !bulk && !strings.Contains(r.stderr, ", 0 failed, 2 inputs could not be read") {
+		if !bulk && !strings.Contains(r.stderr, ", 0 failed, 3 inputs could not be read") {
 			t.Errorf("the failed inputs are counted as failed records: %s", r.stderr)
 		}
 		get := runFPDB(t, "", "--db", dbDir, "get", "s1")
@@ -74,8 +77,8 @@ func TestAddRecordsBadInput(t *testing.T) {
 		if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil {
 			t.Fatalf("--json: %v: %s", err, r.stdout)
 		}
-		if sum.Inputs != 3 || sum.InputsFailed != 2 || len(sum.FailedInputs) != 2 || sum.FailedInputs[0].Path != trunc ||
-			sum.FailedInputs[0].Stored == 0 || sum.FailedInputs[1].Path != corrupt || sum.Stored != sum.FailedInputs[0].Stored+1 ||
+		if sum.Inputs != 4 || sum.InputsFailed != 3 || len(sum.FailedInputs) != 3 || sum.FailedInputs[0].Path != trunc ||
+			sum.FailedInputs[0].Stored == 0 || sum.FailedInputs[1].Path != missing || sum.FailedInputs[2].Path != corrupt || sum.Stored != sum.FailedInputs[0].Stored+1 ||
 			int64(st.Docs) != sum.Stored {
 			t.Errorf("--json summary %s, %d documents", r.stdout, st.Docs)
 		}

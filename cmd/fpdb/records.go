@@ -184,12 +184,41 @@ func (o *addOptions) validateRecords() error {
 	return nil
 }
 
+// expandAddInputs is records.Expand for add: an argument that does not
+// exist (and is no pattern) stays an input, which the load then reports
+// as one it could not read while it adds the others, as add does with
+// documents (dedup, whose outputs must hold every record, refuses it
+// before it starts).
+func expandAddInputs(args []string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	for _, a := range args {
+		got := []string{a}
+		if _, err := os.Stat(a); a == "-" || !errors.Is(err, fs.ErrNotExist) || strings.ContainsAny(a, "*?[") {
+			if got, err = records.Expand([]string{a}); err != nil {
+				return nil, err
+			}
+		}
+		for _, p := range got {
+			key := p
+			if p != "-" {
+				key = filepath.Clean(p)
+			}
+			if !seen[key] {
+				seen[key] = true
+				out = append(out, p)
+			}
+		}
+	}
+	return out, nil
+}
+
 // runRecords adds the records of dataset files.
 func (o *addOptions) runRecords(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) (err error) {
 	if err := o.validateRecords(); err != nil {
 		return err
 	}
-	inputs, err := records.Expand(o.paths)
+	inputs, err := expandAddInputs(o.paths)
 	if err != nil {
 		return failure(asInputError(fmt.Errorf("add: %w", err)))
 	}
