@@ -1,8 +1,8 @@
 package records
 
 import (
-	"compress/bzip2"
 	"bytes"
+	"compress/bzip2"
 	"errors"
 	"fmt"
 	"io"
