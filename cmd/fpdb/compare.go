@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -67,6 +68,9 @@ found at several places in B is reported at each.
 
 Output: the figures, then each passage as "[N] WORDS words  A L:C-L:C  B
 L:C-L:C" and an excerpt of it in each text (highlighted on a terminal).
+Figures show 3 decimals, percentages 1; a figure below 1 never shows as
+1.000 or 100.0 % (nor one above 0 as 0.000 or 0.0 %): it shows as many more
+decimals as it takes, up to 6 (0.9997, 99.97 %), then "> 0.999999".
 --json prints one object, with byte offsets [start, end) of every passage in
 each text (in the text as decoded to UTF-8):
 
@@ -80,6 +84,7 @@ each text (in the text as decoded to UTF-8):
 --html FILE writes a self-contained page (no network, no external files):
 the figures, the passage table and both texts side by side with every
 passage highlighted; clicking a passage in one text shows it in the other.
+FILE must not be A or B (nor a link to either) nor lie in the database.
 
 Exit status: 0 on success; 2 on error (bad flags, a database problem, a
 database without stored texts); 3 when A or B cannot be read (missing file
@@ -165,6 +170,44 @@ func (o *compareOptions) resolve(arg string, stdin io.Reader) (*side, error) {
 	return s, nil
 }
 
+// checkHTMLOutput refuses an --html FILE that is A or B: the page would
+// replace the document compared. An argument is a file as resolve decides
+// (one that exists: "-" and stored ids are none); FILE is the same file
+// when it reaches the same file, by its path or through a symbolic or hard
+// link (os.SameFile), or, when FILE cannot be looked at, when it names the
+// same path.
+func (o *compareOptions) checkHTMLOutput() error {
+	if o.html == "" || o.html == "-" {
+		return nil
+	}
+	out, outErr := os.Stat(o.html)
+	for i, arg := range o.args {
+		if arg == "-" {
+			continue
+		}
+		in, err := os.Stat(arg)
+		if err != nil {
+			continue // a stored id, or a file resolve cannot open and says why
+		}
+		same := outErr == nil && os.SameFile(out, in)
+		if outErr != nil && !errors.Is(outErr, fs.ErrNotExist) {
+			same = samePath(o.html, arg) // FILE cannot be looked at: its path
+		}
+		if same {
+			return usageErrorf("--html %s is the same file as %c (%s): the page would replace it; give --html another file", o.html, "AB"[i], arg)
+		}
+	}
+	return nil
+}
+
+// samePath reports whether two paths name the same place by their text,
+// made absolute and cleaned.
+func samePath(a, b string) bool {
+	aa, errA := filepath.Abs(a)
+	ab, errB := filepath.Abs(b)
+	return errA == nil && errB == nil && aa == ab
+}
+
 func (o *compareOptions) run(ctx context.Context, stdin io.Reader, stdout io.Writer) (err error) {
 	switch {
 	case o.minWords < 0:
@@ -175,6 +218,11 @@ func (o *compareOptions) run(ctx context.Context, stdin io.Reader, stdout io.Wri
 		return usageErrorf("invalid --passages %d: must not be negative", o.maxPassages)
 	case o.json && o.html == "-":
 		return usageErrorf("--json and --html - both write to standard output: give --html a file")
+	}
+	// Before anything is read: the page must not replace a document
+	// compared.
+	if err := o.checkHTMLOutput(); err != nil {
+		return err
 	}
 	var sides [2]*side
 	for i, arg := range o.args {
@@ -216,6 +264,9 @@ func (o *compareOptions) run(ctx context.Context, stdin io.Reader, stdout io.Wri
 		return failure(err)
 	}
 	defer closeDB(d, &err)
+	if o.html != "-" && o.html != "" && d.InsideDir(o.html) {
+		return usageErrorf("--html %s is inside the database %s: the page would be written among its files; give --html a file outside it", o.html, d.Dir())
+	}
 	c, err := d.Compare(ctx, sides[0].in, sides[1].in, opts)
 	if err != nil {
 		return o.compareError(sides, err)
@@ -370,10 +421,11 @@ func (o *compareOptions) printText(stdout io.Writer, sides [2]*side, c *db.Compa
 	}
 	fmt.Fprintln(stdout)
 	tw = tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "estimated resemblance\t%.3f\t(fingerprints: Hamming %d of %d bits)\n", c.Estimated, c.Hamming, k)
-	fmt.Fprintf(tw, "exact resemblance\t%.3f\t(Jaccard: %d of %d shingles shared)\n", c.Jaccard, c.Shared, c.A.Shingles+c.B.Shingles-c.Shared)
-	fmt.Fprintf(tw, "A found in B\t%.1f %%\n", 100*c.ContainedA)
-	fmt.Fprintf(tw, "B found in A\t%.1f %%\n", 100*c.ContainedB)
+	// As the pages show them: a share below 1 never shows as 1 (report.Fraction).
+	fmt.Fprintf(tw, "estimated resemblance\t%s\t(fingerprints: Hamming %d of %d bits)\n", report.Fraction(c.Estimated), c.Hamming, k)
+	fmt.Fprintf(tw, "exact resemblance\t%s\t(Jaccard: %d of %d shingles shared)\n", report.Fraction(c.Jaccard), c.Shared, c.A.Shingles+c.B.Shingles-c.Shared)
+	fmt.Fprintf(tw, "A found in B\t%s\n", report.Percent(c.ContainedA))
+	fmt.Fprintf(tw, "B found in A\t%s\n", report.Percent(c.ContainedB))
 	if err := tw.Flush(); err != nil {
 		return failure(err)
 	}

@@ -261,3 +261,182 @@ func TestCompareMarkupShowsText(t *testing.T) {
 		}
 	}
 }
+
+// nearlyIdentical writes n1.txt, 3000 distinct words, and n2.txt, the same
+// and one word more, to a new directory: 2997 of their 2998 shingles are
+// shared, a resemblance of 0.99967 that 3 decimals round to 1.000.
+func nearlyIdentical(t *testing.T) (n1, n2 string) {
+	t.Helper()
+	dir := t.TempDir()
+	words := make([]string, 3000)
+	for i := range words {
+		words[i] = "w" + string(rune('a'+i/26/26%26)) + string(rune('a'+i/26%26)) + string(rune('a'+i%26)) + "x"
+	}
+	text := strings.Join(words, " ")
+	n1, n2 = filepath.Join(dir, "n1.txt"), filepath.Join(dir, "n2.txt")
+	if err := os.WriteFile(n1, []byte(text+"\n"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(n2, []byte(text+" added\n"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	return n1, n2
+}
+
+// figureLines returns the figures of compare's terminal output: each
+// label's value, white space runs made one space.
+func figureLines(out string) map[string]string {
+	m := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		for _, label := range []string{"estimated resemblance", "exact resemblance", "A found in B", "B found in A"} {
+			if rest, ok := strings.CutPrefix(line, label+" "); ok {
+				m[label] = strings.Join(strings.Fields(rest), " ")
+			}
+		}
+	}
+	return m
+}
+
+// TestCompareNeverRoundsToOne: two texts that differ by one word are not
+// shown identical, on the terminal, on the --html page or in the report;
+// exactly 1 stays 1.000 and 100.0 %; JSON keeps the numbers.
+func TestCompareNeverRoundsToOne(t *testing.T) {
+	n1, n2 := nearlyIdentical(t)
+	dir := dbDir(t)
+	j := comparedJSON(t, "", "--db", dir, "compare", n1, n2)
+	if j.Shared != 2997 || j.Jaccard != 2997.0/2998 || j.ContainedA != 1 || j.ContainedB != 2997.0/2998 {
+		t.Fatalf("comparison %+v", j)
+	}
+	r := runFPDB(t, "", "--db", dir, "compare", n1, n2).mustCode(t, exitOK)
+	got := figureLines(r.stdout)
+	for label, want := range map[string]string{
+		"exact resemblance": "0.9997 (Jaccard: 2997 of 2998 shingles shared)",
+		"A found in B":      "100.0 %",
+		"B found in A":      "99.97 %",
+	} {
+		if got[label] != want {
+			t.Errorf("%s: %q, want %q\n%s", label, got[label], want, r.stdout)
+		}
+	}
+	if est := strings.Fields(got["estimated resemblance"]); len(est) == 0 || (est[0] == "1.000") != (j.Hamming == 0) {
+		t.Errorf("estimated resemblance %q with Hamming %d", got["estimated resemblance"], j.Hamming)
+	}
+
+	html := filepath.Join(t.TempDir(), "c.html")
+	runFPDB(t, "", "--db", dir, "compare", "--html", html, n1, n2).mustCode(t, exitOK)
+	b, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := parsePage(t, string(b))
+	for id, want := range map[string]string{"jaccard": "0.9997", "contained-a": "100.0 %", "contained-b": "99.97 %"} {
+		if got := page.text(id); got != want {
+			t.Errorf("--html: #%s shows %q, want %q", id, got, want)
+		}
+	}
+
+	runFPDB(t, "", "--db", dir, "add", n1).mustCode(t, exitOK)
+	runFPDB(t, "", "--db", dir, "add", n2).mustCode(t, exitDuplicates)
+	out := filepath.Join(t.TempDir(), "r.html")
+	runFPDB(t, "", "--db", dir, "report", "--threshold", "0.9", "--out", out).mustCode(t, exitOK)
+	if b, err = os.ReadFile(out); err != nil {
+		t.Fatal(err)
+	}
+	page = parsePage(t, string(b))
+	id := "c1-p1-"
+	if page.text(id+"jaccard") != "0.9997" || page.text(id+"contained-a")+page.text(id+"contained-b") != "100.0 %99.97 %" &&
+		page.text(id+"contained-a")+page.text(id+"contained-b") != "99.97 %100.0 %" {
+		t.Errorf("report: exact %q, A in B %q, B in A %q", page.text(id+"jaccard"), page.text(id+"contained-a"), page.text(id+"contained-b"))
+	}
+
+	// Identical texts: exactly 1.
+	r = runFPDB(t, "", "--db", dir, "compare", n1, n1).mustCode(t, exitOK)
+	got = figureLines(r.stdout)
+	if !strings.HasPrefix(got["exact resemblance"], "1.000 ") || got["A found in B"] != "100.0 %" || got["B found in A"] != "100.0 %" {
+		t.Errorf("identical texts: %q", got)
+	}
+}
+
+// TestCompareHTMLNotAnInput: --html FILE naming A or B, by its path or
+// through a link, or lying in the database, is refused before anything is
+// read or written; an id that names no file is no input file.
+func TestCompareHTMLNotAnInput(t *testing.T) {
+	tmp := t.TempDir()
+	a, b := filepath.Join(tmp, "gg1.txt"), filepath.Join(tmp, "g2.txt")
+	for _, f := range []string{a, b} {
+		text, err := os.ReadFile(corpus + "bees.txt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, append(text, f...), 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+	symlink, hardlink := filepath.Join(tmp, "link.html"), filepath.Join(tmp, "hard.html")
+	if err := os.Symlink(a, symlink); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(tmp, "x"), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(b, hardlink); err != nil {
+		t.Fatal(err)
+	}
+	textA, _ := os.ReadFile(a)
+	textB, _ := os.ReadFile(b)
+	dir := dbDir(t)
+	for _, tc := range []struct {
+		html, want string
+		args       []string
+	}{
+		{a, a + " is the same file as A (" + a + ")", []string{a, b}},
+		{b, b + " is the same file as B (" + b + ")", []string{a, b}},
+		{tmp + "/./x/../gg1.txt", tmp + "/./x/../gg1.txt is the same file as B (" + a + ")", []string{b, a}},
+		{symlink, symlink + " is the same file as A (" + a + ")", []string{a, b}},
+		{hardlink, hardlink + " is the same file as B (" + b + ")", []string{a, b}},
+		{hardlink, hardlink + " is the same file as B (" + b + ")", []string{"-", b}},
+	} {
+		args := append([]string{"--db", dir, "compare", "--html", tc.html}, tc.args...)
+		r := runFPDB(t, string(textA), args...).mustCode(t, exitFailure)
+		if !strings.Contains(r.stderr, "fpdb: --html "+tc.want) || !strings.Contains(r.stderr, "--help") {
+			t.Errorf("%q: stderr %q lacks %q", args, r.stderr, tc.want)
+		}
+		if r.stdout != "" {
+			t.Errorf("%q: wrote %q", args, r.stdout)
+		}
+		if ga, _ := os.ReadFile(a); string(ga) != string(textA) {
+			t.Fatalf("%q: A was overwritten", args)
+		}
+		if gb, _ := os.ReadFile(b); string(gb) != string(textB) {
+			t.Fatalf("%q: B was overwritten", args)
+		}
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("a refused compare made the database (%v)", err)
+	}
+
+	// A stored id is no file: --html may have its name (an existing file
+	// of that name would be the input: refused above).
+	runFPDB(t, "", "--db", dir, "add", a).mustCode(t, exitOK)
+	id := filepath.Join(tmp, "page.html")
+	runFPDB(t, "", "--db", dir, "add", "--id", id, b).mustCode(t, exitDuplicates)
+	runFPDB(t, "", "--db", dir, "compare", "--html", id, a, id).mustCode(t, exitOK)
+	if page, err := os.ReadFile(id); err != nil || !strings.HasPrefix(string(page), "<!DOCTYPE html>") {
+		t.Fatalf("--html named as a stored id: %v %.40q", err, page)
+	}
+	// Not in the database, even through a link to it.
+	dblink := filepath.Join(tmp, "dblink")
+	if err := os.Symlink(dir, dblink); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{filepath.Join(dir, "page.html"), filepath.Join(dblink, "page.html"), dir} {
+		r := runFPDB(t, "", "--db", dir, "compare", "--html", out, a, b).mustCode(t, exitFailure)
+		if !strings.Contains(r.stderr, "--html "+out+" is inside the database "+dir) {
+			t.Errorf("--html %s: %q", out, r.stderr)
+		}
+		if _, err := os.Lstat(filepath.Join(dir, "page.html")); !os.IsNotExist(err) {
+			t.Fatalf("--html %s wrote in the database (%v)", out, err)
+		}
+	}
+	runFPDB(t, "", "--db", dir, "check").mustCode(t, exitOK)
+}

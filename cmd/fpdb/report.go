@@ -57,7 +57,7 @@ estimated resemblance and containment only, and the page says so.
 --max-clusters, --max-pairs (per cluster) and --passages (per pair) bound
 the page; 0 means no limit. The page says what it leaves out. The page is
 written to --out, or to standard output with --out - (the default, refused
-on a terminal).
+on a terminal); --out must not lie in the database's directory.
 
 Exit status: 0 on success (also when nothing reaches the threshold: the
 page says so); 2 on error (bad flags, a database problem, a file that cannot
@@ -105,6 +105,9 @@ func (o *reportOptions) run(ctx context.Context, stdout, stderr io.Writer) (err 
 		return failure(err)
 	}
 	defer closeDB(d, &err)
+	if o.out != "-" && d.InsideDir(o.out) {
+		return usageErrorf("--out %s is inside the database %s: the page would be written among its files; give --out a file outside it", o.out, d.Dir())
+	}
 
 	var prog *progress
 	if isTerminal(stderr) {

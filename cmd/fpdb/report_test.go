@@ -284,3 +284,39 @@ func TestReportCommandErrors(t *testing.T) {
 		t.Errorf("missing database: %q", r.stderr)
 	}
 }
+
+// TestReportOutNotInDatabase: --out in the database's directory (or the
+// directory itself), by its path or through a link, is refused before the
+// page is made; the database is left as it was.
+func TestReportOutNotInDatabase(t *testing.T) {
+	dir := dbDir(t)
+	runFPDB(t, "", "--db", dir, "add", corpus+"bees.txt", corpus+"coffee.txt").mustCode(t, exitOK)
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) == 0 {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, e := range entries {
+		if !e.IsDir() {
+			files = append(files, e.Name())
+		}
+	}
+	for _, out := range []string{filepath.Join(dir, "report.html"), filepath.Join(dir, files[0]), filepath.Join(link, files[len(files)-1]), dir, link, dir + "/sub/../r.html"} {
+		before, _ := os.ReadDir(dir)
+		r := runFPDB(t, "", "--db", dir, "report", "--threshold", "0.8", "--out", out).mustCode(t, exitFailure)
+		if !strings.Contains(r.stderr, "fpdb: --out "+out+" is inside the database "+dir) {
+			t.Errorf("--out %s: %q", out, r.stderr)
+		}
+		after, _ := os.ReadDir(dir)
+		if len(after) != len(before) {
+			t.Errorf("--out %s: the database's directory holds %d entries, was %d", out, len(after), len(before))
+		}
+	}
+	runFPDB(t, "", "--db", dir, "check").mustCode(t, exitOK)
+	// Beside it is fine.
+	runFPDB(t, "", "--db", dir, "report", "--threshold", "0.8", "--out", dir+".html").mustCode(t, exitOK)
+}

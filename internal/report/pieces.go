@@ -83,9 +83,10 @@ func position(s evidence.Span) string {
 	return fmt.Sprintf("%d:%d–%d:%d", s.Line, s.Col, s.EndLine, s.EndCol)
 }
 
-func percent(x float64) string { return fmt.Sprintf("%.1f %%", 100*x) }
+// percent and fixed show a share on the pages: see Fraction and Percent.
+func percent(x float64) string { return Percent(x) }
 
-func fixed(x float64) string { return fmt.Sprintf("%.3f", x) }
+func fixed(x float64) string { return Fraction(x) }
 
 // pages holds every template: the pieces, "compare" and "report".
 var pages = func() *template.Template {

@@ -275,7 +275,7 @@ func newMatrix(c Cluster, threshold float64) (*matrix, error) {
 			x := c.Matrix[i][j]
 			ce := cell{
 				X: m.Margin + j*w, Y: m.Margin + i*w, W: w, Row: i + 1, Col: j + 1,
-				Self: i == j, Pair: i != j && x >= threshold, Value: fmt.Sprintf("%.2f", x),
+				Self: i == j, Pair: i != j && x >= threshold, Value: share(x, 1, 2, MaxDecimals),
 				TextX: float64(m.Margin+j*w) + float64(w)/2, TextY: float64(m.Margin+i*w) + float64(w)/2 + m.CellFnt/3,
 				ShowValue: w >= 30 && i != j,
 			}
@@ -284,7 +284,7 @@ func newMatrix(c Cluster, threshold float64) (*matrix, error) {
 				ce.Fill = "#d9d9d9"
 				ce.Title = fmt.Sprintf("%d: %s", i+1, c.Members[i])
 			} else {
-				ce.Title = fmt.Sprintf("%d × %d: %s and %s, estimated resemblance %.3f", i+1, j+1, c.Members[i], c.Members[j], x)
+				ce.Title = fmt.Sprintf("%d × %d: %s and %s, estimated resemblance %s", i+1, j+1, c.Members[i], c.Members[j], Fraction(x))
 			}
 			m.Cells = append(m.Cells, ce)
 		}
@@ -407,6 +407,7 @@ dl.defs dd { margin-left: 1.2rem; }
 <dt>Estimated resemblance</dt><dd>The share of shingles two texts have in common (Jaccard resemblance) as the documents' {{.K}}-bit fingerprints estimate it: 1 − 2·h/{{.K}} for fingerprints h bits apart. It is the figure the threshold applies to, and the one in the pictures.</dd>
 <dt>Exact resemblance</dt><dd>The Jaccard resemblance computed from the two stored texts: shingles in both divided by shingles in either.</dd>
 <dt>A in B, B in A</dt><dd>The share of A's distinct shingles found in B, and of B's in A: how much of one text the other contains. Marked ≈ when estimated from the fingerprints (no texts stored).</dd>
+<dt>Rounding</dt><dd>Figures show 3 decimals (percentages 1). A figure below 1 is never rounded up to 1.000 or 100.0 %, nor one above 0 down to 0.000 or 0.0 %: it shows more decimals, as many as it takes (0.9997, 99.97 %). 1.000 and 100.0 % mean exactly 1.</dd>
 <dt>Shared passages</dt><dd>Runs of text, at least {{.MinWords}} word{{if ne .MinWords 1}}s{{end}} long, that both texts hold word for word (after normalization), with their line:column positions; each is shown as it reads in A and in B.</dd>
 <dt>Clusters and cohesion</dt><dd>{{.Mode}}. Near duplication is not transitive: a cluster's cohesion is the least estimated resemblance of a member to its center; below the threshold, some members resemble the center only through other members.</dd>
 </dl>
