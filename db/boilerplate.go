@@ -100,13 +100,15 @@ func (d *DB) SuggestTemplate(ctx context.Context, opts *BoilerplateOptions) (*Bo
 	d.mu.RUnlock()
 	defer snap.Close()
 
-	// Count the texts, then read every step-th one twice: to count the
-	// shingles, then to cut the passages.
+	// Count the texts, then read Sample of them (all when there are no
+	// more), spread evenly, twice: to count the shingles, then to cut the
+	// passages. Text i is read when i·Sample/total reaches a new integer.
 	total := 0
-	if err := eachText(ctx, snap, 1, func(uint32, []byte) error { total++; return nil }); err != nil {
+	all := func(int) bool { return true }
+	if err := eachText(ctx, snap, all, func(uint32, []byte) error { total++; return nil }); err != nil {
 		return nil, fmt.Errorf("fpdb: suggest template: %w", err)
 	}
-	step := max(1, (total+o.Sample-1)/o.Sample)
+	pick := func(i int) bool { return total <= o.Sample || (i+1)*o.Sample/total != i*o.Sample/total }
 	fr := evidence.NewFrequency(p)
 	var buf []byte
 	read := func(v []byte) (StoredText, normalize.Format, error) {
@@ -118,7 +120,7 @@ func (d *DB) SuggestTemplate(ctx context.Context, opts *BoilerplateOptions) (*Bo
 		}
 		return st, f, err
 	}
-	err := eachText(ctx, snap, step, func(iid uint32, v []byte) error {
+	err := eachText(ctx, snap, pick, func(iid uint32, v []byte) error {
 		st, f, err := read(v)
 		if err != nil {
 			return err
@@ -135,7 +137,7 @@ func (d *DB) SuggestTemplate(ctx context.Context, opts *BoilerplateOptions) (*Bo
 		return b, nil
 	}
 	covered := map[uint64]bool{}
-	err = eachText(ctx, snap, step, func(iid uint32, v []byte) error {
+	err = eachText(ctx, snap, pick, func(iid uint32, v []byte) error {
 		st, f, err := read(v)
 		if err != nil {
 			return err
@@ -169,9 +171,10 @@ func (d *DB) SuggestTemplate(ctx context.Context, opts *BoilerplateOptions) (*Bo
 // errStop ends an iteration early.
 var errStop = errors.New("stop")
 
-// eachText calls fn with every step-th stored text's internal id and
-// value (valid during the call only), in storing order.
-func eachText(ctx context.Context, snap *pebble.Snapshot, step int, fn func(iid uint32, v []byte) error) error {
+// eachText calls fn with the internal id and value (valid during the call
+// only) of every stored text i (0, 1, … in storing order) that pick(i)
+// accepts.
+func eachText(ctx context.Context, snap *pebble.Snapshot, pick func(i int) bool, fn func(iid uint32, v []byte) error) error {
 	lo, hi := keys.Range(keys.PrefixText)
 	it, err := snap.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
@@ -180,7 +183,7 @@ func eachText(ctx context.Context, snap *pebble.Snapshot, step int, fn func(iid 
 	defer it.Close()
 	i := 0
 	for it.First(); it.Valid(); it.Next() {
-		if i++; (i-1)%step != 0 {
+		if i++; !pick(i - 1) {
 			continue
 		}
 		if err := ctx.Err(); err != nil {

@@ -299,6 +299,13 @@ func TestSuggestTemplate(t *testing.T) {
 	if err != nil || len(b.Text) != 0 || b.Documents != 10 {
 		t.Fatalf("second suggestion: %+v, %v", b, err)
 	}
+	// Any sample reads that many (it read every ceil(30/7)-th: 6 of 7).
+	for _, n := range []int{1, 7, 11, 29, 30, 31} {
+		b, err := d.SuggestTemplate(ctx, &BoilerplateOptions{Sample: n})
+		if err != nil || b.Documents != min(n, 30) {
+			t.Fatalf("a sample of %d read %d documents (%v)", n, b.Documents, err)
+		}
+	}
 	if _, err := d.SuggestTemplate(ctx, &BoilerplateOptions{MinShare: 1.5}); !errors.Is(err, ErrInvalidOptions) {
 		t.Fatalf("MinShare 1.5: %v", err)
 	}
