@@ -137,7 +137,7 @@ func (n *Node) Handler(opts *HTTPOptions) http.Handler {
 	if o.Logger == nil {
 		o.Logger = n.opts.Logger
 	}
-	h := &httpHandler{n: n, r: n.r, o: o, requests: metrics.NewHTTP()}
+	h := &httpHandler{n: n, r: n.r, o: o, requests: metrics.NewHTTP(), compareSlots: server.NewCompareSlots()}
 	mh, err := n.metricsHandler(h.requests)
 	if err != nil {
 		o.Logger.Error("no metrics", "err", err)
@@ -156,6 +156,8 @@ type httpHandler struct {
 	// the node's figures (nil when they could not be registered).
 	requests    *metrics.HTTP
 	metricsPage http.Handler
+	// compareSlots bound the comparisons run at once (server.CompareSlots).
+	compareSlots server.CompareSlots
 }
 
 // routes are the single-node server's routes (httpapi.Handlers), each
@@ -361,7 +363,7 @@ func (h *httpHandler) readyz(w http.ResponseWriter, r *http.Request) error {
 // keep, is answered as a database without texts answers it (db.ErrNoText
 // when it is stored, db.ErrNotFound otherwise).
 func (h *httpHandler) compare(w http.ResponseWriter, r *http.Request) error {
-	return server.ServeCompare(w, r, h.r.gw.Params().K, func(ctx context.Context, a, b db.CompareInput, o *db.CompareOptions) (*db.Comparison, error) {
+	return server.ServeCompare(w, r, h.r.gw.Params().K, h.compareSlots.Limit(func(ctx context.Context, a, b db.CompareInput, o *db.CompareOptions) (*db.Comparison, error) {
 		for _, in := range []db.CompareInput{a, b} {
 			if in.ID == "" {
 				continue
@@ -379,7 +381,7 @@ func (h *httpHandler) compare(w http.ResponseWriter, r *http.Request) error {
 			return nil, fmt.Errorf("fpdb cluster: compare %q: %w: a cluster keeps no texts (compare two texts instead)", in.ID, db.ErrNoText)
 		}
 		return h.r.gw.Compare(ctx, a, b, o)
-	})
+	}))
 }
 
 // add is POST /v1/documents: the document is fingerprinted here, its

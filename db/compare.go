@@ -163,6 +163,9 @@ func compare(ctx context.Context, p fingerprint.Params, a, b CompareInput, opts 
 	if err != nil {
 		return nil, err
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err // the texts were long: the time may be over
+	}
 	figs, err := evidence.Compare(da, db, o)
 	if err != nil {
 		return nil, fmt.Errorf("fpdb: compare: %w", err)

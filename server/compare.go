@@ -3,7 +3,9 @@ package server
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
+	"runtime"
 	"time"
 
 	"github.com/fpdb/fpdb/api"
@@ -50,11 +52,37 @@ func compareInput(which string, t api.CompareText) (db.CompareInput, apiconv.Nam
 // are and the passages they share, as "fpdb compare --json" prints it, or
 // with ?html=true the page "fpdb compare --html" writes.
 func (s *Server) compare(w http.ResponseWriter, r *http.Request) error {
-	return ServeCompare(w, r, s.d.Params().K, s.d.Compare)
+	return ServeCompare(w, r, s.d.Params().K, s.compareSlots.Limit(s.d.Compare))
 }
 
 // Comparer compares two inputs, as db.DB.Compare does.
 type Comparer func(ctx context.Context, a, b db.CompareInput, opts *db.CompareOptions) (*db.Comparison, error)
+
+// CompareSlots bound the comparisons a server runs at once: a comparison
+// of long texts holds memory many times their size (the shingles and
+// positions of both), so that requests up to the server's concurrency
+// limit, all comparing texts near the body limit, could exhaust it. Make
+// them with NewCompareSlots.
+type CompareSlots chan struct{}
+
+// NewCompareSlots returns slots for as many comparisons at once as Go
+// runs goroutines in parallel (GOMAXPROCS): comparing is CPU-bound, so
+// more at once would not finish sooner.
+func NewCompareSlots() CompareSlots { return make(CompareSlots, max(1, runtime.GOMAXPROCS(0))) }
+
+// Limit returns cmp run in one of the slots: a comparison waits for a free
+// slot, up to its request's deadline.
+func (s CompareSlots) Limit(cmp Comparer) Comparer {
+	return func(ctx context.Context, a, b db.CompareInput, opts *db.CompareOptions) (*db.Comparison, error) {
+		select {
+		case s <- struct{}{}:
+			defer func() { <-s }()
+		case <-ctx.Done():
+			return nil, fmt.Errorf("fpdb: compare: waiting for one of the %d comparisons running at once to end: %w", cap(s), ctx.Err())
+		}
+		return cmp(ctx, a, b, opts)
+	}
+}
 
 // ServeCompare serves POST /v1/compare (the request and answer of package
 // api) with cmp, for fingerprints of k bits: the single-node server

@@ -65,6 +65,8 @@ type Server struct {
 	ready chan struct{} // closed when Serve begins to shut down
 	// metrics are served at /metrics, from a registry of this server's.
 	metrics *metricSet
+	// compareSlots bound the comparisons run at once.
+	compareSlots CompareSlots
 }
 
 // New returns a server of d; opts may be nil (the defaults). The caller
@@ -99,7 +101,7 @@ func New(d *db.DB, opts *Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: metrics: %w", err)
 	}
-	s := &Server{d: d, o: o, ready: make(chan struct{}), metrics: m}
+	s := &Server{d: d, o: o, ready: make(chan struct{}), metrics: m, compareSlots: NewCompareSlots()}
 	s.mux = httpapi.NewMux(s.routes(), httpapi.Options{Tokens: o.Tokens, MaxBodyBytes: o.MaxBodyBytes, MaxImportBytes: o.MaxImportBytes,
 		RequestTimeout: o.RequestTimeout, StreamTimeout: o.StreamTimeout, MaxConcurrent: o.MaxConcurrent,
 		Logger: o.Logger, Errors: errorClasses, Observe: m.http.Observe})
