@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -99,8 +100,13 @@ type ExportRecord struct {
 	// ContentHash is the content hash in hex (all zeros when none).
 	ContentHash string `json:"content_hash"`
 	Source      string `json:"source,omitempty"`
-	Size        int64  `json:"size"`
-	Words       int    `json:"words"`
+	// SourceBase64 holds the source's bytes, base64 (standard, padded),
+	// when they are not UTF-8, as a file's path may be: Source then shows
+	// them with each invalid byte as U+FFFD, and an import restores them
+	// from SourceBase64.
+	SourceBase64 string `json:"source_base64,omitempty"`
+	Size         int64  `json:"size"`
+	Words        int    `json:"words"`
 	// Shingles is the number of distinct shingles; absent when unknown
 	// (and in exports made before it was stored).
 	Shingles int `json:"shingles,omitempty"`
@@ -314,6 +320,10 @@ func exportRecord(doc *Doc, fp []uint64, text *StoredText) (*ExportRecord, error
 	rec := &ExportRecord{
 		ID: doc.ID, Fingerprint: FormatFingerprint(fp), ContentHash: hex.EncodeToString(doc.ContentHash[:]),
 		Source: doc.Source, Size: doc.Size, Words: doc.Words, Shingles: doc.Shingles, Added: doc.Added.Format(time.RFC3339Nano),
+	}
+	if !utf8.ValidString(doc.Source) {
+		// A JSON string would carry U+FFFD for each invalid byte.
+		rec.SourceBase64 = base64.StdEncoding.EncodeToString([]byte(doc.Source))
 	}
 	if text != nil {
 		if !utf8.Valid(text.Text) {
@@ -962,6 +972,13 @@ func (rec *ExportRecord) batchDoc(k int) (Input, error) {
 		return Input{}, fmt.Errorf("fingerprint: %w", err)
 	}
 	bd := Input{ID: rec.ID, Fingerprint: fp, Source: rec.Source, Size: rec.Size, Words: rec.Words, Shingles: rec.Shingles}
+	if rec.SourceBase64 != "" {
+		src, err := base64.StdEncoding.DecodeString(rec.SourceBase64)
+		if err != nil {
+			return Input{}, fmt.Errorf("source_base64: %w", err)
+		}
+		bd.Source = string(src)
+	}
 	hb, err := hex.DecodeString(rec.ContentHash)
 	if err != nil || len(hb) != len(bd.ContentHash) {
 		return Input{}, fmt.Errorf("content_hash %q: want %d hex bytes", rec.ContentHash, len(bd.ContentHash))

@@ -532,3 +532,37 @@ func TestImportCutWhileAnotherWaits(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestExportSourceNotUTF8: a source that is not UTF-8 (a file's path in
+// another encoding) survives an export and an import byte for byte, in
+// source_base64; a UTF-8 source has none.
+func TestExportSourceNotUTF8(t *testing.T) {
+	src := openTest(t, "", nil)
+	bad := "/tmp/\xff\xfe caf\xe9.txt"
+	if _, err := src.AddBatch(ctx, []Input{
+		{ID: "bad", Text: []byte(text(1, 50)), Source: bad},
+		{ID: "good", Text: []byte(text(2, 50)), Source: "/tmp/café.txt"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	exp := exportOf(t, src)
+	if n := bytes.Count(exp, []byte(`"source_base64"`)); n != 1 {
+		t.Fatalf("%d source_base64 members, want 1 (the bad source's): %s", n, exp)
+	}
+	dir := filepath.Join(t.TempDir(), "imported")
+	if _, err := Import(ctx, dir, bytes.NewReader(exp), nil); err != nil {
+		t.Fatal(err)
+	}
+	dst := openTest(t, dir, nil)
+	for id, want := range map[string]string{"bad": bad, "good": "/tmp/café.txt"} {
+		doc, err := dst.Get(ctx, id)
+		if err != nil || doc.Source != want {
+			t.Fatalf("%s: source %q (%v), want %q", id, doc.Source, err, want)
+		}
+	}
+	// A malformed source_base64 is a bad export, naming the member.
+	broken := bytes.Replace(exp, []byte(`"source_base64":"`), []byte(`"source_base64":"!`), 1)
+	if _, err := Import(ctx, filepath.Join(t.TempDir(), "broken"), bytes.NewReader(broken), nil); !errors.Is(err, ErrBadExport) || !strings.Contains(err.Error(), "source_base64") {
+		t.Fatalf("malformed source_base64: %v", err)
+	}
+}

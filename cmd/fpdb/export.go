@@ -43,6 +43,10 @@ database created with --no-log has neither field and writes "fpdb_export":
 1, which older versions read. "templates" lists the templates ("fpdb
 template") when there are any.
 
+A source that is not UTF-8 (a file's path in another encoding) is also
+given as "source_base64", its bytes in base64, which an import restores
+("source" then shows them with U+FFFD for each invalid byte).
+
 "keep_texts" is there when the database keeps the documents' texts; then
 "text" holds a document's text (UTF-8, as its words were read from it) and
 "text_format" how it was read ("text" or "html"), for each document that has
