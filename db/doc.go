@@ -40,9 +40,10 @@
 // Windows-1252 for the bytes that are not UTF-8), plain text or HTML
 // (TextOptions.Format: by Source's extension or by content); words are
 // Unicode-normalized (NFKC-like compatibility folding, case folding,
-// invisible characters dropped, Latin look-alikes read as Latin). These are
-// the rules of normalization version 2, a creation parameter: a database
-// made with version 1 keeps its rules.
+// invisible characters dropped, Latin look-alikes read as Latin), and in
+// HTML the tags of inline elements (span, b, a, …) and comments join the
+// text around them. These are the rules of normalization version 3, a
+// creation parameter: a database made with version 1 or 2 keeps its rules.
 //
 // A database created with Options.KeepTexts also stores each document's
 // text, compressed with zstd, in the same atomic write as the document:

@@ -40,7 +40,9 @@
 // than Options.MaxRepeats times in B is matched at its first MaxRepeats
 // places only, so passages of highly repetitive texts may be cut; the
 // exact Jaccard and containments never are. Readable follows the markup
-// rules of normalization version 2; under version 1, which removes tags
-// from every text and script only from a text starting with a tag, a
-// passage may show fewer or more characters than its words.
+// rules of normalization version 3; under version 2, where every tag
+// separates words, a passage's text may join two of its words across an
+// inline tag, and under version 1, which removes tags from every text and
+// script only from a text starting with a tag, a passage may show fewer or
+// more characters than its words.
 package evidence

@@ -268,6 +268,9 @@ func (rd *reading) markup(i int) (end int, ok bool) {
 		k++
 	}
 	tag := strings.ToLower(string(name[:k]))
+	if k < len(name) && !isSpaceByte(name[k]) && name[k] != '/' {
+		tag = "" // a prefixed XML name or a custom element (a:p, q-btn): none of tagSeps
+	}
 	selfClosing := len(body) > 0 && body[len(body)-1] == '/'
 	if c == '!' || c == '?' {
 		return end, true // a declaration or a processing instruction
@@ -395,3 +398,6 @@ func lowerASCII(c byte) byte {
 
 // isLetter reports an ASCII letter.
 func isLetter(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }
+
+// isSpaceByte reports the white space that may end a tag's name.
+func isSpaceByte(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' }

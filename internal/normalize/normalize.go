@@ -639,6 +639,12 @@ func (t *Tokenizer) step(r rune) bool {
 				}
 			} else {
 				t.nameEnd = true
+				if t.v3 && !isSpace(r) && r != '/' {
+					// A name that goes on (a prefixed XML name, a
+					// custom element: a:p, q-btn) names no inline
+					// element (version 3; version 2 read its start).
+					t.tagLen = maxTagName + 1
+				}
 			}
 		}
 		t.last = r
