@@ -40,6 +40,11 @@ type Options struct {
 	// Tokens, when not nil, requires a bearer token on every /v1 request:
 	// read-only tokens may read, read-write tokens may also write.
 	Tokens *Tokens
+	// AllowedHosts are the host names, besides localhost and the loopback
+	// addresses, that a server listening on a loopback address answers
+	// (httpapi.LoopbackHosts; "*": any): the public name a reverse proxy
+	// in front of it passes on in the Host header. Default: none.
+	AllowedHosts []string
 	// Logger receives one line per request (with its request id) and the
 	// server's events. Default: discard.
 	Logger *slog.Logger
@@ -119,7 +124,7 @@ func (s *Server) Handler() http.Handler { return s.mux }
 func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
 	var h http.Handler = s.mux
 	if httpapi.IsLoopback(ln.Addr()) {
-		h = httpapi.LoopbackHosts(h) // DNS rebinding
+		h = httpapi.LoopbackHosts(h, s.o.AllowedHosts) // DNS rebinding
 	}
 	hs := &http.Server{
 		Handler:           h,

@@ -31,6 +31,7 @@ type serveOptions struct {
 	logJSON       bool
 	warm          bool
 	addrGiven     bool
+	allowHosts    []string
 	cluster       nodeFlags
 }
 
@@ -57,7 +58,11 @@ It listens on 127.0.0.1:7700 by default: this machine only.
 To serve other machines, give --addr and --tokens (and --cert/--key for
 TLS): with --tokens every /v1 request needs "Authorization: Bearer TOKEN";
 the file has one "ro TOKEN" (read-only) or "rw TOKEN" (read-write) per line,
-tokens of at least 16 characters.
+tokens of at least 16 characters. Requests that a web page of another site
+sends through a browser are refused (403); on a loopback --addr only
+requests to localhost, a loopback address or an --allow-host name are
+answered (421 otherwise; behind a reverse proxy that passes on its public
+Host, give that name).
 
 Limits: a body over --max-body is answered 413, a request (its body
 included) slower than --timeout 408, more than --max-concurrent requests at
@@ -101,6 +106,7 @@ not form).`,
 	f := cmd.Flags()
 	f.StringVar(&o.addr, "addr", defaultAddr, "listen on `HOST:PORT` (127.0.0.1: this machine only)")
 	f.StringVar(&o.tokens, "tokens", "", "require bearer tokens, read from `FILE` (lines \"ro TOKEN\" or \"rw TOKEN\")")
+	f.StringArrayVar(&o.allowHosts, "allow-host", nil, "on a loopback --addr, also answer requests to host `NAME` (the public name a reverse proxy passes on in Host; repeatable; \"*\": any host). Others get 421")
 	f.StringVar(&o.cert, "cert", "", "serve TLS with the certificate `FILE` (PEM; with --key)")
 	f.StringVar(&o.key, "key", "", "the TLS private key `FILE` (PEM; with --cert)")
 	f.Int64Var(&o.maxBody, "max-body", server.DefaultMaxBodyBytes, "largest request body in `BYTES` (413 beyond)")
@@ -140,7 +146,8 @@ func (o *serveOptions) run(ctx context.Context, stderr io.Writer) (err error) {
 	} else {
 		logger = slog.New(slog.NewTextHandler(stderr, nil))
 	}
-	so := &server.Options{MaxBodyBytes: o.maxBody, MaxImportBytes: o.maxImport, RequestTimeout: o.timeout, StreamTimeout: o.streamTimeout, MaxConcurrent: o.maxConcurrent, Logger: logger}
+	so := &server.Options{MaxBodyBytes: o.maxBody, MaxImportBytes: o.maxImport, RequestTimeout: o.timeout, StreamTimeout: o.streamTimeout, MaxConcurrent: o.maxConcurrent, Logger: logger,
+		AllowedHosts: o.allowHosts}
 	if o.tokens != "" {
 		if so.Tokens, err = server.LoadTokens(o.tokens); err != nil {
 			return failure(fmt.Errorf("serve: %w", err))

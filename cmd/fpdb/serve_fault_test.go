@@ -308,3 +308,34 @@ func TestServeAddressInUse(t *testing.T) {
 		t.Errorf("serve on an address in use created %s: %v", dir, err)
 	}
 }
+
+// TestServeHostGuard: "fpdb serve" on a loopback address answers requests
+// to a loopback host, and to a host --allow-host names (a reverse proxy's
+// public name), and refuses others with 421 (DNS rebinding); its health
+// checks answer any host.
+func TestServeHostGuard(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds fpdb and runs a server process (not with -short)")
+	}
+	bin := buildFPDB(t)
+	srv := startServeWith(t, bin, filepath.Join(t.TempDir(), "db"), http.DefaultClient, "http", "--allow-host", "fpdb.example.org")
+	for host, want := range map[string]int{"": 200, "fpdb.example.org": 200, "evil.example": 421} {
+		for path, w := range map[string]int{"/v1/stats": want, "/healthz": 200} {
+			req, err := http.NewRequest(http.MethodGet, srv.url+path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if host != "" {
+				req.Host = host
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != w {
+				t.Errorf("Host %q %s: %d, want %d", host, path, resp.StatusCode, w)
+			}
+		}
+	}
+}

@@ -4,32 +4,45 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/fpdb/fpdb/api"
 )
 
-// crossOrigin returns the 403 of a request a web page of another origin
-// sent: one whose Origin header names another host than the request's
-// Host, or "null" (a sandboxed frame, a local file), or whose
-// Sec-Fetch-Site says cross-site. Browsers send such requests without
-// asking (a form's POST, fetch with mode no-cors): without this check,
-// any page a user of the machine opens could add, delete or back up
-// through a server on 127.0.0.1 that has no tokens. Clients that are not
-// browsers send neither header.
+// crossOrigin returns the 403 of a request a web page of another site
+// sent. Browsers send such requests without asking (a form's POST, fetch
+// with mode no-cors): without this check, any page a user of the machine
+// opens could add, delete or back up through a server on 127.0.0.1 that
+// has no tokens. A browser says where a request comes from in
+// Sec-Fetch-Site, which pages cannot set: same-origin (the server's own
+// page, also behind a reverse proxy) and none (typed by the user) are
+// served, same-site and cross-site refused. A browser that does not send
+// it sends Origin: it must name the request's host (Host, or the
+// X-Forwarded-Host a reverse proxy sets, which a page cannot set without
+// the server's consent); "null" (a sandboxed frame, a local file) is
+// refused. Clients that are not browsers send neither header.
 func crossOrigin(r *http.Request) error {
-	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
-		return forbiddenOrigin("the browser marks it cross-site")
+	switch site := r.Header.Get("Sec-Fetch-Site"); site {
+	case "same-origin", "none":
+		return nil
+	case "same-site", "cross-site":
+		return forbiddenOrigin("the browser marks it " + site)
 	}
 	origin := r.Header.Get("Origin")
 	if origin == "" {
 		return nil
 	}
 	u, err := url.Parse(origin)
-	if err != nil || u.Host == "" || !strings.EqualFold(u.Host, r.Host) {
-		return forbiddenOrigin("its Origin " + origin + " is not this server (" + r.Host + ")")
+	if err == nil && u.Host != "" {
+		if strings.EqualFold(u.Host, r.Host) {
+			return nil
+		}
+		if fh, _, _ := strings.Cut(r.Header.Get("X-Forwarded-Host"), ","); fh != "" && strings.EqualFold(u.Host, strings.TrimSpace(fh)) {
+			return nil
+		}
 	}
-	return nil
+	return forbiddenOrigin("its Origin " + origin + " is not this server (" + r.Host + ")")
 }
 
 func forbiddenOrigin(why string) error {
@@ -39,18 +52,38 @@ func forbiddenOrigin(why string) error {
 
 // LoopbackHosts wraps h, the handler of a server that listens on a
 // loopback address only, so that it answers only requests that name a
-// loopback host (localhost, 127.0.0.1, [::1], …) in their Host header,
-// else 421: a web page whose domain an attacker points at 127.0.0.1 (DNS
-// rebinding) names its own domain there, and must not read the database.
-func LoopbackHosts(h http.Handler) http.Handler {
+// loopback host (localhost, 127.0.0.1, [::1], …) or one of allowed (host
+// names, any port; "*": any host) in their Host header, else 421: a web
+// page whose domain an attacker points at 127.0.0.1 (DNS rebinding) names
+// its own domain there, and must not read the database. A reverse proxy
+// that passes on its public Host needs that name allowed ("fpdb serve
+// --allow-host"). The health checks (/healthz, /readyz) answer any host.
+func LoopbackHosts(h http.Handler, allowed []string) http.Handler {
+	if slices.Contains(allowed, "*") {
+		return h
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !loopbackHost(r.Host) {
+		if !loopbackHost(r.Host) && !allowedHost(r.Host, allowed) && r.URL.Path != "/healthz" && r.URL.Path != "/readyz" {
 			writeError(w, r.Header.Get("X-Request-ID"), &Error{Status: http.StatusMisdirectedRequest, Code: api.CodeBadRequest,
-				Message: "this server listens on a loopback address and answers only requests to localhost or a loopback IP address, not to " + r.Host}, nil)
+				Message: "this server listens on a loopback address and answers only requests to localhost, a loopback IP address or a host allowed by --allow-host, not to " + r.Host}, nil)
 			return
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// allowedHost reports whether host (a Host header) names one of allowed.
+func allowedHost(host string, allowed []string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.Trim(host, "[]"), ".")
+	for _, a := range allowed {
+		if strings.EqualFold(host, strings.TrimSuffix(strings.Trim(a, "[]"), ".")) {
+			return true
+		}
+	}
+	return false
 }
 
 // loopbackHost reports whether host (a Host header: name or address,

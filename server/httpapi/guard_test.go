@@ -78,7 +78,15 @@ func TestCrossOrigin(t *testing.T) {
 		{"/v1/x", map[string]string{"Origin": "http://example.com:8080"}, http.StatusForbidden},
 		{"/v1/x", map[string]string{"Origin": "null"}, http.StatusForbidden},
 		{"/v1/x", map[string]string{"Sec-Fetch-Site": "cross-site"}, http.StatusForbidden},
+		{"/v1/x", map[string]string{"Sec-Fetch-Site": "same-site", "Origin": "http://other.example.com"}, http.StatusForbidden},
 		{"/v1/x", map[string]string{"Sec-Fetch-Site": "same-origin", "Origin": "http://example.com"}, http.StatusNoContent},
+		// Behind a reverse proxy that sets Host to the upstream: the
+		// browser's same-origin, or X-Forwarded-Host, says the page is the
+		// server's own.
+		{"/v1/x", map[string]string{"Sec-Fetch-Site": "same-origin", "Origin": "https://fpdb.example.org"}, http.StatusNoContent},
+		{"/v1/x", map[string]string{"Origin": "https://fpdb.example.org", "X-Forwarded-Host": "fpdb.example.org"}, http.StatusNoContent},
+		{"/v1/x", map[string]string{"Origin": "https://evil.example", "X-Forwarded-Host": "fpdb.example.org"}, http.StatusForbidden},
+		{"/v1/x", map[string]string{"Sec-Fetch-Site": "none"}, http.StatusNoContent},
 		{"/healthz", map[string]string{"Origin": "http://evil.example"}, http.StatusNoContent},
 	} {
 		r := httptest.NewRequest(http.MethodPost, c.target, strings.NewReader("{}"))
@@ -98,18 +106,31 @@ func TestCrossOrigin(t *testing.T) {
 // localhost or a loopback IP address, and refuses others (DNS rebinding:
 // an attacker's domain pointed at 127.0.0.1) with 421.
 func TestLoopbackHosts(t *testing.T) {
-	h := LoopbackHosts(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	h := LoopbackHosts(ok, []string{"fpdb.example.org"})
 	for host, want := range map[string]int{
 		"127.0.0.1:7700": 204, "localhost:7700": 204, "LOCALHOST": 204, "[::1]:7700": 204, "127.0.0.2": 204, "a.localhost:1": 204,
 		"evil.example:7700": 421, "evil.example": 421, "10.0.0.1:7700": 421, "": 421, "127.0.0.1.evil.example": 421,
+		// Allowed (--allow-host), any port, any case.
+		"fpdb.example.org": 204, "FPDB.example.org:443": 204, "x.fpdb.example.org": 421,
 	} {
-		r := httptest.NewRequest(http.MethodGet, "/v1/stats", nil)
-		r.Host = host
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
-		if w.Code != want {
-			t.Errorf("Host %q: %d, want %d", host, w.Code, want)
+		for _, path := range []string{"/v1/stats", "/healthz"} {
+			r := httptest.NewRequest(http.MethodGet, path, nil)
+			r.Host = host
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			if want := map[bool]int{true: 204, false: want}[path == "/healthz"]; w.Code != want {
+				t.Errorf("Host %q %s: %d, want %d", host, path, w.Code, want)
+			}
 		}
+	}
+	// "*" allows any host.
+	r := httptest.NewRequest(http.MethodGet, "/v1/stats", nil)
+	r.Host = "evil.example"
+	w := httptest.NewRecorder()
+	LoopbackHosts(ok, []string{"*"}).ServeHTTP(w, r)
+	if w.Code != 204 {
+		t.Errorf("--allow-host '*': %d", w.Code)
 	}
 }
 
