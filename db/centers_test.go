@@ -296,41 +296,54 @@ func TestClusterCohesionNotNegative(t *testing.T) {
 	}
 }
 
-// TestClustersPrefer: the preferred documents come before all others in
-// the keep order (the policy ordering each part), checked against the
-// brute-force greedy centers of that order, and a component keeps a
-// preferred member whenever it has one.
-func TestClustersPrefer(t *testing.T) {
+// TestClustersKept: the documents Kept keeps come before all others in the
+// keep order (the policy ordering each part), and their pairs with each
+// other link no one, checked against the brute-force greedy centers of
+// that order over the other pairs; a component keeps a kept member
+// whenever it has one.
+func TestClustersKept(t *testing.T) {
 	d := openTest(t, "", nil)
 	ids := plantedDB(t, d, 7)
 	docs := allDocs(t, d, ids)
 	thr := 0.8
-	pairs := bruteForcePairs(docs, d.Params().K, thr)
+	all := bruteForcePairs(docs, d.Params().K, thr)
 	r := rand.New(rand.NewPCG(7, 7))
-	preferred := map[string]bool{}
-	for _, p := range pairs {
+	kept := map[string]bool{}
+	for _, p := range all {
 		if r.IntN(3) == 0 {
-			preferred[p.B] = true // the later of a pair: never first by storing order
+			kept[p.B] = true // the later of a pair: never first by storing order
+		}
+		if r.IntN(8) == 0 {
+			kept[p.A], kept[p.B] = true, true // both: their pair links no one
 		}
 	}
-	if len(preferred) == 0 {
-		t.Fatal("nothing preferred")
+	var pairs []Pair
+	for _, p := range all {
+		if !kept[p.A] || !kept[p.B] {
+			pairs = append(pairs, p)
+		}
+	}
+	if len(kept) == 0 || len(pairs) == len(all) {
+		t.Fatal("the test keeps nothing, or no pair of two kept documents")
 	}
 	calls := 0
-	prefer := func(id string) bool { calls++; return preferred[id] }
+	keep := func(id string) bool { calls++; return kept[id] }
 	order := func(a, b *Doc) bool {
-		if preferred[a.ID] != preferred[b.ID] {
-			return preferred[a.ID]
+		if kept[a.ID] != kept[b.ID] {
+			return kept[a.ID]
 		}
 		return a.iid < b.iid
 	}
 	want := greedyCenters(docs, pairs, order, 0)
-	cs, _, err := d.Clusters(ctx, ClusterOptions{PairsOptions: PairsOptions{Threshold: thr}, Keep: KeepStored, Mode: ClusterCenters, Prefer: prefer})
+	cs, st, err := d.Clusters(ctx, ClusterOptions{PairsOptions: PairsOptions{Threshold: thr}, Keep: KeepStored, Mode: ClusterCenters, Kept: keep})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if calls != len(docs) {
-		t.Fatalf("Prefer called %d times for %d stored documents", calls, len(docs))
+		t.Fatalf("Kept called %d times for %d stored documents", calls, len(docs))
+	}
+	if st.Pairs != int64(len(pairs)) {
+		t.Fatalf("stats count %d pairs, want %d (those of two kept documents left out)", st.Pairs, len(pairs))
 	}
 	if len(cs) != len(want) {
 		t.Fatalf("%d center clusters, want %d", len(cs), len(want))
@@ -339,14 +352,17 @@ func TestClustersPrefer(t *testing.T) {
 		if !slices.Equal(c.IDs, want[c.Center]) {
 			t.Fatalf("cluster %v of center %q, want %v", c.IDs, c.Center, want[c.Center])
 		}
+		if n := len(slices.DeleteFunc(slices.Clone(c.IDs), func(id string) bool { return !kept[id] })); n > 1 {
+			t.Fatalf("cluster %v holds %d kept documents: one was dropped for another", c.IDs, n)
+		}
 	}
-	cs, _, err = d.Clusters(ctx, ClusterOptions{PairsOptions: PairsOptions{Threshold: thr}, Keep: KeepLongest, Prefer: prefer})
+	cs, _, err = d.Clusters(ctx, ClusterOptions{PairsOptions: PairsOptions{Threshold: thr}, Keep: KeepLongest, Kept: keep})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range cs {
-		if slices.ContainsFunc(c.IDs, func(id string) bool { return preferred[id] }) && !preferred[c.Keep] {
-			t.Fatalf("component %v keeps %q, not a preferred member", c.IDs, c.Keep)
+		if slices.ContainsFunc(c.IDs, func(id string) bool { return kept[id] }) && !kept[c.Keep] {
+			t.Fatalf("component %v keeps %q, not a kept member", c.IDs, c.Keep)
 		}
 	}
 }

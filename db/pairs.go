@@ -113,7 +113,7 @@ type pairsSnapshot struct {
 	// only for KeepMax and KeepMin.
 	value    []float64
 	hasValue []bool
-	// prefer is ClusterOptions.Prefer of each document, when set.
+	// prefer is ClusterOptions.Kept of each document, when set.
 	prefer []bool
 }
 
@@ -293,13 +293,16 @@ type ClusterOptions struct {
 	// its own run has disowned (a record read as bad this time, whose id
 	// an earlier run stored).
 	Exclude func(id string) bool
-	// Prefer, when not nil, is called once per stored document, from the
-	// calling goroutine; the documents it returns true for come before
-	// all others in the Keep policy's order (the policy orders each part):
-	// a cluster that holds one keeps one of them, and under ClusterCenters
-	// they become centers first. A caller uses it to keep the documents of
-	// an archive, published before, over new near duplicates of them.
-	Prefer func(id string) bool
+	// Kept, when not nil, is called once per stored document, from the
+	// calling goroutine; the documents it returns true for are kept
+	// whatever the policy: they come before all others in the Keep
+	// policy's order (the policy orders each part), so a cluster that
+	// holds one keeps one of them and under ClusterCenters they become
+	// centers first, and a pair of two of them links no one (neither is
+	// dropped for the other; PairsStats.Pairs does not count it). A caller
+	// uses it to keep the documents of an archive, published before, over
+	// new near duplicates of them.
+	Kept func(id string) bool
 }
 
 // Clusters groups the stored documents into clusters of near duplicates
@@ -337,10 +340,10 @@ func (d *DB) Clusters(ctx context.Context, o ClusterOptions) (_ []Cluster, _ Pai
 			}
 		}
 	}
-	if o.Prefer != nil {
+	if o.Kept != nil {
 		s.prefer = make([]bool, len(s.ext))
 		for p, id := range s.ext {
-			s.prefer[p] = o.Prefer(id)
+			s.prefer[p] = o.Kept(id)
 		}
 	}
 	var excluded []bool // by snapshot position
@@ -353,7 +356,7 @@ func (d *DB) Clusters(ctx context.Context, o ClusterOptions) (_ []Cluster, _ Pai
 	var edges []clusterEdge
 	var dropped int64
 	st, err := s.run(ctx, o.PairsOptions, func(a, b, dist int) error {
-		if excluded != nil && (excluded[a] || excluded[b]) {
+		if excluded != nil && (excluded[a] || excluded[b]) || s.prefer != nil && s.prefer[a] && s.prefer[b] {
 			dropped++
 			return nil
 		}
@@ -431,7 +434,7 @@ type clusterEdge struct{ a, b, dist int32 }
 
 // before reports whether the document at snapshot position p comes before
 // the one at q in the order of policy k (the one it keeps first), the
-// preferred documents (ClusterOptions.Prefer) first. Ties go to the one
+// documents ClusterOptions.Kept keeps first. Ties go to the one
 // stored first (the lower position), except under KeepNewest.
 func (s *pairsSnapshot) before(p, q int32, k Keep) bool {
 	if s.prefer != nil && s.prefer[p] != s.prefer[q] {
@@ -533,7 +536,9 @@ func (s *pairsSnapshot) centerGroups(edges []clusterEdge, o ClusterOptions) ([][
 		}
 		var free []nb
 		for _, x := range adj[c] {
-			if !taken[x.p] {
+			// A kept document (ClusterOptions.Kept) is a center or in no
+			// cluster, never dropped for another.
+			if !taken[x.p] && (s.prefer == nil || !s.prefer[x.p]) {
 				free = append(free, x)
 			}
 		}

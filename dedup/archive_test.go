@@ -96,3 +96,34 @@ func TestArchiveKeptWhateverThePolicy(t *testing.T) {
 		})
 	}
 }
+
+// TestArchiveChain: two archive documents near each other are both kept
+// (neither is clustered under the other), so a record near one of them is
+// removed for it even when it is not near the other; it used to be kept,
+// its neighbour taken into the other's cluster.
+func TestArchiveChain(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	block := make([]string, 12)
+	for i := range block {
+		block[i] = strings.Join(words(rng, 30), " ")
+	}
+	blocks := func(from, to int) string { return strings.Join(block[from:to], " ") }
+	dir := t.TempDir()
+	d := openDB(t, filepath.Join(dir, "db"))
+	// A0 ~ A and A ~ R at about 0.8, A0 ~ R at about 0.64.
+	if _, err := d.AddBatch(ctx, []db.Input{{ID: "A0", Text: []byte(blocks(1, 10))}, {ID: "A", Text: []byte(blocks(2, 11))}}); err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(dir, "new.jsonl")
+	writeJSONL(t, in, []rec{{ID: "R", Text: blocks(3, 12)}})
+	o := Options{LoadOptions: LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{in}}, Threshold: 0.72,
+		Out: filepath.Join(dir, "k.jsonl"), Removed: filepath.Join(dir, "r.jsonl")}
+	sum, err := Run(ctx, d, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	removed := readOut(t, o.Removed)
+	if len(removed) != 1 || removed[0].Kept != "A" || sum.Clusters != 1 || sum.Pairs != 1 {
+		t.Fatalf("removed %+v, %d clusters, %d pairs: want R removed for A, 1 cluster, 1 pair (A0 ~ A is not this run's)", removed, sum.Clusters, sum.Pairs)
+	}
+}

@@ -124,8 +124,8 @@ type Summary struct {
 	Kept    int64 `json:"kept"`
 	Removed int64 `json:"removed"`
 	// Clusters is the number of clusters (groups of two or more near
-	// duplicates) that hold a record of the run, Pairs the near-duplicate
-	// pairs found (less those inside clusters of archive documents only).
+	// duplicates), each holding a record of the run, Pairs the
+	// near-duplicate pairs found (not those of two archive documents).
 	Clusters int   `json:"clusters"`
 	Pairs    int64 `json:"pairs"`
 	// Excluded counts the stored documents left out of the clusters: the
@@ -481,12 +481,12 @@ func loadPhase(ctx context.Context, l *loader, kp keepPolicy, sum *Summary, o *O
 	return ph, nil
 }
 
-// clusters groups the stored documents (phase 2) and returns the clusters
-// that hold a record of this run, and how many of this run's records the
-// database does not hold (deleted since an earlier run stored them).
+// clusters groups the stored documents (phase 2) and returns the clusters,
+// each holding a record of this run, and how many of this run's records
+// the database does not hold (deleted since an earlier run stored them).
 // Documents the database held before, not records of this run (an
-// archive), come first in the keep order: a record near one of them is
-// removed whatever the policy.
+// archive), are kept: a record near one of them is removed whatever the
+// policy.
 func (ph *phases) clusters(ctx context.Context, d *db.DB, kp keepPolicy, o *Options, sum *Summary) ([]db.Cluster, db.PairsStats, int64, error) {
 	co := db.ClusterOptions{PairsOptions: db.PairsOptions{Threshold: o.Threshold, Plan: o.Plan}, Keep: kp.keep, Mode: db.ClusterCenters}
 	switch {
@@ -536,10 +536,11 @@ func (ph *phases) clusters(ctx context.Context, d *db.DB, kp keepPolicy, o *Opti
 		}
 		return false
 	}
-	archive := false
-	co.Prefer = func(id string) bool {
+	// Documents the database held before (an archive) are kept: a record
+	// near one is removed, and they are not clustered with each other
+	// (db.ClusterOptions.Kept), so every cluster holds a record of the run.
+	co.Kept = func(id string) bool {
 		_, ours := ph.first[id]
-		archive = archive || !ours
 		return !ours
 	}
 	cs, st, err := d.Clusters(ctx, co)
@@ -551,18 +552,6 @@ func (ph *phases) clusters(ctx context.Context, d *db.DB, kp keepPolicy, o *Opti
 		if !disowned[id] {
 			want++
 		}
-	}
-	if archive {
-		// Clusters of archive documents only are not this run's.
-		mine := cs[:0]
-		for _, c := range cs {
-			if slices.ContainsFunc(c.IDs, func(id string) bool { _, ok := ph.first[id]; return ok }) {
-				mine = append(mine, c)
-			} else {
-				st.Pairs -= int64(c.Pairs)
-			}
-		}
-		cs = mine
 	}
 	return cs, st, want - held, nil
 }
