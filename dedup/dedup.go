@@ -258,13 +258,14 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 	var ph *phases
 	var cs []db.Cluster
 	var st db.PairsStats
+	var firstLoad LoadSummary // the first attempt's
 	for attempt := 0; ; attempt++ {
 		tl := time.Now()
 		if attempt > 0 {
-			// The records are read again: their counts restart.
-			sum.LoadSummary, sum.Excluded = LoadSummary{}, 0
+			// The records are read again; the bad ones were reported.
+			firstLoad, sum.Excluded = sum.LoadSummary, 0
 			lo := o.LoadOptions
-			lo.Restart = true
+			lo.Restart, lo.Bad = true, nil
 			if l, err = newLoader(d, &lo); err != nil {
 				return sum, err
 			}
@@ -280,6 +281,15 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 			sum.LoadSeconds = time.Since(start).Seconds()
 		} else {
 			sum.LoadSeconds += time.Since(tl).Seconds()
+			// The summary is the first attempt's, the documents stored
+			// again (all the second one stored: the rest were stored by
+			// the first) moved from resumed to stored.
+			again := sum.LoadSummary
+			sum.LoadSummary = firstLoad
+			sum.Stored += again.Stored
+			sum.Replaced += again.Replaced
+			sum.Resumed = max(0, sum.Resumed-again.Stored)
+			sum.Seconds = again.Seconds + firstLoad.Seconds
 		}
 		// Each phase's garbage is collected before the next phase
 		// allocates its own (the snapshot and sorted groups of the pairs,

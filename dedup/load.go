@@ -38,8 +38,11 @@ const markPrefix = "input:"
 
 // markVersion is the version of a mark's value. Version 2 marks come
 // with refused marks: a mark of an earlier version is not trusted (its
-// file is read again from the start).
-const markVersion = 2
+// file is read again from the start). Version 3 marks were made by a build
+// that tells a compressed file by its first bytes: a version 2 mark of a
+// file that is compressed though its name does not say so counted its
+// bytes as records, and is not trusted either.
+const markVersion = 3
 
 // refusedPrefix starts the names of the marks that list the records of an
 // input the database refused (no words, binary, an invalid id): one mark
@@ -487,7 +490,8 @@ func (l *loader) file(ctx context.Context, path string, check checkFunc, n *int6
 		switch {
 		case err == nil:
 			var old inputMark
-			if json.Unmarshal(v, &old) == nil && old.V == markVersion && old.Size == mark.Size && old.ModTime == mark.ModTime && old.Fields == mark.Fields {
+			if json.Unmarshal(v, &old) == nil && (old.V == markVersion || old.V == 2 && !r.Sniffed()) &&
+				old.Size == mark.Size && old.ModTime == mark.ModTime && old.Fields == mark.Fields {
 				from = old.Records
 				if old.Done && check == nil {
 					l.sum.Resumed += old.Records

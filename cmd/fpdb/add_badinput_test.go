@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -31,6 +32,15 @@ func TestAddRecordsBadInput(t *testing.T) {
 	// A file that does not exist is one more input that cannot be read
 	// (it used to stop the run before anything was added).
 	missing := filepath.Join(dir, "missing.jsonl")
+
+	// Alone, it adds nothing: no database is made for a mistyped path.
+	none := filepath.Join(dir, "db-none")
+	if r := runFPDB(t, "", "--db", none, "add", "--bulk", missing).mustCode(t, exitInput); !strings.Contains(r.stderr, "missing.jsonl") {
+		t.Errorf("add of a missing input: %s", r.stderr)
+	}
+	if _, err := os.Stat(none); !os.IsNotExist(err) {
+		t.Errorf("add of a missing input made the database: %v", err)
+	}
 
 	for _, bulk := range []bool{true, false} {
 		dbDir := filepath.Join(dir, fmt.Sprint("db-", bulk))

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -188,16 +189,20 @@ func (o *addOptions) validateRecords() error {
 // exist (and is no pattern) stays an input, which the load then reports
 // as one it could not read while it adds the others, as add does with
 // documents (dedup, whose outputs must hold every record, refuses it
-// before it starts).
+// before it starts); when no argument exists, it is an error, before a
+// database is made.
 func expandAddInputs(args []string) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
+	var missing error // the first argument that does not exist
 	for _, a := range args {
 		got := []string{a}
 		if _, err := os.Stat(a); a == "-" || !errors.Is(err, fs.ErrNotExist) || strings.ContainsAny(a, "*?[") {
 			if got, err = records.Expand([]string{a}); err != nil {
 				return nil, err
 			}
+		} else if missing == nil {
+			missing = err
 		}
 		for _, p := range got {
 			key := p
@@ -209,6 +214,13 @@ func expandAddInputs(args []string) ([]string, error) {
 				out = append(out, p)
 			}
 		}
+	}
+	if missing != nil && !slices.ContainsFunc(out, func(p string) bool {
+		_, err := os.Stat(p)
+		return p == "-" || err == nil
+	}) {
+		// Nothing to add: no database is made for a mistyped path.
+		return nil, missing
 	}
 	return out, nil
 }

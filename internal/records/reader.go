@@ -41,10 +41,11 @@ type decoder interface {
 // Reader reads the records of one file, or of a stream, in order. A Reader
 // is not safe for concurrent use.
 type Reader struct {
-	name   string // as opened
-	format Format
-	opts   Options
-	src    *source
+	name    string // as opened
+	format  Format
+	opts    Options
+	src     *source
+	sniffed bool // decompressed as its first bytes said, not its name
 
 	file    *os.File
 	counter *countingReader
@@ -221,6 +222,10 @@ func (p *prefixReader) Read(b []byte) (int, error) {
 	return n + m, err
 }
 
+// Sniffed reports whether the input is decompressed because its first
+// bytes say it is compressed, which its name does not say.
+func (r *Reader) Sniffed() bool { return r.sniffed }
+
 // sniffCompression tells the compression of a stream from its first bytes
 // (at least 10 for bzip2): the magic numbers of gzip, zstd and bzip2 (its
 // "BZh" and the digit of its block size, then the magic of its first
@@ -252,6 +257,7 @@ func (r *Reader) init(rd io.Reader, c Compression) error {
 			return fmt.Errorf("read: %w", err)
 		}
 		c = sniffCompression(head[:n])
+		r.sniffed = c != CompressionNone
 		in = &prefixReader{head: head[:n], r: r.counter}
 	}
 	switch c {
