@@ -196,7 +196,7 @@ func notServed(format string, args ...any) error {
 var httpErrors = []httpapi.Class{
 	{Status: http.StatusGatewayTimeout, Code: CodeOutcomeUnknown, Errs: []error{ErrOutcomeUnknown}},
 	{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable,
-		Errs: []error{ErrShardUnavailable, ErrClosed, db.ErrClosed, context.Canceled}, RetryAfter: 1},
+		Errs: []error{ErrShardUnavailable, ErrLogUnavailable, ErrClosed, db.ErrClosed, context.Canceled}, RetryAfter: 1},
 	{Status: http.StatusRequestTimeout, Code: api.CodeTimeout, Errs: []error{os.ErrDeadlineExceeded, context.DeadlineExceeded}},
 	{Status: http.StatusNotFound, Code: api.CodeNotFound, Errs: []error{db.ErrNotFound}},
 	{Status: http.StatusBadRequest, Code: api.CodeBadRequest,

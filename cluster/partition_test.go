@@ -1,12 +1,17 @@
 package cluster
 
 import (
+	"context"
+	"errors"
 	"io"
 	"net"
+	"net/http"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/fpdb/fpdb/server/httpapi"
 )
 
 // routeProxy forwards one node's route connections to another node; a
@@ -121,4 +126,35 @@ func TestPartition(t *testing.T) {
 	l.phase.Store(2)
 	time.Sleep(4 * time.Second)
 	l.finish(t, 3)
+}
+
+// TestPinWithoutQuorum: a node cut off from the others (no quorum of the
+// log) answers pairs with ErrLogUnavailable (503) once the pin's time is
+// over, rather than retrying the pin for as long as its caller waits (a
+// stream's caller waits up to --stream-timeout, receiving nothing).
+func TestPinWithoutQuorum(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the pin's bound (20 s and the log's late answer)")
+	}
+	tc, proxies := startProxiedCluster(t)
+	for key, px := range proxies {
+		if key[0] == 2 || key[1] == 2 {
+			px.setCut(true)
+		}
+	}
+	// The caller would wait far longer than the pin's bound.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	start := time.Now()
+	_, err := tc.nodes[2].r.Pairs(ctx, 0.9)
+	took := time.Since(start)
+	if !errors.Is(err, ErrLogUnavailable) {
+		t.Fatalf("pairs on a node without quorum: %v after %v, want ErrLogUnavailable", err, took)
+	}
+	if st, _ := httpapi.Classify(err, httpErrors); st != http.StatusServiceUnavailable {
+		t.Errorf("status %d, want 503", st)
+	}
+	if took > pinWait+outcomeWait+10*time.Second {
+		t.Errorf("the pin took %v", took)
+	}
 }

@@ -887,9 +887,29 @@ func (r *Router) Delete(ctx context.Context, ids []string) (uint64, error) {
 // shard at the returned sequence.
 func (r *Router) Pin(ctx context.Context) (uint64, error) {
 	// A pin whose outcome is unknown is only a failed read to its caller.
-	seq, _, err := r.appendMsg(ctx, []Entry{{Kind: KindPin}}, newBatchID(), 0, false)
+	// It is bounded as a request to a shard is: a stream's caller gives
+	// its whole stream time, and without a quorum of the log (most nodes
+	// down or cut off) the pin would be retried until then, the stream
+	// sending nothing.
+	// The bound leaves time for the log to elect a new leader (4 to 9 s
+	// in nats-server).
+	wait := max(r.opts.RequestTimeout, pinWait)
+	pctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	seq, _, err := r.appendMsg(pctx, []Entry{{Kind: KindPin}}, newBatchID(), 0, false)
+	if err != nil && ctx.Err() == nil && pctx.Err() != nil {
+		return 0, fmt.Errorf("%w: the log took no pin within %v (does a majority of its nodes run and reach each other?): %w", ErrLogUnavailable, wait, err)
+	}
 	return seq, err
 }
+
+// pinWait is the least time a pin is given.
+const pinWait = 20 * time.Second
+
+// ErrLogUnavailable is wrapped by the error of a read that must first
+// write to the log (a pin, for pairs, clusters and exports) when the log
+// does not answer in time: no quorum of its nodes.
+var ErrLogUnavailable = errors.New("fpdb cluster: the log is unavailable")
 
 func newBatchID() string {
 	var b [12]byte
