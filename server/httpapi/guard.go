@@ -72,27 +72,26 @@ func LoopbackHosts(h http.Handler, allowed []string) http.Handler {
 	})
 }
 
-// allowedHost reports whether host (a Host header) names one of allowed.
-func allowedHost(host string, allowed []string) bool {
+// hostName returns the name or address of a Host header (or an
+// --allow-host name): without its port, the brackets of an IPv6 address
+// and a final dot.
+func hostName(host string) string {
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
-	host = strings.TrimSuffix(strings.Trim(host, "[]"), ".")
-	for _, a := range allowed {
-		if strings.EqualFold(host, strings.TrimSuffix(strings.Trim(a, "[]"), ".")) {
-			return true
-		}
-	}
-	return false
+	return strings.TrimSuffix(strings.Trim(host, "[]"), ".")
+}
+
+// allowedHost reports whether host (a Host header) names one of allowed.
+func allowedHost(host string, allowed []string) bool {
+	host = hostName(host)
+	return slices.ContainsFunc(allowed, func(a string) bool { return strings.EqualFold(host, hostName(a)) })
 }
 
 // loopbackHost reports whether host (a Host header: name or address,
 // with or without a port) is localhost or a loopback IP address.
 func loopbackHost(host string) bool {
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	host = strings.TrimSuffix(strings.Trim(host, "[]"), ".")
+	host = hostName(host)
 	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
 		return true
 	}

@@ -193,6 +193,14 @@ func TestNewMux(t *testing.T) {
 	if w.Code != 501 || eb.Error.Message != "GET /v1/export" {
 		t.Fatalf("missing route: %d %+v", w.Code, eb)
 	}
+	// Every standard method a path does not take gets the API's 405
+	// (JSON, with Allow), OPTIONS and TRACE too.
+	for _, method := range []string{"OPTIONS", "TRACE", "PUT"} {
+		w, eb = serve(t, routes, Options{}, httptest.NewRequest(method, "/v1/documents", nil))
+		if w.Code != 405 || eb.Error.Code != api.CodeBadRequest || w.Header().Get("Allow") != "POST" {
+			t.Fatalf("%s /v1/documents: %d %+v, Allow %q", method, w.Code, eb, w.Header().Get("Allow"))
+		}
+	}
 	w, eb = serve(t, routes, Options{MaxBodyBytes: 10}, httptest.NewRequest("POST", "/v1/documents?id=a", strings.NewReader("a text longer than ten bytes")))
 	if w.Code != 413 || eb.Error.Code != api.CodeTooLarge {
 		t.Fatalf("body over the limit: %d %+v", w.Code, eb)

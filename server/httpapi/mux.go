@@ -109,7 +109,7 @@ func NewMux(routes []Route, o Options) *http.ServeMux {
 	// method would conflict with "GET /".)
 	for _, p := range patterns {
 		h := m.wrap(Route{Pattern: p, Access: Public, Handle: notAllowed(p, allow[p])})
-		for _, method := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		for _, method := range standardMethods {
 			if !slices.Contains(allow[p], method) {
 				sm.Handle(method+" "+p, h)
 			}
@@ -117,6 +117,12 @@ func NewMux(routes []Route, o Options) *http.ServeMux {
 	}
 	return sm
 }
+
+// standardMethods are the methods of RFC 9110 and PATCH: each gets the
+// API's 405 on a route's path that does not take it. (Another method gets
+// the ServeMux's own plain-text 405.)
+var standardMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete,
+	http.MethodOptions, http.MethodTrace, http.MethodConnect}
 
 // notAllowed answers a request to pattern with a method not in methods:
 // 405, or 404 for a path that only the catch-all "/" matches.
