@@ -519,22 +519,52 @@ func (d *DB) Close() error { return d.CloseContext(context.Background()) }
 // postings short, the database is closed all the same and nothing stored
 // is lost: the error (wrapping ctx's) says that the next writable Open
 // writes them, not that the close failed.
-func (d *DB) CloseContext(ctx context.Context) error { return d.close(ctx, true) }
+func (d *DB) CloseContext(ctx context.Context) error { return d.close(ctx, true, nil) }
 
 // CloseUnflushed is Close for a database about to be removed: it leaves
 // the postings that a bulk load deferred (Options.BulkLoad) unwritten,
 // which saves writing them (about a tenth of a bulk load's time). Nothing
 // stored is lost: the next writable Open writes them. fpdb dedup closes
 // its work database so before it removes it.
-func (d *DB) CloseUnflushed() error { return d.close(context.Background(), false) }
+func (d *DB) CloseUnflushed() error { return d.close(context.Background(), false, nil) }
+
+// CloseDiscardEmpty is Close for a database its caller has just created:
+// when d holds no document once every call in flight has returned, its
+// files are deleted (whatever else it holds, such as templates, goes too)
+// before the lock is released, so that no other process opens it in
+// between; the directory is left with the lock file alone, which Open
+// reads as no database. fpdb add calls it when it made the database and
+// stored nothing (every input refused), so that the mistake leaves no
+// empty database whose parameters a corrected add would have to match.
+// removed reports whether the files were deleted; an error deleting them
+// is returned with the database closed.
+func (d *DB) CloseDiscardEmpty() (removed bool, err error) {
+	err = d.close(context.Background(), true, &removed)
+	return removed, err
+}
 
 // close is CloseContext, which writes the deferred postings only if
-// flush.
-func (d *DB) close(ctx context.Context, flush bool) error {
+// flush, and, when discard is not nil, deletes the database's files if it
+// holds no document (*discard then true).
+func (d *DB) close(ctx context.Context, flush bool, discard *bool) error {
 	if !d.beginClose() {
 		return ErrClosed
 	}
 	var err error
+	if discard != nil && d.ix.Len() == 0 && !d.opts.ReadOnly {
+		*discard = true
+		flush = false // nothing worth writing
+		prev := d.beforeUnlock
+		d.beforeUnlock = func() {
+			if rerr := removeAllBut(d.opts.fs, d.dir, lockFileName); rerr != nil {
+				*discard = false
+				err = errors.Join(err, fmt.Errorf("fpdb: close: removing the empty database %s: %w", d.dir, rerr))
+			}
+			if prev != nil {
+				prev()
+			}
+		}
+	}
 	if !d.opts.ReadOnly && flush {
 		d.writeMu.Lock()
 		if ferr := d.flushDeferred(ctx); ferr != nil {

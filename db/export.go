@@ -14,13 +14,13 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"time"
 	"unicode/utf8"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/fpdb/fpdb/internal/bitvec"
 	"github.com/fpdb/fpdb/internal/fingerprint"
@@ -474,7 +474,7 @@ func Import(ctx context.Context, dir string, r io.Reader, opts *Options) (int, e
 		// made goes, as if the export's header had been refused. Its
 		// files are removed before the lock is released (a process
 		// waiting for it then finds no database), the lock file stays.
-		d.beforeUnlock = func() { rerr = removeAllBut(dir, lockFileName) }
+		d.beforeUnlock = func() { rerr = removeAllBut(d.opts.fs, dir, lockFileName) }
 	}
 	if cerr := d.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("fpdb: import: %w", cerr)
@@ -485,16 +485,16 @@ func Import(ctx context.Context, dir string, r io.Reader, opts *Options) (int, e
 	return n, err
 }
 
-// removeAllBut removes everything in dir but the entry named keep.
-func removeAllBut(dir, keep string) error {
-	entries, err := os.ReadDir(dir)
+// removeAllBut removes everything in dir, on fs, but the entry named keep.
+func removeAllBut(fs vfs.FS, dir, keep string) error {
+	names, err := fs.List(dir)
 	if err != nil {
 		return err
 	}
 	var errs []error
-	for _, e := range entries {
-		if e.Name() != keep {
-			errs = append(errs, os.RemoveAll(filepath.Join(dir, e.Name())))
+	for _, name := range names {
+		if name != keep {
+			errs = append(errs, fs.RemoveAll(fs.PathJoin(dir, name)))
 		}
 	}
 	return errors.Join(errs...)

@@ -566,3 +566,53 @@ func TestExportSourceNotUTF8(t *testing.T) {
 		t.Fatalf("malformed source_base64: %v", err)
 	}
 }
+
+// TestCloseDiscardEmpty: a database without documents is closed and its
+// files deleted, all but the lock file, before the lock is released (Open
+// then finds no database); one with a document is closed and kept whole.
+func TestCloseDiscardEmpty(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "new")
+	d, err := Open(dir, &Options{K: 256, GroupWidths: EqualWidths(256, 12)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A document added and deleted leaves none.
+	if _, err := d.Add(ctx, Input{ID: "a", Text: []byte("a few words of text to store")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Delete(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	d.beforeUnlock = func() { // the lock still held
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+	}
+	if removed, err := d.CloseDiscardEmpty(); err != nil || !removed {
+		t.Fatalf("CloseDiscardEmpty of an empty database: %v, %v", removed, err)
+	}
+	if len(names) != 1 || names[0] != lockFileName {
+		t.Fatalf("before the unlock, the directory held %v", names)
+	}
+	if _, err := Open(dir, &Options{ErrorIfNotExist: true}); !errors.Is(err, ErrNotExist) {
+		t.Fatalf("the discarded database opens: %v", err)
+	}
+	if _, err := d.CloseDiscardEmpty(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("a second close: %v", err)
+	}
+
+	// With a document: kept.
+	d = openTest(t, dir, &Options{K: 256, GroupWidths: EqualWidths(256, 12)})
+	if _, err := d.Add(ctx, Input{ID: "b", Text: []byte("other words of a text that stays")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if removed, err := d.CloseDiscardEmpty(); err != nil || removed {
+		t.Fatalf("CloseDiscardEmpty of a database with a document: %v, %v", removed, err)
+	}
+	d = openTest(t, dir, &Options{ErrorIfNotExist: true})
+	if st := d.Stats(); st.Docs != 1 {
+		t.Fatalf("the kept database holds %d documents", st.Docs)
+	}
+}

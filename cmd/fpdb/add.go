@@ -50,6 +50,8 @@ type addOptions struct {
 	creation creationFlags // --k, --group-bits, --shingle-width, --seed
 	text     textFlags
 	records  recordFlags // --id-field, --text-field, --keep-fields, --strict, --restart
+
+	madeDB bool // openAdder made the database (its directory did not exist)
 }
 
 // addInput is one document to add.
@@ -394,7 +396,7 @@ func (o *addOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr io
 		return failure(err)
 	}
 	if d != nil {
-		defer closeDB(d, &err)
+		defer o.closeAdder(d, &err)
 	}
 
 	if o.progress || (!o.quiet && len(inputs) > 1 && isTerminal(stderr)) {
@@ -684,11 +686,33 @@ func (o *addOptions) openAdder() (*db.DB, eachFunc, error) {
 	if o.bulk {
 		mode = openBulk
 	}
+	dir, err := o.dir()
+	if err != nil {
+		return nil, nil, err
+	}
+	_, statErr := os.Lstat(dir)
 	d, err := o.openDBWith(mode, &o.creation)
 	if err != nil {
 		return nil, nil, err
 	}
+	o.madeDB = errors.Is(statErr, fs.ErrNotExist)
 	return d, d.AddEach, nil
+}
+
+// closeAdder closes d, the database of an add (as closeDB does). When the
+// add made it and fails without a document stored (every record bad, a
+// wrong --format, texts without words), its files are deleted too
+// (db.CloseDiscardEmpty): a mistake in a first add leaves no empty
+// database behind, whose parameters (the defaults, or --k and the like as
+// given) the corrected add would have to match.
+func (o *addOptions) closeAdder(d *db.DB, errp *error) {
+	if !o.madeDB || *errp == nil {
+		closeDB(d, errp)
+		return
+	}
+	if _, err := d.CloseDiscardEmpty(); err != nil {
+		*errp = errors.Join(*errp, failure(fmt.Errorf("close database: %w", err)))
+	}
 }
 
 // fileBatch returns the documents of the first inputs to add in one

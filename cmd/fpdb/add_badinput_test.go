@@ -94,3 +94,38 @@ func TestAddRecordsBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedFirstAddLeavesNoDatabase: an add that makes the database and
+// stores nothing (every record bad, a wrong --format, texts without words)
+// leaves no database (the directory keeps only the lock file, which is no
+// database), so that a corrected add with other parameters is not refused;
+// a database that existed before such an add stays, empty or not.
+func TestFailedFirstAddLeavesNoDatabase(t *testing.T) {
+	dir := t.TempDir()
+	text := writeFile(t, dir, "a.txt", []byte("hello world of plain text\n"))
+	empty := writeFile(t, dir, "empty.txt", nil)
+	for i, args := range [][]string{
+		{"add", "--format", "jsonl", text},
+		{"add", "--bulk", "--format", "jsonl", text},
+		{"add", "--bulk", "--format", "csv", text},
+		{"add", empty},
+		{"add", "--bulk", empty},
+	} {
+		dbDir := filepath.Join(dir, fmt.Sprint("db", i))
+		runFPDB(t, "", append([]string{"--db", dbDir}, args...)...).mustCode(t, exitInput)
+		if r := runFPDB(t, "", "--db", dbDir, "stats"); r.code != exitFailure || !strings.Contains(r.stderr, "does not exist") {
+			t.Errorf("%v: a database was left: stats %d %s", args, r.code, r.stderr)
+		}
+		// The corrected add makes the database with its own parameters.
+		runFPDB(t, "", "--db", dbDir, "add", "--k", "1024", text).mustCode(t, 0)
+	}
+
+	// A database made before the failed add stays, even empty.
+	kept := filepath.Join(dir, "kept")
+	runFPDB(t, "", "--db", kept, "add", "--id", "k1", text).mustCode(t, 0)
+	runFPDB(t, "", "--db", kept, "delete", "k1").mustCode(t, 0)
+	runFPDB(t, "", "--db", kept, "add", empty).mustCode(t, exitInput)
+	if r := runFPDB(t, "", "--db", kept, "stats").mustCode(t, 0); !strings.Contains(r.stdout, "docs") {
+		t.Errorf("stats of the database made before: %s", r.stdout)
+	}
+}

@@ -244,7 +244,7 @@ func (o *addOptions) runRecords(ctx context.Context, stdin io.Reader, stdout, st
 		return failure(err)
 	}
 	if d != nil {
-		defer closeDB(d, &err)
+		defer o.closeAdder(d, &err)
 	}
 	bar := newBytesProgress(stderr, o.progress, o.quiet)
 	defer bar.clear()
