@@ -160,10 +160,22 @@ func (d *csvDecoder) next(rec *Record) error {
 	start := d.lim.mark
 	row, err := d.cr.Read()
 	end := d.cr.InputOffset()
-	if err != nil && d.opts.Raw {
+	// crlf: the row has a field over several lines, whose line endings
+	// encoding/csv gave as LF even where the text has CRLF.
+	crlf := false
+	if d.opts.Raw {
+		for _, v := range row {
+			if strings.IndexByte(v, '\n') >= 0 {
+				crlf = true
+				break
+			}
+		}
+	}
+	if d.opts.Raw && (err != nil || crlf) {
 		// The row's original text, which the fields may not hold
 		// (taken before setMark drops it).
 		d.rawBuf = append(d.rawBuf[:0], d.lim.text(start, end)...)
+		crlf = crlf && bytes.Contains(d.rawBuf, []byte("\r\n"))
 	}
 	d.lim.setMark(end)
 	if err != nil {
@@ -181,7 +193,7 @@ func (d *csvDecoder) next(rec *Record) error {
 		if pe.Err == csv.ErrFieldCount {
 			rec.Err = bad("wrong number of fields (%d, the header has %d)", len(row), len(d.src.columns))
 			if d.opts.Raw {
-				d.buildFields(row, rec)
+				d.buildFields(row, rec, crlf)
 			}
 			return nil
 		}
@@ -191,7 +203,7 @@ func (d *csvDecoder) next(rec *Record) error {
 	line, _ := d.cr.FieldPos(0)
 	rec.Pos.Line = int64(line)
 	if d.opts.Raw {
-		d.buildFields(row, rec)
+		d.buildFields(row, rec, crlf)
 	}
 	if d.opts.IDField == "" {
 		rec.ID = d.positionID(rec.Pos.Line)
@@ -225,10 +237,20 @@ func (d *csvDecoder) next(rec *Record) error {
 }
 
 // buildFields fills rec.Fields: the header's names with the row's values;
-// values past the header are named "fpdb_field_<n>" (1-based).
-func (d *csvDecoder) buildFields(row []string, rec *Record) {
+// values past the header are named "fpdb_field_<n>" (1-based). With crlf
+// (d.rawBuf then holds the row's text), the values of fields over several
+// lines are taken from the text, so that a CRLF in them stays one
+// (encoding/csv gives it as LF): a rewritten record keeps its values.
+func (d *csvDecoder) buildFields(row []string, rec *Record, crlf bool) {
+	var exact []string
+	if crlf {
+		exact = exactFields(row, d.rawBuf, d.cr.Comma)
+	}
 	d.fields = d.fields[:0]
 	for i, v := range row {
+		if exact != nil {
+			v = exact[i]
+		}
 		name := ""
 		if i < len(d.src.columns) {
 			name = d.src.columns[i]
@@ -238,6 +260,80 @@ func (d *csvDecoder) buildFields(row []string, rec *Record) {
 		d.fields = append(d.fields, Field{Name: name, Value: v})
 	}
 	rec.Fields = d.fields
+}
+
+// exactFields returns the values of row as raw, the text of the record
+// row was read from (less its final line ending), holds them: row's values
+// but for the CRLFs inside quoted fields, which encoding/csv turns into
+// LF. It returns nil when raw does not split into row's fields that way
+// (then row is kept as encoding/csv read it).
+func exactFields(row []string, raw []byte, comma rune) []string {
+	if comma >= utf8.RuneSelf || comma == '"' {
+		return nil
+	}
+	sep := byte(comma)
+	// encoding/csv skips empty lines before a record.
+	for {
+		if bytes.HasPrefix(raw, []byte("\n")) {
+			raw = raw[1:]
+		} else if bytes.HasPrefix(raw, []byte("\r\n")) {
+			raw = raw[2:]
+		} else {
+			break
+		}
+	}
+	out := make([]string, 0, len(row))
+	for {
+		if len(out) == len(row) {
+			return nil // more fields than row's
+		}
+		var v []byte
+		if len(raw) > 0 && raw[0] == '"' {
+			// A quoted field: to its closing quote, a doubled quote
+			// standing for one.
+			i := 1
+			for {
+				j := bytes.IndexByte(raw[i:], '"')
+				if j < 0 {
+					return nil
+				}
+				v = append(v, raw[i:i+j]...)
+				i += j + 1
+				if i < len(raw) && raw[i] == '"' {
+					v = append(v, '"')
+					i++
+					continue
+				}
+				break
+			}
+			raw = raw[i:]
+			if len(raw) > 0 && raw[0] != sep {
+				return nil // text after the closing quote
+			}
+		} else {
+			j := bytes.IndexByte(raw, sep)
+			if j < 0 {
+				j = len(raw)
+			}
+			v = raw[:j]
+			if bytes.IndexByte(v, '\n') >= 0 {
+				return nil // a line break outside quotes: another record
+			}
+			raw = raw[j:]
+		}
+		if strings.ReplaceAll(string(v), "\r\n", "\n") != row[len(out)] {
+			return nil
+		}
+		out = append(out, string(v))
+		if len(raw) == 0 {
+			break
+		}
+		raw = raw[1:] // the separator
+	}
+	if len(out) != len(row) {
+		return nil
+	}
+	return out
 }
 
 func (d *csvDecoder) positionID(line int64) string {

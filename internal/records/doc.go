@@ -38,6 +38,11 @@
 // read is not an error of Next but a Record with Err set (wrapping
 // ErrBadRecord), so one bad line does not stop a file; errors of Next stop
 // the file (read errors, corrupt compressed streams, corrupt Parquet pages).
+// CSV, TSV and JSON Lines texts must be UTF-8 (a UTF-8 byte-order mark is
+// skipped): one that is UTF-16 or UTF-32, as its byte-order mark tells or,
+// without one, the NUL bytes of its first 64 bytes, is a whole-file error
+// of Open or NewReader wrapping ErrNotUTF8 (once decompressed, standard
+// input too), which names the encoding and the iconv command to convert it.
 // Records are positioned (Position: file and line, or row group and row) and
 // Skip passes over records cheaply to resume a file. Expand turns
 // command-line arguments (files, directories, globs, "-") into files.
@@ -87,7 +92,10 @@
 //     line breaks, as Python's csv module and pandas write it. A stray
 //     quote at a field's start therefore merges the rows up to the next
 //     lone quote into one record (a validly quoted field and a stray quote
-//     cannot be told apart).
+//     cannot be told apart). encoding/csv gives a CRLF inside a quoted
+//     field as LF: with Options.Raw, Record.Fields have the field's own
+//     bytes (CRLF kept), so a rewritten record keeps its values; Text and
+//     Meta are as encoding/csv reads them (LF).
 //   - Parquet cannot be read from standard input nor wrapped in .gz/.zst
 //     (its pages are compressed inside). The id, text and kept fields must be
 //     leaf columns that are not repeated (lists are refused with ErrSchema);

@@ -102,7 +102,8 @@ func (o Options) maxLine() int {
 // .bz2) tells, or, when it names none, as its first bytes tell (the magic
 // numbers of gzip, zstd and bzip2). Parquet files cannot be compressed as a whole (their pages
 // are compressed inside). Whole-file problems (the file cannot be opened, is
-// not Parquet, lacks the id or text column) are errors naming the path.
+// not Parquet, lacks the id or text column, is UTF-16 or UTF-32 text:
+// ErrNotUTF8) are errors naming the path.
 func Open(path string, o Options) (*Reader, error) {
 	if path == "-" {
 		return nil, errors.New(`records: "-" (standard input) cannot be opened as a file: use NewReader`)
@@ -289,6 +290,12 @@ func (r *Reader) init(rd io.Reader, c Compression) error {
 		a := newAheadReader(in)
 		r.closers = append(r.closers, a) // closed before the decompressor
 		in = a
+	}
+	// A text saved as UTF-16 or UTF-32 (Windows' "Unicode" text) is
+	// refused as a whole, rather than read as malformed records.
+	in, err := checkUTF8(in)
+	if err != nil {
+		return err
 	}
 	base := filepath.Base(r.name)
 	switch r.format {

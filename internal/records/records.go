@@ -99,6 +99,12 @@ var (
 	// not usable (a Parquet group or list), or, when writing, records from
 	// sources with different columns.
 	ErrSchema = errors.New("record schema mismatch")
+	// ErrNotUTF8 is wrapped by the whole-file error of a CSV, TSV or JSON
+	// Lines text (once decompressed) that is UTF-16 or UTF-32, as its
+	// byte-order mark or the NUL bytes of its first characters tell:
+	// records must be UTF-8. The error names the encoding and how to
+	// convert the file.
+	ErrNotUTF8 = errors.New("records must be UTF-8")
 )
 
 // splitCompression returns the compression told by the last extension of
