@@ -1,6 +1,7 @@
 package dedup
 
 import (
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -190,6 +191,43 @@ func TestNoRecordsKeepInputSchema(t *testing.T) {
 					t.Errorf("%s (removed given: %v): columns %q, want %q", filepath.Base(p), removed, got, want)
 				}
 			}
+		}
+	}
+}
+
+// TestParquetSchemasCheckedFirst: Parquet inputs of two schemas written to
+// one Parquet output are refused before anything is read or stored (the
+// output keeps the first file's schema, so the second's rows could only
+// fail once the load and the pairs were done); to a directory of shards,
+// or to JSON Lines, they are deduplicated.
+func TestParquetSchemasCheckedFirst(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.parquet")
+	if err := parquet.WriteFile(a, []idTextN{{"a1", "one two three four five six seven", 1}}); err != nil {
+		t.Fatal(err)
+	}
+	type idText struct {
+		ID   string `parquet:"id"`
+		Text string `parquet:"text"`
+	}
+	b := filepath.Join(dir, "b.parquet")
+	if err := parquet.WriteFile(b, []idText{{"b1", "one two three four five six seven"}}); err != nil {
+		t.Fatal(err)
+	}
+	d := openDB(t, filepath.Join(dir, "db"))
+	o := Options{LoadOptions: LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{a, b}}, Threshold: 0.8,
+		Out: filepath.Join(dir, "kept.parquet")}
+	_, err := Run(ctx, d, o)
+	if !errors.Is(err, records.ErrSchema) || !strings.Contains(err.Error(), "b.parquet has another schema than") {
+		t.Fatalf("two schemas to one Parquet output: %v", err)
+	}
+	if n := d.Stats().Docs; n != 0 {
+		t.Errorf("the refused run stored %d documents", n)
+	}
+	for _, out := range []string{filepath.Join(dir, "kept.jsonl"), filepath.Join(dir, "shards") + string(filepath.Separator)} {
+		o.Out = out
+		if _, err := Run(ctx, d, o); err != nil {
+			t.Errorf("to %s: %v", out, err)
 		}
 	}
 }

@@ -240,6 +240,14 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	// One Parquet output keeps the schema of its first Parquet input: one
+	// of another schema is refused now, not once the load and the pairs
+	// are done and the first input is written.
+	if outFormat == records.FormatParquet && !isShardDir(o.Out) {
+		if err := records.CheckParquetSchemas(o.Inputs, l.ro); err != nil {
+			return nil, fmt.Errorf("dedup: %w", err)
+		}
+	}
 	// A CSV/TSV or Parquet output of JSON Lines records has a column for
 	// every member any record has, the first record's first: the load
 	// pass, which reads every record (those an earlier run stored too:

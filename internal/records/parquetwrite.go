@@ -467,9 +467,8 @@ func (w *Writer) writeParquet(rec *Record, extras []Extra, isBad bool) error {
 			return fmt.Errorf("%w: record %v is not from a Parquet file, the output has the schema of %s", ErrSchema, rec.Pos, pq.src.name)
 		}
 		if rec.src != pq.src && rec.src != pq.okSrc {
-			if !parquet.EqualNodes(rec.src.pqSchema, pq.src.pqSchema) {
-				return fmt.Errorf("%w: %s has another schema than %s, whose schema the Parquet output keeps: %s (give the files one schema, or write JSON Lines, which holds records of any columns)",
-					ErrSchema, rec.src.name, pq.src.name, schemaDiff(rec.src.pqSchema, pq.src.pqSchema, rec.src.name, pq.src.name))
+			if err := sameSchema(rec.src, pq.src); err != nil {
+				return err
 			}
 			pq.okSrc = rec.src
 		}
@@ -611,6 +610,55 @@ func (w *Writer) closeParquet() (err error) {
 	}
 	defer recoverWrite(&err, "closing the Parquet file")
 	return w.pq.w.Close()
+}
+
+// sameSchema returns nil when the Parquet files of the sources s and first
+// have one schema, else an error wrapping ErrSchema that says how they
+// differ: a Parquet output that keeps its first source's schema cannot
+// hold the rows of s.
+func sameSchema(s, first *source) error {
+	if parquet.EqualNodes(s.pqSchema, first.pqSchema) {
+		return nil
+	}
+	return fmt.Errorf("%w: %s has another schema than %s, whose schema the Parquet output keeps: %s (give the files one schema, or write JSON Lines, which holds records of any columns)",
+		ErrSchema, s.name, first.name, schemaDiff(s.pqSchema, first.pqSchema, s.name, first.name))
+}
+
+// CheckParquetSchemas reads the schema of each Parquet file among paths
+// (its footer: no row is read) and returns an error wrapping ErrSchema
+// when one differs from the first's, as a Writer of one Parquet output
+// given the records of both would, only after it had written every record
+// of the first: a caller that writes them all to one Parquet output learns
+// it before it reads them. A path is Parquet as o.Format or its extension
+// tells; standard input ("-") and files that cannot be opened are passed
+// over (reading them reports them).
+func CheckParquetSchemas(paths []string, o Options) error {
+	o.Names = nil // the columns are the load's to collect
+	var first *Reader
+	defer func() {
+		if first != nil {
+			first.Close()
+		}
+	}()
+	for _, p := range paths {
+		if f, _, err := Detect(p); p == "-" || o.Format != FormatParquet && (err != nil || f != FormatParquet) {
+			continue
+		}
+		r, err := Open(p, o)
+		if err != nil {
+			continue
+		}
+		if first == nil {
+			first = r
+			continue
+		}
+		err = sameSchema(r.src, first.src)
+		r.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // maxSchemaDiffs bounds the differences schemaDiff names.
