@@ -141,8 +141,10 @@ type LoadSummary struct {
 	InputsFailed int           `json:"inputs_failed"`
 	FailedInputs []FailedInput `json:"failed_inputs,omitempty"`
 	// Records is the number of records read (bad ones included),
-	// Resumed the number of them not stored again because an earlier,
-	// interrupted run had stored them (a mark said so).
+	// Resumed the number of them an earlier, interrupted run had done
+	// (stored, or skipped as bad records: its marks said so), which this
+	// run did not store again. (A Summary of Run counts the bad records
+	// among them in Skipped too: its outputs write every record.)
 	Records int64 `json:"records"`
 	Resumed int64 `json:"resumed"`
 	// Stored, Replaced and Unchanged are as in db.BatchResult.

@@ -495,9 +495,21 @@ func TestDedupResumedBadExit(t *testing.T) {
 	in := writeFile(t, dir, "in.jsonl", []byte(`{"id":"a","text":"one two three four five six seven"}`+"\n"+`{"id":"b","text":"!!! ???"}`+"\n"))
 	args := []string{"dedup", "-q", "--keep-work", in, "--out", filepath.Join(dir, "k.jsonl")}
 	runFPDB(t, "", args...).mustCode(t, exitInput)
-	r := runFPDB(t, "", args...).mustCode(t, exitInput)
+	r := runFPDB(t, "", append(args, "--json")...).mustCode(t, exitInput)
 	if !strings.Contains(r.stderr, "1 skipped (1 no words)") {
 		t.Errorf("rerun: %s", r.stderr)
+	}
+	// The rate of the summary line is the --json summary's (every record
+	// read, the resumed ones too).
+	var sum struct {
+		Resumed int
+		Rate    float64 `json:"records_per_second"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil || sum.Resumed != 2 {
+		t.Fatalf("rerun --json: %v %s", err, r.stdout)
+	}
+	if want := fmt.Sprintf(", %.0f records/s", sum.Rate); !strings.Contains(r.stderr, want) {
+		t.Errorf("rerun: the summary line lacks %q: %s", want, r.stderr)
 	}
 }
 
@@ -600,7 +612,7 @@ func TestBulkRerunAfterDelete(t *testing.T) {
 	runFPDB(t, "", "--db", db, "add", "--bulk", in).mustCode(t, 0)
 	runFPDB(t, "", "--db", db, "delete", "--prefix", "r1").mustCode(t, 0)
 	r := runFPDB(t, "", "--db", db, "add", "--bulk", in).mustCode(t, 0)
-	if !strings.Contains(r.stderr, "40 resumed (stored by an earlier run, their file unchanged since; --restart reads them again)") {
+	if !strings.Contains(r.stderr, "40 resumed (done by an earlier run: stored, or skipped as bad; their file unchanged since, --restart reads them again)") {
 		t.Errorf("rerun after a delete: %s", r.stderr)
 	}
 	if st := cliStats(t, db); st.Docs != 30 {

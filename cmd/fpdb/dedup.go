@@ -439,7 +439,9 @@ func notWorkDB(dir string, docs int) error {
 
 // dedupSummaryLine is the last line of a dedup run.
 func dedupSummaryLine(s *dedup.Summary) string {
-	line := loadSummaryLine("dedup", &s.LoadSummary)
+	// The rate is the --json summary's: every record (dedup reads the
+	// resumed ones too, to write them).
+	line := summaryLine("dedup", &s.LoadSummary, s.RecordsPerSecond)
 	approx := ""
 	if s.Recall < 1 {
 		approx = fmt.Sprintf(" by an approximate plan (%s; expected recall of a pair at the threshold %.4f)", s.Plan, s.Recall)

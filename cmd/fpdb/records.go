@@ -298,19 +298,26 @@ func (o *addOptions) runRecords(ctx context.Context, stdin io.Reader, stdout, st
 	return o.addRecords(ctx, d, addEach, inputs, lo, stdin, stdout, rep, bar, start)
 }
 
-// loadSummaryLine is the summary line of a load of records.
+// loadSummaryLine is the summary line of a load of records, whose rate
+// counts the records this run read and stored or skipped (not those it
+// resumed past).
 func loadSummaryLine(what string, s *dedup.LoadSummary) string {
-	line := fmt.Sprintf("%s: %d records: %d stored (%d replaced), %d unchanged, %d skipped", what, s.Records, s.Stored, s.Replaced, s.Unchanged, s.Skipped)
-	line += skippedReasons(s.SkippedReasons)
-	if s.Resumed > 0 {
-		line += fmt.Sprintf(", %d resumed (stored by an earlier run, their file unchanged since; --restart reads them again)", s.Resumed)
-	}
-	if s.InputsFailed > 0 {
-		line += fmt.Sprintf(", %s could not be read (to the end)", plural(s.InputsFailed, "input"))
-	}
 	rate := 0.0
 	if s.Seconds > 0 {
 		rate = float64(s.Records-s.Resumed) / s.Seconds
+	}
+	return summaryLine(what, s, rate)
+}
+
+// summaryLine is loadSummaryLine with the rate given.
+func summaryLine(what string, s *dedup.LoadSummary, rate float64) string {
+	line := fmt.Sprintf("%s: %d records: %d stored (%d replaced), %d unchanged, %d skipped", what, s.Records, s.Stored, s.Replaced, s.Unchanged, s.Skipped)
+	line += skippedReasons(s.SkippedReasons)
+	if s.Resumed > 0 {
+		line += fmt.Sprintf(", %d resumed (done by an earlier run: stored, or skipped as bad; their file unchanged since, --restart reads them again)", s.Resumed)
+	}
+	if s.InputsFailed > 0 {
+		line += fmt.Sprintf(", %s could not be read (to the end)", plural(s.InputsFailed, "input"))
 	}
 	return fmt.Sprintf("%s in %v, %.0f records/s", line, time.Duration(s.Seconds*float64(time.Second)).Round(time.Millisecond), rate)
 }
