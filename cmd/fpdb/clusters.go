@@ -108,7 +108,10 @@ Output:
 With --json, one object per cluster:
 
   {"cluster": 1, "size": 3, "pairs": 3, "ids": [...], "keep": "ID", "drop": [...],
-   "center": "ID", "cohesion": 0.914}`,
+   "center": "ID", "cohesion": 0.914}
+
+("keep" and "drop" only with --keep or --centers: without them no document
+is chosen; "center" is then the first stored.)`,
 		Example: `  fpdb clusters --threshold 0.9
   fpdb clusters --threshold 0.9 --keep oldest --json | jq -r '.drop[]' | fpdb delete -
   fpdb clusters --threshold 0.7 --centers --keep longest --max-size 50`,
