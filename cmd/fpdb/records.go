@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -192,35 +191,13 @@ func (o *addOptions) validateRecords() error {
 // before it starts); when no argument exists, it is an error, before a
 // database is made.
 func expandAddInputs(args []string) ([]string, error) {
-	var out []string
-	seen := map[string]bool{}
-	var missing error // the first argument that does not exist
-	for _, a := range args {
-		got := []string{a}
-		if _, err := os.Stat(a); a == "-" || !errors.Is(err, fs.ErrNotExist) || strings.ContainsAny(a, "*?[") {
-			if got, err = records.Expand([]string{a}); err != nil {
-				return nil, err
-			}
-		} else if missing == nil {
-			missing = err
-		}
-		for _, p := range got {
-			key := p
-			if p != "-" {
-				key = filepath.Clean(p)
-			}
-			if !seen[key] {
-				seen[key] = true
-				out = append(out, p)
-			}
-		}
+	out, missing, err := records.ExpandKeepMissing(args)
+	if err != nil {
+		return nil, err
 	}
-	if missing != nil && !slices.ContainsFunc(out, func(p string) bool {
-		_, err := os.Stat(p)
-		return p == "-" || err == nil
-	}) {
+	if len(missing) > 0 && len(missing) == len(out) {
 		// Nothing to add: no database is made for a mistyped path.
-		return nil, missing
+		return nil, missing[0]
 	}
 	return out, nil
 }

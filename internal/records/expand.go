@@ -1,6 +1,7 @@
 package records
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -23,17 +24,32 @@ import (
 //
 // Duplicates (the same cleaned path) are removed, keeping the first.
 func Expand(args []string) ([]string, error) {
-	var out []string
+	files, _, err := expand(args, false)
+	return files, err
+}
+
+// ExpandKeepMissing is Expand, except that an argument that does not exist
+// and is no pattern stays among the files (whose reading then fails,
+// naming it), its error (an *fs.PathError) in missing: a caller that reads
+// the other files all the same reports it with them.
+func ExpandKeepMissing(args []string) (files []string, missing []error, err error) {
+	return expand(args, true)
+}
+
+// expand is Expand, and ExpandKeepMissing with keepMissing.
+func expand(args []string, keepMissing bool) (out []string, missing []error, err error) {
 	seen := map[string]bool{}
-	add := func(p string) {
+	add := func(p string) bool {
 		key := p
 		if p != "-" {
 			key = filepath.Clean(p)
 		}
-		if !seen[key] {
-			seen[key] = true
-			out = append(out, p)
+		if seen[key] {
+			return false
 		}
+		seen[key] = true
+		out = append(out, p)
+		return true
 	}
 	for _, arg := range args {
 		if arg == "-" {
@@ -48,7 +64,7 @@ func Expand(args []string) ([]string, error) {
 			}
 			files, err := walkDir(arg)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			for _, f := range files {
 				add(f)
@@ -56,20 +72,26 @@ func Expand(args []string) ([]string, error) {
 			continue
 		}
 		if !strings.ContainsAny(arg, "*?[") {
-			return nil, err // *PathError names the argument
+			if keepMissing && errors.Is(err, fs.ErrNotExist) {
+				if add(arg) {
+					missing = append(missing, err)
+				}
+				continue
+			}
+			return nil, nil, err // *PathError names the argument
 		}
 		matches, gerr := filepath.Glob(arg)
 		if gerr != nil {
-			return nil, fmt.Errorf("bad pattern %q: %w", arg, gerr)
+			return nil, nil, fmt.Errorf("bad pattern %q: %w", arg, gerr)
 		}
 		if len(matches) == 0 {
-			return nil, fmt.Errorf("no file matches the pattern %q", arg)
+			return nil, nil, fmt.Errorf("no file matches the pattern %q", arg)
 		}
 		sort.Strings(matches)
 		for _, m := range matches {
 			st, err := os.Stat(m)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if !st.IsDir() {
 				add(m)
@@ -77,14 +99,14 @@ func Expand(args []string) ([]string, error) {
 			}
 			files, err := walkDir(m)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			for _, f := range files {
 				add(f)
 			}
 		}
 	}
-	return out, nil
+	return out, missing, nil
 }
 
 // walkDir returns the record files under dir, sorted.

@@ -1,6 +1,8 @@
 package records
 
 import (
+	"errors"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -53,5 +55,27 @@ func TestExpand(t *testing.T) {
 	got, err = Expand(nil)
 	if err != nil || len(got) != 0 {
 		t.Errorf("Expand(nil) = %q, %v", got, err)
+	}
+}
+
+// TestExpandKeepMissing: a file that does not exist stays among the files,
+// once, with its error; a pattern that matches nothing is still an error.
+func TestExpandKeepMissing(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "g/one.jsonl", []byte("x"))
+	j := func(p string) string { return filepath.Join(dir, p) }
+	got, missing, err := ExpandKeepMissing([]string{j("no.jsonl"), j("g"), "-", j("./no.jsonl"), j("no2.csv")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{j("no.jsonl"), j("g/one.jsonl"), "-", j("no2.csv")}; !equalStrings(got, want) {
+		t.Errorf("files %q\nwant %q", got, want)
+	}
+	if len(missing) != 2 || !errors.Is(missing[0], fs.ErrNotExist) || !strings.Contains(missing[0].Error(), "no.jsonl") ||
+		!strings.Contains(missing[1].Error(), "no2.csv") {
+		t.Errorf("missing %v", missing)
+	}
+	if _, _, err := ExpandKeepMissing([]string{j("g/*.parquet")}); err == nil {
+		t.Error("a pattern matching nothing accepted")
 	}
 }
