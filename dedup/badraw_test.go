@@ -2,6 +2,7 @@ package dedup
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -229,5 +230,29 @@ func TestParquetSchemasCheckedFirst(t *testing.T) {
 		if _, err := Run(ctx, d, o); err != nil {
 			t.Errorf("to %s: %v", out, err)
 		}
+	}
+
+	// A file without rows has no schema to keep: an empty first shard of
+	// another schema is passed over.
+	empty := filepath.Join(dir, "empty.parquet")
+	if err := parquet.WriteFile(empty, []idText{}); err != nil {
+		t.Fatal(err)
+	}
+	o.Inputs, o.Out = []string{empty, a}, filepath.Join(dir, "kept2.parquet")
+	if _, err := Run(ctx, openDB(t, filepath.Join(dir, "db2")), o); err != nil {
+		t.Errorf("an empty first shard of another schema: %v", err)
+	}
+
+	// Files named .parquet that --format says are JSON Lines are no
+	// Parquet inputs (this panicked).
+	j1, j2 := filepath.Join(dir, "j1.parquet"), filepath.Join(dir, "j2.parquet")
+	for i, p := range []string{j1, j2} {
+		if err := os.WriteFile(p, []byte(fmt.Sprintf(`{"id":"j%d","text":"words of record %d here"}`+"\n", i, i)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o.Inputs, o.Format, o.Out = []string{j1, j2}, "jsonl", filepath.Join(dir, "kept3.parquet")
+	if _, err := Run(ctx, openDB(t, filepath.Join(dir, "db3")), o); err != nil {
+		t.Errorf("JSON Lines inputs named .parquet: %v", err)
 	}
 }

@@ -734,3 +734,12 @@ func (d *parquetDecoder) close() error {
 	}
 	return nil
 }
+
+// pqRows is the number of rows of a Parquet file's reader (0 for another
+// format).
+func (r *Reader) pqRows() int64 {
+	if d, ok := r.dec.(*parquetDecoder); ok {
+		return d.file.NumRows()
+	}
+	return 0
+}

@@ -625,13 +625,16 @@ func sameSchema(s, first *source) error {
 }
 
 // CheckParquetSchemas reads the schema of each Parquet file among paths
-// (its footer: no row is read) and returns an error wrapping ErrSchema
-// when one differs from the first's, as a Writer of one Parquet output
-// given the records of both would, only after it had written every record
-// of the first: a caller that writes them all to one Parquet output learns
-// it before it reads them. A path is Parquet as o.Format or its extension
-// tells; standard input ("-") and files that cannot be opened are passed
-// over (reading them reports them).
+// that holds rows (its footer: no row is read) and returns an error
+// wrapping ErrSchema when one differs from the first's. A Writer of one
+// Parquet output refuses the records of a second schema only when they
+// reach it, which may be after every record of the first was written, or
+// not at all when they all go elsewhere: a caller that writes the records
+// of paths to one Parquet output (fpdb dedup) holds them to the simpler
+// rule, one schema for all, before it reads them. A path is Parquet as
+// o.Format or, when that is FormatAuto, its extension tells; standard
+// input ("-") and files that cannot be opened are passed over (reading
+// them reports them).
 func CheckParquetSchemas(paths []string, o Options) error {
 	o.Names = nil // the columns are the load's to collect
 	var first *Reader
@@ -641,11 +644,19 @@ func CheckParquetSchemas(paths []string, o Options) error {
 		}
 	}()
 	for _, p := range paths {
-		if f, _, err := Detect(p); p == "-" || o.Format != FormatParquet && (err != nil || f != FormatParquet) {
+		f := o.Format
+		if f == FormatAuto {
+			f, _, _ = Detect(p)
+		}
+		if p == "-" || f != FormatParquet {
 			continue
 		}
 		r, err := Open(p, o)
 		if err != nil {
+			continue
+		}
+		if r.src.pqSchema == nil || r.pqRows() == 0 {
+			r.Close() // no rows: nothing of it reaches an output
 			continue
 		}
 		if first == nil {
