@@ -123,7 +123,15 @@ type DB struct {
 	// database it made and stored nothing in, while no other process can
 	// have opened it.
 	beforeUnlock func()
+	// created is set when Open made the database (dir held none).
+	created bool
 }
+
+// Created reports whether Open made the database: dir was missing, empty,
+// or held only the lock file of a database deleted before (see
+// CloseDiscardEmpty). Told under the lock, so no other process can have
+// made it in between.
+func (d *DB) Created() bool { return d.created }
 
 // Open opens the database in dir, creating it when dir does not exist or is
 // empty (unless opts.ErrorIfNotExist or opts.ReadOnly). A nil opts is the
@@ -158,13 +166,26 @@ func Open(dir string, opts *Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
+	if exists {
+		// The database may have gone while this Open waited for the
+		// lock: the process that made it deleted it, storing nothing
+		// (CloseDiscardEmpty, Import), before releasing the lock.
+		exists, err = probeDir(fs, dir)
+		if err == nil && !exists && o.ErrorIfNotExist {
+			err = fmt.Errorf("%w: %s", ErrNotExist, dir)
+		}
+		if err != nil {
+			_ = lock.Close()
+			return nil, err
+		}
+	}
 	if !o.ReadOnly {
 		if err := index.RemoveFlushFiles(fs, dir); err != nil {
 			_ = lock.Close()
 			return nil, fmt.Errorf("fpdb: open %s: remove unfinished posting files: %w", dir, err)
 		}
 	}
-	d := &DB{dir: dir, opts: o, lock: lock, wopts: pebble.Sync, flushAt: bulkFlushDocs, bgErrors: make(chan error, 1)}
+	d := &DB{dir: dir, opts: o, lock: lock, wopts: pebble.Sync, flushAt: bulkFlushDocs, bgErrors: make(chan error, 1), created: !exists}
 	d.life.init()
 	if o.NoSync {
 		d.wopts = pebble.NoSync

@@ -11,9 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"time"
@@ -460,12 +458,11 @@ func Import(ctx context.Context, dir string, r io.Reader, opts *Options) (int, e
 	o.K, o.GroupWidths, o.ShingleWidth, o.Seed = h.K, slices.Clone(h.GroupWidths), h.ShingleWidth, h.Seed
 	o.NormalizeVersion, o.KeepTexts, o.AuditLog = h.NormalizeVersion, keep, keepLog
 	o.ReadOnly, o.ErrorIfNotExist, o.BulkLoad = false, false, true
-	_, serr := os.Lstat(dir)
-	created := errors.Is(serr, fs.ErrNotExist)
 	d, err := Open(dir, o)
 	if err != nil {
 		return 0, fmt.Errorf("fpdb: import: %w", err)
 	}
+	created := d.Created()
 	n, err := d.importAll(ctx, x)
 	marked := d.importMark.Load() != nil // a later import of the export resumes from it
 	var rerr error

@@ -576,6 +576,9 @@ func TestCloseDiscardEmpty(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !d.Created() {
+		t.Error("a new database: Created false")
+	}
 	// A document added and deleted leaves none.
 	if _, err := d.Add(ctx, Input{ID: "a", Text: []byte("a few words of text to store")}, nil); err != nil {
 		t.Fatal(err)
@@ -603,8 +606,12 @@ func TestCloseDiscardEmpty(t *testing.T) {
 		t.Fatalf("a second close: %v", err)
 	}
 
-	// With a document: kept.
+	// With a document: kept. (The directory's lock file alone is no
+	// database: Open creates one.)
 	d = openTest(t, dir, &Options{K: 256, GroupWidths: EqualWidths(256, 12)})
+	if !d.Created() {
+		t.Error("a database made where one was discarded: Created false")
+	}
 	if _, err := d.Add(ctx, Input{ID: "b", Text: []byte("other words of a text that stays")}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -612,7 +619,54 @@ func TestCloseDiscardEmpty(t *testing.T) {
 		t.Fatalf("CloseDiscardEmpty of a database with a document: %v, %v", removed, err)
 	}
 	d = openTest(t, dir, &Options{ErrorIfNotExist: true})
+	if d.Created() {
+		t.Error("an existing database: Created true")
+	}
 	if st := d.Stats(); st.Docs != 1 {
 		t.Fatalf("the kept database holds %d documents", st.Docs)
+	}
+}
+
+// TestOpenWaitingForADiscardedDB: an Open that waits for the lock of a
+// database whose maker discards it (CloseDiscardEmpty) finds no database
+// (ErrNotExist) when it must exist, rather than creating an empty one or
+// failing with the store's own error; one that may create makes a new one.
+func TestOpenWaitingForADiscardedDB(t *testing.T) {
+	for _, mayCreate := range []bool{false, true} {
+		dir := filepath.Join(t.TempDir(), "new")
+		d, err := Open(dir, &Options{K: 256, GroupWidths: EqualWidths(256, 12)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		type opened struct {
+			d   *DB
+			err error
+		}
+		done := make(chan opened, 1)
+		go func() {
+			w, err := Open(dir, &Options{ErrorIfNotExist: !mayCreate, LockWait: 20 * time.Second})
+			done <- opened{w, err}
+		}()
+		time.Sleep(100 * time.Millisecond) // the Open above is waiting
+		if removed, err := d.CloseDiscardEmpty(); err != nil || !removed {
+			t.Fatalf("CloseDiscardEmpty: %v %v", removed, err)
+		}
+		r := <-done
+		if !mayCreate {
+			if !errors.Is(r.err, ErrNotExist) {
+				t.Errorf("the waiting Open: %v, want ErrNotExist", r.err)
+			}
+			if r.d != nil {
+				r.d.Close()
+			}
+			continue
+		}
+		if r.err != nil {
+			t.Fatalf("the waiting Open that may create: %v", r.err)
+		}
+		if p := r.d.Params(); p.K != DefaultK {
+			t.Errorf("the new database has K %d, want the default %d", p.K, DefaultK)
+		}
+		closeChecked(t, r.d)
 	}
 }

@@ -51,7 +51,7 @@ type addOptions struct {
 	text     textFlags
 	records  recordFlags // --id-field, --text-field, --keep-fields, --strict, --restart
 
-	madeDB bool // openAdder made the database (its directory did not exist)
+	madeDB bool // openAdder made the database (db.DB.Created)
 }
 
 // addInput is one document to add.
@@ -686,16 +686,11 @@ func (o *addOptions) openAdder() (*db.DB, eachFunc, error) {
 	if o.bulk {
 		mode = openBulk
 	}
-	dir, err := o.dir()
-	if err != nil {
-		return nil, nil, err
-	}
-	_, statErr := os.Lstat(dir)
 	d, err := o.openDBWith(mode, &o.creation)
 	if err != nil {
 		return nil, nil, err
 	}
-	o.madeDB = errors.Is(statErr, fs.ErrNotExist)
+	o.madeDB = d.Created()
 	return d, d.AddEach, nil
 }
 
@@ -710,8 +705,10 @@ func (o *addOptions) closeAdder(d *db.DB, errp *error) {
 		closeDB(d, errp)
 		return
 	}
-	if _, err := d.CloseDiscardEmpty(); err != nil {
-		*errp = errors.Join(*errp, failure(fmt.Errorf("close database: %w", err)))
+	// The add's error is the command's; one of the close (or of the
+	// deletion) is printed here, as a join would not show it.
+	if _, err := d.CloseDiscardEmpty(); err != nil && o.stderr != nil {
+		fmt.Fprintf(o.stderr, "fpdb: close database: %v\n", err)
 	}
 }
 

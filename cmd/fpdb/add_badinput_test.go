@@ -112,6 +112,15 @@ func TestFailedFirstAddLeavesNoDatabase(t *testing.T) {
 		{"add", "--bulk", empty},
 	} {
 		dbDir := filepath.Join(dir, fmt.Sprint("db", i))
+		if i%2 == 1 {
+			// An empty directory made for it is no database either.
+			if err := os.Mkdir(dbDir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Twice: the second finds the lock file the first left, which
+		// is no database.
+		runFPDB(t, "", append([]string{"--db", dbDir}, args...)...).mustCode(t, exitInput)
 		runFPDB(t, "", append([]string{"--db", dbDir}, args...)...).mustCode(t, exitInput)
 		if r := runFPDB(t, "", "--db", dbDir, "stats"); r.code != exitFailure || !strings.Contains(r.stderr, "does not exist") {
 			t.Errorf("%v: a database was left: stats %d %s", args, r.code, r.stderr)
