@@ -124,8 +124,9 @@ func (g *globalOptions) client() (*client.Client, error) {
 }
 
 // readToken reads a token file: the token alone on its first line that is
-// neither blank nor a # comment, or as a line of the server's token file
-// ("ro TOKEN", "rw TOKEN").
+// neither blank nor a # comment, or, in a file of the server's form (lines
+// "ro TOKEN" and "rw TOKEN": the server's own token file), its first rw
+// token, else its first ro one (a read-write token serves every command).
 func readToken(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -133,6 +134,7 @@ func readToken(path string) (string, error) {
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
+	ro := ""
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || strings.HasPrefix(line, "#") {
@@ -140,15 +142,23 @@ func readToken(path string) (string, error) {
 		}
 		fs := strings.Fields(line)
 		switch {
-		case len(fs) == 1:
+		case len(fs) == 1 && ro == "":
 			return fs[0], nil
-		case len(fs) == 2 && (fs[0] == "ro" || fs[0] == "rw"):
+		case len(fs) == 2 && fs[0] == "rw":
 			return fs[1], nil
+		case len(fs) == 2 && fs[0] == "ro":
+			if ro == "" {
+				ro = fs[1]
+			}
+			continue
 		}
-		return "", fmt.Errorf("--token-file %s: want the token alone on a line", path)
+		return "", fmt.Errorf("--token-file %s: want the token alone on a line, or lines \"ro TOKEN\" and \"rw TOKEN\"", path)
 	}
 	if err := sc.Err(); err != nil {
 		return "", fmt.Errorf("--token-file %s: %w", path, err)
+	}
+	if ro != "" {
+		return ro, nil
 	}
 	return "", fmt.Errorf("--token-file %s: no token in the file", path)
 }

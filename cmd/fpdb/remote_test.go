@@ -267,6 +267,11 @@ func TestRemoteErrors(t *testing.T) {
 		t.Errorf("add with a read-only token: stdout %q stderr %q", r.stdout, r.stderr)
 	}
 	runFPDB(t, "", "--server", url, "--token-file", rw, "add", corpus+"bees.txt").mustCode(t, exitOK)
+	// The server's own token file: its rw token, wherever it is.
+	both := writeFile(t, tmp, "both", []byte("ro read-only-token-0123\n# writers\nrw read-write-token-0123\n"))
+	runFPDB(t, "", "--server", url, "--token-file", both, "add", corpus+"tides.txt").mustCode(t, exitOK)
+	onlyRO := writeFile(t, tmp, "only-ro", []byte("ro read-only-token-0123\n"))
+	runFPDB(t, "", "--server", url, "--token-file", onlyRO, "stats").mustCode(t, exitOK)
 	runFPDB(t, "", "--server", url, "--token-file", ro, "query", corpus+"bees.txt").mustCode(t, exitOK)
 	t.Setenv(envToken, "read-only-token-0123")
 	runFPDB(t, "", "--server", url, "get", "testdata/corpus/bees.txt").mustCode(t, exitOK)
