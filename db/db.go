@@ -166,18 +166,17 @@ func Open(dir string, opts *Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	if exists {
-		// The database may have gone while this Open waited for the
-		// lock: the process that made it deleted it, storing nothing
-		// (CloseDiscardEmpty, Import), before releasing the lock.
-		exists, err = probeDir(fs, dir)
-		if err == nil && !exists && o.ErrorIfNotExist {
-			err = fmt.Errorf("%w: %s", ErrNotExist, dir)
-		}
-		if err != nil {
-			_ = lock.Close()
-			return nil, err
-		}
+	// Another look, under the lock: while this Open waited for it, the
+	// process that held it may have deleted the database it made and
+	// stored nothing in (CloseDiscardEmpty, Import), or made one where
+	// there was none.
+	exists, err = probeDir(fs, dir)
+	if err == nil && !exists && o.ErrorIfNotExist {
+		err = fmt.Errorf("%w: %s", ErrNotExist, dir)
+	}
+	if err != nil {
+		_ = lock.Close()
+		return nil, err
 	}
 	if !o.ReadOnly {
 		if err := index.RemoveFlushFiles(fs, dir); err != nil {

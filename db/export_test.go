@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // exportOf returns the export of d.
@@ -668,5 +670,63 @@ func TestOpenWaitingForADiscardedDB(t *testing.T) {
 			t.Errorf("the new database has K %d, want the default %d", p.K, DefaultK)
 		}
 		closeChecked(t, r.d)
+	}
+}
+
+// TestOpenWaitingForAMadeDB: an Open that waits for the lock while the
+// holder makes a database there opens that database, and does not count
+// it as made by itself (Created false: an Import that then fails must not
+// delete it).
+func TestOpenWaitingForAMadeDB(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "src")
+	s := openTest(t, src, &Options{K: 256, GroupWidths: EqualWidths(256, 12)})
+	plantedDB(t, s, 3)
+	want := s.Stats().Docs
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "new")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lock, err := lockDir(vfs.Default, dir, false, 0) // another maker's
+	if err != nil {
+		t.Fatal(err)
+	}
+	type opened struct {
+		d   *DB
+		err error
+	}
+	done := make(chan opened, 1)
+	go func() {
+		d, err := Open(dir, &Options{LockWait: 20 * time.Second})
+		done <- opened{d, err}
+	}()
+	time.Sleep(100 * time.Millisecond) // the Open above is waiting
+	// The maker writes its database, then releases the lock.
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Name() == lockFileName {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lock.Close()
+	r := <-done
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	defer closeChecked(t, r.d)
+	if r.d.Created() || r.d.Stats().Docs != want {
+		t.Errorf("Created %v, %d documents; want false, %d", r.d.Created(), r.d.Stats().Docs, want)
 	}
 }
