@@ -29,6 +29,10 @@ func TestStrictJSON(t *testing.T) {
 		{`{"id":"s\ud83d\ude00","text":"x"}`, true},
 		{`{"id":"s\\udc00","text":"x"}`, true}, // a backslash, then "udc00"
 		{`{"id":"s\u00e9","text":"x"}`, true},
+		{"{\"id\":\"a\",\"text\":\"x\"} \r\n", true},
+		{`{"id":"a","text":"x"}]`, false}, // a stray bracket after the value
+		{`{"id":"a","text":"x"}}garbage{{`, false},
+		{`{"id":"a","text":"x"} {"id":"b"}`, false},
 	} {
 		var v api.AddRequest
 		err := DecodeJSON([]byte(c.body), &v)

@@ -51,7 +51,9 @@ func DecodeJSON(body []byte, v any) error {
 		}
 		return BadRequest("malformed JSON body: %v", err)
 	}
-	if dec.More() {
+	// More misses a stray ] or } after the value: the rest of the body
+	// must be white space.
+	if rest := bytes.TrimLeft(body[dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
 		return BadRequest("malformed JSON body: more than one value")
 	}
 	return strictKeys(body, reflect.TypeOf(v))

@@ -28,9 +28,15 @@ var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 
 // jsonWalker walks valid JSON text b from i.
 type jsonWalker struct {
-	b []byte
-	i int
+	b     []byte
+	i     int
+	depth int // of the objects and arrays the walk is in
 }
+
+// maxJSONDepth bounds the nesting the walker follows (its recursion): as
+// deep as encoding/json decodes (10 000), which refuses deeper text before
+// the walk.
+const maxJSONDepth = 10000
 
 // space passes over white space.
 func (w *jsonWalker) space() {
@@ -88,6 +94,12 @@ func (w *jsonWalker) value(t reflect.Type, path string) error {
 	}
 	if t != nil && reflect.PointerTo(t).Implements(unmarshalerType) {
 		t = nil // it reads its own members
+	}
+	if c := w.b[w.i]; c == '{' || c == '[' {
+		if w.depth++; w.depth > maxJSONDepth {
+			return BadRequest("malformed JSON body: nested deeper than %d", maxJSONDepth)
+		}
+		defer func() { w.depth-- }()
 	}
 	switch w.b[w.i] {
 	case '{':

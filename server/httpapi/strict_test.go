@@ -124,6 +124,19 @@ func FuzzStrictKeys(f *testing.F) {
 	})
 }
 
+// TestStrictKeysDeep: text nested deeper than encoding/json decodes is
+// refused, not walked to a stack overflow.
+func TestStrictKeysDeep(t *testing.T) {
+	deep := []byte(strings.Repeat("[", 3_000_000))
+	if err := strictKeys(deep, strictTypes[0]); err == nil || !strings.Contains(err.Error(), "nested deeper") {
+		t.Fatalf("3 000 000 brackets: %v", err)
+	}
+	ok := []byte(strings.Repeat("[", maxJSONDepth) + strings.Repeat("]", maxJSONDepth))
+	if err := strictKeys(ok, strictTypes[1]); err != nil {
+		t.Fatalf("%d levels: %v", maxJSONDepth, err)
+	}
+}
+
 // BenchmarkStrictKeys: a request of an 8.8 MB text.
 func BenchmarkStrictKeys(b *testing.B) {
 	text := strings.Repeat("some words of a text \"quoted\" and more \u00e9 ", 200000)
