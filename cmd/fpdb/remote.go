@@ -127,6 +127,7 @@ func (g *globalOptions) client() (*client.Client, error) {
 // neither blank nor a # comment, or, in a file of the server's form (lines
 // "ro TOKEN" and "rw TOKEN": the server's own token file), its first rw
 // token, else its first ro one (a read-write token serves every command).
+// A file that mixes the two forms, or has another line, is refused.
 func readToken(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -134,31 +135,39 @@ func readToken(path string) (string, error) {
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
-	ro := ""
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
+	var bare, rw, ro []string
+	for first := true; sc.Scan(); first = false {
+		line := sc.Text()
+		if first {
+			line = strings.TrimPrefix(line, "\ufeff") // a UTF-8 byte-order mark
+		}
+		line = strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		fs := strings.Fields(line)
-		switch {
-		case len(fs) == 1 && ro == "":
-			return fs[0], nil
+		switch fs := strings.Fields(line); {
+		case len(fs) == 1 && fs[0] != "ro" && fs[0] != "rw":
+			bare = append(bare, fs[0])
 		case len(fs) == 2 && fs[0] == "rw":
-			return fs[1], nil
+			rw = append(rw, fs[1])
 		case len(fs) == 2 && fs[0] == "ro":
-			if ro == "" {
-				ro = fs[1]
-			}
-			continue
+			ro = append(ro, fs[1])
+		default:
+			return "", fmt.Errorf("--token-file %s: want the token alone on a line, or lines \"ro TOKEN\" and \"rw TOKEN\"", path)
 		}
-		return "", fmt.Errorf("--token-file %s: want the token alone on a line, or lines \"ro TOKEN\" and \"rw TOKEN\"", path)
 	}
 	if err := sc.Err(); err != nil {
 		return "", fmt.Errorf("--token-file %s: %w", path, err)
 	}
-	if ro != "" {
-		return ro, nil
+	switch {
+	case len(bare) > 0 && len(rw)+len(ro) > 0:
+		return "", fmt.Errorf("--token-file %s: want the token alone on a line, or lines \"ro TOKEN\" and \"rw TOKEN\", not both", path)
+	case len(bare) > 0:
+		return bare[0], nil
+	case len(rw) > 0:
+		return rw[0], nil
+	case len(ro) > 0:
+		return ro[0], nil
 	}
 	return "", fmt.Errorf("--token-file %s: no token in the file", path)
 }

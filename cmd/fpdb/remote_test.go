@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -440,5 +441,29 @@ func TestRemoteCompareUsesServerDB(t *testing.T) {
 	r := runFPDB(t, "", forms[0]...).mustCode(t, exitOK)
 	if untimed(r.stdout) != untimed(local[0]) || strings.Contains(r.stderr, "waiting") {
 		t.Errorf("compare with $FPDB_SERVER set:\n%s%s\nlocally:\n%s", r.stdout, r.stderr, local[0])
+	}
+}
+
+// TestReadToken: a token alone, or the server's form (its first rw token,
+// else its first ro one), comments, blank lines, CRLF and a byte-order
+// mark; a file mixing the forms or with another line is refused whatever
+// the order of its lines.
+func TestReadToken(t *testing.T) {
+	dir := t.TempDir()
+	for i, c := range []struct{ text, want string }{
+		{"tok-a\n", "tok-a"},
+		{"# c\n\n  tok-a  \r\ntok-b\n", "tok-a"},
+		{"\ufeffro r1\nrw w1\nrw w2\n", "w1"},
+		{"ro r1\r\nro r2\r\n", "r1"},
+		{"ro r1\nbare\n", ""},
+		{"bare\nrw w1\n", ""},
+		{"rw w1\nbad line here\n", ""},
+		{"rw\n", ""},
+		{"# only a comment\n", ""},
+	} {
+		got, err := readToken(writeFile(t, dir, "t"+strconv.Itoa(i), []byte(c.text)))
+		if got != c.want || (err == nil) != (c.want != "") {
+			t.Errorf("%q: %q, %v; want %q", c.text, got, err, c.want)
+		}
 	}
 }
