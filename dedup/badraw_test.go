@@ -243,6 +243,25 @@ func TestParquetSchemasCheckedFirst(t *testing.T) {
 		t.Errorf("an empty first shard of another schema: %v", err)
 	}
 
+	// A CSV file after a Parquet one: its records cannot go to an output
+	// that keeps the Parquet schema (refused up front); before it, they can.
+	c := filepath.Join(dir, "c.csv")
+	if err := os.WriteFile(c, []byte("id,text\nc1,entirely different words about other things here\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o.Inputs, o.Out = []string{a, c}, filepath.Join(dir, "kept4.parquet")
+	d4 := openDB(t, filepath.Join(dir, "db4"))
+	if _, err := Run(ctx, d4, o); !errors.Is(err, records.ErrSchema) || !strings.Contains(err.Error(), "c.csv is not a Parquet file") {
+		t.Errorf("a CSV file after a Parquet one: %v", err)
+	}
+	if n := d4.Stats().Docs; n != 0 {
+		t.Errorf("the refused run stored %d documents", n)
+	}
+	o.Inputs = []string{c, a}
+	if _, err := Run(ctx, openDB(t, filepath.Join(dir, "db5")), o); err != nil {
+		t.Errorf("a CSV file before a Parquet one: %v", err)
+	}
+
 	// Files named .parquet that --format says are JSON Lines are no
 	// Parquet inputs (this panicked).
 	j1, j2 := filepath.Join(dir, "j1.parquet"), filepath.Join(dir, "j2.parquet")

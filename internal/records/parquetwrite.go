@@ -631,10 +631,13 @@ func sameSchema(s, first *source) error {
 // reach it, which may be after every record of the first was written, or
 // not at all when they all go elsewhere: a caller that writes the records
 // of paths to one Parquet output (fpdb dedup) holds them to the simpler
-// rule, one schema for all, before it reads them. A path is Parquet as
+// rule, one schema for all, before it reads them; a file of another
+// format after the first Parquet file with rows is refused too (an output
+// that keeps a Parquet schema cannot hold its records; before it, the
+// output's columns are strings, which hold any). A path is Parquet as
 // o.Format or, when that is FormatAuto, its extension tells; standard
-// input ("-") and files that cannot be opened are passed over (reading
-// them reports them).
+// input ("-") is JSON Lines; Parquet files that cannot be opened are
+// passed over (reading them reports them).
 func CheckParquetSchemas(paths []string, o Options) error {
 	o.Names = nil // the columns are the load's to collect
 	var first *Reader
@@ -649,6 +652,10 @@ func CheckParquetSchemas(paths []string, o Options) error {
 			f, _, _ = Detect(p)
 		}
 		if p == "-" || f != FormatParquet {
+			if first != nil {
+				return fmt.Errorf("%w: %s is not a Parquet file, and the Parquet output keeps the schema of %s, the first input with rows (give Parquet files of one schema, put the other formats first, or write JSON Lines, which holds records of any columns)",
+					ErrSchema, p, first.src.name)
+			}
 			continue
 		}
 		r, err := Open(p, o)
