@@ -633,8 +633,7 @@ func sameSchema(s, first *source) error {
 // of paths to one Parquet output (fpdb dedup) holds them to the simpler
 // rule, one schema for all, before it reads them; a file of another
 // format after the first Parquet file with rows is refused too (an output
-// that keeps a Parquet schema cannot hold its records; before it, the
-// output's columns are strings, which hold any). A path is Parquet as
+// that keeps a Parquet schema cannot hold its records). A path is Parquet as
 // o.Format or, when that is FormatAuto, its extension tells; standard
 // input ("-") is JSON Lines; Parquet files that cannot be opened are
 // passed over (reading them reports them).
@@ -653,7 +652,7 @@ func CheckParquetSchemas(paths []string, o Options) error {
 		}
 		if p == "-" || f != FormatParquet {
 			if first != nil {
-				return fmt.Errorf("%w: %s is not a Parquet file, and the Parquet output keeps the schema of %s, the first input with rows (give Parquet files of one schema, put the other formats first, or write JSON Lines, which holds records of any columns)",
+				return fmt.Errorf("%w: %s is not a Parquet file, and the Parquet output keeps the schema of %s, the first input with rows (give Parquet files of one schema, or write JSON Lines, which holds records of any columns)",
 					ErrSchema, p, first.src.name)
 			}
 			continue
