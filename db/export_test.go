@@ -629,6 +629,25 @@ func TestCloseDiscardEmpty(t *testing.T) {
 	}
 }
 
+// opened is what an Open in a goroutine returned.
+type opened struct {
+	d   *DB
+	err error
+}
+
+// openWaiting starts Open(dir, o) in a goroutine and returns, once that
+// Open has had 100 ms to start waiting for the lock another holds, the
+// channel that receives its result.
+func openWaiting(dir string, o *Options) <-chan opened {
+	done := make(chan opened, 1)
+	go func() {
+		d, err := Open(dir, o)
+		done <- opened{d, err}
+	}()
+	time.Sleep(100 * time.Millisecond)
+	return done
+}
+
 // TestOpenWaitingForADiscardedDB: an Open that waits for the lock of a
 // database whose maker discards it (CloseDiscardEmpty) finds no database
 // (ErrNotExist) when it must exist, rather than creating an empty one or
@@ -640,16 +659,7 @@ func TestOpenWaitingForADiscardedDB(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		type opened struct {
-			d   *DB
-			err error
-		}
-		done := make(chan opened, 1)
-		go func() {
-			w, err := Open(dir, &Options{ErrorIfNotExist: !mayCreate, LockWait: 20 * time.Second})
-			done <- opened{w, err}
-		}()
-		time.Sleep(100 * time.Millisecond) // the Open above is waiting
+		done := openWaiting(dir, &Options{ErrorIfNotExist: !mayCreate, LockWait: 20 * time.Second})
 		if removed, err := d.CloseDiscardEmpty(); err != nil || !removed {
 			t.Fatalf("CloseDiscardEmpty: %v %v", removed, err)
 		}
@@ -693,16 +703,7 @@ func TestOpenWaitingForAMadeDB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	type opened struct {
-		d   *DB
-		err error
-	}
-	done := make(chan opened, 1)
-	go func() {
-		d, err := Open(dir, &Options{LockWait: 20 * time.Second})
-		done <- opened{d, err}
-	}()
-	time.Sleep(100 * time.Millisecond) // the Open above is waiting
+	done := openWaiting(dir, &Options{LockWait: 20 * time.Second})
 	// The maker writes its database, then releases the lock.
 	entries, err := os.ReadDir(src)
 	if err != nil {

@@ -240,9 +240,10 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	// One Parquet output keeps the schema of its first Parquet input: one
-	// of another schema is refused now, not once the load and the pairs
-	// are done and the first input is written.
+	// One Parquet output keeps the schema of its first Parquet input: an
+	// input of another schema, or a file of another format after it, is
+	// refused now, not once the load and the pairs are done and the first
+	// input is written.
 	if outFormat == records.FormatParquet && !isShardDir(o.Out) {
 		if err := records.CheckParquetSchemas(o.Inputs, l.ro); err != nil {
 			return nil, fmt.Errorf("dedup: %w", err)
