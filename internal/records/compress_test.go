@@ -173,6 +173,56 @@ func TestCorruptCompressedStream(t *testing.T) {
 	}
 }
 
+// TestStreamCutBeforeFirstRecord: a compressed file cut before the end
+// of its first block of text (no record comes out of a zstd stream cut
+// so) is an error naming the file, as a later cut is, never a file read
+// whole; the
+// stream given by its name or told by its first bytes, read ahead or not,
+// standard input too.
+func TestStreamCutBeforeFirstRecord(t *testing.T) {
+	dir := t.TempDir()
+	var text bytes.Buffer
+	for i := range 50 {
+		fmt.Fprintf(&text, "{\"id\":\"r%d\",\"text\":\"a few words of record %d\"}\n", i, i)
+	}
+	streams := []struct {
+		ext  string
+		data []byte
+	}{
+		{".zst", zstdBytes(t, text.Bytes())},
+		{".gz", gzipBytes(t, text.Bytes())},
+	}
+	for _, s := range streams {
+		for _, cut := range []int{len(s.data) / 2, len(s.data) - 1, 12, 20} {
+			for _, name := range []string{"cut.jsonl" + s.ext, "cut-unnamed.jsonl"} {
+				p := writeFile(t, dir, name, s.data[:cut])
+				for _, ahead := range []bool{false, true} {
+					r, err := Open(p, Options{IDField: "id", DecodeAhead: ahead})
+					if err == nil {
+						_, err = countUntilError(r)
+						r.Close()
+						if err == io.EOF {
+							err = nil
+						}
+					}
+					if err == nil || !strings.Contains(err.Error(), p) {
+						t.Errorf("%s cut at %d of %d (ahead %v): %v, want an error naming the file", name, cut, len(s.data), ahead, err)
+					}
+				}
+			}
+			r, err := NewReader(bytes.NewReader(s.data[:cut]), "-", CompressionNone, Options{IDField: "id"})
+			if err == nil {
+				if _, err = countUntilError(r); err == io.EOF {
+					err = nil
+				}
+			}
+			if err == nil {
+				t.Errorf("standard input %s cut at %d: read as a whole text", s.ext, cut)
+			}
+		}
+	}
+}
+
 // testTruncatedStream reads the truncated stream p, decompressed ahead or
 // not: the records before the cut, then an error naming the file.
 func testTruncatedStream(t *testing.T, p, name string, ahead bool) {

@@ -27,10 +27,10 @@ func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 // read, where the format's decoder would have met it.
 func checkUTF8(in io.Reader) (io.Reader, error) {
 	head := make([]byte, wideHead)
-	n, err := io.ReadFull(in, head[:4])
+	n, err := readHead(in, head[:4])
 	if err == nil && bytes.IndexByte(head[:4], 0) >= 0 {
 		var m int
-		m, err = io.ReadFull(in, head[4:])
+		m, err = readHead(in, head[4:])
 		n += m
 	}
 	head = head[:n]
@@ -38,14 +38,30 @@ func checkUTF8(in io.Reader) (io.Reader, error) {
 		return nil, err
 	}
 	var rest io.Reader = in
-	switch err {
-	case nil:
-	case io.ErrUnexpectedEOF:
-		rest = errReader{io.EOF}
-	default: // io.EOF, a read error
+	if err != nil { // io.EOF, a read error
 		rest = errReader{err}
 	}
 	return &prefixReader{head: head, r: rest}, nil
+}
+
+// readHead fills b from r as io.ReadFull does, but returns io.EOF for a
+// text that ends before b is full and r's own errors unchanged:
+// io.ReadFull's io.ErrUnexpectedEOF for a short text cannot be told from
+// a decompressor's for a stream cut before its first bytes of text, which
+// must stay an error.
+func readHead(r io.Reader, b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		m, err := r.Read(b[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+		if m == 0 {
+			continue // io.Reader allows it; the decoders do not loop on it
+		}
+	}
+	return n, nil
 }
 
 // wideText returns an error wrapping ErrNotUTF8 naming the encoding that
