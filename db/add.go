@@ -87,7 +87,10 @@ func (d *DB) Add(ctx context.Context, in Input, opts *AddOptions) (*AddResult, e
 	if err != nil {
 		return nil, err
 	}
-	doc, err := d.prepare(&in)
+	doc, err := d.prepare(ctx, &in)
+	if cerr := ctx.Err(); cerr != nil { // it ended during the read
+		return nil, fmt.Errorf("fpdb: add %q: %w", in.ID, cerr)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("fpdb: add %q: %w", in.ID, err)
 	}
@@ -103,8 +106,9 @@ const (
 )
 
 // prepare checks in and turns it into the document to store, fingerprinting
-// its text. It does not validate the id.
-func (d *DB) prepare(in *Input) (Doc, error) {
+// its text. It does not validate the id. A text read from a reader is read
+// until ctx is done (see ctxReader).
+func (d *DB) prepare(ctx context.Context, in *Input) (Doc, error) {
 	set := 0
 	for _, b := range []bool{in.Text != nil, in.Reader != nil, in.Open != nil, in.Fingerprint != nil} {
 		if b {
@@ -179,7 +183,7 @@ func (d *DB) prepare(in *Input) (Doc, error) {
 			}
 		}()
 	}
-	res, size, f, err := d.buildText(r, in.Text, in.TextOptions, in.Source, keep)
+	res, size, f, err := d.buildText(withContext(ctx, r), in.Text, in.TextOptions, in.Source, keep)
 	if err != nil {
 		return Doc{}, err
 	}

@@ -45,12 +45,21 @@ type BackupResult struct {
 // directory beside dir (".incomplete-backup-NAME-…") and renamed to dir
 // once complete, so that dir never holds a copy cut short: a crash
 // midway leaves that hidden directory, which may be removed. A failure
-// removes it. Backup is not
+// removes it. An empty dir, or one inside the database directory, is
+// refused with an error wrapping ErrInvalidOptions. Backup is not
 // cut short by ctx once the copy has begun, and Close waits for it. A
 // read-only DB refuses it with ErrReadOnly.
 func (d *DB) Backup(ctx context.Context, dir string) (BackupResult, error) {
 	return d.backup(ctx, dir, true)
 }
+
+// destError is a destination Backup refuses (one inside the database
+// directory): it wraps ErrInvalidOptions, and its message is msg alone,
+// which names the destination and the database already.
+type destError struct{ msg string }
+
+func (e *destError) Error() string { return e.msg }
+func (e *destError) Unwrap() error { return ErrInvalidOptions }
 
 // Checkpoint makes the copy Backup makes, without counting its documents
 // (Backup's pass over the copy's id map, which takes time in proportion
@@ -70,7 +79,7 @@ func (d *DB) backup(ctx context.Context, dir string, count bool) (BackupResult, 
 		return BackupResult{}, err
 	}
 	if dir == "" {
-		return BackupResult{}, errors.New("fpdb: backup: empty destination directory")
+		return BackupResult{}, fmt.Errorf("fpdb: backup: %w: empty destination directory", ErrInvalidOptions)
 	}
 	if d.opts.ReadOnly {
 		// Pebble checkpoints only a writable store (it copies the OPTIONS
@@ -88,7 +97,7 @@ func (d *DB) backup(ctx context.Context, dir string, count bool) (BackupResult, 
 		return BackupResult{}, fmt.Errorf("fpdb: backup %s: %w", dir, err)
 	}
 	if d.InsideDir(dir) {
-		return BackupResult{}, fmt.Errorf("fpdb: backup %s: the destination is inside the database directory %s", dir, d.dir)
+		return BackupResult{}, &destError{fmt.Sprintf("fpdb: backup %s: the destination is inside the database directory %s", dir, d.dir)}
 	}
 	// The copy is made beside dir and renamed to dir once complete: a
 	// crash midway (Pebble writes the MANIFEST before it copies the WAL)

@@ -193,7 +193,7 @@ func (d *DB) fingerprintBatch(ctx context.Context, docs []Input) ([]Doc, []error
 		case validID(docs[i].ID) != nil:
 			errs[i] = validID(docs[i].ID)
 		case docs[i].Fingerprint != nil && docs[i].keptText == nil:
-			out[i], errs[i] = d.prepare(&docs[i])
+			out[i], errs[i] = d.prepare(ctx, &docs[i])
 		default:
 			texts = append(texts, i)
 		}
@@ -203,7 +203,7 @@ func (d *DB) fingerprintBatch(ctx context.Context, docs []Input) ([]Doc, []error
 		return out, errs
 	case 1: // no goroutine for one text
 		i := texts[0]
-		out[i], errs[i] = d.prepare(&docs[i])
+		out[i], errs[i] = d.prepare(ctx, &docs[i])
 		return out, errs
 	}
 	// The work is queued whole: a worker takes its next text without
@@ -222,7 +222,7 @@ func (d *DB) fingerprintBatch(ctx context.Context, docs []Input) ([]Doc, []error
 				if ctx.Err() != nil {
 					return
 				}
-				out[i], errs[i] = d.prepare(&docs[i])
+				out[i], errs[i] = d.prepare(ctx, &docs[i])
 			}
 		}()
 	}

@@ -58,7 +58,7 @@ type BoilerplatePassage struct {
 // texts (ErrNoText otherwise) and changes nothing: the caller shows the
 // suggestion and adds it with AddTemplate if it is right. A nil opts
 // means the defaults.
-func (d *DB) SuggestTemplate(ctx context.Context, opts *BoilerplateOptions) (*Boilerplate, error) {
+func (d *DB) SuggestTemplate(ctx context.Context, opts *BoilerplateOptions) (_ *Boilerplate, err error) {
 	if err := d.live(); err != nil {
 		return nil, err
 	}
@@ -87,10 +87,11 @@ func (d *DB) SuggestTemplate(ctx context.Context, opts *BoilerplateOptions) (*Bo
 	if len(bad) > 0 {
 		return nil, fmt.Errorf("fpdb: suggest template: %w: %s", ErrInvalidOptions, strings.Join(bad, ", "))
 	}
-	if err := d.enter(ctx); err != nil {
+	ctx, leave, err := d.enterLong(ctx)
+	if err != nil {
 		return nil, err
 	}
-	defer d.leave()
+	defer leave(&err)
 	if !d.params.KeepTexts {
 		return nil, fmt.Errorf("fpdb: suggest template: %w: the database does not keep texts (it was created without Options.KeepTexts)", ErrNoText)
 	}
@@ -120,7 +121,7 @@ func (d *DB) SuggestTemplate(ctx context.Context, opts *BoilerplateOptions) (*Bo
 		}
 		return st, f, err
 	}
-	err := eachText(ctx, snap, pick, func(iid uint32, v []byte) error {
+	err = eachText(ctx, snap, pick, func(iid uint32, v []byte) error {
 		st, f, err := read(v)
 		if err != nil {
 			return err

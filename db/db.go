@@ -528,17 +528,22 @@ func (d *DB) Close() error { return d.CloseContext(context.Background()) }
 
 // CloseContext closes the database. New calls fail with ErrClosed from the
 // moment it begins; long calls in flight (Export, Pairs, Clusters, Check,
-// StorageStats, Warm, AddBatch's fingerprinting, the bulk deletes) are
-// cancelled and return an error wrapping ErrClosed; CloseContext waits for
-// every call in flight to return, writes the postings a bulk load deferred
-// (cut short when ctx is done: the next writable Open writes them), writes
-// Pebble's memtable to a table when this process wrote (so that the next
-// Open replays no WAL; when ctx is done or a table write fails, the next
-// Open replays it instead), closes the store and releases the lock. A
-// second Close returns ErrClosed. When ctx cuts the writing of deferred
-// postings short, the database is closed all the same and nothing stored
-// is lost: the error (wrapping ctx's) says that the next writable Open
-// writes them, not that the close failed.
+// StorageStats, Warm, QueryMany, SuggestTemplate, Fingerprint, AddBatch's
+// fingerprinting, the bulk deletes) are cancelled and return an error
+// wrapping ErrClosed; CloseContext waits for every call in flight to
+// return (so a function a call of d calls back must not call Close),
+// writes the postings a bulk load deferred (cut short when ctx is done:
+// the next writable Open writes them), writes Pebble's memtable to a table
+// when this process wrote (so that the next Open replays no WAL; when ctx
+// is done or a table write fails, the next Open replays it instead),
+// closes the store and releases the lock. A second Close, or one called
+// while the first runs, waits until the first has finished (the lock
+// released: an Open may follow at once) and returns ErrClosed; while the
+// first still runs, CloseContext stops waiting when its ctx is done and
+// returns ErrClosed wrapping ctx's error. When ctx cuts the writing of
+// deferred postings short, the database is closed all the same and
+// nothing stored is lost: the error (wrapping ctx's) says that the next
+// writable Open writes them, not that the close failed.
 func (d *DB) CloseContext(ctx context.Context) error { return d.close(ctx, true, nil) }
 
 // CloseUnflushed is Close for a database about to be removed: it leaves
@@ -549,15 +554,19 @@ func (d *DB) CloseContext(ctx context.Context) error { return d.close(ctx, true,
 func (d *DB) CloseUnflushed() error { return d.close(context.Background(), false, nil) }
 
 // CloseDiscardEmpty is Close for a database its caller has just created:
-// when d holds no document once every call in flight has returned, its
-// files are deleted (whatever else it holds, such as templates, goes too)
-// before the lock is released, so that no other process opens it in
-// between; the directory is left with the lock file alone, which Open
-// reads as no database. fpdb add calls it when it made the database and
-// stored nothing (every input refused), so that the mistake leaves no
-// empty database whose parameters a corrected add would have to match.
-// removed reports whether the files were deleted; an error deleting them
-// is returned with the database closed.
+// when this Open made the database (Created is true) and d holds no
+// document once every call in flight has returned, its files are deleted
+// (whatever else it holds, such as templates, goes too) before the lock
+// is released, so that no other process opens it in between; the
+// directory is left with the lock file alone, which Open reads as no
+// database. A database that existed before Open (Created false) is never
+// deleted, even when it holds no live document (every one deleted): it is
+// closed like Close, keeping its audit log, marks, templates and
+// parameters, and removed is false. fpdb add calls it when it made the
+// database and stored nothing (every input refused), so that the mistake
+// leaves no empty database whose parameters a corrected add would have to
+// match. removed reports whether the files were deleted; an error
+// deleting them is returned with the database closed.
 func (d *DB) CloseDiscardEmpty() (removed bool, err error) {
 	err = d.close(context.Background(), true, &removed)
 	return removed, err
@@ -565,13 +574,14 @@ func (d *DB) CloseDiscardEmpty() (removed bool, err error) {
 
 // close is CloseContext, which writes the deferred postings only if
 // flush, and, when discard is not nil, deletes the database's files if it
-// holds no document (*discard then true).
+// holds no document and Open made it (*discard then true).
 func (d *DB) close(ctx context.Context, flush bool, discard *bool) error {
 	if !d.beginClose() {
-		return ErrClosed
+		return d.closeWait(ctx)
 	}
+	defer d.endClose()
 	var err error
-	if discard != nil && d.ix.Len() == 0 && !d.opts.ReadOnly {
+	if discard != nil && d.created && d.ix.Len() == 0 && !d.opts.ReadOnly {
 		*discard = true
 		flush = false // nothing worth writing
 		prev := d.beforeUnlock

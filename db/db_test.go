@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -688,5 +689,51 @@ func TestOpenWidthsWithoutK(t *testing.T) {
 	n := openTest(t, filepath.Join(t.TempDir(), "new"), &Options{GroupWidths: EqualWidths(128, 16)})
 	if p := n.Params(); p.K != 128 || len(p.GroupWidths) != 8 {
 		t.Errorf("new database with widths only: K %d, %d groups", p.K, len(p.GroupWidths))
+	}
+}
+
+// TestOptionsCloneNil: Clone of a nil *Options is a new zero Options (read
+// as every default), not a panic; Clone of an Options is a deep copy.
+func TestOptionsCloneNil(t *testing.T) {
+	c := (*Options)(nil).Clone()
+	if c == nil || !reflect.DeepEqual(*c, Options{}) {
+		t.Fatalf("nil Clone: %+v, want a zero Options", c)
+	}
+	o := &Options{K: 256, GroupWidths: EqualWidths(256, 16)}
+	c = o.Clone()
+	c.GroupWidths[0] = 1
+	if o.GroupWidths[0] != 16 {
+		t.Error("Clone shares GroupWidths")
+	}
+}
+
+// TestStatsSlots: a replace and a delete each leave a dead slot, which
+// Stats.Slots counts (internal ids are never reused), and export and
+// import into a new database leaves none.
+func TestStatsSlots(t *testing.T) {
+	d := openTest(t, "", nil)
+	addBatch(t, d, []Input{
+		{ID: "a", Text: []byte("one two three four five six seven")},
+		{ID: "b", Text: []byte("eight nine ten eleven twelve thirteen")},
+	})
+	if st := d.Stats(); st.Docs != 2 || st.Slots != 2 {
+		t.Fatalf("after two adds: %d docs, %d slots; want 2, 2", st.Docs, st.Slots)
+	}
+	if _, err := d.Add(ctx, Input{ID: "a", Text: []byte("another text altogether for a")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Delete(ctx, "b"); err != nil {
+		t.Fatal(err)
+	}
+	if st := d.Stats(); st.Docs != 1 || st.Slots != 3 {
+		t.Fatalf("after a replace and a delete: %d docs, %d slots; want 1, 3", st.Docs, st.Slots)
+	}
+	dir := filepath.Join(t.TempDir(), "copy")
+	if _, err := Import(ctx, dir, bytes.NewReader(exportOf(t, d)), nil); err != nil {
+		t.Fatal(err)
+	}
+	c := openTest(t, dir, nil)
+	if st := c.Stats(); st.Docs != 1 || st.Slots != 1 {
+		t.Fatalf("the imported copy: %d docs, %d slots; want 1, 1", st.Docs, st.Slots)
 	}
 }

@@ -86,7 +86,18 @@
 // serialized, and queries wait while a write commits. Only one DB value,
 // in one process, may have a directory open at a time (ErrLocked). Slices
 // in returned values belong to the caller. All fingerprints are kept in
-// memory (K/8 bytes per document) for verification and scanning.
+// memory (K/8 bytes per internal id) for verification and scanning.
+//
+// Internal ids are never reused: each document added takes a new one, and
+// so does each replace (an Add that changes a stored id's document) and
+// each document whose fingerprint a template change alters; the id it
+// had, like that of a deleted document, is left as a dead slot, which
+// still takes its K/8 bytes in memory and is still visited by every scan
+// (Pairs, Clusters, Check, Warm, a query that scans) until the database
+// is exported and imported into a new one. Stats.Slots counts the ids
+// used, live or dead. After 2^32 − 1 ids in total, however few documents
+// are live, every write fails with ErrIDSpaceExhausted; export and import
+// then renumber the live ones.
 //
 // Close waits for the calls in flight (and cancels the long ones: Export,
 // Pairs, Clusters, Check, …, which then return an error wrapping

@@ -301,11 +301,11 @@ func TestBackupErrors(t *testing.T) {
 	if !errors.Is(err, fs.ErrExist) || !strings.Contains(err.Error(), "fpdb: backup "+exist) {
 		t.Errorf("Backup into an existing dir: %v, want fs.ErrExist naming the dir", err)
 	}
-	if _, err := d.Backup(ctx, filepath.Join(root, "db", "inner")); err == nil {
-		t.Error("Backup inside the database directory succeeded")
+	if _, err := d.Backup(ctx, filepath.Join(root, "db", "inner")); !errors.Is(err, ErrInvalidOptions) {
+		t.Errorf("Backup inside the database directory: %v, want ErrInvalidOptions", err)
 	}
-	if _, err := d.Backup(ctx, ""); err == nil {
-		t.Error("Backup to \"\" succeeded")
+	if _, err := d.Backup(ctx, ""); !errors.Is(err, ErrInvalidOptions) {
+		t.Errorf("Backup to \"\": %v, want ErrInvalidOptions", err)
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()

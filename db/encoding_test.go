@@ -141,8 +141,8 @@ func TestTextInPlaceSameAsReader(t *testing.T) {
 			d := openTest(t, "", &Options{NormalizeVersion: version, KeepTexts: keep, MaxTextSize: 100 << 10})
 			for _, to := range []TextOptions{{}, {Format: FormatText}, {Format: FormatHTML}, {Encoding: "utf-8"}, {Encoding: "latin1"}} {
 				for i, text := range texts {
-					inPlace, err1 := d.prepare(&Input{ID: "a", Text: []byte(text), TextOptions: to})
-					read, err2 := d.prepare(&Input{ID: "a", Reader: strings.NewReader(text), TextOptions: to})
+					inPlace, err1 := d.prepare(ctx, &Input{ID: "a", Text: []byte(text), TextOptions: to})
+					read, err2 := d.prepare(ctx, &Input{ID: "a", Reader: strings.NewReader(text), TextOptions: to})
 					if (err1 == nil) != (err2 == nil) || err1 != nil && err1.Error() != err2.Error() {
 						t.Fatalf("v%d keep=%v %+v text %d: in place: %v; reader: %v", version, keep, to, i, err1, err2)
 					}

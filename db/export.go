@@ -20,6 +20,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/fpdb/fpdb/index"
 	"github.com/fpdb/fpdb/internal/bitvec"
 	"github.com/fpdb/fpdb/internal/fingerprint"
 	"github.com/fpdb/fpdb/internal/keys"
@@ -516,6 +517,9 @@ func readExportHeader(br *bufio.Reader) (ExportHeader, error) {
 	if (h.AuditLog || h.LogEntries != 0) && h.Export < ExportVersion || h.LogEntries < 0 || h.LogEntries > 0 && !h.AuditLog {
 		return h, fmt.Errorf("fpdb: import: %w: header: audit_log %v with log_entries %d in export version %d", ErrBadExport, h.AuditLog, h.LogEntries, h.Export)
 	}
+	if err := checkHeaderParams(&h); err != nil {
+		return h, fmt.Errorf("fpdb: import: %w: header: %w", ErrBadExport, err)
+	}
 	if h.HashVersion != fingerprint.HashVersion {
 		return h, fmt.Errorf("fpdb: import: %w", &ParamsError{Param: "HashVersion", Stored: strconv.Itoa(h.HashVersion), Given: strconv.Itoa(fingerprint.HashVersion), Export: true, Build: true})
 	}
@@ -524,6 +528,22 @@ func readExportHeader(br *bufio.Reader) (ExportHeader, error) {
 			Given: fmt.Sprintf("%d to %d", normalize.MinVersion, normalize.Version), Export: true, Build: true})
 	}
 	return h, nil
+}
+
+// checkHeaderParams checks the creation parameters of an export's header
+// with the code Options.Validate checks them with (an export no database
+// could have made, such as K 256 with group widths summing to 512, is a
+// bad export, not a caller's invalid options). The versions are checked
+// by the caller.
+func checkHeaderParams(h *ExportHeader) error {
+	fp := fingerprint.Params{K: h.K, ShingleWidth: h.ShingleWidth, Seed: h.Seed}
+	if err := fp.Validate(); err != nil {
+		return err
+	}
+	if _, err := index.NewLayout(h.K, h.GroupWidths); err != nil {
+		return err // it names the widths and K
+	}
+	return nil
 }
 
 // ImportInto is Import into d, an open database that holds no document,

@@ -123,7 +123,11 @@ func TestImportRejects(t *testing.T) {
 		"bad fingerprint": {header + "\n" + strings.Replace(lines[0], `"fingerprint":"`, `"fingerprint":"zz`, 1) + "\n" + lines[1] + "\n", ErrBadFingerprint},
 		"duplicate id":    {header + "\n" + lines[0] + "\n" + lines[0] + "\n", ErrDuplicateInBatch},
 		"bad line":        {header + "\n" + lines[0] + "\n{\n", ErrBadExport},
-		"k mismatch":      {strings.Replace(header, `"k":512`, `"k":256`, 1) + "\n", ErrInvalidOptions},
+		// A header no database could have made is a bad export, not the
+		// caller's invalid options.
+		"k mismatch":   {strings.Replace(header, `"k":512`, `"k":256`, 1) + "\n", ErrBadExport},
+		"k zero":       {strings.Replace(header, `"k":512`, `"k":0`, 1) + "\n", ErrBadExport},
+		"shingle zero": {strings.Replace(header, `"shingle_width":4`, `"shingle_width":0`, 1) + "\n", ErrBadExport},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -131,6 +135,9 @@ func TestImportRejects(t *testing.T) {
 			_, err := Import(ctx, dir, strings.NewReader(c.in), nil)
 			if !errors.Is(err, c.want) {
 				t.Fatalf("err %v, want %v", err, c.want)
+			}
+			if c.want == ErrBadExport && errors.Is(err, ErrInvalidOptions) {
+				t.Fatalf("err %v: the export's fault reported as invalid options", err)
 			}
 			// Whatever a failed import left is consistent.
 			if d, err := Open(dir, &Options{ErrorIfNotExist: true}); err == nil {
@@ -626,6 +633,59 @@ func TestCloseDiscardEmpty(t *testing.T) {
 	}
 	if st := d.Stats(); st.Docs != 1 {
 		t.Fatalf("the kept database holds %d documents", st.Docs)
+	}
+}
+
+// TestCloseDiscardEmptyKeepsExisting: a database that existed before
+// Open (Created false) survives CloseDiscardEmpty even when every document
+// was deleted: its audit log, marks and parameters stay, and removed is
+// false.
+func TestCloseDiscardEmptyKeepsExisting(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "old")
+	d, err := Open(dir, &Options{K: 256, GroupWidths: EqualWidths(256, 12), AuditLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Add(ctx, Input{ID: "a", Text: []byte("a few words of text to store")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.SetMark(ctx, Mark{Name: "m", Value: []byte("v")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	d, err = Open(dir, &Options{ErrorIfNotExist: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Created() {
+		t.Fatal("an existing database: Created true")
+	}
+	if err := d.Delete(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if st := d.Stats(); st.Docs != 0 {
+		t.Fatalf("after the delete, %d documents", st.Docs)
+	}
+	if removed, err := d.CloseDiscardEmpty(); err != nil || removed {
+		t.Fatalf("CloseDiscardEmpty of an existing database without documents: %v, %v", removed, err)
+	}
+
+	d = openTest(t, dir, &Options{ErrorIfNotExist: true})
+	if p := d.Params(); p.K != 256 {
+		t.Errorf("the kept database has K %d, want 256", p.K)
+	}
+	if v, err := d.Mark(ctx, "m"); err != nil || string(v) != "v" {
+		t.Errorf("mark m: %q, %v", v, err)
+	}
+	var entries int
+	if err := d.Log(ctx, LogOptions{}, func(LogEntry) error { entries++; return nil }); err != nil {
+		t.Fatalf("Log: %v", err)
+	}
+	if entries < 2 { // the add and the delete
+		t.Errorf("the audit log holds %d entries, want the add and the delete", entries)
 	}
 }
 

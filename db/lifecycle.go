@@ -20,11 +20,17 @@ type lifecycle struct {
 	// from it (see enterLong), so Close does not wait for a long export.
 	done   context.Context
 	cancel context.CancelFunc
+
+	// closed is closed when the first Close has finished (the store
+	// closed, the lock released): a later Close waits for it, so that
+	// whichever Close returns, the database can be opened again.
+	closed chan struct{}
 }
 
 func (l *lifecycle) init() {
 	l.idle.L = &l.mu
 	l.done, l.cancel = context.WithCancel(context.Background())
+	l.closed = make(chan struct{})
 }
 
 // enter registers a call. It fails with ctx's error when ctx is done and
@@ -148,7 +154,9 @@ func (d *DB) lockWriter(kind writerKind) error {
 }
 
 // beginClose marks the DB closing, cancels the long calls in flight and
-// waits until no call runs. It reports false when Close had begun already.
+// waits until no call runs. It reports false when Close had begun already;
+// the caller then waits for that Close to finish (closeWait). The first
+// caller calls endClose once the lock is released.
 func (d *DB) beginClose() bool {
 	l := &d.life
 	l.mu.Lock()
@@ -162,6 +170,27 @@ func (d *DB) beginClose() bool {
 		l.idle.Wait()
 	}
 	return true
+}
+
+// endClose tells the Close calls waiting in closeWait that the first one
+// has finished.
+func (d *DB) endClose() { close(d.life.closed) }
+
+// closeWait is a Close after the first: it waits until the first has
+// finished, or ctx is done, and returns ErrClosed (wrapping ctx's error
+// too when the first is still running).
+func (d *DB) closeWait(ctx context.Context) error {
+	select {
+	case <-d.life.closed:
+		return ErrClosed
+	case <-ctx.Done():
+		select {
+		case <-d.life.closed:
+			return ErrClosed
+		default:
+		}
+		return fmt.Errorf("%w (the first Close is still running: %w)", ErrClosed, ctx.Err())
+	}
 }
 
 // writerOf is importer for the import's own writes (imp), else changer.

@@ -365,3 +365,142 @@ func TestLongCallsDoNotStallQueries(t *testing.T) {
 		})
 	}
 }
+
+// inFlight waits until a call has entered d (d.life.ops > 0).
+func inFlight(t *testing.T, d *DB) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		d.life.mu.Lock()
+		ops := d.life.ops
+		d.life.mu.Unlock()
+		if ops > 0 {
+			return
+		}
+	}
+	t.Fatal("the call did not start")
+}
+
+// TestCloseCancelsQueryManyAndSuggestTemplate: Close cancels a QueryMany
+// or a SuggestTemplate in flight, as it does the other long calls: Close
+// returns promptly and the call returns an error wrapping ErrClosed, not
+// its full answer after Close began.
+func TestCloseCancelsQueryManyAndSuggestTemplate(t *testing.T) {
+	type call struct {
+		name string
+		open func(t *testing.T) *DB
+		run  func(d *DB) error
+	}
+	calls := []call{
+		{"QueryMany", func(t *testing.T) *DB { return lifecycleDB(t, 2000) }, func(d *DB) error {
+			texts := make([][]byte, 4000)
+			for i := range texts {
+				texts[i] = []byte(text(uint64(i), 3000))
+			}
+			_, err := d.QueryMany(ctx, texts, QueryOptions{Threshold: 0.8})
+			return err
+		}},
+		{"SuggestTemplate", func(t *testing.T) *DB {
+			d, err := Open(t.TempDir(), &Options{KeepTexts: true, Logger: discardLogger()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			docs := make([]Input, 3000)
+			for i := range docs {
+				docs[i] = Input{ID: fmt.Sprint("d", i), Text: []byte(text(uint64(i), 1000))}
+			}
+			if _, err := d.AddBatch(ctx, docs); err != nil {
+				t.Fatal(err)
+			}
+			return d
+		}, func(d *DB) error {
+			_, err := d.SuggestTemplate(ctx, &BoilerplateOptions{Sample: 1 << 20, MinWords: 1, MinShare: 0.001})
+			return err
+		}},
+	}
+	for _, c := range calls {
+		t.Run(c.name, func(t *testing.T) {
+			d := c.open(t)
+			res := make(chan error, 1)
+			go func() { res <- c.run(d) }()
+			inFlight(t, d)
+			time.Sleep(20 * time.Millisecond)
+			start := time.Now()
+			if err := d.Close(); err != nil {
+				t.Fatalf("Close: %v", err)
+			}
+			took := time.Since(start)
+			if err := <-res; !errors.Is(err, ErrClosed) {
+				t.Errorf("%s during Close: %v, want ErrClosed", c.name, err)
+			}
+			if took > time.Second {
+				t.Errorf("Close waited %v for %s", took, c.name)
+			}
+			checkAllClosed(t, d)
+		})
+	}
+}
+
+// TestSecondCloseWaits: a Close called while the first is still writing a
+// bulk load's deferred postings waits for it to finish, so that an Open
+// right after it finds the lock released; a CloseContext whose ctx ends
+// first stops waiting, with ErrClosed and ctx's error.
+func TestSecondCloseWaits(t *testing.T) {
+	dir := t.TempDir()
+	d, err := Open(dir, &Options{BulkLoad: true, NoSync: true, Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(3, 3))
+	const n = 60000
+	for start := 0; start < n; start += 10000 {
+		docs := make([]Input, 10000)
+		for i := range docs {
+			fp := make([]uint64, DefaultK/64)
+			for j := range fp {
+				fp[j] = r.Uint64()
+			}
+			docs[i] = Input{ID: fmt.Sprint("d", start+i), Fingerprint: fp}
+		}
+		if _, err := d.AddBatch(ctx, docs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := d.Stats(); st.Deferred != n {
+		t.Fatalf("%d deferred, want %d", st.Deferred, n)
+	}
+	first := make(chan error, 1)
+	go func() { first <- d.Close() }()
+	for { // the first Close has begun
+		d.life.mu.Lock()
+		closing := d.life.closing
+		d.life.mu.Unlock()
+		if closing {
+			break
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := d.CloseContext(done); !errors.Is(err, ErrClosed) {
+		t.Fatalf("a CloseContext with a done ctx during the first Close: %v, want ErrClosed", err)
+	}
+	if err := d.Close(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("the second Close: %v, want ErrClosed", err)
+	}
+	select {
+	case err := <-first:
+		if err != nil {
+			t.Fatalf("the first Close: %v", err)
+		}
+	default:
+		t.Fatal("the second Close returned before the first")
+	}
+	d2, err := Open(dir, &Options{Logger: discardLogger()})
+	if err != nil {
+		t.Fatalf("Open right after the second Close: %v", err)
+	}
+	if st := d2.Stats(); st.Docs != n || st.Deferred != 0 {
+		t.Errorf("after reopen: %d docs, %d deferred; want %d, 0", st.Docs, st.Deferred, n)
+	}
+	closeChecked(t, d2)
+}

@@ -209,8 +209,12 @@ func DefaultOptions() *Options {
 	return o
 }
 
-// Clone returns a deep copy of o.
+// Clone returns a deep copy of o; of a nil o, a new zero Options (which
+// Open, like a nil *Options, reads as every default).
 func (o *Options) Clone() *Options {
+	if o == nil {
+		return &Options{}
+	}
 	c := *o
 	c.GroupWidths = append([]int(nil), o.GroupWidths...)
 	return &c

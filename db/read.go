@@ -32,7 +32,8 @@ func (d *DB) Query(ctx context.Context, text []byte, opts QueryOptions) (*QueryR
 	return d.QueryReader(ctx, bytes.NewReader(text), opts)
 }
 
-// QueryReader is Query reading the text from r.
+// QueryReader is Query reading the text from r. It reads r until ctx is
+// done (checking it every 64 KiB), and then fails with ctx's error.
 func (d *DB) QueryReader(ctx context.Context, r io.Reader, opts QueryOptions) (*QueryResult, error) {
 	if err := d.live(); err != nil {
 		return nil, err
@@ -42,7 +43,10 @@ func (d *DB) QueryReader(ctx context.Context, r io.Reader, opts QueryOptions) (*
 	}
 	d.tmplMu.RLock()
 	defer d.tmplMu.RUnlock()
-	res, _, err := d.build(r, nil, opts.TextOptions, "")
+	res, _, err := d.build(withContext(ctx, r), nil, opts.TextOptions, "")
+	if cerr := ctx.Err(); cerr != nil { // it ended during the read
+		return nil, fmt.Errorf("fpdb: query: %w", cerr)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("fpdb: query: %w", err)
 	}
@@ -432,7 +436,7 @@ func (d *DB) readDocRecord(iid uint32) (Doc, error) {
 func (d *DB) Stats() Stats {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	s := Stats{Params: d.Params(), Docs: d.ix.Len(), Deferred: d.ix.DeferredLen(), ImportIncomplete: d.unfinishedImport()}
+	s := Stats{Params: d.Params(), Docs: d.ix.Len(), Slots: int(d.nextIID), Deferred: d.ix.DeferredLen(), ImportIncomplete: d.unfinishedImport()}
 	if !d.closed {
 		s.DiskBytes = int64(d.pdb.Metrics().DiskSpaceUsage())
 	}
@@ -583,6 +587,14 @@ type Stats struct {
 	Params Params
 	// Docs is the number of live documents.
 	Docs int
+	// Slots is the number of internal ids used so far: one per document
+	// ever stored (a replace, or a fingerprint a template change alters,
+	// takes a new one), none given back. Slots − Docs are dead slots
+	// left by deletes and replaces; the fingerprints in memory and every
+	// scan cover all Slots. Only an export imported into a new database
+	// reclaims them; writes fail with ErrIDSpaceExhausted once Slots
+	// nears 2^32.
+	Slots int
 	// DiskBytes is the size of the database files.
 	DiskBytes int64
 	// Deferred is the number of documents whose postings a bulk load has
@@ -599,8 +611,9 @@ type Stats struct {
 // answer for texts[i]. It fingerprints and searches on all cores
 // (GOMAXPROCS goroutines), each query seeing the database as of its own
 // search, as with one Query per text. It stops at the first error, which
-// names the text's index.
-func (d *DB) QueryMany(ctx context.Context, texts [][]byte, opts QueryOptions) ([]*QueryResult, error) {
+// names the text's index. Close cancels it: it then returns an error
+// wrapping ErrClosed.
+func (d *DB) QueryMany(ctx context.Context, texts [][]byte, opts QueryOptions) (_ []*QueryResult, err error) {
 	if err := d.live(); err != nil {
 		return nil, err
 	}
@@ -609,10 +622,11 @@ func (d *DB) QueryMany(ctx context.Context, texts [][]byte, opts QueryOptions) (
 	}
 	d.tmplMu.RLock()
 	defer d.tmplMu.RUnlock()
-	if err := d.enter(ctx); err != nil {
+	ctx, leave, err := d.enterLong(ctx)
+	if err != nil {
 		return nil, err
 	}
-	defer d.leave()
+	defer leave(&err)
 	out := make([]*QueryResult, len(texts))
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -645,7 +659,7 @@ func (d *DB) QueryMany(ctx context.Context, texts [][]byte, opts QueryOptions) (
 	}
 	wg.Wait()
 	if err := context.Cause(ctx); err != nil {
-		return nil, err
+		return nil, err // leave wraps ErrClosed when Close cancelled it
 	}
 	return out, nil
 }

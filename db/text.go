@@ -3,6 +3,7 @@ package db
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -226,6 +227,40 @@ func decodeText(r io.Reader, encoding string, f normalize.Format, version int) (
 	}
 	text, _, err := textenc.NewReader(r, textenc.Options{Encoding: encoding, Markup: markup})
 	return text, err
+}
+
+// ctxCheckBytes is how many bytes a ctxReader reads between two checks of
+// its context.
+const ctxCheckBytes = 64 << 10
+
+// ctxReader reads r and fails with ctx's error once ctx is done, checking
+// it before the first read and then every ctxCheckBytes: fingerprinting a
+// long text (a reader of hundreds of MiB) stops soon after its deadline.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+	n   int // bytes read since the last check
+}
+
+// withContext returns r read through a ctxReader, or r itself when it is
+// nil or ctx is never done.
+func withContext(ctx context.Context, r io.Reader) io.Reader {
+	if r == nil || ctx.Done() == nil {
+		return r
+	}
+	return &ctxReader{ctx: ctx, r: r, n: ctxCheckBytes}
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if c.n >= ctxCheckBytes {
+		if err := c.ctx.Err(); err != nil {
+			return 0, err
+		}
+		c.n = 0
+	}
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
 }
 
 // countingReader counts the bytes read from r, and keeps r's first error:

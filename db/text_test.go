@@ -1,12 +1,15 @@
 package db
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 
 	"github.com/fpdb/fpdb/internal/fingerprint"
@@ -227,5 +230,64 @@ func TestNormalizeVersionMismatch(t *testing.T) {
 	var pe *ParamsError
 	if !errors.As(err, &pe) || pe.Param != "NormalizeVersion" || pe.Stored != "1" || pe.Given != "2" {
 		t.Fatalf("Open with NormalizeVersion 2: %v, want a ParamsError 1 vs 2", err)
+	}
+}
+
+// wordsReader reads n bytes of words, over and over the same few.
+type wordsReader struct {
+	chunk []byte
+	n     int64
+}
+
+func (w *wordsReader) Read(p []byte) (int, error) {
+	if w.n <= 0 {
+		return 0, io.EOF
+	}
+	k := 0
+	for k < len(p) && w.n > 0 {
+		c := copy(p[k:], w.chunk[:min(int64(len(w.chunk)), w.n)])
+		k += c
+		w.n -= int64(c)
+	}
+	return k, nil
+}
+
+// TestReaderContext: Fingerprint, QueryReader and Add stop reading a long
+// text soon after their context's deadline, and fail with its error
+// (Fingerprint does not return a fingerprint made after it).
+func TestReaderContext(t *testing.T) {
+	d := openTest(t, "", nil)
+	chunk := []byte(text(1, 2000) + " ")
+	long := func() io.Reader { return &wordsReader{chunk: chunk, n: 256 << 20} }
+	calls := map[string]func(ctx context.Context) error{
+		"Fingerprint": func(ctx context.Context) error {
+			_, err := d.Fingerprint(ctx, long(), TextOptions{})
+			return err
+		},
+		"QueryReader": func(ctx context.Context) error {
+			_, err := d.QueryReader(ctx, long(), QueryOptions{Threshold: 0.8})
+			return err
+		},
+		"Add": func(ctx context.Context) error {
+			_, err := d.Add(ctx, Input{ID: "long", Reader: long()}, nil)
+			return err
+		},
+	}
+	for name, call := range calls {
+		t.Run(name, func(t *testing.T) {
+			cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+			defer cancel()
+			start := time.Now()
+			err := call(cctx)
+			if took := time.Since(start); took > time.Second {
+				t.Errorf("returned %v after the call, with a deadline of 50ms", took)
+			}
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("err %v, want context.DeadlineExceeded", err)
+			}
+		})
+	}
+	if st := d.Stats(); st.Docs != 0 {
+		t.Errorf("%d documents stored", st.Docs)
 	}
 }

@@ -92,17 +92,23 @@ func tuneError(err error) error {
 // Fingerprint returns the fingerprint of the text read from r under the
 // database's parameters, storing nothing: what Add would store, for
 // comparisons outside the database (labelled pairs of files, for one).
-func (d *DB) Fingerprint(ctx context.Context, r io.Reader, o TextOptions) ([]uint64, error) {
+// It reads r until ctx is done (checking it every 64 KiB) or Close begins,
+// and then fails with ctx's error or one wrapping ErrClosed.
+func (d *DB) Fingerprint(ctx context.Context, r io.Reader, o TextOptions) (_ []uint64, err error) {
 	if err := d.live(); err != nil {
 		return nil, err
 	}
-	if err := d.enter(ctx); err != nil {
+	ctx, leave, err := d.enterLong(ctx)
+	if err != nil {
 		return nil, err
 	}
-	defer d.leave()
+	defer leave(&err)
 	d.tmplMu.RLock() // not in the middle of a template change
 	defer d.tmplMu.RUnlock()
-	res, _, err := d.build(r, nil, o, "")
+	res, _, err := d.build(withContext(ctx, r), nil, o, "")
+	if cerr := ctx.Err(); cerr != nil { // it ended during the read
+		return nil, fmt.Errorf("fpdb: fingerprint: %w", cerr)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("fpdb: fingerprint: %w", err)
 	}

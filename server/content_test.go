@@ -17,8 +17,8 @@ const formType = "application/x-www-form-urlencoded"
 // TestCurlDefaultContentType: requests as plain `curl -d` sends them (a
 // body of type application/x-www-form-urlencoded). A JSON object to POST
 // /v1/query or /v1/documents, with no query parameters, is the request's
-// JSON when it is one; any other body is the text, and a text/plain body
-// always is; every endpoint
+// JSON when it names one of its fields (its errors then reported); any
+// other body is the text, and a text/plain body always is; every endpoint
 // that takes only JSON (JSON Lines) reads such a body as that.
 func TestCurlDefaultContentType(t *testing.T) {
 	ts, d := testServer(t, nil)
@@ -65,7 +65,14 @@ func TestCurlDefaultContentType(t *testing.T) {
 		len(qr.Matches) != 1 || qr.Matches[0].ID != "rec" || !qr.Matches[0].Exact {
 		t.Fatalf("form JSON record queried: %d %+v, want rec, exact", st, qr)
 	}
-	wantError(t, "POST", ts.URL+"/v1/documents", formType, `{"id": "j", "txt": "the rain in spain"}`, 400, "needs an id")
+	// A form-typed JSON object that names the request's fields is the
+	// request, its errors named (not read as the text, nor "needs an id").
+	wantError(t, "POST", ts.URL+"/v1/documents", formType, `{"id": "j", "txt": "the rain in spain"}`, 400, `unknown field "txt"`)
+	wantError(t, "POST", ts.URL+"/v1/documents", formType, fmt.Sprintf(`{"id": "fj1", "text": %q, "threshold": 0}`, a), 400, "field threshold 0")
+	wantError(t, "POST", ts.URL+"/v1/query", formType, fmt.Sprintf(`{"text": %q, "threshold": 0}`, a), 400, "field threshold 0")
+	if _, err := d.Get(ctx, "fj1"); err == nil {
+		t.Fatal("fj1, sent with threshold 0, was stored")
+	}
 
 	// The endpoints that take only JSON read it alike.
 	var br api.BatchResult

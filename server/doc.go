@@ -33,9 +33,10 @@
 // application/x-www-form-urlencoded (what curl -d sends when given no
 // type) as such, and answer 415 to another (httpapi.JSONOnly). An add or a
 // query reads an application/x-www-form-urlencoded body sent with no query
-// parameters that is a JSON object and its request as that request, any
-// other as the text; a text/plain body is always the text
-// (httpapi.FormJSON).
+// parameters that is a JSON object naming a field of its request as that
+// request (its errors, an unknown field or a threshold of 0, refused as in
+// application/json), any other as the text; a text/plain body is always
+// the text (httpapi.FormJSON).
 //
 // The HTTP plumbing that does not depend on the database (routes, request
 // ids, tokens, limits, error answers, request parsing, streams) is in

@@ -327,6 +327,10 @@ func TestSlowClient(t *testing.T) {
 			if !strings.HasPrefix(resp, "HTTP/1.1 408") {
 				t.Fatalf("response %q, want 408", resp)
 			}
+			// The message names the limit, not the connection's addresses.
+			if !strings.Contains(resp, "fpdb serve --timeout") || strings.Contains(resp, "127.0.0.1") || strings.Contains(resp, "i/o timeout") {
+				t.Fatalf("response %q, want a message naming --timeout and no address", resp)
+			}
 			if d.Len() != 0 {
 				t.Fatal("the slow add was stored")
 			}

@@ -389,10 +389,9 @@ func TestStreamTimeout(t *testing.T) {
 	if el := time.Since(start); el > 5*time.Second {
 		t.Fatalf("the stream ran %v past its 100 ms", el)
 	}
-	// The error is the deadline, or the context's cancellation by the
-	// connection's read deadline, which serve sets at the same time.
+	// The error is the request's time running out, naming its limit.
 	r := <-logs
-	if e := attr(r, "error"); !strings.Contains(e, "deadline") && !strings.Contains(e, "canceled") {
+	if e := attr(r, "error"); !strings.Contains(e, "fpdb serve --stream-timeout") {
 		t.Fatalf("log line with error %q", attr(r, "error"))
 	}
 }
@@ -478,6 +477,29 @@ func TestLateAnswerIsSent(t *testing.T) {
 		}
 		if !late {
 			t.Errorf("POST %s: no timeout from 1 ms to 4 s fell between the start of the work and its end", c.path)
+		}
+	}
+}
+
+// TestClustersPastStreamTimeout: clusters that take longer than
+// StreamTimeout, before their first line, are a 408 (code timeout) naming
+// --stream-timeout, not a 503 with Retry-After (the connection's read
+// deadline, armed at the same time as the request's, cancelled its
+// context first: the client would retry what times out again).
+func TestClustersPastStreamTimeout(t *testing.T) {
+	srv, _ := manyPairs(t, 3000, Options{StreamTimeout: 50 * time.Millisecond})
+	for range 5 {
+		resp, err := http.Get(srv.URL + "/v1/clusters?threshold=0.001")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var eb api.ErrorBody
+		_ = json.Unmarshal(b, &eb)
+		if resp.StatusCode != http.StatusRequestTimeout || eb.Error.Code != api.CodeTimeout || resp.Header.Get("Retry-After") != "" ||
+			!strings.Contains(eb.Error.Message, "fpdb serve --stream-timeout") {
+			t.Fatalf("%d Retry-After %q %s, want 408 timeout naming --stream-timeout, no Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"), b)
 		}
 	}
 }

@@ -99,8 +99,14 @@ func (s *Server) backup(w http.ResponseWriter, r *http.Request) error {
 		return httpapi.BadRequest("dir %q: %v", req.Dir, err)
 	}
 	// A dir that cannot be made here (a name too long) is the request's
-	// fault too; one that exists is refused by Backup.
-	if _, err := os.Lstat(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	// fault too, and so is one that exists, whatever it is: a directory,
+	// a file, a symbolic link (even one to nothing, which the copy's
+	// final rename would fail on, a 500).
+	switch fi, err := os.Lstat(dir); {
+	case err == nil:
+		removeMade(made)
+		return httpapi.BadRequest("dir %q exists (%s): the destination must not exist", req.Dir, fileKind(fi.Mode()))
+	case !errors.Is(err, fs.ErrNotExist):
 		removeMade(made)
 		return httpapi.BadRequest("dir %q: %v", req.Dir, err)
 	}
@@ -114,6 +120,19 @@ func (s *Server) backup(w http.ResponseWriter, r *http.Request) error {
 		return fmt.Errorf("backup: %w", err)
 	}
 	return httpapi.WriteJSON(w, http.StatusOK, api.BackupResult{Dir: dir, Docs: res.Docs, Seconds: time.Since(start).Seconds()})
+}
+
+// fileKind names in words the kind of file of mode m.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case m.IsRegular():
+		return "a file"
+	}
+	return "a special file"
 }
 
 // dirRefused reports whether err is the file system refusing the backup

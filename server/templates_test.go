@@ -121,11 +121,18 @@ func TestBackupEndpoint(t *testing.T) {
 	if err := os.Symlink(d.Dir(), link); err != nil {
 		t.Fatal(err)
 	}
+	// A symbolic link to nothing exists too (its rename failed, a 500).
+	dangling := filepath.Join(t.TempDir(), "dangling")
+	if err := os.Symlink(filepath.Join(t.TempDir(), "nothing"), dangling); err != nil {
+		t.Fatal(err)
+	}
 	bad := map[string]string{
+		`{"dir": ` + quote(dangling) + `}`:                      "exists (a symbolic link): the destination must not exist",
+		`{"dir": ` + quote(notDir) + `}`:                        "exists (a file): the destination must not exist",
 		`{"dir": ` + quote(filepath.Join(link, "x", "y")) + `}`: "inside",
 		`{"dir": "relative/copy"}`:                              "absolute",
 		`{"dir": ""}`:                                           "absolute",
-		`{"dir": ` + quote(dir) + `}`:                           "exist",
+		`{"dir": ` + quote(dir) + `}`:                           "the destination must not exist",
 		`{"dir": ` + quote(filepath.Join(d.Dir(), "x")) + `}`:   "inside",
 		`{"path": "/x"}`:                                        "path",
 		// A parent that is a file cannot hold the copy.

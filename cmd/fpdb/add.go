@@ -50,8 +50,6 @@ type addOptions struct {
 	creation creationFlags // --k, --group-bits, --shingle-width, --seed
 	text     textFlags
 	records  recordFlags // --id-field, --text-field, --keep-fields, --strict, --restart
-
-	madeDB bool // openAdder made the database (db.DB.Created)
 }
 
 // addInput is one document to add.
@@ -690,26 +688,13 @@ func (o *addOptions) openAdder() (*db.DB, eachFunc, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	o.madeDB = d.Created()
 	return d, d.AddEach, nil
 }
 
-// closeAdder closes d, the database of an add (as closeDB does). When the
-// add made it and fails without a document stored (every record bad, a
-// wrong --format, texts without words), its files are deleted too
-// (db.CloseDiscardEmpty): a mistake in a first add leaves no empty
-// database behind, whose parameters (the defaults, or --k and the like as
-// given) the corrected add would have to match.
+// closeAdder closes d, the database of an add, with closeMadeDB: an add
+// that made it and fails without a document stored leaves no database.
 func (o *addOptions) closeAdder(d *db.DB, errp *error) {
-	if !o.madeDB || *errp == nil {
-		closeDB(d, errp)
-		return
-	}
-	// The add's error is the command's; one of the close (or of the
-	// deletion) is printed here, as a join would not show it.
-	if _, err := d.CloseDiscardEmpty(); err != nil && o.stderr != nil {
-		fmt.Fprintf(o.stderr, "fpdb: close database: %v\n", err)
-	}
+	closeMadeDB(d, errp, o.stderr)
 }
 
 // fileBatch returns the documents of the first inputs to add in one

@@ -138,3 +138,39 @@ func TestFailedFirstAddLeavesNoDatabase(t *testing.T) {
 		t.Errorf("stats of the database made before: %s", r.stdout)
 	}
 }
+
+// TestFailedFirstTemplateAddAndDedupLeaveNoDatabase: as add, a template add
+// (a binary file) or a dedup (--id-field naming no field) that makes the
+// database and fails without storing anything leaves no database, so that
+// a corrected command with other parameters is not refused; a database
+// that existed before stays.
+func TestFailedFirstTemplateAddAndDedupLeaveNoDatabase(t *testing.T) {
+	dir := t.TempDir()
+	bin := writeFile(t, dir, "b.bin", []byte("\x00\x01\x02binary\x00data\xff\xfe"))
+	qq := writeFile(t, dir, "qq.jsonl", []byte(`{"id":"1","text":"hello world this is a test of the records"}`+"\n"))
+	text := writeFile(t, dir, "a.txt", []byte("hello world of plain text\n"))
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"template", []string{"template", "add", bin}},
+		{"dedup", []string{"dedup", qq, "--id-field", "nosuchfield", "--out", filepath.Join(dir, "x.jsonl")}},
+	} {
+		dbDir := filepath.Join(dir, "db-"+c.name)
+		runFPDB(t, "", append([]string{"--db", dbDir}, c.args...)...).mustCode(t, exitInput)
+		if r := runFPDB(t, "", "--db", dbDir, "stats"); r.code != exitFailure || !strings.Contains(r.stderr, "does not exist") {
+			t.Errorf("%s: a database was left: stats %d %s", c.name, r.code, r.stderr)
+		}
+		// The corrected add makes the database with its own parameters.
+		runFPDB(t, "", "--db", dbDir, "add", "--k", "256", text).mustCode(t, 0)
+
+		// A database made before the failed command stays, even empty.
+		kept := filepath.Join(dir, "kept-"+c.name)
+		runFPDB(t, "", "--db", kept, "add", "--id", "k1", text).mustCode(t, 0)
+		runFPDB(t, "", "--db", kept, "delete", "k1").mustCode(t, 0)
+		runFPDB(t, "", append([]string{"--db", kept}, c.args...)...).mustCode(t, exitInput)
+		if r := runFPDB(t, "", "--db", kept, "stats").mustCode(t, 0); !strings.Contains(r.stdout, "docs") {
+			t.Errorf("%s: stats of the database made before: %s", c.name, r.stdout)
+		}
+	}
+}

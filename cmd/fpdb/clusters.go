@@ -113,7 +113,7 @@ With --json, one object per cluster:
 ("keep" and "drop" only with --keep or --centers: without them no document
 is chosen; "center" is then the first stored.)`,
 		Example: `  fpdb clusters --threshold 0.9
-  fpdb clusters --threshold 0.9 --keep oldest --json | jq -r '.drop[]' | fpdb delete -
+  fpdb clusters --threshold 0.9 --keep oldest --json | jq -r '.drop[] | @json' | fpdb delete -
   fpdb clusters --threshold 0.7 --centers --keep longest --max-size 50`,
 		Args: noArgs("clusters"),
 		RunE: func(cmd *cobra.Command, args []string) error {

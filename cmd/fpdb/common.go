@@ -218,6 +218,26 @@ func closeDB(d *db.DB, errp *error) {
 	}
 }
 
+// closeMadeDB closes d, the database of a command that may make it (add,
+// template add, dedup), as closeDB does. When Open made it
+// (db.DB.Created) and the command fails (*errp set) without a document
+// stored (every record bad, a wrong --format or --id-field, a binary
+// template), its files are deleted too (db.DB.CloseDiscardEmpty): a
+// mistake in a first command leaves no empty database behind, whose
+// parameters (the defaults, or --k and the like as given) the corrected
+// command would have to match. Use it deferred.
+func closeMadeDB(d *db.DB, errp *error, stderr io.Writer) {
+	if !d.Created() || *errp == nil {
+		closeDB(d, errp)
+		return
+	}
+	// The command's error is the one to return; one of the close (or of
+	// the deletion) is printed here, as a join would not show it.
+	if _, err := d.CloseDiscardEmpty(); err != nil && stderr != nil {
+		fmt.Fprintf(stderr, "fpdb: close database: %v\n", err)
+	}
+}
+
 // checkThreshold validates the value of a --threshold flag.
 func checkThreshold(r float64) error {
 	if !(r > 0 && r <= 1) {

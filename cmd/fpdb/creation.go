@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -29,7 +30,8 @@ type creationFlags struct {
 // register adds the flags to f.
 func (c *creationFlags) register(f *pflag.FlagSet) {
 	c.flags = f
-	f.IntVar(&c.k, "k", db.DefaultK, "new database: fingerprint length in bits `K` (a multiple of 64)")
+	f.IntVar(&c.k, "k", db.DefaultK, fmt.Sprintf("new database: fingerprint length in bits `K` (a multiple of 64, in at most %d groups of --group-bits: up to %d with %d-bit groups, %d with %d)",
+		db.MaxGroups, maxGroupedK(db.DefaultGroupWidth), db.DefaultGroupWidth, maxGroupedK(db.MaxGroupWidth), db.MaxGroupWidth))
 	f.IntVar(&c.groupBits, "group-bits", db.DefaultGroupWidth, "new database: width in bits `W` of the index groups (K/W groups; 18 for collections of millions of documents: see db.SuggestedGroupWidth)")
 	f.IntVar(&c.shingleWidth, "shingle-width", db.DefaultShingleWidth, "new database: words per shingle `N`")
 	f.Uint64Var(&c.seed, "seed", db.DefaultSeed, "new database: `SEED` of the hash functions (decimal or 0x hex)")
@@ -61,8 +63,47 @@ func (c *creationFlags) validate() error {
 		return usageError(&flagValueError{flag: "seed", value: "0", reason: "must not be 0"})
 	case c.given("normalize-version") && (c.normalizeVersion < db.MinNormalizeVersion || c.normalizeVersion > db.NormalizeVersion):
 		return bad("normalize-version", c.normalizeVersion, fmt.Sprintf("must be in [%d, %d]", db.MinNormalizeVersion, db.NormalizeVersion))
+	case c.given("k"):
+		// --k makes the groups, of --group-bits or the default width,
+		// whether the database is new or not. --group-bits alone splits
+		// the stored K, or the default for a new database (open).
+		return c.checkGroups(c.k)
 	}
 	return nil
+}
+
+// maxGroupedK is the largest K (a multiple of 64) that db.MaxGroups groups
+// of width bits hold.
+func maxGroupedK(width int) int { return db.MaxGroups * width / 64 * 64 }
+
+// checkGroups checks that k bits split into groups of --group-bits (its
+// default unless given) make at most db.MaxGroups groups, as the index
+// needs, and else says, in the terms of the flags, which --group-bits or
+// --k would. (Groups at most db.MaxGroupWidth bits wide and at most
+// db.MaxGroups of them keep the merged key space within 2^32, which the
+// index also needs.)
+func (c *creationFlags) checkGroups(k int) error {
+	w := c.groupBits
+	n := len(db.EqualWidths(k, w))
+	if n <= db.MaxGroups {
+		return nil
+	}
+	kText, wText := fmt.Sprintf("--k %d", k), fmt.Sprintf("--group-bits %d", w)
+	if !c.given("k") {
+		kText += " (the default)"
+	}
+	if !c.given("group-bits") {
+		wText = fmt.Sprintf("%d-bit groups (the default --group-bits)", w)
+	}
+	var fixes []string
+	if minW := (k + db.MaxGroups - 1) / db.MaxGroups; minW <= db.MaxGroupWidth {
+		fixes = append(fixes, fmt.Sprintf("--group-bits %d or more", minW))
+	}
+	fixes = append(fixes, fmt.Sprintf("--k %d or less", maxGroupedK(w)))
+	if len(fixes) == 1 && w < db.MaxGroupWidth {
+		fixes = append(fixes, fmt.Sprintf("--k %d or less with --group-bits %d", maxGroupedK(db.MaxGroupWidth), db.MaxGroupWidth))
+	}
+	return usageErrorf("%s with %s makes %d groups, at most %d: give %s", kText, wText, n, db.MaxGroups, strings.Join(fixes, ", or "))
 }
 
 // apply sets the creation parameters given in o. The group widths need K:
@@ -105,6 +146,12 @@ func (c *creationFlags) open(dir string, opts *db.Options) (*db.DB, error) {
 	o.ErrorIfNotExist = true
 	d, err := db.Open(dir, o)
 	if errors.Is(err, db.ErrNotExist) && !opts.ErrorIfNotExist {
+		if widthsLater {
+			// --group-bits alone splits the default K.
+			if err := c.checkGroups(db.DefaultK); err != nil {
+				return nil, err
+			}
+		}
 		o := opts.Clone()
 		c.apply(o, db.DefaultK)
 		o.KeepTexts = !c.noTexts

@@ -141,3 +141,33 @@ func TestNoTextsFlag(t *testing.T) {
 		t.Fatalf("add to a database without texts: %+v", st)
 	}
 }
+
+// TestCreationGroupLimit: a --k too long for the groups of --group-bits
+// (more than db.MaxGroups of them: the index's limit, reported by the db
+// package as a group layout or a key space "exceeding 2^32") is refused
+// as a usage error naming the flags, the number of groups and what would
+// do, before any database is made; the largest K it names is accepted.
+func TestCreationGroupLimit(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"add", "--k", "8192"}, "--k 8192 with 16-bit groups (the default --group-bits) makes 512 groups, at most 255: give --k 4032 or less, or --k 6080 or less with --group-bits 24\n"},
+		{[]string{"add", "--k", "8192", "--group-bits", "24"}, "--k 8192 with --group-bits 24 makes 342 groups, at most 255: give --k 6080 or less\n"},
+		{[]string{"add", "--k", "4096"}, "--k 4096 with 16-bit groups (the default --group-bits) makes 256 groups, at most 255: give --group-bits 17 or more, or --k 4032 or less\n"},
+		{[]string{"add", "--group-bits", "1"}, "--k 512 (the default) with --group-bits 1 makes 512 groups, at most 255: give --group-bits 3 or more, or --k 192 or less\n"},
+		{[]string{"template", "add", "--k", "65536"}, "--k 65536 with 16-bit groups (the default --group-bits) makes 4096 groups"},
+	} {
+		d := filepath.Join(dir, "db")
+		r := runFPDB(t, "", append(append([]string{"--db", d}, c.args...), corpus+"bees.txt")...).mustCode(t, exitFailure)
+		if !strings.HasPrefix(r.stderr, "fpdb: "+c.want) || strings.Contains(r.stderr, "GroupWidths") {
+			t.Errorf("%v: stderr %q, want %q", c.args, r.stderr, c.want)
+		}
+		if r := runFPDB(t, "", "--db", d, "stats"); r.code != exitFailure || !strings.Contains(r.stderr, "does not exist") {
+			t.Errorf("%v: a database was made: stats %d %s", c.args, r.code, r.stderr)
+		}
+	}
+	runFPDB(t, "", "--db", filepath.Join(dir, "k4032"), "add", "--k", "4032", corpus+"bees.txt").mustCode(t, exitOK)
+	runFPDB(t, "", "--db", filepath.Join(dir, "k6080"), "add", "--k", "6080", "--group-bits", "24", corpus+"bees.txt").mustCode(t, exitOK)
+}

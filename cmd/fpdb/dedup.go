@@ -308,7 +308,9 @@ func (o *dedupOptions) run(ctx context.Context, stdout, stderr io.Writer) (err e
 	closed := false
 	defer func() {
 		if !closed {
-			closeDB(d, &err)
+			// A run that fails having made the database and stored
+			// nothing (--id-field naming no field) leaves none.
+			closeMadeDB(d, &err, stderr)
 		}
 	}()
 	if work != "" {

@@ -76,7 +76,7 @@ Exit status: 0 when every id given was deleted (with --dry-run: is stored);
   fpdb delete - < stale-ids.txt
   fpdb delete --prefix https://old.example.org/
   fpdb delete --older-than 720h --dry-run
-  fpdb clusters --threshold 0.9 --keep oldest --json | jq -r '.drop[]' | fpdb delete -`,
+  fpdb clusters --threshold 0.9 --keep oldest --json | jq -r '.drop[] | @json' | fpdb delete -`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			bulk := o.prefix != "" || cmd.Flags().Changed("prefix") || o.olderThan != ""
 			switch {
@@ -92,6 +92,8 @@ Exit status: 0 when every id given was deleted (with --dry-run: is stored);
 				return usageErrorf("delete: - (standard input) must be the only argument")
 			case o.forget && bulk:
 				return usageErrorf("delete: --forget takes ids (or -), not --prefix or --older-than")
+			case o.null && (len(args) != 1 || args[0] != "-"):
+				return usageErrorf("delete: -0 needs - (ids read from standard input)")
 			}
 			return nil
 		},

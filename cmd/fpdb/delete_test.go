@@ -85,3 +85,28 @@ func TestDeleteNoIDsRemote(t *testing.T) {
 		t.Errorf("delete - with $FPDB_SERVER and no ids: stdout %q, stderr %q, %d requests", r.stdout, r.stderr, requests.Load())
 	}
 }
+
+// TestDeleteNullNeedsStdin: -0 says how ids read from standard input are
+// separated, so it is refused (as add -0 without --files-from is) with ids
+// given as arguments, --prefix or --older-than, and nothing is deleted.
+func TestDeleteNullNeedsStdin(t *testing.T) {
+	dir := dbDir(t)
+	runFPDB(t, "", "--db", dir, "add", corpus+"bees.txt").mustCode(t, exitOK)
+	id := corpus + "bees.txt"
+	for _, args := range [][]string{
+		{"delete", "-0", "--dry-run", id},
+		{"delete", "-0", id},
+		{"delete", "-0", "--prefix", "testdata/"},
+		{"delete", "-0", "--older-than", "1h"},
+	} {
+		r := runFPDB(t, "", append([]string{"--db", dir}, args...)...).mustCode(t, exitFailure)
+		if !strings.Contains(r.stderr, "fpdb: delete: -0 needs - (ids read from standard input)") || r.stdout != "" {
+			t.Errorf("%v: stdout %q, stderr %q", args, r.stdout, r.stderr)
+		}
+	}
+	runFPDB(t, "", "--db", dir, "get", id).mustCode(t, exitOK)
+	r := runFPDB(t, id+"\x00", "--db", dir, "delete", "-0", "-").mustCode(t, exitOK)
+	if r.stdout != "1 document deleted\n" {
+		t.Errorf("delete -0 -: stdout %q, stderr %q", r.stdout, r.stderr)
+	}
+}

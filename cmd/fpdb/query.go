@@ -62,9 +62,9 @@ jsonl|csv|tsv|parquet; as "fpdb add" reads them) are queried record by
 record: the output is that of several inputs, the record's id (--id-field;
 "" for its FILE:LINE) standing for INPUT, records in input order. A bad
 record is reported as "fpdb: query FILE:LINE: ERROR", a file that cannot be
-read to its end as "fpdb: query: bad input: FILE: ERROR", and the other
-records and files are still queried; a summary line on standard error ends
-the run. Records are queried on every core; once a run has queried 256
+read to its end (or that does not exist) as "fpdb: query FILE: ERROR", and
+the other records and files are still queried; a summary line on standard
+error ends the run. Records are queried on every core; once a run has queried 256
 records (or one per 2 000 stored documents, if more), the database's
 posting lists are loaded into memory in the background, as "fpdb serve"
 does at start, so that later queries read none from disk.

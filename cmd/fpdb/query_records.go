@@ -13,7 +13,6 @@ import (
 
 	"github.com/fpdb/fpdb/db"
 	"github.com/fpdb/fpdb/dedup"
-	"github.com/fpdb/fpdb/internal/records"
 )
 
 // recordQuery is the query of one record of a dataset: what was read, and
@@ -44,7 +43,9 @@ func (o *queryOptions) runRecords(ctx context.Context, plan db.Plan, stdin io.Re
 			return usageErrorf("query: --%s cannot be used with datasets (every dataset file of the PATHs is read)", f.name)
 		}
 	}
-	inputs, err := records.Expand(o.paths)
+	// A path that does not exist is one more file that cannot be read,
+	// reported as such while the others are queried (as add does).
+	inputs, err := expandKeepMissing(o.paths)
 	if err != nil {
 		return failure(asInputError(fmt.Errorf("query: %w", err)))
 	}
@@ -144,7 +145,9 @@ records:
 			failed.note("", q.err) // a file that could not be read on
 			badFiles++
 			bar.hide()
-			fmt.Fprintf(stderr, "fpdb: %s\n", errorText(newOpError("query", q.err, "query")))
+			// Named as add names it: "query FILE: ERROR" (a missing
+			// file's error without its path, said once).
+			fmt.Fprintf(stderr, "fpdb: %s\n", errorText(newOpError("query "+q.pos, pathError(q.err, q.pos), "query")))
 			bar.show()
 			continue
 		}

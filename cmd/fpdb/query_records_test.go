@@ -116,7 +116,7 @@ func TestQueryRecords(t *testing.T) {
 	trunc := writeFile(t, dir, "trunc.jsonl.gz", crawl.Bytes()[:crawl.Len()/2])
 	noID := writeFile(t, dir, "noid.jsonl", []byte(`{"url":"u1","text":"x y z"}`+"\n"+`{"url":"u2","text":"x y z"}`+"\n"+`{"id":"u3","text":"x y z"}`+"\n"))
 	r = runFPDB(t, "", "--db", d, "query", "--threshold", "0.5", trunc, noID, in).mustCode(t, exitInput)
-	if !strings.Contains(r.stderr, "fpdb: query: bad input: "+trunc+": the gzip member at offset 0 is cut off") || strings.Count(r.stderr, "fpdb: hint: ") != 1 ||
+	if !strings.Contains(r.stderr, "fpdb: query "+trunc+": bad input: "+trunc+": the gzip member at offset 0 is cut off") || strings.Count(r.stderr, "fpdb: hint: ") != 1 ||
 		!strings.Contains(r.stderr, `records without an "id" field: --id-field FIELD`) || !strings.Contains(r.stderr, "1 file could not be read (to the end)") {
 		t.Errorf("query of a truncated file, one without ids, and a good one:\nstdout %s\nstderr %s", r.stdout, r.stderr)
 	}
@@ -272,5 +272,39 @@ func TestRecordsStopWithoutWaitingForAFIFO(t *testing.T) {
 			t.Errorf("%s still waits for the FIFO's next record after its output failed", cmd)
 		}
 		close(quiet)
+	}
+}
+
+// TestQueryRecordsMissingFile: a dataset path that does not exist is
+// reported as one more file that cannot be read, naming it, and the other
+// files are still queried and summed up (exit 3, as add does); when no
+// path exists, nothing is queried.
+func TestQueryRecordsMissingFile(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(3, 4))
+	stored := [][]string{randomWords(rng, 400, 120), randomWords(rng, 400, 120)}
+	archive := writeFile(t, dir, "archive.jsonl", archiveOf(stored))
+	d := filepath.Join(dir, "db")
+	runFPDB(t, "", "--db", d, "add", "-q", archive).mustCode(t, exitOK)
+	crawl := writeFile(t, dir, "crawl-new.jsonl", []byte(`{"url":"u1","text":"`+strings.Join(stored[0], " ")+`"}`+"\n"))
+	missing := filepath.Join(dir, "nosuch.jsonl")
+
+	r := runFPDB(t, "", "--db", d, "query", "--id-field", "url", crawl, missing).mustCode(t, exitInput)
+	if r.stdout != "u1\ta00\t1.000\t0\texact\n" {
+		t.Errorf("the file before a missing one was not queried: %q\nstderr %s", r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "fpdb: query "+missing+": no such file or directory\n") ||
+		!strings.Contains(r.stderr, "query: 1 record: 1 with matches, 0 failed, 1 file could not be read (to the end)") {
+		t.Errorf("a missing file is not reported, or not counted:\n%s", r.stderr)
+	}
+	// First among the paths: the others are still queried.
+	r = runFPDB(t, "", "--db", d, "query", "--id-field", "url", missing, crawl).mustCode(t, exitInput)
+	if r.stdout != "u1\ta00\t1.000\t0\texact\n" {
+		t.Errorf("the file after a missing one was not queried: %q\nstderr %s", r.stdout, r.stderr)
+	}
+	// Alone: an error naming it.
+	r = runFPDB(t, "", "--db", d, "query", "--id-field", "url", missing).mustCode(t, exitInput)
+	if r.stdout != "" || !strings.Contains(r.stderr, "nosuch.jsonl") {
+		t.Errorf("query of a missing file alone: %q %s", r.stdout, r.stderr)
 	}
 }

@@ -184,13 +184,13 @@ func (o *addOptions) validateRecords() error {
 	return nil
 }
 
-// expandAddInputs is records.Expand for add: an argument that does not
-// exist (and is no pattern) stays an input, which the load then reports
-// as one it could not read while it adds the others, as add does with
-// documents (dedup, whose outputs must hold every record, refuses it
+// expandKeepMissing is records.Expand for add and query: an argument that
+// does not exist (and is no pattern) stays an input, which the run then
+// reports as one it could not read while it reads the others, as add does
+// with documents (dedup, whose outputs must hold every record, refuses it
 // before it starts); when no argument exists, it is an error, before a
-// database is made.
-func expandAddInputs(args []string) ([]string, error) {
+// database is made or opened.
+func expandKeepMissing(args []string) ([]string, error) {
 	out, missing, err := records.ExpandKeepMissing(args)
 	if err != nil {
 		return nil, err
@@ -207,7 +207,7 @@ func (o *addOptions) runRecords(ctx context.Context, stdin io.Reader, stdout, st
 	if err := o.validateRecords(); err != nil {
 		return err
 	}
-	inputs, err := expandAddInputs(o.paths)
+	inputs, err := expandKeepMissing(o.paths)
 	if err != nil {
 		return failure(asInputError(fmt.Errorf("add: %w", err)))
 	}

@@ -78,6 +78,15 @@ func (g *globalOptions) checkRemote(cmd *cobra.Command) error {
 		return nil
 	}
 	explicit := cmd.Flags().Changed("server")
+	if g.remote() && !explicit && cmd.Flags().Changed("db") {
+		// An explicit --db wins over $FPDB_SERVER, --server's default:
+		// every command then works on that database, here.
+		g.server = ""
+		if cmd.Flags().Changed("token-file") {
+			return usageErrorf("--token-file goes with --server: --db given, $%s is not used", envServer)
+		}
+		return nil
+	}
 	if !g.remote() {
 		if explicit {
 			return usageErrorf("--server is empty: give the URL of an fpdb server (e.g. --server http://127.0.0.1:7700)")
@@ -87,9 +96,9 @@ func (g *globalOptions) checkRemote(cmd *cobra.Command) error {
 		}
 		return nil
 	}
-	if !explicit && (name == "serve" || name == "compare" && cmd.Flags().Changed("db") || name == "tune" && cmd.Flags().Changed("k")) {
-		// $FPDB_SERVER names a server to use, not one to be; compare
-		// given --db compares with that database; tune --k needs none.
+	if !explicit && (name == "serve" || name == "tune" && cmd.Flags().Changed("k")) {
+		// $FPDB_SERVER names a server to use, not one to be; tune --k
+		// needs none.
 		return nil
 	}
 	if !slices.Contains(remoteCommands, name) || top != cmd {
@@ -100,7 +109,7 @@ func (g *globalOptions) checkRemote(cmd *cobra.Command) error {
 		return usageErrorf("%s: works on a local database only, not through a server (%s is set); through a server: %s",
 			cmd.CommandPath()[len(cmd.Root().Name())+1:], via, strings.Join(remoteCommands, ", "))
 	}
-	if cmd.Flags().Changed("db") {
+	if cmd.Flags().Changed("db") { // --server given: $FPDB_SERVER gave way above
 		return usageErrorf("%s: give --db or --server, not both", name)
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/fpdb/fpdb/api"
@@ -464,6 +465,55 @@ func TestReadToken(t *testing.T) {
 		got, err := readToken(writeFile(t, dir, "t"+strconv.Itoa(i), []byte(c.text)))
 		if got != c.want || (err == nil) != (c.want != "") {
 			t.Errorf("%q: %q, %v; want %q", c.text, got, err, c.want)
+		}
+	}
+}
+
+// TestRemoteEnvServerGivesWayToDB: with $FPDB_SERVER set, an explicit --db
+// makes every command work on that database, here (as compare did), the
+// server unasked; --db with an explicit --server stays a usage error.
+func TestRemoteEnvServerGivesWayToDB(t *testing.T) {
+	var requests atomic.Int32
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		requests.Add(1)
+		http.Error(w, "not this one", http.StatusTeapot)
+	}))
+	defer ts.Close()
+	local := dbDir(t)
+	runFPDB(t, "", "--db", local, "add", "--id", "stored-bees", corpus+"bees.txt").mustCode(t, exitOK)
+	t.Setenv(envServer, ts.URL)
+	for _, c := range []struct {
+		args []string
+		code int
+		out  string
+	}{
+		{[]string{"query", corpus + "bees.txt"}, exitOK, "stored-bees"},
+		{[]string{"get", "stored-bees"}, exitOK, "stored-bees"},
+		{[]string{"stats"}, exitOK, "docs"},
+		{[]string{"compare", corpus + "bees-edited.txt", "stored-bees"}, exitOK, "stored stored-bees"},
+		{[]string{"check"}, exitOK, "ok"},
+		{[]string{"list"}, exitOK, "stored-bees"},
+		{[]string{"template", "list"}, exitOK, ""},
+		{[]string{"add", "--id", "tides", corpus + "tides.txt"}, exitOK, "tides"},
+		{[]string{"delete", "tides"}, exitOK, "deleted"},
+	} {
+		r := runFPDB(t, "", append([]string{"--db", local}, c.args...)...)
+		if r.code != c.code || !strings.Contains(r.stdout, c.out) {
+			t.Errorf("--db with $FPDB_SERVER set, %v: exit %d, stdout %q, stderr %q", c.args, r.code, r.stdout, r.stderr)
+		}
+	}
+	if n := requests.Load(); n != 0 {
+		t.Errorf("%d requests to $FPDB_SERVER, though --db was given", n)
+	}
+	// --token-file goes with the server, which --db put aside.
+	if r := runFPDB(t, "", "--db", local, "--token-file", "nope", "stats").mustCode(t, exitFailure); !strings.Contains(r.stderr, "--token-file goes with --server") {
+		t.Errorf("--db --token-file with $FPDB_SERVER set: %q", r.stderr)
+	}
+	// An explicit --server with --db is still refused.
+	for _, args := range [][]string{{"query", corpus + "bees.txt"}, {"stats"}} {
+		r := runFPDB(t, "", append([]string{"--db", local, "--server", ts.URL}, args...)...).mustCode(t, exitFailure)
+		if !strings.Contains(r.stderr, "give --db or --server, not both") {
+			t.Errorf("--db --server %v: %q", args, r.stderr)
 		}
 	}
 }

@@ -100,7 +100,9 @@ With --server URL (default $` + envServer + `) add, query, get, delete, compare,
 pairs, clusters, stats, export and import work through that fpdb server ("fpdb serve") instead of
 --db, with the same output and exit status; the texts are read here and sent.
 --token-file FILE (default $` + envToken + `, the token itself) gives the server's
-token. Any other command with --server is a usage error.
+token. Any other command with --server is a usage error, and so is --db with
+--server; an explicit --db wins over $` + envServer + ` (the command works
+here, on that database).
 
 Shell completion (of flag values such as --plan and --keep, and of stored
 ids for get and delete): source <(fpdb completion bash); "fpdb completion

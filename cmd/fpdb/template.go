@@ -80,7 +80,7 @@ fingerprint); 3 when FILE cannot be read or has no words.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return o.add(cmd.Context(), args[0], cmd.InOrStdin(), cmd.OutOrStdout())
+			return o.add(cmd.Context(), args[0], cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	add.Flags().StringVar(&o.name, "name", "", "template `NAME` (default: FILE's base name)")
@@ -144,7 +144,7 @@ With --json, one object: {"documents": 2000, "min_documents": 1000,
 }
 
 // add runs "fpdb template add".
-func (o *templateOptions) add(ctx context.Context, path string, stdin io.Reader, stdout io.Writer) (err error) {
+func (o *templateOptions) add(ctx context.Context, path string, stdin io.Reader, stdout, stderr io.Writer) (err error) {
 	name := o.name
 	if name == "" {
 		if path == "-" {
@@ -168,7 +168,8 @@ func (o *templateOptions) add(ctx context.Context, path string, stdin io.Reader,
 	if err != nil {
 		return failure(err)
 	}
-	defer closeDB(d, &err)
+	// A template refused by a database this add made leaves none.
+	defer closeMadeDB(d, &err, stderr)
 	res, err := d.AddTemplate(ctx, name, text, o.text.options(path))
 	if err != nil {
 		if isInputError(err, path) {

@@ -18,7 +18,7 @@
 //     ReadJSONBody), media types (MediaType, TextBody, UnsupportedMedia;
 //     JSONOnly, the one rule of the endpoints that take only JSON, and
 //     FormJSON, which tells when a body sent as FormType — curl -d's
-//     default — to an add or a query may be its JSON request), query and form
+//     default — to an add or a query is its JSON request), query and form
 //     parameters (Params, ReadFlag), and the requests both servers parse
 //     alike: adds (ReadAdd), queries (ReadQuery), batches (ReadBatch),
 //     deletes (ReadDelete, ReadDeleteOne), pairs (ReadPairs) and clusters

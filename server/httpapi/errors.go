@@ -69,8 +69,10 @@ var InputErrors = []error{db.ErrInvalidID, db.ErrInvalidOptions, db.ErrInvalidTh
 
 // Classify returns the status and code of err: an *Error's own; 413
 // (api.CodeTooLarge) for a body over its limit (*http.MaxBytesError) or a
-// text too large (db.ErrTextTooLarge); else those of the first of classes
-// err belongs to; else 500 (api.CodeInternal).
+// text too large (db.ErrTextTooLarge); 408 (api.CodeTimeout) for a body
+// slower than the request's time (*BodyTimeoutError) or a request past it
+// (*RequestTimeoutError); else those of the
+// first of classes err belongs to; else 500 (api.CodeInternal).
 func Classify(err error, classes []Class) (int, string) {
 	c := classify(err, classes)
 	return c.Status, c.Code
@@ -80,11 +82,14 @@ func Classify(err error, classes []Class) (int, string) {
 func classify(err error, classes []Class) Class {
 	var he *Error
 	var mb *http.MaxBytesError
+	var bt *BodyTimeoutError
 	switch {
 	case errors.As(err, &he):
 		return Class{Status: he.Status, Code: he.Code, RetryAfter: he.RetryAfter}
 	case errors.As(err, &mb), errors.Is(err, db.ErrTextTooLarge):
 		return Class{Status: http.StatusRequestEntityTooLarge, Code: api.CodeTooLarge}
+	case errors.As(err, &bt), errors.As(err, new(*RequestTimeoutError)):
+		return Class{Status: http.StatusRequestTimeout, Code: api.CodeTimeout}
 	}
 	for _, c := range classes {
 		if c.As != nil && c.As(err) {
@@ -103,7 +108,9 @@ func classify(err error, classes []Class) Class {
 // status and code as Classify returns them, and Retry-After when the
 // error's class has one.
 // The message of a 500 does not tell its cause, which only the log line
-// does; that of a body over the limit is the *BodyTooLargeError's alone;
+// does; that of a body over the limit is the *BodyTooLargeError's alone,
+// that of a body too slow the *BodyTimeoutError's, that of a request past
+// its time the *RequestTimeoutError's;
 // a 4xx carries the reason (apiconv.Reason) of the db error it wraps, if
 // any, and a 503 of an import running says import_running.
 func writeError(w http.ResponseWriter, id string, err error, classes []Class) {
@@ -111,11 +118,17 @@ func writeError(w http.ResponseWriter, id string, err error, classes []Class) {
 	status, code := c.Status, c.Code
 	msg := apiconv.Message(err)
 	var tl *BodyTooLargeError
+	var bt *BodyTimeoutError
+	var rt *RequestTimeoutError
 	switch {
 	case status == http.StatusInternalServerError:
 		msg = "internal error (see the server's log for request " + id + ")"
 	case status == http.StatusRequestEntityTooLarge && errors.As(err, &tl):
 		msg = tl.Error() // without what was being read ("read the request body: ")
+	case status == http.StatusRequestTimeout && errors.As(err, &bt):
+		msg = bt.Error() // as a body over the limit's
+	case status == http.StatusRequestTimeout && errors.As(err, &rt):
+		msg = rt.Error() // naming the limit, not "context deadline exceeded"
 	}
 	reason := ""
 	if status < 500 {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -224,15 +226,63 @@ func (m *mux) serve(w http.ResponseWriter, r *http.Request, rt Route) error {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	defer cancel()
-	// A slow client: its body must arrive within the request's time.
-	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(timeout))
+	timeoutFlag := "--timeout"
+	if rt.Stream {
+		timeoutFlag = "--stream-timeout"
+	}
+	// A slow client: its body must arrive within the request's time. The
+	// connection's read deadline is armed only while a body is to be read:
+	// net/http reads the connection in the background once the body is
+	// read (to see a client hang up), and that read, failing at the
+	// deadline, cancels the request's context — a request past its time
+	// would end "canceled" (a 503 to retry) rather than timed out.
+	rc := http.NewResponseController(w)
+	var clear func()
+	if r.Body != nil && r.Body != http.NoBody {
+		_ = rc.SetReadDeadline(time.Now().Add(timeout))
+		clear = func() { _ = rc.SetReadDeadline(time.Time{}) }
+	}
 	limit, flag := m.o.MaxBodyBytes, "--max-body"
 	if rt.Import && m.o.MaxImportBytes > 0 {
 		limit, flag = m.o.MaxImportBytes, "--max-import"
 	}
-	r.Body = &limitedBody{ReadCloser: http.MaxBytesReader(w, r.Body, limit), flag: flag}
-	return rt.Handle(w, r.WithContext(ctx))
+	r.Body = &limitedBody{ReadCloser: http.MaxBytesReader(w, r.Body, limit), flag: flag, timeout: timeout, timeoutFlag: timeoutFlag, atEOF: clear}
+	err := rt.Handle(w, r.WithContext(ctx))
+	if err != nil && ctx.Err() != nil && !time.Now().Before(deadlineOf(ctx)) && !errors.As(err, new(*BodyTimeoutError)) &&
+		(errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
+		// The request's time ran out (a cancellation past the deadline is
+		// the same end, whichever was seen first).
+		err = &RequestTimeoutError{Timeout: timeout, Flag: timeoutFlag, Err: err}
+	}
+	return err
 }
+
+// deadlineOf returns the deadline of ctx (one made by context.WithTimeout).
+func deadlineOf(ctx context.Context) time.Time {
+	d, _ := ctx.Deadline()
+	return d
+}
+
+// RequestTimeoutError is the error of a request that took longer than the
+// server's limit (--timeout, or --stream-timeout for a stream): a 408 (see
+// Classify) whose message names the limit and the flag that sets it.
+type RequestTimeoutError struct {
+	// Timeout is the request's time.
+	Timeout time.Duration
+	// Flag is the flag of "fpdb serve" that sets it (--timeout,
+	// --stream-timeout).
+	Flag string
+	// Err is the handler's error (a context's deadline or cancellation).
+	Err error
+}
+
+// Error says that the request took too long, and what the limit is.
+func (e *RequestTimeoutError) Error() string {
+	return fmt.Sprintf("the request took longer than this server's limit of %v (fpdb serve %s)", e.Timeout, e.Flag)
+}
+
+// Unwrap returns the handler's error.
+func (e *RequestTimeoutError) Unwrap() error { return e.Err }
 
 // BodyTooLargeError is the error of reading a request body larger than the
 // server's limit: its message names the limit and the flag of "fpdb
@@ -255,19 +305,51 @@ func (e *BodyTooLargeError) Error() string {
 // Unwrap returns the *http.MaxBytesError.
 func (e *BodyTooLargeError) Unwrap() error { return e.err }
 
-// limitedBody is a request body under http.MaxBytesReader whose error,
-// past the limit, is a *BodyTooLargeError naming flag: every endpoint that
-// reads a body says so alike.
-type limitedBody struct {
-	io.ReadCloser
-	flag string
+// BodyTimeoutError is the error of reading a request body that did not
+// arrive within the request's time: its message names the timeout and the
+// flag of "fpdb serve" that sets it, not the connection's addresses. It
+// is (errors.Is) os.ErrDeadlineExceeded, a 408 (see Classify).
+type BodyTimeoutError struct {
+	// Timeout is the request's time.
+	Timeout time.Duration
+	// Flag is the flag of "fpdb serve" that sets it (--timeout,
+	// --stream-timeout).
+	Flag string
 }
 
-// Read reads the body, its error past the limit a *BodyTooLargeError.
+// Error says that the body came too slowly, and what the limit is.
+func (e *BodyTimeoutError) Error() string {
+	return fmt.Sprintf("the request body did not arrive within this server's limit of %v for a request (fpdb serve %s)", e.Timeout, e.Flag)
+}
+
+// Unwrap returns os.ErrDeadlineExceeded.
+func (e *BodyTimeoutError) Unwrap() error { return os.ErrDeadlineExceeded }
+
+// limitedBody is a request body under http.MaxBytesReader whose error,
+// past the limit, is a *BodyTooLargeError naming flag, and past the
+// connection's read deadline a *BodyTimeoutError naming timeoutFlag:
+// every endpoint that reads a body says so alike.
+// At the body's end it calls atEOF, when not nil (once).
+type limitedBody struct {
+	io.ReadCloser
+	flag        string
+	timeout     time.Duration
+	timeoutFlag string
+	atEOF       func()
+}
+
+// Read reads the body, its error past the limit a *BodyTooLargeError, past
+// the deadline a *BodyTimeoutError.
 func (b *limitedBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && b.atEOF != nil {
+		b.atEOF()
+		b.atEOF = nil
+	}
 	if mb, ok := err.(*http.MaxBytesError); ok {
 		err = &BodyTooLargeError{Limit: mb.Limit, Flag: b.flag, err: mb}
+	} else if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		err = &BodyTimeoutError{Timeout: b.timeout, Flag: b.timeoutFlag}
 	}
 	return n, err
 }

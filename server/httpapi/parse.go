@@ -2,12 +2,15 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -27,7 +30,8 @@ var addParams = []string{"id", "source", "threshold", "reject", "replace", "limi
 // ReadAdd reads an add (POST /v1/documents): JSON (an api.AddRequest), a
 // plain-text body with its parameters in the query string, or a multipart
 // form with a "file" part. A body sent as FormType (curl -d's default) is
-// the JSON when it is a JSON object (FormJSON), else the text. It checks
+// the JSON when it is a JSON object that names an add's fields (FormJSON;
+// its errors are then those of the JSON), else the text. It checks
 // what every server checks: an id, a valid format and encoding, a
 // threshold and a limit not negative, a threshold with reject. It returns the request and the document's input
 // (its text, an empty one rather than nil, with the request's options;
@@ -76,10 +80,8 @@ func readAdd(r *http.Request) (api.AddRequest, []byte, error) {
 		if mt == "application/json" {
 			return readAddJSON(r, body)
 		}
-		if FormJSON(r, mt, body) {
-			if req, text, err := readAddJSON(r, body); err == nil {
-				return req, text, nil
-			} // else not an add request: the text itself
+		if FormJSON(r, mt, body, addJSON{}) {
+			return readAddJSON(r, body)
 		}
 		text = body
 		p.Values = r.URL.Query()
@@ -94,6 +96,15 @@ func readAdd(r *http.Request) (api.AddRequest, []byte, error) {
 		// only those of the request it was given, and a handler's request
 		// is a copy of it (with the request's context).
 		defer func() { _ = r.MultipartForm.RemoveAll() }()
+		// One file part, "file": a second would be silently ignored.
+		for _, name := range slices.Sorted(maps.Keys(r.MultipartForm.File)) {
+			switch n := len(r.MultipartForm.File[name]); {
+			case name != "file":
+				return req, nil, BadRequest("unknown file part %q: the form's one file part is \"file\"", name)
+			case n > 1:
+				return req, nil, BadRequest("the form has %d \"file\" parts: give one", n)
+			}
+		}
 		f, _, err := r.FormFile("file")
 		if err != nil {
 			return req, nil, BadRequest("the form has no \"file\" part: %v", err)
@@ -103,8 +114,9 @@ func readAdd(r *http.Request) (api.AddRequest, []byte, error) {
 			return req, nil, err
 		}
 		// The parameters are the form's fields and the query string's,
-		// as with a plain body; one given in both is refused rather than
-		// one of them silently dropped.
+		// as with a plain body; one given in both, or twice in either
+		// (Params.Only), is refused rather than one of them silently
+		// dropped.
 		p.Values = url.Values{}
 		for k, v := range r.MultipartForm.Value {
 			p.Values[k] = v
@@ -174,10 +186,11 @@ func jsonThreshold(th *float64, absent string) (float64, error) {
 }
 
 // asBadRequest makes a form-parsing error a 400, keeping a body-size error
-// (a 413).
+// (a 413) and a body that came too slowly (a 408, as for every other
+// body).
 func asBadRequest(err error) error {
 	var mb *http.MaxBytesError
-	if errors.As(err, &mb) {
+	if errors.As(err, &mb) || errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
 	return BadRequest("%v", err)
@@ -189,7 +202,8 @@ var queryParams = []string{"threshold", "containment", "limit", "plan", "tau", "
 // ReadQuery reads a query (POST /v1/query): JSON (an api.QueryRequest),
 // or a plain-text body with its parameters in the query string. A body
 // sent as FormType (curl -d's default) is the JSON when it is a JSON
-// object (FormJSON), else the text. The request has a text or a
+// object that names a query's fields (FormJSON; its errors are then those
+// of the JSON), else the text. The request has a text or a
 // fingerprint, not both.
 func ReadQuery(r *http.Request) (api.QueryRequest, error) {
 	req, err := readQuery(r)
@@ -213,10 +227,8 @@ func readQuery(r *http.Request) (api.QueryRequest, error) {
 	if mt == "application/json" {
 		return readQueryJSON(r, body)
 	}
-	if FormJSON(r, mt, body) {
-		if req, err := readQueryJSON(r, body); err == nil {
-			return req, nil
-		} // else not a query request: the text itself
+	if FormJSON(r, mt, body, queryJSON{}) {
+		return readQueryJSON(r, body)
 	}
 	if !TextBody(mt) {
 		return req, &Error{Status: http.StatusUnsupportedMediaType, Code: api.CodeBadRequest,
@@ -327,6 +339,9 @@ func readBatchLines(r *http.Request, check func(line int, req api.AddRequest) er
 		if len(line) == 0 {
 			continue
 		}
+		if line[0] != '{' && json.Valid(line) {
+			return nil, BadRequest("line %d: each line must be a JSON object of one document's fields, not %s", n+1, jsonValueKind(line[0]))
+		}
 		var v addJSON
 		if err := DecodeJSON(line, &v); err != nil {
 			return nil, BadRequest("line %d: %v", n+1, err)
@@ -352,6 +367,23 @@ func readBatchLines(r *http.Request, check func(line int, req api.AddRequest) er
 			TextOptions: to, ReplaceUnchanged: req.Replace}})
 	}
 	return out, nil
+}
+
+// jsonValueKind names in words the JSON value that begins with byte c.
+func jsonValueKind(c byte) string {
+	switch c {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "true or false"
+	case 'n':
+		return "null"
+	}
+	return "a number"
 }
 
 // ReadDelete reads a delete of many documents (POST /v1/delete): an

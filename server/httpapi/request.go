@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"net/url"
@@ -45,9 +46,14 @@ func DecodeJSON(body []byte, v any) error {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
+		switch {
+		case errors.As(err, &te) && te.Field != "":
 			// Named by its JSON path, not by the Go structs it fills.
-			return BadRequest("malformed JSON body: %q must be %s, not a %s", jsonPath(te.Field), jsonKind(te.Type), te.Value)
+			return BadRequest("malformed JSON body: %q must be %s, not %s", jsonPath(te.Field), jsonKind(te.Type), withArticle(te.Value))
+		case errors.As(err, &te):
+			// The value itself (an array where an object is wanted), not
+			// the Go type it would fill.
+			return BadRequest("malformed JSON body: it must be %s, not %s", jsonKindValue(te.Type), withArticle(te.Value))
 		}
 		return BadRequest("malformed JSON body: %v", err)
 	}
@@ -74,8 +80,8 @@ func ReadJSON(r *http.Request, v any) error {
 // --data-binary (and Python's urllib) send when given no other, so that of
 // a client that declared no real type. No endpoint reads a body of this
 // type as a form: an endpoint that takes only JSON reads it as its JSON
-// (JSONOnly), an add or a query as its JSON when it is a JSON object and
-// else as the text (FormJSON).
+// (JSONOnly), an add or a query as its JSON when it is a JSON object that
+// names the request's fields and else as the text (FormJSON).
 const FormType = "application/x-www-form-urlencoded"
 
 // JSONOnly reports whether an endpoint that takes only JSON (POST
@@ -116,22 +122,41 @@ func checkJSONOnly(r *http.Request, want string) error {
 	return nil
 }
 
-// FormJSON reports whether body, of media type mt, may be the JSON of an
-// add or a query (POST /v1/documents, /v1/query) though its type is not
+// FormJSON reports whether body, of media type mt, is the JSON of an add
+// or a query (POST /v1/documents, /v1/query) though its type is not
 // application/json: its type is FormType (a client that declared no real
 // type, as curl -d), the request has no query parameters (with them, the
 // body is the text and they are its fields), and the body is a JSON
-// object. The caller then reads it as that endpoint's JSON request, and
-// as the text itself when it is not one (unknown fields, a bad value): a
-// text that happens to be a JSON object stays a text, as before, unless it
-// is exactly such a request. A text/plain (or other text type) body is
+// object one of whose members names a field of the endpoint's request,
+// of the struct type of req (an add's "id" or "text", a query's "text" or
+// "threshold", …). The caller then reads it as that request, its errors
+// (an unknown field, a threshold of 0) a 400 as for application/json. A
+// text that is a JSON object without such a member ({"title": ...,
+// "body": ...}) stays a text; a text/plain (or other text type) body is
 // always the text.
-func FormJSON(r *http.Request, mt string, body []byte) bool {
+func FormJSON(r *http.Request, mt string, body []byte, req any) bool {
 	if mt != FormType || r.URL.RawQuery != "" {
 		return false
 	}
 	b := bytes.TrimLeft(body, " \t\r\n")
-	return len(b) > 0 && b[0] == '{' && json.Valid(b)
+	if len(b) == 0 || b[0] != '{' || !json.Valid(b) {
+		return false
+	}
+	var members map[string]json.RawMessage
+	if json.Unmarshal(b, &members) != nil {
+		return false
+	}
+	t := reflect.TypeOf(req)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	fields := jsonFields(t)
+	for name := range members {
+		if _, ok := fields[name]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // MediaType returns the request's content type without its parameters
@@ -197,11 +222,16 @@ func (p *Params) fail(err error) {
 	}
 }
 
-// Only fails unless every parameter is one of names.
+// Only fails unless every parameter is one of names, given once: a
+// parameter given twice (?dry_run=false&dry_run=true) is refused, naming
+// it, rather than one of its values silently used.
 func (p *Params) Only(names ...string) {
-	for k := range p.Values {
-		if !slices.Contains(names, k) {
+	for _, k := range slices.Sorted(maps.Keys(p.Values)) {
+		switch {
+		case !slices.Contains(names, k):
 			p.fail(BadRequest("unknown parameter %q", k))
+		case len(p.Values[k]) > 1:
+			p.fail(BadRequest("parameter %s is given %d times: give it once", k, len(p.Values[k])))
 		}
 	}
 }
@@ -297,6 +327,23 @@ func jsonPath(field string) string {
 		return field
 	}
 	return strings.Join(keep, ".")
+}
+
+// withArticle returns the JSON value named by an UnmarshalTypeError's
+// Value ("array", "number 1.5") after its indefinite article.
+func withArticle(value string) string {
+	if value != "" && strings.ContainsRune("aeiou", rune(value[0])) {
+		return "an " + value
+	}
+	return "a " + value
+}
+
+// jsonKindValue is jsonKind, an object named a JSON object.
+func jsonKindValue(t reflect.Type) string {
+	if k := jsonKind(t); k != "an object" {
+		return k
+	}
+	return "a JSON object"
 }
 
 // jsonKind names in words the JSON values that fill a Go value of type t.

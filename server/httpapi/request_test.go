@@ -1,12 +1,18 @@
 package httpapi
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"mime/multipart"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fpdb/fpdb/api"
 )
@@ -21,20 +27,23 @@ func post(target, ctype, body string) *http.Request {
 	return r
 }
 
-// status returns the HTTP status of err (0 for nil).
+// status returns the HTTP status of err (0 for nil), the db's input
+// errors 400s as in both servers.
 func status(err error) int {
 	if err == nil {
 		return 0
 	}
-	st, _ := Classify(err, nil)
+	st, _ := Classify(err, []Class{{Status: http.StatusBadRequest, Code: api.CodeBadRequest, Errs: InputErrors}})
 	return st
 }
 
 // TestFormJSON: a body sent as application/x-www-form-urlencoded (curl
 // -d's default: a client that declared no real type) to an add or a query
-// is its JSON when it is a JSON object that is the endpoint's request and
-// there are no query parameters, and the text otherwise (a text that is a
-// JSON object stays a text); a text/plain body is always the text.
+// is its JSON when it is a JSON object that names a field of the
+// endpoint's request and there are no query parameters, its errors then
+// those of the JSON (an unknown field, a threshold of 0), and the text
+// otherwise (a text that is another JSON object stays a text); a
+// text/plain body is always the text.
 func TestFormJSON(t *testing.T) {
 	for _, c := range []struct {
 		name, target, ctype, body string
@@ -49,7 +58,10 @@ func TestFormJSON(t *testing.T) {
 		{"form, a JSON array", "/v1/documents?id=t1", FormType, `["the rain"]`, "t1", `["the rain"]`, ""},
 		{"form, a JSON object and more", "/v1/documents?id=t1", FormType, `{"id": "j1"} and more`, "t1", `{"id": "j1"} and more`, ""},
 		{"text/plain JSON is the text", "/v1/documents?id=t1", "text/plain", `{"id": "j1", "text": "the rain"}`, "t1", `{"id": "j1", "text": "the rain"}`, ""},
-		{"form JSON, not an add: the text", "/v1/documents", FormType, `{"id": "j1", "txt": "the rain"}`, "", "", "needs an id"},
+		{"form JSON with an unknown field", "/v1/documents", FormType, `{"id": "j1", "txt": "the rain"}`, "", "", `unknown field "txt"`},
+		{"form JSON with threshold 0", "/v1/documents", FormType, `{"id": "fj1", "text": "the rain", "threshold": 0}`, "", "", "field threshold 0"},
+		{"form JSON with a name in another case", "/v1/documents", FormType, `{"ID": "fj1", "text": "the rain"}`, "", "", `"ID"`},
+		{"form JSON record, not an add: the text", "/v1/documents", FormType, `{"title": "A", "body": "the rain"}`, "", "", "needs an id"},
 		{"form JSON with parameters: the text", "/v1/documents?id=t1", FormType, `{"text": "the rain", "source": "x"}`, "t1", `{"text": "the rain", "source": "x"}`, ""},
 		{"form JSON record with parameters: the text", "/v1/documents?id=t1", FormType, `{"title": "A", "body": "the rain"}`, "t1", `{"title": "A", "body": "the rain"}`, ""},
 	} {
@@ -82,7 +94,10 @@ func TestFormJSON(t *testing.T) {
 		{"form JSON", "/v1/query", FormType, `{"text": "some words about a thing", "threshold": 0.7}`, "some words about a thing", 0.7, ""},
 		{"form text", "/v1/query?threshold=0.8", FormType, "some words about a thing", "some words about a thing", 0.8, ""},
 		{"text/plain JSON is the text", "/v1/query", "text/plain", `{"text": "x"}`, `{"text": "x"}`, 0, ""},
-		{"form JSON, not a query: the text", "/v1/query", FormType, `{"text": "x", "treshold": 0.7}`, `{"text": "x", "treshold": 0.7}`, 0, ""},
+		{"form JSON with an unknown field", "/v1/query", FormType, `{"text": "x", "treshold": 0.7}`, "", 0, `unknown field "treshold"`},
+		{"form JSON with threshold 0", "/v1/query", FormType, `{"text": "alpha beta gamma", "threshold": 0}`, "", 0, "field threshold 0"},
+		{"form JSON with containment 0", "/v1/query", FormType, `{"fingerprint": "x", "containment": 0}`, "", 0, "field containment 0"},
+		{"form JSON record, not a query: the text", "/v1/query", FormType, `{"title": "A", "body": "x"}`, `{"title": "A", "body": "x"}`, 0, ""},
 		{"form JSON with parameters: the text", "/v1/query?threshold=0.8", FormType, `{"text": "x"}`, `{"text": "x"}`, 0.8, ""},
 	} {
 		req, err := ReadQuery(post(c.target, c.ctype, c.body))
@@ -195,5 +210,145 @@ func TestSkipDuplicates(t *testing.T) {
 	}
 	if len(skipped) != 1 || skipped[0].Line != 3 || skipped[0].ID != "a" || skipped[0].Reason != "duplicate_in_batch" || skipped[0].Error == "" {
 		t.Fatalf("skipped %+v, want line 3 with reason duplicate_in_batch", skipped)
+	}
+}
+
+// multipartBody returns a multipart form of fields (name, value pairs) and
+// file parts (name, content pairs), and its Content-Type.
+func multipartBody(t *testing.T, fields, files []string) (string, string) {
+	t.Helper()
+	var b bytes.Buffer
+	mw := multipart.NewWriter(&b)
+	for i := 0; i+1 < len(fields); i += 2 {
+		if err := mw.WriteField(fields[i], fields[i+1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i+1 < len(files); i += 2 {
+		fw, err := mw.CreateFormFile(files[i], "f.txt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.WriteString(fw, files[i+1])
+	}
+	if err := mw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.String(), mw.FormDataContentType()
+}
+
+// TestRepeatedParameters: a query parameter, form field or file part
+// given twice is a 400 that names it, not one of its values silently used.
+func TestRepeatedParameters(t *testing.T) {
+	check := func(what string, err error, want string) {
+		t.Helper()
+		if status(err) != http.StatusBadRequest || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want a 400 with %q", what, err, want)
+		}
+	}
+	del := httptest.NewRequest(http.MethodDelete, "/v1/documents/dup1?dry_run=false&dry_run=true", nil)
+	dry, _, err := ReadDeleteOne(del)
+	check("dry_run twice", err, "parameter dry_run is given 2 times")
+	if err == nil && !dry {
+		t.Error("dry_run twice: read as false")
+	}
+	_, _, err = ReadAdd(post("/v1/documents?id=dup2&id=dup3", "text/plain", "some words"))
+	check("id twice", err, "parameter id is given 2 times")
+	_, err = ReadQuery(post("/v1/query?threshold=0.9&threshold=abc", "text/plain", "some words"))
+	check("threshold twice", err, "parameter threshold is given 2 times")
+	_, err = ReadClusters(httptest.NewRequest(http.MethodGet, "/v1/clusters?threshold=0.9&threshold=0.5", nil), nil)
+	check("clusters threshold twice", err, "parameter threshold is given 2 times")
+
+	body, ct := multipartBody(t, []string{"id", "mp3", "id", "mp4"}, []string{"file", "some words"})
+	_, _, err = ReadAdd(post("/v1/documents", ct, body))
+	check("form field id twice", err, "parameter id is given 2 times")
+	body, ct = multipartBody(t, []string{"id", "mp5"}, []string{"file", "some words", "file", "other words"})
+	_, _, err = ReadAdd(post("/v1/documents", ct, body))
+	check("two file parts", err, `2 "file" parts`)
+	body, ct = multipartBody(t, []string{"id", "mp6"}, []string{"file", "some words", "attachment", "other words"})
+	_, _, err = ReadAdd(post("/v1/documents", ct, body))
+	check("another file part", err, `unknown file part "attachment"`)
+	// Once each is still read.
+	body, ct = multipartBody(t, []string{"id", "mp7", "threshold", "0.8"}, []string{"file", "some words"})
+	if req, in, err := ReadAdd(post("/v1/documents", ct, body)); err != nil || req.ID != "mp7" || req.Threshold != 0.8 || string(in.Text) != "some words" {
+		t.Errorf("a valid form: %+v %q %v", req, in.Text, err)
+	}
+}
+
+// slowRequest sends the head of a request to addr and the first half of
+// its body, then waits, and returns the answer (status line, headers and
+// body) the server gave.
+func slowRequest(t *testing.T, addr, target, ctype, body string) string {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: localhost\r\nContent-Type: %s\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
+		target, ctype, len(body), body[:len(body)/2])
+	b, _ := io.ReadAll(conn)
+	return string(b)
+}
+
+// TestSlowBody: a body that does not arrive within the request's time is
+// a 408 (code timeout) whatever reads it — a plain body, a multipart form,
+// a batch's lines — and its message names the limit and its flag, not the
+// connection's addresses.
+func TestSlowBody(t *testing.T) {
+	h := Handlers{
+		Add:   func(w http.ResponseWriter, r *http.Request) error { _, _, err := ReadAdd(r); return err },
+		Query: func(w http.ResponseWriter, r *http.Request) error { _, err := ReadQuery(r); return err },
+		Batch: func(w http.ResponseWriter, r *http.Request) error { _, _, err := ReadBatch(r, nil); return err },
+	}
+	ts := httptest.NewServer(NewMux(h.Routes(nil), Options{MaxBodyBytes: 1 << 20, RequestTimeout: 300 * time.Millisecond,
+		StreamTimeout: time.Minute, MaxConcurrent: 4}))
+	defer ts.Close()
+	form, formType := multipartBody(t, []string{"id", "slow"}, []string{"file", strings.Repeat("slow words ", 200)})
+	const want = "the request body did not arrive within this server's limit of 300ms for a request (fpdb serve --timeout)"
+	for _, c := range []struct{ target, ctype, body string }{
+		{"/v1/documents?id=slow", "text/plain", strings.Repeat("slow words ", 200)},
+		{"/v1/documents", formType, form},
+		{"/v1/query", "text/plain", strings.Repeat("slow words ", 200)},
+		{"/v1/batch", "application/x-ndjson", strings.Repeat(`{"id": "a", "text": "slow words"}`+"\n", 50)},
+	} {
+		resp := slowRequest(t, ts.Listener.Addr().String(), c.target, c.ctype, c.body)
+		head, body, _ := strings.Cut(resp, "\r\n\r\n")
+		var eb api.ErrorBody
+		_ = json.Unmarshal([]byte(body), &eb)
+		if !strings.HasPrefix(head, "HTTP/1.1 408") || eb.Error.Code != api.CodeTimeout || eb.Error.Message != want {
+			t.Errorf("%s (%s): %q, want 408 %q", c.target, c.ctype, resp, want)
+		}
+		if strings.Contains(body, "127.0.0.1") || strings.Contains(body, "tcp") {
+			t.Errorf("%s: the answer names the connection: %s", c.target, body)
+		}
+	}
+}
+
+// TestNotAnObject: a batch line, or a JSON body, that is valid JSON but
+// not an object is refused as such, not named by the Go type it would
+// fill.
+func TestNotAnObject(t *testing.T) {
+	for body, want := range map[string]string{
+		"[1,2]": "line 1: each line must be a JSON object of one document's fields, not an array",
+		`{"id": "a", "text": "x"}` + "\n" + `"text"`: "line 2: each line must be a JSON object of one document's fields, not a string",
+		"\n\n 5 \n": "line 3: each line must be a JSON object of one document's fields, not a number",
+		"null":      "line 1: each line must be a JSON object of one document's fields, not null",
+	} {
+		_, _, err := ReadBatch(post("/v1/batch", "application/x-ndjson", body), nil)
+		if status(err) != http.StatusBadRequest || err.Error() != want {
+			t.Errorf("batch %q: %v, want a 400 %q", body, err, want)
+		}
+	}
+	for body, want := range map[string]string{
+		`[1, 2]`:            "malformed JSON body: it must be a JSON object, not an array",
+		`{"ids": {"a": 1}}`: `malformed JSON body: "ids" must be an array, not an object`,
+		`{"ids": [1]}`:      `malformed JSON body: "ids" must be a string, not a number`,
+	} {
+		_, _, err := ReadDelete(post("/v1/delete", "application/json", body))
+		if status(err) != http.StatusBadRequest || err.Error() != want || strings.Contains(err.Error(), "Go") {
+			t.Errorf("delete %q: %v, want a 400 %q", body, err, want)
+		}
 	}
 }

@@ -701,8 +701,10 @@ class Client:
             id: the document's id (any non-empty string; "/" allowed).
             text: its text; bytes are sent as they are (their encoding is
                 detected unless ``encoding`` names it).
-            threshold: when given, the stored documents of resemblance
-                ≥ ``threshold`` are returned in ``matches``.
+            threshold: when given, a resemblance in (0, 1]: the stored
+                documents of resemblance ≥ ``threshold`` are returned in
+                ``matches``. Leave it out (``None``) for no check: 0 is
+                refused (BadRequest), not read as no check.
             reject: do not store it if the check finds one (needs ``threshold``).
             replace: store it anew even when the stored one has the same content.
             source: where it came from (a path, a URL), kept as metadata. A
@@ -719,14 +721,17 @@ class Client:
         Raises:
             BadRequest: a bad id (one that is not UTF-8 text, such as a
                 file name ``os.fsdecode`` gives with lone surrogates, is
-                refused before anything is sent), no words, ``reject``
-                without ``threshold``...
+                refused before anything is sent), no words, a
+                ``threshold`` outside (0, 1], ``reject`` without
+                ``threshold``...
             TooLarge: a text over the server's ``--max-body``.
             Forbidden: a read-only token.
         """
         _check_id(id, "add")
         opts = {
-            "threshold": threshold or None,
+            # 0 is sent, for the server to refuse (as query() does), not
+            # dropped: it would store with no check.
+            "threshold": None if threshold is None else threshold,
             "reject": reject or None,
             "replace": replace or None,
             "source": source,

@@ -377,11 +377,15 @@ class Cluster:
         cluster: its number, from 1, largest first.
         size: the number of documents in it.
         pairs: the number of pairs above the threshold inside it.
-        ids: its documents.
-        keep: the document to keep, with a ``keep`` policy ("" otherwise).
-        drop: the others, with a ``keep`` policy.
-        center: the center (with ``centers=True``).
-        cohesion: how close the members are (with ``centers=True``).
+        ids: its documents, in the order they were stored.
+        keep: the document to keep, with a ``keep`` policy or with
+            ``centers=True`` (the cluster's center, chosen by the policy if
+            one is given); "" with neither.
+        drop: the others, with a ``keep`` policy or ``centers=True``; empty
+            with neither.
+        center: the member ``cohesion`` is measured from: the kept document,
+            else the first stored.
+        cohesion: the least similarity of a member to ``center``.
     """
 
     cluster: int

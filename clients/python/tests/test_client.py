@@ -548,6 +548,10 @@ class TestErrors(ServerTest):
             calls.append(("containment", lambda t=t: self.c.query(t, 0, containment=0.5)))
         calls.append(("fingerprint", lambda: self.c.query_fingerprint(fp, 0)))
         calls.append(("fingerprint, containment", lambda: self.c.query_fingerprint(fp, 0, shingles=10, containment=0.5)))
+        self.assert_threshold_refused(calls)
+
+    def assert_threshold_refused(self, calls) -> None:
+        """Each (what, call) of calls raises the server's 400 about the threshold."""
         for what, call in calls:
             with self.assertRaises(BadRequest, msg=what) as cm:
                 call()
@@ -555,6 +559,22 @@ class TestErrors(ServerTest):
             self.assertEqual((e.status, e.code), (400, "bad_request"), what)
             self.assertIn("threshold", e.message, what)
             self.assertTrue(e.request_id, "%s: the server answered" % what)
+
+    def test_add_threshold_zero(self) -> None:
+        # 0 is no resemblance in (0, 1]: the server refuses it, as for a
+        # query, however the add is sent; nothing is stored without a check.
+        self.c.add("a", text(3))
+        calls = []
+        for t in (text(3), text(3).encode("utf-8")):
+            for th in (0, 0.0, -0.5):
+                calls.append((repr((type(t), th)), lambda t=t, th=th: self.c.add("p2", t, threshold=th)))
+            calls.append(("reject", lambda t=t: self.c.add("p2", t, threshold=0, reject=True)))
+        self.assert_threshold_refused(calls)
+        with self.assertRaises(NotFound):
+            self.c.get("p2")
+        self.assertEqual(self.c.stats().docs, 1)
+        # Left out, there is no check.
+        self.assertTrue(self.c.add("p2", text(3)).stored)
 
     def test_too_large(self) -> None:
         with self.assertRaises(TooLarge) as cm:
@@ -788,6 +808,14 @@ class TestStreams(ServerTest):
             self.assertGreater(x.cohesion, 0)
         with self.assertRaises(BadRequest):
             self.c.clusters(0.8, keep="prettiest")
+        # Without a keep policy: keep and drop only with centers, as the
+        # Cluster's docstring says.
+        for x in cl:
+            self.assertEqual((x.keep, x.drop, x.center), ("", [], x.ids[0]), x)
+        self.assertIn("centers=True", Cluster.__doc__.split("drop:")[1].split("center:")[0])
+        for x in self.c.clusters(0.8, centers=True):
+            self.assertEqual(x.keep, x.center, x)
+            self.assertEqual(sorted(x.drop), sorted(set(x.ids) - {x.keep}), x)
 
 
 class TestStreamCut(ServerTest):
