@@ -192,7 +192,8 @@ func TestExportImport(t *testing.T) {
 		body       []byte
 	}{
 		{"not empty", "not empty", src.Bytes()},
-		{"another K", "k is 512", edit(func(h *db.ExportHeader) { h.K = 256 })},
+		{"another K", "k is 512", edit(func(h *db.ExportHeader) { h.K, h.GroupWidths = 256, db.EqualWidths(256, 16) })},
+		{"inconsistent header", "invalid export", edit(func(h *db.ExportHeader) { h.K = 256 })},
 		{"seed differs", "seed", edit(func(h *db.ExportHeader) { h.Seed++ })},
 		{"templates", "templates", edit(func(h *db.ExportHeader) {
 			h.Templates = []db.ExportTemplate{{Name: "t", Text: "a b c", Format: "text", Added: past.Format(time.RFC3339)}}

@@ -91,13 +91,15 @@ func (d *DB) backup(ctx context.Context, dir string, count bool) (BackupResult, 
 	}
 	defer d.leave()
 	fsys := d.opts.fs
+	// Inside the database first: the database directory itself, or a file
+	// of it, exists too, and is refused as inside.
+	if d.InsideDir(dir) {
+		return BackupResult{}, &destError{fmt.Sprintf("fpdb: backup %s: the destination is inside the database directory %s", dir, d.dir)}
+	}
 	if _, err := fsys.Stat(dir); err == nil {
 		return BackupResult{}, fmt.Errorf("fpdb: backup %s: %w (the destination must not exist)", dir, fs.ErrExist)
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return BackupResult{}, fmt.Errorf("fpdb: backup %s: %w", dir, err)
-	}
-	if d.InsideDir(dir) {
-		return BackupResult{}, &destError{fmt.Sprintf("fpdb: backup %s: the destination is inside the database directory %s", dir, d.dir)}
 	}
 	// The copy is made beside dir and renamed to dir once complete: a
 	// crash midway (Pebble writes the MANIFEST before it copies the WAL)

@@ -562,10 +562,11 @@ func (d *DB) CloseUnflushed() error { return d.close(context.Background(), false
 // database. A database that existed before Open (Created false) is never
 // deleted, even when it holds no live document (every one deleted): it is
 // closed like Close, keeping its audit log, marks, templates and
-// parameters, and removed is false. fpdb add calls it when it made the
-// database and stored nothing (every input refused), so that the mistake
-// leaves no empty database whose parameters a corrected add would have to
-// match. removed reports whether the files were deleted; an error
+// parameters, and removed is false. fpdb add, template add and dedup call
+// it when they made the database and failed having stored nothing (every
+// input refused; template add before its template is stored), so that the
+// mistake leaves no empty database whose parameters a corrected command
+// would have to match. removed reports whether the files were deleted; an error
 // deleting them is returned with the database closed.
 func (d *DB) CloseDiscardEmpty() (removed bool, err error) {
 	err = d.close(context.Background(), true, &removed)

@@ -301,8 +301,12 @@ func TestBackupErrors(t *testing.T) {
 	if !errors.Is(err, fs.ErrExist) || !strings.Contains(err.Error(), "fpdb: backup "+exist) {
 		t.Errorf("Backup into an existing dir: %v, want fs.ErrExist naming the dir", err)
 	}
-	if _, err := d.Backup(ctx, filepath.Join(root, "db", "inner")); !errors.Is(err, ErrInvalidOptions) {
-		t.Errorf("Backup inside the database directory: %v, want ErrInvalidOptions", err)
+	// Inside the database, existing or not (the directory itself, its
+	// lock file).
+	for _, in := range []string{filepath.Join(root, "db", "inner"), d.Dir(), filepath.Join(d.Dir(), lockFileName)} {
+		if _, err := d.Backup(ctx, in); !errors.Is(err, ErrInvalidOptions) {
+			t.Errorf("Backup inside the database directory (%s): %v, want ErrInvalidOptions", in, err)
+		}
 	}
 	if _, err := d.Backup(ctx, ""); !errors.Is(err, ErrInvalidOptions) {
 		t.Errorf("Backup to \"\": %v, want ErrInvalidOptions", err)

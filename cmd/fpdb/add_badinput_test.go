@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -172,5 +173,40 @@ func TestFailedFirstTemplateAddAndDedupLeaveNoDatabase(t *testing.T) {
 		if r := runFPDB(t, "", "--db", kept, "stats").mustCode(t, 0); !strings.Contains(r.stdout, "docs") {
 			t.Errorf("%s: stats of the database made before: %s", c.name, r.stdout)
 		}
+	}
+	// A template stored by the add that made the database stays, whatever
+	// fails after it (here the line that says it was added).
+	tdb := filepath.Join(dir, "db-template-stored")
+	var stderr bytes.Buffer
+	if code := run([]string{"--db", tdb, "template", "add", text}, strings.NewReader(""), failWriter{}, &stderr); code == 0 {
+		t.Fatalf("template add into a broken standard output: exit 0")
+	}
+	if r := runFPDB(t, "", "--db", tdb, "template", "list").mustCode(t, 0); !strings.Contains(r.stdout, "a.txt") {
+		t.Errorf("the stored template is gone: template list %q %s", r.stdout, r.stderr)
+	}
+}
+
+// TestInterruptedDedupKeepsItsDatabase: a dedup into a database it makes
+// (--db), interrupted before it stored a record (here its context is
+// cancelled from the start), keeps that database, as its message says
+// ("the records stored so far are kept in DIR"), rather than discarding it
+// as a failed one.
+func TestInterruptedDedupKeepsItsDatabase(t *testing.T) {
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "work")
+	in := writeFile(t, tmp, "in.jsonl", []byte(`{"id":"1","text":"hello world this is a test of the records"}`+"\n"))
+	root := NewRootCommand()
+	root.SetArgs([]string{"--db", dir, "dedup", in, "--out", filepath.Join(tmp, "out.jsonl")})
+	var out, errb bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errb)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := root.ExecuteContext(ctx)
+	if err == nil || !strings.Contains(err.Error(), "kept in "+dir) {
+		t.Fatalf("dedup with its context cancelled: %v; want the interruption's message", err)
+	}
+	if n := docsCount(t, dir); n != 0 {
+		t.Errorf("the kept database holds %d documents, want 0", n)
 	}
 }

@@ -331,6 +331,13 @@ func (o *dedupOptions) run(ctx context.Context, stdout, stderr io.Writer) (err e
 	bar.clear()
 	if err != nil {
 		if ctx.Err() != nil && !temp {
+			// Kept as it is, even with no record stored yet: the
+			// message says so.
+			closed = true
+			var cerr error
+			if closeDB(d, &cerr); cerr != nil {
+				return cerr
+			}
 			return failure(fmt.Errorf("dedup: interrupted; run the same command again to resume (the records stored so far are kept in %s)", o.dbDir))
 		}
 		return failure(newOpError("dedup", err, "dedup"))

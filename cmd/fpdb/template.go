@@ -168,8 +168,16 @@ func (o *templateOptions) add(ctx context.Context, path string, stdin io.Reader,
 	if err != nil {
 		return failure(err)
 	}
-	// A template refused by a database this add made leaves none.
-	defer closeMadeDB(d, &err, stderr)
+	// A template refused by a database this add made leaves none; one
+	// stored stays, whatever fails after it (printing the result).
+	stored := false
+	defer func() {
+		if stored {
+			closeDB(d, &err)
+		} else {
+			closeMadeDB(d, &err, stderr)
+		}
+	}()
 	res, err := d.AddTemplate(ctx, name, text, o.text.options(path))
 	if err != nil {
 		if isInputError(err, path) {
@@ -177,6 +185,7 @@ func (o *templateOptions) add(ctx context.Context, path string, stdin io.Reader,
 		}
 		return failure(err)
 	}
+	stored = true
 	verb := "added"
 	if res.Replaced {
 		verb = "replaced"

@@ -64,6 +64,9 @@ func LoopbackHosts(h http.Handler, allowed []string) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !loopbackHost(r.Host) && !allowedHost(r.Host, allowed) && r.URL.Path != "/healthz" && r.URL.Path != "/readyz" {
+			if r.Body != nil && r.Body != http.NoBody {
+				closeUnread(w, http.NewResponseController(w))
+			}
 			writeError(w, r.Header.Get("X-Request-ID"), &Error{Status: http.StatusMisdirectedRequest, Code: api.CodeBadRequest,
 				Message: "this server listens on a loopback address and answers only requests to localhost, a loopback IP address or a host allowed by --allow-host, not to " + r.Host}, nil)
 			return

@@ -177,8 +177,16 @@ func (m *mux) wrap(rt Route) http.Handler {
 			timeout = m.o.StreamTimeout
 		}
 		sw := &statusWriter{ResponseWriter: w, rc: http.NewResponseController(w), stall: min(timeout, maxWriteStall)}
+		var body *eofBody
+		if r.Body != nil && r.Body != http.NoBody {
+			body = &eofBody{ReadCloser: r.Body}
+			r.Body = body
+		}
 		err := m.serve(sw, r.WithContext(context.WithValue(r.Context(), ctxKey{}, id)), rt)
 		if err != nil && sw.status == 0 { // else a stream failed midway: it ends, and the log says why
+			if body != nil && !body.eof {
+				closeUnread(sw, sw.rc)
+			}
 			writeError(sw, id, err, m.o.Errors)
 		}
 		if m.o.Observe != nil {
@@ -196,6 +204,32 @@ func (m *mux) wrap(rt Route) http.Handler {
 		}
 		m.o.Logger.Log(r.Context(), level, "request", attrs...)
 	})
+}
+
+// eofBody is a request body that tells whether it was read to its end.
+type eofBody struct {
+	io.ReadCloser
+	eof bool
+}
+
+func (b *eofBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.eof = true
+	}
+	return n, err
+}
+
+// closeUnread makes the answer to a request whose body was not read to its
+// end (a request refused before its body is read: no token, too many at
+// once, another site's) the last of its connection, and ends the reading
+// of that body now. net/http would otherwise read the rest of the body,
+// with no deadline, before it answers (or, the connection closing, before
+// it closes it): a client that announced a body and sends none would hold
+// the connection, unanswered, for as long as it likes.
+func closeUnread(w http.ResponseWriter, rc *http.ResponseController) {
+	w.Header().Set("Connection", "close")
+	_ = rc.SetReadDeadline(time.Now())
 }
 
 // serve runs rt's handler under the limits.

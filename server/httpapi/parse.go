@@ -81,7 +81,8 @@ func readAdd(r *http.Request) (api.AddRequest, []byte, error) {
 			return readAddJSON(r, body)
 		}
 		if FormJSON(r, mt, body, addJSON{}) {
-			return readAddJSON(r, body)
+			req, text, err := readAddJSON(r, body)
+			return req, text, formJSONError(err, "an add")
 		}
 		text = body
 		p.Values = r.URL.Query()
@@ -185,6 +186,20 @@ func jsonThreshold(th *float64, absent string) (float64, error) {
 	return *th, nil
 }
 
+// formJSONError adds to err, a 400 of a body of FormType read as the JSON
+// of what (FormJSON), why the body was read so and how to send a text that
+// is JSON: the client may not know that curl -d declares FormType.
+func formJSONError(err error, what string) error {
+	var he *Error
+	if !errors.As(err, &he) || he.Status != http.StatusBadRequest {
+		return err
+	}
+	c := *he
+	c.Message += " (the body came as " + FormType + ", curl -d's default, and is a JSON object naming a field of " + what +
+		" request, so it was read as one; send a text that is JSON as text/plain)"
+	return &c
+}
+
 // asBadRequest makes a form-parsing error a 400, keeping a body-size error
 // (a 413) and a body that came too slowly (a 408, as for every other
 // body).
@@ -228,7 +243,8 @@ func readQuery(r *http.Request) (api.QueryRequest, error) {
 		return readQueryJSON(r, body)
 	}
 	if FormJSON(r, mt, body, queryJSON{}) {
-		return readQueryJSON(r, body)
+		req, err := readQueryJSON(r, body)
+		return req, formJSONError(err, "a query")
 	}
 	if !TextBody(mt) {
 		return req, &Error{Status: http.StatusUnsupportedMediaType, Code: api.CodeBadRequest,

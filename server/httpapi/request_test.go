@@ -61,6 +61,7 @@ func TestFormJSON(t *testing.T) {
 		{"form JSON with an unknown field", "/v1/documents", FormType, `{"id": "j1", "txt": "the rain"}`, "", "", `unknown field "txt"`},
 		{"form JSON with threshold 0", "/v1/documents", FormType, `{"id": "fj1", "text": "the rain", "threshold": 0}`, "", "", "field threshold 0"},
 		{"form JSON with a name in another case", "/v1/documents", FormType, `{"ID": "fj1", "text": "the rain"}`, "", "", `"ID"`},
+		{"form JSON document naming a field: the request, told why", "/v1/documents", FormType, `{"title": "x", "text": "the rain", "author": "me"}`, "", "", `unknown field "title" (the body came as application/x-www-form-urlencoded, curl -d's default, and is a JSON object naming a field of an add request, so it was read as one; send a text that is JSON as text/plain)`},
 		{"form JSON record, not an add: the text", "/v1/documents", FormType, `{"title": "A", "body": "the rain"}`, "", "", "needs an id"},
 		{"form JSON with parameters: the text", "/v1/documents?id=t1", FormType, `{"text": "the rain", "source": "x"}`, "t1", `{"text": "the rain", "source": "x"}`, ""},
 		{"form JSON record with parameters: the text", "/v1/documents?id=t1", FormType, `{"title": "A", "body": "the rain"}`, "t1", `{"title": "A", "body": "the rain"}`, ""},
@@ -94,7 +95,7 @@ func TestFormJSON(t *testing.T) {
 		{"form JSON", "/v1/query", FormType, `{"text": "some words about a thing", "threshold": 0.7}`, "some words about a thing", 0.7, ""},
 		{"form text", "/v1/query?threshold=0.8", FormType, "some words about a thing", "some words about a thing", 0.8, ""},
 		{"text/plain JSON is the text", "/v1/query", "text/plain", `{"text": "x"}`, `{"text": "x"}`, 0, ""},
-		{"form JSON with an unknown field", "/v1/query", FormType, `{"text": "x", "treshold": 0.7}`, "", 0, `unknown field "treshold"`},
+		{"form JSON with an unknown field", "/v1/query", FormType, `{"text": "x", "treshold": 0.7}`, "", 0, `unknown field "treshold" (the body came as application/x-www-form-urlencoded, curl -d's default, and is a JSON object naming a field of a query request`},
 		{"form JSON with threshold 0", "/v1/query", FormType, `{"text": "alpha beta gamma", "threshold": 0}`, "", 0, "field threshold 0"},
 		{"form JSON with containment 0", "/v1/query", FormType, `{"fingerprint": "x", "containment": 0}`, "", 0, "field containment 0"},
 		{"form JSON record, not a query: the text", "/v1/query", FormType, `{"title": "A", "body": "x"}`, `{"title": "A", "body": "x"}`, 0, ""},
@@ -349,6 +350,35 @@ func TestNotAnObject(t *testing.T) {
 		_, _, err := ReadDelete(post("/v1/delete", "application/json", body))
 		if status(err) != http.StatusBadRequest || err.Error() != want || strings.Contains(err.Error(), "Go") {
 			t.Errorf("delete %q: %v, want a 400 %q", body, err, want)
+		}
+	}
+}
+
+// TestRefusedBodyUnread: a request refused before its body is read (a
+// content encoding, another site's page, another host) is answered at
+// once, its connection then closed, though the client announced a body it
+// does not send: net/http would otherwise wait for the rest of the body,
+// with no deadline, before it answers.
+func TestRefusedBodyUnread(t *testing.T) {
+	h := Handlers{Add: func(w http.ResponseWriter, r *http.Request) error { _, _, err := ReadAdd(r); return err }}
+	ts := httptest.NewServer(LoopbackHosts(NewMux(h.Routes(nil), Options{MaxBodyBytes: 1 << 20, RequestTimeout: time.Minute,
+		StreamTimeout: time.Minute, MaxConcurrent: 4}), nil))
+	defer ts.Close()
+	for _, c := range []struct{ headers, want string }{
+		{"Host: localhost\r\nContent-Encoding: gzip\r\n", "HTTP/1.1 415"},
+		{"Host: localhost\r\nSec-Fetch-Site: cross-site\r\n", "HTTP/1.1 403"},
+		{"Host: evil.example\r\n", "HTTP/1.1 421"},
+	} {
+		conn, err := net.Dial("tcp", ts.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+		fmt.Fprintf(conn, "POST /v1/documents?id=z HTTP/1.1\r\n%sContent-Type: text/plain\r\nContent-Length: 1000\r\n\r\nabc", c.headers)
+		b, err := io.ReadAll(conn) // to the connection's end: the server closes it
+		conn.Close()
+		if resp := string(b); !strings.HasPrefix(resp, c.want) || !strings.Contains(resp, "Connection: close") || err != nil {
+			t.Errorf("%q: %q, %v; want %s at once, then the connection closed", c.headers, resp, err, c.want)
 		}
 	}
 }
