@@ -124,7 +124,7 @@ func (s *Server) Handler() http.Handler { return s.mux }
 func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
 	var h http.Handler = s.mux
 	if httpapi.IsLoopback(ln.Addr()) {
-		h = httpapi.LoopbackHosts(h, s.o.AllowedHosts) // DNS rebinding
+		h = httpapi.LoopbackHosts(h, s.o.AllowedHosts, s.o.Logger) // DNS rebinding
 	}
 	hs := &http.Server{
 		Handler:           h,

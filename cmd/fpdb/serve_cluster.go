@@ -127,7 +127,7 @@ func (o *serveOptions) runCluster(ctx context.Context, so *server.Options, tlsCo
 	m := n.Map()
 	logger.Info("serving", "url", scheme+"://"+ln.Addr().String(), "node", co.Name, "shards", m.Shards, "replicas of", fmt.Sprint(shardsOf(m, co.Name)))
 	if httpapi.IsLoopback(ln.Addr()) {
-		h = httpapi.LoopbackHosts(h, so.AllowedHosts) // DNS rebinding
+		h = httpapi.LoopbackHosts(h, so.AllowedHosts, logger) // DNS rebinding
 	}
 	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}

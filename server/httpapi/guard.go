@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -58,17 +59,27 @@ func forbiddenOrigin(why string) error {
 // its own domain there, and must not read the database. A reverse proxy
 // that passes on its public Host needs that name allowed ("fpdb serve
 // --allow-host"). The health checks (/healthz, /readyz) answer any host.
-func LoopbackHosts(h http.Handler, allowed []string) http.Handler {
+// A refused request gets a request id, as the API's do (in X-Request-ID
+// and the error body), and a line in logger's log (nil: none), which
+// names the host asked for: a rebinding attempt shows there.
+func LoopbackHosts(h http.Handler, allowed []string, logger *slog.Logger) http.Handler {
 	if slices.Contains(allowed, "*") {
 		return h
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !loopbackHost(r.Host) && !allowedHost(r.Host, allowed) && r.URL.Path != "/healthz" && r.URL.Path != "/readyz" {
+			id := requestID(r)
+			w.Header().Set("X-Request-ID", id)
 			if r.Body != nil && r.Body != http.NoBody {
 				closeUnread(w, http.NewResponseController(w))
 			}
-			writeError(w, r.Header.Get("X-Request-ID"), &Error{Status: http.StatusMisdirectedRequest, Code: api.CodeBadRequest,
-				Message: "this server listens on a loopback address and answers only requests to localhost, a loopback IP address or a host allowed by --allow-host, not to " + r.Host}, nil)
+			err := &Error{Status: http.StatusMisdirectedRequest, Code: api.CodeBadRequest,
+				Message: "this server listens on a loopback address and answers only requests to localhost, a loopback IP address or a host allowed by --allow-host, not to " + r.Host}
+			writeError(w, id, err, nil)
+			if logger != nil {
+				logger.Warn("request", "request_id", id, "method", r.Method, "path", r.URL.Path, "status", err.Status,
+					"host", r.Host, "remote", r.RemoteAddr, "error", err.Message)
+			}
 			return
 		}
 		h.ServeHTTP(w, r)

@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"bytes"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -111,7 +113,8 @@ func TestCrossOrigin(t *testing.T) {
 // an attacker's domain pointed at 127.0.0.1) with 421.
 func TestLoopbackHosts(t *testing.T) {
 	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
-	h := LoopbackHosts(ok, []string{"fpdb.example.org"})
+	var log bytes.Buffer
+	h := LoopbackHosts(ok, []string{"fpdb.example.org"}, slog.New(slog.NewTextHandler(&log, nil)))
 	for host, want := range map[string]int{
 		"127.0.0.1:7700": 204, "localhost:7700": 204, "LOCALHOST": 204, "[::1]:7700": 204, "127.0.0.2": 204, "a.localhost:1": 204,
 		"evil.example:7700": 421, "evil.example": 421, "10.0.0.1:7700": 421, "": 421, "127.0.0.1.evil.example": 421,
@@ -128,11 +131,34 @@ func TestLoopbackHosts(t *testing.T) {
 			}
 		}
 	}
-	// "*" allows any host.
-	r := httptest.NewRequest(http.MethodGet, "/v1/stats", nil)
-	r.Host = "evil.example"
+	// A refused request has a request id, in its header, its body and the
+	// log line that names the host asked for.
+	r := httptest.NewRequest(http.MethodPost, "/v1/documents", nil)
+	r.Host = "rebound.example"
+	r.Header.Set("X-Request-ID", "rq-421")
+	log.Reset()
 	w := httptest.NewRecorder()
-	LoopbackHosts(ok, []string{"*"}).ServeHTTP(w, r)
+	h.ServeHTTP(w, r)
+	if w.Code != 421 || w.Header().Get("X-Request-ID") != "rq-421" || !strings.Contains(w.Body.String(), `"request_id":"rq-421"`) {
+		t.Errorf("a refused host: %d %q %s, want 421 with its request id", w.Code, w.Header().Get("X-Request-ID"), w.Body)
+	}
+	for _, want := range []string{"request_id=rq-421", "status=421", "host=rebound.example", "path=/v1/documents"} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("the log line %q lacks %s", log.String(), want)
+		}
+	}
+	r = httptest.NewRequest(http.MethodGet, "/v1/stats", nil)
+	r.Host = "evil.example"
+	w = httptest.NewRecorder()
+	if h.ServeHTTP(w, r); w.Header().Get("X-Request-ID") == "" {
+		t.Error("a refused request without X-Request-ID got none")
+	}
+
+	// "*" allows any host.
+	r = httptest.NewRequest(http.MethodGet, "/v1/stats", nil)
+	r.Host = "evil.example"
+	w = httptest.NewRecorder()
+	LoopbackHosts(ok, []string{"*"}, nil).ServeHTTP(w, r)
 	if w.Code != 204 {
 		t.Errorf("--allow-host '*': %d", w.Code)
 	}

@@ -157,6 +157,15 @@ func RequestID(ctx context.Context) string {
 }
 
 // newRequestID returns a new random request id.
+// requestID returns the id of r: the client's X-Request-ID when it gives
+// one of at most 64 bytes, else a new one.
+func requestID(r *http.Request) string {
+	if id := r.Header.Get("X-Request-ID"); id != "" && len(id) <= 64 {
+		return id
+	}
+	return newRequestID()
+}
+
 func newRequestID() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
@@ -167,10 +176,7 @@ func newRequestID() string {
 func (m *mux) wrap(rt Route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		id := r.Header.Get("X-Request-ID")
-		if id == "" || len(id) > 64 {
-			id = newRequestID()
-		}
+		id := requestID(r)
 		w.Header().Set("X-Request-ID", id)
 		timeout := m.o.RequestTimeout
 		if rt.Stream {

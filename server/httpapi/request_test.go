@@ -362,7 +362,7 @@ func TestNotAnObject(t *testing.T) {
 func TestRefusedBodyUnread(t *testing.T) {
 	h := Handlers{Add: func(w http.ResponseWriter, r *http.Request) error { _, _, err := ReadAdd(r); return err }}
 	ts := httptest.NewServer(LoopbackHosts(NewMux(h.Routes(nil), Options{MaxBodyBytes: 1 << 20, RequestTimeout: time.Minute,
-		StreamTimeout: time.Minute, MaxConcurrent: 4}), nil))
+		StreamTimeout: time.Minute, MaxConcurrent: 4}), nil, nil))
 	defer ts.Close()
 	for _, c := range []struct{ headers, want string }{
 		{"Host: localhost\r\nContent-Encoding: gzip\r\n", "HTTP/1.1 415"},
