@@ -156,7 +156,6 @@ func RequestID(ctx context.Context) string {
 	return id
 }
 
-// newRequestID returns a new random request id.
 // requestID returns the id of r: the client's X-Request-ID when it gives
 // one of at most 64 bytes, else a new one.
 func requestID(r *http.Request) string {
@@ -166,6 +165,7 @@ func requestID(r *http.Request) string {
 	return newRequestID()
 }
 
+// newRequestID returns a new random request id.
 func newRequestID() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
