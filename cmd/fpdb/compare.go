@@ -252,6 +252,13 @@ func (o *compareOptions) run(ctx context.Context, stdin io.Reader, stdout io.Wri
 				return failure(asInputError(fmt.Errorf("compare %s: no such file, and no database at %s to look it up as a stored id", s.arg, dir)))
 			}
 		}
+		if o.dbGiven() && o.stderr != nil {
+			// A database named (--db, $FPDB_DB) but missing, perhaps
+			// mistyped: its parameters and templates give way to the
+			// defaults (a call's text then counts as shared), which the
+			// user must know.
+			fmt.Fprintf(o.stderr, "fpdb: compare: warning: no database at %s: compared with the default parameters and no templates\n", dir)
+		}
 		// Two texts and no database: the default parameters.
 		c, err := db.CompareTexts(ctx, sides[0].in, sides[1].in, nil, opts)
 		if err != nil {

@@ -38,6 +38,11 @@ func TestCompareCommand(t *testing.T) {
 	if len(files.Passages) == 0 || files.Jaccard <= 0 || files.Jaccard >= 1 || files.K != 512 {
 		t.Fatalf("comparison %+v", files)
 	}
+	// A database named but missing (a mistyped --db) is said on standard
+	// error: its templates and parameters are not those compared with.
+	if r := runFPDB(t, "", "--db", dir, "compare", a, b).mustCode(t, exitOK); !strings.Contains(r.stderr, "warning: no database at "+dir) {
+		t.Errorf("compare with a missing --db: stderr %q, want the warning", r.stderr)
+	}
 	for _, p := range files.Passages {
 		pa, pb := strings.Fields(string(textA[p.A.Start:p.A.End])), strings.Fields(string(textB[p.B.Start:p.B.End]))
 		if len(pa) != p.A.Words || strings.Join(pa, " ") != strings.Join(pb, " ") || p.A.Words < 8 {

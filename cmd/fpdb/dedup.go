@@ -48,7 +48,7 @@ func newDedupCommand(g *globalOptions) *cobra.Command {
 		Use:   "dedup INPUT... --out KEPT [--removed REMOVED] [--clusters CLUSTERS]",
 		Short: "Deduplicate a dataset: JSON Lines, CSV, TSV or Parquet files in, kept and removed records out",
 		Long: `Dedup reads the records of the INPUTs (files, directories of shards,
-globs; JSON Lines, CSV, TSV or Parquet, told by the extension or
+globs, "**" matching any number of directories; JSON Lines, CSV, TSV or Parquet, told by the extension or
 --format, optionally gzip, zstd or bzip2 compressed, told by the
 extension or the first bytes), one document per record
 (--text-field, default "text"; --id-field, default "id"), groups the near

@@ -273,7 +273,10 @@ func (rd *reading) markup(i int) (end int, ok bool) {
 	}
 	selfClosing := len(body) > 0 && body[len(body)-1] == '/'
 	if c == '!' || c == '?' {
-		return end, true // a declaration or a processing instruction
+		// A declaration or a processing instruction: it separates words,
+		// as the tokenizer reads them.
+		rd.pending = max(rd.pending, sepSpace)
+		return end, true
 	}
 	if sep, ok := tagSeps[tag]; ok {
 		rd.pending = max(rd.pending, sep)

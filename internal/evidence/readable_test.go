@@ -155,6 +155,10 @@ func TestReadable(t *testing.T) {
 		{"a<!-- c --> b<!---->c<!-->d", "a bcd"},
 		{"a<!-- never ends", "a"},
 		{"<!DOCTYPE html><?xml x?>a", "a"},
+		// A declaration or a processing instruction separates words, as
+		// the tokenizer reads them.
+		{"study<?php echo 1; ?>the heat", "study the heat"},
+		{"café<!x>kappa", "café kappa"},
 		{"a < b and c <d", "a < b and c <d"},
 		{"a <b <c> d", "a <b d"},
 		{"x <" + strings.Repeat("y", normalize.MaxTagLen) + ">z", "x z"},

@@ -20,7 +20,12 @@ import (
 //   - an argument that does not exist and holds *, ? or [ is a glob
 //     (filepath.Glob syntax): its matches in sorted order, directories among
 //     them expanded as above; a glob that matches nothing is an error naming
-//     the pattern.
+//     the pattern. A "**" path element matches any number of directories,
+//     as in bash's globstar, Python's glob(recursive=True) and Hugging Face's
+//     data_files: "data/**/*.jsonl" is every .jsonl file under data, at any
+//     depth (hidden ones left out, as in a directory's walk); one "**" per
+//     pattern, and never inside a name ("a**b" is refused, where
+//     filepath.Glob would read it as one "*").
 //
 // Duplicates (the same cleaned path) are removed, keeping the first.
 func Expand(args []string) ([]string, error) {
@@ -80,7 +85,7 @@ func expand(args []string, keepMissing bool) (out []string, missing []error, err
 			}
 			return nil, nil, err // *PathError names the argument
 		}
-		matches, gerr := filepath.Glob(arg)
+		matches, gerr := glob(arg)
 		if gerr != nil {
 			return nil, nil, fmt.Errorf("bad pattern %q: %w", arg, gerr)
 		}
@@ -144,4 +149,76 @@ func walkDir(dir string) ([]string, error) {
 	}
 	sort.Strings(files)
 	return files, nil
+}
+
+// glob is filepath.Glob with a "**" path element: the files under the
+// directories that the pattern before it matches, at any depth (walkDir's),
+// whose path below them ends with a match of the pattern after it (any
+// file when "**" ends the pattern).
+func glob(pattern string) ([]string, error) {
+	if !strings.Contains(pattern, "**") {
+		return filepath.Glob(pattern)
+	}
+	elems := strings.Split(filepath.ToSlash(pattern), "/")
+	at := -1
+	for i, e := range elems {
+		switch {
+		case e == "**" && at >= 0:
+			return nil, errors.New(`more than one "**"`)
+		case e == "**":
+			at = i
+		case strings.Contains(e, "**"):
+			return nil, fmt.Errorf(`"**" inside the name %q: it must be a path element of its own ("data/**/*.jsonl")`, e)
+		}
+	}
+	base := filepath.FromSlash(strings.Join(elems[:at], "/"))
+	if at == 0 {
+		base = "."
+	} else if base == "" {
+		base = string(filepath.Separator) // "/**/x"
+	}
+	rest := strings.Join(elems[at+1:], "/")
+	if _, err := filepath.Match(rest, ""); err != nil {
+		return nil, err
+	}
+	dirs, err := filepath.Glob(base)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, dir := range dirs {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			continue
+		}
+		files, err := walkDir(dir)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			rel, err := filepath.Rel(dir, f)
+			if err != nil {
+				continue
+			}
+			if rest == "" || suffixMatch(rest, filepath.ToSlash(rel)) {
+				out = append(out, f)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// suffixMatch reports whether pattern (slash-separated) matches rel, or a
+// part of rel that starts after one of its slashes.
+func suffixMatch(pattern, rel string) bool {
+	for {
+		if ok, _ := filepath.Match(pattern, rel); ok {
+			return true
+		}
+		i := strings.IndexByte(rel, '/')
+		if i < 0 {
+			return false
+		}
+		rel = rel[i+1:]
+	}
 }

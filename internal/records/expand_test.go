@@ -43,6 +43,30 @@ func TestExpand(t *testing.T) {
 		t.Errorf("mixed: %q\nwant %q", got, want)
 	}
 
+	// "**" matches any number of directories, none included; hidden
+	// files and directories are left out, as in a directory's walk.
+	for pattern, want := range map[string][]string{
+		"d/**/*.jsonl":   {j("d/b.jsonl")},
+		"d/**/*.parquet": {j("d/sub/c.parquet")},
+		"d/**":           {j("d/a.csv.gz"), j("d/b.jsonl"), j("d/sub/c.parquet"), j("d/z.tsv")},
+		"*/**/*.jsonl":   {j("d/b.jsonl"), j("g/one.jsonl"), j("g/two.jsonl")},
+		"d/**/sub/*":     {j("d/sub/c.parquet")},
+		"d/**/c.parquet": {j("d/sub/c.parquet")},
+	} {
+		got, err := Expand([]string{j(pattern)})
+		if err != nil || !equalStrings(got, want) {
+			t.Errorf("%s: %q, %v\nwant %q", pattern, got, err, want)
+		}
+	}
+	for _, bad := range []string{"d/**/x/**/*.jsonl", "d/a**b/*.jsonl", "d/**/[.jsonl"} {
+		if _, err := Expand([]string{j(bad)}); err == nil || !strings.Contains(err.Error(), "bad pattern") {
+			t.Errorf("%s: %v, want a bad pattern", bad, err)
+		}
+	}
+	if _, err := Expand([]string{j("d/**/*.csv")}); err == nil || !strings.Contains(err.Error(), "no file matches") {
+		t.Errorf("a ** pattern matching nothing: %v", err)
+	}
+
 	if _, err := Expand([]string{j("g/*.parquet")}); err == nil || !strings.Contains(err.Error(), "g/*.parquet") {
 		t.Errorf("no match: %v", err)
 	}

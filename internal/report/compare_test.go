@@ -213,7 +213,8 @@ func TestWriteCompareControls(t *testing.T) {
 		t.Fatalf("%d passages, want 1", len(c.Passages))
 	}
 	var buf bytes.Buffer
-	if err := WriteCompare(&buf, Pair{NameA: "a", NameB: "b", TextA: []byte(ta), TextB: []byte(tb), Figures: c}); err != nil {
+	// The names too (a stored id holding a right-to-left override).
+	if err := WriteCompare(&buf, Pair{NameA: "stored a\u202efdp.exe", NameB: "b\x1b[2J", TextA: []byte(ta), TextB: []byte(tb), Figures: c}); err != nil {
 		t.Fatal(err)
 	}
 	page := buf.String()

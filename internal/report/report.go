@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/fpdb/fpdb/internal/evidence"
@@ -162,7 +163,7 @@ func WriteReport(w io.Writer, r Report) error {
 	clusters := slices.Clone(r.Clusters)
 	slices.SortStableFunc(clusters, func(a, b Cluster) int { return cmp.Compare(len(b.Members), len(a.Members)) })
 	for i, c := range clusters {
-		v, err := clusterPage(i+1, c, r)
+		v, err := clusterPage(i+1, shownIDs(c), r)
 		if err != nil {
 			return err
 		}
@@ -174,6 +175,30 @@ func WriteReport(w io.Writer, r Report) error {
 	page.Found = page.Top + r.OmittedClusters
 	return pages.ExecuteTemplate(w, "report", page)
 }
+
+// shownIDs returns c with its ids as the page shows them (a copy: c's
+// slices are the caller's): every control or bidirectional formatting
+// character (Unsafe), and invalid UTF-8, as U+FFFD, as excerpts show
+// them. An id holding U+202E (right-to-left override) would otherwise
+// show reversed, "report\u202Efdp.exe" as "reportexe.pdf", and reorder
+// the text around it.
+func shownIDs(c Cluster) Cluster {
+	id := shownID
+	c.Members = slices.Clone(c.Members)
+	for i, m := range c.Members {
+		c.Members[i] = id(m)
+	}
+	c.Center = id(c.Center)
+	c.Pairs = slices.Clone(c.Pairs)
+	for i := range c.Pairs {
+		c.Pairs[i].A, c.Pairs[i].B = id(c.Pairs[i].A), id(c.Pairs[i].B)
+	}
+	return c
+}
+
+// shownID returns id with its Unsafe characters, and invalid UTF-8, as
+// U+FFFD.
+func shownID(id string) string { return strings.Map(shown, id) }
 
 // clusterPage checks c and prepares it for the page as cluster n.
 func clusterPage(n int, c Cluster, r Report) (clusterView, error) {

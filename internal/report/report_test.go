@@ -296,3 +296,41 @@ func TestWriteReportRefusesBadInput(t *testing.T) {
 		t.Fatalf("%v: %d rows", err, len(e.rows))
 	}
 }
+
+// TestWriteReportUnsafeIDs: ids holding a right-to-left override, another
+// bidirectional formatting character, a control character or invalid
+// UTF-8 are shown with U+FFFD in their place, everywhere the page names
+// them, and the caller's report is left as it was.
+func TestWriteReportUnsafeIDs(t *testing.T) {
+	r := sampleReport(t)
+	c := &r.Clusters[0]
+	spoof := "alice-report\u202efdp.exe"
+	rename := map[string]string{c.Members[0]: spoof, c.Members[1]: "bob\u2066x\x1b[2J\xff"}
+	for i, m := range c.Members {
+		if n, ok := rename[m]; ok {
+			c.Members[i] = n
+		}
+	}
+	if n, ok := rename[c.Center]; ok {
+		c.Center = n
+	}
+	for i := range c.Pairs {
+		for _, s := range []*string{&c.Pairs[i].A, &c.Pairs[i].B} {
+			if n, ok := rename[*s]; ok {
+				*s = n
+			}
+		}
+	}
+	page, _ := render(t, r)
+	for _, bad := range []string{"\u202e", "\u2066", "\x1b", "\xff"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("the page holds %q", bad)
+		}
+	}
+	if !strings.Contains(page, "alice-report\ufffdfdp.exe") || !strings.Contains(page, "bob\ufffdx\ufffd[2J\ufffd") {
+		t.Error("the ids are not shown with U+FFFD in place of their unsafe characters")
+	}
+	if c.Members[0] != spoof && c.Members[1] != spoof && c.Center != spoof {
+		t.Error("WriteReport changed the caller's ids")
+	}
+}
