@@ -421,7 +421,14 @@ func (o *compareOptions) printText(stdout io.Writer, sides [2]*side, c *db.Compa
 	tty := isTerminal(stdout) && os.Getenv("NO_COLOR") == ""
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	for i, sd := range []db.Side{c.A, c.B} {
-		fmt.Fprintf(tw, "%c\t%s\t%s, %s, %s\n", "AB"[i], sides[i].name(), plural(sd.Bytes, "byte"), plural(sd.Words, "word"), plural(sd.Shingles, "shingle"))
+		// A text read as markup says so: its words are the page's, not
+		// what a script or a comment holds, which a text file sniffed as
+		// HTML may not mean (--format text reads it as text).
+		how := ""
+		if sd.Markup {
+			how = ", read as markup (HTML/XML)"
+		}
+		fmt.Fprintf(tw, "%c\t%s\t%s, %s, %s%s\n", "AB"[i], sides[i].name(), plural(sd.Bytes, "byte"), plural(sd.Words, "word"), plural(sd.Shingles, "shingle"), how)
 	}
 	if err := tw.Flush(); err != nil {
 		return failure(err)

@@ -264,6 +264,14 @@ func TestCompareMarkupShowsText(t *testing.T) {
 				t.Errorf("%s: passage shown as %q, want its readable text", name, line)
 			}
 		}
+		// Each side says it was read as markup.
+		if n := strings.Count(o, "read as markup (HTML/XML)"); n != 2 {
+			t.Errorf("%s: %d sides say they were read as markup, want 2:\n%s", name, n, o)
+		}
+	}
+	// A text file is not.
+	if o := runFPDB(t, "", "--db", dbDir(t), "compare", "--format", "text", a, b).mustCode(t, exitOK).stdout; strings.Contains(o, "read as markup") {
+		t.Errorf("--format text: %s", o)
 	}
 }
 
