@@ -32,7 +32,10 @@ type BoilerplateOptions struct {
 // share, for the user to review before adding it (AddTemplate).
 type Boilerplate struct {
 	// Text is the suggested template: the passages, in the words of the
-	// first document read that holds each, separated by blank lines.
+	// first document read that holds each, separated by blank lines. A
+	// passage of a markup (HTML, XML) document is its readable text (tags
+	// left out, references decoded: evidence.Readable), which AddTemplate
+	// reads as plain text, to the same words.
 	Text []byte
 	// Passages are the passages, each in the text of one document.
 	Passages []BoilerplatePassage
@@ -155,7 +158,13 @@ func (d *DB) SuggestTemplate(ctx context.Context, opts *BoilerplateOptions) (_ *
 			if len(b.Text) > 0 {
 				b.Text = append(b.Text, "\n\n"...)
 			}
-			b.Text = append(b.Text, st.Text[s.Start:s.End]...)
+			if f == normalize.FormatMarkup {
+				// Its readable text: the words a template added as text
+				// excludes are those the markup's are read as.
+				b.Text = append(b.Text, evidence.Readable(st.Text, true, [][2]int64{{s.Start, s.End}})[0]...)
+			} else {
+				b.Text = append(b.Text, st.Text[s.Start:s.End]...)
+			}
 			b.Passages = append(b.Passages, BoilerplatePassage{ID: id, Span: s})
 		}
 		if len(covered) == len(common) {

@@ -315,6 +315,40 @@ func TestSuggestTemplate(t *testing.T) {
 	}
 }
 
+// TestSuggestTemplateMarkup: the template suggested from HTML documents is
+// their readable text, no tag in it, and added as a plain-text template it
+// excludes the call's words from the HTML documents' resemblance.
+func TestSuggestTemplateMarkup(t *testing.T) {
+	template, docs := templateCorpus(30)
+	// The call has markup of its own: every tenth word bold, references.
+	words := strings.Fields(template)
+	for i := range words {
+		if i%10 == 5 {
+			words[i] = "<b>" + words[i] + "</b> &amp;"
+		}
+	}
+	call := strings.Join(words, " ")
+	for i, s := range docs {
+		s = strings.Replace(s, template, call, 1)
+		docs[i] = "<html><body><h1>Call &amp; proposal</h1><p>" + strings.ReplaceAll(s, "\n\n", "</p>\n<p>") + "</p></body></html>"
+	}
+	d := openTest(t, "", &Options{KeepTexts: true, NoSync: true})
+	addAll(t, d, docs)
+	b, err := d.SuggestTemplate(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Text) == 0 || bytes.ContainsAny(b.Text, "<>") || bytes.Contains(b.Text, []byte("&amp;")) {
+		t.Fatalf("suggestion %q: want the readable text", b.Text)
+	}
+	if _, err := d.AddTemplate(ctx, "suggested", b.Text, TextOptions{Format: FormatText}); err != nil {
+		t.Fatal(err)
+	}
+	if got := pairsAt(t, d, 0.2); len(got) != 1 {
+		t.Fatalf("pairs after the suggested template: %+v, want the one pair sharing its own paragraph", got)
+	}
+}
+
 // TestTemplateExportImport: an export carries the templates; the imported
 // database fingerprints new texts as the exported one does.
 func TestTemplateExportImport(t *testing.T) {
