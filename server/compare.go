@@ -139,9 +139,9 @@ func ServeCompare(w http.ResponseWriter, r *http.Request, k int, cmp Comparer) e
 func pageName(n apiconv.Named, side string) string {
 	switch {
 	case n.Stored:
-		return "stored " + n.Name
+		return "stored " + report.ShownID(n.Name)
 	case n.Name != "":
-		return n.Name
+		return report.ShownID(n.Name)
 	}
 	return "text " + side
 }

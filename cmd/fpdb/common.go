@@ -12,7 +12,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -389,12 +388,7 @@ func noArgs(name string) cobra.PositionalArgs {
 // ESC, BEL, the C1 controls such as CSI U+009B), the bidirectional
 // formatting characters (U+202A–U+202E, U+2066–U+2069) and invalid UTF-8.
 // A crafted id thus cannot set a terminal's title or reorder a line.
-func tsvField(id string) string {
-	if strings.HasPrefix(id, `"`) || strings.ContainsFunc(id, report.Unsafe) || !utf8.ValidString(id) {
-		return strconv.Quote(id)
-	}
-	return id
-}
+func tsvField(id string) string { return report.ShownID(id) }
 
 // inputError marks an error as the failure of one input (a file or standard
 // input given to add or query: missing, unreadable, not text, without any

@@ -23,9 +23,10 @@ import (
 //     the pattern. A "**" path element matches any number of directories,
 //     as in bash's globstar, Python's glob(recursive=True) and Hugging Face's
 //     data_files: "data/**/*.jsonl" is every .jsonl file under data, at any
-//     depth (hidden ones left out, as in a directory's walk); one "**" per
-//     pattern, and never inside a name ("a**b" is refused, where
-//     filepath.Glob would read it as one "*").
+//     depth (files and directories whose names start with "." below data
+//     left out, as in a directory's walk); one "**" per pattern, and never
+//     inside a name ("a**b" is refused, where filepath.Glob would read it
+//     as one "*").
 //
 // Duplicates (the same cleaned path) are removed, keeping the first.
 func Expand(args []string) ([]string, error) {
@@ -114,14 +115,26 @@ func expand(args []string, keepMissing bool) (out []string, missing []error, err
 	return out, missing, nil
 }
 
-// walkDir returns the record files under dir, sorted.
+// walkRoot returns dir as filepath.WalkDir must be given it to walk the
+// directory a symbolic link names (with a final separator: WalkDir does
+// not follow a link at its root).
+func walkRoot(dir string) string {
+	if fi, err := os.Lstat(dir); err == nil && fi.Mode()&fs.ModeSymlink != 0 && !strings.HasSuffix(dir, string(filepath.Separator)) {
+		return dir + string(filepath.Separator)
+	}
+	return dir
+}
+
+// walkDir returns the record files under dir (or under the directory a
+// symbolic link dir names), sorted.
 func walkDir(dir string) ([]string, error) {
 	var files []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	root := walkRoot(dir)
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if p != dir && strings.HasPrefix(d.Name(), ".") {
+		if p != root && strings.HasPrefix(d.Name(), ".") {
 			if d.IsDir() {
 				return filepath.SkipDir
 			}
@@ -151,10 +164,13 @@ func walkDir(dir string) ([]string, error) {
 	return files, nil
 }
 
-// glob is filepath.Glob with a "**" path element: the files under the
-// directories that the pattern before it matches, at any depth (walkDir's),
-// whose path below them ends with a match of the pattern after it (any
-// file when "**" ends the pattern).
+// glob is filepath.Glob with a "**" path element: below each directory
+// the pattern before it matches, the files and directories at any depth
+// (hidden ones left out, and the directories that symbolic links below it
+// name not entered) whose path below it ends with a match of the pattern
+// after it; with nothing after it, those directories themselves. As with
+// filepath.Glob, a file matched is kept whatever its extension, and a
+// directory matched is read as a directory argument is.
 func glob(pattern string) ([]string, error) {
 	if !strings.Contains(pattern, "**") {
 		return filepath.Glob(pattern)
@@ -177,7 +193,7 @@ func glob(pattern string) ([]string, error) {
 	} else if base == "" {
 		base = string(filepath.Separator) // "/**/x"
 	}
-	rest := strings.Join(elems[at+1:], "/")
+	rest := strings.TrimSuffix(strings.Join(elems[at+1:], "/"), "/")
 	if _, err := filepath.Match(rest, ""); err != nil {
 		return nil, err
 	}
@@ -190,18 +206,36 @@ func glob(pattern string) ([]string, error) {
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 			continue
 		}
-		files, err := walkDir(dir)
-		if err != nil {
-			return nil, err
+		if rest == "" {
+			out = append(out, dir)
+			continue
 		}
-		for _, f := range files {
-			rel, err := filepath.Rel(dir, f)
+		root := walkRoot(dir)
+		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
-				continue
+				return err
 			}
-			if rest == "" || suffixMatch(rest, filepath.ToSlash(rel)) {
-				out = append(out, f)
+			if p == root {
+				return nil
 			}
+			if strings.HasPrefix(d.Name(), ".") {
+				if d.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			rel, err := filepath.Rel(root, p)
+			if err != nil || !suffixMatch(rest, filepath.ToSlash(rel)) {
+				return nil
+			}
+			out = append(out, p)
+			if d.IsDir() {
+				return filepath.SkipDir // read whole as a directory argument
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("listing %s: %w", dir, err)
 		}
 	}
 	sort.Strings(out)

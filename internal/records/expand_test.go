@@ -3,6 +3,7 @@ package records
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -45,13 +46,21 @@ func TestExpand(t *testing.T) {
 
 	// "**" matches any number of directories, none included; hidden
 	// files and directories are left out, as in a directory's walk.
+	if err := os.Symlink(j("d"), j("link")); err != nil {
+		t.Fatal(err)
+	}
 	for pattern, want := range map[string][]string{
-		"d/**/*.jsonl":   {j("d/b.jsonl")},
-		"d/**/*.parquet": {j("d/sub/c.parquet")},
-		"d/**":           {j("d/a.csv.gz"), j("d/b.jsonl"), j("d/sub/c.parquet"), j("d/z.tsv")},
-		"*/**/*.jsonl":   {j("d/b.jsonl"), j("g/one.jsonl"), j("g/two.jsonl")},
-		"d/**/sub/*":     {j("d/sub/c.parquet")},
-		"d/**/c.parquet": {j("d/sub/c.parquet")},
+		"d/**/*.jsonl":    {j("d/b.jsonl")},
+		"d/**/*.parquet":  {j("d/sub/c.parquet")},
+		"d/**":            {j("d/a.csv.gz"), j("d/b.jsonl"), j("d/sub/c.parquet"), j("d/z.tsv")},
+		"*/**/*.jsonl":    {j("d/b.jsonl"), j("g/one.jsonl"), j("g/two.jsonl"), j("link/b.jsonl")},
+		"d/**/sub/*":      {j("d/sub/c.parquet"), j("d/sub/notes.txt")}, // as d/sub/* does: any extension
+		"d/**/*.txt":      {j("d/sub/notes.txt")},
+		"d/**/c.parquet":  {j("d/sub/c.parquet")},
+		"d/**/sub":        {j("d/sub/c.parquet")}, // a directory matched: read as a directory argument
+		"d/**/sub/":       {j("d/sub/c.parquet")},
+		"link/**/*.jsonl": {j("link/b.jsonl")}, // under a symbolic link to a directory
+		"link":            {j("link/a.csv.gz"), j("link/b.jsonl"), j("link/sub/c.parquet"), j("link/z.tsv")},
 	} {
 		got, err := Expand([]string{j(pattern)})
 		if err != nil || !equalStrings(got, want) {

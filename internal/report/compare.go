@@ -61,7 +61,7 @@ func WriteCompare(w io.Writer, p Pair) error {
 		return err
 	}
 	// The names (a file's path, a stored id) as the report shows ids.
-	p.NameA, p.NameB = shownID(p.NameA), shownID(p.NameB)
+	p.NameA, p.NameB = ShownID(p.NameA), ShownID(p.NameB)
 	page := comparePage{Pair: p, View: pairView{
 		Figures: p.Figures, K: p.K, Link: true,
 		Rows: passageRows(p.TextA, p.TextB, p.Figures.A.Markup, p.Figures.B.Markup, p.Figures.Passages, compareExcerpt),

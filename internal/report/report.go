@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 	"time"
 
 	"github.com/fpdb/fpdb/internal/evidence"
@@ -176,14 +177,10 @@ func WriteReport(w io.Writer, r Report) error {
 	return pages.ExecuteTemplate(w, "report", page)
 }
 
-// shownIDs returns c with its ids as the page shows them (a copy: c's
-// slices are the caller's): every control or bidirectional formatting
-// character (Unsafe), and invalid UTF-8, as U+FFFD, as excerpts show
-// them. An id holding U+202E (right-to-left override) would otherwise
-// show reversed, "report\u202Efdp.exe" as "reportexe.pdf", and reorder
-// the text around it.
+// shownIDs returns c with its ids as the page shows them (ShownID; a
+// copy: c's slices are the caller's).
 func shownIDs(c Cluster) Cluster {
-	id := shownID
+	id := ShownID
 	c.Members = slices.Clone(c.Members)
 	for i, m := range c.Members {
 		c.Members[i] = id(m)
@@ -196,9 +193,20 @@ func shownIDs(c Cluster) Cluster {
 	return c
 }
 
-// shownID returns id with its Unsafe characters, and invalid UTF-8, as
-// U+FFFD.
-func shownID(id string) string { return strings.Map(shown, id) }
+// ShownID returns an id (or a path, a name) as a page or a line of text
+// shows it: as it is, unless it starts with a double quote or holds an
+// Unsafe character (a control or a bidirectional formatting character) or
+// invalid UTF-8, when it is Go-quoted (strconv.Quote: "a\u202efdp.exe").
+// An id holding U+202E (right-to-left override) would otherwise show
+// reversed, "report\u202Efdp.exe" as "reportexe.pdf", and reorder the text
+// around it; quoted, it stays one id that can be given back (fpdb delete -
+// unquotes such a line).
+func ShownID(id string) string {
+	if strings.HasPrefix(id, `"`) || strings.ContainsFunc(id, Unsafe) || !utf8.ValidString(id) {
+		return strconv.Quote(id)
+	}
+	return id
+}
 
 // clusterPage checks c and prepares it for the page as cluster n.
 func clusterPage(n int, c Cluster, r Report) (clusterView, error) {

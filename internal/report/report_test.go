@@ -299,13 +299,13 @@ func TestWriteReportRefusesBadInput(t *testing.T) {
 
 // TestWriteReportUnsafeIDs: ids holding a right-to-left override, another
 // bidirectional formatting character, a control character or invalid
-// UTF-8 are shown with U+FFFD in their place, everywhere the page names
-// them, and the caller's report is left as it was.
+// UTF-8 are shown Go-quoted (ShownID), everywhere the page names them,
+// and the caller's report is left as it was.
 func TestWriteReportUnsafeIDs(t *testing.T) {
 	r := sampleReport(t)
 	c := &r.Clusters[0]
-	spoof := "alice-report\u202efdp.exe"
-	rename := map[string]string{c.Members[0]: spoof, c.Members[1]: "bob\u2066x\x1b[2J\xff"}
+	spoof, ctl := "alice-report\u202efdp.exe", "bob\u2066x\x1b[2J\xff"
+	rename := map[string]string{c.Members[0]: spoof, c.Members[1]: ctl}
 	for i, m := range c.Members {
 		if n, ok := rename[m]; ok {
 			c.Members[i] = n
@@ -321,16 +321,30 @@ func TestWriteReportUnsafeIDs(t *testing.T) {
 			}
 		}
 	}
+	members, pairs := slices.Clone(c.Members), slices.Clone(c.Pairs)
 	page, _ := render(t, r)
 	for _, bad := range []string{"\u202e", "\u2066", "\x1b", "\xff"} {
 		if strings.Contains(page, bad) {
 			t.Errorf("the page holds %q", bad)
 		}
 	}
-	if !strings.Contains(page, "alice-report\ufffdfdp.exe") || !strings.Contains(page, "bob\ufffdx\ufffd[2J\ufffd") {
-		t.Error("the ids are not shown with U+FFFD in place of their unsafe characters")
+	// html/template writes the quotes as &#34;.
+	for _, want := range []string{`&#34;alice-report\u202efdp.exe&#34;`, `&#34;bob\u2066x\x1b[2J\xff&#34;`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page does not show %s", want)
+		}
 	}
-	if c.Members[0] != spoof && c.Members[1] != spoof && c.Center != spoof {
+	if !slices.Equal(c.Members, members) || !slices.Equal(c.Pairs, pairs) {
 		t.Error("WriteReport changed the caller's ids")
+	}
+	// Safe ids are shown as they are; quoted ones read back.
+	for _, id := range []string{"a.txt", "résumé/2024 ü", spoof, ctl, `"quoted"`} {
+		got := ShownID(id)
+		if u, err := strconv.Unquote(got); got != id && (err != nil || u != id) {
+			t.Errorf("ShownID(%q) = %q: neither the id nor its quoting", id, got)
+		}
+		if strings.ContainsFunc(got, Unsafe) {
+			t.Errorf("ShownID(%q) = %q holds an unsafe character", id, got)
+		}
 	}
 }
