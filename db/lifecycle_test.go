@@ -390,12 +390,14 @@ func TestCloseCancelsQueryManyAndSuggestTemplate(t *testing.T) {
 		open func(t *testing.T) *DB
 		run  func(d *DB) error
 	}
+	// The texts are made before the call starts: on a busy machine their
+	// making alone took longer than inFlight waits.
+	texts := make([][]byte, 4000)
+	for i := range texts {
+		texts[i] = []byte(text(uint64(i), 3000))
+	}
 	calls := []call{
 		{"QueryMany", func(t *testing.T) *DB { return lifecycleDB(t, 2000) }, func(d *DB) error {
-			texts := make([][]byte, 4000)
-			for i := range texts {
-				texts[i] = []byte(text(uint64(i), 3000))
-			}
 			_, err := d.QueryMany(ctx, texts, QueryOptions{Threshold: 0.8})
 			return err
 		}},
@@ -429,10 +431,13 @@ func TestCloseCancelsQueryManyAndSuggestTemplate(t *testing.T) {
 				t.Fatalf("Close: %v", err)
 			}
 			took := time.Since(start)
+			// Cancelled, the call says so (uncancelled, it returned its
+			// whole answer and a nil error); Close does not wait for its
+			// end (the bound is loose: a busy machine's).
 			if err := <-res; !errors.Is(err, ErrClosed) {
 				t.Errorf("%s during Close: %v, want ErrClosed", c.name, err)
 			}
-			if took > time.Second {
+			if took > 5*time.Second {
 				t.Errorf("Close waited %v for %s", took, c.name)
 			}
 			checkAllClosed(t, d)
