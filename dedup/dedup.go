@@ -1,6 +1,7 @@
 package dedup
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -435,12 +436,12 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 
 // phases is what the load tells the later phases.
 type phases struct {
-	first         map[string]int64   // the number of the first record of each id
-	values        map[string]float64 // the keep policy's field, by id
-	refused       map[string]error   // ids the database refused in this run
-	refusedBefore map[string]bool    // ids it refused in the part an earlier run stored
-	bad1          map[int64]error    // records bad in the load, by number
-	badIDs        map[string]bool    // their ids, when they have one
+	first         map[string]int64    // the number of the first record of each id
+	values        map[string]keyValue // the keep policy's field, by id
+	refused       map[string]error    // ids the database refused in this run
+	refusedBefore map[string]bool     // ids it refused in the part an earlier run stored
+	bad1          map[int64]error     // records bad in the load, by number
+	badIDs        map[string]bool     // their ids, when they have one
 }
 
 // loadPhase stores every record of the inputs (phase 1), noting the first
@@ -449,7 +450,7 @@ func loadPhase(ctx context.Context, l *loader, kp keepPolicy, sum *Summary, o *O
 	ph := &phases{first: map[string]int64{}, refused: map[string]error{}, refusedBefore: map[string]bool{},
 		bad1: map[int64]error{}, badIDs: map[string]bool{}}
 	if kp.field != "" {
-		ph.values = make(map[string]float64)
+		ph.values = make(map[string]keyValue)
 	}
 	fieldSeen := false // a record has the keep policy's field
 	l.onRefused = func(id string, err error) { ph.refused[id] = err }
@@ -510,9 +511,21 @@ func (ph *phases) clusters(ctx context.Context, d *db.DB, kp keepPolicy, o *Opti
 	co := db.ClusterOptions{PairsOptions: db.PairsOptions{Threshold: o.Threshold, Plan: o.Plan}, Keep: kp.keep, Mode: db.ClusterCenters}
 	switch {
 	case ph.values != nil:
+		// The values, exact (integers beyond 2^53, nanoseconds), become
+		// their ranks, which float64 holds exactly.
+		sorted := make([]keyValue, 0, len(ph.values))
+		for _, v := range ph.values {
+			sorted = append(sorted, v)
+		}
+		slices.SortFunc(sorted, keyValue.compare)
+		sorted = slices.Compact(sorted)
 		co.Value = func(id string) (float64, bool) {
 			v, ok := ph.values[id]
-			return v, ok
+			if !ok {
+				return 0, false
+			}
+			r, _ := slices.BinarySearchFunc(sorted, v, keyValue.compare)
+			return float64(r), true
 		}
 	case kp.keep == db.KeepStored:
 		// "first" is the input order: the order the records were
@@ -1143,44 +1156,82 @@ func writeClusters(w *jsonLines, cs []db.Cluster) error {
 	return nil
 }
 
+// keyValue is a value of the keep policy's field, exact: a whole part and
+// a fraction in [0, 1) (an integer beyond 2^53, a date to the nanosecond,
+// which one float64 would round), compared in that order.
+type keyValue struct {
+	whole int64
+	frac  float64
+}
+
+func (a keyValue) compare(b keyValue) int {
+	return cmp.Or(cmp.Compare(a.whole, b.whole), cmp.Compare(a.frac, b.frac))
+}
+
+// numberValue reads a JSON number or a numeric string exactly: an int64 as
+// it is, another number split into its floor and the rest (beyond the
+// int64 range, the floor saturates and the rest is the number itself,
+// which orders those among themselves).
+func numberValue(s string) (keyValue, bool) {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return keyValue{whole: n}, true
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) {
+		return keyValue{}, false
+	}
+	switch fl := math.Floor(f); {
+	case fl >= math.MaxInt64:
+		return keyValue{whole: math.MaxInt64, frac: f}, true
+	case fl < math.MinInt64:
+		return keyValue{whole: math.MinInt64, frac: f}, true
+	default:
+		return keyValue{whole: int64(fl), frac: f - fl}, true
+	}
+}
+
 // fieldValue reads the keep policy's field from a record's kept fields (a
 // JSON object): a number, a numeric string or a date (RFC 3339 or
-// YYYY-MM-DD, as Unix seconds); ok is false when the record has no such
-// value. has tells whether the record has the field at all (with any
-// value, null included).
-func fieldValue(meta []byte, field string) (v float64, ok, has bool) {
+// YYYY-MM-DD, as Unix seconds and nanoseconds), exactly; ok is false when
+// the record has no such value. has tells whether the record has the field
+// at all (with any value, null included).
+func fieldValue(meta []byte, field string) (v keyValue, ok, has bool) {
 	if len(meta) == 0 {
-		return 0, false, false
+		return v, false, false
 	}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(meta, &m) != nil {
-		return 0, false, false
+		return v, false, false
 	}
 	raw, has := m[field]
 	if !has {
-		return 0, false, false
+		return v, false, false
 	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
 	var x any
-	if json.Unmarshal(raw, &x) != nil {
-		return 0, false, true
+	if dec.Decode(&x) != nil {
+		return v, false, true
 	}
-	switch v := x.(type) {
-	case float64:
-		return v, !math.IsNaN(v), true
+	switch x := x.(type) {
+	case json.Number:
+		v, ok = numberValue(string(x))
+		return v, ok, true
 	case string:
-		if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && !math.IsNaN(f) {
-			return f, true, true
+		s := strings.TrimSpace(x)
+		if v, ok := numberValue(s); ok {
+			return v, true, true
 		}
 		for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02"} {
-			if t, err := time.Parse(layout, strings.TrimSpace(v)); err == nil {
-				return float64(t.UnixNano()) / 1e9, true, true
+			if t, err := time.Parse(layout, s); err == nil {
+				return keyValue{whole: t.Unix(), frac: float64(t.Nanosecond()) / 1e9}, true, true
 			}
 		}
 	case bool:
-		if v {
-			return 1, true, true
+		if x {
+			return keyValue{whole: 1}, true, true
 		}
-		return 0, true, true
+		return keyValue{}, true, true
 	}
-	return 0, false, true
+	return v, false, true
 }

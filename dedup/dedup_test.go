@@ -582,6 +582,35 @@ func TestKeepField(t *testing.T) {
 	}
 }
 
+// TestKeepFieldExact: max:FIELD and min:FIELD compare values exactly:
+// integers beyond 2^53 (nanosecond timestamps) and dates a few nanoseconds
+// apart, which float64 would make equal (the first record then kept).
+func TestKeepFieldExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	base := words(rng, 120)
+	dir := t.TempDir()
+	for name, values := range map[string][2]string{
+		"ns":     {`1704067200000000100`, `1704067200000000000`},
+		"string": {`"1704067200000000100"`, `"1704067200000000000"`},
+		"date":   {`"2024-01-01T00:00:00.0000001Z"`, `"2024-01-01T00:00:00Z"`},
+	} {
+		in := filepath.Join(dir, name+".jsonl")
+		var b strings.Builder
+		for i, id := range []string{"late", "early"} {
+			fmt.Fprintf(&b, "{\"id\": %q, \"text\": %q, \"at\": %s}\n", id, strings.Join(edit(rng, base, 0.01), " "), values[i])
+		}
+		if err := os.WriteFile(in, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for keep, want := range map[string]string{"min:at": "early", "max:at": "late"} {
+			_, kept, _ := run(t, Options{LoadOptions: LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{in}}, Threshold: 0.7, Keep: keep})
+			if len(kept) != 1 || kept[0].ID != want {
+				t.Errorf("%s, keep %s: kept %v, want %s", name, keep, kept, want)
+			}
+		}
+	}
+}
+
 // TestLoadRepeatedID checks that Load lets a later record replace an
 // earlier one with its id whatever the batch size (as across batches).
 func TestLoadRepeatedID(t *testing.T) {
