@@ -943,9 +943,11 @@ type outputs struct {
 // newOutputs creates the outputs, in format f (FormatAuto for directories
 // of shards, whose files are opened input by input: startShard). With
 // cols, the outputs have those columns (records.Writer.SetColumns). With
-// badRecords (the first pass found some), a CSV/TSV or Parquet removed
-// output gets a column fpdb_raw for the original text of the bad records
-// that their fields cannot hold (records.Writer.AddRawColumn).
+// badRecords (the first pass found some), CSV/TSV or Parquet kept and
+// removed outputs get a column fpdb_raw for the original text of the bad
+// records (written to the removed output) that their fields cannot hold
+// (records.Writer.AddRawColumn): empty in the kept output, which then has
+// the removed one's schema.
 func newOutputs(o *Options, f, in records.Format, cols []string, badRecords bool) (_ *outputs, err error) {
 	w := &outputs{stdout: o.Stdout, cols: cols, badRecords: badRecords}
 	defer func() {
@@ -1020,7 +1022,11 @@ func (w *outputs) openPair(kept, removed string, f records.Format, cols []string
 			return err
 		}
 		if w.badRecords {
+			// Both outputs, so that they have one schema (the kept one's
+			// fpdb_raw is empty): read together again, their records fit
+			// one output.
 			w.removed.AddRawColumn()
+			w.kept.AddRawColumn()
 		}
 		// The output that gets no record has the other's columns.
 		w.kept.ShareSchema(w.removed)
