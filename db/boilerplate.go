@@ -154,14 +154,23 @@ func (d *DB) SuggestTemplate(ctx context.Context, opts *BoilerplateOptions) (_ *
 		if err != nil {
 			return err
 		}
-		for _, s := range spans {
+		// A markup document's passages are its readable text (one reading
+		// of the document for all of them): the words a template added as
+		// text excludes are those the markup's are read as.
+		var readable []string
+		if f == normalize.FormatMarkup {
+			ranges := make([][2]int64, len(spans))
+			for i, s := range spans {
+				ranges[i] = [2]int64{s.Start, s.End}
+			}
+			readable = evidence.Readable(st.Text, true, ranges)
+		}
+		for i, s := range spans {
 			if len(b.Text) > 0 {
 				b.Text = append(b.Text, "\n\n"...)
 			}
-			if f == normalize.FormatMarkup {
-				// Its readable text: the words a template added as text
-				// excludes are those the markup's are read as.
-				b.Text = append(b.Text, evidence.Readable(st.Text, true, [][2]int64{{s.Start, s.End}})[0]...)
+			if readable != nil {
+				b.Text = append(b.Text, readable[i]...)
 			} else {
 				b.Text = append(b.Text, st.Text[s.Start:s.End]...)
 			}

@@ -1162,9 +1162,10 @@ func writeClusters(w *jsonLines, cs []db.Cluster) error {
 	return nil
 }
 
-// keyValue is a value of the keep policy's field, exact: a whole part and
-// a fraction in [0, 1) (an integer beyond 2^53, a date to the nanosecond,
-// which one float64 would round), compared in that order.
+// keyValue is a value of the keep policy's field, exact (an integer beyond
+// 2^53, a date to the nanosecond, which one float64 would round): a whole
+// part and a fraction of the same sign (math.Modf's, both exact), compared
+// in that order.
 type keyValue struct {
 	whole int64
 	frac  float64
@@ -1175,9 +1176,11 @@ func (a keyValue) compare(b keyValue) int {
 }
 
 // numberValue reads a JSON number or a numeric string exactly: an int64 as
-// it is, another number split into its floor and the rest (beyond the
-// int64 range, the floor saturates and the rest is the number itself,
-// which orders those among themselves).
+// it is, another number split into its integer part and its fraction
+// (math.Modf: both exact, of the number's sign, so that -0.3 and
+// -0.30000000000000004 stay apart); beyond the int64 range the whole part
+// saturates and the fraction is the number itself, which orders those
+// among themselves.
 func numberValue(s string) (keyValue, bool) {
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 		return keyValue{whole: n}, true
@@ -1186,13 +1189,13 @@ func numberValue(s string) (keyValue, bool) {
 	if err != nil || math.IsNaN(f) {
 		return keyValue{}, false
 	}
-	switch fl := math.Floor(f); {
-	case fl >= math.MaxInt64:
+	switch whole, frac := math.Modf(f); {
+	case whole >= math.MaxInt64:
 		return keyValue{whole: math.MaxInt64, frac: f}, true
-	case fl < math.MinInt64:
+	case whole < math.MinInt64:
 		return keyValue{whole: math.MinInt64, frac: f}, true
 	default:
-		return keyValue{whole: int64(fl), frac: f - fl}, true
+		return keyValue{whole: int64(whole), frac: frac}, true
 	}
 }
 

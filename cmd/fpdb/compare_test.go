@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"html"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode"
@@ -204,7 +206,19 @@ func TestCompareControlCharacters(t *testing.T) {
 		t.Fatalf("output:\n%s", text)
 	}
 	page := runFPDB(t, "", "--db", dir, "compare", "--html", "-", a, b).mustCode(t, exitOK).stdout
-	for name, out := range map[string]string{"text": text, "--html -": page} {
+	// A file name holding an override is quoted once, on the page as on
+	// the terminal.
+	spoof := filepath.Join(work, "a\u202eb.txt")
+	if err := os.WriteFile(spoof, []byte("Intro one. "+hostile+" end.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	quoted := strconv.Quote(spoof)
+	named := runFPDB(t, "", "--db", dir, "compare", spoof, b).mustCode(t, exitOK).stdout
+	namedPage := runFPDB(t, "", "--db", dir, "compare", "--html", "-", spoof, b).mustCode(t, exitOK).stdout
+	if !strings.Contains(named, quoted) || !strings.Contains(namedPage, html.EscapeString(quoted)) || strings.Contains(namedPage, `\&#34;`) {
+		t.Errorf("the name %q is not shown quoted once: terminal %v, page %v", spoof, strings.Contains(named, quoted), strings.Contains(namedPage, html.EscapeString(quoted)))
+	}
+	for name, out := range map[string]string{"text": text, "--html -": page, "named": named, "named --html -": namedPage} {
 		if i := strings.IndexFunc(out, unsafe); i >= 0 {
 			t.Errorf("%s output holds %U: %q", name, []rune(out[i:])[0], out[max(i-60, 0):min(i+60, len(out))])
 		}

@@ -138,8 +138,9 @@
 //     columns; if none does, the output's only column is "fpdb_raw" holding
 //     their lines. A malformed JSON line written after the columns are known
 //     keeps only its extras, unless the Writer was given a raw column
-//     (AddRawColumn, which fpdb dedup asks for on its removed output when
-//     there are bad records): a column "fpdb_raw" after the source's
+//     (AddRawColumn, which fpdb dedup asks for on its kept and removed
+//     outputs when there are bad records, so that both have one schema):
+//     a column "fpdb_raw" after the source's
 //     columns then holds the original text of every bad record that has
 //     one (a malformed JSON line, a malformed CSV row or one of the wrong
 //     number of fields); it is empty (null) for the other records.

@@ -165,12 +165,14 @@ func walkDir(dir string) ([]string, error) {
 }
 
 // glob is filepath.Glob with a "**" path element: below each directory
-// the pattern before it matches, the files and directories at any depth
-// (hidden ones left out, and the directories that symbolic links below it
-// name not entered) whose path below it ends with a match of the pattern
-// after it; with nothing after it, those directories themselves. As with
-// filepath.Glob, a file matched is kept whatever its extension, and a
-// directory matched is read as a directory argument is.
+// the pattern before it matches, the files at any depth whose path below
+// it ends with a match of the pattern after it, kept whatever their
+// extension as with filepath.Glob; with nothing after it, those
+// directories themselves. Names starting with "." are left out, and the
+// directories that symbolic links name are neither entered nor matched
+// (a link to a file is a file). A pattern whose last element is a plain
+// name ("data/**/train") also matches directories of that name, each
+// read as a directory argument is.
 func glob(pattern string) ([]string, error) {
 	if !strings.Contains(pattern, "**") {
 		return filepath.Glob(pattern)
@@ -197,6 +199,7 @@ func glob(pattern string) ([]string, error) {
 	if _, err := filepath.Match(rest, ""); err != nil {
 		return nil, err
 	}
+	dirsToo := !strings.ContainsAny(rest[strings.LastIndexByte(rest, '/')+1:], "*?[")
 	dirs, err := filepath.Glob(base)
 	if err != nil {
 		return nil, err
@@ -228,9 +231,18 @@ func glob(pattern string) ([]string, error) {
 			if err != nil || !suffixMatch(rest, filepath.ToSlash(rel)) {
 				return nil
 			}
-			out = append(out, p)
-			if d.IsDir() {
-				return filepath.SkipDir // read whole as a directory argument
+			switch t := d.Type(); {
+			case d.IsDir():
+				if dirsToo {
+					out = append(out, p)
+					return filepath.SkipDir // read whole as a directory argument
+				}
+			case t.IsRegular():
+				out = append(out, p)
+			case t&fs.ModeSymlink != 0:
+				if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+					out = append(out, p)
+				}
 			}
 			return nil
 		})

@@ -67,6 +67,33 @@ func TestExpand(t *testing.T) {
 			t.Errorf("%s: %q, %v\nwant %q", pattern, got, err, want)
 		}
 	}
+	// A symbolic link to a directory below the base is neither entered
+	// nor matched (a loop, or files outside); "*" after "**" matches
+	// files only, whatever their extension, at every depth alike.
+	writeFile(t, dir, "s/a.jsonl", []byte("x"))
+	writeFile(t, dir, "s/sub/notes.txt", []byte("x"))
+	writeFile(t, dir, "outside/o.jsonl", []byte("x"))
+	for name, target := range map[string]string{"s/self": j("s"), "s/sub/ext": j("outside")} {
+		if err := os.Symlink(target, j(name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for pattern, want := range map[string][]string{
+		"s/**/*":   {j("s/a.jsonl"), j("s/sub/notes.txt")},
+		"s/**/ext": nil,
+		"s/**/s*":  nil, // not s/self (a link), nor s/sub (a directory, for a pattern)
+	} {
+		got, err := Expand([]string{j(pattern)})
+		if want == nil {
+			if err == nil || !strings.Contains(err.Error(), "no file matches") {
+				t.Errorf("%s: %q, %v; want no match", pattern, got, err)
+			}
+			continue
+		}
+		if err != nil || !equalStrings(got, want) {
+			t.Errorf("%s: %q, %v\nwant %q", pattern, got, err, want)
+		}
+	}
 	for _, bad := range []string{"d/**/x/**/*.jsonl", "d/a**b/*.jsonl", "d/**/[.jsonl"} {
 		if _, err := Expand([]string{j(bad)}); err == nil || !strings.Contains(err.Error(), "bad pattern") {
 			t.Errorf("%s: %v, want a bad pattern", bad, err)

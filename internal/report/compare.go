@@ -16,7 +16,9 @@ import (
 
 // Pair is one comparison to render.
 type Pair struct {
-	// NameA and NameB name the texts (a path, "stored document ID").
+	// NameA and NameB name the texts (a path, "stored document ID"), as
+	// the caller shows them: an id or a path holding an unsafe character
+	// quoted by ShownID (WriteCompare replaces one left by U+FFFD).
 	NameA, NameB string
 	// TextA and TextB are the texts compared (UTF-8); the passages'
 	// offsets are in them.
@@ -60,8 +62,10 @@ func WriteCompare(w io.Writer, p Pair) error {
 	if err := checkSpans(p.TextA, p.TextB, p.Figures.Passages); err != nil {
 		return err
 	}
-	// The names (a file's path, a stored id) as the report shows ids.
-	p.NameA, p.NameB = ShownID(p.NameA), ShownID(p.NameB)
+	// The names are the callers' (ShownID quotes an id or a path that
+	// needs it); an unsafe character left in one is replaced, as in
+	// excerpts, not quoted again.
+	p.NameA, p.NameB = strings.Map(shown, p.NameA), strings.Map(shown, p.NameB)
 	page := comparePage{Pair: p, View: pairView{
 		Figures: p.Figures, K: p.K, Link: true,
 		Rows: passageRows(p.TextA, p.TextB, p.Figures.A.Markup, p.Figures.B.Markup, p.Figures.Passages, compareExcerpt),
