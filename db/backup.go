@@ -101,6 +101,13 @@ func (d *DB) backup(ctx context.Context, dir string, count bool) (BackupResult, 
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return BackupResult{}, fmt.Errorf("fpdb: backup %s: %w", dir, err)
 	}
+	if vfs.Root(fsys) == vfs.Default {
+		// A symbolic link to nothing: Stat finds no file, and the copy's
+		// final rename would fail on it.
+		if _, err := os.Lstat(dir); err == nil {
+			return BackupResult{}, fmt.Errorf("fpdb: backup %s: %w (a symbolic link: the destination must not exist)", dir, fs.ErrExist)
+		}
+	}
 	// The copy is made beside dir and renamed to dir once complete: a
 	// crash midway (Pebble writes the MANIFEST before it copies the WAL)
 	// must not leave at dir a store that opens without the writes of the

@@ -301,6 +301,14 @@ func TestBackupErrors(t *testing.T) {
 	if !errors.Is(err, fs.ErrExist) || !strings.Contains(err.Error(), "fpdb: backup "+exist) {
 		t.Errorf("Backup into an existing dir: %v, want fs.ErrExist naming the dir", err)
 	}
+	// A symbolic link to nothing exists too.
+	dangling := filepath.Join(root, "dangling")
+	if err := os.Symlink(filepath.Join(root, "nothing"), dangling); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Backup(ctx, dangling); !errors.Is(err, fs.ErrExist) {
+		t.Errorf("Backup onto a dangling symbolic link: %v, want fs.ErrExist", err)
+	}
 	// Inside the database, existing or not (the directory itself, its
 	// lock file).
 	for _, in := range []string{filepath.Join(root, "db", "inner"), d.Dir(), filepath.Join(d.Dir(), lockFileName)} {

@@ -125,40 +125,54 @@ func walkRoot(dir string) string {
 	return dir
 }
 
-// walkDir returns the record files under dir (or under the directory a
-// symbolic link dir names), sorted.
-func walkDir(dir string) ([]string, error) {
-	var files []string
+// walkVisible calls fn with every file and directory below dir (or below
+// the directory a symbolic link dir names), in lexical order, leaving out
+// the names that start with "." (a hidden directory is not entered); fn
+// may return filepath.SkipDir for a directory.
+func walkVisible(dir string, fn func(p, root string, d fs.DirEntry) error) error {
 	root := walkRoot(dir)
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
+		switch {
+		case err != nil:
 			return err
-		}
-		if p != root && strings.HasPrefix(d.Name(), ".") {
+		case p == root:
+			return nil
+		case strings.HasPrefix(d.Name(), "."):
 			if d.IsDir() {
 				return filepath.SkipDir
 			}
 			return nil
 		}
-		if d.IsDir() {
-			return nil
+		return fn(p, root, d)
+	})
+	if err != nil {
+		return fmt.Errorf("listing %s: %w", dir, err)
+	}
+	return nil
+}
+
+// regularFile reports whether the entry d at p is a regular file, or a
+// symbolic link to one.
+func regularFile(p string, d fs.DirEntry) bool {
+	if d.Type()&fs.ModeSymlink != 0 {
+		st, err := os.Stat(p)
+		return err == nil && st.Mode().IsRegular()
+	}
+	return d.Type().IsRegular()
+}
+
+// walkDir returns the record files under dir (or under the directory a
+// symbolic link dir names), sorted.
+func walkDir(dir string) ([]string, error) {
+	var files []string
+	err := walkVisible(dir, func(p, _ string, d fs.DirEntry) error {
+		if _, _, err := Detect(p); err == nil && regularFile(p, d) {
+			files = append(files, p)
 		}
-		if _, _, err := Detect(p); err != nil {
-			return nil
-		}
-		if d.Type()&fs.ModeSymlink != 0 {
-			st, err := os.Stat(p)
-			if err != nil || !st.Mode().IsRegular() {
-				return nil
-			}
-		} else if !d.Type().IsRegular() {
-			return nil
-		}
-		files = append(files, p)
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("listing %s: %w", dir, err)
+		return nil, err
 	}
 	sort.Strings(files)
 	return files, nil
@@ -213,41 +227,24 @@ func glob(pattern string) ([]string, error) {
 			out = append(out, dir)
 			continue
 		}
-		root := walkRoot(dir)
-		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if p == root {
-				return nil
-			}
-			if strings.HasPrefix(d.Name(), ".") {
-				if d.IsDir() {
-					return filepath.SkipDir
-				}
-				return nil
-			}
+		err := walkVisible(dir, func(p, root string, d fs.DirEntry) error {
 			rel, err := filepath.Rel(root, p)
 			if err != nil || !suffixMatch(rest, filepath.ToSlash(rel)) {
 				return nil
 			}
-			switch t := d.Type(); {
-			case d.IsDir():
+			switch {
+			case d.IsDir(): // a real directory: links to one are never matched
 				if dirsToo {
 					out = append(out, p)
 					return filepath.SkipDir // read whole as a directory argument
 				}
-			case t.IsRegular():
+			case regularFile(p, d):
 				out = append(out, p)
-			case t&fs.ModeSymlink != 0:
-				if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
-					out = append(out, p)
-				}
 			}
 			return nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("listing %s: %w", dir, err)
+			return nil, err
 		}
 	}
 	sort.Strings(out)
