@@ -38,10 +38,13 @@ type LabelledPair = tune.Labelled
 // precision, recall, F1 and Wilson 95 % intervals.
 type ThresholdScore = tune.Score
 
-// ThresholdGoal says which threshold BestThreshold picks: the best F1 (the
-// zero value), the threshold of the most recall among those with a least
-// precision (the highest of equals), or the highest threshold with a least
-// recall.
+// ThresholdGoal says which threshold BestThreshold picks: a threshold of
+// the best F1 (the zero value), one of the most recall among those with a
+// least precision, or the highest threshold with a least recall. Where a
+// run of thresholds counts the labelled pairs alike, the first two pick
+// the one two standard deviations of the estimate below the run's top
+// (or its lowest), not the top, which sits on the weakest reported
+// duplicate's estimate (see SameCounts).
 type ThresholdGoal = tune.Goal
 
 // DetectionCurve returns the detection curve of threshold for k-bit
@@ -75,6 +78,13 @@ func EvaluateThresholds(k int, pairs []LabelledPair) ([]ThresholdScore, error) {
 func BestThreshold(scores []ThresholdScore, g ThresholdGoal) (ThresholdScore, error) {
 	s, err := tune.Best(scores, g)
 	return s, tuneError(err)
+}
+
+// SameCounts returns the first and the last index of the run of scores
+// (from EvaluateThresholds, highest threshold first) around scores[i]
+// that count the labelled pairs as scores[i] does.
+func SameCounts(scores []ThresholdScore, i int) (first, last int) {
+	return tune.SameCounts(scores, i)
 }
 
 // tuneError turns an error of package tune into one wrapping

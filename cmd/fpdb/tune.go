@@ -74,9 +74,15 @@ none in ./fpdb-data). $FPDB_SERVER does not concern tune --k.
 
   fpdb tune --pairs FILE
       scores every threshold on pairs a person labelled: precision, recall
-      and F1 with 95 % (Wilson) intervals, and recommends the threshold of
-      best F1, or the one of the most recall with --min-precision P (the
-      highest of equals), or the highest with --min-recall R. FILE (- for standard input) holds one pair per line,
+      and F1 with 95 % (Wilson) intervals, and recommends a threshold of
+      best F1, or one of the most recall with --min-precision P, or the
+      highest with --min-recall R. When a run of thresholds counts the
+      pairs alike (from the weakest duplicate reported down to the
+      strongest non-duplicate below it), the first two goals recommend
+      the one two standard deviations of the estimate below the top of
+      the run (or the run's lowest), not the top: the top sits on that
+      duplicate's estimate, where a duplicate of the same resemblance is
+      missed about half the time. FILE (- for standard input) holds one pair per line,
       either tab-separated "A<TAB>B<TAB>LABEL" or JSON {"a": A, "b": B,
       "label": LABEL}; A and B are stored ids, or else paths of files that
       are fingerprinted (not stored); LABEL is dup (or duplicate, yes,
@@ -409,10 +415,14 @@ func queryCost(ctx context.Context, d *db.DB, threshold float64) (*jsonQueryCost
 
 // jsonPairsReport is the JSON form of "fpdb tune --pairs".
 type jsonPairsReport struct {
-	Pairs      int         `json:"pairs"`
-	Duplicates int         `json:"duplicates"`
-	Goal       string      `json:"goal"`
-	Best       jsonScore   `json:"best"`
+	Pairs      int       `json:"pairs"`
+	Duplicates int       `json:"duplicates"`
+	Goal       string    `json:"goal"`
+	Best       jsonScore `json:"best"`
+	// SameCounts is the run of thresholds, highest first, that count
+	// the pairs as Best does (Best is the run's top unless the goal's
+	// margin moved it down).
+	SameCounts [2]float64  `json:"same_counts"`
 	Scores     []jsonScore `json:"scores"`
 }
 
@@ -471,7 +481,10 @@ func (o *tuneOptions) runPairs(ctx context.Context, d *db.DB, stdin io.Reader, s
 		return failure(fmt.Errorf("tune: %s: %w", name, err))
 	}
 	dups := best.TP + best.FN
-	rep := jsonPairsReport{Pairs: len(labelled), Duplicates: dups, Goal: goalText, Best: toJSONScore(best)}
+	bi := slices.IndexFunc(scores, func(s db.ThresholdScore) bool { return s.Radius == best.Radius })
+	top, last := db.SameCounts(scores, bi)
+	rep := jsonPairsReport{Pairs: len(labelled), Duplicates: dups, Goal: goalText, Best: toJSONScore(best),
+		SameCounts: [2]float64{scores[top].Threshold, scores[last].Threshold}}
 	for _, s := range scores {
 		rep.Scores = append(rep.Scores, toJSONScore(s))
 	}
@@ -507,6 +520,13 @@ func (o *tuneOptions) runPairs(ctx context.Context, d *db.DB, stdin io.Reader, s
 	tw.Flush()
 	fmt.Fprintf(&b, "\nRecommended: --threshold %s (%s): precision %.3f [%.3f, %.3f], recall %.3f [%.3f, %.3f], F1 %.3f\n",
 		fmtR(best.Threshold), goalText, best.Precision, best.PrecisionCI.Lo, best.PrecisionCI.Hi, best.Recall, best.RecallCI.Lo, best.RecallCI.Hi, best.F1)
+	if top != bi {
+		why := fmt.Sprintf("%s is two standard deviations of the estimate below %s, so that a duplicate of resemblance %s is still reported about 98 times in 100", fmtR(best.Threshold), fmtR(scores[top].Threshold), fmtR(scores[top].Threshold))
+		if bi == last {
+			why = fmt.Sprintf("%s, the lowest of them, is the farthest from %s, where a duplicate of resemblance %s is missed about half the time", fmtR(best.Threshold), fmtR(scores[top].Threshold), fmtR(scores[top].Threshold))
+		}
+		fmt.Fprintf(&b, "The same counts hold from --threshold %s down to %s: %s.\n", fmtR(scores[top].Threshold), fmtR(scores[last].Threshold), why)
+	}
 	if dups < 30 || len(labelled)-dups < 30 {
 		fmt.Fprintf(&b, "Few labelled pairs on one side: the intervals are wide; label more to narrow them.\n")
 	}

@@ -204,10 +204,37 @@ func TestTunePairs(t *testing.T) {
 				t.Errorf("%s: threshold %v has F1 %v above the best %v", file, s.Threshold, s.F1, rep.Best.F1)
 			}
 		}
+		// The best sits in the run of thresholds that count the pairs
+		// as it does, two standard deviations of the distance below the
+		// run's top (at K 512), or at the run's end.
+		top, last := -1, -1
+		for i, s := range rep.Scores {
+			same := s.TP == rep.Best.TP && s.FP == rep.Best.FP
+			if same && top < 0 {
+				top = i
+			}
+			if same {
+				last = i
+			} else if top >= 0 {
+				break
+			}
+		}
+		if top < 0 || rep.SameCounts != [2]float64{rep.Scores[top].Threshold, rep.Scores[last].Threshold} {
+			t.Fatalf("%s: same counts %v, want the thresholds of scores %d to %d", file, rep.SameCounts, top, last)
+		}
+		p := float64(max(rep.Scores[top].Radius, 1)) / 512
+		want := min(rep.Scores[last].Radius, rep.Scores[top].Radius+int(math.Ceil(2*math.Sqrt(512*p*(1-p)))))
+		if rep.Best.Radius != want || rep.Best.Radius == rep.Scores[top].Radius {
+			t.Errorf("%s: best radius %d, want %d (the run of its counts is radii %d to %d)", file, rep.Best.Radius, want, rep.Scores[top].Radius, rep.Scores[last].Radius)
+		}
+	}
+	r := runFPDB(t, "", "--db", dir, "tune", "--pairs", filepath.Join(tmp, "pairs.tsv")).mustCode(t, exitOK)
+	if !strings.Contains(r.stdout, "The same counts hold from --threshold ") || !strings.Contains(r.stdout, "two standard deviations of the estimate below") {
+		t.Errorf("tune --pairs text does not explain the margin:\n%s", r.stdout)
 	}
 	// Text with --min-recall, and a plot.
 	svg := filepath.Join(tmp, "pr.svg")
-	r := runFPDB(t, "", "--db", dir, "tune", "--pairs", filepath.Join(tmp, "pairs.tsv"), "--min-recall", "1", "--plot", svg).mustCode(t, exitOK)
+	r = runFPDB(t, "", "--db", dir, "tune", "--pairs", filepath.Join(tmp, "pairs.tsv"), "--min-recall", "1", "--plot", svg).mustCode(t, exitOK)
 	if !strings.Contains(r.stdout, "7 pairs labelled") || !strings.Contains(r.stdout, "Recommended: --threshold ") || !strings.Contains(r.stdout, "recall ≥ 1") {
 		t.Errorf("tune --pairs text:\n%s", r.stdout)
 	}

@@ -19,9 +19,11 @@ type Interval struct{ Lo, Hi float64 }
 
 // Score is how one threshold does on labelled pairs.
 type Score struct {
-	// Threshold is the threshold; Radius its Hamming radius.
+	// Threshold is the threshold; Radius its Hamming radius; K the
+	// fingerprint length in bits.
 	Threshold float64
 	Radius    int
+	K         int
 	// TP: duplicates reported; FP: non-duplicates reported; FN:
 	// duplicates missed; TN: non-duplicates not reported.
 	TP, FP, FN, TN int
@@ -61,7 +63,7 @@ func Evaluate(k int, pairs []Labelled) ([]Score, error) {
 	for h := 0; h <= k && minhash.Similarity(k, h) > 0; h++ {
 		tp += dups[h]
 		fp += nots[h]
-		s := Score{Threshold: roundThreshold(k, h), Radius: h, TP: tp, FP: fp, FN: nd - tp, TN: nn - fp, Precision: 1, Recall: 1}
+		s := Score{Threshold: roundThreshold(k, h), Radius: h, K: k, TP: tp, FP: fp, FN: nd - tp, TN: nn - fp, Precision: 1, Recall: 1}
 		if tp+fp > 0 {
 			s.Precision = float64(tp) / float64(tp+fp)
 		}
@@ -93,16 +95,28 @@ func wilson(s, n int) Interval {
 }
 
 // Goal says which threshold Best picks.
+//
+// The best F1, and the most recall at a least precision, are often shared
+// by a run of thresholds with the same counts: from the estimate of the
+// weakest duplicate reported down to just above the strongest
+// non-duplicate below it. The highest of them sits on that duplicate's
+// estimate, where a duplicate of the same true resemblance is missed about
+// half the time. Best then picks the threshold whose radius is two
+// standard deviations of a fingerprint's Hamming distance at that
+// resemblance (the square root of k·p·(1−p), p the radius over k) above
+// the highest's, or the lowest of the run if that comes first: the
+// labelled counts are the same, and such a duplicate is reported about
+// 98 times in 100 (see SameCounts).
 type Goal struct {
 	// MinPrecision, if > 0, picks, among the thresholds whose precision
-	// is at least MinPrecision, the highest one of the most recall (a
-	// lower threshold that reports no more labelled pair gains nothing).
+	// is at least MinPrecision, one of the most recall (the run's margin,
+	// above).
 	MinPrecision float64
 	// MinRecall, if > 0, picks the highest threshold (the most precision)
 	// whose recall is at least MinRecall.
 	MinRecall float64
-	// With neither, Best picks the threshold of highest F1 (the highest
-	// such threshold on a tie).
+	// With neither, Best picks a threshold of highest F1 (the run's
+	// margin, above).
 }
 
 // Best returns the score of the threshold that meets the goal. An error
@@ -139,7 +153,7 @@ func Best(scores []Score, g Goal) (Score, error) {
 			}
 		}
 		if best >= 0 {
-			return scores[best], nil
+			return scores[withMargin(scores, best)], nil
 		}
 		return Score{}, fmt.Errorf("%w: no threshold reaches precision %v on these pairs", ErrInvalid, g.MinPrecision)
 	case g.MinRecall != 0:
@@ -150,11 +164,46 @@ func Best(scores []Score, g Goal) (Score, error) {
 		}
 		return Score{}, fmt.Errorf("%w: no positive threshold reaches recall %v on these pairs", ErrInvalid, g.MinRecall)
 	}
-	best := scores[0]
-	for _, s := range scores[1:] {
-		if s.F1 > best.F1 {
-			best = s
+	best := 0
+	for i, s := range scores[1:] {
+		if s.F1 > scores[best].F1 {
+			best = i + 1
 		}
 	}
-	return best, nil
+	return scores[withMargin(scores, best)], nil
 }
+
+// SameCounts returns the first and the last index of the run of scores
+// (highest threshold first) around scores[i] that count the labelled
+// pairs as scores[i] does: first is the top Best's margin moves down from.
+func SameCounts(scores []Score, i int) (first, last int) {
+	first, last = i, i
+	for first > 0 && sameCounts(scores[first-1], scores[i]) {
+		first--
+	}
+	for last+1 < len(scores) && sameCounts(scores[last+1], scores[i]) {
+		last++
+	}
+	return first, last
+}
+
+// withMargin returns the index of the threshold of the run of equal counts
+// starting at scores[i] whose radius is two standard deviations of a
+// Hamming distance at that radius beyond scores[i]'s, or the run's last
+// (see Goal).
+func withMargin(scores []Score, i int) int {
+	s := scores[i]
+	if s.K <= 0 {
+		return i
+	}
+	p := float64(max(s.Radius, 1)) / float64(s.K)
+	want := s.Radius + int(math.Ceil(2*math.Sqrt(float64(s.K)*p*(1-p))))
+	j := i
+	for j+1 < len(scores) && scores[j+1].Radius <= want && sameCounts(scores[j+1], s) {
+		j++
+	}
+	return j
+}
+
+// sameCounts reports whether a and b count the labelled pairs alike.
+func sameCounts(a, b Score) bool { return a.TP == b.TP && a.FP == b.FP }

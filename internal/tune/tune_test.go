@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -245,15 +246,43 @@ func TestEvaluateAndBest(t *testing.T) {
 		t.Errorf("precision 1: radius %d (%v), want 5", p.Radius, err)
 	}
 	// Duplicates close, a non-duplicate far: every threshold from the
-	// duplicates' down to the non-duplicate's has the same counts, and the
-	// highest of them is the answer.
+	// duplicates' down to the non-duplicate's has the same counts. The
+	// answer is two standard deviations of the distance at radius 5 below
+	// the highest: ⌈2·√(64·5/64·59/64)⌉ = 5 bits, radius 10.
 	close := []Labelled{{Hamming: 3, Dup: true}, {Hamming: 5, Dup: true}, {Hamming: 20}}
 	cs, err := Evaluate(k, close)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p, err := Best(cs, Goal{MinPrecision: 0.95}); err != nil || p.Radius != 5 {
-		t.Errorf("duplicates at 3 and 5 bits, precision 0.95: radius %d (%v), want 5", p.Radius, err)
+	for _, g := range []Goal{{MinPrecision: 0.95}, {}} {
+		p, err := Best(cs, g)
+		if err != nil || p.Radius != 10 {
+			t.Errorf("duplicates at 3 and 5 bits, goal %+v: radius %d (%v), want 10", g, p.Radius, err)
+		}
+		if top, last := SameCounts(cs, slices.Index(cs, p)); cs[top].Radius != 5 || cs[last].Radius != 19 {
+			t.Errorf("goal %+v: the run of radius %d is radii %d to %d, want 5 to 19", g, p.Radius, cs[top].Radius, cs[last].Radius)
+		}
+	}
+	// A non-duplicate at 8 bits ends the run: radius 7, the last of it.
+	near, err := Evaluate(k, []Labelled{{Hamming: 3, Dup: true}, {Hamming: 5, Dup: true}, {Hamming: 8}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range []Goal{{MinPrecision: 0.95}, {}} {
+		if p, err := Best(near, g); err != nil || p.Radius != 7 || p.F1 != 1 {
+			t.Errorf("a non-duplicate at 8 bits, goal %+v: radius %d F1 %v (%v), want 7 and 1", g, p.Radius, p.F1, err)
+		}
+	}
+	// Exact copies only: the margin is taken at one bit, ⌈2·√(64·1/64·63/64)⌉ = 2.
+	if p, err := Best(near[:0:0], Goal{}); err == nil {
+		t.Errorf("no scores: radius %d", p.Radius)
+	}
+	exact, err := Evaluate(k, []Labelled{{Hamming: 0, Dup: true}, {Hamming: 30}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := Best(exact, Goal{}); err != nil || p.Radius != 2 {
+		t.Errorf("exact copies: radius %d (%v), want 2", p.Radius, err)
 	}
 	r, err := Best(scores, Goal{MinRecall: 1})
 	if err != nil || r.Radius != 9 {
@@ -297,9 +326,10 @@ func TestBestOneSidedLabels(t *testing.T) {
 	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "no pair is labelled not a duplicate (all 2 are labelled dup)") {
 		t.Errorf("no non-duplicates, least precision: threshold %v, error %v; want a refusal", s.Threshold, err)
 	}
-	for _, g := range []Goal{{}, {MinRecall: 1}} {
-		if s, err := Best(dups, g); err != nil || s.Radius != 5 {
-			t.Errorf("no non-duplicates, goal %+v: radius %d (%v), want 5", g, s.Radius, err)
+	// The best F1 with the margin of Goal; a least recall, the highest.
+	for g, want := range map[Goal]int{{}: 10, {MinRecall: 1}: 5} {
+		if s, err := Best(dups, g); err != nil || s.Radius != want {
+			t.Errorf("no non-duplicates, goal %+v: radius %d (%v), want %d", g, s.Radius, err, want)
 		}
 	}
 }
