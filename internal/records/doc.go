@@ -104,8 +104,12 @@
 //     top-level columns; a nested group or list is given as JSON
 //     (json.RawMessage, keys sorted, binary values in base64), BYTE_ARRAY
 //     values as strings when they are UTF-8 (else []byte), INT32 as int64,
-//     FLOAT as float64, INT96 as its text; logical types (timestamps,
-//     decimals) are given as their physical values. Encrypted files are not
+//     FLOAT as float64; a value of a logical type its physical value does
+//     not show as what it means: DATE "2006-01-02", TIMESTAMP in RFC 3339
+//     (UTC "…Z" when adjusted to UTC, no zone when local), TIME
+//     "15:04:05.999999999", DECIMAL a JSON number of its exact digits
+//     (json.RawMessage), UUID its canonical text, FLOAT16 float64, and
+//     INT96 (the legacy timestamp) RFC 3339 in UTC. Encrypted files are not
 //     supported. In Meta, BYTE_ARRAY values are JSON strings (base64 when
 //     not UTF-8) and unsigned integers keep their value. Progress of a
 //     Parquet file is estimated from the compressed size of its row groups.

@@ -505,10 +505,14 @@ func appendParquetJSON(dst []byte, v parquet.Value, node parquet.Node) []byte {
 
 // parquetFieldValue converts a leaf value of the column node for
 // Record.Fields. An unsigned 64-bit integer above the int64 range is given
-// as a json.RawMessage of its decimal text.
+// as a json.RawMessage of its decimal text; a value of a logical type as
+// logicalValue says.
 func parquetFieldValue(v parquet.Value, node parquet.Node) any {
 	if v.IsNull() {
 		return nil
+	}
+	if x, ok := logicalValue(v, node); ok {
+		return x
 	}
 	switch v.Kind() {
 	case parquet.Boolean:
@@ -544,7 +548,7 @@ func parquetFieldValue(v parquet.Value, node parquet.Node) any {
 	case parquet.FixedLenByteArray:
 		return v.ByteArray()
 	}
-	return v.String() // INT96
+	return v.String() // an INT96 that is no time
 }
 
 // buildFields fills rec.Fields with the top-level fields of row.
