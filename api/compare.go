@@ -14,6 +14,10 @@ type CompareRequest struct {
 	// Texts asks for the two compared texts in the answer (TextA, TextB),
 	// as "fpdb --server URL compare" asks to show excerpts.
 	Texts bool `json:"texts,omitempty"`
+	// Page asks for the HTML page of the comparison in the answer (Page),
+	// as ?html=true returns it alone: a client that shows the figures and
+	// also offers the page gets both from one comparison.
+	Page bool `json:"page,omitempty"`
 }
 
 // CompareText is one side of a comparison: the id of a stored document
@@ -58,6 +62,9 @@ type Comparison struct {
 	// passages' offsets index: given when the request asked for Texts.
 	TextA string `json:"text_a,omitempty"`
 	TextB string `json:"text_b,omitempty"`
+	// Page is the comparison's HTML page ("fpdb compare --html"): given
+	// when the request asked for Page.
+	Page string `json:"page,omitempty"`
 }
 
 // CompareSide describes one compared text.

@@ -118,20 +118,32 @@ func ServeCompare(w http.ResponseWriter, r *http.Request, k int, cmp Comparer) e
 	if err != nil {
 		return err
 	}
+	page := func() ([]byte, error) {
+		var b bytes.Buffer
+		err := report.WriteCompare(&b, report.Pair{NameA: pageName(na, "A"), NameB: pageName(nb, "B"),
+			TextA: c.TextA, TextB: c.TextB, Figures: &c.Figures, K: k, Generated: time.Now()})
+		return b.Bytes(), err
+	}
 	if !html {
 		out := apiconv.Comparison(c, na, nb, k)
 		if req.Texts {
 			out.TextA, out.TextB = string(c.TextA), string(c.TextB)
 		}
+		if req.Page {
+			p, err := page()
+			if err != nil {
+				return err
+			}
+			out.Page = string(p)
+		}
 		return httpapi.WriteJSON(w, http.StatusOK, out)
 	}
-	var page bytes.Buffer
-	if err := report.WriteCompare(&page, report.Pair{NameA: pageName(na, "A"), NameB: pageName(nb, "B"),
-		TextA: c.TextA, TextB: c.TextB, Figures: &c.Figures, K: k, Generated: time.Now()}); err != nil {
+	p, err := page()
+	if err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	_, err = w.Write(page.Bytes())
+	_, err = w.Write(p)
 	return err
 }
 

@@ -21,16 +21,23 @@ import (
 // comparePage presses the Compare button of the first match and waits for
 // the comparison: it returns the figures shown (label, value) and the
 // passages (words, the text in the query's side, in the stored one), or
-// fails on an error shown.
+// fails on an error shown. The page asks the server for one comparison.
 func comparePage(ctx context.Context, t *testing.T) (figures [][]string, passages [][]string) {
 	t.Helper()
 	run(ctx, t, "comparing with the first match",
+		chromedp.Evaluate[chromedp.Void](`performance.clearResourceTimings()`),
 		chromedp.Evaluate[chromedp.Void](`document.getElementById("compare-body").replaceChildren()`),
 		chromedp.Click(chromedp.CSS("#matches tbody tr .compare-open")),
 		chromedp.Poll[chromedp.Void](`(() => { const b = document.getElementById("compare-body");
 			return b.querySelector("#compare-figures") !== null || b.className === "error"; })()`))
 	if msg := browsertest.Eval[string](ctx, t, `(b => b.className === "error" ? b.textContent : "")(document.getElementById("compare-body"))`); msg != "" {
 		t.Fatalf("comparing: the page says %q", msg)
+	}
+	if n := browsertest.Eval[int](ctx, t, `performance.getEntriesByType("resource").filter(e => new URL(e.name).pathname.endsWith("/v1/compare")).length`); n != 1 {
+		t.Errorf("the page asked for %d comparisons, want 1", n)
+	}
+	if save := browsertest.Eval[string](ctx, t, `document.getElementById("compare-save").href`); !strings.HasPrefix(save, "blob:") {
+		t.Errorf("the comparison's page is not offered to save: %q", save)
 	}
 	figures = browsertest.Eval[[][]string](ctx, t, `Array.from(document.querySelectorAll("#compare-figures tr")).map(r => Array.from(r.cells).map(c => c.textContent))`)
 	passages = browsertest.Eval[[][]string](ctx, t, `Array.from(document.querySelectorAll("#compare-passages tbody tr")).map(r =>

@@ -295,19 +295,19 @@
     compareButton = button;
     $("compare-title").textContent = "Shared passages: " + current.name + " and " + id;
     status(body, "Comparing…");
-    var req = { a: await compareInput(current), b: { id: id } };
-    var res = await call("POST", "v1/compare?html=true", JSON.stringify(req), "application/json");
+    // One comparison gives the figures and passages as JSON, the two
+    // texts as the server decoded them (the passages' offsets index them,
+    // which gives each passage whole: the page's marks give text two
+    // passages share to the first only), and the page to save.
+    var req = { a: await compareInput(current), b: { id: id }, texts: true, page: true };
+    var res = await call("POST", "v1/compare", JSON.stringify(req), "application/json");
     if (res.status === 404 || res.status === 405) {
       var msg = await errorText(res);
       throw new Error(res.status === 405 || /endpoint|path/i.test(msg) ? "this server cannot compare (no /v1/compare)" : msg);
     }
     if (!res.ok) throw new Error(await errorText(res));
-    var html = await res.text();
-    // The same comparison as JSON: the passages' offsets into the two
-    // texts as the server decoded them, which give each passage whole
-    // (the page's marks give text two passages share to the first only).
-    req.texts = true;
-    var cmp = await json("POST", "v1/compare", JSON.stringify(req), "application/json");
+    var cmp = await res.json();
+    var html = cmp.page || "";
     var texts = { a: new TextEncoder().encode(cmp.text_a || ""), b: new TextEncoder().encode(cmp.text_b || "") };
     var passages = cmp.passages || [];
     // The page is parsed, not shown: its texts are read out of it and
