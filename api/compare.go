@@ -97,4 +97,9 @@ type Span struct {
 	EndCol  int   `json:"end_col"`
 	Word    int   `json:"word"`
 	Words   int   `json:"words"`
+	// Readable is, for a text read as markup (Format html), the passage
+	// as a reader sees it: tags left out, character references decoded,
+	// as the comparison's page shows it; given when the request asked for
+	// Texts (Start and End index the markup).
+	Readable string `json:"readable,omitempty"`
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fpdb/fpdb/api"
 	"github.com/fpdb/fpdb/db"
+	"github.com/fpdb/fpdb/internal/evidence"
 	"github.com/fpdb/fpdb/internal/report"
 	"github.com/fpdb/fpdb/server/apiconv"
 	"github.com/fpdb/fpdb/server/httpapi"
@@ -128,6 +129,7 @@ func ServeCompare(w http.ResponseWriter, r *http.Request, k int, cmp Comparer) e
 		out := apiconv.Comparison(c, na, nb, k)
 		if req.Texts {
 			out.TextA, out.TextB = string(c.TextA), string(c.TextB)
+			readable(&out, c)
 		}
 		if req.Page {
 			p, err := page()
@@ -145,6 +147,31 @@ func ServeCompare(w http.ResponseWriter, r *http.Request, k int, cmp Comparer) e
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	_, err = w.Write(p)
 	return err
+}
+
+// readable gives each passage of a side read as markup its readable text
+// (api.Span.Readable).
+func readable(out *api.Comparison, c *db.Comparison) {
+	for _, side := range []struct {
+		markup bool
+		text   []byte
+		span   func(p *api.Passage) *api.Span
+	}{
+		{c.A.Markup, c.TextA, func(p *api.Passage) *api.Span { return &p.A }},
+		{c.B.Markup, c.TextB, func(p *api.Passage) *api.Span { return &p.B }},
+	} {
+		if !side.markup {
+			continue
+		}
+		ranges := make([][2]int64, len(out.Passages))
+		for i := range out.Passages {
+			sp := side.span(&out.Passages[i])
+			ranges[i] = [2]int64{sp.Start, sp.End}
+		}
+		for i, r := range evidence.Readable(side.text, true, ranges) {
+			side.span(&out.Passages[i]).Readable = r
+		}
+	}
 }
 
 // pageName names a side on the HTML page, as "fpdb compare" does.

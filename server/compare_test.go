@@ -113,6 +113,19 @@ func TestCompareEndpoint(t *testing.T) {
 	if !reflect.DeepEqual(both, plain) {
 		t.Errorf("with page the other fields differ:\n%+v\n%+v", both, plain)
 	}
+	// With texts, a side read as markup has each passage's readable text;
+	// a plain side has none (its offsets index its text).
+	var marked api.Comparison
+	req = api.CompareRequest{A: api.CompareText{Text: "<p>" + edited + "</p>", Name: "a.html"}, B: api.CompareText{ID: "stored/a.txt"}, Texts: true}
+	if st := call(t, "POST", ts.URL+"/v1/compare", "application/json", jsonBody(req), &marked); st != 200 || len(marked.Passages) == 0 || marked.A.Format != "html" {
+		t.Fatalf("markup side: %d, %d passages, format %q", st, len(marked.Passages), marked.A.Format)
+	}
+	for i, p := range marked.Passages {
+		ta := marked.TextA[p.A.Start:p.A.End]
+		if p.A.Readable != strings.TrimSpace(strings.NewReplacer("<p>", "", "</p>", "").Replace(ta)) || p.B.Readable != "" {
+			t.Errorf("passage %d: readable %q and %q, of %q", i, p.A.Readable, p.B.Readable, ta)
+		}
+	}
 
 	for _, c := range []struct {
 		body   string

@@ -93,6 +93,35 @@ func TestWebCompareOverlapInBrowser(t *testing.T) {
 	if !slices.EqualFunc(shown, want, slices.Equal) {
 		t.Errorf("the page shows the passages\n%q\nthe API answers\n%q", shown, want)
 	}
+
+	// The other way round, with the overlap in a stored HTML document
+	// (in place of b.txt): its passages are shown whole as readable text.
+	if st := call(t, "DELETE", ts.URL+"/v1/documents/b.txt", "", nil, nil); st != http.StatusOK {
+		t.Fatalf("deleting b.txt: %d", st)
+	}
+	storeText(t, ts.URL, "c.html", "<p>"+x+" &amp; <b>"+y+"</b> "+z+"</p>\n")
+	setValue(ctx, t, "#text", b)
+	press(ctx, t, "#find", "results-status")
+	_, shown = comparePage(ctx, t)
+	var html struct {
+		Passages []struct {
+			A, B struct {
+				Start, End, Words int
+				Readable          string
+			}
+		} `json:"passages"`
+	}
+	apiJSON(t, "POST", ts.URL+"/v1/compare", map[string]any{"a": map[string]string{"text": b}, "b": map[string]string{"id": "c.html"}, "texts": true}, &html)
+	want = nil
+	for _, p := range html.Passages {
+		want = append(want, []string{strconv.Itoa(p.A.Words), b[p.A.Start:p.A.End], p.B.Readable})
+	}
+	if len(want) < 2 || !strings.Contains(want[0][2], y) || !strings.Contains(want[1][2], y) || !strings.Contains(want[0][2]+want[1][2], " & ") || strings.Contains(want[0][2]+want[1][2], "<") {
+		t.Fatalf("the HTML comparison's passages %q have not the overlap the test is about, as readable text", want)
+	}
+	if !slices.EqualFunc(shown, want, slices.Equal) {
+		t.Errorf("the page shows the HTML passages\n%q\nthe API answers\n%q", shown, want)
+	}
 }
 
 // TestWebCompareEncodingsInBrowser: a file that is not UTF-8 (Latin-1,

@@ -334,10 +334,11 @@
         el("tbody", {}, rows.map(function (r) {
           var c = r.cells, n = parseInt(c[0].textContent, 10), side = function (td, which) {
             var pos = td.querySelector(".pos"), t = td.querySelector(".ptext");
-            // A side read as HTML is shown as the page shows it, its
-            // readable text (the stored bytes hold its markup).
+            // A side read as HTML is shown as its readable text, which the
+            // server gives for each passage whole (its bytes hold markup).
             var markup = (cmp[which] || {}).format === "html";
-            var whole = (!markup && passageText(texts[which], rows.length === passages.length ? passages[n - 1] : null, which)) ||
+            var p = rows.length === passages.length ? passages[n - 1] : null;
+            var whole = (markup ? pageText((p && p[which] && p[which].readable) || "") : passageText(texts[which], p, which)) ||
               markedText(doc, which, n) || (t ? t.textContent : td.textContent);
             return el("td", { className: "side" }, [
               el("span", { className: "pos", textContent: pos ? pos.textContent + " (line:column)" : "" }),
