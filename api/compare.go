@@ -1,5 +1,10 @@
 package api
 
+// MaxComparePassages is the most passages POST /v1/compare answers with:
+// a pair of long texts made of one repeated phrase can share tens of
+// thousands, and the answer, its texts and its page grow with them.
+const MaxComparePassages = 1000
+
 // CompareRequest asks how similar two texts are (POST /v1/compare).
 type CompareRequest struct {
 	A CompareText `json:"a"`
@@ -9,7 +14,8 @@ type CompareRequest struct {
 	MinWords *int `json:"min_words,omitempty"`
 	// Gap merges passages at most Gap words apart in both texts.
 	Gap int `json:"gap,omitempty"`
-	// Passages keeps the longest Passages passages (0: all).
+	// Passages keeps the longest Passages passages (0: all, up to the
+	// server's limit, MaxComparePassages; more is refused).
 	Passages int `json:"passages,omitempty"`
 	// Texts asks for the two compared texts in the answer (TextA, TextB),
 	// as "fpdb --server URL compare" asks to show excerpts.
@@ -58,6 +64,10 @@ type Comparison struct {
 	Shared     int     `json:"shared_shingles"`
 	// Passages are the shared passages, longest first.
 	Passages []Passage `json:"passages"`
+	// MorePassages says that the texts share more passages than the
+	// answer holds: the request asked for all of them, and the server
+	// kept the longest MaxComparePassages.
+	MorePassages bool `json:"more_passages,omitempty"`
 	// TextA and TextB are the compared texts, decoded to UTF-8, which the
 	// passages' offsets index: given when the request asked for Texts.
 	TextA string `json:"text_a,omitempty"`

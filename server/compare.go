@@ -115,9 +115,22 @@ func ServeCompare(w http.ResponseWriter, r *http.Request, k int, cmp Comparer) e
 	if (req.MinWords != nil && *req.MinWords < 0) || req.Gap < 0 || req.Passages < 0 {
 		return httpapi.BadRequest("min_words, gap and passages must not be negative")
 	}
+	if req.Passages > api.MaxComparePassages {
+		return httpapi.BadRequest("passages %d: at most %d", req.Passages, api.MaxComparePassages)
+	}
+	// All passages: the longest MaxComparePassages, and one more to tell
+	// whether there are more.
+	all := opts.MaxPassages == 0
+	if all {
+		opts.MaxPassages = api.MaxComparePassages + 1
+	}
 	c, err := cmp(r.Context(), a, b, opts)
 	if err != nil {
 		return err
+	}
+	more := all && len(c.Passages) > api.MaxComparePassages
+	if more {
+		c.Passages = c.Passages[:api.MaxComparePassages]
 	}
 	page := func() ([]byte, error) {
 		var b bytes.Buffer
@@ -127,6 +140,7 @@ func ServeCompare(w http.ResponseWriter, r *http.Request, k int, cmp Comparer) e
 	}
 	if !html {
 		out := apiconv.Comparison(c, na, nb, k)
+		out.MorePassages = more
 		if req.Texts {
 			out.TextA, out.TextB = string(c.TextA), string(c.TextB)
 			readable(&out, c)

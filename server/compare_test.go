@@ -181,3 +181,39 @@ func TestCompareBytes(t *testing.T) {
 		t.Fatalf("compare of the Latin-1 copy as a JSON string: %d, Jaccard %v (want below 1)", st, c.Jaccard)
 	}
 }
+
+// TestComparePassageLimit: a pair of texts sharing more passages than
+// api.MaxComparePassages (one phrase repeated) is answered with the longest
+// that many, the database's own, and more_passages; asking for more is
+// refused, and a smaller number is kept as asked.
+func TestComparePassageLimit(t *testing.T) {
+	ts, d := testServer(t, nil)
+	text := strings.Repeat("same ", 3000)
+	req := api.CompareRequest{A: api.CompareText{Text: text}, B: api.CompareText{Text: text}, MinWords: new(int), Page: true}
+	var got api.Comparison
+	if st := call(t, "POST", ts.URL+"/v1/compare", "application/json", jsonBody(req), &got); st != 200 {
+		t.Fatalf("status %d", st)
+	}
+	all, err := d.Compare(context.Background(), db.CompareInput{Text: []byte(text)}, db.CompareInput{Text: []byte(text)}, &db.CompareOptions{MinWords: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all.Passages) <= api.MaxComparePassages {
+		t.Fatalf("the texts share %d passages: not more than the limit the test is about", len(all.Passages))
+	}
+	want := apiconv.Comparison(all, apiconv.Named{}, apiconv.Named{}, d.Params().K).Passages[:api.MaxComparePassages]
+	if len(got.Passages) != api.MaxComparePassages || !got.MorePassages || !reflect.DeepEqual(got.Passages, want) {
+		t.Errorf("%d passages, more %v; want the database's longest %d and more", len(got.Passages), got.MorePassages, api.MaxComparePassages)
+	}
+	if n := strings.Count(got.Page, "<tr"); n > api.MaxComparePassages+20 {
+		t.Errorf("the page has %d table rows", n)
+	}
+	req.Passages = 10
+	got = api.Comparison{}
+	if st := call(t, "POST", ts.URL+"/v1/compare", "application/json", jsonBody(req), &got); st != 200 || len(got.Passages) != 10 || got.MorePassages {
+		t.Errorf("passages 10: status %d, %d passages, more %v", st, len(got.Passages), got.MorePassages)
+	}
+	req.Passages = api.MaxComparePassages + 1
+	body, _ := json.Marshal(req)
+	wantError(t, "POST", ts.URL+"/v1/compare", "application/json", string(body), 400, "passages 1001: at most 1000")
+}

@@ -310,6 +310,9 @@ func (o *compareOptions) runRemote(ctx context.Context, stdout io.Writer, sides 
 	if err != nil {
 		return failure(fmt.Errorf("compare: the server's answer: %w", err))
 	}
+	if res.MorePassages && o.stderr != nil {
+		fmt.Fprintf(o.stderr, "fpdb: compare: warning: the server answers with the longest %d passages; the texts share more (compare them without --server for all)\n", len(res.Passages))
+	}
 	return o.print(stdout, sides, cmp, res.K)
 }
 

@@ -467,3 +467,28 @@ func TestCompareHTMLNotAnInput(t *testing.T) {
 	}
 	runFPDB(t, "", "--db", dir, "check").mustCode(t, exitOK)
 }
+
+// TestCompareRemotePassageLimit: through a server, texts sharing more
+// passages than it answers with are compared with a warning that says so;
+// locally every passage is printed.
+func TestCompareRemotePassageLimit(t *testing.T) {
+	files := t.TempDir()
+	same := writeFile(t, files, "same.txt", []byte(strings.Repeat("same ", 3000)))
+	dir := dbDir(t)
+	url := serveDir(t, dir, nil, nil)
+	r := runFPDB(t, "", "--server", url, "compare", "--json", "--min-words", "0", same, same).mustCode(t, exitOK)
+	var c api.Comparison
+	if err := json.Unmarshal([]byte(r.stdout), &c); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Passages) != api.MaxComparePassages || !strings.Contains(r.stderr, "warning: the server answers with the longest 1000 passages; the texts share more") {
+		t.Errorf("through the server: %d passages, stderr %q", len(c.Passages), r.stderr)
+	}
+	local := runFPDB(t, "", "compare", "--json", "--min-words", "0", same, same).mustCode(t, exitOK)
+	if err := json.Unmarshal([]byte(local.stdout), &c); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Passages) <= api.MaxComparePassages || strings.Contains(local.stderr, "server") {
+		t.Errorf("locally: %d passages, stderr %q", len(c.Passages), local.stderr)
+	}
+}

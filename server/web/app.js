@@ -324,6 +324,9 @@
     }))]);
     var rows = Array.prototype.slice.call(doc.querySelectorAll("table.passages tbody tr"));
     var parts = [figures];
+    if (cmp.more_passages) {
+      parts.push(el("p", { className: "hint", id: "compare-more", textContent: "The longest " + passages.length + " shared passages, the most the server answers with; the texts share more." }));
+    }
     if (rows.length === 0) {
       parts.push(el("p", { className: "hint", id: "compare-none", textContent: "No shared passage." }));
     } else {

@@ -265,6 +265,8 @@ class Comparison:
             of B's in A.
         shared_shingles: the number of shingles both have.
         passages: the passages they share, longest first.
+        more_passages: the texts share more passages than ``passages``
+            holds: the server answers with the longest 1000 at most.
         a, b: each side's name, format and sizes (``raw`` has them all).
     """
 
@@ -278,6 +280,7 @@ class Comparison:
     passages: List[Passage] = field(default_factory=list)
     a: Dict[str, Any] = field(default_factory=dict)
     b: Dict[str, Any] = field(default_factory=dict)
+    more_passages: bool = False
     raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod

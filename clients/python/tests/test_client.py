@@ -893,6 +893,18 @@ class TestCompare(ServerTest):
         self.assertIn("<html", page)
         with self.assertRaises(NotFound):
             self.c.compare(new, {"id": "missing"})
+        self.assertFalse(cmp.more_passages)
+
+    def test_compare_passage_limit(self) -> None:
+        # One phrase repeated shares thousands of passages: the server
+        # answers with the longest 1000 and says there are more.
+        same = "same " * 3000
+        cmp = self.c.compare(same, same, min_words=0)
+        self.assertEqual(len(cmp.passages), 1000)
+        self.assertTrue(cmp.more_passages)
+        self.assertEqual(len(self.c.compare(same, same, min_words=0, passages=5).passages), 5)
+        with self.assertRaises(BadRequest):
+            self.c.compare(same, same, passages=1001)
 
     def test_compare_bytes_not_utf8(self) -> None:
         # A file's bytes are read as an upload is: a Latin-1 copy of a
