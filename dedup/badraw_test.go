@@ -271,3 +271,32 @@ func TestParquetSchemasCheckedFirst(t *testing.T) {
 		t.Errorf("JSON Lines inputs named .parquet: %v", err)
 	}
 }
+
+// TestRepeatedHeaderCheckedFirst: a CSV header that names a column twice
+// cannot become a Parquet output (one file, or a directory of shards): the
+// run is refused before anything is stored; a CSV output keeps the header.
+func TestRepeatedHeaderCheckedFirst(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.csv")
+	if err := os.WriteFile(in, []byte("id,text,a,a\n1,one two three four five six seven,x,y\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := openDB(t, filepath.Join(dir, "db"))
+	for _, out := range []string{filepath.Join(dir, "kept.parquet"), filepath.Join(dir, "shards") + string(filepath.Separator)} {
+		o := Options{LoadOptions: LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{in}}, Threshold: 0.8, Out: out, OutFormat: "parquet"}
+		_, err := Run(ctx, d, o)
+		if !errors.Is(err, records.ErrSchema) || !strings.Contains(err.Error(), `in.csv: the header names column "a" twice (columns 3 and 4)`) {
+			t.Errorf("to %s: %v", out, err)
+		}
+		if n := d.Stats().Docs; n != 0 {
+			t.Errorf("to %s: the refused run stored %d documents", out, n)
+		}
+	}
+	kept := filepath.Join(dir, "kept.csv")
+	if _, err := Run(ctx, d, Options{LoadOptions: LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{in}}, Threshold: 0.8, Out: kept}); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(kept); err != nil || !strings.HasPrefix(string(b), "id,text,a,a,") {
+		t.Errorf("CSV output: %q (%v)", b, err)
+	}
+}

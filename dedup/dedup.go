@@ -250,6 +250,12 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 			return nil, fmt.Errorf("dedup: %w", err)
 		}
 	}
+	// Nor can a Parquet output hold a CSV header's repeated name.
+	if outFormat == records.FormatParquet {
+		if err := records.CheckHeaders(o.Inputs, l.ro); err != nil {
+			return nil, fmt.Errorf("dedup: %w", err)
+		}
+	}
 	// A CSV/TSV or Parquet output of JSON Lines records has a column for
 	// every member any record has, the first record's first: the load
 	// pass, which reads every record (those an earlier run stored too:

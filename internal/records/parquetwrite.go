@@ -768,3 +768,38 @@ func schemaDiff(a, b *parquet.Schema, aName, bName string) string {
 	}
 	return strings.Join(diffs, "; ")
 }
+
+// CheckHeaders opens each CSV/TSV file among paths (as CheckParquetSchemas
+// tells formats) and returns an error wrapping ErrSchema, naming the file
+// and the name, when its header names a column twice: a Parquet output
+// cannot hold two columns of one name, and a caller that writes the
+// records of paths to one (fpdb dedup) refuses them before it reads them
+// rather than once they are loaded. Files that cannot be opened are passed
+// over (reading them reports them).
+func CheckHeaders(paths []string, o Options) error {
+	o.Names = nil
+	for _, p := range paths {
+		f := o.Format
+		if f == FormatAuto {
+			f, _, _ = Detect(p)
+		}
+		if p == "-" || (f != FormatCSV && f != FormatTSV) {
+			continue
+		}
+		r, err := Open(p, o)
+		if err != nil {
+			continue
+		}
+		cols := r.Columns()
+		r.Close()
+		seen := make(map[string]int, len(cols))
+		for i, c := range cols {
+			if j, ok := seen[c]; ok {
+				return fmt.Errorf("%w: %s: the header names column %q twice (columns %d and %d), which a Parquet output cannot hold (rename one, or write CSV)",
+					ErrSchema, p, c, j+1, i+1)
+			}
+			seen[c] = i
+		}
+	}
+	return nil
+}
