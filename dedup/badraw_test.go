@@ -273,8 +273,9 @@ func TestParquetSchemasCheckedFirst(t *testing.T) {
 }
 
 // TestRepeatedHeaderCheckedFirst: a CSV header that names a column twice
-// cannot become a Parquet output (one file, or a directory of shards): the
-// run is refused before anything is stored; a CSV output keeps the header.
+// cannot become a Parquet output (one file, or a directory of shards) nor
+// a JSON Lines one (a repeated key): the run is refused before anything is
+// stored; a CSV output keeps the header.
 func TestRepeatedHeaderCheckedFirst(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.csv")
@@ -282,10 +283,14 @@ func TestRepeatedHeaderCheckedFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := openDB(t, filepath.Join(dir, "db"))
-	for _, out := range []string{filepath.Join(dir, "kept.parquet"), filepath.Join(dir, "shards") + string(filepath.Separator)} {
-		o := Options{LoadOptions: LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{in}}, Threshold: 0.8, Out: out, OutFormat: "parquet"}
+	for _, c := range []struct{ out, format string }{
+		{filepath.Join(dir, "kept.parquet"), "parquet"}, {filepath.Join(dir, "shards") + string(filepath.Separator), "parquet"},
+		{filepath.Join(dir, "kept.jsonl"), "jsonl"},
+	} {
+		out := c.out
+		o := Options{LoadOptions: LoadOptions{RecordOptions: RecordOptions{IDField: "id"}, Inputs: []string{in}}, Threshold: 0.8, Out: out, OutFormat: c.format}
 		_, err := Run(ctx, d, o)
-		if !errors.Is(err, records.ErrSchema) || !strings.Contains(err.Error(), `in.csv: the header names column "a" twice (columns 3 and 4)`) {
+		if !errors.Is(err, records.ErrSchema) || !strings.Contains(err.Error(), `in.csv: the header names column "a" twice (columns 3 and 4), which a `) {
 			t.Errorf("to %s: %v", out, err)
 		}
 		if n := d.Stats().Docs; n != 0 {

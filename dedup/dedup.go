@@ -250,9 +250,10 @@ func Run(ctx context.Context, d *db.DB, o Options) (*Summary, error) {
 			return nil, fmt.Errorf("dedup: %w", err)
 		}
 	}
-	// Nor can a Parquet output hold a CSV header's repeated name.
-	if outFormat == records.FormatParquet {
-		if err := records.CheckHeaders(o.Inputs, l.ro); err != nil {
+	// Nor can a Parquet or JSON Lines output hold a CSV header's
+	// repeated name.
+	if outFormat == records.FormatParquet || outFormat == records.FormatJSONL {
+		if err := records.CheckHeaders(o.Inputs, l.ro, outFormat); err != nil {
 			return nil, fmt.Errorf("dedup: %w", err)
 		}
 	}

@@ -771,13 +771,15 @@ func schemaDiff(a, b *parquet.Schema, aName, bName string) string {
 
 // CheckHeaders opens each CSV/TSV file among paths (as CheckParquetSchemas
 // tells formats) and returns an error wrapping ErrSchema, naming the file
-// and the name, when its header names a column twice: a Parquet output
-// cannot hold two columns of one name, and a caller that writes the
-// records of paths to one (fpdb dedup) refuses them before it reads them
-// rather than once they are loaded. Files that cannot be opened are passed
-// over (reading them reports them).
-func CheckHeaders(paths []string, o Options) error {
+// and the name, when its header names a column twice: an output of format
+// out, Parquet or JSON Lines, cannot hold two columns of one name (JSON
+// Lines would repeat a key, which most readers take the last of), and a
+// caller that writes the records of paths to one (fpdb dedup) refuses them
+// before it reads them rather than once they are loaded. Files that cannot
+// be opened are passed over (reading them reports them).
+func CheckHeaders(paths []string, o Options, out Format) error {
 	o.Names = nil
+	kind := map[Format]string{FormatJSONL: "JSON Lines", FormatParquet: "Parquet"}[out]
 	for _, p := range paths {
 		f := o.Format
 		if f == FormatAuto {
@@ -795,8 +797,8 @@ func CheckHeaders(paths []string, o Options) error {
 		seen := make(map[string]int, len(cols))
 		for i, c := range cols {
 			if j, ok := seen[c]; ok {
-				return fmt.Errorf("%w: %s: the header names column %q twice (columns %d and %d), which a Parquet output cannot hold (rename one, or write CSV)",
-					ErrSchema, p, c, j+1, i+1)
+				return fmt.Errorf("%w: %s: the header names column %q twice (columns %d and %d), which a %s output cannot hold (rename one, or write CSV)",
+					ErrSchema, p, c, j+1, i+1, kind)
 			}
 			seen[c] = i
 		}
