@@ -71,6 +71,10 @@ type Input struct {
 	// keptText is the text Import stores with a Fingerprint, in a
 	// database that keeps texts.
 	keptText *StoredText
+	// checkText makes prepare refuse an export's record whose keptText
+	// does not give its content hash and fingerprint (checkExportText);
+	// Import sets it.
+	checkText bool
 }
 
 // Add stores the document in (fingerprinting its text), replacing any
@@ -142,6 +146,11 @@ func (d *DB) prepare(ctx context.Context, in *Input) (Doc, error) {
 		}
 		if d.params.FormatVersion < formatV3 {
 			doc.Shingles = 0 // records of older formats have no count
+		}
+		if in.keptText != nil && in.checkText {
+			if err := d.checkExportText(in); err != nil {
+				return Doc{}, err
+			}
 		}
 		if kt := in.keptText; kt != nil && d.params.KeepTexts {
 			if int64(len(kt.Text)) > d.opts.MaxTextSize {

@@ -1,13 +1,16 @@
 package db
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
 	"math/bits"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -215,8 +218,10 @@ func (e *corruptionDetail) Unwrap() error { return e.err }
 //   - no fingerprint, ext-id entry, posting or text names an internal id
 //     that has no document record (or names the wrong one); a format-2
 //     store has no content-hash key;
-//   - every stored text decodes (its zstd frame and checksum, UTF-8), and a
-//     database that does not keep texts has none;
+//   - every stored text decodes (its zstd frame and checksum, UTF-8) and
+//     gives its document's content hash (its words are read again: a
+//     damaged text, or one an import took from a damaged export, is
+//     found), and a database that does not keep texts has none;
 //   - every audit-log entry decodes and is in the log's id index, every
 //     index key names an entry of its id, the log's sequence counter is
 //     beyond every entry, and a database without the log has none of them;
@@ -393,8 +398,9 @@ type diskState struct {
 
 // scanStore reads every record of the store of a database with creation
 // parameters params, reports what cannot be decoded, what postings are
-// wrong and which texts belong to no document (texts decodes them; nil
-// when params.KeepTexts is not set), and returns what could be decoded.
+// wrong and which texts belong to no document or do not give its content
+// hash (texts decodes them; nil when params.KeepTexts is not set), and
+// returns what could be decoded.
 func scanStore(ctx context.Context, pdb *pebble.DB, layout *index.Layout, params Params, texts *textCodec, p *problems) (*diskState, error) {
 	format := params.FormatVersion
 	st := &diskState{
@@ -493,7 +499,8 @@ func scanStore(ctx context.Context, pdb *pebble.DB, layout *index.Layout, params
 			return nil, err
 		}
 	}
-	var buf []byte
+	hashes := startTextChecks(params.NormalizeVersion)
+	defer hashes.wait()
 	err = eachKV(ctx, pdb, keys.PrefixText, "texts", func(k, v []byte) {
 		iid, err := keys.ParseText(k)
 		if err != nil {
@@ -512,7 +519,7 @@ func scanStore(ctx context.Context, pdb *pebble.DB, layout *index.Layout, params
 			bad(k)
 			return
 		}
-		t, err := texts.decode(v, buf)
+		t, err := texts.decode(v, nil) // the check below keeps it
 		if err == nil && !utf8.Valid(t.Text) {
 			err = errors.New("not UTF-8")
 		}
@@ -521,10 +528,19 @@ func scanStore(ctx context.Context, pdb *pebble.DB, layout *index.Layout, params
 			bad(k)
 			return
 		}
-		buf = t.Text[:0]
+		hashes.add(textCheck{iid: iid, ext: r.ext, key: slices.Clone(k), want: r.hash, text: t})
 	})
 	if err != nil {
 		return nil, err
+	}
+	for _, c := range hashes.wait() {
+		if c.err != nil {
+			p.add("text of document %d (%q): %v", c.iid, c.ext, c.err)
+		} else {
+			p.add("text of document %d (%q) does not give the document's content hash (it gives %x, the record has %x): the text or the record is damaged",
+				c.iid, c.ext, c.got, c.want)
+		}
+		bad(c.key)
 	}
 	if _, err := checkLog(ctx, pdb, params, p, bad); err != nil {
 		return nil, err
@@ -543,6 +559,69 @@ func scanStore(ctx context.Context, pdb *pebble.DB, layout *index.Layout, params
 		return nil, storageError(err)
 	}
 	return st, nil
+}
+
+// textCheck is a stored text to verify against its document's content
+// hash (see textChecks).
+type textCheck struct {
+	iid  uint32
+	ext  string
+	key  []byte
+	want [16]byte
+	text StoredText
+	got  [16]byte // the text's content hash, when it is not want
+	err  error    // or why it has none
+}
+
+// textChecks verifies stored texts against the content hashes of their
+// documents (textHasher) on GOMAXPROCS goroutines while the scan goes on:
+// a text that was damaged, or stored by an import from a damaged export,
+// no longer gives the hash its document was stored with.
+type textChecks struct {
+	jobs chan textCheck
+	wg   sync.WaitGroup
+	mu   sync.Mutex
+	bad  []textCheck
+	done bool
+}
+
+// startTextChecks starts the checks of texts normalized by version.
+func startTextChecks(version int) *textChecks {
+	c := &textChecks{jobs: make(chan textCheck, 64)}
+	for range runtime.GOMAXPROCS(0) {
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			h := newTextHasher(version)
+			for j := range c.jobs {
+				sum, _, err := h.hash(j.text.Text, j.text.Format)
+				if err == nil && sum == j.want {
+					continue
+				}
+				j.text, j.got, j.err = StoredText{}, sum, err
+				c.mu.Lock()
+				c.bad = append(c.bad, j)
+				c.mu.Unlock()
+			}
+		}()
+	}
+	return c
+}
+
+// add queues a text to check; c keeps it.
+func (c *textChecks) add(j textCheck) { c.jobs <- j }
+
+// wait waits for the checks queued and returns the texts that failed, by
+// internal id; after the first call it returns nil.
+func (c *textChecks) wait() []textCheck {
+	if c.done {
+		return nil
+	}
+	c.done = true
+	close(c.jobs)
+	c.wg.Wait()
+	slices.SortFunc(c.bad, func(a, b textCheck) int { return cmp.Compare(a.iid, b.iid) })
+	return c.bad
 }
 
 // verify cross-checks the records st holds against each other.

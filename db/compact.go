@@ -41,9 +41,11 @@ func (d *DB) Compact(ctx context.Context) (_ CompactResult, err error) {
 	defer exitOnStoragePanic(d.opts.Logger) // the flush rotates the WAL
 	start := time.Now()
 	var res CompactResult
-	// Flush first, so that the memtable's operands are compacted too.
-	if err := d.pdb.Flush(); err != nil {
-		return res, fmt.Errorf("fpdb: compact: flush: %w", storageError(err))
+	// Flush first, so that the memtable's operands are compacted too
+	// (waitFlush: until ctx ends, and a flush that cannot be written ends
+	// the process rather than this wait).
+	if err := d.waitFlush(ctx); err != nil {
+		return res, fmt.Errorf("fpdb: compact: %w", err)
 	}
 	res.BytesBefore = d.pdb.Metrics().Total().TablesSize
 	if err := d.pdb.Compact(ctx, []byte{0x00}, []byte{0xff}, true); err != nil {

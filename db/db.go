@@ -44,8 +44,8 @@ type DB struct {
 	// one whose commit returned, and synced the highest number known to be
 	// synced (see pendingSync).
 	commits, applied, synced atomic.Uint64
-	// bgErrors receives Pebble's background errors (see eventListener).
-	bgErrors chan error
+	// watch follows Pebble's memtable flushes (see flushWatch).
+	watch *flushWatch
 
 	// writeMu serializes writers, so that a check-then-add sees no other
 	// write between its check and its store.
@@ -184,7 +184,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 			return nil, fmt.Errorf("fpdb: open %s: remove unfinished posting files: %w", dir, err)
 		}
 	}
-	d := &DB{dir: dir, opts: o, lock: lock, wopts: pebble.Sync, flushAt: bulkFlushDocs, bgErrors: make(chan error, 1), created: !exists}
+	d := &DB{dir: dir, opts: o, lock: lock, wopts: pebble.Sync, flushAt: bulkFlushDocs, watch: newFlushWatch(o.Logger), created: !exists}
 	d.life.init()
 	if o.NoSync {
 		d.wopts = pebble.NoSync
@@ -195,6 +195,10 @@ func Open(dir string, opts *Options) (*DB, error) {
 		err = d.load()
 	}
 	if err != nil {
+		// Closing the store may write the WAL and wait for a flush: a
+		// failure there is not one to end the process for.
+		d.watch.closing()
+		d.walArmed.Store(false)
 		if d.pdb != nil {
 			_ = d.pdb.Close()
 		}
@@ -279,6 +283,9 @@ func optionsMerger(fs vfs.FS, path string) string {
 
 func (d *DB) open(given *Options) error {
 	o := d.opts
+	if d.watch == nil { // Repair's and Salvage's store (openStore)
+		d.watch = newFlushWatch(o.Logger)
+	}
 	cache := pebble.NewCache(o.CacheSize)
 	defer cache.Unref()
 	popts := &pebble.Options{
@@ -290,7 +297,7 @@ func (d *DB) open(given *Options) error {
 		ReadOnly:           o.ReadOnly,
 		FS:                 pebbleFS(o, &d.walArmed),
 		Logger:             slogLogger{o.Logger},
-		EventListener:      eventListener(o.Logger, d.bgErrors),
+		EventListener:      d.watch.listener(),
 	}
 	// Pebble's Balanced settings: zstd level 1 on the bottom level, where
 	// nearly all data lives (one level up, for value blocks only), the
@@ -596,6 +603,9 @@ func (d *DB) close(ctx context.Context, flush bool, discard *bool) error {
 			}
 		}
 	}
+	// From here on a failed flush ends no process: Close stops waiting for
+	// it instead (waitFlush), and the next Open writes what it could not.
+	d.watch.closing()
 	if !d.opts.ReadOnly && flush {
 		d.writeMu.Lock()
 		if ferr := d.flushDeferred(ctx); ferr != nil {
@@ -627,31 +637,23 @@ func (d *DB) close(ctx context.Context, flush bool, discard *bool) error {
 // to the WAL, so that the next Open has no WAL to replay: with memtables
 // of 64 MiB, a replay on open took a second where reading the flushed
 // table takes milliseconds. It stops waiting, and leaves the WAL to the
-// next Open, when ctx is done or Pebble reports a background error (a
-// table write that fails is retried without end). A storage failure ends
-// the process (the flush rotates the WAL); writeMu is held.
+// next Open, when ctx is done or a flush fails (a table write that fails
+// is retried by Pebble without end; see waitFlush, which does not even
+// start when flushes are failing already). A failed WAL write ends the
+// process (the flush rotates the WAL); writeMu is held, Close has begun.
 func (d *DB) flushMemtable(ctx context.Context) error {
 	if d.pdb.Metrics().WAL.BytesIn == 0 {
 		return nil
 	}
-	select {
-	case <-d.bgErrors: // an earlier one
-	default:
-	}
-	flushed, err := func() (<-chan struct{}, error) {
-		defer exitOnStoragePanic(d.opts.Logger)
-		return d.pdb.AsyncFlush()
-	}()
-	if err != nil {
-		return fmt.Errorf("fpdb: close: flush: %w", storageError(err))
-	}
-	select {
-	case <-flushed:
-	case err := <-d.bgErrors:
+	switch err := d.waitFlush(ctx); {
+	case err == nil, ctx.Err() != nil:
+		return nil
+	case errors.Is(err, errFlushFailed):
 		d.opts.Logger.Warn("fpdb: close: the memtable was not written; the next Open replays the WAL", "err", err)
-	case <-ctx.Done():
+		return nil
+	default:
+		return fmt.Errorf("fpdb: close: flush: %w", err)
 	}
-	return nil
 }
 
 // Params returns the database's creation parameters.

@@ -105,9 +105,11 @@
 // ErrClosed, whatever its arguments, and on a read-only DB too.
 //
 // A storage failure the storage engine cannot recover from — a failed WAL
-// write, sync or creation, a full disk under the WAL, a failed MANIFEST
-// write — ends the process with exit status 74 after logging the cause, as
-// Pebble itself does: no acknowledged write is lost, and the next Open
-// replays them. Run a service that embeds fpdb under a supervisor that
+// write, sync or creation, a full disk under the WAL or under the tables
+// Pebble writes its memtables to (which Pebble would retry without end),
+// table writes that keep failing for a minute, a failed MANIFEST write —
+// ends the process with exit status 74 after logging the cause, as Pebble
+// itself does: no acknowledged write is lost, and the next Open replays
+// them. Run a service that embeds fpdb under a supervisor that
 // restarts it. See docs/RELIABILITY.md.
 package db

@@ -14,6 +14,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -818,6 +819,13 @@ func (d *DB) importDocs(ctx context.Context, x *ExportReader, res *resumeState) 
 		if errors.Is(err, io.EOF) {
 			break
 		}
+		if err != nil && errors.Is(err, ErrBadExport) && len(batch) > 0 {
+			// A line of the pending batch, before this one, may not match
+			// its text: name the first bad line.
+			if berr := d.firstBadLine(ctx, batch, lines); berr != nil {
+				return n, berr
+			}
+		}
 		if err != nil {
 			if errors.Is(err, errExportShort) && len(batch) == 0 && (n > 0 || res.logged > 0) {
 				// Cut short in the audit log's part, where every
@@ -862,6 +870,7 @@ func (d *DB) importDocs(ctx context.Context, x *ExportReader, res *resumeState) 
 			n++
 			continue
 		}
+		doc.checkText = true // on AddBatch's goroutines
 		batch = append(batch, *doc)
 		lines = append(lines, x.Line())
 		if len(batch) == size {
@@ -880,6 +889,22 @@ func (d *DB) importDocs(ctx context.Context, x *ExportReader, res *resumeState) 
 		return n, fmt.Errorf("fpdb: import: %w: header announces %d documents, stored %d", ErrBadExport, h.Docs, n)
 	}
 	return n, nil
+}
+
+// firstBadLine returns the error of the first document of batch (read
+// from lines) that an import would refuse (see checkExportText), or nil.
+func (d *DB) firstBadLine(ctx context.Context, batch []Input, lines []int) error {
+	if err := d.enter(ctx); err != nil {
+		return fmt.Errorf("fpdb: import: %w", err)
+	}
+	_, errs := d.fingerprintBatch(ctx, batch)
+	d.leave()
+	for i, err := range errs {
+		if err != nil {
+			return fmt.Errorf("fpdb: import: %w: line %d: %q: %w", ErrBadExport, lines[i], batch[i].ID, err)
+		}
+	}
+	return nil
 }
 
 // ExportReader reads an export (the JSON Lines DB.Export writes) line by
@@ -1025,6 +1050,40 @@ func (rec *ExportRecord) batchDoc(k int) (Input, error) {
 	}
 	return bd, nil
 }
+
+// checkExportText returns an error that says what does not match when
+// the text of an export's record (in.keptText) does not give the record's
+// content hash, fingerprint or word count with the database's parameters
+// and templates: a damaged or edited record, which an import refuses
+// (ErrBadExport, naming its line). It fingerprints the text as Add would
+// (reindex does the same with a stored text), which AddBatch's goroutines
+// do for a batch on all cores. The shingle count is not compared: it is
+// not pinned by the hash and normalization versions as the others are, so
+// an export of an older build could differ there without being damaged.
+func (d *DB) checkExportText(in *Input) error {
+	kt := in.keptText
+	res, _, err := d.build(nil, kt.Text, TextOptions{Format: kt.Format, Encoding: "utf-8"}, "")
+	if err != nil {
+		return fmt.Errorf("text: %w", err)
+	}
+	var bad []string
+	if res.ContentHash != in.ContentHash {
+		bad = append(bad, fmt.Sprintf("content_hash %x is not the text's (%x)", in.ContentHash, res.ContentHash))
+	}
+	if !slices.Equal(res.FP, in.Fingerprint) {
+		bad = append(bad, fmt.Sprintf("fingerprint differs from the text's in %d of its %d bits", bitvec.Hamming(res.FP, in.Fingerprint), d.params.K))
+	}
+	if res.Words != in.Words {
+		bad = append(bad, fmt.Sprintf("words %d is not the text's (%d)", in.Words, res.Words))
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%w: %s", errRecordMismatch, strings.Join(bad, "; "))
+	}
+	return nil
+}
+
+// errRecordMismatch is the reason checkExportText refuses a record.
+var errRecordMismatch = errors.New("the record does not match its text (damaged or edited)")
 
 // readLine returns the next non-empty line of br without its end of line,
 // or io.EOF.

@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -19,7 +20,11 @@ const bulkFlushDocs = 1 << 20
 // Flush writes the postings of the documents a bulk load has deferred
 // (Options.BulkLoad), so that the database is fully indexed on disk. Close
 // does it too; without deferred documents Flush does nothing. Queries run
-// meanwhile.
+// meanwhile. It first writes Pebble's memtable to a table, and waits for
+// that only as long as ctx lasts (a table write that fails is retried by
+// Pebble; a full disk ends the process, see the package documentation);
+// when it returns an error, the postings are still deferred, and written
+// by a later Flush, Close or writable Open.
 func (d *DB) Flush(ctx context.Context) (err error) {
 	if err := d.live(); err != nil {
 		return err
@@ -34,9 +39,15 @@ func (d *DB) Flush(ctx context.Context) (err error) {
 
 // flushDeferred writes the deferred postings. writeMu is held, mu is not:
 // readers go on while the postings are written (they see the deferred
-// documents by scanning them until the index records the flush). The ingestion can
-// write the WAL (it flushes an overlapping memtable), so a storage failure
-// there ends the process like one in a commit (see storageFailure).
+// documents by scanning them until the index records the flush). It first
+// writes Pebble's memtable to a table (waitFlush): the deferred mark, and
+// often the deferred documents, are there, and an ingestion that overlaps
+// the memtable waits inside Pebble for its flush, deaf to ctx; flushed
+// here, the wait ends when ctx does, and a flush that cannot be written
+// (a full disk) ends the process (see flushWatch) or, once Close has
+// begun, this call. The flush rotates the WAL, and the ingestion writes
+// the MANIFEST, so a storage failure there ends the process like one in
+// a commit (see storageFailure).
 func (d *DB) flushDeferred(ctx context.Context) error {
 	if d.ix.DeferredFrom() == noDeferred {
 		return nil
@@ -50,11 +61,53 @@ func (d *DB) flushDeferred(ctx context.Context) error {
 			return fmt.Errorf("fpdb: write deferred postings: sync: %w", storageError(err))
 		}
 	}
+	if err := d.waitFlush(ctx); err != nil {
+		return fmt.Errorf("fpdb: write deferred postings: %w", err)
+	}
 	if err := d.ix.FlushDeferred(ctx, d.opts.fs, d.dir); err != nil {
 		return fmt.Errorf("fpdb: write deferred postings: %w", storageError(err))
 	}
 	d.metrics.flushes.Add(1)
 	return nil
+}
+
+// errFlushFailed is wrapped by the error of waitFlush when a memtable
+// flush failed after Close began.
+var errFlushFailed = errors.New("a memtable flush failed")
+
+// waitFlush writes Pebble's memtable to a table and waits until it is
+// written, or until ctx is done (ctx's error). Until Close begins, a
+// failed flush is retried by Pebble and waited for, while a lasting one
+// ends the process (flushWatch). Once Close has begun, the first failed
+// flush ends the wait with an error wrapping errFlushFailed, and when
+// flushes are failing already waitFlush returns that error without
+// flushing (a flush asked for while the memtables are full would wait
+// inside Pebble). The flush rotates the WAL: a failure there ends the
+// process.
+func (d *DB) waitFlush(ctx context.Context) error {
+	var failed <-chan error
+	if d.watch.isClosing() {
+		d.watch.drain()
+		if err := d.watch.failing(); err != nil {
+			return fmt.Errorf("%w: %w", errFlushFailed, err)
+		}
+		failed = d.watch.failed
+	}
+	flushed, err := func() (<-chan struct{}, error) {
+		defer exitOnStoragePanic(d.opts.Logger)
+		return d.pdb.AsyncFlush()
+	}()
+	if err != nil {
+		return fmt.Errorf("flush: %w", storageError(err))
+	}
+	select {
+	case <-flushed:
+		return nil
+	case err := <-failed:
+		return fmt.Errorf("%w: %w", errFlushFailed, err)
+	case <-ctx.Done():
+		return fmt.Errorf("flush: %w", ctx.Err())
+	}
 }
 
 // flushThreshold returns how many deferred documents trigger a flush when

@@ -37,8 +37,9 @@ type RepairReport struct {
 // when both its record and its fingerprint decode; when two kept records
 // carry the same id, the one the ext-id map names (else the newest) stays.
 // Everything else is removed and listed in the report. A stored text that
-// does not decode, or whose document is not kept, is removed too (a kept
-// document whose text was damaged stays, without it).
+// does not decode, that does not give its document's content hash (see
+// Check), or whose document is not kept, is removed too (a kept document
+// whose text was damaged stays, without it).
 //
 // The database must not be open (Repair takes its lock: ErrLocked
 // otherwise), and its meta record must be intact (Repair does not guess the

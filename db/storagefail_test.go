@@ -55,6 +55,23 @@ var storageFaults = map[string]func(op errorfs.Op) error{
 		return nil
 	},
 	"disk full": func(op errorfs.Op) error { return diskFull(op, 0) },
+	// The disk has room for the WAL (its space reserved ahead, say) and
+	// for fpdb's own small files, none for the tables Pebble writes its
+	// memtables and compactions to.
+	"tables full": func(op errorfs.Op) error {
+		if tableWrite(op) {
+			return &fsError{op: op, err: syscall.ENOSPC}
+		}
+		return nil
+	},
+	// Every table write fails, but not for want of space (the child
+	// lowers flushFailureLimit to 2 s for it).
+	"tables fail": func(op errorfs.Op) error {
+		if tableWrite(op) {
+			return errorfs.ErrInjected
+		}
+		return nil
+	},
 	// A WAL's space reservation fails (a disk nearly full: Pebble asks
 	// for about 1.1 memtables ahead), every write and sync succeeds.
 	"WAL preallocate": func(op errorfs.Op) error {
@@ -78,13 +95,33 @@ func faultFP(seed uint64) []uint64 {
 	return fp
 }
 
+// tableWrite reports whether op writes one of Pebble's own tables (not a
+// WAL, not fpdb's posting files, not the MANIFEST).
+func tableWrite(op errorfs.Op) bool {
+	switch op.Kind {
+	case errorfs.OpCreate, errorfs.OpFileWrite, errorfs.OpFileWriteAt, errorfs.OpFileSync, errorfs.OpFileSyncData,
+		errorfs.OpFileSyncTo, errorfs.OpFilePreallocate:
+	default:
+		return false
+	}
+	name := filepath.Base(op.Path)
+	num, ext, ok := strings.Cut(name, ".")
+	if !ok || (ext != "sst" && ext != "blob") {
+		return false
+	}
+	_, err := strconv.ParseUint(num, 10, 64)
+	return err == nil
+}
+
 // faultChild opens the database in dir, stores 600 documents, switches
 // the fault on and then writes along path until the process ends. It
 // prints "try" before each call and "ack" after each call that returned
 // nil, as "try|ack add ID SEED" and "try|ack del ID"; a batch is one try
 // line and one ack line per document. A call that returns an error prints
 // "err" and the child goes on. It returns 0 when the writes ran out
-// without the process being ended.
+// without the process being ended. Path "reopen" only opens the database
+// (not for a bulk load, so Open writes any deferred postings) with the
+// fault on from the start, prints "opened" and closes it.
 func faultChild(spec string) int {
 	parts := strings.Split(spec, "|")
 	if len(parts) != 3 {
@@ -92,6 +129,9 @@ func faultChild(spec string) int {
 		return 3
 	}
 	dir, path, fault := parts[0], parts[1], storageFaults[parts[2]]
+	if parts[2] == "tables fail" {
+		flushFailureLimit = 2 * time.Second
+	}
 	var on atomic.Bool
 	fs := noReuseFS{errorfs.Wrap(vfs.Default, errorfs.InjectorFunc(func(op errorfs.Op) error {
 		if on.Load() {
@@ -105,10 +145,19 @@ func faultChild(spec string) int {
 	if path == "rotate" {
 		o.MemTableSize = 256 << 10
 	}
+	on.Store(path == "reopen")
 	d, err := Open(dir, o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "open:", err)
 		return 3
+	}
+	if path == "reopen" {
+		fmt.Println("opened")
+		if err := d.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "close:", err)
+			return 3
+		}
+		return 0
 	}
 	out := bufio.NewWriter(os.Stdout)
 	say := func(format string, args ...any) {

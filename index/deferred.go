@@ -123,7 +123,9 @@ func (ix *Index) loadDeferredMark() error {
 // deferred documents through the scan, and lists they read from Pebble are cut at the
 // deferred mark (postingReader.read); they wait only while the deferred
 // ids then join the cached lists. Without deferred documents it does
-// nothing.
+// nothing. An ingestion that overlaps Pebble's memtable (the deferred mark
+// is written there) waits inside Pebble for the memtable's flush, deaf to
+// ctx: the caller writes the memtable first (package db's waitFlush).
 func (ix *Index) FlushDeferred(ctx context.Context, fs vfs.FS, dir string) error {
 	ix.wmu.Lock()
 	defer ix.wmu.Unlock()

@@ -33,20 +33,31 @@ target must not hold any document. The export's hash and
 normalization versions must be this build's; its format version may be older
 (import is the migration path between format versions).
 
-Documents are written in atomic batches of 10 000. On an error (a bad line, a
-truncated export), an interrupt (Ctrl-C: "interrupted: N documents
-imported") or a crash, the database holds the whole batches written so far,
-never part of one, and is marked as unfinished: it refuses other writes, and
-"fpdb check" and "fpdb stats" say so. Import the same export into it again to
-finish: the import resumes after the documents stored (a bad line may be
-mended first; the header line must stay the same). Or remove it.
+Each document's text, when the export carries one, is fingerprinted again
+with the export's parameters and templates (on all cores): a line whose text
+does not give its "content_hash", "fingerprint" or "words" (an edited text,
+a flipped digit) is refused as a bad line, naming it and what differs. A line without a text (an export of a database created with
+--no-texts, or of a cluster) is taken as it is: the format carries no
+checksum, so keep exports where they cannot be changed, or checksum them.
+
+Documents are written in atomic batches of 10 000. On an error (a bad line,
+such as a text that does not match its line; a truncated export), an
+interrupt (Ctrl-C: "interrupted: N documents imported") or a crash, the
+database holds the whole batches written so far, never part of one (the
+batch of a bad line is not stored), and is marked as unfinished: it refuses
+other writes, and "fpdb check" and "fpdb stats" say so. Import the same
+export into it again to finish: the import resumes after the documents
+stored (a bad line may be mended first; the header line must stay the
+same). Or remove it. One that stored nothing in a database it created (a
+bad line in the first batch) leaves no database.
 
 With --server URL, import sends the export to that server ("fpdb serve"), into
 its database, or to the whole cluster when URL is a cluster node; the database
 or cluster must hold no document and have the export's parameters. This is
 how a local database moves into a cluster. A cluster keeps no texts, templates
 or audit log: it refuses an export with templates, and reads the texts and log
-entries without keeping them (their numbers are printed).
+entries without keeping them (their numbers are printed) nor checking the
+texts against their lines.
 It stores the documents 10 000 at a time; an error after some were stored
 says how many.`,
 		Example: `  fpdb --db restored import backup.jsonl

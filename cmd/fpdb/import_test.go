@@ -1,10 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -97,6 +99,62 @@ func TestImportErrors(t *testing.T) {
 		t.Errorf("the resumed import: stdout %q, want %q", r.stdout, want)
 	}
 	runFPDB(t, "", "--db", dst, "check").mustCode(t, exitOK)
+}
+
+// TestImportRefusesDamagedText: a line of an export whose text was edited
+// (or whose fingerprint lost a digit) is refused, naming the export, the
+// line, the id and what does not match; nothing is stored, and no
+// database is left. Before, the import took it: the query of the old text
+// answered "similarity 1.000 ... exact" for a document holding another.
+func TestImportRefusesDamagedText(t *testing.T) {
+	src := dbDir(t)
+	runFPDB(t, "", "--db", src, "add", "--quiet", corpus).mustCode(t, exitDuplicates)
+	exp := runFPDB(t, "", "--db", src, "export").mustCode(t, exitOK).stdout
+	lines := strings.SplitAfter(exp, "\n")
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(lines[3]), &rec); err != nil {
+		t.Fatal(err)
+	}
+	id := rec["id"].(string)
+	for _, tc := range []struct {
+		name string
+		edit func(rec map[string]any)
+		want string
+	}{
+		{"text", func(rec map[string]any) {
+			rec["text"] = "other words than those the document was stored with, " + rec["text"].(string)[:40]
+		},
+			"content_hash "},
+		{"fingerprint", func(rec map[string]any) {
+			fp := []byte(rec["fingerprint"].(string))
+			fp[3] = map[bool]byte{true: '1', false: '0'}[fp[3] == '0']
+			rec["fingerprint"] = string(fp)
+		}, "fingerprint differs from the text's in "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var r map[string]any
+			if err := json.Unmarshal([]byte(lines[3]), &r); err != nil {
+				t.Fatal(err)
+			}
+			tc.edit(r)
+			b, err := json.Marshal(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bad := append(slices.Clone(lines[:3]), string(b)+"\n")
+			path := writeFile(t, t.TempDir(), "bad.jsonl", []byte(strings.Join(append(bad, lines[4:]...), "")))
+			dst := dbDir(t)
+			r2 := runFPDB(t, "", "--db", dst, "import", path).mustCode(t, exitFailure)
+			for _, want := range []string{fmt.Sprintf("fpdb: import %s: invalid export: line 4: %q: the record does not match its text", path, id), tc.want} {
+				if !strings.Contains(r2.stderr, want) {
+					t.Errorf("stderr %q, want %q", r2.stderr, want)
+				}
+			}
+			if names, _ := os.ReadDir(dst); len(names) > 1 {
+				t.Errorf("the refused import left %d files in %s", len(names), dst)
+			}
+		})
+	}
 }
 
 // TestImportWaits: import waits (--wait) for a database another process
