@@ -17,6 +17,28 @@
 //     fixes the number of virtual shards V, the nodes holding each shard's
 //     replicas, and the shards' database parameters.
 //
+// Every node is given the same members: its own name and its peers'
+// (Options.Peers). The NATS cluster name is made from the members'
+// names, and nats-server forms no route between servers of different
+// cluster names: a node given another member list, or one that lists a
+// node of another cluster by mistake, joins no one, and Start fails at
+// once with a *ForeignPeerError naming the peers and their clusters, so
+// that two clusters never merge (a merge mixed their logs: a write
+// answered stored through one landed in the other). Two clusters of the
+// same node names cannot be told apart that way: clusters whose route
+// ports can reach each other need distinct node names. A node records
+// its cluster's id (the map's) in its directory (CLUSTER-ID) and refuses
+// a cluster of another id (ErrWrongCluster, naming both). A start that
+// does not form within Options.StartTimeout fails naming the peers never
+// reached and why (refused, no such host, another node there).
+//
+// The creation parameters set in a node's Options (Shards, Replicas, the
+// DB fields, GroupWidth; zero asks for nothing) must be the cluster's:
+// one that differs from the map's makes Start fail with a *ParamsError
+// naming it and both values (as db.Open does with a database's), on a
+// restart as on a new cluster, where the node whose map was not written
+// is refused once it reads the other's.
+//
 // A document belongs to shard Shard(id, V). Each node opens a db.DB for
 // every shard replica the map gives it, and each replica follows the log:
 // it applies its shard's entries of every message, in log order, writing
@@ -56,6 +78,15 @@
 // that answer does not come is the error ErrOutcomeUnknown (stored or
 // not: sending the same add again is safe).
 //
+// Over HTTP (Node.Handler), a plain add, a delete by id and an unchecked
+// batch whose shard no replica answers are appended to the log all the
+// same and answered 202 Accepted, with "pending": the log holds them, and
+// a replica of the shard applies them when it returns; until then whether
+// an add replaces a stored document (or leaves one of the same content
+// unchanged), or a delete finds its document, is not known. What needs
+// the shard's answer (a check, a dry run, a read) is a 503. While a node
+// starts, StartingHandler answers: /healthz 200, everything else 503.
+//
 // Router.Pairs appends a pin: every replica keeps a checkpoint of its
 // shard at the pin's sequence, and the V(V+1)/2 pair tasks (i ≤ j) are
 // run by replicas of shard i against shard j's documents at the pin.
@@ -88,6 +119,10 @@
 //     minutes after (eight at most).
 //   - The NATS routes have no authentication: keep the route port on a
 //     private network.
+//   - A node of a version before the NATS cluster name was made from the
+//     members' names (it was "fpdb") forms no route with one of this
+//     version: stop every node, then start them on the new version, as
+//     for any upgrade. The cluster's data is kept.
 //
 // docs/SCALING.md describes the design, what each fault does, and the
 // capacity arithmetic.

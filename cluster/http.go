@@ -105,17 +105,41 @@ const CodeOutcomeUnknown = api.CodeOutcomeUnknown
 // counts them;
 // /metrics gives the node's figures (its router's, and each shard
 // replica's it holds, labeled by shard: package cluster's
-// nodeCollector) beside its HTTP requests. An unavailable shard is a 503.
+// nodeCollector) beside its HTTP requests. An unavailable shard is a 503,
+// except to a plain add, a delete by id and an unchecked batch: those are
+// appended to the log all the same and answered 202 Accepted with
+// "pending" (applied when a replica of the shard returns; see pendingAdd,
+// pendingDelete, pendingBatch).
 // A write whose request time runs out before its log message is sent is
 // a 408, and not done; once sent, the answer waits for the log's, past
 // the request's time (up to outcomeWait more), and when that does not
 // come it is a 504 of code CodeOutcomeUnknown: the write may or may not
 // be done, and the message says how to learn which.
 func (n *Node) Handler(opts *HTTPOptions) http.Handler {
-	o := HTTPOptions{}
-	if opts != nil {
-		o = *opts
+	o := opts.withDefaults(n.opts.Logger)
+	h := &httpHandler{n: n, r: n.r, o: o, requests: metrics.NewHTTP(), compareSlots: server.NewCompareSlots()}
+	mh, err := n.metricsHandler(h.requests)
+	if err != nil {
+		o.Logger.Error("no metrics", "err", err)
 	}
+	h.metricsPage = mh
+	return httpapi.NewMux(h.routes(), o.mux(n.opts.Name, h.requests.Observe))
+}
+
+// withDefaults returns a copy of o (of a nil o, the zero HTTPOptions)
+// with every zero or negative field at its default; logger is the
+// default Logger.
+func (o *HTTPOptions) withDefaults(logger *slog.Logger) HTTPOptions {
+	var c HTTPOptions
+	if o != nil {
+		c = *o
+	}
+	c.fillDefaults(logger)
+	return c
+}
+
+// fillDefaults sets every zero or negative field of o to its default.
+func (o *HTTPOptions) fillDefaults(logger *slog.Logger) {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = defaultHTTPMaxBody
 	}
@@ -135,17 +159,48 @@ func (n *Node) Handler(opts *HTTPOptions) http.Handler {
 		o.ReadyTimeout = defaultHTTPReady
 	}
 	if o.Logger == nil {
-		o.Logger = n.opts.Logger
+		o.Logger = logger
 	}
-	h := &httpHandler{n: n, r: n.r, o: o, requests: metrics.NewHTTP(), compareSlots: server.NewCompareSlots()}
-	mh, err := n.metricsHandler(h.requests)
-	if err != nil {
-		o.Logger.Error("no metrics", "err", err)
-	}
-	h.metricsPage = mh
-	return httpapi.NewMux(h.routes(), httpapi.Options{Tokens: o.Tokens, MaxBodyBytes: o.MaxBodyBytes, MaxImportBytes: o.MaxImportBytes,
+}
+
+// mux returns the options of the API's httpapi.NewMux for the node
+// named node; observe (nil: none) is told of each request answered.
+func (o *HTTPOptions) mux(node string, observe func(pattern, method string, status int, took time.Duration)) httpapi.Options {
+	return httpapi.Options{Tokens: o.Tokens, MaxBodyBytes: o.MaxBodyBytes, MaxImportBytes: o.MaxImportBytes,
 		RequestTimeout: o.RequestTimeout, StreamTimeout: o.StreamTimeout, MaxConcurrent: o.MaxConcurrent,
-		Logger: o.Logger, LogAttrs: []any{"node", n.opts.Name}, Errors: httpErrors, Observe: h.requests.Observe})
+		Logger: o.Logger, LogAttrs: []any{"node", node}, Errors: httpErrors, Observe: observe}
+}
+
+// startingRetry is the Retry-After, in seconds, of the answers of a node
+// that is starting.
+const startingRetry = 1
+
+// StartingHandler returns the HTTP API of the node named node while it
+// starts (Start has not returned: it joins its peers, reads the shard map
+// and opens its replicas, up to Options.StartTimeout), so that its
+// address answers at once rather than leave connections waiting:
+// /healthz answers 200 (the process is alive), /readyz 503 saying that
+// the node is forming the cluster, and every other route 503 (code
+// unavailable, with Retry-After) in the API's error body, saying that the
+// node is starting. Tokens and the other limits of opts apply as in
+// Node.Handler. A server switches to Node.Handler once Start returns.
+func StartingHandler(node string, opts *HTTPOptions) http.Handler {
+	o := opts.withDefaults(nil)
+	starting := func(what string) error {
+		return &httpapi.Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable, RetryAfter: startingRetry,
+			Message: fmt.Sprintf("cluster node %s is starting: %s; try again shortly", node, what)}
+	}
+	hs := httpapi.Handlers{
+		Healthz: healthz,
+		Readyz: func(http.ResponseWriter, *http.Request) error {
+			return starting("forming the cluster (joining its peers, reading the shard map, opening its shard replicas)")
+		},
+	}
+	return httpapi.NewMux(hs.Routes(func(httpapi.Route) httpapi.HandlerFunc {
+		return func(http.ResponseWriter, *http.Request) error {
+			return starting("it serves the API once it has joined the cluster")
+		}
+	}), o.mux(node, nil))
 }
 
 type httpHandler struct {
@@ -163,7 +218,7 @@ type httpHandler struct {
 // routes are the single-node server's routes (httpapi.Handlers), each
 // served or, without a handler here, answered 501.
 func (h *httpHandler) routes() []httpapi.Route {
-	hs := httpapi.Handlers{Healthz: h.healthz, Readyz: h.readyz, Page: server.ServePage, Asset: server.ServeAsset,
+	hs := httpapi.Handlers{Healthz: healthz, Readyz: h.readyz, Page: server.ServePage, Asset: server.ServeAsset,
 		OpenAPI: server.ServeOpenAPI, Add: h.add, Get: h.get, DeleteOne: h.deleteOne,
 		Query: h.query, Stats: h.stats, Pairs: h.pairs, Clusters: h.clusters, Batch: h.batch, DeleteMany: h.deleteMany,
 		Compare: h.compare, Export: h.export, Import: h.importExport, Metrics: h.metrics}
@@ -251,6 +306,19 @@ func sameContent(stored, doc *db.Doc) bool {
 // the map) at a log sequence of at least minSeq: one get request per
 // shard and chunk of ids, the shards in parallel.
 func (h *httpHandler) getMany(ctx context.Context, ids []string, minSeq uint64) (map[string]*db.Doc, error) {
+	docs, _, err := h.getShards(ctx, ids, minSeq, false)
+	return docs, err
+}
+
+// getAvailable is getMany where a shard that no replica answers
+// (ErrShardUnavailable) is no error: its ids are left out of docs and
+// listed in down instead.
+func (h *httpHandler) getAvailable(ctx context.Context, ids []string, minSeq uint64) (docs map[string]*db.Doc, down map[string]bool, err error) {
+	return h.getShards(ctx, ids, minSeq, true)
+}
+
+// getShards is getMany; with tolerate, getAvailable.
+func (h *httpHandler) getShards(ctx context.Context, ids []string, minSeq uint64, tolerate bool) (map[string]*db.Doc, map[string]bool, error) {
 	r := h.r
 	byShard := map[int][]string{}
 	for _, id := range ids {
@@ -258,6 +326,7 @@ func (h *httpHandler) getMany(ctx context.Context, ids []string, minSeq uint64) 
 		byShard[s] = append(byShard[s], id)
 	}
 	out := make(map[string]*db.Doc, len(ids))
+	down := map[string]bool{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	errs := make([]error, 0, len(byShard))
@@ -267,36 +336,53 @@ func (h *httpHandler) getMany(ctx context.Context, ids []string, minSeq uint64) 
 			defer wg.Done()
 			for lo := 0; lo < len(sids); lo += httpGetChunk {
 				chunk := sids[lo:min(lo+httpGetChunk, len(sids))]
-				rctx, cancel := context.WithTimeout(ctx, r.opts.RequestTimeout)
-				var rep getReply
-				err := r.request(rctx, s, "get", getRequest{IDs: chunk, atSeq: atSeq{MinSeq: minSeq, WaitMs: waitMs}}, &rep)
-				cancel()
-				if err == nil && rep.Err != "" {
-					err = fmt.Errorf("fpdb cluster: shard %d: %s", s, rep.Err)
-				}
-				if err == nil && len(rep.Docs) != len(chunk) {
-					err = fmt.Errorf("fpdb cluster: shard %d answered %d documents of %d", s, len(rep.Docs), len(chunk))
-				}
+				docs, err := h.getChunk(ctx, s, chunk, minSeq)
 				mu.Lock()
-				if err != nil {
+				switch {
+				case err != nil && tolerate && errors.Is(err, ErrShardUnavailable):
+					for _, id := range sids[lo:] {
+						down[id] = true
+					}
+				case err != nil:
 					errs = append(errs, err)
-					mu.Unlock()
-					return
-				}
-				for i, d := range rep.Docs {
-					if d != nil {
-						out[chunk[i]] = d
+				default:
+					for i, d := range docs {
+						if d != nil {
+							out[chunk[i]] = d
+						}
 					}
 				}
 				mu.Unlock()
+				if err != nil {
+					return
+				}
 			}
 		}()
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return out, nil
+	return out, down, nil
+}
+
+// getChunk returns the stored documents of ids, all of shard s (nil for
+// an absent one), at a log sequence of at least minSeq.
+func (h *httpHandler) getChunk(ctx context.Context, s int, ids []string, minSeq uint64) ([]*db.Doc, error) {
+	r := h.r
+	rctx, cancel := context.WithTimeout(ctx, r.opts.RequestTimeout)
+	defer cancel()
+	var rep getReply
+	err := r.request(rctx, s, "get", getRequest{IDs: ids, atSeq: atSeq{MinSeq: minSeq, WaitMs: waitMs}}, &rep)
+	switch {
+	case err != nil:
+		return nil, err
+	case rep.Err != "":
+		return nil, fmt.Errorf("fpdb cluster: shard %d: %s", s, rep.Err)
+	case len(rep.Docs) != len(ids):
+		return nil, fmt.Errorf("fpdb cluster: shard %d answered %d documents of %d", s, len(rep.Docs), len(ids))
+	}
+	return rep.Docs, nil
 }
 
 // latest returns the log's last sequence: the sequence the checks of the
@@ -339,7 +425,8 @@ func (h *httpHandler) metrics(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *httpHandler) healthz(w http.ResponseWriter, r *http.Request) error {
+// healthz is GET /healthz: the process answers.
+func healthz(w http.ResponseWriter, _ *http.Request) error {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	_, err := w.Write([]byte("ok\n"))
 	return err
@@ -386,7 +473,9 @@ func (h *httpHandler) compare(w http.ResponseWriter, r *http.Request) error {
 
 // add is POST /v1/documents: the document is fingerprinted here, its
 // stored version read (for replaced and unchanged), then checked against
-// the whole cluster and appended by one Router.Add.
+// the whole cluster and appended by one Router.Add. A plain add (no
+// threshold) whose shard no replica answers is appended all the same,
+// and answered 202 (pendingAdd).
 func (h *httpHandler) add(w http.ResponseWriter, r *http.Request) error {
 	req, in, err := httpapi.ReadAdd(r)
 	if err != nil {
@@ -406,7 +495,8 @@ func (h *httpHandler) add(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	prev, err := h.stored(ctx, req.ID)
-	if err != nil {
+	pending := err != nil && req.Threshold == 0 && errors.Is(err, ErrShardUnavailable)
+	if err != nil && !pending {
 		return err
 	}
 	res, err := h.r.Add(ctx, []db.Input{doc.Input()}, AddOptions{Threshold: req.Threshold, Reject: req.Reject})
@@ -417,12 +507,46 @@ func (h *httpHandler) add(w http.ResponseWriter, r *http.Request) error {
 		}
 		return err
 	}
+	if pending {
+		return httpapi.WriteJSON(w, http.StatusAccepted, pendingAdd{AddResult: api.AddResult{ID: req.ID, Stored: true, Matches: []api.Match{}}, Pending: true})
+	}
 	out := addOutcome(req.ID, prev, doc, res[0], req.Limit)
 	status := http.StatusOK
 	if out.Stored {
 		status = http.StatusCreated
 	}
 	return httpapi.WriteJSON(w, status, out)
+}
+
+// pendingAdd is the answer (202 Accepted) of a plain add whose shard no
+// replica answered: the document is in the write log (Stored), and the
+// shard's replicas store it when one returns and applies the log; until
+// then, whether it replaces a stored document, or leaves one of the same
+// content unchanged, is not known (Replaced and Unchanged are false).
+type pendingAdd struct {
+	api.AddResult
+	// Pending is true: logged, not applied yet.
+	Pending bool `json:"pending"`
+}
+
+// pendingBatch is the answer (202 Accepted) of an unchecked batch some of
+// whose documents' shards no replica answered: they are in the write log,
+// counted in Stored, and Pending says how many of them there are (whether
+// each replaces a stored document, or leaves one unchanged, is not known
+// until a replica of its shard applies the log).
+type pendingBatch struct {
+	api.BatchResult
+	Pending int `json:"pending"`
+}
+
+// pendingDelete is the answer (202 Accepted) of a delete some of whose
+// ids' shards no replica answered: their deletion is in the write log,
+// applied when a replica of the shard returns. Deleted and NotFound count
+// the other ids only; Pending lists these (whether each was stored is not
+// known).
+type pendingDelete struct {
+	api.DeleteResult
+	Pending []string `json:"pending"`
 }
 
 // addOutcome is the API outcome of the add of doc (id), whose stored
@@ -454,7 +578,9 @@ func (h *httpHandler) get(w http.ResponseWriter, r *http.Request) error {
 }
 
 // deleteOne is DELETE /v1/documents/{id...} (?dry_run=true reports
-// without deleting): 404 when the document is absent.
+// without deleting): 404 when the document is absent. When no replica of
+// its shard answers, the delete is appended all the same and answered
+// 202 (pendingDelete; a dry run is a 503).
 func (h *httpHandler) deleteOne(w http.ResponseWriter, r *http.Request) error {
 	dry, forget, err := httpapi.ReadDeleteOne(r)
 	if err != nil {
@@ -469,17 +595,20 @@ func (h *httpHandler) deleteOne(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx := r.Context()
 	d, err := h.stored(ctx, id)
-	if err != nil {
+	pending := err != nil && !dry && errors.Is(err, ErrShardUnavailable)
+	switch {
+	case err != nil && !pending:
 		return err
-	}
-	if d == nil {
+	case !pending && d == nil:
 		return fmt.Errorf("%q: %w", id, db.ErrNotFound)
-	}
-	if dry {
+	case dry:
 		return httpapi.WriteJSON(w, http.StatusOK, api.DeleteResult{Deleted: 1, DryRun: true})
 	}
 	if _, err := h.r.Delete(ctx, []string{id}); err != nil {
 		return err
+	}
+	if pending {
+		return httpapi.WriteJSON(w, http.StatusAccepted, pendingDelete{Pending: []string{id}})
 	}
 	return httpapi.WriteJSON(w, http.StatusOK, api.DeleteResult{Deleted: 1})
 }
@@ -740,7 +869,9 @@ func keepBefore(da, dbb *db.Doc, a, b string, k db.Keep) bool {
 // (413), before anything is appended. When the log's answer to the
 // message under way does not come, the answer is a 504
 // (CodeOutcomeUnknown, batchUnknown) that counts the documents stored
-// before it and names its first line.
+// before it and names its first line. Documents whose shard no replica
+// answers are appended all the same, and the answer is a 202
+// (pendingBatch).
 func (h *httpHandler) batch(w http.ResponseWriter, r *http.Request) error {
 	lines, check, err := httpapi.ReadBatch(r, func(line int, req api.AddRequest) error {
 		if req.Replace {
@@ -762,8 +893,9 @@ func (h *httpHandler) batch(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	res.Skipped = append(res.Skipped, skipped...)
+	pending := 0
 	if len(docs) > 0 {
-		prev, err := h.storedMany(ctx, docs)
+		prev, down, err := h.storedAvailable(ctx, docs)
 		if err != nil {
 			return err
 		}
@@ -785,6 +917,9 @@ func (h *httpHandler) batch(w http.ResponseWriter, r *http.Request) error {
 		}
 		for _, d := range docs {
 			switch p := prev[d.ID]; {
+			case down[d.ID]:
+				res.Stored++
+				pending++
 			case sameContent(p, d):
 				res.Unchanged++
 			case p != nil:
@@ -796,6 +931,9 @@ func (h *httpHandler) batch(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	slices.SortFunc(res.Skipped, func(a, b api.BatchSkip) int { return a.Line - b.Line })
+	if pending > 0 {
+		return httpapi.WriteJSON(w, http.StatusAccepted, pendingBatch{BatchResult: res, Pending: pending})
+	}
 	return httpapi.WriteJSON(w, http.StatusOK, res)
 }
 
@@ -955,6 +1093,26 @@ func (h *httpHandler) storedMany(ctx context.Context, docs []*db.Doc) (map[strin
 	return h.getMany(ctx, ids, seq)
 }
 
+// storedAvailable is storedMany where the documents of a shard that no
+// replica answers are left out of the map and listed in down (by id).
+func (h *httpHandler) storedAvailable(ctx context.Context, docs []*db.Doc) (map[string]*db.Doc, map[string]bool, error) {
+	ids := make([]string, len(docs))
+	for i, d := range docs {
+		ids[i] = d.ID
+	}
+	seq, err := h.latest(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return h.getAvailable(ctx, ids, seq)
+}
+
+// shardDown is the error of a read of id, whose shard no replica
+// answered (a shard of shards).
+func shardDown(id string, shards int) error {
+	return fmt.Errorf("%w: shard %d (of %q): no replica answered", ErrShardUnavailable, Shard(id, shards), id)
+}
+
 // inputsOf returns the inputs of prepared documents.
 func inputsOf(docs []*db.Doc) []db.Input {
 	ins := make([]db.Input, len(docs))
@@ -985,7 +1143,9 @@ func (h *httpHandler) importExport(w http.ResponseWriter, r *http.Request) error
 }
 
 // deleteMany is POST /v1/delete: by ids (or with dry_run how many of them
-// are stored), or by prefix or age (deleteWhere).
+// are stored), or by prefix or age (deleteWhere). The ids of a shard that
+// no replica answers are deleted all the same (their deletion appended to
+// the log), and the answer is a 202 (pendingDelete); a dry run is a 503.
 func (h *httpHandler) deleteMany(w http.ResponseWriter, r *http.Request) error {
 	req, by, err := httpapi.ReadDelete(r)
 	if err != nil {
@@ -1017,23 +1177,34 @@ func (h *httpHandler) deleteMany(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	have, err := h.getMany(ctx, uniq, seq)
+	have, down, err := h.getAvailable(ctx, uniq, seq)
 	if err != nil {
 		return err
 	}
 	res := api.DeleteResult{DryRun: req.DryRun}
-	var del []string
+	var del, pending []string
 	for _, id := range uniq {
-		if have[id] != nil {
+		switch {
+		case down[id]:
+			pending = append(pending, id)
+		case have[id] != nil:
 			del = append(del, id)
-		} else {
+		default:
 			res.NotFound = append(res.NotFound, id)
 		}
 	}
 	if req.DryRun {
+		if len(pending) > 0 {
+			return shardDown(pending[0], h.r.smap.Shards)
+		}
 		res.Deleted = len(del)
 		return httpapi.WriteJSON(w, http.StatusOK, res)
 	}
+	// The ids known stored first, then those of shards down: an error
+	// midway counts the first.
+	known := len(del)
+	del = append(del, pending...)
+	done := 0 // ids whose deletion is appended
 	for lo := 0; lo < len(del); {
 		hi, size := lo, 0
 		for hi < len(del) && (hi == lo || size+len(del[hi])+8 <= httpDeleteChunkBytes) {
@@ -1041,6 +1212,7 @@ func (h *httpHandler) deleteMany(w http.ResponseWriter, r *http.Request) error {
 			hi++
 		}
 		if _, err := h.r.Delete(ctx, del[lo:hi]); err != nil {
+			res.Deleted = min(done, known)
 			if u := deleteUnknown(res.Deleted, err); u != nil {
 				return u
 			}
@@ -1050,8 +1222,12 @@ func (h *httpHandler) deleteMany(w http.ResponseWriter, r *http.Request) error {
 			return &httpapi.Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable,
 				Message: fmt.Sprintf("the delete stopped after %d documents deleted: %v", res.Deleted, err)}
 		}
-		res.Deleted += hi - lo
+		done = hi
 		lo = hi
+	}
+	res.Deleted = known
+	if len(pending) > 0 {
+		return httpapi.WriteJSON(w, http.StatusAccepted, pendingDelete{DeleteResult: res, Pending: pending})
 	}
 	return httpapi.WriteJSON(w, http.StatusOK, res)
 }

@@ -586,3 +586,153 @@ func TestHTTP(t *testing.T) {
 		}
 	})
 }
+
+// httpDo sends a request of method to url with body (JSON unless ct says
+// otherwise) and returns the answer's status, Retry-After and body.
+func httpDo(t *testing.T, method, url, ct, body string) (int, string, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ct == "" {
+		ct = "application/json"
+	}
+	req.Header.Set("Content-Type", ct)
+	resp, err := (&http.Client{Timeout: time.Minute}).Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	return resp.StatusCode, resp.Header.Get("Retry-After"), b
+}
+
+// idsOfShard returns n ids prefix-0, prefix-1, … of shard s of shards.
+func idsOfShard(prefix string, s, shards, n int) []string {
+	var out []string
+	for i := 0; len(out) < n; i++ {
+		if id := prefix + "-" + strconv.Itoa(i); Shard(id, shards) == s {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// TestHTTPWritesWithShardDown: with no live replica of a shard, plain
+// adds, deletes and unchecked batches of its documents are appended to
+// the log all the same and answered 202 with what is pending; a replica
+// that returns applies them. What needs the shard's answer (a check, a
+// dry run, a read) is a 503.
+func TestHTTPWritesWithShardDown(t *testing.T) {
+	tc := startCluster(t, 3, 4, 2, nil)
+	cs := httpNodes(t, tc, nil, "")
+	ctx := context.Background()
+	down := idsOfShard("down", 0, 4, 5) // shard 0: on n1 and n2
+	up := idsOfShard("up", 1, 4, 2)
+	text := func(i int) string { return fmt.Sprintf("%s Number %d of the test.", birdText, i) }
+	for i, id := range []string{down[1], down[2], up[0]} {
+		if _, err := cs[2].Add(ctx, api.AddRequest{ID: id, Text: text(i)}); err != nil {
+			t.Fatalf("add %s: %v", id, err)
+		}
+	}
+	for _, nd := range tc.nodes[:2] {
+		if err := nd.stopReplica(0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := cs[2].URL()
+
+	// A plain add: logged, pending.
+	st, _, b := httpDo(t, "POST", base+"/v1/documents?id="+down[0], "text/plain", text(10))
+	var add struct {
+		api.AddResult
+		Pending bool `json:"pending"`
+	}
+	if err := json.Unmarshal(b, &add); err != nil || st != http.StatusAccepted || !add.Pending || !add.Stored || add.Replaced || add.Unchanged || add.ID != down[0] {
+		t.Fatalf("plain add with its shard down: %d %s (%v), want 202 pending", st, b, err)
+	}
+	// A checked add needs every shard: 503.
+	st, retry, b := httpDo(t, "POST", base+"/v1/documents?threshold=0.8&id="+down[3], "text/plain", text(11))
+	if st != http.StatusServiceUnavailable || retry == "" || !strings.Contains(string(b), "shard 0") {
+		t.Fatalf("checked add with shard 0 down: %d (Retry-After %q) %s, want 503", st, retry, b)
+	}
+	// A delete by id: logged, pending; its dry run: 503.
+	if st, _, b = httpDo(t, "DELETE", base+"/v1/documents/"+down[1]+"?dry_run=true", "", ""); st != http.StatusServiceUnavailable {
+		t.Fatalf("dry-run delete with its shard down: %d %s, want 503", st, b)
+	}
+	st, _, b = httpDo(t, "DELETE", base+"/v1/documents/"+down[1], "", "")
+	var del struct {
+		api.DeleteResult
+		Pending []string `json:"pending"`
+	}
+	if err := json.Unmarshal(b, &del); err != nil || st != http.StatusAccepted || del.Deleted != 0 || !slices.Equal(del.Pending, []string{down[1]}) {
+		t.Fatalf("delete with its shard down: %d %s (%v), want 202 pending", st, b, err)
+	}
+	// Deletes of several ids: the shards up answer as usual, the ids of
+	// shard 0 are pending.
+	req := fmt.Sprintf(`{"ids":[%q,%q,%q]}`, down[2], up[0], up[1])
+	if st, _, b = httpDo(t, "POST", base+"/v1/delete", "", `{"dry_run":true,`+req[1:]); st != http.StatusServiceUnavailable {
+		t.Fatalf("dry-run delete of ids of shard 0: %d %s, want 503", st, b)
+	}
+	st, _, b = httpDo(t, "POST", base+"/v1/delete", "", req)
+	del.Pending, del.NotFound = nil, nil
+	if err := json.Unmarshal(b, &del); err != nil || st != http.StatusAccepted || del.Deleted != 1 ||
+		!slices.Equal(del.NotFound, []string{up[1]}) || !slices.Equal(del.Pending, []string{down[2]}) {
+		t.Fatalf("delete of ids of shards up and down: %d %s (%v), want 202: 1 deleted, %s not found, %s pending", st, b, err, up[1], down[2])
+	}
+	// An unchecked batch: stored, one of them pending.
+	batch := fmt.Sprintf("{\"id\":%q,\"text\":%q}\n{\"id\":%q,\"text\":%q}\n", down[4], text(12), up[1], text(13))
+	st, _, b = httpDo(t, "POST", base+"/v1/batch", "application/x-ndjson", batch)
+	var br struct {
+		api.BatchResult
+		Pending int `json:"pending"`
+	}
+	if err := json.Unmarshal(b, &br); err != nil || st != http.StatusAccepted || br.Stored != 2 || br.Pending != 1 {
+		t.Fatalf("batch with a shard down: %d %s (%v), want 202: 2 stored, 1 pending", st, b, err)
+	}
+	// A read of the shard: 503.
+	_, err := cs[2].Get(ctx, down[0])
+	wantStatus(t, "get with shard 0 down", err, http.StatusServiceUnavailable, api.CodeUnavailable)
+
+	// A replica returns and applies what was logged.
+	if err := tc.node(0).startReplica(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{down[0], down[4], up[1]} {
+		if _, err := cs[2].Get(ctx, id); err != nil {
+			t.Errorf("get %s once shard 0 is back: %v", id, err)
+		}
+	}
+	for _, id := range []string{down[1], down[2], up[0]} {
+		_, err := cs[2].Get(ctx, id)
+		wantStatus(t, "get of "+id+" deleted", err, http.StatusNotFound, api.CodeNotFound)
+	}
+}
+
+// TestStartingHandler: while a node starts, /healthz answers 200,
+// /readyz 503 saying that it forms the cluster, and the API 503 with
+// Retry-After and the API's error body.
+func TestStartingHandler(t *testing.T) {
+	srv := httptest.NewServer(StartingHandler("n1", nil))
+	defer srv.Close()
+	if st, _, b := httpDo(t, "GET", srv.URL+"/healthz", "", ""); st != http.StatusOK || string(b) != "ok\n" {
+		t.Errorf("healthz: %d %q", st, b)
+	}
+	for _, c := range []struct{ method, path, want string }{
+		{"GET", "/readyz", "forming the cluster"},
+		{"GET", "/v1/stats", "is starting"},
+		{"POST", "/v1/documents?id=a", "is starting"},
+		{"GET", "/metrics", "is starting"},
+	} {
+		st, retry, b := httpDo(t, c.method, srv.URL+c.path, "text/plain", "some words")
+		var eb api.ErrorBody
+		if err := json.Unmarshal(b, &eb); err != nil || st != http.StatusServiceUnavailable || retry == "" ||
+			eb.Error.Code != api.CodeUnavailable || !strings.Contains(eb.Error.Message, c.want) || !strings.Contains(eb.Error.Message, "n1") {
+			t.Errorf("%s %s while starting: %d (Retry-After %q) %s (%v), want 503 saying %q", c.method, c.path, st, retry, b, err, c.want)
+		}
+	}
+}

@@ -50,6 +50,8 @@ type Node struct {
 	r    *Router
 	// lock holds the node directory (lockNodeDir) until Close.
 	lock io.Closer
+	// clusterName is the NATS cluster name (clusterName).
+	clusterName string
 
 	stopWatch   context.CancelFunc
 	wg          sync.WaitGroup
@@ -89,6 +91,11 @@ func Start(ctx context.Context, opts *Options) (_ *Node, err error) {
 		return nil, err
 	}
 	removeLeftovers(o.Dir)
+	known, err := readClusterID(o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	n.clusterName = clusterName(&o)
 	if err := n.startServer(); err != nil {
 		return nil, err
 	}
@@ -119,6 +126,12 @@ func Start(ctx context.Context, opts *Options) (_ *Node, err error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if err := n.checkClusterID(known, n.smap); err != nil {
+		return nil, err
+	}
+	if err := n.smap.checkAsked(opts); err != nil {
+		return nil, fmt.Errorf("fpdb cluster: node %s: %w", o.Name, err)
 	}
 	n.cur.Store(n.smap)
 	if n.gw, err = db.Open(filepath.Join(o.Dir, "gateway"), n.smap.dbOptions()); err != nil {
@@ -153,19 +166,27 @@ func Start(ctx context.Context, opts *Options) (_ *Node, err error) {
 		n.replicas[s] = rep
 		n.mu.Unlock()
 	}
+	// Once its replicas have accepted the cluster's id (checkIdentity).
+	if known == "" {
+		if err := writeClusterID(o.Dir, n.smap.ID); err != nil {
+			w.Stop()
+			return nil, err
+		}
+	}
 	n.wg.Add(1)
 	go n.watchMap(wctx, w)
 	o.Logger.Info("cluster node started", "node", o.Name, "shards", n.Map().shardsOf(o.Name), "routes", net.JoinHostPort(o.Host, strconv.Itoa(o.ClusterPort)))
 	return n, nil
 }
 
+// startServer starts the node's NATS server.
 func (n *Node) startServer() error {
 	o := &n.opts
 	var routes []*url.URL
 	for _, p := range o.Peers {
 		u, err := url.Parse("nats-route://" + p.Addr)
 		if err != nil {
-			return fmt.Errorf("%w: peer %s: %v", ErrInvalidOptions, p.Name, err)
+			return fmt.Errorf("%w: peer %s: %w", ErrInvalidOptions, p.Name, err)
 		}
 		routes = append(routes, u)
 	}
@@ -177,8 +198,9 @@ func (n *Node) startServer() error {
 		StoreDir:   filepath.Join(o.Dir, "nats"),
 		// Every write is synced to disk before it is acknowledged.
 		SyncAlways: true,
+		// The name keeps clusters apart (clusterName).
 		Cluster: server.ClusterOpts{
-			Name: "fpdb",
+			Name: n.clusterName,
 			Host: o.Host,
 			Port: o.ClusterPort,
 		},
@@ -226,9 +248,13 @@ func (n *Node) startServer() error {
 }
 
 // setupJetStream creates (or finds) the log stream and the map bucket,
-// retrying while the JetStream cluster elects its meta leader.
+// retrying while the JetStream cluster elects its meta leader. Meanwhile
+// it probes, every few seconds, the peers it has no route with: one of
+// another NATS cluster never will (a *ForeignPeerError, at once).
 func (n *Node) setupJetStream(ctx context.Context) error {
 	o := &n.opts
+	nextProbe := time.Now().Add(2 * time.Second)
+	warned := false // of the peers not reached
 	for {
 		actx, cancel := context.WithTimeout(ctx, time.Second)
 		err := n.setupOnce(actx)
@@ -237,12 +263,50 @@ func (n *Node) setupJetStream(ctx context.Context) error {
 			return nil
 		}
 		o.Logger.Debug("cluster not formed yet", "node", o.Name, "err", err)
+		if len(o.Peers) > 0 && time.Now().After(nextProbe) {
+			probes := n.probe()
+			if ferr := n.foreignPeers(probes); ferr != nil {
+				return ferr
+			}
+			if len(probes) > 0 && !warned {
+				o.Logger.Info("cluster not formed yet: waiting for peers", "node", o.Name, "not reached", unreached(probes))
+				warned = true
+			}
+			nextProbe = time.Now().Add(3 * time.Second)
+		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("fpdb cluster: node %s: the cluster did not form (%v): %w", o.Name, err, ctx.Err())
+			return n.notFormed(err, ctx.Err())
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// probe probes the peers the node has no route with (probeUnrouted),
+// each for at most probeTimeout.
+func (n *Node) probe() []routeProbe {
+	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+	defer cancel()
+	return n.probeUnrouted(ctx)
+}
+
+// probeTimeout bounds a probe of a peer's route port.
+const probeTimeout = 2 * time.Second
+
+// notFormed is the error of a cluster that did not form before the
+// start's end (cause): the last error of the set-up (last), and the peers
+// never reached, with why.
+func (n *Node) notFormed(last, cause error) error {
+	o := &n.opts
+	probes := n.probe()
+	if err := n.foreignPeers(probes); err != nil {
+		return err
+	}
+	msg := fmt.Sprintf("fpdb cluster: node %s: the cluster did not form in %v (%v)", o.Name, o.StartTimeout, last)
+	if len(probes) > 0 {
+		msg += "; peers never reached: " + unreached(probes)
+	}
+	return fmt.Errorf("%s: %w", msg, cause)
 }
 
 func (n *Node) setupOnce(ctx context.Context) (err error) {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,16 +24,99 @@ type Peer struct {
 	Addr string
 }
 
-// ParsePeer parses "NAME@HOST:PORT".
+// ParsePeer parses "NAME@HOST:PORT": HOST is a DNS name, an IPv4
+// address or an IPv6 address in brackets, PORT a number from 1 to 65535.
+// A malformed entry is a *PeerError.
 func ParsePeer(s string) (Peer, error) {
 	name, addr, ok := strings.Cut(s, "@")
 	if !ok || name == "" {
-		return Peer{}, fmt.Errorf("%w: peer %q: want NAME@HOST:PORT", ErrInvalidOptions, s)
+		return Peer{}, &PeerError{Peer: s, Reason: "want NAME@HOST:PORT"}
 	}
-	if _, _, err := net.SplitHostPort(addr); err != nil {
-		return Peer{}, fmt.Errorf("%w: peer %q: %v", ErrInvalidOptions, s, err)
+	p := Peer{Name: name, Addr: addr}
+	if err := p.validate(); err != nil {
+		return Peer{}, err
 	}
-	return Peer{Name: name, Addr: addr}, nil
+	return p, nil
+}
+
+// PeerError is the error of ParsePeer and Options.Validate for a peer
+// that is not NAME@HOST:PORT (a bad name, host or port). It wraps
+// ErrInvalidOptions.
+type PeerError struct {
+	// Peer is the peer as given (NAME@ADDR).
+	Peer string
+	// Reason says what is wrong with it.
+	Reason string
+}
+
+// Error names the peer and what is wrong with it.
+func (e *PeerError) Error() string {
+	return fmt.Sprintf("%v: peer %q: %s", ErrInvalidOptions, e.Peer, e.Reason)
+}
+
+// Unwrap returns ErrInvalidOptions.
+func (e *PeerError) Unwrap() error { return ErrInvalidOptions }
+
+// validate checks the peer's name and route address (HOST:PORT).
+func (p Peer) validate() error {
+	bad := func(format string, args ...any) error {
+		return &PeerError{Peer: p.Name + "@" + p.Addr, Reason: fmt.Sprintf(format, args...)}
+	}
+	if err := validName(p.Name); err != nil {
+		return bad("node name %q: want 1 to 64 characters without spaces, dots, '*' or '>'", p.Name)
+	}
+	host, port, err := net.SplitHostPort(p.Addr)
+	if err != nil {
+		return bad("address %q is not HOST:PORT (an IPv6 address goes in brackets: [::1]:6222)", p.Addr)
+	}
+	if why := badHost(host); why != "" {
+		return bad("host %q: %s", host, why)
+	}
+	if why := badPort(port); why != "" {
+		return bad("port %q: %s", port, why)
+	}
+	return nil
+}
+
+// badHost says what is wrong with host, a DNS name or an IP address (""
+// when nothing is).
+func badHost(host string) string {
+	if host == "" {
+		return "no host"
+	}
+	if _, err := netip.ParseAddr(host); err == nil {
+		return ""
+	}
+	name := strings.TrimSuffix(host, ".")
+	if len(name) == 0 || len(name) > 253 {
+		return "not a host name or IP address"
+	}
+	numeric := true
+	for _, label := range strings.Split(name, ".") {
+		if len(label) == 0 || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return "not a host name or IP address"
+		}
+		for _, c := range label {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+				return "not a host name or IP address"
+			}
+		}
+		numeric = numeric && strings.Trim(label, "0123456789") == ""
+	}
+	if numeric {
+		return "not an IP address"
+	}
+	return ""
+}
+
+// badPort says what is wrong with port, a TCP port number ("" when
+// nothing is).
+func badPort(port string) string {
+	n, err := strconv.Atoi(port)
+	if err != nil || strings.Trim(port, "0123456789") != "" || n < 1 || n > 65535 {
+		return "want a port number from 1 to 65535"
+	}
+	return ""
 }
 
 // Options configure a node. The zero value of each field means its
@@ -54,21 +139,35 @@ type Options struct {
 	ClusterPort int
 	// Peers are the other nodes. Every node must be given the same set of
 	// names (its own plus its peers'): the first node to start writes the
-	// shard map from them.
+	// shard map from them, and the set names the cluster's NATS servers
+	// (clusterName), so that a node given another set, or a node of
+	// another cluster listed by mistake, forms no route with them (Start
+	// fails with a *ForeignPeerError). A node may change address: its
+	// peers are then given the new one.
 	Peers []Peer
 	// Shards is the number of virtual shards V (default 4), fixed when the
-	// cluster's shard map is created.
+	// cluster's shard map is created. When not 0, it must be the cluster's
+	// (a *ParamsError otherwise).
 	Shards int
 	// Replicas is the number of replicas of each shard (default 2, at most
-	// the number of nodes), fixed at creation.
+	// the number of nodes), fixed at creation. When not 0, it must be the
+	// cluster's (a *ParamsError otherwise).
 	Replicas int
 	// LogReplicas is the number of replicas of the write log and the shard
 	// map (default 3, at most the number of nodes).
 	LogReplicas int
 	// DB sets the creation parameters of the shards' databases (K,
-	// GroupWidths, ShingleWidth, Seed); nil means db.DefaultOptions. Only
-	// the first node's are used: the map records them.
+	// GroupWidths, ShingleWidth, Seed, NormalizeVersion): a zero field, or
+	// a nil DB, means its default (db.Options.EnsureDefaults). The node
+	// that creates the cluster's map records them there; on any node, a
+	// parameter set here (not zero) that differs from the map's makes Start
+	// fail with a *ParamsError, as db.Open does with a database's.
 	DB *db.Options
+	// GroupWidth, when not 0 and DB sets no GroupWidths, asks for index
+	// groups of this many bits, db.EqualWidths(K, GroupWidth) (fpdb's
+	// --group-bits): the groups of a new cluster, and those an existing
+	// one must have.
+	GroupWidth int
 	// StartTimeout bounds how long Start waits for the cluster to form
 	// (default 30s).
 	StartTimeout time.Duration
@@ -127,13 +226,16 @@ func (o *Options) Validate() error {
 		if names[p.Name] {
 			return fmt.Errorf("%w: node name %q given twice", ErrInvalidOptions, p.Name)
 		}
-		if err := validName(p.Name); err != nil {
+		if err := p.validate(); err != nil {
 			return err
 		}
 		names[p.Name] = true
 	}
 	if err := validName(o.Name); err != nil {
 		return err
+	}
+	if why := badHost(o.Host); why != "" {
+		return fmt.Errorf("%w: host %q: %s", ErrInvalidOptions, o.Host, why)
 	}
 	switch {
 	case o.Dir == "":
@@ -148,6 +250,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("%w: ports %d, %d", ErrInvalidOptions, o.ClientPort, o.ClusterPort)
 	case o.MaxBatch < 1:
 		return fmt.Errorf("%w: MaxBatch %d", ErrInvalidOptions, o.MaxBatch)
+	case o.GroupWidth < 0 || o.GroupWidth > db.MaxGroupWidth:
+		return fmt.Errorf("%w: GroupWidth %d (want 1 to %d)", ErrInvalidOptions, o.GroupWidth, db.MaxGroupWidth)
 	}
 	return nil
 }

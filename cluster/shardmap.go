@@ -35,6 +35,10 @@ type ShardMap struct {
 	Nodes []string `json:"nodes"`
 	// Assign lists, for each shard, the nodes holding a replica of it.
 	Assign [][]string `json:"assign"`
+	// Replicas is the number of replicas of each shard the cluster was
+	// created with (Node.AddReplica and RemoveReplica change Assign, not
+	// this); 0 in a map written before it was recorded.
+	Replicas int `json:"replicas,omitempty"`
 	// K, GroupWidths, ShingleWidth, Seed and NormalizeVersion are the
 	// shards' creation parameters: every replica of every shard uses
 	// them. A map written before NormalizeVersion was recorded has 0
@@ -59,19 +63,106 @@ func newShardMap(o *Options) *ShardMap {
 	slices.Sort(names)
 	var id [16]byte
 	rand.Read(id[:])
-	m := &ShardMap{Format: mapFormat, ID: hex.EncodeToString(id[:]), Shards: o.Shards, Nodes: names, Assign: make([][]string, o.Shards)}
+	m := &ShardMap{Format: mapFormat, ID: hex.EncodeToString(id[:]), Shards: o.Shards, Nodes: names, Assign: make([][]string, o.Shards),
+		Replicas: o.Replicas}
 	for s := range m.Assign {
 		for i := 0; i < o.Replicas; i++ {
 			m.Assign[s] = append(m.Assign[s], names[(s+i)%len(names)])
 		}
 	}
-	dbo := db.DefaultOptions()
-	if o.DB != nil {
-		dbo = o.DB
-	}
+	dbo := creationOptions(o)
 	m.K, m.GroupWidths, m.ShingleWidth, m.Seed = dbo.K, dbo.GroupWidths, dbo.ShingleWidth, dbo.Seed
 	m.NormalizeVersion = dbo.NormalizeVersion
 	return m
+}
+
+// creationOptions returns the shards' creation parameters o asks for,
+// every parameter it leaves zero at its default.
+func creationOptions(o *Options) *db.Options {
+	dbo := o.DB.Clone()
+	if len(dbo.GroupWidths) == 0 && o.GroupWidth > 0 {
+		k := dbo.K
+		if k == 0 {
+			k = db.DefaultK
+		}
+		dbo.GroupWidths = db.EqualWidths(k, o.GroupWidth)
+	}
+	return dbo.EnsureDefaults()
+}
+
+// ParamsError is the error of Start when a creation parameter set in the
+// node's Options (Shards, Replicas, a DB field, GroupWidth) differs from
+// the cluster's, recorded in its shard map when it was created: the node
+// would otherwise serve the cluster's without a word.
+// errors.Is(err, db.ErrParamsMismatch) holds.
+type ParamsError struct {
+	// Param names the parameter, as the Options field that sets it: Shards,
+	// Replicas, K, GroupWidths, ShingleWidth, Seed or NormalizeVersion.
+	Param string
+	// Cluster is the cluster's value, Given the one asked for (decimal;
+	// GroupWidths as fmt prints a slice).
+	Cluster, Given string
+}
+
+// Error names the parameter and both values.
+func (e *ParamsError) Error() string {
+	return fmt.Sprintf("fpdb cluster: creation parameter %s is %s in the cluster, but %s was asked for", e.Param, e.Cluster, e.Given)
+}
+
+// Unwrap returns db.ErrParamsMismatch.
+func (e *ParamsError) Unwrap() error { return db.ErrParamsMismatch }
+
+// checkAsked compares the creation parameters set in o, the node's
+// options as given (a zero field asks for nothing), with the map's: the
+// first that differs is a *ParamsError.
+func (m *ShardMap) checkAsked(o *Options) error {
+	mismatch := func(param string, cluster, given any) error {
+		return &ParamsError{Param: param, Cluster: fmt.Sprint(cluster), Given: fmt.Sprint(given)}
+	}
+	if o.Shards != 0 && o.Shards != m.Shards {
+		return mismatch("Shards", m.Shards, o.Shards)
+	}
+	if r := m.replicas(); o.Replicas != 0 && r != 0 && o.Replicas != r {
+		return mismatch("Replicas", r, o.Replicas)
+	}
+	asked := o.DB
+	if asked == nil {
+		asked = &db.Options{}
+	}
+	widths := asked.GroupWidths
+	if len(widths) == 0 && o.GroupWidth > 0 {
+		widths = db.EqualWidths(m.K, o.GroupWidth)
+	}
+	switch {
+	case asked.K != 0 && asked.K != m.K:
+		return mismatch("K", m.K, asked.K)
+	case len(widths) != 0 && !slices.Equal(widths, m.GroupWidths):
+		return mismatch("GroupWidths", m.GroupWidths, widths)
+	case asked.ShingleWidth != 0 && asked.ShingleWidth != m.ShingleWidth:
+		return mismatch("ShingleWidth", m.ShingleWidth, asked.ShingleWidth)
+	case asked.Seed != 0 && asked.Seed != m.Seed:
+		return mismatch("Seed", m.Seed, asked.Seed)
+	case asked.NormalizeVersion != 0 && m.NormalizeVersion != 0 && asked.NormalizeVersion != m.NormalizeVersion:
+		return mismatch("NormalizeVersion", m.NormalizeVersion, asked.NormalizeVersion)
+	}
+	return nil
+}
+
+// replicas returns the number of replicas of each shard the cluster was
+// created with: recorded, or for a map that does not record it, the
+// shards' number when they all have as many (else 0: unknown).
+func (m *ShardMap) replicas() int {
+	if m.Replicas != 0 {
+		return m.Replicas
+	}
+	r := 0
+	for s, nodes := range m.Assign {
+		if s > 0 && len(nodes) != r {
+			return 0
+		}
+		r = len(nodes)
+	}
+	return r
 }
 
 // shardsOf returns the shards node holds a replica of.

@@ -8,8 +8,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -50,13 +52,16 @@ func (c *nodeFlags) register(f *pflag.FlagSet) {
 	f.IntVar(&c.replicas, "replicas", 2, "new cluster: replicas of each shard `R` (at most the number of nodes)")
 }
 
-// options builds the node's options; dir is its data directory.
-func (c *nodeFlags) options(dir string, dbo *db.Options, logger *slog.Logger) (*cluster.Options, error) {
+// options builds the node's options; dir is its data directory, dbo the
+// creation parameters given (the others zero: the cluster's, or their
+// defaults for a new cluster), groupBits --group-bits when given without
+// --k (0 otherwise).
+func (c *nodeFlags) options(dir string, dbo *db.Options, groupBits int, logger *slog.Logger) (*cluster.Options, error) {
 	name, host, ok := strings.Cut(c.node, "@")
 	if !ok || name == "" || host == "" || strings.ContainsAny(host, "[]") || strings.Count(host, ":") == 1 {
 		return nil, usageErrorf("invalid --cluster %q: want NAME@HOST, without a port (e.g. n1@127.0.0.1; --route-port sets the port)", c.node)
 	}
-	o := &cluster.Options{Name: name, Dir: dir, Host: host, ClientPort: c.natsPort, ClusterPort: c.routePort, DB: dbo, Logger: logger}
+	o := &cluster.Options{Name: name, Dir: dir, Host: host, ClientPort: c.natsPort, ClusterPort: c.routePort, DB: dbo, GroupWidth: groupBits, Logger: logger}
 	if c.changed != nil && c.changed("shards") {
 		o.Shards = c.shards
 	}
@@ -64,14 +69,9 @@ func (c *nodeFlags) options(dir string, dbo *db.Options, logger *slog.Logger) (*
 		o.Replicas = c.replicas
 	}
 	for _, p := range c.peers {
-		if pname, addr, ok := strings.Cut(p, "@"); ok && addr != "" {
-			if _, _, err := net.SplitHostPort(addr); err != nil { // no port: the route port
-				p = pname + "@" + net.JoinHostPort(strings.Trim(addr, "[]"), strconv.Itoa(c.routePort))
-			}
-		}
-		peer, err := cluster.ParsePeer(p)
+		peer, err := cluster.ParsePeer(withRoutePort(p, c.routePort))
 		if err != nil {
-			return nil, usageErrorf("invalid --peers entry %q: want NAME@HOST[:ROUTE-PORT]", p)
+			return nil, peersError(p, err)
 		}
 		o.Peers = append(o.Peers, peer)
 	}
@@ -81,20 +81,118 @@ func (c *nodeFlags) options(dir string, dbo *db.Options, logger *slog.Logger) (*
 	return o, nil
 }
 
-// runCluster runs a cluster node and its HTTP API until ctx ends.
+// withRoutePort returns the --peers entry p (NAME@HOST[:PORT]) with the
+// port port when it gives none: HOST a name, an IPv4 address, or an IPv6
+// address bare or in brackets. Any other entry is returned as it is, for
+// cluster.ParsePeer to check.
+func withRoutePort(p string, port int) string {
+	name, addr, ok := strings.Cut(p, "@")
+	if !ok {
+		return p
+	}
+	host := ""
+	switch {
+	case strings.HasPrefix(addr, "[") && strings.HasSuffix(addr, "]") && strings.Count(addr, "[") == 1:
+		host = addr[1 : len(addr)-1]
+	case strings.HasPrefix(addr, "["):
+		return p // [IPv6]:PORT, or malformed
+	case !strings.Contains(addr, ":"):
+		host = addr
+	default:
+		if _, err := netip.ParseAddr(addr); err != nil {
+			return p // HOST:PORT, or malformed
+		}
+		host = addr // a bare IPv6 address
+	}
+	if host == "" {
+		return p
+	}
+	return name + "@" + net.JoinHostPort(host, strconv.Itoa(port))
+}
+
+// clusterFlagError is an error of a cluster flag worded for the command
+// line; it wraps the cluster package's error.
+type clusterFlagError struct {
+	text string
+	err  error
+}
+
+func (e *clusterFlagError) Error() string { return e.text }
+
+func (e *clusterFlagError) Unwrap() error { return e.err }
+
+// peersError is the usage error of the --peers entry p, refused by
+// cluster.ParsePeer with err.
+func peersError(p string, err error) error {
+	why := "want NAME@HOST[:ROUTE-PORT]"
+	var pe *cluster.PeerError
+	if errors.As(err, &pe) {
+		why = pe.Reason + "; " + why
+	}
+	return usageError(&clusterFlagError{text: fmt.Sprintf("invalid --peers entry %q: %s", p, why), err: err})
+}
+
+// clusterParamsError rewrites a *cluster.ParamsError in the terms of the
+// flags, as a single database's *db.ParamsError is (creationFlags'
+// paramsError): "the cluster was created with --k 512, but --k 256 was
+// given". Other errors are returned as they are.
+func clusterParamsError(err error, groupBits int) error {
+	var pe *cluster.ParamsError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	flag := map[string]string{"Shards": "--shards", "Replicas": "--replicas", "K": "--k", "GroupWidths": "--group-bits",
+		"ShingleWidth": "--shingle-width", "Seed": "--seed", "NormalizeVersion": "--normalize-version"}[pe.Param]
+	if flag == "" {
+		return err
+	}
+	stored, given := pe.Cluster, pe.Given
+	switch pe.Param {
+	case "GroupWidths":
+		stored, given = widthsText(stored), widthsText(given)
+		if groupBits > 0 {
+			given = strconv.Itoa(groupBits)
+		}
+	case "Seed":
+		stored, given = hexSeed(stored), hexSeed(given)
+	}
+	return &clusterFlagError{text: fmt.Sprintf("the cluster was created with %s %s, but %s %s was given (omit the flag, or give the cluster's value)",
+		flag, stored, flag, given), err: err}
+}
+
+// creationOptions returns the creation parameters given (--k,
+// --group-bits, --shingle-width, --seed, --normalize-version; the others
+// zero), and --group-bits when given without --k (its groups then split
+// the cluster's K).
+func (o *serveOptions) creationOptions() (*db.Options, int) {
+	dbo := &db.Options{}
+	o.creation.apply(dbo, db.DefaultK)
+	if o.creation.given("group-bits") && !o.creation.given("k") {
+		dbo.GroupWidths = nil
+		return dbo, o.creation.groupBits
+	}
+	return dbo, 0
+}
+
+// switchHandler serves each request with the handler last set.
+type switchHandler struct{ h atomic.Pointer[http.Handler] }
+
+func (s *switchHandler) set(h http.Handler) { s.h.Store(&h) }
+
+func (s *switchHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	(*s.h.Load()).ServeHTTP(w, r)
+}
+
+// runCluster runs a cluster node and its HTTP API until ctx ends. The API
+// answers from the start: while the node joins the cluster, /healthz is
+// 200 and every other route 503 (cluster.StartingHandler).
 func (o *serveOptions) runCluster(ctx context.Context, so *server.Options, tlsConf *tls.Config, logger *slog.Logger) (err error) {
 	dir, err := o.dir()
 	if err != nil {
 		return err
 	}
-	dbo := db.DefaultOptions()
-	o.creation.apply(dbo, dbo.K)
-	if o.creation.given("k") && !o.creation.given("group-bits") {
-		// The default groups of the K given, as a single database gets
-		// (DefaultOptions filled them in for the default K).
-		dbo.GroupWidths = db.EqualWidths(dbo.K, db.DefaultGroupWidth)
-	}
-	co, err := o.cluster.options(dir, dbo, logger)
+	dbo, groupBits := o.creationOptions()
+	co, err := o.cluster.options(dir, dbo, groupBits, logger)
 	if err != nil {
 		return err
 	}
@@ -107,25 +205,15 @@ func (o *serveOptions) runCluster(ctx context.Context, so *server.Options, tlsCo
 		return failure(fmt.Errorf("serve: %w", err))
 	}
 	defer ln.Close()
-	logger.Info("starting cluster node", "node", co.Name, "routes", net.JoinHostPort(co.Host, strconv.Itoa(co.ClusterPort)), "peers", len(co.Peers))
-	n, err := cluster.Start(ctx, co)
-	if err != nil {
-		return failure(fmt.Errorf("serve: %w", err))
-	}
-	defer func() {
-		if cerr := n.Close(); cerr != nil && err == nil {
-			err = failure(cerr)
-		}
-		logger.Info("stopped")
-	}()
-	h := n.Handler(&cluster.HTTPOptions{Tokens: so.Tokens, MaxBodyBytes: so.MaxBodyBytes, MaxImportBytes: so.MaxImportBytes, RequestTimeout: so.RequestTimeout,
-		StreamTimeout: so.StreamTimeout, MaxConcurrent: so.MaxConcurrent, Logger: logger})
+	hopts := &cluster.HTTPOptions{Tokens: so.Tokens, MaxBodyBytes: so.MaxBodyBytes, MaxImportBytes: so.MaxImportBytes, RequestTimeout: so.RequestTimeout,
+		StreamTimeout: so.StreamTimeout, MaxConcurrent: so.MaxConcurrent, Logger: logger}
+	sw := &switchHandler{}
+	sw.set(cluster.StartingHandler(co.Name, hopts))
 	scheme := "http"
 	if tlsConf != nil {
 		ln, scheme = tls.NewListener(ln, tlsConf), "https"
 	}
-	m := n.Map()
-	logger.Info("serving", "url", scheme+"://"+ln.Addr().String(), "node", co.Name, "shards", m.Shards, "replicas of", fmt.Sprint(shardsOf(m, co.Name)))
+	var h http.Handler = sw
 	if httpapi.IsLoopback(ln.Addr()) {
 		h = httpapi.LoopbackHosts(h, so.AllowedHosts, logger) // DNS rebinding
 	}
@@ -133,6 +221,23 @@ func (o *serveOptions) runCluster(ctx context.Context, so *server.Options, tlsCo
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
+	logger.Info("starting cluster node", "node", co.Name, "url", scheme+"://"+ln.Addr().String(),
+		"routes", net.JoinHostPort(co.Host, strconv.Itoa(co.ClusterPort)), "peers", len(co.Peers))
+	n, err := cluster.Start(ctx, co)
+	if err != nil {
+		_ = hs.Close()
+		<-errc
+		return failure(fmt.Errorf("serve: %w", clusterParamsError(err, groupBits)))
+	}
+	defer func() {
+		if cerr := n.Close(); cerr != nil && err == nil {
+			err = failure(cerr)
+		}
+		logger.Info("stopped")
+	}()
+	sw.set(n.Handler(hopts))
+	m := n.Map()
+	logger.Info("serving", "url", scheme+"://"+ln.Addr().String(), "node", co.Name, "shards", m.Shards, "replicas of", fmt.Sprint(shardsOf(m, co.Name)))
 	select {
 	case err := <-errc:
 		return failure(fmt.Errorf("serve: %w", err))

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -333,4 +334,161 @@ func TestServeClusterCreationFlags(t *testing.T) {
 	if out, err := exec.Command(fpdb, "--server", p.url, "import", exp).CombinedOutput(); err != nil || !strings.Contains(string(out), "imported 1 document") {
 		t.Fatalf("import of a version-1 export: %v\n%s", err, out)
 	}
+}
+
+// runBinary runs the fpdb binary in bin with args for at most limit and returns its output
+// and exit status (-1 when it was killed at the limit).
+func runBinary(t *testing.T, bin string, limit time.Duration, args ...string) (string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, filepath.Join(bin, "fpdb"), args...).CombinedOutput()
+	var ee *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		return string(out), -1
+	case errors.As(err, &ee):
+		return string(out), ee.ExitCode()
+	case err != nil:
+		t.Fatalf("fpdb %s: %v", strings.Join(args, " "), err)
+	}
+	return string(out), 0
+}
+
+// TestServeClusterPeersFlag: a --peers entry with a bad port or host is a
+// usage error naming it; a bare host, IPv4 or IPv6 (bare or in brackets)
+// gets --route-port.
+func TestServeClusterPeersFlag(t *testing.T) {
+	for _, p := range []string{"n8@127.0.0.8:99999", "n9@127.0.0.9:0", "n5@[::1", "n5@[::1]:x", "n6@bad_host!:6222", "n7@10.0.0.1:", "n7", "n7@"} {
+		c := &nodeFlags{node: "n1@127.0.0.1", peers: []string{p}, routePort: 6222}
+		_, err := c.options(t.TempDir(), &db.Options{}, 0, nil)
+		var ee *exitError
+		if !errors.As(err, &ee) || !ee.usage || !strings.Contains(err.Error(), "invalid --peers entry "+strconv.Quote(p)) {
+			t.Errorf("--peers %s: %v, want a usage error naming it", p, err)
+		}
+	}
+	for p, want := range map[string]string{"n2@127.0.0.2": "127.0.0.2:7000", "n2@127.0.0.2:99": "127.0.0.2:99", "n2@node2.example": "node2.example:7000",
+		"n2@[::1]": "[::1]:7000", "n2@::1": "[::1]:7000", "n2@[::1]:99": "[::1]:99"} {
+		c := &nodeFlags{node: "n1@127.0.0.1", peers: []string{p}, routePort: 7000}
+		o, err := c.options(t.TempDir(), &db.Options{}, 0, nil)
+		if err != nil || len(o.Peers) != 1 || o.Peers[0].Addr != want {
+			t.Errorf("--peers %s: %+v, %v, want address %s", p, o, err, want)
+		}
+	}
+	// The whole command: refused at once, exit status 2.
+	out := &bytes.Buffer{}
+	code := run([]string{"--db", t.TempDir(), "serve", "--cluster", "n1@127.0.0.1", "--peers", "n8@127.0.0.8:99999"}, strings.NewReader(""), out, out)
+	if code != exitFailure || !strings.Contains(out.String(), `invalid --peers entry "n8@127.0.0.8:99999": port "99999": want a port number from 1 to 65535`) {
+		t.Errorf("serve --peers n8@127.0.0.8:99999: exit %d\n%s", code, out)
+	}
+}
+
+// TestServeClusterStarting: a node answers HTTP at once while it forms
+// the cluster (/healthz 200, /readyz and the API 503 saying so); a node
+// whose peer never comes fails at the end of its start, naming it.
+func TestServeClusterStarting(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds fpdb and runs a server process (not with -short)")
+	}
+	bin := buildFPDB(t)
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(freeTCPPort(t, "127.0.0.1")))
+	peer := fmt.Sprintf("n2@127.0.0.2:%d", freeTCPPort(t, "127.0.0.2")) // never started
+	p := &clusterProcess{url: "http://" + addr, args: []string{"--db", filepath.Join(t.TempDir(), "n1"), "serve", "--cluster", "n1@127.0.0.1",
+		"--route-port", strconv.Itoa(freeTCPPort(t, "127.0.0.1")), "--addr", addr, "--peers", peer}}
+	p.start(t, bin)
+	hc := &http.Client{Timeout: 5 * time.Second}
+	get := func(path string) (*http.Response, []byte) {
+		resp, err := hc.Get(p.url + path)
+		if err != nil {
+			t.Fatalf("GET %s while the node starts: %v", path, err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, b
+	}
+	// The process is up once it listens.
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not listening after 60 s:\n%s", p.log.String())
+		}
+	}
+	if resp, b := get("/healthz"); resp.StatusCode != http.StatusOK {
+		t.Errorf("healthz while starting: %d %s", resp.StatusCode, b)
+	}
+	for path, want := range map[string]string{"/readyz": "forming the cluster", "/v1/stats": "is starting"} {
+		resp, b := get(path)
+		var eb api.ErrorBody
+		if err := json.Unmarshal(b, &eb); err != nil || resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" ||
+			eb.Error.Code != api.CodeUnavailable || !strings.Contains(eb.Error.Message, want) {
+			t.Errorf("GET %s while starting: %d (Retry-After %q) %s, want 503 saying %q", path, resp.StatusCode, resp.Header.Get("Retry-After"), b, want)
+		}
+	}
+	// Its start ends (30 s by default) with an error naming the peer.
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(p.log.String(), "peers never reached: "+peer+" (") {
+			t.Errorf("a node whose peer never comes: %v\n%s", err, p.log.String())
+		}
+	case <-time.After(3 * time.Minute):
+		t.Errorf("still running after 3 minutes:\n%s", p.log.String())
+		_ = p.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// TestServeClusterCreationMismatch: a node restarted with creation flags
+// that differ from its cluster's is refused, naming the flag, the value
+// given and the cluster's, as "fpdb add" refuses them on a database; the
+// cluster's own values are accepted.
+func TestServeClusterCreationMismatch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds fpdb and runs server processes (not with -short)")
+	}
+	bin := buildFPDB(t)
+	dir := filepath.Join(t.TempDir(), "n1")
+	serve := func(flags ...string) *clusterProcess {
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(freeTCPPort(t, "127.0.0.1")))
+		return &clusterProcess{url: "http://" + addr, args: append([]string{"--db", dir, "serve", "--cluster", "n1@127.0.0.1", "--addr", addr}, flags...)}
+	}
+	stop := func(p *clusterProcess) {
+		t.Helper()
+		if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.cmd.Wait(); err != nil {
+			t.Fatalf("%s after SIGTERM: %v\n%s", p.url, err, p.log.String())
+		}
+	}
+	p := serve()
+	p.start(t, bin)
+	waitReady(t, []*clusterProcess{p})
+	stop(p)
+	for _, c := range []struct {
+		flags []string
+		want  string
+	}{
+		{[]string{"--k", "256", "--shards", "16", "--replicas", "1"}, "the cluster was created with --shards 4, but --shards 16 was given"},
+		{[]string{"--k", "256"}, "the cluster was created with --k 512, but --k 256 was given"},
+		{[]string{"--group-bits", "18"}, "the cluster was created with --group-bits 16 (32 groups), but --group-bits 18 was given"},
+		{[]string{"--shingle-width", "3"}, "the cluster was created with --shingle-width 4, but --shingle-width 3 was given"},
+		{[]string{"--seed", "7"}, ", but --seed 0x7 was given"},
+	} {
+		out, code := runBinary(t, bin, 90*time.Second, serve(c.flags...).args...)
+		if code == -1 {
+			t.Fatalf("restart with %s: still serving after 90 s, want it refused saying %q:\n%s", strings.Join(c.flags, " "), c.want, out)
+		}
+		if code != exitFailure || !strings.Contains(out, c.want) {
+			t.Errorf("restart with %s: exit %d, want %d saying %q:\n%s", strings.Join(c.flags, " "), code, exitFailure, c.want, out)
+		}
+	}
+	p = serve("--k", "512", "--shards", "4", "--replicas", "1", "--group-bits", "16")
+	p.start(t, bin)
+	waitReady(t, []*clusterProcess{p})
+	stop(p)
 }
