@@ -84,9 +84,10 @@ const flushWarnEvery = 10 * time.Second
 // waitFlush), and Close then leaves the memtable and the deferred
 // postings to the next Open.
 type flushWatch struct {
-	log    *slog.Logger
-	closed atomic.Bool // Close has begun
-	failed chan error  // capacity 1; sent on only once closed is set
+	log      *slog.Logger
+	closed   atomic.Bool  // Close has begun
+	closedAt atomic.Int64 // when, in Unix nanoseconds
+	failed   chan error   // capacity 1; sent on only once closed is set
 
 	mu sync.Mutex
 	// pending is the error of the last FlushEnd until BackgroundError
@@ -105,7 +106,17 @@ func newFlushWatch(l *slog.Logger) *flushWatch {
 
 // closing makes flush failures go to Close's waits instead of ending the
 // process.
-func (w *flushWatch) closing() { w.closed.Store(true) }
+func (w *flushWatch) closing() {
+	w.closedAt.CompareAndSwap(0, time.Now().UnixNano())
+	w.closed.Store(true)
+}
+
+// closeFailureLimit is how long flushes may keep failing once Close has
+// begun before they end the process: a Close that waits inside Pebble (a
+// flush it asked for while a flush under way holds the writes stalled)
+// cannot see the failures it would otherwise stop waiting at, and
+// Pebble's retries would hold it forever. A variable for tests.
+var closeFailureLimit = 10 * time.Second
 
 // isClosing reports whether closing was called.
 func (w *flushWatch) isClosing() bool { return w.closed.Load() }
@@ -156,6 +167,10 @@ func (w *flushWatch) flushFailed(err error) {
 		select {
 		case w.failed <- err:
 		default:
+		}
+		if at := w.closedAt.Load(); at != 0 && now.Sub(time.Unix(0, at)) >= closeFailureLimit {
+			storageFailure(w.log, fmt.Errorf("memtable flushes have failed for %s since Close began (%d attempts; the last: %w); the next Open replays the WAL",
+				now.Sub(time.Unix(0, at)).Round(time.Second), fails, err))
 		}
 	} else {
 		if noSpace(err) {

@@ -22,7 +22,9 @@ const bulkFlushDocs = 1 << 20
 // does it too; without deferred documents Flush does nothing. Queries run
 // meanwhile. It first writes Pebble's memtable to a table, and waits for
 // that only as long as ctx lasts (a table write that fails is retried by
-// Pebble; a full disk ends the process, see the package documentation);
+// Pebble; a full disk ends the process, see the package documentation;
+// while writes are stalled behind a failing flush, the wait is inside
+// Pebble and ends only with the process, at the failure limit);
 // when it returns an error, the postings are still deferred, and written
 // by a later Flush, Close or writable Open.
 func (d *DB) Flush(ctx context.Context) (err error) {
@@ -82,7 +84,10 @@ var errFlushFailed = errors.New("a memtable flush failed")
 // flush ends the wait with an error wrapping errFlushFailed, and when
 // flushes are failing already waitFlush returns that error without
 // flushing (a flush asked for while the memtables are full would wait
-// inside Pebble). The flush rotates the WAL: a failure there ends the
+// inside Pebble). A flush asked for while a flush under way stalls the
+// writes waits inside Pebble, where neither ctx nor a failure is seen:
+// flushWatch then ends the process at its limits (closeFailureLimit once
+// Close has begun). The flush rotates the WAL: a failure there ends the
 // process.
 func (d *DB) waitFlush(ctx context.Context) error {
 	var failed <-chan error
