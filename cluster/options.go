@@ -147,11 +147,12 @@ type Options struct {
 	Peers []Peer
 	// Shards is the number of virtual shards V (default 4), fixed when the
 	// cluster's shard map is created. When not 0, it must be the cluster's
-	// (a *ParamsError otherwise).
+	// (a *ParamsError otherwise): leave it 0 to join or restart a cluster
+	// whatever its count (EnsureDefaults fills it in, so validate a copy).
 	Shards int
 	// Replicas is the number of replicas of each shard (default 2, at most
 	// the number of nodes), fixed at creation. When not 0, it must be the
-	// cluster's (a *ParamsError otherwise).
+	// cluster's (a *ParamsError otherwise; leave it 0 as Shards).
 	Replicas int
 	// LogReplicas is the number of replicas of the write log and the shard
 	// map (default 3, at most the number of nodes).

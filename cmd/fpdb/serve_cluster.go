@@ -75,10 +75,16 @@ func (c *nodeFlags) options(dir string, dbo *db.Options, groupBits int, logger *
 		}
 		o.Peers = append(o.Peers, peer)
 	}
-	if err := o.EnsureDefaults().Validate(); err != nil {
+	// Validated with the defaults filled in, but the creation parameters
+	// stay as given: a zero Shards or Replicas asks for the cluster's
+	// (cluster.Start refuses values that differ from its map), so the
+	// defaults must not stand for flags that were not given.
+	v := *o
+	if err := v.EnsureDefaults().Validate(); err != nil {
 		return nil, usageError(err)
 	}
-	return o, nil
+	v.Shards, v.Replicas = o.Shards, o.Replicas
+	return &v, nil
 }
 
 // withRoutePort returns the --peers entry p (NAME@HOST[:PORT]) with the

@@ -465,7 +465,13 @@ func TestServeClusterCreationMismatch(t *testing.T) {
 			t.Fatalf("%s after SIGTERM: %v\n%s", p.url, err, p.log.String())
 		}
 	}
-	p := serve()
+	// Created with a shard count that is not the default: a restart
+	// without flags takes the cluster's, not the defaults.
+	p := serve("--shards", "8")
+	p.start(t, bin)
+	waitReady(t, []*clusterProcess{p})
+	stop(p)
+	p = serve()
 	p.start(t, bin)
 	waitReady(t, []*clusterProcess{p})
 	stop(p)
@@ -473,7 +479,8 @@ func TestServeClusterCreationMismatch(t *testing.T) {
 		flags []string
 		want  string
 	}{
-		{[]string{"--k", "256", "--shards", "16", "--replicas", "1"}, "the cluster was created with --shards 4, but --shards 16 was given"},
+		{[]string{"--k", "256", "--shards", "16", "--replicas", "1"}, "the cluster was created with --shards 8, but --shards 16 was given"},
+		{[]string{"--shards", "4"}, "the cluster was created with --shards 8, but --shards 4 was given"},
 		{[]string{"--k", "256"}, "the cluster was created with --k 512, but --k 256 was given"},
 		{[]string{"--group-bits", "18"}, "the cluster was created with --group-bits 16 (32 groups), but --group-bits 18 was given"},
 		{[]string{"--shingle-width", "3"}, "the cluster was created with --shingle-width 4, but --shingle-width 3 was given"},
@@ -487,7 +494,7 @@ func TestServeClusterCreationMismatch(t *testing.T) {
 			t.Errorf("restart with %s: exit %d, want %d saying %q:\n%s", strings.Join(c.flags, " "), code, exitFailure, c.want, out)
 		}
 	}
-	p = serve("--k", "512", "--shards", "4", "--replicas", "1", "--group-bits", "16")
+	p = serve("--k", "512", "--shards", "8", "--replicas", "1", "--group-bits", "16")
 	p.start(t, bin)
 	waitReady(t, []*clusterProcess{p})
 	stop(p)
