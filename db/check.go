@@ -17,7 +17,9 @@ import (
 
 	"github.com/fpdb/fpdb/index"
 	"github.com/fpdb/fpdb/internal/bitvec"
+	"github.com/fpdb/fpdb/internal/fingerprint"
 	"github.com/fpdb/fpdb/internal/keys"
+	"github.com/fpdb/fpdb/internal/normalize"
 )
 
 // maxListed caps the problems a CheckError lists one by one.
@@ -574,7 +576,7 @@ type textCheck struct {
 }
 
 // textChecks verifies stored texts against the content hashes of their
-// documents (textHasher) on GOMAXPROCS goroutines while the scan goes on:
+// documents (fingerprint.Hasher) on GOMAXPROCS goroutines while the scan goes on:
 // a text that was damaged, or stored by an import from a damaged export,
 // no longer gives the hash its document was stored with.
 type textChecks struct {
@@ -592,9 +594,13 @@ func startTextChecks(version int) *textChecks {
 		c.wg.Add(1)
 		go func() {
 			defer c.wg.Done()
-			h := newTextHasher(version)
+			h := fingerprint.NewHasher(version)
 			for j := range c.jobs {
-				sum, _, err := h.hash(j.text.Text, j.text.Format)
+				f := normalize.FormatText
+				if j.text.Format == FormatHTML {
+					f = normalize.FormatMarkup
+				}
+				sum, _, err := h.Hash(j.text.Text, f)
 				if err == nil && sum == j.want {
 					continue
 				}

@@ -85,9 +85,8 @@ const flushWarnEvery = 10 * time.Second
 // postings to the next Open.
 type flushWatch struct {
 	log      *slog.Logger
-	closed   atomic.Bool  // Close has begun
-	closedAt atomic.Int64 // when, in Unix nanoseconds
-	failed   chan error   // capacity 1; sent on only once closed is set
+	closedAt atomic.Int64 // when Close began, in Unix nanoseconds; 0 before
+	failed   chan error   // capacity 1; sent on only once Close has begun
 
 	mu sync.Mutex
 	// pending is the error of the last FlushEnd until BackgroundError
@@ -108,7 +107,6 @@ func newFlushWatch(l *slog.Logger) *flushWatch {
 // process.
 func (w *flushWatch) closing() {
 	w.closedAt.CompareAndSwap(0, time.Now().UnixNano())
-	w.closed.Store(true)
 }
 
 // closeFailureLimit is how long flushes may keep failing once Close has
@@ -119,7 +117,7 @@ func (w *flushWatch) closing() {
 var closeFailureLimit = 10 * time.Second
 
 // isClosing reports whether closing was called.
-func (w *flushWatch) isClosing() bool { return w.closed.Load() }
+func (w *flushWatch) isClosing() bool { return w.closedAt.Load() != 0 }
 
 // failing returns the error of the current run of failed flushes, or nil
 // when the last flush succeeded.
@@ -163,12 +161,12 @@ func (w *flushWatch) flushFailed(err error) {
 		w.warned = now
 	}
 	w.mu.Unlock()
-	if w.closed.Load() {
+	if at := w.closedAt.Load(); at != 0 {
 		select {
 		case w.failed <- err:
 		default:
 		}
-		if at := w.closedAt.Load(); at != 0 && now.Sub(time.Unix(0, at)) >= closeFailureLimit {
+		if now.Sub(time.Unix(0, at)) >= closeFailureLimit {
 			storageFailure(w.log, fmt.Errorf("memtable flushes have failed for %s since Close began (%d attempts; the last: %w); the next Open replays the WAL",
 				now.Sub(time.Unix(0, at)).Round(time.Second), fails, err))
 		}

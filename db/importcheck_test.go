@@ -243,18 +243,14 @@ func TestTextHasherMatchesBuilder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h := newTextHasher(v)
-		for _, f := range []Format{FormatText, FormatHTML} {
-			nf := normalize.FormatText
-			if f == FormatHTML {
-				nf = normalize.FormatMarkup
-			}
+		h := fingerprint.NewHasher(v)
+		for _, f := range []normalize.Format{normalize.FormatText, normalize.FormatMarkup} {
 			for i, s := range texts {
-				want, err := b.ReadBytes([]byte(s), nf)
+				want, err := b.ReadBytes([]byte(s), f)
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, words, err := h.hash([]byte(s), f)
+				got, words, err := h.Hash([]byte(s), f)
 				if err != nil || got != want.ContentHash || words != want.Words {
 					t.Errorf("version %d, %v, text %d: %x %d words (%v), want %x %d", v, f, i, got, words, err, want.ContentHash, want.Words)
 				}

@@ -1,10 +1,8 @@
 package fingerprint
 
 import (
-	"crypto/sha256"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 
 	"github.com/fpdb/fpdb/internal/minhash"
@@ -114,8 +112,7 @@ type Builder struct {
 	tok       *normalize.Tokenizer
 	sh        *shingle.Shingler
 	mh        *minhash.Sketcher
-	sha       hash.Hash
-	text      []byte // normalized text not yet written to sha
+	ch        contentHash
 	shingles  int
 	excluded  int
 	distinct  distinctSet
@@ -144,12 +141,11 @@ func NewBuilder(p Params) (*Builder, error) {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidParams, err)
 	}
 	b := &Builder{
-		p:    p,
-		tok:  &normalize.Tokenizer{Version: p.NormalizeVersion},
-		sh:   sh,
-		mh:   mh,
-		sha:  sha256.New(),
-		text: make([]byte, 0, hashBufSize),
+		p:   p,
+		tok: &normalize.Tokenizer{Version: p.NormalizeVersion},
+		sh:  sh,
+		mh:  mh,
+		ch:  newContentHash(),
 	}
 	b.onWord = b.word
 	b.onShingle = b.shingle
@@ -164,12 +160,7 @@ func (b *Builder) word(w []byte) {
 	if len(b.words) == wordChunk {
 		b.addWords()
 	}
-	if len(b.text)+len(w)+1 > cap(b.text) {
-		b.sha.Write(b.text)
-		b.text = b.text[:0]
-	}
-	b.text = append(b.text, w...)
-	b.text = append(b.text, ' ')
+	b.ch.word(w)
 }
 
 // addWords adds the shingles that the gathered words complete.
@@ -229,8 +220,7 @@ func (b *Builder) build(f normalize.Format, tokenize func() error) (Result, erro
 	b.tok.Format = f
 	b.sh.Reset()
 	b.mh.Reset()
-	b.sha.Reset()
-	b.text = b.text[:0]
+	b.ch.reset()
 	b.shingles, b.excluded = 0, 0
 	b.distinct.reset()
 	b.words = b.words[:0]
@@ -244,9 +234,7 @@ func (b *Builder) build(f normalize.Format, tokenize func() error) (Result, erro
 	}
 	res := Result{FP: make([]uint64, b.p.K/64), Words: words, Shingles: b.shingles,
 		Distinct: b.distinct.count(), Excluded: b.excluded}
-	b.sha.Write(b.text)
-	var sum [sha256.Size]byte
-	copy(res.ContentHash[:], b.sha.Sum(sum[:0]))
+	res.ContentHash = b.ch.sum()
 	if b.shingles == 0 {
 		templateOnly(res.FP, res.ContentHash)
 	} else {
