@@ -126,10 +126,12 @@ func (s *testStore) checkAllPlans(q []uint64, r float64) int {
 	rh := Radius(s.ix.layout.K, r)
 	want := s.oracle(q, rh)
 	plans := append([]Plan{{Kind: Auto}, {Kind: Scan}}, probePlans(s.ix.layout.M(), rh, MaxTau)...)
-	// The default way of counting, then each of the two for every list
-	// length (tiny blocks, so that there are many).
+	// The default way of counting, then each way for every list length:
+	// hashing; blocks partitioned evenly when the ids allow (small blocks,
+	// so that there are many, and enough ids per block) or by the
+	// counting sort.
 	defer func(c countConfig) { s.ix.counting = c }(s.ix.counting)
-	for _, cfg := range []countConfig{s.ix.counting, {hashMax: 1 << 30}, {hashMax: -1, shift: 3}} {
+	for _, cfg := range []countConfig{s.ix.counting, {hashMax: 1 << 30}, {hashMax: -1, shift: 3}, {hashMax: -1, shift: 6}, {hashMax: -1, shift: 3, exact: true}} {
 		s.ix.counting = cfg
 		for _, p := range plans {
 			got, st, err := s.ix.Search(context.Background(), q, rh, p)

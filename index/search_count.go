@@ -19,8 +19,10 @@ import (
 //   - few postings (at most hashMaxPostings): an open-addressing table of
 //     twice their number;
 //   - more: the ids are partitioned by their high bits into blocks of
-//     2^blockBits ids (a counting sort, sequential writes), and each block
-//     is counted in one 64 KiB array, reset after the block.
+//     2^blockBits ids (sequential writes: into regions sized for ids
+//     spread evenly over the blocks, or by a counting sort when they are
+//     not), and each block is counted in one 64 KiB array, reset after
+//     the block.
 //
 // Tests shrink both limits (countConfig) so that small indexes take every
 // path.
@@ -29,10 +31,11 @@ const (
 	blockBits       = 16 // at most 16: countBlocks indexes its counters by 16 bits
 )
 
-// countConfig chooses between the two ways of counting.
+// countConfig chooses between the ways of counting.
 type countConfig struct {
 	hashMax int  // hash when the postings are at most this many
 	shift   uint // a block holds 2^shift ids
+	exact   bool // blocks are always partitioned by the counting sort
 }
 
 // probeScratch is the memory of one probe, kept between queries.
@@ -241,7 +244,7 @@ func (sc *probeScratch) count(t int, limit uint32, cfg countConfig) ([]uint32, e
 	if sc.total <= cfg.hashMax {
 		sc.countHash(t)
 	} else {
-		sc.countBlocks(t, limit, cfg.shift)
+		sc.countBlocks(t, limit, cfg.shift, cfg.exact)
 	}
 	if cap(sc.cands) > inlineCands {
 		sc.big.cands = sc.cands[:0]
@@ -283,46 +286,28 @@ func (sc *probeScratch) countHash(t int) {
 	}
 }
 
-// countBlocks partitions the ids into blocks of 2^shift ids by a
-// counting sort and counts each block in one small array.
-func (sc *probeScratch) countBlocks(t int, limit uint32, shift uint) {
+// countBlocks partitions the ids into blocks of 2^shift ids and counts
+// each block in one small array.
+func (sc *probeScratch) countBlocks(t int, limit uint32, shift uint, exact bool) {
 	nb := int(limit>>shift) + 1
-	if cap(sc.hist) < nb+1 {
-		sc.hist = make([]uint32, nb+1)
+	if cap(sc.hist) < 2*nb+1 {
+		sc.hist = make([]uint32, 2*nb+1)
 	}
-	hist := sc.hist[:nb+1]
-	clear(hist)
-	for _, ids := range sc.lists {
-		for _, id := range ids {
-			hist[id>>shift+1]++
-		}
+	// Block b's ids are part[start[b]:end[b]].
+	start, end := sc.hist[:nb], sc.hist[nb:2*nb]
+	if exact || sc.total < evenMinPerBlock*nb || !sc.partitionEven(start, end, shift) {
+		sc.partitionExact(start, end, shift)
 	}
-	for b := 1; b <= nb; b++ {
-		hist[b] += hist[b-1] // hist[b]: where block b starts
-	}
-	if cap(sc.part) < sc.total {
-		sc.part = make([]uint32, sc.total)
-	}
-	part := sc.part[:sc.total]
-	for _, ids := range sc.lists {
-		for _, id := range ids {
-			b := id >> shift
-			part[hist[b]] = id
-			hist[b]++
-		}
-	}
-	// hist[b] is now where block b ends. A block's counters are indexed by
-	// the low 16 bits of the id (shift ≤ 16), which needs no bounds check.
+	// A block's counters are indexed by the low 16 bits of the id (shift
+	// ≤ 16), which needs no bounds check.
 	if sc.block == nil {
 		sc.block = new([1 << 16]uint8)
 	}
 	block := sc.block
 	mask := uint32(1)<<shift - 1
 	tt := uint8(min(t, 255))
-	from := uint32(0)
 	for b := range nb {
-		ids := part[from:hist[b]]
-		from = hist[b]
+		ids := sc.part[start[b]:end[b]]
 		for _, id := range ids {
 			c := block[uint16(id&mask)] + 1
 			block[uint16(id&mask)] = c
@@ -332,6 +317,77 @@ func (sc *probeScratch) countBlocks(t int, limit uint32, shift uint) {
 		}
 		for _, id := range ids {
 			block[uint16(id&mask)] = 0
+		}
+	}
+}
+
+// evenMinPerBlock is the least mean number of ids per block for which
+// countBlocks tries the even partition first: with fewer, the regions'
+// slack would outweigh the ids.
+const evenMinPerBlock = 8
+
+// partitionEven partitions the ids into their blocks in one pass over the
+// lists, assuming that they spread about evenly over the blocks, as the
+// documents of random fingerprints do: each block gets a region of twice
+// its even share (plus a little), and its ids are written there. It
+// reports false when a block outgrew its region (ids crowded into a few
+// blocks), having then written over the next region: the partition must
+// be made again. The array is large enough that no write falls outside
+// it, however the ids fall. The counting sort of partitionExact needs a
+// second pass over the lists (to count each block's ids first), which
+// costs as much as the rest of the count (BenchmarkCountBlocks).
+func (sc *probeScratch) partitionEven(start, end []uint32, shift uint) bool {
+	nb := len(start)
+	per := 2*sc.total/nb + 16
+	// Block b's ids are written from b·per on, and there are total of
+	// them at most: below (nb−1)·per + total.
+	size := (nb-1)*per + sc.total
+	if cap(sc.part) < size {
+		sc.part = make([]uint32, size)
+	}
+	part := sc.part[:size]
+	for b := range start {
+		start[b] = uint32(b * per)
+		end[b] = start[b]
+	}
+	for _, ids := range sc.lists {
+		for _, id := range ids {
+			b := id >> shift
+			part[end[b]] = id
+			end[b]++
+		}
+	}
+	for b := 1; b < nb; b++ {
+		if end[b-1] > start[b] {
+			return false
+		}
+	}
+	return true
+}
+
+// partitionExact partitions the ids into their blocks by a counting sort
+// (sequential writes, whatever the ids).
+func (sc *probeScratch) partitionExact(start, end []uint32, shift uint) {
+	clear(start)
+	for _, ids := range sc.lists {
+		for _, id := range ids {
+			start[id>>shift]++
+		}
+	}
+	sum := uint32(0)
+	for b, c := range start {
+		start[b], end[b] = sum, sum
+		sum += c
+	}
+	if cap(sc.part) < sc.total {
+		sc.part = make([]uint32, sc.total)
+	}
+	part := sc.part[:sc.total]
+	for _, ids := range sc.lists {
+		for _, id := range ids {
+			b := id >> shift
+			part[end[b]] = id
+			end[b]++
 		}
 	}
 }

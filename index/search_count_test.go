@@ -1,6 +1,7 @@
 package index
 
 import (
+	"math/rand/v2"
 	"slices"
 	"testing"
 )
@@ -91,4 +92,107 @@ func TestScratchPhases(t *testing.T) {
 		t.Fatal("27 probes not in the inline array")
 	}
 	sp.put(sc)
+}
+
+// randomLists returns n sorted lists of about per distinct ids each below
+// limit, drawn by draw, with extra ids planted in several lists.
+func randomLists(r *rand.Rand, n, per int, draw func() uint32) [][]uint32 {
+	lists := make([][]uint32, n)
+	for i := range lists {
+		for range 1 + r.IntN(2*per) {
+			lists[i] = append(lists[i], draw())
+		}
+	}
+	for range n / 4 { // some ids in several lists
+		id := draw()
+		for range 1 + r.IntN(6) {
+			i := r.IntN(n)
+			lists[i] = append(lists[i], id)
+		}
+	}
+	for i, l := range lists {
+		slices.Sort(l)
+		lists[i] = slices.Compact(l)
+	}
+	return lists
+}
+
+// TestCountBlocks: counting in blocks finds exactly the ids in at least t
+// lists, whether the ids spread evenly over the blocks (one pass into
+// regions of twice the even share) or crowd into a few of them (a region
+// overflows, and the counting sort partitions again), in blocks of 8 ids
+// and of 2^16.
+func TestCountBlocks(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 8))
+	for _, c := range []struct {
+		name  string
+		limit uint32
+		shift uint
+		draw  func() uint32
+		even  bool // the even partition holds
+	}{
+		{"spread, 2^16", 1 << 20, 16, func() uint32 { return r.Uint32N(1 << 20) }, true},
+		{"spread, 2^3", 256, 3, func() uint32 { return r.Uint32N(256) }, true},
+		{"one block", 1 << 20, 16, func() uint32 { return 3<<16 + r.Uint32N(1<<16) }, false},
+		{"half the blocks", 1 << 20, 16, func() uint32 { return r.Uint32N(1<<20) &^ (1 << 16) }, false},
+		{"the last block", 1 << 20, 16, func() uint32 { return 1<<20 - 1 - r.Uint32N(1000) }, false},
+	} {
+		for _, tt := range []int{1, 2, 3} {
+			lists := randomLists(r, 400, 12, c.draw)
+			want := map[uint32]int{}
+			for _, l := range lists {
+				for _, id := range l {
+					want[id]++
+				}
+			}
+			var wantIDs []uint32
+			for id, n := range want {
+				if n >= tt {
+					wantIDs = append(wantIDs, id)
+				}
+			}
+			slices.Sort(wantIDs)
+			for _, exact := range []bool{false, true} {
+				var sp scratchPool
+				sc := gathered(sp.get(), lists)
+				nb := int(c.limit>>c.shift) + 1
+				start, end := make([]uint32, nb), make([]uint32, nb)
+				if even := sc.partitionEven(start, end, c.shift); even != c.even {
+					t.Fatalf("%s: even partition %v, want %v", c.name, even, c.even)
+				}
+				got, err := sc.count(tt, c.limit, countConfig{hashMax: -1, shift: c.shift, exact: exact})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = slices.Clone(got)
+				slices.Sort(got)
+				if !slices.Equal(got, wantIDs) {
+					t.Fatalf("%s, t = %d, exact %v: %d candidates, want %d", c.name, tt, exact, len(got), len(wantIDs))
+				}
+				sp.put(sc)
+			}
+		}
+	}
+}
+
+// BenchmarkCountBlocks counts the postings of an r = 0.7 query at 1 M
+// random documents (about 2 500 lists of 15 ids) in blocks, partitioned
+// in one pass (even, as count does) or by the counting sort (exact):
+//
+//	go test ./index -run XXX -bench CountBlocks
+func BenchmarkCountBlocks(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 4))
+	const limit = 1 << 20
+	lists := randomLists(r, 2500, 15, func() uint32 { return r.Uint32N(limit) })
+	for _, exact := range []bool{false, true} {
+		b.Run(map[bool]string{false: "even", true: "exact"}[exact], func(b *testing.B) {
+			var sp scratchPool
+			sc := gathered(sp.get(), lists)
+			for b.Loop() {
+				sc.cands = sc.cands[:0]
+				sc.countBlocks(4, limit, blockBits, exact)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(sc.total), "ns/posting")
+		})
+	}
 }
