@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/bits"
 	"sync"
 	"sync/atomic"
@@ -20,9 +21,9 @@ import (
 //     twice their number;
 //   - more: the ids are partitioned by their high bits into blocks of
 //     2^blockBits ids (sequential writes: into regions sized for ids
-//     spread evenly over the blocks, or by a counting sort when they are
-//     not), and each block is counted in one 64 KiB array, reset after
-//     the block.
+//     spread evenly over the blocks from the least id to the largest, or
+//     by a counting sort when they are not), and each block is counted in
+//     one 64 KiB array, reset after the block.
 //
 // Tests shrink both limits (countConfig) so that small indexes take every
 // path.
@@ -50,6 +51,7 @@ type probeScratch struct {
 	hist      []uint32        // ids per block, then block starts
 	part      []uint32        // the ids partitioned by block
 	block     *[1 << 16]uint8 // the counters of one block
+	evenSkips int             // counts to partition by the counting sort (countBlocks)
 	cands     []uint32
 
 	// big keeps the heap arrays of larger probes between queries. Each
@@ -230,9 +232,15 @@ func (sc *probeScratch) gather(ctx context.Context, ix *Index, r *postingReader,
 // count returns the ids that occur in at least t of the gathered lists
 // (each list holds an id at most once). Every id must be below limit.
 func (sc *probeScratch) count(t int, limit uint32, cfg countConfig) ([]uint32, error) {
+	// The least and the largest id, from each list's first and last (the
+	// lists are sorted).
+	lo, hi := uint32(math.MaxUint32), uint32(0)
 	for _, ids := range sc.lists {
-		if len(ids) > 0 && ids[len(ids)-1] >= limit {
-			return nil, fmt.Errorf("%w: a posting list names unknown id %d", ErrCorrupt, ids[len(ids)-1])
+		if len(ids) > 0 {
+			if ids[len(ids)-1] >= limit {
+				return nil, fmt.Errorf("%w: a posting list names unknown id %d", ErrCorrupt, ids[len(ids)-1])
+			}
+			lo, hi = min(lo, ids[0]), max(hi, ids[len(ids)-1])
 		}
 	}
 	// An id counted t times is in t lists: at most total/t candidates,
@@ -241,10 +249,12 @@ func (sc *probeScratch) count(t int, limit uint32, cfg countConfig) ([]uint32, e
 	// postings need not allocate them all); appends grow it, and the
 	// grown array is kept in big.
 	sc.cands = pick(sc.inline.cands[:], &sc.big.cands, min(sc.total/max(t, 1), 2*inlineCands))
-	if sc.total <= cfg.hashMax {
+	switch {
+	case sc.total == 0:
+	case sc.total <= cfg.hashMax:
 		sc.countHash(t)
-	} else {
-		sc.countBlocks(t, limit, cfg.shift, cfg.exact)
+	default:
+		sc.countBlocks(t, lo, hi, cfg.shift, cfg.exact)
 	}
 	if cap(sc.cands) > inlineCands {
 		sc.big.cands = sc.cands[:0]
@@ -286,17 +296,27 @@ func (sc *probeScratch) countHash(t int) {
 	}
 }
 
-// countBlocks partitions the ids into blocks of 2^shift ids and counts
-// each block in one small array.
-func (sc *probeScratch) countBlocks(t int, limit uint32, shift uint, exact bool) {
-	nb := int(limit>>shift) + 1
-	if cap(sc.hist) < 2*nb+1 {
-		sc.hist = make([]uint32, 2*nb+1)
+// countBlocks partitions the ids, from lo to hi, into blocks of 2^shift
+// ids and counts each block in one small array.
+func (sc *probeScratch) countBlocks(t int, lo, hi uint32, shift uint, exact bool) {
+	first := lo >> shift // the blocks from first on
+	nb := int(hi>>shift-first) + 1
+	if cap(sc.hist) < 2*nb {
+		sc.hist = make([]uint32, 2*nb)
 	}
-	// Block b's ids are part[start[b]:end[b]].
+	// Block first+b's ids are part[start[b]:end[b]].
 	start, end := sc.hist[:nb], sc.hist[nb:2*nb]
-	if exact || sc.total < evenMinPerBlock*nb || !sc.partitionEven(start, end, shift) {
-		sc.partitionExact(start, end, shift)
+	even := !exact && sc.total >= evenMinPerBlock*nb && sc.total <= evenMaxPostings
+	if even && sc.evenSkips > 0 {
+		sc.evenSkips--
+		even = false
+	}
+	if even && !sc.partitionEven(start, end, first, shift) {
+		sc.evenSkips = evenBackoff
+		even = false
+	}
+	if !even {
+		sc.partitionExact(start, end, first, shift)
 	}
 	// A block's counters are indexed by the low 16 bits of the id (shift
 	// ≤ 16), which needs no bounds check.
@@ -321,24 +341,35 @@ func (sc *probeScratch) countBlocks(t int, limit uint32, shift uint, exact bool)
 	}
 }
 
-// evenMinPerBlock is the least mean number of ids per block for which
-// countBlocks tries the even partition first: with fewer, the regions'
-// slack would outweigh the ids.
-const evenMinPerBlock = 8
+// The even partition is tried when the blocks hold at least
+// evenMinPerBlock ids each on average (with fewer, the regions' slack
+// would outweigh the ids) and there are at most evenMaxPostings (its
+// array, 2.5 times the postings, stays below 20 MiB: larger probes cost
+// far more than their partition anyway). After it fails, a scratch
+// partitions the next evenBackoff counts by the counting sort: ids that
+// crowd into some blocks (a database whose older documents were deleted
+// leaves its low blocks empty) would make it fail again, each time at the
+// cost of a pass over the lists.
+const (
+	evenMinPerBlock = 8
+	evenMaxPostings = 1 << 21
+	evenBackoff     = 16
+)
 
-// partitionEven partitions the ids into their blocks in one pass over the
-// lists, assuming that they spread about evenly over the blocks, as the
-// documents of random fingerprints do: each block gets a region of twice
-// its even share (plus a little), and its ids are written there. It
-// reports false when a block outgrew its region (ids crowded into a few
-// blocks), having then written over the next region: the partition must
-// be made again. The array is large enough that no write falls outside
-// it, however the ids fall. The counting sort of partitionExact needs a
-// second pass over the lists (to count each block's ids first), which
-// costs as much as the rest of the count (BenchmarkCountBlocks).
-func (sc *probeScratch) partitionEven(start, end []uint32, shift uint) bool {
+// partitionEven partitions the ids into the blocks from first on in one
+// pass over the lists, assuming that they spread about evenly over those
+// blocks, as the documents of random fingerprints do: each block gets a
+// region of 1.5 times its even share (plus a little), and its ids are
+// written there. It reports false when a block outgrew its region (ids
+// crowded into some blocks), having then written over the next region:
+// the partition must be made again. The array is large enough that no
+// write falls outside it, however the ids fall. The counting sort of
+// partitionExact needs a second pass over the lists (to count each
+// block's ids first), which costs about a third of the whole count
+// (BenchmarkCountBlocks).
+func (sc *probeScratch) partitionEven(start, end []uint32, first uint32, shift uint) bool {
 	nb := len(start)
-	per := 2*sc.total/nb + 16
+	per := sc.total/nb + sc.total/(2*nb) + 16
 	// Block b's ids are written from b·per on, and there are total of
 	// them at most: below (nb−1)·per + total.
 	size := (nb-1)*per + sc.total
@@ -352,7 +383,7 @@ func (sc *probeScratch) partitionEven(start, end []uint32, shift uint) bool {
 	}
 	for _, ids := range sc.lists {
 		for _, id := range ids {
-			b := id >> shift
+			b := id>>shift - first
 			part[end[b]] = id
 			end[b]++
 		}
@@ -367,11 +398,11 @@ func (sc *probeScratch) partitionEven(start, end []uint32, shift uint) bool {
 
 // partitionExact partitions the ids into their blocks by a counting sort
 // (sequential writes, whatever the ids).
-func (sc *probeScratch) partitionExact(start, end []uint32, shift uint) {
+func (sc *probeScratch) partitionExact(start, end []uint32, first uint32, shift uint) {
 	clear(start)
 	for _, ids := range sc.lists {
 		for _, id := range ids {
-			start[id>>shift]++
+			start[id>>shift-first]++
 		}
 	}
 	sum := uint32(0)
@@ -385,7 +416,7 @@ func (sc *probeScratch) partitionExact(start, end []uint32, shift uint) {
 	part := sc.part[:sc.total]
 	for _, ids := range sc.lists {
 		for _, id := range ids {
-			b := id >> shift
+			b := id>>shift - first
 			part[end[b]] = id
 			end[b]++
 		}

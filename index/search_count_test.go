@@ -118,10 +118,10 @@ func randomLists(r *rand.Rand, n, per int, draw func() uint32) [][]uint32 {
 }
 
 // TestCountBlocks: counting in blocks finds exactly the ids in at least t
-// lists, whether the ids spread evenly over the blocks (one pass into
-// regions of twice the even share) or crowd into a few of them (a region
-// overflows, and the counting sort partitions again), in blocks of 8 ids
-// and of 2^16.
+// lists, whether the ids spread evenly over the blocks they span (one
+// pass into regions of 1.5 times the even share) or crowd into some of
+// them (a region overflows, and the counting sort partitions again), in
+// blocks of 8 ids and of 2^16.
 func TestCountBlocks(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 8))
 	for _, c := range []struct {
@@ -132,10 +132,12 @@ func TestCountBlocks(t *testing.T) {
 		even  bool // the even partition holds
 	}{
 		{"spread, 2^16", 1 << 20, 16, func() uint32 { return r.Uint32N(1 << 20) }, true},
+		{"the upper half (the lower deleted)", 1 << 20, 16, func() uint32 { return 1<<19 + r.Uint32N(1<<19) }, true},
 		{"spread, 2^3", 256, 3, func() uint32 { return r.Uint32N(256) }, true},
-		{"one block", 1 << 20, 16, func() uint32 { return 3<<16 + r.Uint32N(1<<16) }, false},
-		{"half the blocks", 1 << 20, 16, func() uint32 { return r.Uint32N(1<<20) &^ (1 << 16) }, false},
-		{"the last block", 1 << 20, 16, func() uint32 { return 1<<20 - 1 - r.Uint32N(1000) }, false},
+		{"one block", 1 << 20, 16, func() uint32 { return 3<<16 + r.Uint32N(1<<16) }, true},
+		{"the last ids", 1 << 20, 16, func() uint32 { return 1<<20 - 1 - r.Uint32N(1000) }, true},
+		{"every other block", 1 << 20, 16, func() uint32 { return r.Uint32N(1<<20) &^ (1 << 16) }, false},
+		{"crowded at both ends", 1 << 20, 16, func() uint32 { return r.Uint32N(1000) + uint32(r.IntN(2))*(1<<20-1000) }, false},
 	} {
 		for _, tt := range []int{1, 2, 3} {
 			lists := randomLists(r, 400, 12, c.draw)
@@ -155,9 +157,13 @@ func TestCountBlocks(t *testing.T) {
 			for _, exact := range []bool{false, true} {
 				var sp scratchPool
 				sc := gathered(sp.get(), lists)
-				nb := int(c.limit>>c.shift) + 1
+				lo, hi := uint32(c.limit), uint32(0)
+				for _, l := range lists {
+					lo, hi = min(lo, l[0]), max(hi, l[len(l)-1])
+				}
+				nb := int(hi>>c.shift-lo>>c.shift) + 1
 				start, end := make([]uint32, nb), make([]uint32, nb)
-				if even := sc.partitionEven(start, end, c.shift); even != c.even {
+				if even := sc.partitionEven(start, end, lo>>c.shift, c.shift); even != c.even {
 					t.Fatalf("%s: even partition %v, want %v", c.name, even, c.even)
 				}
 				got, err := sc.count(tt, c.limit, countConfig{hashMax: -1, shift: c.shift, exact: exact})
@@ -189,10 +195,67 @@ func BenchmarkCountBlocks(b *testing.B) {
 			var sp scratchPool
 			sc := gathered(sp.get(), lists)
 			for b.Loop() {
-				sc.cands = sc.cands[:0]
-				sc.countBlocks(4, limit, blockBits, exact)
+				if _, err := sc.count(4, limit, countConfig{hashMax: -1, shift: blockBits, exact: exact}); err != nil {
+					b.Fatal(err)
+				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(sc.total), "ns/posting")
 		})
 	}
+}
+
+// TestCountBlocksBackoff: after the even partition fails, a scratch
+// partitions its next evenBackoff counts by the counting sort, then tries
+// the even partition again; the candidates are right throughout.
+func TestCountBlocksBackoff(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	// The first and the last block span the lists; all but a few ids are
+	// in the first.
+	crowded := randomLists(r, 400, 12, func() uint32 {
+		if r.IntN(50) == 0 {
+			return 15<<16 + r.Uint32N(1<<16)
+		}
+		return r.Uint32N(1 << 16)
+	})
+	spread := randomLists(r, 400, 12, func() uint32 { return r.Uint32N(1 << 20) })
+	var sp scratchPool
+	cfg := countConfig{hashMax: -1, shift: 16}
+	check := func(lists [][]uint32, skips int) {
+		t.Helper()
+		sc := gathered(sp.get(), lists)
+		want := map[uint32]int{}
+		for _, l := range lists {
+			for _, id := range l {
+				want[id]++
+			}
+		}
+		got, err := sc.count(2, 1<<20, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, c := range want {
+			if c >= 2 {
+				n++
+			}
+		}
+		for _, id := range got {
+			if want[id] < 2 {
+				t.Fatalf("candidate %d in %d lists", id, want[id])
+			}
+		}
+		if len(got) != n {
+			t.Fatalf("%d candidates, want %d", len(got), n)
+		}
+		if sc.evenSkips != skips {
+			t.Fatalf("%d counts to skip the even partition, want %d", sc.evenSkips, skips)
+		}
+		sp.put(sc)
+	}
+	check(spread, 0)
+	check(crowded, evenBackoff)
+	for i := evenBackoff - 1; i >= 0; i-- {
+		check(spread, i)
+	}
+	check(crowded, evenBackoff)
 }
