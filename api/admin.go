@@ -13,6 +13,14 @@ type BatchResult struct {
 	Rejected  int         `json:"rejected,omitempty"`
 	Skipped   []BatchSkip `json:"skipped"`
 	Results   []AddResult `json:"results,omitempty"`
+	// Pending is set by a cluster only, in its answer 202 Accepted to an
+	// unchecked batch some of whose documents' shards have no live
+	// replica: it counts those documents, which are in the cluster's write
+	// log and counted in Stored, and which a replica of their shard stores
+	// when one returns. Whether each replaces a stored document, or leaves
+	// one of the same content unchanged, is not known until then (they
+	// are not counted in Replaced or Unchanged).
+	Pending int `json:"pending,omitempty"`
 }
 
 // BatchCheck is the check of a checked batch (POST

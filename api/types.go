@@ -95,6 +95,13 @@ type AddResult struct {
 	Rejected  bool `json:"rejected"`
 	// Matches are the stored near duplicates the check found.
 	Matches []Match `json:"matches"`
+	// Pending is set by a cluster only, in its answer 202 Accepted to a
+	// plain add (no Threshold) whose shard has no live replica: the
+	// document is in the cluster's write log (Stored is true), and a
+	// replica of the shard stores it when one returns. Until then whether
+	// it replaces a stored document, or leaves one of the same content
+	// unchanged, is not known (Replaced and Unchanged are false).
+	Pending bool `json:"pending,omitempty"`
 }
 
 // Match is a stored document found by a query or a check.
@@ -238,6 +245,12 @@ type DeleteResult struct {
 	// (about the forgotten ids) and redacted (naming one as a match).
 	Erased   *int `json:"erased,omitempty"`
 	Redacted *int `json:"redacted,omitempty"`
+	// Pending are, in a cluster's answer 202 Accepted only, the ids given
+	// whose shard has no live replica: their deletion is in the cluster's
+	// write log, and a replica of the shard applies it when one returns.
+	// Whether each was stored is not known: they are counted neither in
+	// Deleted nor in NotFound.
+	Pending []string `json:"pending,omitempty"`
 }
 
 // Stats describes the database (GET /v1/stats).

@@ -135,6 +135,12 @@ type request struct {
 	reader      io.Reader
 	contentType string
 	read        bool
+	// expectContinue sends "Expect: 100-continue": the body goes only once
+	// the server asks for it, so that a server that refuses the request
+	// before it reads the body (an import into a database that is not
+	// empty) answers before any of it is sent, and the answer is not lost
+	// to a connection the server closes under a body it does not read.
+	expectContinue bool
 }
 
 // jsonRequest returns a request whose body is v as JSON.
@@ -210,6 +216,12 @@ func (c *Client) sendOnce(ctx context.Context, rq request) (*http.Response, erro
 		req.Header.Set("Content-Type", rq.contentType)
 	}
 	req.Header.Set("Accept", "application/json, application/x-ndjson")
+	if rq.expectContinue {
+		// net/http's Transport waits for the server's 100 Continue (up to
+		// its ExpectContinueTimeout, 1 s for http.DefaultTransport's; 0
+		// sends the body at once).
+		req.Header.Set("Expect", "100-continue")
+	}
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
@@ -335,7 +347,10 @@ func setText(q url.Values, t api.TextInput) {
 // Add adds a document (POST /v1/documents): with a Threshold, the server
 // checks for stored near duplicates first and, with Reject, stores
 // nothing when it finds one. The text is sent as it is, in any encoding.
-// A document left out by Reject is a result (Rejected), not an error.
+// A document left out by Reject is a result (Rejected), not an error. A
+// cluster node answers a plain add (no Threshold) whose shard has no live
+// replica with the result's Pending set: logged, stored when a replica
+// returns.
 func (c *Client) Add(ctx context.Context, req api.AddRequest) (*api.AddResult, error) {
 	q := url.Values{"id": {req.ID}}
 	if req.Source != "" {
@@ -431,7 +446,10 @@ type DeleteOptions struct {
 }
 
 // Delete deletes the document id (DELETE /v1/documents/{id}); an error
-// matching ErrNotFound when there is none. opts may be nil.
+// matching ErrNotFound when there is none. opts may be nil. A cluster node
+// whose shard of id has no live replica answers with id in the result's
+// Pending (and Deleted 0): the delete is logged, and applied when a
+// replica returns.
 func (c *Client) Delete(ctx context.Context, id string, opts *DeleteOptions) (*api.DeleteResult, error) {
 	q := url.Values{}
 	if opts != nil && opts.DryRun {
@@ -449,7 +467,10 @@ func (c *Client) Delete(ctx context.Context, id string, opts *DeleteOptions) (*a
 
 // DeleteMany deletes the documents req selects — by ids, by id prefix or
 // by age — in atomic batches (POST /v1/delete). Ids that are not stored
-// are listed in the result's NotFound, not an error.
+// are listed in the result's NotFound, not an error; a cluster node lists
+// in Pending the ids whose shard has no live replica (their deletes are
+// logged, and applied when a replica returns), counted neither in Deleted
+// nor in NotFound.
 func (c *Client) DeleteMany(ctx context.Context, req api.DeleteRequest) (*api.DeleteResult, error) {
 	rq, err := jsonRequest("POST", "/v1/delete", req)
 	if err != nil {
@@ -469,7 +490,9 @@ func (c *Client) DeleteMany(ctx context.Context, req api.DeleteRequest) (*api.De
 // time over, the server shutting down) is an error (503) that says how
 // many documents were stored. Texts go as JSON strings: they must be
 // UTF-8. Lines the server could not store (a bad id, no words) are listed
-// in the result's Skipped.
+// in the result's Skipped. A cluster node counts in the result's Pending
+// (and in Stored) the documents whose shard has no live replica: logged,
+// stored when a replica returns.
 func (c *Client) Batch(ctx context.Context, docs []api.AddRequest) (*api.BatchResult, error) {
 	return c.batch(ctx, docs, nil)
 }
@@ -618,9 +641,12 @@ func (c *Client) Export(ctx context.Context, w io.Writer) (int, error) {
 // to be stored in the served database or cluster, which must hold no
 // document. The client's Timeout does not bound it (ctx does), and it is
 // never sent again. On an error after documents were stored, the error
-// (a 503) gives their number.
+// (a 503) gives their number. It asks the server for leave to send the
+// export (Expect: 100-continue): a server that refuses the import before
+// it reads the export (a database that is not empty, another import
+// running) answers before any of it is sent.
 func (c *Client) Import(ctx context.Context, r io.Reader) (*api.ImportResult, error) {
-	rq := request{method: "POST", path: "/v1/import", reader: r, contentType: "application/x-ndjson"}
+	rq := request{method: "POST", path: "/v1/import", reader: r, contentType: "application/x-ndjson", expectContinue: true}
 	resp, err := c.send(ctx, rq)
 	if err != nil {
 		return nil, err

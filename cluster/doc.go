@@ -80,12 +80,14 @@
 //
 // Over HTTP (Node.Handler), a plain add, a delete by id and an unchecked
 // batch whose shard no replica answers are appended to the log all the
-// same and answered 202 Accepted, with "pending": the log holds them, and
+// same and answered 202 Accepted, with "pending" (the Pending fields of
+// api.AddResult, api.BatchResult and api.DeleteResult): the log holds them, and
 // a replica of the shard applies them when it returns; until then whether
 // an add replaces a stored document (or leaves one of the same content
 // unchanged), or a delete finds its document, is not known. What needs
 // the shard's answer (a check, a dry run, a read) is a 503. While a node
-// starts, StartingHandler answers: /healthz 200, everything else 503.
+// starts, StartingHandler answers: /healthz 200, everything else 503
+// (logged at INFO, DEBUG or WARN, not as errors).
 //
 // Router.Pairs appends a pin: every replica keeps a checkpoint of its
 // shard at the pin's sequence, and the V(V+1)/2 pair tasks (i ≤ j) are

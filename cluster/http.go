@@ -108,8 +108,8 @@ const CodeOutcomeUnknown = api.CodeOutcomeUnknown
 // nodeCollector) beside its HTTP requests. An unavailable shard is a 503,
 // except to a plain add, a delete by id and an unchecked batch: those are
 // appended to the log all the same and answered 202 Accepted with
-// "pending" (applied when a replica of the shard returns; see pendingAdd,
-// pendingDelete, pendingBatch).
+// "pending" (applied when a replica of the shard returns: see the Pending
+// fields of api.AddResult, api.BatchResult and api.DeleteResult).
 // A write whose request time runs out before its log message is sent is
 // a 408, and not done; once sent, the answer waits for the log's, past
 // the request's time (up to outcomeWait more), and when that does not
@@ -184,23 +184,34 @@ const startingRetry = 1
 // unavailable, with Retry-After) in the API's error body, saying that the
 // node is starting. Tokens and the other limits of opts apply as in
 // Node.Handler. A server switches to Node.Handler once Start returns.
+//
+// These 503s are not failures, and are not logged at ERROR as other 5xx
+// answers are: the first /readyz answer is logged at INFO and the next
+// ones (a readiness probe asks about twice a second) at DEBUG; another
+// route's answer is logged at WARN (see startingLog).
 func StartingHandler(node string, opts *HTTPOptions) http.Handler {
 	o := opts.withDefaults(nil)
-	starting := func(what string) error {
+	starting := func(r *http.Request, k startingKind, what string) error {
+		markStarting(r.Context(), k)
 		return &httpapi.Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable, RetryAfter: startingRetry,
 			Message: fmt.Sprintf("cluster node %s is starting: %s; try again shortly", node, what)}
 	}
 	hs := httpapi.Handlers{
 		Healthz: healthz,
-		Readyz: func(http.ResponseWriter, *http.Request) error {
-			return starting("forming the cluster (joining its peers, reading the shard map, opening its shard replicas)")
+		Readyz: func(_ http.ResponseWriter, r *http.Request) error {
+			return starting(r, startingReady, "forming the cluster (joining its peers, reading the shard map, opening its shard replicas)")
 		},
 	}
-	return httpapi.NewMux(hs.Routes(func(httpapi.Route) httpapi.HandlerFunc {
-		return func(http.ResponseWriter, *http.Request) error {
-			return starting("it serves the API once it has joined the cluster")
+	mo := o.mux(node, nil)
+	mo.Logger = newStartingLog(o.Logger)
+	mux := httpapi.NewMux(hs.Routes(func(httpapi.Route) httpapi.HandlerFunc {
+		return func(_ http.ResponseWriter, r *http.Request) error {
+			return starting(r, startingAPI, "it serves the API once it has joined the cluster")
 		}
-	}), o.mux(node, nil))
+	}), mo)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mux.ServeHTTP(w, withStartingMark(r))
+	})
 }
 
 type httpHandler struct {
@@ -475,7 +486,7 @@ func (h *httpHandler) compare(w http.ResponseWriter, r *http.Request) error {
 // stored version read (for replaced and unchanged), then checked against
 // the whole cluster and appended by one Router.Add. A plain add (no
 // threshold) whose shard no replica answers is appended all the same,
-// and answered 202 (pendingAdd).
+// and answered 202 (api.AddResult.Pending).
 func (h *httpHandler) add(w http.ResponseWriter, r *http.Request) error {
 	req, in, err := httpapi.ReadAdd(r)
 	if err != nil {
@@ -508,7 +519,7 @@ func (h *httpHandler) add(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if pending {
-		return httpapi.WriteJSON(w, http.StatusAccepted, pendingAdd{AddResult: api.AddResult{ID: req.ID, Stored: true, Matches: []api.Match{}}, Pending: true})
+		return httpapi.WriteJSON(w, http.StatusAccepted, api.AddResult{ID: req.ID, Stored: true, Matches: []api.Match{}, Pending: true})
 	}
 	out := addOutcome(req.ID, prev, doc, res[0], req.Limit)
 	status := http.StatusOK
@@ -516,37 +527,6 @@ func (h *httpHandler) add(w http.ResponseWriter, r *http.Request) error {
 		status = http.StatusCreated
 	}
 	return httpapi.WriteJSON(w, status, out)
-}
-
-// pendingAdd is the answer (202 Accepted) of a plain add whose shard no
-// replica answered: the document is in the write log (Stored), and the
-// shard's replicas store it when one returns and applies the log; until
-// then, whether it replaces a stored document, or leaves one of the same
-// content unchanged, is not known (Replaced and Unchanged are false).
-type pendingAdd struct {
-	api.AddResult
-	// Pending is true: logged, not applied yet.
-	Pending bool `json:"pending"`
-}
-
-// pendingBatch is the answer (202 Accepted) of an unchecked batch some of
-// whose documents' shards no replica answered: they are in the write log,
-// counted in Stored, and Pending says how many of them there are (whether
-// each replaces a stored document, or leaves one unchanged, is not known
-// until a replica of its shard applies the log).
-type pendingBatch struct {
-	api.BatchResult
-	Pending int `json:"pending"`
-}
-
-// pendingDelete is the answer (202 Accepted) of a delete some of whose
-// ids' shards no replica answered: their deletion is in the write log,
-// applied when a replica of the shard returns. Deleted and NotFound count
-// the other ids only; Pending lists these (whether each was stored is not
-// known).
-type pendingDelete struct {
-	api.DeleteResult
-	Pending []string `json:"pending"`
 }
 
 // addOutcome is the API outcome of the add of doc (id), whose stored
@@ -580,7 +560,7 @@ func (h *httpHandler) get(w http.ResponseWriter, r *http.Request) error {
 // deleteOne is DELETE /v1/documents/{id...} (?dry_run=true reports
 // without deleting): 404 when the document is absent. When no replica of
 // its shard answers, the delete is appended all the same and answered
-// 202 (pendingDelete; a dry run is a 503).
+// 202 (api.DeleteResult.Pending; a dry run is a 503).
 func (h *httpHandler) deleteOne(w http.ResponseWriter, r *http.Request) error {
 	dry, forget, err := httpapi.ReadDeleteOne(r)
 	if err != nil {
@@ -608,7 +588,7 @@ func (h *httpHandler) deleteOne(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if pending {
-		return httpapi.WriteJSON(w, http.StatusAccepted, pendingDelete{Pending: []string{id}})
+		return httpapi.WriteJSON(w, http.StatusAccepted, api.DeleteResult{Pending: []string{id}})
 	}
 	return httpapi.WriteJSON(w, http.StatusOK, api.DeleteResult{Deleted: 1})
 }
@@ -871,7 +851,7 @@ func keepBefore(da, dbb *db.Doc, a, b string, k db.Keep) bool {
 // (CodeOutcomeUnknown, batchUnknown) that counts the documents stored
 // before it and names its first line. Documents whose shard no replica
 // answers are appended all the same, and the answer is a 202
-// (pendingBatch).
+// (api.BatchResult.Pending).
 func (h *httpHandler) batch(w http.ResponseWriter, r *http.Request) error {
 	lines, check, err := httpapi.ReadBatch(r, func(line int, req api.AddRequest) error {
 		if req.Replace {
@@ -893,7 +873,6 @@ func (h *httpHandler) batch(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	res.Skipped = append(res.Skipped, skipped...)
-	pending := 0
 	if len(docs) > 0 {
 		prev, down, err := h.storedAvailable(ctx, docs)
 		if err != nil {
@@ -919,7 +898,7 @@ func (h *httpHandler) batch(w http.ResponseWriter, r *http.Request) error {
 			switch p := prev[d.ID]; {
 			case down[d.ID]:
 				res.Stored++
-				pending++
+				res.Pending++
 			case sameContent(p, d):
 				res.Unchanged++
 			case p != nil:
@@ -931,8 +910,8 @@ func (h *httpHandler) batch(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	slices.SortFunc(res.Skipped, func(a, b api.BatchSkip) int { return a.Line - b.Line })
-	if pending > 0 {
-		return httpapi.WriteJSON(w, http.StatusAccepted, pendingBatch{BatchResult: res, Pending: pending})
+	if res.Pending > 0 {
+		return httpapi.WriteJSON(w, http.StatusAccepted, res)
 	}
 	return httpapi.WriteJSON(w, http.StatusOK, res)
 }
@@ -1145,7 +1124,8 @@ func (h *httpHandler) importExport(w http.ResponseWriter, r *http.Request) error
 // deleteMany is POST /v1/delete: by ids (or with dry_run how many of them
 // are stored), or by prefix or age (deleteWhere). The ids of a shard that
 // no replica answers are deleted all the same (their deletion appended to
-// the log), and the answer is a 202 (pendingDelete); a dry run is a 503.
+// the log), and the answer is a 202 (api.DeleteResult.Pending); a dry run
+// is a 503.
 func (h *httpHandler) deleteMany(w http.ResponseWriter, r *http.Request) error {
 	req, by, err := httpapi.ReadDelete(r)
 	if err != nil {
@@ -1227,7 +1207,8 @@ func (h *httpHandler) deleteMany(w http.ResponseWriter, r *http.Request) error {
 	}
 	res.Deleted = known
 	if len(pending) > 0 {
-		return httpapi.WriteJSON(w, http.StatusAccepted, pendingDelete{DeleteResult: res, Pending: pending})
+		res.Pending = pending
+		return httpapi.WriteJSON(w, http.StatusAccepted, res)
 	}
 	return httpapi.WriteJSON(w, http.StatusOK, res)
 }

@@ -624,15 +624,16 @@ func idsOfShard(prefix string, s, shards, n int) []string {
 
 // TestHTTPWritesWithShardDown: with no live replica of a shard, plain
 // adds, deletes and unchecked batches of its documents are appended to
-// the log all the same and answered 202 with what is pending; a replica
-// that returns applies them. What needs the shard's answer (a check, a
-// dry run, a read) is a 503.
+// the log all the same and answered 202 with what is pending (the Pending
+// fields of the api types, which the Go client returns); a replica that
+// returns applies them. What needs the shard's answer (a check, a dry run,
+// a read) is a 503.
 func TestHTTPWritesWithShardDown(t *testing.T) {
 	tc := startCluster(t, 3, 4, 2, nil)
 	cs := httpNodes(t, tc, nil, "")
 	ctx := context.Background()
-	down := idsOfShard("down", 0, 4, 5) // shard 0: on n1 and n2
-	up := idsOfShard("up", 1, 4, 2)
+	down := idsOfShard("down", 0, 4, 8) // shard 0: on n1 and n2
+	up := idsOfShard("up", 1, 4, 3)     // up[2] is never stored
 	text := func(i int) string { return fmt.Sprintf("%s Number %d of the test.", birdText, i) }
 	for i, id := range []string{down[1], down[2], up[0]} {
 		if _, err := cs[2].Add(ctx, api.AddRequest{ID: id, Text: text(i)}); err != nil {
@@ -648,10 +649,7 @@ func TestHTTPWritesWithShardDown(t *testing.T) {
 
 	// A plain add: logged, pending.
 	st, _, b := httpDo(t, "POST", base+"/v1/documents?id="+down[0], "text/plain", text(10))
-	var add struct {
-		api.AddResult
-		Pending bool `json:"pending"`
-	}
+	var add api.AddResult
 	if err := json.Unmarshal(b, &add); err != nil || st != http.StatusAccepted || !add.Pending || !add.Stored || add.Replaced || add.Unchanged || add.ID != down[0] {
 		t.Fatalf("plain add with its shard down: %d %s (%v), want 202 pending", st, b, err)
 	}
@@ -665,10 +663,7 @@ func TestHTTPWritesWithShardDown(t *testing.T) {
 		t.Fatalf("dry-run delete with its shard down: %d %s, want 503", st, b)
 	}
 	st, _, b = httpDo(t, "DELETE", base+"/v1/documents/"+down[1], "", "")
-	var del struct {
-		api.DeleteResult
-		Pending []string `json:"pending"`
-	}
+	var del api.DeleteResult
 	if err := json.Unmarshal(b, &del); err != nil || st != http.StatusAccepted || del.Deleted != 0 || !slices.Equal(del.Pending, []string{down[1]}) {
 		t.Fatalf("delete with its shard down: %d %s (%v), want 202 pending", st, b, err)
 	}
@@ -687,12 +682,28 @@ func TestHTTPWritesWithShardDown(t *testing.T) {
 	// An unchecked batch: stored, one of them pending.
 	batch := fmt.Sprintf("{\"id\":%q,\"text\":%q}\n{\"id\":%q,\"text\":%q}\n", down[4], text(12), up[1], text(13))
 	st, _, b = httpDo(t, "POST", base+"/v1/batch", "application/x-ndjson", batch)
-	var br struct {
-		api.BatchResult
-		Pending int `json:"pending"`
-	}
+	var br api.BatchResult
 	if err := json.Unmarshal(b, &br); err != nil || st != http.StatusAccepted || br.Stored != 2 || br.Pending != 1 {
 		t.Fatalf("batch with a shard down: %d %s (%v), want 202: 2 stored, 1 pending", st, b, err)
+	}
+	// The Go client returns what is pending.
+	if res, err := cs[2].Add(ctx, api.AddRequest{ID: down[5], Text: text(14)}); err != nil || !res.Pending || !res.Stored {
+		t.Fatalf("client add with its shard down: %+v, %v; want stored, pending", res, err)
+	}
+	if res, err := cs[2].Delete(ctx, down[3], nil); err != nil || res.Deleted != 0 || !slices.Equal(res.Pending, []string{down[3]}) {
+		t.Fatalf("client delete with its shard down: %+v, %v; want %s pending", res, err, down[3])
+	}
+	if res, err := cs[2].DeleteMany(ctx, api.DeleteRequest{IDs: []string{down[6], up[0], up[2]}}); err != nil || res.Deleted != 0 ||
+		!slices.Equal(res.NotFound, []string{up[0], up[2]}) || !slices.Equal(res.Pending, []string{down[6]}) {
+		t.Fatalf("client delete of ids of shards up and down: %+v, %v; want %s pending, %s and %s not found", res, err, down[6], up[0], up[2])
+	}
+	if res, err := cs[2].Batch(ctx, []api.AddRequest{{ID: down[7], Text: text(15)}}); err != nil || res.Stored != 1 || res.Pending != 1 {
+		t.Fatalf("client batch with its shard down: %+v, %v; want 1 stored, 1 pending", res, err)
+	}
+	// An answer with nothing pending has no "pending" (as a single-node
+	// server's).
+	if st, _, b = httpDo(t, "POST", base+"/v1/delete", "", fmt.Sprintf(`{"ids":[%q]}`, up[1])); st != http.StatusOK || strings.Contains(string(b), "pending") {
+		t.Fatalf("delete of an id of a shard up: %d %s, want 200 without pending", st, b)
 	}
 	// A read of the shard: 503.
 	_, err := cs[2].Get(ctx, down[0])
@@ -702,12 +713,12 @@ func TestHTTPWritesWithShardDown(t *testing.T) {
 	if err := tc.node(0).startReplica(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
-	for _, id := range []string{down[0], down[4], up[1]} {
+	for _, id := range []string{down[0], down[4], down[5], down[7]} {
 		if _, err := cs[2].Get(ctx, id); err != nil {
 			t.Errorf("get %s once shard 0 is back: %v", id, err)
 		}
 	}
-	for _, id := range []string{down[1], down[2], up[0]} {
+	for _, id := range []string{down[1], down[2], down[3], down[6], up[0], up[1]} {
 		_, err := cs[2].Get(ctx, id)
 		wantStatus(t, "get of "+id+" deleted", err, http.StatusNotFound, api.CodeNotFound)
 	}

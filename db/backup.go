@@ -41,11 +41,20 @@ type BackupResult struct {
 // Backup runs on Pebble's checkpoint: table files are hard-linked when dir
 // is on the same file system as the database (the copy then costs little
 // space at first, and more as compactions rewrite the originals) and
-// copied otherwise; the WAL is copied. The copy is made in a hidden
-// directory beside dir (".incomplete-backup-NAME-…") and renamed to dir
-// once complete, so that dir never holds a copy cut short: a crash
-// midway leaves that hidden directory, which may be removed. A failure
-// removes it. An empty dir, or one inside the database directory, is
+// copied otherwise; the WAL is copied. The copy is made inside a hidden
+// directory beside dir (".incomplete-backup-NAME-…", which only the
+// process's user may enter) and renamed to dir once complete, so that dir
+// never holds a copy cut short: a crash midway leaves that hidden
+// directory, which may be removed. A failure removes it. On the operating
+// system's file system dir gets the permission bits of the database
+// directory (a database only its owner may read gives a copy only its
+// owner may read: the files inside are readable by all, as the database's
+// own are, and the directory guards them): before that rename, with all
+// of its owner's added (renaming a directory into another parent needs
+// write permission on it), and exactly once renamed, so the copy is never
+// in a directory others may enter when the database is not, and a mode
+// its owner may not write in (0500) backs up as well. An
+// empty dir, or one inside the database directory, is
 // refused with an error wrapping ErrInvalidOptions. Backup is not
 // cut short by ctx once the copy has begun, and Close waits for it. A
 // read-only DB refuses it with ErrReadOnly.
@@ -118,32 +127,149 @@ func (d *DB) backup(ctx context.Context, dir string, count bool) (BackupResult, 
 	if vfs.Root(fsys) == vfs.Default {
 		at = resolvePath(dir)
 	}
-	tmp := incompleteBackupDir(at)
-	// WithFlushedWAL syncs the WAL first, so that writes acknowledged with
-	// NoSync are in the copy. A storage failure there ends the process like
-	// one in a commit (see storageFailure).
-	if err := d.checkpoint(tmp, pebble.WithFlushedWAL()); err != nil {
-		_ = fsys.RemoveAll(tmp)
+	// Pebble makes the directory it copies into, and its files, readable
+	// by all (0755, 0644): it copies into a directory inside the hidden
+	// one, which this process makes first for its user alone, so that no
+	// one else may reach the copy before it has the database directory's
+	// permission bits.
+	mode, err := dirPerm(fsys, d.dir)
+	if err != nil {
 		return BackupResult{}, fmt.Errorf("fpdb: backup %s: %w", dir, err)
 	}
-	// A read-only Open needs the lock file to exist (it opens it without
-	// creating it); the checkpoint has none.
-	err := createLockFile(fsys, tmp)
+	tmp := incompleteBackupDir(at)
+	copyDir := fsys.PathJoin(tmp, backupCopyName)
+	err = mkdirSynced(fsys, tmp, 0o700)
+	if err == nil {
+		// WithFlushedWAL syncs the WAL first, so that writes acknowledged
+		// with NoSync are in the copy. A storage failure there ends the
+		// process like one in a commit (see storageFailure).
+		err = d.checkpoint(copyDir, pebble.WithFlushedWAL())
+	}
+	if err == nil {
+		// A read-only Open needs the lock file to exist (it opens it
+		// without creating it); the checkpoint has none.
+		err = createLockFile(fsys, copyDir)
+	}
 	var res BackupResult
 	if err == nil && count {
 		// Counted in the copy: the database's own count has moved on with
 		// the writes since the checkpoint, which copied the WAL as it
 		// found it. Not cut short by ctx either.
-		res.Docs, err = d.countCopy(context.WithoutCancel(ctx), tmp)
+		res.Docs, err = d.countCopy(context.WithoutCancel(ctx), copyDir)
 	}
 	if err == nil {
-		err = renameSynced(fsys, tmp, at)
+		d.at("backup copied")
+		// The database directory's bits, with all of its owner's until the
+		// copy is in place (the hidden directory keeps others out
+		// meanwhile): renaming a directory into another parent rewrites
+		// its ".." entry, which needs write permission on it, so a mode
+		// such as 0500 or 0570 would fail the rename (the copy is this
+		// process's), and a copy its owner may not write in could not be
+		// removed after a failure.
+		err = chmodDir(fsys, copyDir, mode|0o700)
+	}
+	if err == nil {
+		if err = fsys.Rename(copyDir, at); err == nil {
+			_ = fsys.Remove(tmp) // empty now; left, a hidden empty directory beside dir
+			// The exact bits once renamed, and the new name, synced.
+			err = setDirMode(fsys, at, mode)
+			if err == nil {
+				err = syncParent(fsys, at)
+			}
+			if err != nil {
+				// dir holds the copy of a backup that fails: removed, as
+				// a failure before the rename would have.
+				_ = chmodDir(fsys, at, 0o700)
+				_ = fsys.RemoveAll(at)
+			}
+		}
 	}
 	if err != nil {
+		_ = chmodDir(fsys, copyDir, 0o700) // removable, whatever its bits
 		_ = fsys.RemoveAll(tmp)
 		return BackupResult{}, fmt.Errorf("fpdb: backup %s: %w", dir, err)
 	}
 	return res, nil
+}
+
+// backupCopyName is the name of the directory, inside the hidden one
+// (incompleteBackupDir), that a backup is copied into.
+const backupCopyName = "copy"
+
+// dirPerm returns the permission bits of the directory dir on the
+// operating system's file system, and 0 on another (which has none to
+// carry over: see chmodDir).
+func dirPerm(fsys vfs.FS, dir string) (fs.FileMode, error) {
+	if vfs.Root(fsys) != vfs.Default {
+		return 0, nil
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return 0, err
+	}
+	return fi.Mode().Perm(), nil
+}
+
+// chmodDir gives the directory dir the permission bits perm, on the
+// operating system's file system (vfs.FS has no Chmod: elsewhere, as in
+// tests on a memory file system, it does nothing).
+func chmodDir(fsys vfs.FS, dir string, perm fs.FileMode) error {
+	if vfs.Root(fsys) != vfs.Default {
+		return nil
+	}
+	return os.Chmod(dir, perm)
+}
+
+// setDirMode gives the directory dir the permission bits perm and syncs
+// it, so that they survive a crash, on the operating system's file system
+// (elsewhere it does nothing, as chmodDir). dir is opened before its bits
+// change: perm need not let its owner read it.
+func setDirMode(fsys vfs.FS, dir string, perm fs.FileMode) error {
+	if vfs.Root(fsys) != vfs.Default {
+		return nil
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	if err := f.Chmod(perm); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// mkdirSynced makes the directory dir with the permission bits perm (less
+// the umask) and its missing parents with 0755, as Pebble's checkpoint
+// made them, and syncs each directory that got a new entry (dir's parent,
+// and the parent of each parent made), so that they survive a crash.
+func mkdirSynced(fsys vfs.FS, dir string, perm fs.FileMode) error {
+	parent := fsys.PathDir(dir)
+	changed := []string{parent}
+	for p := parent; fsys.PathDir(p) != p; p = fsys.PathDir(p) {
+		if _, err := fsys.Stat(p); err == nil {
+			break
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		changed = append(changed, fsys.PathDir(p))
+	}
+	if err := fsys.MkdirAll(parent, 0o755); err != nil {
+		return err
+	}
+	if err := fsys.MkdirAll(dir, perm); err != nil {
+		return err
+	}
+	for _, p := range changed {
+		if err := syncDir(fsys, p); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // incompleteBackupPrefix starts the name of the directory a backup is
@@ -192,13 +318,10 @@ func trimSeparators(path string) string {
 	return path
 }
 
-// renameSynced renames the directory from to to and syncs their parent,
-// so that the new name survives a crash.
-func renameSynced(fsys vfs.FS, from, to string) error {
-	if err := fsys.Rename(from, to); err != nil {
-		return err
-	}
-	parent, _ := splitParent(to)
+// syncParent syncs the parent of path, so that the name path survives a
+// crash.
+func syncParent(fsys vfs.FS, path string) error {
+	parent, _ := splitParent(path)
 	if parent == "" {
 		parent = "."
 	}

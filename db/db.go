@@ -666,6 +666,12 @@ func (d *DB) Params() Params {
 // Dir returns the database directory.
 func (d *DB) Dir() string { return d.dir }
 
+// MaxTextSize returns the longest text the database keeps, in bytes of
+// UTF-8 after decoding: the Options.MaxTextSize it was opened with, or
+// DefaultMaxTextSize when that was 0 (see Options.MaxTextSize: a
+// database that keeps texts refuses a longer one, ErrTextTooLarge).
+func (d *DB) MaxTextSize() int64 { return d.opts.MaxTextSize }
+
 // ValidID returns nil if id is a valid document id: 1 to MaxIDLen bytes
 // of UTF-8 without NUL; else an error wrapping ErrInvalidID that says why.
 func ValidID(id string) error { return validID(id) }

@@ -17,7 +17,11 @@
 // stopped when the client goes away), adds in bulk (/v1/batch: every line
 // checked before the first is stored), deletes by ids, prefix or age,
 // compares two texts (JSON or the HTML page), manages templates, makes
-// backups (into a directory on the server's machine), and exports
+// backups (into a directory on the server's machine: anywhere the
+// server's user may write, or inside Options.BackupRoot), imports exports
+// (each line read up to a bound made from the database's longest text,
+// db.DB.MaxTextSize, never held whole beyond it; the rest of a refused
+// import's body read and discarded before the answer), and exports
 // Prometheus metrics at /metrics from a registry of the Server's own.
 //
 // Every request gets a request id (the X-Request-ID header, echoed or

@@ -49,24 +49,8 @@ func TestImport(t *testing.T) {
 // import and an add answer 503 (reason import_running, Retry-After) and
 // write nothing; the import then ends whole.
 func TestImportRunning(t *testing.T) {
-	exportOf := func(n int) []byte {
-		src, err := db.Open(t.TempDir(), &db.Options{KeepTexts: true, AuditLog: true, NoSync: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer src.Close()
-		for i := range n {
-			if _, err := src.Add(context.Background(), db.Input{ID: fmt.Sprint("d", i), Text: []byte(text(uint64(i), 100))}, nil); err != nil {
-				t.Fatal(err)
-			}
-		}
-		var exp bytes.Buffer
-		if _, err := src.Export(context.Background(), &exp); err != nil {
-			t.Fatal(err)
-		}
-		return exp.Bytes()
-	}
-	full, empty := exportOf(20), exportOf(0)
+	opts := &db.Options{KeepTexts: true, AuditLog: true, NoSync: true}
+	full, empty := exportOf(t, opts, 20), exportOf(t, opts, 0)
 	header, rest, _ := bytes.Cut(full, []byte("\n"))
 	ts, d := testServer(t, nil)
 	pr, pw := io.Pipe()

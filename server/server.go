@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/fpdb/fpdb/db"
@@ -21,6 +22,19 @@ type Options struct {
 	// MaxImportBytes is the largest export POST /v1/import accepts (its
 	// time is bounded by StreamTimeout). Default DefaultMaxImportBytes.
 	MaxImportBytes int64
+	// BackupRoot, when not empty, is the directory POST /v1/backup writes
+	// in: a destination that is not inside it, after symbolic links and
+	// ".." are resolved, is refused (403, without naming the root, which
+	// the log does), and a relative one is taken relative to it. The
+	// backup is written to the destination as resolved; a local user who
+	// may change symbolic links under the root while a backup runs could
+	// still redirect it (the check and the copy are not one step), so the
+	// root should be writable by the server's user alone. It must be an
+	// existing directory; a relative BackupRoot is taken from the working
+	// directory at New. Empty (the default): an absolute destination
+	// anywhere the server's user may write, outside the database's
+	// directory.
+	BackupRoot string
 	// RequestTimeout bounds a request, reading its body included; a
 	// request that takes longer is answered 408 (its body too slow) or
 	// 503, and its write, if any, is not made. Streams (pairs, clusters,
@@ -72,6 +86,9 @@ type Server struct {
 	metrics *metricSet
 	// compareSlots bound the comparisons run at once.
 	compareSlots CompareSlots
+	// importing is set while POST /v1/import runs: another is refused at
+	// once, before its body is read.
+	importing atomic.Bool
 }
 
 // New returns a server of d; opts may be nil (the defaults). The caller
@@ -86,6 +103,13 @@ func New(d *db.DB, opts *Options) (*Server, error) {
 	}
 	if o.MaxBodyBytes < 0 || o.MaxImportBytes < 0 || o.RequestTimeout < 0 || o.StreamTimeout < 0 || o.MaxConcurrent < 0 {
 		return nil, fmt.Errorf("%w: negative limit", ErrInvalidOptions)
+	}
+	if o.BackupRoot != "" {
+		root, err := checkBackupRoot(o.BackupRoot)
+		if err != nil {
+			return nil, fmt.Errorf("%w: backup root: %w", ErrInvalidOptions, err)
+		}
+		o.BackupRoot = root
 	}
 	if o.MaxBodyBytes == 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes

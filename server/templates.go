@@ -74,19 +74,18 @@ func (s *Server) removeTemplate(w http.ResponseWriter, r *http.Request) error {
 
 // backup is POST /v1/backup: a consistent copy of the database into dir, a
 // path on the server's machine (absolute, not existing, outside the
-// database), as "fpdb backup" makes it; reads and writes go on meanwhile.
+// database; inside Options.BackupRoot when it is set, and then relative
+// to it when relative), as "fpdb backup" makes it; reads and writes go on
+// meanwhile.
 func (s *Server) backup(w http.ResponseWriter, r *http.Request) error {
 	var req api.BackupRequest
 	if err := httpapi.ReadJSON(r, &req); err != nil {
 		return err
 	}
-	if !filepath.IsAbs(req.Dir) {
-		return httpapi.BadRequest("dir %q: want an absolute path (on the server's machine)", req.Dir)
+	dir, answer, err := s.backupDest(r, req.Dir)
+	if err != nil {
+		return err
 	}
-	if strings.ContainsRune(req.Dir, 0) {
-		return httpapi.BadRequest("dir %q contains a NUL byte", req.Dir)
-	}
-	dir := filepath.Clean(req.Dir)
 	// Checked before any parent is made: through a symbolic link, a
 	// parent could be made inside the database.
 	if s.d.InsideDir(dir) {
@@ -119,7 +118,105 @@ func (s *Server) backup(w http.ResponseWriter, r *http.Request) error {
 		}
 		return fmt.Errorf("backup: %w", err)
 	}
-	return httpapi.WriteJSON(w, http.StatusOK, api.BackupResult{Dir: dir, Docs: res.Docs, Seconds: time.Since(start).Seconds()})
+	return httpapi.WriteJSON(w, http.StatusOK, api.BackupResult{Dir: answer, Docs: res.Docs, Seconds: time.Since(start).Seconds()})
+}
+
+// backupDest returns where a backup into dir goes (the request r's), and
+// the path the answer names, cleaned (".." applied by the text, as the
+// backup goes there): a 400 for a path that cannot be one (no absolute
+// path without a backup root, a NUL byte), a 403 for one outside the
+// backup root, reached through a symbolic link or "..".
+//
+// With a backup root the backup goes to the destination resolved (its
+// symbolic links followed), which is what was found inside the root, not
+// to the path named, which the backup would walk again: a link changed
+// meanwhile could take it elsewhere. That narrows the race, it does not
+// close it: a local user who may change the directories under the root
+// while a backup runs can still redirect it (fpdb serve --backup-root
+// says so). The 403 does not name the root, which is the server's
+// business: its log line does.
+func (s *Server) backupDest(r *http.Request, dir string) (to, answer string, err error) {
+	root := s.o.BackupRoot
+	switch {
+	case strings.ContainsRune(dir, 0):
+		return "", "", httpapi.BadRequest("dir %q contains a NUL byte", dir)
+	case root == "" && !filepath.IsAbs(dir):
+		return "", "", httpapi.BadRequest("dir %q: want an absolute path (on the server's machine)", dir)
+	case dir == "":
+		return "", "", httpapi.BadRequest("dir %q: want a path inside the server's backup root (on the server's machine; a relative one is taken inside it)", dir)
+	case root == "":
+		clean := filepath.Clean(dir)
+		return clean, clean, nil
+	}
+	clean := dir
+	if !filepath.IsAbs(clean) {
+		clean = filepath.Join(root, clean)
+	}
+	clean = filepath.Clean(clean)
+	rr, err := resolveNew(root)
+	if err != nil {
+		return "", "", fmt.Errorf("backup root %s: %w", root, err) // a 500: the server's own directory
+	}
+	d, err := resolveNew(clean)
+	if err != nil {
+		return "", "", httpapi.BadRequest("dir %q: %v", dir, err)
+	}
+	if rel, err := filepath.Rel(rr, d); err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		s.o.Logger.Warn("backup refused: the destination is outside the backup root", "request_id", httpapi.RequestID(r.Context()),
+			"dir", dir, "resolved", d, "backup_root", root)
+		return "", "", &httpapi.Error{Status: http.StatusForbidden, Code: api.CodeForbidden,
+			Message: fmt.Sprintf("dir %q is outside the server's backup root, where this server writes backups (fpdb serve --backup-root)", dir)}
+	}
+	return d, clean, nil
+}
+
+// checkBackupRoot returns the absolute path of root, which must be a
+// directory (Options.BackupRoot).
+func checkBackupRoot(root string) (string, error) {
+	if strings.ContainsRune(root, 0) {
+		return "", fmt.Errorf("%q contains a NUL byte", root)
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return "", err
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("%s is not a directory", abs)
+	}
+	return abs, nil
+}
+
+// resolveNew returns the path the operating system reaches by path, an
+// absolute path without ".." (filepath.Clean's), which need not exist:
+// the longest prefix of it that exists with its symbolic links resolved
+// (filepath.EvalSymlinks), and the rest, which names nothing yet and so
+// holds no link. A prefix that cannot be resolved for another reason
+// than not existing (no permission, a file where a directory should be,
+// a loop of links, a link to nothing) is the error.
+func resolveNew(path string) (string, error) {
+	rest := ""
+	for p := path; ; {
+		r, err := filepath.EvalSymlinks(p)
+		switch {
+		case err == nil:
+			return filepath.Join(r, rest), nil
+		case !errors.Is(err, fs.ErrNotExist):
+			return "", err
+		}
+		if _, lerr := os.Lstat(p); lerr == nil {
+			return "", fmt.Errorf("%s is a symbolic link to nothing", p)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return "", err
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
 }
 
 // fileKind names in words the kind of file of mode m.

@@ -70,6 +70,13 @@ status (but with --forget, whose dry run does not read the audit log,
 an id not stored is reported not found with exit 0). An age of zero or
 less is refused.
 
+Through a cluster (--server URL of a node of "fpdb serve --cluster"), the
+delete of an id whose shard has no live replica is logged and applied when
+a replica returns: it is reported pending, neither deleted nor missing
+("ID: pending (its shard has no live replica; applied when one returns)",
+or "1 document deleted, 1 pending (…)" and each pending id on standard
+error), and counts as deleted for the exit status.
+
 Exit status: 0 when every id given was deleted (with --dry-run: is stored);
 2 otherwise.`,
 		Example: `  fpdb delete corpus/a.txt corpus/b.txt
@@ -148,7 +155,7 @@ func (o *deleteOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr
 			return failure(err)
 		}
 		defer closeDB(ld, &err)
-		d = ld
+		d = localDeleter{ld}
 	}
 	cutoff := time.Now().Add(-age)
 	if o.dryRun {
@@ -177,16 +184,60 @@ func (o *deleteOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr
 	return nil
 }
 
-// deleter carries out the deletes: the database, or a server
-// (remoteStore).
+// deleter carries out the deletes: the database (localDeleter), or a
+// server (remoteStore).
 type deleter interface {
-	Delete(ctx context.Context, id string) error
-	DeleteMany(ctx context.Context, ids []string) (*db.DeleteResult, error)
+	// Delete deletes id; pending reports that a cluster logged the delete
+	// without applying it (see deleteResult.Pending).
+	Delete(ctx context.Context, id string) (pending bool, err error)
+	DeleteMany(ctx context.Context, ids []string) (*deleteResult, error)
 	DeletePrefix(ctx context.Context, prefix string) (int, error)
 	DeleteOlderThan(ctx context.Context, t time.Time) (int, error)
 	Forget(ctx context.Context, ids []string) (*db.ForgetResult, error)
 	Has(ctx context.Context, id string) (bool, error)
 	Docs(ctx context.Context, fn func(db.Doc) error) error
+}
+
+// deleteResult is the outcome of the delete of ids.
+type deleteResult struct {
+	db.DeleteResult
+	// Pending are the ids a cluster logged the delete of without applying
+	// it, their shard having no live replica: a replica applies it when
+	// one returns. Whether each was stored is not known: they are neither
+	// in Deleted nor in NotFound. A database leaves it empty.
+	Pending []string
+}
+
+// localDeleter is the deleter of a local database: nothing is pending.
+type localDeleter struct{ *db.DB }
+
+// Delete deletes id.
+func (l localDeleter) Delete(ctx context.Context, id string) (bool, error) {
+	return false, l.DB.Delete(ctx, id)
+}
+
+// DeleteMany deletes the documents ids.
+func (l localDeleter) DeleteMany(ctx context.Context, ids []string) (*deleteResult, error) {
+	res, err := l.DB.DeleteMany(ctx, ids)
+	if res == nil {
+		return nil, err
+	}
+	return &deleteResult{DeleteResult: *res}, err
+}
+
+// pendingWhy says why a delete is pending, after its count or id.
+const pendingWhy = "has no live replica; applied when one returns"
+
+// pendingNote is what follows "N documents deleted" when n deletes are
+// pending (none: "").
+func pendingNote(n int) string {
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return ", 1 pending (its shard " + pendingWhy + ")"
+	}
+	return fmt.Sprintf(", %d pending (their shards have no live replica; applied when one returns)", n)
 }
 
 // errQuotedID is the error of an id that starts with a double quote but
@@ -257,7 +308,7 @@ func (o *deleteOptions) deleteMany(ctx context.Context, d deleter, stdout, stder
 	// are no clusters) delete nothing, locally and through a server alike:
 	// a server refuses a delete request that names nothing.
 	var (
-		res = &db.DeleteResult{}
+		res = &deleteResult{}
 		err error
 	)
 	if len(o.ids) > 0 {
@@ -267,7 +318,10 @@ func (o *deleteOptions) deleteMany(ctx context.Context, d deleter, stdout, stder
 		for _, id := range res.NotFound {
 			fmt.Fprintf(stderr, "fpdb: delete %q: %s\n", id, errorText(db.ErrNotFound))
 		}
-		fmt.Fprintln(stdout, countDocs(res.Deleted, "deleted"))
+		for _, id := range res.Pending {
+			fmt.Fprintf(stderr, "fpdb: delete %q: pending: its shard %s\n", id, pendingWhy)
+		}
+		fmt.Fprintln(stdout, countDocs(res.Deleted, "deleted")+pendingNote(len(res.Pending)))
 	}
 	if err != nil {
 		return failure(newOpError("delete", err, "delete"))
@@ -339,13 +393,17 @@ func (o *deleteOptions) deleteArgs(ctx context.Context, d deleter, stdout, stder
 			continue
 		}
 		seen[id] = true
-		if err := d.Delete(ctx, id); err != nil {
+		pending, err := d.Delete(ctx, id)
+		switch {
+		case err != nil:
 			failed++
 			op := fmt.Sprintf("delete %q", id)
 			fmt.Fprintf(stderr, "fpdb: %s\n", errorText(newOpError(op, err, op, "delete")))
-			continue
+		case pending:
+			fmt.Fprintf(stdout, "%s: pending (its shard %s)\n", tsvField(id), pendingWhy)
+		default:
+			fmt.Fprintf(stdout, "%s: deleted\n", tsvField(id))
 		}
-		fmt.Fprintf(stdout, "%s: deleted\n", tsvField(id))
 	}
 	if failed > 0 {
 		return &exitError{code: exitFailure}

@@ -477,10 +477,14 @@ type remoteStore struct {
 	prefix, olderThan string
 }
 
-// Delete deletes one document.
-func (s *remoteStore) Delete(ctx context.Context, id string) error {
-	_, err := s.c.Delete(ctx, id, nil)
-	return fromServer(err)
+// Delete deletes one document; pending reports that a cluster logged the
+// delete without applying it (its shard has no live replica).
+func (s *remoteStore) Delete(ctx context.Context, id string) (pending bool, err error) {
+	res, err := s.c.Delete(ctx, id, nil)
+	if err != nil {
+		return false, fromServer(err)
+	}
+	return len(res.Pending) > 0, nil
 }
 
 // many sends a delete of many documents.
@@ -492,13 +496,14 @@ func (s *remoteStore) many(ctx context.Context, req api.DeleteRequest) (*api.Del
 	return res, nil
 }
 
-// DeleteMany deletes the documents ids.
-func (s *remoteStore) DeleteMany(ctx context.Context, ids []string) (*db.DeleteResult, error) {
+// DeleteMany deletes the documents ids; a cluster's answer lists those it
+// logged the delete of without applying it in Pending.
+func (s *remoteStore) DeleteMany(ctx context.Context, ids []string) (*deleteResult, error) {
 	res, err := s.many(ctx, api.DeleteRequest{IDs: ids})
 	if err != nil {
 		return nil, err
 	}
-	return &db.DeleteResult{Deleted: res.Deleted, NotFound: res.NotFound}, nil
+	return &deleteResult{DeleteResult: db.DeleteResult{Deleted: res.Deleted, NotFound: res.NotFound}, Pending: res.Pending}, nil
 }
 
 // DeletePrefix deletes the documents whose id starts with prefix.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -32,6 +33,7 @@ type serveOptions struct {
 	warm          bool
 	addrGiven     bool
 	allowHosts    []string
+	backupRoot    string
 	cluster       nodeFlags
 }
 
@@ -63,6 +65,16 @@ sends through a browser are refused (403); on a loopback --addr only
 requests to localhost, a loopback address or an --allow-host name are
 answered (421 otherwise; behind a reverse proxy that passes on its public
 Host, give that name).
+
+Backups (POST /v1/backup) are written on the server's machine, with the
+server's permissions: without --backup-root an authorised client (one with
+a read-write token; anyone who can connect, without --tokens) may write a
+backup anywhere the server's user can. --backup-root DIR keeps them inside
+DIR (403 otherwise, symbolic links and ".." resolved); a relative
+destination is then taken inside DIR. The check and the backup are not one
+step: a local user who may change symbolic links or directories under DIR
+while a backup runs could still redirect it, so give a DIR that only the
+server's user may write in.
 
 Limits: a body over --max-body is answered 413, a request (its body
 included) slower than --timeout 408, more than --max-concurrent requests at
@@ -115,6 +127,7 @@ not form).`,
 	f.DurationVar(&o.streamTimeout, "stream-timeout", server.DefaultStreamTimeout, "longest streamed answer (pairs, clusters, log, export)")
 	f.IntVar(&o.maxConcurrent, "max-concurrent", server.DefaultMaxConcurrent, "requests served at once (429 beyond)")
 	f.DurationVar(&o.grace, "grace", 30*time.Second, "on shutdown, wait this long for the requests in flight")
+	f.StringVar(&o.backupRoot, "backup-root", "", "POST /v1/backup writes only inside the directory `DIR` (403 otherwise; a relative destination is taken inside it; a local user able to change symbolic links under DIR while a backup runs could redirect it). Without it, anywhere the server's user can write")
 	f.BoolVar(&o.logJSON, "log-json", false, "log JSON lines instead of text")
 	f.BoolVar(&o.warm, "warm", true, "load every posting list into memory in the background at start, for groups of up to 18 bits, so that queries read none from disk (writes wait for it: about 6 s at 10 M documents; --warm=false: lists are read as queries need them; not with --cluster)")
 	o.creation.register(f)
@@ -140,6 +153,14 @@ func (o *serveOptions) run(ctx context.Context, stderr io.Writer) (err error) {
 	if err := o.creation.validate(); err != nil {
 		return err
 	}
+	if o.backupRoot != "" {
+		// Before the database is opened (or created).
+		if fi, err := os.Stat(o.backupRoot); err != nil {
+			return usageErrorf("invalid --backup-root: %v", err)
+		} else if !fi.IsDir() {
+			return usageErrorf("invalid --backup-root %s: not a directory", o.backupRoot)
+		}
+	}
 	var logger *slog.Logger
 	if o.logJSON {
 		logger = slog.New(slog.NewJSONHandler(stderr, nil))
@@ -147,7 +168,7 @@ func (o *serveOptions) run(ctx context.Context, stderr io.Writer) (err error) {
 		logger = slog.New(slog.NewTextHandler(stderr, nil))
 	}
 	so := &server.Options{MaxBodyBytes: o.maxBody, MaxImportBytes: o.maxImport, RequestTimeout: o.timeout, StreamTimeout: o.streamTimeout, MaxConcurrent: o.maxConcurrent, Logger: logger,
-		AllowedHosts: o.allowHosts}
+		AllowedHosts: o.allowHosts, BackupRoot: o.backupRoot}
 	if o.tokens != "" {
 		if so.Tokens, err = server.LoadTokens(o.tokens); err != nil {
 			return failure(fmt.Errorf("serve: %w", err))
@@ -162,6 +183,9 @@ func (o *serveOptions) run(ctx context.Context, stderr io.Writer) (err error) {
 		tlsConf = &tls.Config{Certificates: []tls.Certificate{c}, MinVersion: tls.VersionTLS12}
 	}
 	if o.cluster.node != "" {
+		if o.backupRoot != "" {
+			return usageErrorf("--backup-root is for a single server: a cluster node makes no backups")
+		}
 		if o.cluster.changed("warm") {
 			return usageErrorf("--warm is for a single server: a cluster node's replicas read their posting lists as queries need them")
 		}

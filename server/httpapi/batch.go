@@ -104,25 +104,27 @@ func BatchStopped(lo, line, stored int, err error) error {
 
 // importDrain is the most of a refused import's body read before the
 // answer: a client that sends its whole body before it reads (Python's
-// urllib) sees the answer, not a broken connection.
+// urllib, Go's http.Client, which reads the answer only once it has
+// written the body or failed to) sees the answer, not a connection reset
+// under it (net/http, answering a request whose body was not read,
+// discards at most 256 KiB of it and then closes the connection, unread
+// bytes and all: the client's system resets it).
 const importDrain = 1 << 30
 
-// ImportBody is the body of an import (POST /v1/import) that knows
-// whether it was read from: WriteImport drains only a body whose reading
-// began (one refused before, as by a read-only database, is not asked
-// for: a client waiting for 100 Continue sends none of it). It also keeps
-// the error of a body over the limit, which the import, reading it line
-// by line, may report only as a line cut short.
+// ImportBody is the body of an import (POST /v1/import): R is what the
+// import reads, and Raw, when not nil, the request's body under it (R may
+// end before the body does, as a reader that refuses a line too long
+// does; nil: R is the request's body). It keeps the error of a body over
+// the limit, which the import, reading it line by line, may report only
+// as a line cut short.
 type ImportBody struct {
 	R        io.Reader
-	read     bool
+	Raw      io.Reader
 	tooLarge *BodyTooLargeError
 }
 
-// Read reads the body, noting that it was read from and whether it
-// passed the limit.
+// Read reads the body, noting whether it passed the limit.
 func (b *ImportBody) Read(p []byte) (int, error) {
-	b.read = true
 	n, err := b.R.Read(p)
 	if tl := (*BodyTooLargeError)(nil); errors.As(err, &tl) {
 		b.tooLarge = tl
@@ -134,9 +136,16 @@ func (b *ImportBody) Read(p []byte) (int, error) {
 // — as a 503 that gives the count when res.Imported documents were stored
 // before it (not a 4xx, which would say nothing changed). An error of an
 // import whose body passed the limit is that (a 413 when nothing was
-// stored), whatever the import made of the body cut there. Before an
-// error it reads what is left of a body whose reading began (up to
-// importDrain bytes, within the request's time).
+// stored), whatever the import made of the body cut there.
+//
+// Before an error it reads what is left of the request's body (Raw, not
+// R), up to importDrain bytes, within the request's time, whether the
+// import read some of it or was refused before it began: a client that
+// writes its whole body before it reads the answer then reads it. It
+// reads none of a body the client waits to be asked for (Expect:
+// 100-continue) when nothing asked for it yet: reading it would ask, and
+// the client, told the answer first, sends none of it (net/http then
+// closes the connection, which holds no unread bytes).
 func WriteImport(w http.ResponseWriter, body *ImportBody, res api.ImportResult, err error) error {
 	if err == nil {
 		return WriteJSON(w, http.StatusOK, res)
@@ -144,10 +153,23 @@ func WriteImport(w http.ResponseWriter, body *ImportBody, res api.ImportResult, 
 	if tl := (*BodyTooLargeError)(nil); body.tooLarge != nil && !errors.As(err, &tl) {
 		err = fmt.Errorf("%w: %v", body.tooLarge, err)
 	}
-	if body.read {
-		_, _ = io.Copy(io.Discard, io.LimitReader(body.R, importDrain))
+	raw := body.Raw
+	if raw == nil {
+		raw = body.R
+	}
+	if !awaitingContinue(raw) {
+		_, _ = io.Copy(io.Discard, io.LimitReader(raw, importDrain))
 	}
 	return Partial(err, res.Imported, "documents were imported")
+}
+
+// awaitingContinue reports whether r is the body of a request served by
+// a NewMux whose client waits to be asked for it (Expect: 100-continue)
+// and of which nothing was read: net/http asks for it (100 Continue) at
+// the first read, not before.
+func awaitingContinue(r io.Reader) bool {
+	b, ok := r.(*limitedBody)
+	return ok && b.expectContinue && !b.began
 }
 
 // Partial is the error of a write that failed with err after it made n

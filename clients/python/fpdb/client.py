@@ -716,7 +716,9 @@ class Client:
             encoding: a WHATWG encoding label for bytes (default: detected).
 
         Returns:
-            an :class:`AddResult` (``stored``, ``rejected``, ``matches``...).
+            an :class:`AddResult` (``stored``, ``rejected``, ``matches``...;
+            ``pending`` when a cluster node logged it while its shard has
+            no live replica: stored when one returns).
 
         Raises:
             BadRequest: a bad id (one that is not UTF-8 text, such as a
@@ -803,7 +805,9 @@ class Client:
             a :class:`BatchResult`: how many were stored, replaced, unchanged
             (and rejected), the documents skipped (``line`` is the item's
             1-based place in ``docs``) with the reason, and with
-            ``threshold`` each document's outcome.
+            ``threshold`` each document's outcome. A cluster node counts in
+            ``pending`` (and in ``stored``) the documents whose shard has no
+            live replica: logged, stored when one returns.
 
         Raises:
             FpdbError: a request failed. The requests answered before it are
@@ -848,6 +852,7 @@ class Client:
             total.replaced += int(data.get("replaced") or 0)
             total.unchanged += int(data.get("unchanged") or 0)
             total.rejected += int(data.get("rejected") or 0)
+            total.pending += int(data.get("pending") or 0)
             total.skipped.extend(Skipped.from_json(s, offset) for s in (data.get("skipped") or []))
             total.results.extend(AddResult.from_json(r, offset) for r in (data.get("results") or []))
             offset += len(lines)
@@ -939,6 +944,12 @@ class Client:
                 serves a document deleted before (``deleted`` is then 0,
                 ``erased`` counts the entries erased).
 
+        Returns:
+            a :class:`DeleteResult`: ``deleted`` 1; or, from a cluster node
+            whose shard of ``id`` has no live replica, ``deleted`` 0 and
+            ``id`` in ``pending`` (the delete is logged, and applied when a
+            replica returns).
+
         Raises:
             NotFound: no document has that id (with ``forget``: nor has
                 the audit log any entry about it).
@@ -974,7 +985,10 @@ class Client:
 
         Returns:
             a :class:`DeleteResult`; ``not_found`` lists the ids given that
-            were not stored. No ids (an empty list) delete nothing: the
+            were not stored, and ``pending``, from a cluster node, those
+            whose shard has no live replica (their deletes are logged, and
+            applied when one returns; counted neither in ``deleted`` nor in
+            ``not_found``). No ids (an empty list) delete nothing: the
             result says 0 deleted, and no request is sent.
 
         Raises:

@@ -105,6 +105,12 @@ class AddResult:
             a threshold).
         line: in :attr:`BatchResult.results`, the document's 1-based place
             in the documents given to :meth:`Client.add_many`; else 0.
+        pending: a cluster node's answer (202) to an add without a
+            threshold whose shard has no live replica: the document is in
+            the cluster's write log (``stored``) and is stored when a
+            replica of the shard returns; whether it replaces a stored
+            document, or is unchanged, is not known until then. False
+            otherwise.
     """
 
     id: str
@@ -115,11 +121,13 @@ class AddResult:
     matches: Matches = field(default_factory=Matches)
     line: int = 0
     raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    pending: bool = False  # last: the fields before it keep their places
 
     @classmethod
     def from_json(cls, d: Dict[str, Any], offset: int = 0) -> "AddResult":
         line = int(d.get("line") or 0)
-        return _build(cls, d, matches=_matches(d.get("matches")), line=line + offset if line else 0)
+        return _build(cls, d, matches=_matches(d.get("matches")), line=line + offset if line else 0,
+                      pending=bool(d.get("pending")))
 
 
 @dataclass(frozen=True)
@@ -149,7 +157,13 @@ class BatchResult:
     stored (new ones and replacements), how many of those replaced a stored
     one, how many were unchanged, how many rejected (a check with
     ``reject``), the ones skipped with the reason, and with a check each
-    document's :class:`AddResult` in ``results``."""
+    document's :class:`AddResult` in ``results``.
+
+    ``pending`` counts, in a cluster node's answers (202) only, the
+    documents (also counted in ``stored``) whose shard has no live replica:
+    they are in the cluster's write log and are stored when a replica of
+    their shard returns (whether each replaces a stored document, or is
+    unchanged, is not known until then); 0 otherwise."""
 
     stored: int = 0
     replaced: int = 0
@@ -157,6 +171,7 @@ class BatchResult:
     rejected: int = 0
     skipped: List[Skipped] = field(default_factory=list)
     results: List[AddResult] = field(default_factory=list)
+    pending: int = 0
 
 
 @dataclass(frozen=True)
@@ -207,16 +222,24 @@ class Document:
 @dataclass(frozen=True)
 class DeleteResult:
     """What a delete did (or would do, with ``dry_run``): the number of
-    documents deleted and, for ids given, those that were not stored."""
+    documents deleted and, for ids given, those that were not stored.
+
+    ``pending`` lists, in a cluster node's answers (202) only, the ids given
+    whose shard has no live replica: their deletion is in the cluster's
+    write log and is applied when a replica of the shard returns. Whether
+    each was stored is not known: they are counted neither in ``deleted``
+    nor in ``not_found``. Empty otherwise."""
 
     deleted: int
     not_found: List[str] = field(default_factory=list)
     dry_run: bool = False
     raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    pending: List[str] = field(default_factory=list)  # last: the fields before it keep their places
 
     @classmethod
     def from_json(cls, d: Dict[str, Any]) -> "DeleteResult":
-        return _build(cls, d, deleted=int(d.get("deleted") or 0), not_found=list(d.get("not_found") or []))
+        return _build(cls, d, deleted=int(d.get("deleted") or 0), not_found=list(d.get("not_found") or []),
+                      pending=list(d.get("pending") or []))
 
 
 @dataclass(frozen=True)
