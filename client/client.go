@@ -135,12 +135,6 @@ type request struct {
 	reader      io.Reader
 	contentType string
 	read        bool
-	// expectContinue sends "Expect: 100-continue": the body goes only once
-	// the server asks for it, so that a server that refuses the request
-	// before it reads the body (an import into a database that is not
-	// empty) answers before any of it is sent, and the answer is not lost
-	// to a connection the server closes under a body it does not read.
-	expectContinue bool
 }
 
 // jsonRequest returns a request whose body is v as JSON.
@@ -216,12 +210,6 @@ func (c *Client) sendOnce(ctx context.Context, rq request) (*http.Response, erro
 		req.Header.Set("Content-Type", rq.contentType)
 	}
 	req.Header.Set("Accept", "application/json, application/x-ndjson")
-	if rq.expectContinue {
-		// net/http's Transport waits for the server's 100 Continue (up to
-		// its ExpectContinueTimeout, 1 s for http.DefaultTransport's; 0
-		// sends the body at once).
-		req.Header.Set("Expect", "100-continue")
-	}
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
@@ -641,12 +629,11 @@ func (c *Client) Export(ctx context.Context, w io.Writer) (int, error) {
 // to be stored in the served database or cluster, which must hold no
 // document. The client's Timeout does not bound it (ctx does), and it is
 // never sent again. On an error after documents were stored, the error
-// (a 503) gives their number. It asks the server for leave to send the
-// export (Expect: 100-continue): a server that refuses the import before
-// it reads the export (a database that is not empty, another import
-// running) answers before any of it is sent.
+// (a 503) gives their number. A server that refuses the import (a
+// database that is not empty, another import running) reads the rest of
+// the export first (up to 1 GiB), so that the answer is not lost.
 func (c *Client) Import(ctx context.Context, r io.Reader) (*api.ImportResult, error) {
-	rq := request{method: "POST", path: "/v1/import", reader: r, contentType: "application/x-ndjson", expectContinue: true}
+	rq := request{method: "POST", path: "/v1/import", reader: r, contentType: "application/x-ndjson"}
 	resp, err := c.send(ctx, rq)
 	if err != nil {
 		return nil, err

@@ -167,10 +167,9 @@ func TestImportLineBound(t *testing.T) {
 
 // TestImportRefusedBeforeReading: an import into a database that is not
 // empty, that is read-only, or while another import runs, is refused
-// without a byte of its body read when the client waits to be asked for
-// it (Expect: 100-continue); from another client the whole body is read
-// first (and discarded), so that one that sends it all before it reads
-// the answer gets it.
+// before the import reads its body; the whole body is then read (and
+// discarded), so that a client that sends it all before it reads the
+// answer gets it, one that sent Expect: 100-continue too.
 func TestImportRefusedBeforeReading(t *testing.T) {
 	dbOpts := &db.Options{KeepTexts: true, AuditLog: true, NoSync: true}
 	exp := exportOf(t, dbOpts, 3)
@@ -189,11 +188,7 @@ func TestImportRefusedBeforeReading(t *testing.T) {
 			if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || rec.Code != status || !strings.Contains(e.Error.Message, msg) {
 				t.Errorf("%s (Expect %v): %d %q, want %d with %q", what, expect, rec.Code, rec.Body.Bytes(), status, msg)
 			}
-			want := int64(len(exp))
-			if expect {
-				want = 0
-			}
-			if n := body.n.Load(); n != want {
+			if n, want := body.n.Load(), int64(len(exp)); n != want {
 				t.Errorf("%s (Expect %v): %d bytes of the body read, want %d", what, expect, n, want)
 			}
 		}

@@ -53,12 +53,22 @@ func postAllThenRead(base string, body io.Reader, n int64) (int, api.ErrorBody, 
 // postGo posts a body of n bytes to url's /v1/import with a plain
 // http.Client (no Expect: 100-continue), as fpdb's client did.
 func postGo(base string, body io.Reader, n int64) (int, api.ErrorBody, error) {
+	return postGoExpect(base, body, n, false)
+}
+
+// postGoExpect is postGo, sending "Expect: 100-continue" when expect: a
+// Transport whose ExpectContinueTimeout is 0 (its zero value) sends the
+// body at once all the same.
+func postGoExpect(base string, body io.Reader, n int64, expect bool) (int, api.ErrorBody, error) {
 	req, err := http.NewRequest("POST", base+"/v1/import", body)
 	if err != nil {
 		return 0, api.ErrorBody{}, err
 	}
 	req.ContentLength = n
 	req.Header.Set("Content-Type", "application/x-ndjson")
+	if expect {
+		req.Header.Set("Expect", "100-continue")
+	}
 	tr := &http.Transport{}
 	defer tr.CloseIdleConnections()
 	resp, err := (&http.Client{Transport: tr}).Do(req)
@@ -105,10 +115,10 @@ func decodeAnswer(resp *http.Response) (int, api.ErrorBody, error) {
 // (both refused before the import reads the body), and of a line longer
 // than the server reads (413, once the bound is read) — not a connection
 // reset or a broken pipe: the server reads the rest of the body before it
-// answers, unless the client waits to be asked for it (Expect:
-// 100-continue, which fpdb's Go client sends) and nothing asked yet.
-// Clients: one that writes its whole body before it reads (Python's
-// urllib), Go's http.Client, and fpdb's client.
+// answers (a client that sent Expect: 100-continue is asked for it: it
+// may send it without waiting). Clients: one that writes its whole body
+// before it reads (Python's urllib), Go's http.Client with and without
+// Expect: 100-continue, and fpdb's client.
 func TestImportRefusalOverConnection(t *testing.T) {
 	if testing.Short() {
 		t.Skip("posts about 1 GB over loopback")
@@ -154,6 +164,9 @@ func TestImportRefusalOverConnection(t *testing.T) {
 	}{
 		{"whole body, then the answer", postAllThenRead},
 		{"http.Client", postGo},
+		{"http.Client, Expect: 100-continue, sent at once", func(base string, body io.Reader, n int64) (int, api.ErrorBody, error) {
+			return postGoExpect(base, body, n, true)
+		}},
 		{"fpdb client", postClient},
 	}
 	const runs = 5

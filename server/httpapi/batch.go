@@ -141,11 +141,11 @@ func (b *ImportBody) Read(p []byte) (int, error) {
 // Before an error it reads what is left of the request's body (Raw, not
 // R), up to importDrain bytes, within the request's time, whether the
 // import read some of it or was refused before it began: a client that
-// writes its whole body before it reads the answer then reads it. It
-// reads none of a body the client waits to be asked for (Expect:
-// 100-continue) when nothing asked for it yet: reading it would ask, and
-// the client, told the answer first, sends none of it (net/http then
-// closes the connection, which holds no unread bytes).
+// writes its whole body before it reads the answer then reads it. A
+// client that waits to be asked for the body (Expect: 100-continue) is
+// asked too: one that stops waiting and sends it anyway (net/http's
+// Transport does after its ExpectContinueTimeout) would otherwise lose
+// the answer to a connection closed under its body.
 func WriteImport(w http.ResponseWriter, body *ImportBody, res api.ImportResult, err error) error {
 	if err == nil {
 		return WriteJSON(w, http.StatusOK, res)
@@ -157,19 +157,8 @@ func WriteImport(w http.ResponseWriter, body *ImportBody, res api.ImportResult, 
 	if raw == nil {
 		raw = body.R
 	}
-	if !awaitingContinue(raw) {
-		_, _ = io.Copy(io.Discard, io.LimitReader(raw, importDrain))
-	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(raw, importDrain))
 	return Partial(err, res.Imported, "documents were imported")
-}
-
-// awaitingContinue reports whether r is the body of a request served by
-// a NewMux whose client waits to be asked for it (Expect: 100-continue)
-// and of which nothing was read: net/http asks for it (100 Continue) at
-// the first read, not before.
-func awaitingContinue(r io.Reader) bool {
-	b, ok := r.(*limitedBody)
-	return ok && b.expectContinue && !b.began
 }
 
 // Partial is the error of a write that failed with err after it made n

@@ -286,8 +286,7 @@ func (m *mux) serve(w http.ResponseWriter, r *http.Request, rt Route) error {
 	if rt.Import && m.o.MaxImportBytes > 0 {
 		limit, flag = m.o.MaxImportBytes, "--max-import"
 	}
-	r.Body = &limitedBody{ReadCloser: http.MaxBytesReader(w, r.Body, limit), flag: flag, timeout: timeout, timeoutFlag: timeoutFlag, atEOF: clear,
-		expectContinue: expectsContinue(r)}
+	r.Body = &limitedBody{ReadCloser: http.MaxBytesReader(w, r.Body, limit), flag: flag, timeout: timeout, timeoutFlag: timeoutFlag, atEOF: clear}
 	err := rt.Handle(w, r.WithContext(ctx))
 	if err != nil && ctx.Err() != nil && !time.Now().Before(deadlineOf(ctx)) && !errors.As(err, new(*BodyTimeoutError)) &&
 		(errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
@@ -296,23 +295,6 @@ func (m *mux) serve(w http.ResponseWriter, r *http.Request, rt Route) error {
 		err = &RequestTimeoutError{Timeout: timeout, Flag: timeoutFlag, Err: err}
 	}
 	return err
-}
-
-// expectsContinue reports whether the client of r waits to be asked for
-// its body (Expect: 100-continue, over HTTP/1.1 or later), as net/http
-// takes it: net/http asks (100 Continue) at the body's first read.
-func expectsContinue(r *http.Request) bool {
-	if !r.ProtoAtLeast(1, 1) {
-		return false
-	}
-	for _, v := range r.Header.Values("Expect") {
-		for _, tok := range strings.Split(v, ",") {
-			if strings.EqualFold(strings.TrimSpace(tok), "100-continue") {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // deadlineOf returns the deadline of ctx (one made by context.WithTimeout).
@@ -387,24 +369,18 @@ func (e *BodyTimeoutError) Unwrap() error { return os.ErrDeadlineExceeded }
 // past the limit, is a *BodyTooLargeError naming flag, and past the
 // connection's read deadline a *BodyTimeoutError naming timeoutFlag:
 // every endpoint that reads a body says so alike.
-// At the body's end it calls atEOF, when not nil (once). It knows whether
-// its client waits to be asked for it (expectContinue: Expect:
-// 100-continue, which net/http answers, 100 Continue, at the first read)
-// and whether it was read from (began).
+// At the body's end it calls atEOF, when not nil (once).
 type limitedBody struct {
 	io.ReadCloser
-	flag           string
-	timeout        time.Duration
-	timeoutFlag    string
-	atEOF          func()
-	expectContinue bool
-	began          bool
+	flag        string
+	timeout     time.Duration
+	timeoutFlag string
+	atEOF       func()
 }
 
 // Read reads the body, its error past the limit a *BodyTooLargeError, past
 // the deadline a *BodyTimeoutError.
 func (b *limitedBody) Read(p []byte) (int, error) {
-	b.began = true
 	n, err := b.ReadCloser.Read(p)
 	if err == io.EOF && b.atEOF != nil {
 		b.atEOF()
