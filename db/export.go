@@ -560,14 +560,8 @@ func checkHeaderParams(h *ExportHeader) error {
 // (ErrImportIncomplete for other writes; the same export resumes). It is
 // how a server imports into the database it serves.
 func (d *DB) ImportInto(ctx context.Context, r io.Reader) (int, error) {
-	if err := d.live(); err != nil {
+	if err := d.importable(ctx); err != nil {
 		return 0, err
-	}
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
-	if d.opts.ReadOnly {
-		return 0, fmt.Errorf("fpdb: import: %w", ErrReadOnly)
 	}
 	x, err := NewExportReader(r)
 	if err != nil {
@@ -578,6 +572,46 @@ func (d *DB) ImportInto(ctx context.Context, r io.Reader) (int, error) {
 		return 0, fmt.Errorf("fpdb: import: %w", err)
 	}
 	return d.importAll(ctx, x)
+}
+
+// importable returns the error of an import into d whatever it reads: d
+// is closed or read-only, or ctx is done.
+func (d *DB) importable(ctx context.Context) error {
+	if err := d.live(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d.opts.ReadOnly {
+		return fmt.Errorf("fpdb: import: %w", ErrReadOnly)
+	}
+	return nil
+}
+
+// CheckImport returns the error ImportInto would end with now whatever
+// export it read, or nil: ErrClosed, ErrReadOnly, ErrImportRunning while
+// another import runs, and ErrNotEmpty when d holds a document (or held
+// one, deleted since), an audit-log entry or a template, and no
+// unfinished import (which only the same export resumes: its header
+// tells). It lets a caller refuse an import before it reads the export;
+// ImportInto makes the same checks again once it has read the header.
+func (d *DB) CheckImport(ctx context.Context) error {
+	if err := d.importable(ctx); err != nil {
+		return err
+	}
+	if err := d.enter(ctx); err != nil {
+		return fmt.Errorf("fpdb: import: %w", err)
+	}
+	defer d.leave()
+	if err := d.lockWriter(exclusive); err != nil {
+		return fmt.Errorf("fpdb: import: %w", err)
+	}
+	defer d.writeMu.Unlock()
+	if d.importMark.Load() != nil {
+		return nil
+	}
+	return d.checkImportTarget()
 }
 
 // importAll fills d, which must hold no document, audit-log entry or

@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -43,7 +42,7 @@ func (s *Server) importExport(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	defer release()
-	if err := s.checkImportTarget(r.Context()); err != nil {
+	if err := s.d.CheckImport(r.Context()); err != nil {
 		release()
 		return httpapi.WriteImport(w, body, api.ImportResult{}, err) // the body unread by the import
 	}
@@ -61,54 +60,6 @@ func (s *Server) importExport(w http.ResponseWriter, r *http.Request) error {
 	}
 	release()
 	return httpapi.WriteImport(w, body, api.ImportResult{Imported: n}, err)
-}
-
-// checkImportTarget returns the error an import into the served database
-// would end with whatever its body holds: the database refuses every
-// import (read-only, closed), or it is not empty and no import of it is
-// unfinished (an unfinished one is resumed by the same export, known only
-// from its header). db.ImportInto makes the same checks, under its lock,
-// once it has read the header; these spare reading it.
-func (s *Server) checkImportTarget(ctx context.Context) error {
-	// ImportInto refuses a read-only or closed database before it reads:
-	// asked with no body, it answers that, or that the export has no
-	// header.
-	if _, err := s.d.ImportInto(ctx, bytes.NewReader(nil)); !errors.Is(err, db.ErrBadExport) {
-		if err == nil {
-			err = fmt.Errorf("fpdb: import: %w: no header line", db.ErrBadExport)
-		}
-		return err
-	}
-	st := s.d.Stats()
-	if st.ImportIncomplete {
-		return nil
-	}
-	dir := s.d.Dir()
-	switch {
-	case st.Docs == 1:
-		return fmt.Errorf("fpdb: import: %w: %s holds 1 document", db.ErrNotEmpty, dir)
-	case st.Docs > 0:
-		return fmt.Errorf("fpdb: import: %w: %s holds %d documents", db.ErrNotEmpty, dir, st.Docs)
-	case st.Slots > 0: // every one deleted: their internal ids are not reused
-		return fmt.Errorf("fpdb: import: %w: %s has held documents (deleted since)", db.ErrNotEmpty, dir)
-	}
-	ts, err := s.d.Templates(ctx)
-	if err != nil {
-		return fmt.Errorf("fpdb: import: %w", err)
-	}
-	if len(ts) > 0 {
-		return fmt.Errorf("fpdb: import: %w: %s has %d templates", db.ErrNotEmpty, dir, len(ts))
-	}
-	if st.Params.AuditLog {
-		errEntry := errors.New("an entry")
-		switch err := s.d.Log(ctx, db.LogOptions{Limit: 1}, func(db.LogEntry) error { return errEntry }); {
-		case errors.Is(err, errEntry):
-			return fmt.Errorf("fpdb: import: %w: %s holds audit-log entries", db.ErrNotEmpty, dir)
-		case err != nil:
-			return fmt.Errorf("fpdb: import: %w", err)
-		}
-	}
-	return nil
 }
 
 // jsonEscaped is the most bytes a JSON string may spend on one byte of
