@@ -268,7 +268,7 @@ func TestAuditNoLog(t *testing.T) {
 		t.Fatalf("AuditLog on a database without it: %v", err)
 	}
 	d = openTest(t, filepath.Join(dir, "new"), &Options{AuditLog: true})
-	if p := d.Params(); !p.AuditLog || p.FormatVersion != formatV4 {
+	if p := d.Params(); !p.AuditLog || p.FormatVersion != formatNewest {
 		t.Fatalf("params %+v", p)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -298,6 +299,11 @@ func (d *DB) open(given *Options) error {
 		FS:                 pebbleFS(o, &d.walArmed),
 		Logger:             slogLogger{o.Logger},
 		EventListener:      d.watch.listener(),
+		// A second compaction when L0 or the compaction debt grows: a bulk
+		// load's postings flush makes one compaction rewrite every
+		// posting list, meanwhile the memtables flushed into L0 must
+		// still be compacted, or writes stall behind it.
+		CompactionConcurrencyRange: func() (int, int) { return 1, max(2, runtime.GOMAXPROCS(0)) },
 	}
 	// Pebble's Balanced settings: zstd level 1 on the bottom level, where
 	// nearly all data lives (one level up, for value blocks only), the
@@ -443,6 +449,7 @@ func (d *DB) load() error {
 	d.nextIID = next
 	d.ix = index.New(d.pdb, layout)
 	d.ix.SetHugePages(!d.opts.NoHugePages)
+	d.ix.SetPostingEncoding(d.params.postingEncoding())
 	if err := d.ix.Load(ctx, next); err != nil {
 		return fmt.Errorf("fpdb: open %s: %w", d.dir, storageError(err))
 	}

@@ -192,7 +192,7 @@ func (d *DB) repair(ctx context.Context, layout *index.Layout) (*RepairReport, e
 	for _, iid := range kept {
 		_ = b.Set(keys.ExtID(st.recs[iid].ext), encodeIID(iid), nil)
 	}
-	postings, err := index.StageRebuild(b, layout, kept, st.fps.get)
+	postings, err := index.StageRebuild(b, layout, kept, st.fps.get, d.params.postingEncoding())
 	if err != nil {
 		return nil, err
 	}

@@ -80,7 +80,7 @@ var corruptions = []corruption{
 	{
 		name:   "a content-hash key (format 1) in a newer database",
 		damage: func(t *testing.T, d *DB) { pset(t, d, keys.Hash([16]byte{1, 2, 3}, 77), nil) },
-		want:   []string{"content-hash key 68010203000000000000000000000000000000004d: format 4 has no content-hash index"},
+		want:   []string{"content-hash key 68010203000000000000000000000000000000004d: format 5 has no content-hash index"},
 	},
 	{
 		name:   "next id too small",

@@ -223,7 +223,7 @@ func (ix *Index) stage(b *pebble.Batch, adds []Entry, removes []uint32) error {
 				}
 			}
 		}
-		val = posting.AppendSorted(val[:0], addIDs, remIDs)
+		val = posting.AppendSorted(val[:0], addIDs, remIDs, ix.postingEnc)
 		key = keys.AppendPosting(key[:0], uint32(y))
 		if err := b.Merge(key, val, nil); err != nil {
 			return err

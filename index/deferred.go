@@ -175,7 +175,7 @@ func (ix *Index) FlushDeferred(ctx context.Context, fs vfs.FS, dir string) error
 		var val, key []byte
 		err := write(func(w *sstable.Writer) error {
 			return ix.eachDeferredRun(ctx, ids, func(y uint32, ids []uint32) error {
-				val = posting.AppendSorted(val[:0], ids, nil)
+				val = posting.AppendSorted(val[:0], ids, nil, ix.postingEnc)
 				key = keys.AppendPosting(key[:0], y)
 				return w.Merge(key, val)
 			})

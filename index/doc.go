@@ -1,8 +1,9 @@
 // Package index is fpdb's group-merging index on Pebble (docs/algorithm.md
 // §2, the paper's alg.H). A K-bit fingerprint is split into m groups; group i's value A_i is
 // merged into one key space as y_i = Offset_i + A_i, and the key 'p' ‖ y holds
-// the roaring bitmap of the documents that have y, written with fpdb's
-// posting merge operator. A query with Hamming radius rh probes, in every
+// the set of the documents that have y (package internal/posting: a roaring
+// bitmap, or a shorter list of gaps), written with fpdb's posting merge
+// operator. A query with Hamming radius rh probes, in every
 // group, the values within τ bits of the query's group value, counts the hits
 // per document in a dense counter array, keeps the documents hit in at least
 // t = m − ⌊rh/(τ+1)⌋ groups and verifies their exact Hamming distance against

@@ -19,7 +19,7 @@ import (
 var ErrCorrupt = errors.New("index: corrupt")
 
 // Index is the group-merging index of one database: the posting lists in
-// Pebble (key 'p' ‖ y → roaring bitmap of internal ids) and the fingerprints
+// Pebble (key 'p' ‖ y → the set of internal ids, package posting) and the fingerprints
 // ('f' ‖ id), mirrored in memory as one contiguous array for verification
 // and for the linear scan.
 //
@@ -46,6 +46,8 @@ type Index struct {
 	deferFrom uint32 // see deferred.go: ids ≥ deferFrom have no postings in Pebble
 	deferring bool   // adds are deferred
 
+	postingEnc posting.Encoding // what the writers may write (SetPostingEncoding)
+
 	scratch  scratchPool
 	counting countConfig
 	cache    postingCache // its own synchronization: readers fill it
@@ -62,7 +64,7 @@ type Index struct {
 // New returns the index stored in db with the given layout. Call Load to
 // read the stored fingerprints.
 func New(db *pebble.DB, layout *Layout) *Index {
-	ix := &Index{db: db, layout: layout, stride: layout.K / 64, fps: fpStore{stride: layout.K / 64}, deferFrom: NoDeferred, counting: countConfig{hashMax: hashMaxPostings, shift: blockBits}}
+	ix := &Index{db: db, layout: layout, stride: layout.K / 64, fps: fpStore{stride: layout.K / 64}, deferFrom: NoDeferred, postingEnc: posting.Compact, counting: countConfig{hashMax: hashMaxPostings, shift: blockBits}}
 	ix.plans = make([]atomic.Pointer[planMemo], layout.K+1)
 	ix.approxPlans = make([]atomic.Pointer[planMemo], layout.K+1)
 	ix.scanCal.bytes = calibrateBytes
@@ -80,6 +82,17 @@ func (ix *Index) SetHugePages(on bool) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	ix.fps.noHuge = !on
+}
+
+// SetPostingEncoding sets the encodings the index's writers may use for
+// posting values: posting.Compact (the default) writes each in the shorter
+// of roaring's format and the compact one; posting.Roaring keeps a store
+// readable by fpdb builds that predate the compact encoding. Values
+// written already are read whatever their encoding.
+func (ix *Index) SetPostingEncoding(enc posting.Encoding) {
+	ix.wmu.Lock()
+	defer ix.wmu.Unlock()
+	ix.postingEnc = enc
 }
 
 // Layout returns the group layout (immutable).

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/fpdb/fpdb/internal/keys"
@@ -104,24 +103,20 @@ func VerifyPostings(ctx context.Context, r pebble.Reader, l *Layout, v PostingVe
 // store by the posting lists of the documents ids (ascending, each with
 // its fingerprint fp(id)), and the removal of the deferred mark: afterwards
 // every one of them has its postings. It returns the number of posting
-// keys written. The in-memory state of an Index open on the store is not
-// changed: rebuild a closed store.
-func StageRebuild(b *pebble.Batch, l *Layout, ids []uint32, fp func(id uint32) []uint64) (int, error) {
+// keys written, in the encodings enc allows (see
+// Index.SetPostingEncoding). The in-memory state of an Index open on the
+// store is not changed: rebuild a closed store.
+func StageRebuild(b *pebble.Batch, l *Layout, ids []uint32, fp func(id uint32) []uint64, enc posting.Encoding) (int, error) {
 	lo, hi := keys.Range(keys.PrefixPosting)
 	if err := b.DeleteRange(lo, hi, nil); err != nil {
 		return 0, err
 	}
-	lists := make(map[uint32]*roaring.Bitmap)
+	lists := make(map[uint32][]uint32) // ids ascending: each list too
 	for _, id := range ids {
 		f := fp(id)
 		for g := range l.M() {
 			y := l.Value(f, g)
-			bm := lists[y]
-			if bm == nil {
-				bm = roaring.New()
-				lists[y] = bm
-			}
-			bm.Add(id)
+			lists[y] = append(lists[y], id)
 		}
 	}
 	ys := make([]uint32, 0, len(lists))
@@ -129,8 +124,10 @@ func StageRebuild(b *pebble.Batch, l *Layout, ids []uint32, fp func(id uint32) [
 		ys = append(ys, y)
 	}
 	slices.Sort(ys)
+	var val []byte
 	for _, y := range ys {
-		if err := b.Set(keys.Posting(y), posting.EncodeAdd(lists[y]), nil); err != nil {
+		val = posting.AppendSorted(val[:0], lists[y], nil, enc)
+		if err := b.Set(keys.Posting(y), val, nil); err != nil { // Set copies val
 			return 0, err
 		}
 	}

@@ -44,7 +44,7 @@ func TestRebuildAndVerify(t *testing.T) {
 	_ = pdb.Set(keys.DeferredMark(), []byte{0, 0, 0, 7}, nil)
 
 	b := pdb.NewBatch()
-	n, err := StageRebuild(b, l, ids, fp)
+	n, err := StageRebuild(b, l, ids, fp, posting.Roaring)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,6 +76,37 @@ func TestRebuildAndVerify(t *testing.T) {
 	found, problems, _ := verify()
 	if len(problems) != 0 || len(found) != len(ids)*l.M() || n == 0 {
 		t.Fatalf("after rebuild: %d keys, %d of %d found, problems %q", n, len(found), len(ids)*l.M(), problems)
+	}
+	// The first byte of each posting value: 1 roaring, 2 compact.
+	tags := func() map[byte]int {
+		lo, hi := keys.Range(keys.PrefixPosting)
+		it, err := pdb.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer it.Close()
+		m := map[byte]int{}
+		for it.First(); it.Valid(); it.Next() {
+			m[it.Value()[0]]++
+		}
+		return m
+	}
+	if m := tags(); m[1] != n || len(m) != 1 {
+		t.Fatalf("rebuilt with posting.Roaring: tags %v, want %d of tag 1", m, n)
+	}
+	// With posting.Compact, these short lists are compact.
+	b = pdb.NewBatch()
+	if _, err := StageRebuild(b, l, ids, fp, posting.Compact); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	if m := tags(); m[2] != n || len(m) != 1 {
+		t.Fatalf("rebuilt with posting.Compact: tags %v, want %d of tag 2", m, n)
+	}
+	if found, problems, _ = verify(); len(problems) != 0 || len(found) != len(ids)*l.M() {
+		t.Fatalf("after the compact rebuild: %d of %d found, problems %q", len(found), len(ids)*l.M(), problems)
 	}
 
 	y := l.Value(fps[ids[0]], 0)

@@ -54,8 +54,8 @@ func TestKeepTextsByDefault(t *testing.T) {
 		}
 		runFPDB(t, "", append(args, corpus+"bees.txt", corpus+"chess.txt")...).mustCode(t, exitOK)
 		st := cliStats(t, dir)
-		if !st.KeepTexts || st.Texts != 2 || st.TextBytes <= 0 || st.TextRawBytes <= 0 || st.FormatVersion != 4 {
-			t.Fatalf("bulk=%v: stats %+v: want 2 texts kept at format 3", bulk, st)
+		if !st.KeepTexts || st.Texts != 2 || st.TextBytes <= 0 || st.TextRawBytes <= 0 || st.FormatVersion != 5 {
+			t.Fatalf("bulk=%v: stats %+v: want 2 texts kept, format 5", bulk, st)
 		}
 		if got, err := storedText(t, dir, corpus+"bees.txt"); err != nil || got != string(bees) {
 			t.Fatalf("bulk=%v: stored text %q, %v", bulk, got, err)
@@ -96,7 +96,7 @@ func TestNoTextsFlag(t *testing.T) {
 	dir := dbDir(t)
 	runFPDB(t, "", "--db", dir, "add", "--no-texts", corpus+"bees.txt").mustCode(t, exitOK)
 	st := cliStats(t, dir)
-	if st.KeepTexts || st.Texts != 0 || st.FormatVersion != 4 {
+	if st.KeepTexts || st.Texts != 0 || st.FormatVersion != 5 {
 		t.Fatalf("--no-texts: %+v", st)
 	}
 	if _, err := storedText(t, dir, corpus+"bees.txt"); !errors.Is(err, db.ErrNoText) {

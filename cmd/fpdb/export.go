@@ -25,7 +25,7 @@ func newExportCommand(g *globalOptions) *cobra.Command {
 		Long: `Export writes the database as JSON Lines to standard output (or to the file
 given by -o): first a header line with the creation parameters
 
-  {"fpdb_export": 2, "format_version": 4, "k": 512, "group_widths": [...],
+  {"fpdb_export": 2, "format_version": 5, "k": 512, "group_widths": [...],
    "shingle_width": 4, "seed": "439972291121", "hash_version": 1,
    "normalize_version": 3, "created": "...", "docs": 2, "keep_texts": true,
    "audit_log": true, "log_entries": 5}

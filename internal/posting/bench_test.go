@@ -35,7 +35,7 @@ func BenchmarkForEach(b *testing.B) {
 		})
 		// For comparison: roaring's zero-copy FromBuffer plus Iterate.
 		b.Run(fmt.Sprintf("ids=%d/roaring-FromBuffer", n), func(b *testing.B) {
-			addB, _, _ := split(v)
+			addB, _, _, _ := split(v)
 			var sum uint32
 			b.ReportAllocs()
 			for range b.N {

@@ -1,20 +1,27 @@
 // Package posting encodes the values of fpdb's posting keys and provides the
 // named Pebble merge operator that combines them. A posting value is a set of
-// uint32 document ids stored as a roaring bitmap; writers never
+// uint32 document ids stored as a roaring bitmap or, where that is shorter,
+// as a list of gaps (the compact encoding); writers never
 // read-modify-write it but Merge operands into Pebble. Each operand, and each
 // partially merged value, is an Op meaning x → (x \ Remove) ∪ Add with Add
 // and Remove disjoint; ops compose associatively, so Pebble may merge them in
 // any grouping, and a merge that includes the oldest operand drops Remove and
 // leaves the plain id set. Queries read merged values with ForEach, which
-// walks the serialized roaring bitmap in place without allocating.
+// walks the serialized set in place without allocating.
 //
 // # Encoding
 //
-// One tag byte (1), the uvarint length of Add's serialization, Add's
-// serialization, then Remove's serialization up to the end of the value. Both
-// use roaring's portable format; an empty set is encoded as zero bytes, so
-// the value of an empty op is two bytes. The full format is described in
-// docs/format.md.
+// One tag byte, the uvarint length of Add's serialization, Add's
+// serialization, then Remove's serialization up to the end of the value. With
+// tag 1 both use roaring's portable format; with tag 2 (the compact
+// encoding) each id is the uvarint of its gap from the previous one. An empty
+// set is encoded as zero bytes, so the value of an empty op is two bytes.
+// A writer picks tag 2 only when its Encoding is Compact and the value is
+// shorter so: about 3 bytes per id against roaring's 10 for sparse lists,
+// whose every id has a roaring container of its own. A merge writes tag 2
+// only once one of its operands had it, so a store written with Roaring
+// stays readable by builds that predate tag 2. The full format is
+// described in docs/format.md.
 //
 // # Caveats
 //

@@ -34,6 +34,8 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte{tagV1, 0})
 	f.Add(EncodeAdd(roaring.BitmapOf(1, 2, 3, 1<<20)))
 	f.Add((&Op{Add: roaring.BitmapOf(5), Remove: roaring.BitmapOf(6, 7)}).Encode())
+	f.Add(appendCompact(nil, []uint32{0, 1, 300, 1 << 20, 1<<32 - 1}, nil))
+	f.Add(appendCompact(nil, []uint32{5}, []uint32{6, 1 << 31}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		op, err := Decode(b)
 		if err != nil {
@@ -67,8 +69,16 @@ func FuzzDecode(f *testing.F) {
 				t.Fatal("IDs and Decode disagree")
 			}
 		}
-		// The in-place walker accepts exactly what roaring accepts.
-		if addB, _, err := split(b); err == nil && len(addB) > 0 {
+		// The in-place walker accepts exactly what roaring accepts; the
+		// compact decoder only the one encoding of a set.
+		addB, _, tag, err := split(b)
+		if err == nil && tag == tagV2 {
+			var got []uint32
+			if walkDelta(addB, func(x uint32) { got = append(got, x) }) == nil && !bytes.Equal(appendDelta(nil, got, deltaSize(got)), addB) {
+				t.Fatalf("compact set %x accepted, encodes as %x", addB, appendDelta(nil, got, deltaSize(got)))
+			}
+		}
+		if err == nil && tag == tagV1 && len(addB) > 0 {
 			var got []uint32
 			walkErr := walk(addB, func(x uint32) { got = append(got, x) })
 			want, ok, p := roaringAccepts(addB)
@@ -85,8 +95,9 @@ func FuzzDecode(f *testing.F) {
 // opsFromBytes turns fuzz input into operands: each operand is a header
 // byte (bit 0: remove, bits 1-3: id count, bit 4: add 300 more ids to
 // container bits 5-7) and one byte per id, mapped onto 8 containers of 32
-// values so that operands collide.
-func opsFromBytes(data []byte) [][]byte {
+// values so that operands collide. Operand i is in the compact encoding
+// when bit i%64 of compact is set.
+func opsFromBytes(data []byte, compact uint64) [][]byte {
 	var ops [][]byte
 	for len(data) > 0 && len(ops) < 32 {
 		h := data[0]
@@ -103,11 +114,7 @@ func opsFromBytes(data []byte) [][]byte {
 				bm.Add(base | 2*i)
 			}
 		}
-		if h&1 == 1 {
-			ops = append(ops, EncodeRemove(bm))
-		} else {
-			ops = append(ops, EncodeAdd(bm))
-		}
+		ops = append(ops, encodeTest(bm, h&1 == 1, compact>>(len(ops)%64)&1 == 1))
 	}
 	return ops
 }
@@ -117,7 +124,7 @@ func FuzzMerge(f *testing.F) {
 	f.Add(uint64(2), []byte{0x0e, 0, 0x20, 0x40, 0x60, 0x80, 0xa0, 0xc0, 0x0f, 0x20, 0x40})
 	f.Add(uint64(3), []byte{0x01, 0x00, 0x03, 7, 0x02, 7, 0x03, 7})
 	f.Fuzz(func(t *testing.T, seed uint64, data []byte) {
-		ops := opsFromBytes(data)
+		ops := opsFromBytes(data, seed)
 		if len(ops) == 0 {
 			return
 		}
@@ -173,6 +180,10 @@ func TestWriteFuzzSeeds(t *testing.T) {
 	seeds["bad_tag"] = []byte{7, 0}
 	seeds["truncated"] = EncodeAdd(many)[:30]
 	seeds["huge_length"] = binary.AppendUvarint([]byte{tagV1}, 1<<40)
+	seeds["compact_add"] = appendCompact(nil, many.ToArray(), nil)
+	seeds["compact_add_remove"] = appendCompact(nil, []uint32{1, 2, 1 << 31}, []uint32{3, 1<<32 - 1})
+	seeds["compact_not_minimal"] = []byte{tagV2, 2, 0x80, 0x00}
+	seeds["compact_beyond_32_bits"] = []byte{tagV2, 5, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x00}
 	for name, b := range seeds {
 		content := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", b)
 		if err := writeFile("testdata/fuzz/FuzzDecode/"+name, content); err != nil {

@@ -2,6 +2,7 @@ package posting
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 
@@ -10,7 +11,10 @@ import (
 
 // MergerName is the name of fpdb's posting merge operator. Pebble records it
 // on disk and refuses to open a database with a merger of another name; a
-// change of the encoding or of the merge semantics needs a new name.
+// change of the merge semantics needs a new name. A new encoding of the
+// values does not (tag 2 kept it): a merger writes it only into a store
+// whose operands have it, and the database's format version keeps older
+// builds from opening such a store.
 const MergerName = "fpdb.posting.v1"
 
 // Merger returns fpdb's merge operator for posting keys: a fresh
@@ -25,21 +29,86 @@ func Merger() *pebble.Merger {
 // just one operand, which Finish then returns as it is, without decoding
 // it into bitmaps and encoding it again.
 func newValueMerger(key, value []byte) (pebble.ValueMerger, error) {
-	addB, remB, err := split(value)
-	if err == nil && len(addB) > 0 {
-		if err = walk(addB, nil); err != nil {
+	addB, remB, tag, err := split(value)
+	if err == nil {
+		if err = walkSet(tag, addB, nil); err != nil {
 			err = fmt.Errorf("add set: %w", err)
 		}
 	}
-	if err == nil && len(remB) > 0 {
-		if err = walk(remB, nil); err != nil {
+	if err == nil {
+		if err = walkSet(tag, remB, nil); err != nil {
 			err = fmt.Errorf("remove set: %w", err)
 		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("posting: merge key %x: %w", key, err)
 	}
-	return &valueMerger{raw: bytes.Clone(value), rawRemove: len(remB)}, nil
+	m := &valueMerger{raw: bytes.Clone(value), rawRemove: len(remB)}
+	m.noteTag(tag)
+	m.rawRun = addRunOf(tag, addB, remB)
+	return m, nil
+}
+
+// addRun describes a value that only adds ids, in the compact encoding:
+// their number and the largest (ok false for any other value).
+type addRun struct {
+	ok    bool
+	count int
+	last  uint32
+}
+
+// addRunOf returns the addRun of a value whose sets (validated) are addB
+// and remB.
+func addRunOf(tag byte, addB, remB []byte) addRun {
+	if tag != tagV2 || len(remB) > 0 || len(addB) == 0 {
+		return addRun{}
+	}
+	r := addRun{ok: true}
+	_ = walkDelta(addB, func(id uint32) { r.count++; r.last = id })
+	return r
+}
+
+// concat merges value into the kept first operand when both only add ids
+// in the compact encoding and every id of the older lies below every id of
+// the newer, as when the postings of a bulk load's later documents meet
+// those of its earlier ones: the union is then the older's bytes followed
+// by the newer's, whose first gap is counted again from the older's last
+// id, without decoding either into a list. It reports false, leaving m
+// untouched, for other operands and for results above maxSliceIDs ids
+// (roaring's bitmap containers may be shorter then: the general path
+// picks).
+func (m *valueMerger) concat(value []byte, newer bool) (bool, error) {
+	if m.raw == nil || !m.rawRun.ok {
+		return false, nil
+	}
+	addB, remB, tag, err := split(value)
+	if err != nil || tag != tagV2 || len(remB) > 0 || len(addB) == 0 {
+		return false, nil // the general path reports the error
+	}
+	run := addRun{ok: true}
+	if err := walkDelta(addB, func(id uint32) { run.count++; run.last = id }); err != nil {
+		return true, fmt.Errorf("posting: merge operand: %w", err)
+	}
+	rawAdd, _, _, _ := split(m.raw) // validated when kept
+	lo, hi := rawAdd, addB          // the older's set, the newer's
+	loRun, hiRun := m.rawRun, run
+	if !newer {
+		lo, hi = addB, rawAdd
+		loRun, hiRun = run, m.rawRun
+	}
+	first, k := binary.Uvarint(hi) // the newer's first id, written again as a gap
+	if uint64(loRun.last) >= first || loRun.count+hiRun.count > maxSliceIDs {
+		return false, nil
+	}
+	gap := first - uint64(loRun.last) - 1
+	size := len(lo) + uvarintLen(gap) + len(hi) - k
+	out := make([]byte, 0, 1+uvarintLen(uint64(size))+size)
+	out = binary.AppendUvarint(append(out, tagV2), uint64(size))
+	out = binary.AppendUvarint(append(out, lo...), gap)
+	m.raw = append(out, hi[k:]...)
+	m.rawRemove = 0
+	m.rawRun = addRun{ok: true, count: loRun.count + hiRun.count, last: hiRun.last}
+	return true, nil
 }
 
 // valueMerger accumulates the composition of the operands seen so far in op,
@@ -50,11 +119,22 @@ type valueMerger struct {
 	op        Op
 	raw       []byte
 	rawRemove int
+	rawRun    addRun // of raw
 	// In slice mode (sliceMode), the composition is kept in the sorted,
 	// disjoint lists sa (Add) and sr (Remove) instead of op, while short
 	// (see mergeslices.go).
 	sliceMode bool
 	sa, sr    []uint32
+	// enc is Compact once an operand in the compact encoding was seen:
+	// only a store written with it may get it from a merge.
+	enc Encoding
+}
+
+// noteTag records the tag of an operand merged.
+func (m *valueMerger) noteTag(tag byte) {
+	if tag == tagV2 {
+		m.enc = Compact
+	}
 }
 
 // decodeRaw decodes the kept first operand: into sorted slices when it is
@@ -63,16 +143,17 @@ func (m *valueMerger) decodeRaw() error {
 	if m.raw == nil {
 		return nil
 	}
-	addB, remB, err := split(m.raw)
+	addB, remB, tag, err := split(m.raw)
 	if err == nil && len(addB)+len(remB) <= 2*maxSliceIDs {
-		if m.sa, err = sortedIDs(nil, addB); err == nil {
-			m.sr, err = sortedIDs(nil, remB)
+		if m.sa, err = sortedIDs(nil, tag, addB); err == nil {
+			m.sr, err = sortedIDs(nil, tag, remB)
 		}
-		if err == nil {
+		if err == nil && len(m.sa)+len(m.sr) <= maxSliceIDs {
 			m.sr = minus(m.sr, m.sa)
 			m.sliceMode, m.raw = true, nil
 			return nil
 		}
+		m.sa, m.sr = nil, nil
 	}
 	op, err := Decode(m.raw)
 	if err != nil {
@@ -85,6 +166,9 @@ func (m *valueMerger) decodeRaw() error {
 // merge adds operand value (newer or older than all seen) in slice mode
 // when it can; otherwise it leaves slice mode and reports false.
 func (m *valueMerger) merge(value []byte, newer bool) (bool, error) {
+	if done, err := m.concat(value, newer); done || err != nil {
+		return true, err
+	}
 	if err := m.decodeRaw(); err != nil {
 		return true, err
 	}
@@ -166,22 +250,23 @@ const smallOperand = 512
 // untouched, for other operands. On error m may be partly updated; the
 // merge is then aborted anyway.
 func (m *valueMerger) mergeSmall(value []byte, newer bool) (done bool, err error) {
-	addB, remB, err := split(value)
+	addB, remB, tag, err := split(value)
 	if err != nil {
 		return false, fmt.Errorf("posting: merge operand: %w", err)
 	}
+	m.noteTag(tag)
 	add, rem := m.op.Add, m.op.Remove
 	switch {
 	case len(addB) == 0 && len(remB) == 0:
 		return true, nil // identity
 	case len(remB) == 0 && len(addB) <= smallOperand:
 		if newer { // Add ∪= A_n, Remove \= A_n
-			err = walk(addB, func(x uint32) {
+			err = walkSet(tag, addB, func(x uint32) {
 				add.Add(x)
 				rem.Remove(x)
 			})
 		} else { // Add ∪= A_o \ Remove
-			err = walk(addB, func(x uint32) {
+			err = walkSet(tag, addB, func(x uint32) {
 				if !rem.Contains(x) {
 					add.Add(x)
 				}
@@ -189,12 +274,12 @@ func (m *valueMerger) mergeSmall(value []byte, newer bool) (done bool, err error
 		}
 	case len(addB) == 0 && len(remB) <= smallOperand:
 		if newer { // Add \= R_n, Remove ∪= R_n
-			err = walk(remB, func(x uint32) {
+			err = walkSet(tag, remB, func(x uint32) {
 				add.Remove(x)
 				rem.Add(x)
 			})
 		} else { // Remove ∪= R_o \ Add
-			err = walk(remB, func(x uint32) {
+			err = walkSet(tag, remB, func(x uint32) {
 				if !add.Contains(x) {
 					rem.Add(x)
 				}
@@ -222,12 +307,12 @@ func (m *valueMerger) Finish(includesBase bool) ([]byte, io.Closer, error) {
 	}
 	if m.sliceMode {
 		if includesBase {
-			return AppendSorted(nil, m.sa, nil), nil, nil
+			return AppendSorted(nil, m.sa, nil, m.enc), nil, nil
 		}
-		return AppendSorted(nil, m.sa, m.sr), nil, nil
+		return AppendSorted(nil, m.sa, m.sr, m.enc), nil, nil
 	}
 	if includesBase {
 		m.op.Remove.Clear()
 	}
-	return appendOp(nil, m.op.Add, m.op.Remove, true), nil, nil
+	return appendOp(nil, m.op.Add, m.op.Remove, true, m.enc), nil, nil
 }

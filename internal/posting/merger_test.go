@@ -1,6 +1,7 @@
 package posting
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -40,13 +41,23 @@ func randOps(r *rand.Rand, n int) [][]byte {
 				bm.Add(uint32(r.IntN(3))<<16 | uint32(r.IntN(1024)))
 			}
 		}
-		if r.IntN(3) == 0 {
-			ops[i] = EncodeRemove(bm)
-		} else {
-			ops[i] = EncodeAdd(bm)
-		}
+		ops[i] = encodeTest(bm, r.IntN(3) == 0, r.IntN(2) == 0)
 	}
 	return ops
+}
+
+// encodeTest returns the operand that adds the ids of bm, or removes them
+// (remove), in roaring's encoding or the compact one.
+func encodeTest(bm *roaring.Bitmap, remove, compact bool) []byte {
+	switch {
+	case compact && remove:
+		return appendCompact(nil, nil, bm.ToArray())
+	case compact:
+		return appendCompact(nil, bm.ToArray(), nil)
+	case remove:
+		return EncodeRemove(bm)
+	}
+	return EncodeAdd(bm)
 }
 
 // mergeRange merges ops[lo:hi] (non-empty) the way Pebble may: in one
@@ -377,6 +388,106 @@ func TestMergeSmallPathMatchesDecodePath(t *testing.T) {
 		a, b := decodeOrIdentity(t, fast), &ref.op
 		if !a.Add.Equals(b.Add) || !a.Remove.Equals(b.Remove) {
 			t.Fatalf("trial %d (newer=%v): %v %v vs %v %v", trial, newer, a.Add, a.Remove, b.Add, b.Remove)
+		}
+	}
+}
+
+// TestMergeEncoding: a merge of operands all in roaring's encoding stays in
+// it (a store written by an older fpdb must stay readable by it), whatever
+// would be shorter; once an operand in the compact encoding is merged, the
+// result is the shorter of the two.
+func TestMergeEncoding(t *testing.T) {
+	sparse := func(lo uint32) *roaring.Bitmap { // one id per container: compact is shorter
+		bm := roaring.New()
+		for i := range uint32(40) {
+			bm.Add((lo+i)<<16 | i)
+		}
+		return bm
+	}
+	dense := roaring.New() // a run: roaring is shorter
+	dense.AddRange(0, 50_000)
+	for _, c := range []struct {
+		name string
+		ops  [][]byte
+		tag  byte
+	}{
+		{"roaring, sparse", [][]byte{EncodeAdd(sparse(0)), EncodeAdd(sparse(100))}, tagV1},
+		{"roaring then compact, sparse", [][]byte{EncodeAdd(sparse(0)), encodeTest(sparse(100), false, true)}, tagV2},
+		{"compact then roaring, sparse", [][]byte{encodeTest(sparse(0), false, true), EncodeAdd(sparse(100))}, tagV2},
+		{"compact, dense", [][]byte{encodeTest(dense, false, true), encodeTest(sparse(100), false, true)}, tagV1},
+		{"roaring, remove", [][]byte{EncodeAdd(sparse(0)), EncodeRemove(sparse(0))}, tagV1},
+	} {
+		for _, newer := range []bool{true, false} {
+			for _, base := range []bool{true, false} {
+				v := mergeRange(t, c.ops, 0, len(c.ops), newer, base)
+				if v[0] != c.tag {
+					t.Errorf("%s (newer %v, base %v): tag %d, want %d", c.name, newer, base, v[0], c.tag)
+				}
+				want := model(t, c.ops)
+				ids, err := IDs(v)
+				if err != nil || !ids.Equals(want) {
+					t.Errorf("%s (newer %v, base %v): %v %v, want %v", c.name, newer, base, ids, err, want)
+				}
+			}
+		}
+	}
+}
+
+// TestMergeConcat: compact add-only operands whose ids follow each other
+// (a bulk load's flushes) are merged by concatenating their bytes; in every
+// association and direction the result is the model's set, and merged
+// whole it is the very encoding of the union. Operands that overlap, or
+// whose union passes maxSliceIDs, take the general path.
+func TestMergeConcat(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	run := func(lo, n, span uint32) []uint32 {
+		bm := roaring.New()
+		for bm.GetCardinality() < uint64(n) {
+			bm.Add(lo + r.Uint32N(span))
+		}
+		return bm.ToArray()
+	}
+	for _, c := range []struct {
+		name  string
+		sizes []uint32 // ids per operand, each run above the last
+		span  uint32
+	}{
+		{"bulk flushes", []uint32{150, 40, 80, 3, 1, 200}, 1 << 22},
+		{"adjacent ids", []uint32{5, 5, 5, 5}, 5},
+		{"past maxSliceIDs", []uint32{3000, 1000, 500}, 1 << 20},
+	} {
+		var ops [][]byte
+		var all []uint32
+		lo := uint32(r.IntN(1000))
+		for _, n := range c.sizes {
+			ids := run(lo, n, max(c.span, n))
+			ops = append(ops, AppendSorted(nil, ids, nil, Compact))
+			all = append(all, ids...)
+			lo = ids[len(ids)-1] + 1
+		}
+		want := roaring.BitmapOf(all...)
+		for i := range 50 {
+			got, err := IDs(foldRandom(t, r, ops, true))
+			if err != nil || !got.Equals(want) {
+				t.Fatalf("%s, fold %d: %d ids, %v; want %d", c.name, i, got.GetCardinality(), err, len(all))
+			}
+		}
+		for _, newer := range []bool{true, false} {
+			v := mergeRange(t, ops, 0, len(ops), newer, true)
+			if enc := AppendSorted(nil, all, nil, Compact); !bytes.Equal(v, enc) {
+				t.Errorf("%s (newer %v): merged %d bytes, the union encodes in %d", c.name, newer, len(v), len(enc))
+			}
+		}
+	}
+	// Interleaved runs, or runs that share an id: no concatenation, the
+	// same set.
+	for _, c := range [][2][]uint32{{{1, 5, 9}, {3, 7}}, {{1, 5, 9}, {9, 12}}, {{9, 12}, {1, 5, 9}}} {
+		ops := [][]byte{AppendSorted(nil, c[0], nil, Compact), AppendSorted(nil, c[1], nil, Compact)}
+		want := roaring.BitmapOf(append(c[0], c[1]...)...)
+		for _, newer := range []bool{true, false} {
+			if got, err := IDs(mergeRange(t, ops, 0, 2, newer, true)); err != nil || !got.Equals(want) {
+				t.Errorf("%v then %v (newer %v): %v, %v", c[0], c[1], newer, got, err)
+			}
 		}
 	}
 }

@@ -7,13 +7,10 @@ import "github.com/RoaringBitmap/roaring/v2"
 // lists are short (n / 2^w ids on average), so most merges never switch.
 const maxSliceIDs = 4096
 
-// sortedIDs returns the ids of the serialized set b (empty meaning ∅),
-// appended to dst, validating b.
-func sortedIDs(dst []uint32, b []byte) ([]uint32, error) {
-	if len(b) == 0 {
-		return dst, nil
-	}
-	err := walk(b, func(id uint32) { dst = append(dst, id) })
+// sortedIDs returns the ids of the serialized set b (empty meaning ∅) of a
+// value tagged tag, appended to dst, validating b.
+func sortedIDs(dst []uint32, tag byte, b []byte) ([]uint32, error) {
+	err := walkSet(tag, b, func(id uint32) { dst = append(dst, id) })
 	return dst, err
 }
 
@@ -73,18 +70,19 @@ func (m *valueMerger) mergeSlices(value []byte, newer bool) (bool, error) {
 	if !m.sliceMode {
 		return false, nil
 	}
-	addB, remB, err := split(value)
+	addB, remB, tag, err := split(value)
 	if err != nil {
 		return false, err
 	}
-	if len(addB)+len(remB) > 2*maxSliceIDs+64 { // 2 bytes per id at best, plus headers
+	if len(addB)+len(remB) > 2*maxSliceIDs+64 { // roaring: 2 bytes per id at best, plus headers
 		return false, nil
 	}
-	a, err := sortedIDs(nil, addB)
+	m.noteTag(tag)
+	a, err := sortedIDs(nil, tag, addB)
 	if err != nil {
 		return false, err
 	}
-	r, err := sortedIDs(nil, remB)
+	r, err := sortedIDs(nil, tag, remB)
 	if err != nil {
 		return false, err
 	}

@@ -12,8 +12,13 @@ import (
 // value. Test with errors.Is.
 var ErrCorrupt = errors.New("posting: corrupt value")
 
-// tagV1 is the first byte of every version-1 posting value.
-const tagV1 = 1
+// The first byte of a posting value says how its sets are encoded: tagV1
+// in roaring's portable format, tagV2 in the compact encoding (delta.go).
+// The framing after it is the same.
+const (
+	tagV1 = 1
+	tagV2 = 2
+)
 
 // Op is a decoded posting value or merge operand: the function
 // x → (x \ Remove) ∪ Add on id sets. Decode always returns an Op with
@@ -25,12 +30,12 @@ type Op struct {
 
 // EncodeAdd returns the operand that adds ids. ids is not modified.
 func EncodeAdd(ids *roaring.Bitmap) []byte {
-	return appendOp(nil, ids, nil, false)
+	return appendOp(nil, ids, nil, false, Roaring)
 }
 
 // EncodeRemove returns the operand that removes ids. ids is not modified.
 func EncodeRemove(ids *roaring.Bitmap) []byte {
-	return appendOp(nil, nil, ids, false)
+	return appendOp(nil, nil, ids, false, Roaring)
 }
 
 // Encode returns the encoding of o. Ids in both Add and Remove count as
@@ -44,31 +49,53 @@ func (o *Op) AppendEncode(dst []byte) []byte {
 	if o.Add != nil && !o.Add.IsEmpty() && rem != nil && rem.Intersects(o.Add) {
 		rem = roaring.AndNot(rem, o.Add)
 	}
-	return appendOp(dst, o.Add, rem, false)
+	return appendOp(dst, o.Add, rem, false, Roaring)
 }
 
 // appendOp appends the encoding of the op (add, remove), which must be
-// disjoint. If owned, the bitmaps are run-optimized in place; otherwise
-// copies are optimized and the inputs are left untouched.
-func appendOp(dst []byte, add, remove *roaring.Bitmap, owned bool) []byte {
-	dst = append(dst, tagV1)
-	var addLen uint64
-	if add != nil && !add.IsEmpty() {
-		if !owned {
-			add = add.Clone()
+// disjoint: in roaring's format, or with enc Compact in the compact one
+// when that is shorter. If owned, the bitmaps are run-optimized in place;
+// otherwise copies are optimized and the inputs are left untouched.
+func appendOp(dst []byte, add, remove *roaring.Bitmap, owned bool, enc Encoding) []byte {
+	prepare := func(bm *roaring.Bitmap) (*roaring.Bitmap, int) {
+		if bm == nil || bm.IsEmpty() {
+			return nil, 0
 		}
-		add.RunOptimize()
-		addLen = add.GetSerializedSizeInBytes()
+		if !owned {
+			bm = bm.Clone()
+		}
+		bm.RunOptimize()
+		return bm, int(bm.GetSerializedSizeInBytes())
 	}
-	dst = binary.AppendUvarint(dst, addLen)
-	if addLen > 0 {
+	add, addLen := prepare(add)
+	remove, remLen := prepare(remove)
+	if enc == Compact {
+		var card uint64
+		if add != nil {
+			card += add.GetCardinality()
+		}
+		if remove != nil {
+			card += remove.GetCardinality()
+		}
+		if card < uint64(addLen+remLen) { // a byte per id at least
+			var a, r []uint32
+			if add != nil {
+				a = add.ToArray()
+			}
+			if remove != nil {
+				r = remove.ToArray()
+			}
+			if compactShorter(a, r, addLen, remLen) {
+				return appendCompact(dst, a, r)
+			}
+		}
+	}
+	dst = append(dst, tagV1)
+	dst = binary.AppendUvarint(dst, uint64(addLen))
+	if add != nil {
 		dst = appendBitmap(dst, add)
 	}
-	if remove != nil && !remove.IsEmpty() {
-		if !owned {
-			remove = remove.Clone()
-		}
-		remove.RunOptimize()
+	if remove != nil {
 		dst = appendBitmap(dst, remove)
 	}
 	return dst
@@ -91,31 +118,39 @@ func appendBitmap(dst []byte, bm *roaring.Bitmap) []byte {
 }
 
 // split validates the framing of a value and returns its Add and Remove
-// serializations (either may be empty, meaning ∅). It does not validate
-// the bitmaps themselves.
-func split(b []byte) (add, remove []byte, err error) {
+// serializations (either may be empty, meaning ∅) and its tag. It does
+// not validate the sets themselves.
+func split(b []byte) (add, remove []byte, tag byte, err error) {
 	if len(b) == 0 {
-		return nil, nil, fmt.Errorf("%w: empty value", ErrCorrupt)
+		return nil, nil, 0, fmt.Errorf("%w: empty value", ErrCorrupt)
 	}
-	if b[0] != tagV1 {
-		return nil, nil, fmt.Errorf("%w: unknown tag %#x", ErrCorrupt, b[0])
+	if tag = b[0]; tag != tagV1 && tag != tagV2 {
+		return nil, nil, 0, fmt.Errorf("%w: unknown tag %#x", ErrCorrupt, b[0])
 	}
 	n, k := binary.Uvarint(b[1:])
 	if k <= 0 {
-		return nil, nil, fmt.Errorf("%w: bad Add length", ErrCorrupt)
+		return nil, nil, 0, fmt.Errorf("%w: bad Add length", ErrCorrupt)
 	}
 	rest := b[1+k:]
 	if n > uint64(len(rest)) {
-		return nil, nil, fmt.Errorf("%w: Add length %d exceeds the %d bytes left", ErrCorrupt, n, len(rest))
+		return nil, nil, 0, fmt.Errorf("%w: Add length %d exceeds the %d bytes left", ErrCorrupt, n, len(rest))
 	}
-	return rest[:n], rest[n:], nil
+	return rest[:n], rest[n:], tag, nil
 }
 
-// decodeBitmap validates b (empty meaning ∅) and decodes it into a new
-// bitmap that does not reference b.
-func decodeBitmap(b []byte) (*roaring.Bitmap, error) {
+// decodeBitmap validates the set b (empty meaning ∅) of a value tagged
+// tag and decodes it into a new bitmap that does not reference b.
+func decodeBitmap(tag byte, b []byte) (*roaring.Bitmap, error) {
 	bm := roaring.New()
 	if len(b) == 0 {
+		return bm, nil
+	}
+	if tag == tagV2 {
+		ids, err := sortedIDs(nil, tag, b)
+		if err != nil {
+			return nil, err
+		}
+		bm.AddMany(ids)
 		return bm, nil
 	}
 	if err := walk(b, nil); err != nil {
@@ -131,15 +166,15 @@ func decodeBitmap(b []byte) (*roaring.Bitmap, error) {
 // b. Remove is made disjoint from Add (Add wins). A malformed value yields
 // an error wrapping ErrCorrupt.
 func Decode(b []byte) (*Op, error) {
-	addB, remB, err := split(b)
+	addB, remB, tag, err := split(b)
 	if err != nil {
 		return nil, err
 	}
-	add, err := decodeBitmap(addB)
+	add, err := decodeBitmap(tag, addB)
 	if err != nil {
 		return nil, fmt.Errorf("add set: %w", err)
 	}
-	rem, err := decodeBitmap(remB)
+	rem, err := decodeBitmap(tag, remB)
 	if err != nil {
 		return nil, fmt.Errorf("remove set: %w", err)
 	}
@@ -154,25 +189,22 @@ func Decode(b []byte) (*Op, error) {
 // fully merged value. The result does not reference b. A malformed value
 // yields an error wrapping ErrCorrupt.
 func IDs(b []byte) (*roaring.Bitmap, error) {
-	addB, _, err := split(b)
+	addB, _, tag, err := split(b)
 	if err != nil {
 		return nil, err
 	}
-	return decodeBitmap(addB)
+	return decodeBitmap(tag, addB)
 }
 
 // ForEach calls fn for each id of a fully merged value in increasing order,
-// reading the serialized bitmap in place without allocating; b is not
+// reading the serialized set in place without allocating; b is not
 // retained after ForEach returns. Like IDs it ignores Remove. A malformed
 // value yields an error wrapping ErrCorrupt; fn may already have been called
 // for some ids when the corruption is found.
 func ForEach(b []byte, fn func(id uint32)) error {
-	addB, _, err := split(b)
+	addB, _, tag, err := split(b)
 	if err != nil {
 		return err
 	}
-	if len(addB) == 0 {
-		return nil
-	}
-	return walk(addB, fn)
+	return walkSet(tag, addB, fn)
 }

@@ -124,27 +124,35 @@ func TestDecodeErrors(t *testing.T) {
 	}
 	arrayAt := 4 + 4 + 4 + 4 // cookie, count, header, offsets
 	cases := map[string][]byte{
-		"empty":             nil,
-		"bad tag":           {2, 0},
-		"no length":         {tagV1},
-		"bad varint":        {tagV1, 0x80},
-		"length too long":   {tagV1, 5, 0, 0},
-		"truncated add":     valid[:len(valid)-1],
-		"trailing in add":   withAdd(append(bytes.Clone(bm), 0)),
-		"truncated remove":  rm[:len(rm)-1],
-		"bad cookie":        withAdd(mutate(bm, 0, 0)),
-		"unsorted array":    withAdd(mutate(bm, arrayAt, 9)),
-		"duplicate in arr":  withAdd(mutate(bm, arrayAt+2, 1)),
-		"card too large":    withAdd(mutate(bm, 10, 3)),
-		"container count":   withAdd(mutate(bm, 6, 1)),
-		"short roaring":     withAdd([]byte{0x3a, 0x30}),
-		"trailing garbage2": append(bytes.Clone(rm), 1),
+		"empty":   nil,
+		"bad tag": {3, 0},
+		"tag 0":   {0, 0},
+		// The compact encoding (tag 2).
+		"compact truncated":       {tagV2, 1, 0x80},
+		"compact not minimal":     {tagV2, 2, 0x80, 0x00},
+		"compact 2^32":            {tagV2, 5, 0x80, 0x80, 0x80, 0x80, 0x10},
+		"compact past 2^32 - 1":   {tagV2, 6, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x00},
+		"compact 64-bit overflow": {tagV2, 10, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02},
+		"compact bad remove":      {tagV2, 1, 0x05, 0x80},
+		"no length":               {tagV1},
+		"bad varint":              {tagV1, 0x80},
+		"length too long":         {tagV1, 5, 0, 0},
+		"truncated add":           valid[:len(valid)-1],
+		"trailing in add":         withAdd(append(bytes.Clone(bm), 0)),
+		"truncated remove":        rm[:len(rm)-1],
+		"bad cookie":              withAdd(mutate(bm, 0, 0)),
+		"unsorted array":          withAdd(mutate(bm, arrayAt, 9)),
+		"duplicate in arr":        withAdd(mutate(bm, arrayAt+2, 1)),
+		"card too large":          withAdd(mutate(bm, 10, 3)),
+		"container count":         withAdd(mutate(bm, 6, 1)),
+		"short roaring":           withAdd([]byte{0x3a, 0x30}),
+		"trailing garbage2":       append(bytes.Clone(rm), 1),
 	}
 	for name, b := range cases {
 		if _, err := Decode(b); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%s: Decode err = %v", name, err)
 		}
-		if name == "truncated remove" || name == "trailing garbage2" {
+		if name == "truncated remove" || name == "trailing garbage2" || name == "compact bad remove" {
 			continue // IDs and ForEach ignore Remove
 		}
 		if _, err := IDs(b); !errors.Is(err, ErrCorrupt) {

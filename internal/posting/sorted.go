@@ -9,21 +9,70 @@ import (
 // lists must be strictly increasing and disjoint. It writes roaring's
 // portable format directly (array containers, or bitmap containers above
 // 4 096 ids), without building bitmaps: the fast path for the many small
-// operands of a bulk write. Decode reads it like the output of Encode.
-func AppendSorted(dst []byte, add, remove []uint32) []byte {
+// operands of a bulk write; with enc Compact, the compact encoding instead
+// when that is shorter. Decode reads it like the output of Encode.
+func AppendSorted(dst []byte, add, remove []uint32, enc Encoding) []byte {
+	if enc == Compact {
+		da, dr := deltaSize(add), deltaSize(remove)
+		compact := uvarintLen(uint64(da)) + da + dr
+		ra := roaringSize(add)
+		if compact < uvarintLen(uint64(ra))+ra+roaringSize(remove) {
+			dst = binary.AppendUvarint(append(dst, tagV2), uint64(da))
+			dst = appendDelta(dst, add, da)
+			return appendDelta(dst, remove, dr)
+		}
+	}
 	var stack [64]span
+	sa := spans(stack[:0], add)
 	dst = append(dst, tagV1)
-	if len(add) == 0 {
-		dst = binary.AppendUvarint(dst, 0)
-	} else {
-		sp := spans(stack[:0], add)
-		dst = binary.AppendUvarint(dst, uint64(sortedSize(sp)))
-		dst = appendSortedBitmap(dst, add, sp)
+	dst = binary.AppendUvarint(dst, uint64(sortedSize(sa)))
+	if len(add) > 0 {
+		dst = appendSortedBitmap(dst, add, sa)
 	}
 	if len(remove) > 0 {
 		dst = appendSortedBitmap(dst, remove, spans(stack[:0], remove))
 	}
 	return dst
+}
+
+// compactShorter reports whether the compact encoding of the operand
+// (add, remove) is shorter than roaring's, whose sets take addLen and
+// remLen bytes.
+func compactShorter(add, remove []uint32, addLen, remLen int) bool {
+	roar := uvarintLen(uint64(addLen)) + addLen + remLen
+	if len(add)+len(remove) >= roar { // a byte per id at least
+		return false
+	}
+	da := deltaSize(add)
+	return uvarintLen(uint64(da))+da+deltaSize(remove) < roar
+}
+
+// appendCompact appends the operand (add, remove) in the compact encoding.
+func appendCompact(dst []byte, add, remove []uint32) []byte {
+	da := deltaSize(add)
+	dst = binary.AppendUvarint(append(dst, tagV2), uint64(da))
+	dst = appendDelta(dst, add, da)
+	return appendDelta(dst, remove, deltaSize(remove))
+}
+
+// roaringSize is the size of the portable serialization of the increasing
+// ids (without run containers, as appendSortedBitmap writes it): 0 for
+// none.
+func roaringSize(ids []uint32) int {
+	if len(ids) == 0 {
+		return 0
+	}
+	size := 8 // cookie, container count
+	for lo := 0; lo < len(ids); {
+		h := ids[lo] >> 16
+		hi := lo + 1
+		for hi < len(ids) && ids[hi]>>16 == h {
+			hi++
+		}
+		size += 8 + containerBytes(hi-lo) // key, cardinality, offset, data
+		lo = hi
+	}
+	return size
 }
 
 // span is a run of ids sharing their high 16 bits: a roaring container.
@@ -55,8 +104,11 @@ func containerBytes(card int) int {
 }
 
 // sortedSize is the size of the portable serialization of the ids whose
-// containers are sp.
+// containers are sp: 0 for none (the empty set).
 func sortedSize(sp []span) int {
+	if len(sp) == 0 {
+		return 0
+	}
 	size := 8 // cookie, container count
 	for _, c := range sp {
 		size += 8 + containerBytes(c.hi-c.lo) // key, cardinality, offset, data

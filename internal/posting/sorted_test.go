@@ -1,6 +1,7 @@
 package posting
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -41,9 +42,18 @@ func TestAppendSortedDecodes(t *testing.T) {
 				remove = append(remove, id)
 			}
 		}
-		b := AppendSorted([]byte("prefix"), add, remove)
+		enc := Encoding(i % 2)
+		b := AppendSorted([]byte("prefix"), add, remove, enc)
 		if string(b[:6]) != "prefix" {
 			t.Fatal("dst prefix overwritten")
+		}
+		// Roaring writes tag 1 only; Compact writes the shorter encoding.
+		if roar := AppendSorted(nil, add, remove, Roaring); roar[0] != tagV1 {
+			t.Fatalf("case %d: Roaring wrote tag %d", i, roar[0])
+		} else if compact := appendCompact(nil, add, remove); enc == Compact && !bytes.Equal(b[6:], roar) && !(len(compact) < len(roar) && bytes.Equal(b[6:], compact)) {
+			t.Fatalf("case %d: Compact wrote %d bytes, roaring takes %d and compact %d", i, len(b)-6, len(roar), len(compact))
+		} else if enc == Compact && len(compact) < len(roar) && !bytes.Equal(b[6:], compact) {
+			t.Fatalf("case %d: Compact wrote roaring's %d bytes, compact takes %d", i, len(roar), len(compact))
 		}
 		op, err := Decode(b[6:])
 		if err != nil {
@@ -77,6 +87,6 @@ func TestAppendSortedDecodes(t *testing.T) {
 func BenchmarkAppendSorted(b *testing.B) {
 	var dst []byte
 	for b.Loop() {
-		dst = AppendSorted(dst[:0], []uint32{123456}, nil)
+		dst = AppendSorted(dst[:0], []uint32{123456}, nil, Compact)
 	}
 }
