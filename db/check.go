@@ -20,6 +20,7 @@ import (
 	"github.com/fpdb/fpdb/internal/fingerprint"
 	"github.com/fpdb/fpdb/internal/keys"
 	"github.com/fpdb/fpdb/internal/normalize"
+	"github.com/fpdb/fpdb/internal/posting"
 )
 
 // maxListed caps the problems a CheckError lists one by one.
@@ -548,6 +549,7 @@ func scanStore(ctx context.Context, pdb *pebble.DB, layout *index.Layout, params
 		return nil, err
 	}
 	err = index.VerifyPostings(ctx, pdb, layout, index.PostingVerifier{
+		RoaringOnly: params.postingEncoding() == posting.Roaring,
 		Fingerprint: st.fps.get,
 		Found:       st.fps.markGroup,
 		Problem: func(msg string, key []byte) {

@@ -307,8 +307,8 @@ func (d *DB) open(given *Options) error {
 	}
 	// Pebble's Balanced settings: zstd level 1 on the bottom level, where
 	// nearly all data lives (one level up, for value blocks only), the
-	// fastest codec above. The sparse roaring postings shrink by a sixth
-	// more than with Snappy.
+	// fastest codec above (Pebble skips a codec for blocks it does not
+	// shrink, as postings written as gaps barely do).
 	popts.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionBalanced })
 	pdb, err := pebble.Open(d.dir, popts)
 	if err != nil {

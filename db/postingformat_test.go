@@ -1,12 +1,16 @@
 package db
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/fpdb/fpdb/internal/keys"
+	"github.com/fpdb/fpdb/internal/posting"
 )
 
 // postingTags counts the posting values of d's store by their first byte:
@@ -96,6 +100,32 @@ func TestPostingEncodingByFormat(t *testing.T) {
 		t.Errorf("format %d after writes, want 4", v)
 	}
 	checkQueries(t, d)
+
+	// A compact value in it is a problem for Check (builds of format 4
+	// could not read it).
+	lo, hi := keys.Range(keys.PrefixPosting)
+	it, err := d.pdb.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		t.Fatal(err)
+	}
+	it.First()
+	k, v := bytes.Clone(it.Key()), bytes.Clone(it.Value())
+	if err := it.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := posting.IDs(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compact := posting.EncodeAddAs(ids, posting.Compact)
+	if !posting.IsCompact(compact) {
+		t.Fatalf("%d ids not compact", ids.GetCardinality())
+	}
+	pset(t, d, k, compact)
+	if err := d.Check(ctx); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "compact encoding") {
+		t.Errorf("Check of a compact value at format 4: %v", err)
+	}
+	pset(t, d, k, v)
 }
 
 // checkQueries checks that a query of each stored document's fingerprint

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/fpdb/fpdb/internal/keys"
@@ -44,6 +45,11 @@ type PostingVerifier struct {
 	// outside every group, or its value does not decode) and a rebuild
 	// should delete it, nil otherwise.
 	Problem func(msg string, key []byte)
+	// RoaringOnly says the store's posting values must all be in
+	// roaring's format (a store written with posting.Roaring, see
+	// Index.SetPostingEncoding, that builds predating the compact encoding
+	// must read): a compact value is then a problem.
+	RoaringOnly bool
 }
 
 // VerifyPostings reads every posting key of the store r and checks each id
@@ -91,6 +97,8 @@ func VerifyPostings(ctx context.Context, r pebble.Reader, l *Layout, v PostingVe
 		})
 		if err != nil {
 			v.Problem(fmt.Sprintf("posting key %d: %v", y, err), slices.Clone(k))
+		} else if v.RoaringOnly && posting.IsCompact(val) {
+			v.Problem(fmt.Sprintf("posting key %d is in the compact encoding, which this database's format does not allow (fpdb builds of its format cannot read it)", y), nil)
 		}
 	}
 	if err := it.Close(); err != nil {
@@ -111,12 +119,17 @@ func StageRebuild(b *pebble.Batch, l *Layout, ids []uint32, fp func(id uint32) [
 	if err := b.DeleteRange(lo, hi, nil); err != nil {
 		return 0, err
 	}
-	lists := make(map[uint32][]uint32) // ids ascending: each list too
+	lists := make(map[uint32]*roaring.Bitmap)
 	for _, id := range ids {
 		f := fp(id)
 		for g := range l.M() {
 			y := l.Value(f, g)
-			lists[y] = append(lists[y], id)
+			bm := lists[y]
+			if bm == nil {
+				bm = roaring.New()
+				lists[y] = bm
+			}
+			bm.Add(id)
 		}
 	}
 	ys := make([]uint32, 0, len(lists))
@@ -124,10 +137,8 @@ func StageRebuild(b *pebble.Batch, l *Layout, ids []uint32, fp func(id uint32) [
 		ys = append(ys, y)
 	}
 	slices.Sort(ys)
-	var val []byte
 	for _, y := range ys {
-		val = posting.AppendSorted(val[:0], lists[y], nil, enc)
-		if err := b.Set(keys.Posting(y), val, nil); err != nil { // Set copies val
+		if err := b.Set(keys.Posting(y), posting.EncodeAddAs(lists[y], enc), nil); err != nil {
 			return 0, err
 		}
 	}

@@ -52,9 +52,10 @@ func newValueMerger(key, value []byte) (pebble.ValueMerger, error) {
 // addRun describes a value that only adds ids, in the compact encoding:
 // their number and the largest (ok false for any other value).
 type addRun struct {
-	ok    bool
-	count int
-	last  uint32
+	ok     bool
+	count  int
+	follow int // ids that follow their predecessor (deltaStats)
+	last   uint32
 }
 
 // addRunOf returns the addRun of a value whose sets (validated) are addB
@@ -64,8 +65,17 @@ func addRunOf(tag byte, addB, remB []byte) addRun {
 		return addRun{}
 	}
 	r := addRun{ok: true}
-	_ = walkDelta(addB, func(id uint32) { r.count++; r.last = id })
+	_ = walkDelta(addB, r.add)
 	return r
+}
+
+// add counts id, the next of the run.
+func (r *addRun) add(id uint32) {
+	if r.count > 0 && id == r.last+1 {
+		r.follow++
+	}
+	r.count++
+	r.last = id
 }
 
 // concat merges value into the kept first operand when both only add ids
@@ -74,9 +84,9 @@ func addRunOf(tag byte, addB, remB []byte) addRun {
 // those of its earlier ones: the union is then the older's bytes followed
 // by the newer's, whose first gap is counted again from the older's last
 // id, without decoding either into a list. It reports false, leaving m
-// untouched, for other operands and for results above maxSliceIDs ids
-// (roaring's bitmap containers may be shorter then: the general path
-// picks).
+// untouched, for other operands, for results above maxSliceIDs ids
+// (roaring's bitmap containers may be shorter then) and for runs of
+// consecutive ids (runsMayWin): the general path picks the shorter.
 func (m *valueMerger) concat(value []byte, newer bool) (bool, error) {
 	if m.raw == nil || !m.rawRun.ok {
 		return false, nil
@@ -86,7 +96,7 @@ func (m *valueMerger) concat(value []byte, newer bool) (bool, error) {
 		return false, nil // the general path reports the error
 	}
 	run := addRun{ok: true}
-	if err := walkDelta(addB, func(id uint32) { run.count++; run.last = id }); err != nil {
+	if err := walkDelta(addB, run.add); err != nil {
 		return true, fmt.Errorf("posting: merge operand: %w", err)
 	}
 	rawAdd, _, _, _ := split(m.raw) // validated when kept
@@ -101,13 +111,20 @@ func (m *valueMerger) concat(value []byte, newer bool) (bool, error) {
 		return false, nil
 	}
 	gap := first - uint64(loRun.last) - 1
+	follow := loRun.follow + hiRun.follow
+	if gap == 0 {
+		follow++
+	}
+	if runsMayWin(loRun.count+hiRun.count, follow) {
+		return false, nil // roaring's runs may be shorter: the general path picks
+	}
 	size := len(lo) + uvarintLen(gap) + len(hi) - k
 	out := make([]byte, 0, 1+uvarintLen(uint64(size))+size)
 	out = binary.AppendUvarint(append(out, tagV2), uint64(size))
 	out = binary.AppendUvarint(append(out, lo...), gap)
 	m.raw = append(out, hi[k:]...)
 	m.rawRemove = 0
-	m.rawRun = addRun{ok: true, count: loRun.count + hiRun.count, last: hiRun.last}
+	m.rawRun = addRun{ok: true, count: loRun.count + hiRun.count, follow: follow, last: hiRun.last}
 	return true, nil
 }
 

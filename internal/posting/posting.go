@@ -33,6 +33,12 @@ func EncodeAdd(ids *roaring.Bitmap) []byte {
 	return appendOp(nil, ids, nil, false, Roaring)
 }
 
+// EncodeAddAs returns the operand that adds ids, in the shorter encoding
+// enc allows. ids is not modified.
+func EncodeAddAs(ids *roaring.Bitmap, enc Encoding) []byte {
+	return appendOp(nil, ids, nil, false, enc)
+}
+
 // EncodeRemove returns the operand that removes ids. ids is not modified.
 func EncodeRemove(ids *roaring.Bitmap) []byte {
 	return appendOp(nil, nil, ids, false, Roaring)
@@ -195,6 +201,10 @@ func IDs(b []byte) (*roaring.Bitmap, error) {
 	}
 	return decodeBitmap(tag, addB)
 }
+
+// IsCompact reports whether the value b is in the compact encoding, which
+// only a store written with Compact may hold.
+func IsCompact(b []byte) bool { return len(b) > 0 && b[0] == tagV2 }
 
 // ForEach calls fn for each id of a fully merged value in increasing order,
 // reading the serialized set in place without allocating; b is not

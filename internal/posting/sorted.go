@@ -2,6 +2,8 @@ package posting
 
 import (
 	"encoding/binary"
+
+	"github.com/RoaringBitmap/roaring/v2"
 )
 
 // AppendSorted appends the encoding of the operand "remove the ids of
@@ -10,10 +12,17 @@ import (
 // portable format directly (array containers, or bitmap containers above
 // 4 096 ids), without building bitmaps: the fast path for the many small
 // operands of a bulk write; with enc Compact, the compact encoding instead
-// when that is shorter. Decode reads it like the output of Encode.
+// when that is shorter. Lists with many consecutive ids (runsMayWin) go
+// through roaring bitmaps instead, whose run containers may be shorter
+// still. Decode reads it like the output of Encode.
 func AppendSorted(dst []byte, add, remove []uint32, enc Encoding) []byte {
+	da, fa := deltaStats(add)
+	dr, fr := deltaStats(remove)
+	if runsMayWin(len(add)+len(remove), fa+fr) {
+		// Roaring's run containers may be the shortest: built and compared.
+		return appendOp(dst, roaring.BitmapOf(add...), roaring.BitmapOf(remove...), true, enc)
+	}
 	if enc == Compact {
-		da, dr := deltaSize(add), deltaSize(remove)
 		compact := uvarintLen(uint64(da)) + da + dr
 		ra := roaringSize(add)
 		if compact < uvarintLen(uint64(ra))+ra+roaringSize(remove) {

@@ -90,3 +90,42 @@ func BenchmarkAppendSorted(b *testing.B) {
 		dst = AppendSorted(dst[:0], []uint32{123456}, nil, Compact)
 	}
 }
+
+// TestCompactRuns: ids that follow each other are shorter in roaring's run
+// containers than as gaps (a byte each), and Compact writes them so, from
+// AppendSorted, EncodeAddAs and a merge of two runs alike.
+func TestCompactRuns(t *testing.T) {
+	seq := func(lo, n uint32) []uint32 {
+		ids := make([]uint32, n)
+		for i := range ids {
+			ids[i] = lo + uint32(i)
+		}
+		return ids
+	}
+	for _, n := range []uint32{64, 4096, 1 << 20} {
+		ids := seq(1000, n)
+		for name, v := range map[string][]byte{
+			"AppendSorted": AppendSorted(nil, ids, nil, Compact),
+			"EncodeAddAs":  EncodeAddAs(roaring.BitmapOf(ids...), Compact),
+			"merge":        mergeRange(t, [][]byte{AppendSorted(nil, ids[:n/2], nil, Compact), AppendSorted(nil, ids[n/2:], nil, Compact)}, 0, 2, true, true),
+		} {
+			if limit := 16 + 16*int(n>>16+2); len(v) > limit { // a run container each
+				t.Errorf("%d consecutive ids, %s: %d bytes (tag %d), want roaring's runs", n, name, len(v), v[0])
+			}
+			if got, err := IDs(v); err != nil || got.GetCardinality() != uint64(n) || got.Minimum() != 1000 || got.Maximum() != 1000+n-1 {
+				t.Errorf("%d consecutive ids, %s: %v", n, name, err)
+			}
+		}
+	}
+	// Sparse ids with a few short runs stay compact.
+	var ids []uint32
+	for i := uint32(0); i < 300; i++ {
+		ids = append(ids, i<<16)
+		if i%10 == 0 {
+			ids = append(ids, i<<16+1)
+		}
+	}
+	if v := AppendSorted(nil, ids, nil, Compact); v[0] != tagV2 {
+		t.Errorf("sparse ids with few runs: tag %d, want compact", v[0])
+	}
+}
