@@ -38,6 +38,12 @@ type HTTPOptions struct {
 	// MaxImportBytes is that of POST /v1/import, whose body is an export
 	// (default server.DefaultMaxImportBytes).
 	MaxBodyBytes, MaxImportBytes int64
+	// MaxImportText is the longest text a line of POST /v1/import's export
+	// leaves room for: each line is read up to the bound it sets
+	// (httpapi.ImportLineLimits), and a longer line is answered 413
+	// (default db.DefaultMaxTextSize, what a single server's database
+	// takes by default: lines of about 385 MiB).
+	MaxImportText int64
 	// RequestTimeout bounds a request (default 60s); StreamTimeout bounds
 	// the streams, /v1/pairs and /v1/clusters (default 30 minutes).
 	RequestTimeout time.Duration
@@ -145,6 +151,9 @@ func (o *HTTPOptions) fillDefaults(logger *slog.Logger) {
 	}
 	if o.MaxImportBytes <= 0 {
 		o.MaxImportBytes = server.DefaultMaxImportBytes
+	}
+	if o.MaxImportText <= 0 {
+		o.MaxImportText = db.DefaultMaxTextSize
 	}
 	if o.RequestTimeout <= 0 {
 		o.RequestTimeout = defaultHTTPTimeout
@@ -1109,9 +1118,13 @@ func (h *httpHandler) export(w http.ResponseWriter, r *http.Request) error {
 
 // importExport is POST /v1/import: the body is an export (of a single
 // database or a cluster), stored in the cluster, which must be empty
-// (Router.Import).
+// (Router.Import). Each line is read up to its bound
+// (httpapi.ImportLineLimits of HTTPOptions.MaxImportText), never further:
+// a longer one is refused (413).
 func (h *httpHandler) importExport(w http.ResponseWriter, r *http.Request) error {
-	body := &httpapi.ImportBody{R: r.Body}
+	body := &httpapi.ImportBody{R: &httpapi.LineLimiter{R: r.Body, Lim: httpapi.ImportLineLimits(h.o.MaxImportText),
+		Reader: "a cluster node", Instead: `cannot be imported into a cluster, which keeps no texts: remove its lines' "text" fields`},
+		Raw: r.Body}
 	res, err := h.r.Import(r.Context(), body)
 	if u := unknownOutcome(err, "the import stopped after %d documents imported: the outcome of the next log message of documents is unknown: "+
 		"they may or may not be stored (now or shortly): GET /v1/export tells which", res.Imported); u != nil {

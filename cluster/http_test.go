@@ -18,6 +18,7 @@ import (
 	"github.com/fpdb/fpdb/api"
 	"github.com/fpdb/fpdb/client"
 	"github.com/fpdb/fpdb/server"
+	"github.com/fpdb/fpdb/server/httpapi"
 )
 
 // Texts of the HTTP tests: each base text, and a near duplicate of it made
@@ -496,9 +497,24 @@ func TestHTTP(t *testing.T) {
 	})
 
 	t.Run("Limits", func(t *testing.T) {
-		small := httpNodes(t, tc, &HTTPOptions{MaxBodyBytes: 256}, "")
+		small := httpNodes(t, tc, &HTTPOptions{MaxBodyBytes: 256, MaxImportText: 1000}, "")
 		_, err := small[2].Add(ctx, api.AddRequest{ID: "big", Text: riverText})
 		wantStatus(t, "body over the limit", err, http.StatusRequestEntityTooLarge, api.CodeTooLarge)
+
+		// An export's line past its bound is refused, and not read further.
+		var exp bytes.Buffer
+		if _, err := small[0].Export(ctx, &exp); err != nil {
+			t.Fatal(err)
+		}
+		header, _, _ := bytes.Cut(exp.Bytes(), []byte("\n"))
+		lim := httpapi.ImportLineLimits(1000)
+		line := `{"id":"long","text":"` + strings.Repeat("a", int(lim.Line)) + `"}`
+		_, err = small[1].Import(ctx, strings.NewReader(string(header)+"\n"+line+"\n"))
+		ce := wantStatus(t, "a line past its bound", err, http.StatusRequestEntityTooLarge, api.CodeTooLarge)
+		if want := fmt.Sprintf("line 2 is longer than %d bytes, the most a cluster node reads", lim.Line); !strings.Contains(ce.Message, want) ||
+			!strings.Contains(ce.Message, "remove its lines' \"text\" fields") {
+			t.Fatalf("a line past its bound: %q, want %q", ce.Message, want)
+		}
 	})
 
 	t.Run("Tokens", func(t *testing.T) {

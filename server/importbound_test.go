@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,10 +12,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"testing/iotest"
 
 	"github.com/fpdb/fpdb/api"
 	"github.com/fpdb/fpdb/db"
+	"github.com/fpdb/fpdb/server/httpapi"
 )
 
 // countingReader counts the bytes read from r.
@@ -117,18 +116,18 @@ func TestImportLineBound(t *testing.T) {
 	const maxText = 1 << 20
 	dbOpts := &db.Options{KeepTexts: true, NoSync: true, MaxTextSize: maxText}
 	s, d := newImportServer(t, dbOpts, nil) // the bound from the database's own MaxTextSize
-	lim := importLimits(maxText)
-	if lim.header < 6*db.MaxTemplateSize || lim.line < 6*maxText || lim.header > 32<<20 || lim.line > 16<<20 {
+	lim := httpapi.ImportLineLimits(maxText)
+	if lim.Header < 6*db.MaxTemplateSize || lim.Line < 6*maxText || lim.Header > 32<<20 || lim.Line > 16<<20 {
 		t.Fatalf("bounds %+v for texts of %d bytes", lim, maxText)
 	}
 
 	// A header line past its bound, and nothing after it.
-	size := lim.header + 8<<20
+	size := lim.Header + 8<<20
 	head := `{"fpdb_export":1,"templates":[{"name":"t","text":"`
 	body := importBody(head, size, "")
 	st, e := postImport(t, s, body)
 	for _, want := range []string{
-		fmt.Sprintf("line 1 (the export's header) is longer than %d bytes", lim.header),
+		fmt.Sprintf("line 1 (the export's header) is longer than %d bytes", lim.Header),
 		fmt.Sprintf("templates whose texts total at most %d bytes (the larger of the database's longest text and the longest template)", int64(db.MaxTemplateSize)),
 		`an export whose templates hold more text must be imported with "fpdb import" on the server's machine`,
 	} {
@@ -143,11 +142,11 @@ func TestImportLineBound(t *testing.T) {
 	// A document line past its bound, after a good header.
 	exp := exportOf(t, dbOpts, 1)
 	header, _, _ := bytes.Cut(exp, []byte("\n"))
-	body = importBody(string(header)+"\n"+`{"id":"x","text":"`, lim.line+8<<20, "\"}\n")
+	body = importBody(string(header)+"\n"+`{"id":"x","text":"`, lim.Line+8<<20, "\"}\n")
 	st, e = postImport(t, s, body)
 	for _, want := range []string{
-		fmt.Sprintf("line 2 is longer than %d bytes", lim.line),
-		fmt.Sprintf("room for a text of %d bytes (the database's longest), JSON-escaped, a source of %d bytes", maxText, importSourceRoom),
+		fmt.Sprintf("line 2 is longer than %d bytes", lim.Line),
+		fmt.Sprintf("room for a text of %d bytes (the database's longest), JSON-escaped, a source of %d bytes", maxText, httpapi.ImportSourceRoom),
 		`must be imported with "fpdb import" on the server's machine`,
 	} {
 		if st != http.StatusRequestEntityTooLarge || e.Error.Code != api.CodeTooLarge || !strings.Contains(e.Error.Message, want) {
@@ -231,46 +230,6 @@ func TestImportRefusedBeforeReading(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("a read-only database", s, http.StatusForbidden, "read-only")
-}
-
-// TestImportLineLimiter: the bound of the first line that is not empty is the
-// header's, the others' the line's; a line exactly at its bound passes,
-// one byte more fails naming the line (counted as the import counts them:
-// empty lines and lines of "\r" alone are not) and the bound, and no byte
-// past the bound is given.
-func TestImportLineLimiter(t *testing.T) {
-	lim := lineLimits{header: 8, line: 4}
-	for _, c := range []struct {
-		in   string
-		line int   // 0: no error
-		read int64 // bytes given
-	}{
-		{in: "12345678\n1234\n1234", read: 18},
-		{in: "\n\r\n1234567\r\n\n1234\n", read: 18},
-		{in: "123456789\n", line: 1, read: 8},
-		{in: "\n\n123456789", line: 1, read: 10},
-		{in: "12345678\n12345", line: 2, read: 13},
-		{in: "1\n\r\r\n1234\n\n12\r\n1234\r", line: 4, read: 19},
-		{in: "\r\r\r\r\r\r\r\r\r\r", line: 1, read: 8},
-	} {
-		// One byte at a time, and all at once.
-		for _, r := range []io.Reader{iotest.OneByteReader(strings.NewReader(c.in)), strings.NewReader(c.in)} {
-			l := &lineLimiter{r: r, lim: lim}
-			got, err := io.ReadAll(l)
-			var le *lineTooLongError
-			switch {
-			case c.line == 0 && err != nil:
-				t.Errorf("%q: %v", c.in, err)
-			case c.line != 0 && (!errors.As(err, &le) || le.line != c.line):
-				t.Errorf("%q: %v, want line %d too long", c.in, err, c.line)
-			case c.line != 0 && !strings.Contains(err.Error(), fmt.Sprintf("line %d ", c.line)):
-				t.Errorf("%q: %v", c.in, err)
-			}
-			if int64(len(got)) != c.read {
-				t.Errorf("%q: %d bytes given, want %d", c.in, len(got), c.read)
-			}
-		}
-	}
 }
 
 // TestImportSourceRoom: a document whose source is long (768 KiB: the
@@ -366,15 +325,15 @@ func TestImportLineTooLongAfterBatch(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	lim := importLimits(maxText)
+	lim := httpapi.ImportLineLimits(maxText)
 	b.WriteString(`{"id":"long","source":"`)
-	b.Write(bytes.Repeat([]byte("s"), int(lim.line)))
+	b.Write(bytes.Repeat([]byte("s"), int(lim.Line)))
 	b.WriteString("\"}\n")
 
 	s, d := newImportServer(t, dbOpts, nil)
 	st, e := postImport(t, s, &b)
 	for _, want := range []string{
-		fmt.Sprintf("line %d is longer than %d bytes", docs+2, lim.line),
+		fmt.Sprintf("line %d is longer than %d bytes", docs+2, lim.Line),
 		"the same export, posted again, stops at the same line",
 		fmt.Sprintf(`"fpdb --db %s import FILE" on the server's machine`, d.Dir()),
 		"(10000 documents were imported before it)",

@@ -18,6 +18,7 @@ import (
 	"github.com/fpdb/fpdb/api"
 	"github.com/fpdb/fpdb/client"
 	"github.com/fpdb/fpdb/db"
+	"github.com/fpdb/fpdb/server/httpapi"
 )
 
 // postAllThenRead posts a body of n bytes from body to url's /v1/import
@@ -141,9 +142,9 @@ func TestImportRefusalOverConnection(t *testing.T) {
 	long, ld := newImportServer(t, dbOpts, nil)
 	longURL := serve(long)
 	header, _, _ := bytes.Cut(exportOf(t, dbOpts, 1), []byte("\n"))
-	lim := importLimits(maxText)
-	if lim.line >= size/2 {
-		t.Fatalf("the line bound %d: want less than half the body", lim.line)
+	lim := httpapi.ImportLineLimits(maxText)
+	if lim.Line >= size/2 {
+		t.Fatalf("the line bound %d: want less than half the body", lim.Line)
 	}
 
 	cases := []struct {
@@ -156,7 +157,7 @@ func TestImportRefusalOverConnection(t *testing.T) {
 		{"not empty", fullURL, string(header) + "\n", "", http.StatusBadRequest, "database is not empty"},
 		{"import running", busyURL, string(header) + "\n", "", http.StatusServiceUnavailable, "import into the database is running"},
 		{"line too long", longURL, string(header) + "\n" + `{"id":"x","text":"`, "\"}\n", http.StatusRequestEntityTooLarge,
-			fmt.Sprintf("line 2 is longer than %d bytes", lim.line)},
+			fmt.Sprintf("line 2 is longer than %d bytes", lim.Line)},
 	}
 	clients := []struct {
 		name string
@@ -205,14 +206,14 @@ func TestImportDrainIsNoImport(t *testing.T) {
 	empty, _ := newImportServer(t, dbOpts, nil)
 	full, d := newImportServer(t, dbOpts, nil)
 	fill(t, d, 1, 1, 0, 40)
-	lim := importLimits(maxText)
+	lim := httpapi.ImportLineLimits(maxText)
 	for _, c := range []struct {
 		name string
 		s    *Server
 		head string
 		msg  string
 	}{
-		{"line too long", empty, string(header) + "\n" + `{"id":"x","text":"` + strings.Repeat("a", int(lim.line)+1), "line 2 is longer than"},
+		{"line too long", empty, string(header) + "\n" + `{"id":"x","text":"` + strings.Repeat("a", int(lim.Line)+1), "line 2 is longer than"},
 		{"not empty", full, string(header) + "\n", "database is not empty"},
 	} {
 		ts := httptest.NewServer(c.s.Handler())

@@ -28,12 +28,10 @@ func (s *Server) routes() []httpapi.Route {
 	return h.Routes(nil)
 }
 
-// errorClasses are the statuses and codes of the db's errors, and of an
-// export's line past its bound (413, see importLimits), beyond those of
-// every httpapi.Classify (an *httpapi.Error's own, 413 for a body or text
-// too large): the first that matches.
+// errorClasses are the statuses and codes of the db's errors, beyond those
+// of every httpapi.Classify (an *httpapi.Error's own, 413 for a body, a
+// text or an export's line too large): the first that matches.
 var errorClasses = []httpapi.Class{
-	{Status: http.StatusRequestEntityTooLarge, Code: api.CodeTooLarge, As: func(err error) bool { return errors.As(err, new(*lineTooLongError)) }},
 	{Status: http.StatusRequestTimeout, Code: api.CodeTimeout, Errs: []error{os.ErrDeadlineExceeded, context.DeadlineExceeded}},
 	{Status: http.StatusNotFound, Code: api.CodeNotFound, Errs: []error{db.ErrNotFound, db.ErrNoTemplate}},
 	{Status: http.StatusForbidden, Code: api.CodeForbidden, Errs: []error{db.ErrReadOnly, db.ErrImportIncomplete}},

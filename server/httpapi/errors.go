@@ -68,8 +68,9 @@ var InputErrors = []error{db.ErrInvalidID, db.ErrInvalidOptions, db.ErrInvalidTh
 	db.ErrBadFingerprint, db.ErrNoWords, db.ErrBinary, db.ErrNoText}
 
 // Classify returns the status and code of err: an *Error's own; 413
-// (api.CodeTooLarge) for a body over its limit (*http.MaxBytesError) or a
-// text too large (db.ErrTextTooLarge); 408 (api.CodeTimeout) for a body
+// (api.CodeTooLarge) for a body over its limit (*http.MaxBytesError), a
+// text too large (db.ErrTextTooLarge) or an export's line too long
+// (*LineTooLongError); 408 (api.CodeTimeout) for a body
 // slower than the request's time (*BodyTimeoutError) or a request past it
 // (*RequestTimeoutError); else those of the
 // first of classes err belongs to; else 500 (api.CodeInternal).
@@ -86,7 +87,7 @@ func classify(err error, classes []Class) Class {
 	switch {
 	case errors.As(err, &he):
 		return Class{Status: he.Status, Code: he.Code, RetryAfter: he.RetryAfter}
-	case errors.As(err, &mb), errors.Is(err, db.ErrTextTooLarge):
+	case errors.As(err, &mb), errors.Is(err, db.ErrTextTooLarge), errors.As(err, new(*LineTooLongError)):
 		return Class{Status: http.StatusRequestEntityTooLarge, Code: api.CodeTooLarge}
 	case errors.As(err, &bt), errors.As(err, new(*RequestTimeoutError)):
 		return Class{Status: http.StatusRequestTimeout, Code: api.CodeTimeout}
