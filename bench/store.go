@@ -10,7 +10,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/fpdb/fpdb/index"
@@ -117,7 +116,7 @@ func BuildStore(ctx context.Context, dir string, layout *index.Layout, flat []ui
 // BulkStore builds the same stored state as BuildStore — fingerprint
 // records and one posting value per key holding every id with that group
 // value, in fpdb's on-disk format (keys.Fingerprint, keys.Posting,
-// posting.EncodeAddAs with posting.Compact, as a new database and
+// posting.AppendSorted with posting.Compact, as a new database and
 // index.New write) — but aggregates the postings in memory first and
 // writes each posting key once, in key order. Index.Stage of one document writes one
 // merge operand per posting per document, which Pebble then merges one by
@@ -178,7 +177,7 @@ func BulkStore(ctx context.Context, dir string, layout *index.Layout, flat []uin
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			op := posting.EncodeAddAs(roaring.BitmapOf(ids[start[y]:start[y+1]]...), posting.Compact)
+			op := posting.AppendSorted(nil, ids[start[y]:start[y+1]], nil, posting.Compact)
 			if err := b.Merge(keys.Posting(uint32(y)), op, nil); err != nil {
 				return err
 			}

@@ -497,24 +497,9 @@ func TestHTTP(t *testing.T) {
 	})
 
 	t.Run("Limits", func(t *testing.T) {
-		small := httpNodes(t, tc, &HTTPOptions{MaxBodyBytes: 256, MaxImportText: 1000}, "")
+		small := httpNodes(t, tc, &HTTPOptions{MaxBodyBytes: 256}, "")
 		_, err := small[2].Add(ctx, api.AddRequest{ID: "big", Text: riverText})
 		wantStatus(t, "body over the limit", err, http.StatusRequestEntityTooLarge, api.CodeTooLarge)
-
-		// An export's line past its bound is refused, and not read further.
-		var exp bytes.Buffer
-		if _, err := small[0].Export(ctx, &exp); err != nil {
-			t.Fatal(err)
-		}
-		header, _, _ := bytes.Cut(exp.Bytes(), []byte("\n"))
-		lim := httpapi.ImportLineLimits(1000)
-		line := `{"id":"long","text":"` + strings.Repeat("a", int(lim.Line)) + `"}`
-		_, err = small[1].Import(ctx, strings.NewReader(string(header)+"\n"+line+"\n"))
-		ce := wantStatus(t, "a line past its bound", err, http.StatusRequestEntityTooLarge, api.CodeTooLarge)
-		if want := fmt.Sprintf("line 2 is longer than %d bytes, the most a cluster node reads", lim.Line); !strings.Contains(ce.Message, want) ||
-			!strings.Contains(ce.Message, "remove its lines' \"text\" fields") {
-			t.Fatalf("a line past its bound: %q, want %q", ce.Message, want)
-		}
 	})
 
 	t.Run("Tokens", func(t *testing.T) {
@@ -761,5 +746,30 @@ func TestStartingHandler(t *testing.T) {
 			eb.Error.Code != api.CodeUnavailable || !strings.Contains(eb.Error.Message, c.want) || !strings.Contains(eb.Error.Message, "n1") {
 			t.Errorf("%s %s while starting: %d (Retry-After %q) %s (%v), want 503 saying %q", c.method, c.path, st, retry, b, err, c.want)
 		}
+	}
+}
+
+// TestHTTPImportLineBound: POST /v1/import refuses an export's line past
+// its bound (HTTPOptions.MaxImportText) with a 413 that names the line and
+// the bound, before it reads the line further, and stores nothing.
+func TestHTTPImportLineBound(t *testing.T) {
+	ctx := context.Background()
+	tc := startCluster(t, 1, 2, 1, nil)
+	c := httpNodes(t, tc, &HTTPOptions{MaxImportText: 1000}, "")[0]
+	var exp bytes.Buffer
+	if _, err := c.Export(ctx, &exp); err != nil {
+		t.Fatal(err)
+	}
+	header, _, _ := bytes.Cut(exp.Bytes(), []byte("\n"))
+	lim := httpapi.ImportLineLimits(1000)
+	line := `{"id":"long","text":"` + strings.Repeat("a", int(lim.Line)) + `"}`
+	_, err := c.Import(ctx, strings.NewReader(string(header)+"\n"+line+"\n"))
+	ce := wantStatus(t, "a line past its bound", err, http.StatusRequestEntityTooLarge, api.CodeTooLarge)
+	if want := fmt.Sprintf("line 2 is longer than %d bytes, the most a cluster node reads", lim.Line); !strings.Contains(ce.Message, want) ||
+		!strings.Contains(ce.Message, "remove its lines' \"text\" fields") {
+		t.Fatalf("a line past its bound: %q, want %q", ce.Message, want)
+	}
+	if n, err := tc.nodes[0].Router().Len(ctx, 0); err != nil || n != 0 {
+		t.Fatalf("after the refusal: %d documents, %v", n, err)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/fpdb/fpdb/internal/keys"
@@ -119,17 +118,12 @@ func StageRebuild(b *pebble.Batch, l *Layout, ids []uint32, fp func(id uint32) [
 	if err := b.DeleteRange(lo, hi, nil); err != nil {
 		return 0, err
 	}
-	lists := make(map[uint32]*roaring.Bitmap)
+	lists := make(map[uint32][]uint32) // ids ascending: each list too
 	for _, id := range ids {
 		f := fp(id)
 		for g := range l.M() {
 			y := l.Value(f, g)
-			bm := lists[y]
-			if bm == nil {
-				bm = roaring.New()
-				lists[y] = bm
-			}
-			bm.Add(id)
+			lists[y] = append(lists[y], id)
 		}
 	}
 	ys := make([]uint32, 0, len(lists))
@@ -137,8 +131,11 @@ func StageRebuild(b *pebble.Batch, l *Layout, ids []uint32, fp func(id uint32) [
 		ys = append(ys, y)
 	}
 	slices.Sort(ys)
+	var val []byte
 	for _, y := range ys {
-		if err := b.Set(keys.Posting(y), posting.EncodeAddAs(lists[y], enc), nil); err != nil {
+		// The shortest encoding enc allows, run containers included.
+		val = posting.AppendSorted(val[:0], lists[y], nil, enc)
+		if err := b.Set(keys.Posting(y), val, nil); err != nil { // Set copies val
 			return 0, err
 		}
 	}

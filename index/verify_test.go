@@ -16,21 +16,29 @@ import (
 	"github.com/fpdb/fpdb/internal/posting"
 )
 
+// rebuildStore returns an empty store in memory, closed when the test
+// ends, and a layout of 8 groups of 16 bits.
+func rebuildStore(t *testing.T) (*pebble.DB, *Layout) {
+	t.Helper()
+	pdb, err := pebble.Open("", &pebble.Options{FS: vfs.NewMem(), Merger: posting.Merger(), FormatMajorVersion: pebble.FormatNewest, Logger: quietLogger{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pdb.Close() })
+	l, err := NewLayout(128, []int{16, 16, 16, 16, 16, 16, 16, 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pdb, l
+}
+
 // TestRebuildAndVerify rebuilds the postings of a store with StageRebuild
 // (over stale keys and a deferred mark), checks that VerifyPostings finds every
 // id in each of its groups and no problem, then damages postings and checks
 // that each damage is reported (and which keys a rebuild must delete).
 func TestRebuildAndVerify(t *testing.T) {
 	ctx := context.Background()
-	pdb, err := pebble.Open("", &pebble.Options{FS: vfs.NewMem(), Merger: posting.Merger(), FormatMajorVersion: pebble.FormatNewest, Logger: quietLogger{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pdb.Close()
-	l, err := NewLayout(128, []int{16, 16, 16, 16, 16, 16, 16, 16})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pdb, l := rebuildStore(t)
 	r := rand.New(rand.NewPCG(1, 2))
 	fps := map[uint32][]uint64{}
 	var ids []uint32
@@ -139,5 +147,37 @@ func TestRebuildAndVerify(t *testing.T) {
 	_ = pdb.Set(keys.DeferredMark(), []byte{1, 2, 3}, nil)
 	if _, err := ReadDeferredMark(pdb); err == nil || !strings.Contains(err.Error(), "deferred mark 010203: want 4 bytes") {
 		t.Fatalf("ReadDeferredMark of 3 bytes: %v", err)
+	}
+}
+
+// TestRebuildRuns: posting lists of consecutive ids (documents that share
+// a group value, one after another) are rebuilt in roaring's run
+// containers, in either encoding: a few bytes, not 2 or 1 per id.
+func TestRebuildRuns(t *testing.T) {
+	pdb, l := rebuildStore(t)
+	ids := make([]uint32, 5000)
+	for i := range ids {
+		ids[i] = uint32(i)
+	}
+	same := []uint64{0x1234, 0x5678} // every document's fingerprint
+	for _, enc := range []posting.Encoding{posting.Roaring, posting.Compact} {
+		b := pdb.NewBatch()
+		n, err := StageRebuild(b, l, ids, func(uint32) []uint64 { return same }, enc)
+		if err != nil || n != l.M() {
+			t.Fatalf("encoding %d: %d keys, %v", enc, n, err)
+		}
+		if err := b.Commit(pebble.Sync); err != nil {
+			t.Fatal(err)
+		}
+		v, closer, err := pdb.Get(keys.Posting(l.Value(same, 0)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		size := len(v)
+		ids, err := posting.IDs(v)
+		closer.Close()
+		if err != nil || ids.GetCardinality() != 5000 || size > 32 {
+			t.Fatalf("encoding %d: %d bytes, %v ids, %v; want a run container", enc, size, ids, err)
+		}
 	}
 }

@@ -29,30 +29,21 @@ const (
 // deltaSize returns the length of the compact encoding of the increasing
 // ids.
 func deltaSize(ids []uint32) int {
-	n, _ := deltaStats(ids)
+	n, next := 0, uint32(0)
+	for _, id := range ids {
+		n += uvarintLen(uint64(id - next))
+		next = id + 1
+	}
 	return n
 }
 
-// deltaStats returns the length of the compact encoding of the increasing
-// ids and the number of them that follow their predecessor (a zero gap).
-func deltaStats(ids []uint32) (size, follow int) {
-	next := uint32(0)
-	for i, id := range ids {
-		v := id - next
-		size += uvarintLen(uint64(v))
-		if v == 0 && i > 0 {
-			follow++
-		}
-		next = id + 1
-	}
-	return size, follow
-}
-
 // runsMayWin reports whether roaring's run containers may make a set of
-// count ids, follow of which follow their predecessor, shorter than its
-// compact encoding: a run container spends 4 bytes per run, so unless a
-// quarter of the ids or more extend a run, roaring's array containers (2
-// bytes per id, more than compact's gaps) are no longer than its runs.
+// count ids, at most maxSliceIDs (so in array containers: no bitmap
+// ones), follow of which follow their predecessor, shorter than its
+// compact encoding. A run container spends 4 bytes per run, so unless a
+// quarter of the ids or more extend a run, the runs take more than 3
+// bytes per id, and the array containers 2 and their headers: no less
+// than the gaps of such a set, but for ids 2^14 or more apart.
 func runsMayWin(count, follow int) bool { return count >= 8 && 4*follow >= count }
 
 // uvarintLen is the length of the uvarint encoding of v.

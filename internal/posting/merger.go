@@ -54,7 +54,7 @@ func newValueMerger(key, value []byte) (pebble.ValueMerger, error) {
 type addRun struct {
 	ok     bool
 	count  int
-	follow int // ids that follow their predecessor (deltaStats)
+	follow int // ids that follow their predecessor
 	last   uint32
 }
 

@@ -12,29 +12,30 @@ import (
 // portable format directly (array containers, or bitmap containers above
 // 4 096 ids), without building bitmaps: the fast path for the many small
 // operands of a bulk write; with enc Compact, the compact encoding instead
-// when that is shorter. Lists with many consecutive ids (runsMayWin) go
-// through roaring bitmaps instead, whose run containers may be shorter
-// still. Decode reads it like the output of Encode.
+// when that is shorter; when roaring's run containers are the shortest, it
+// writes them, through bitmaps. Decode reads it like the output of
+// Encode.
 func AppendSorted(dst []byte, add, remove []uint32, enc Encoding) []byte {
-	da, fa := deltaStats(add)
-	dr, fr := deltaStats(remove)
-	if runsMayWin(len(add)+len(remove), fa+fr) {
-		// Roaring's run containers may be the shortest: built and compared.
-		return appendOp(dst, roaring.BitmapOf(add...), roaring.BitmapOf(remove...), true, enc)
-	}
+	pa, ra := roaringSizes(add)
+	pr, rr := roaringSizes(remove)
+	plain := uvarintLen(uint64(pa)) + pa + pr
+	runs := uvarintLen(uint64(ra)) + ra + rr
 	if enc == Compact {
-		compact := uvarintLen(uint64(da)) + da + dr
-		ra := roaringSize(add)
-		if compact < uvarintLen(uint64(ra))+ra+roaringSize(remove) {
+		da, dr := deltaSize(add), deltaSize(remove)
+		if uvarintLen(uint64(da))+da+dr < min(plain, runs) {
 			dst = binary.AppendUvarint(append(dst, tagV2), uint64(da))
 			dst = appendDelta(dst, add, da)
 			return appendDelta(dst, remove, dr)
 		}
 	}
+	if runs < plain {
+		// Roaring's run containers are shorter: through bitmaps.
+		return appendOp(dst, roaring.BitmapOf(add...), roaring.BitmapOf(remove...), true, Roaring)
+	}
 	var stack [64]span
 	sa := spans(stack[:0], add)
 	dst = append(dst, tagV1)
-	dst = binary.AppendUvarint(dst, uint64(sortedSize(sa)))
+	dst = binary.AppendUvarint(dst, uint64(pa))
 	if len(add) > 0 {
 		dst = appendSortedBitmap(dst, add, sa)
 	}
@@ -64,24 +65,44 @@ func appendCompact(dst []byte, add, remove []uint32) []byte {
 	return appendDelta(dst, remove, deltaSize(remove))
 }
 
-// roaringSize is the size of the portable serialization of the increasing
-// ids (without run containers, as appendSortedBitmap writes it): 0 for
-// none.
-func roaringSize(ids []uint32) int {
+// roaringSizes returns the sizes of the portable serialization of the
+// increasing ids without run containers (plain, as appendSortedBitmap
+// writes it) and with them where they are shorter (as roaring's
+// RunOptimize makes it): 0 for none. A run container takes 2 bytes and 4
+// per run.
+func roaringSizes(ids []uint32) (plain, withRuns int) {
 	if len(ids) == 0 {
-		return 0
+		return 0, 0
 	}
-	size := 8 // cookie, container count
+	n, data, runData, anyRun := 0, 0, 0, false
 	for lo := 0; lo < len(ids); {
 		h := ids[lo] >> 16
-		hi := lo + 1
-		for hi < len(ids) && ids[hi]>>16 == h {
-			hi++
+		hi, runs := lo+1, 1
+		for ; hi < len(ids) && ids[hi]>>16 == h; hi++ {
+			if ids[hi] != ids[hi-1]+1 {
+				runs++
+			}
 		}
-		size += 8 + containerBytes(hi-lo) // key, cardinality, offset, data
+		c := containerBytes(hi - lo)
+		data += c
+		if r := 2 + 4*runs; r < c {
+			runData += r
+			anyRun = true
+		} else {
+			runData += c
+		}
+		n++
 		lo = hi
 	}
-	return size
+	plain = 8 + 8*n + data // cookie, count; key, cardinality, offset each
+	if !anyRun {
+		return plain, plain
+	}
+	withRuns = 4 + (n+7)/8 + 4*n + runData // cookie with the count, run flags, headers
+	if n >= noOffsetThreshold {
+		withRuns += 4 * n // offsets
+	}
+	return plain, withRuns
 }
 
 // span is a run of ids sharing their high 16 bits: a roaring container.
@@ -110,19 +131,6 @@ func containerBytes(card int) int {
 		return bitmapBytes
 	}
 	return 2 * card
-}
-
-// sortedSize is the size of the portable serialization of the ids whose
-// containers are sp: 0 for none (the empty set).
-func sortedSize(sp []span) int {
-	if len(sp) == 0 {
-		return 0
-	}
-	size := 8 // cookie, container count
-	for _, c := range sp {
-		size += 8 + containerBytes(c.hi-c.lo) // key, cardinality, offset, data
-	}
-	return size
 }
 
 // appendSortedBitmap appends the portable serialization (no run

@@ -108,6 +108,8 @@ func TestCompactRuns(t *testing.T) {
 			"AppendSorted": AppendSorted(nil, ids, nil, Compact),
 			"EncodeAddAs":  EncodeAddAs(roaring.BitmapOf(ids...), Compact),
 			"merge":        mergeRange(t, [][]byte{AppendSorted(nil, ids[:n/2], nil, Compact), AppendSorted(nil, ids[n/2:], nil, Compact)}, 0, 2, true, true),
+			// Two compact halves, which the merge does not concatenate.
+			"merge of compact halves": mergeRange(t, [][]byte{appendCompact(nil, ids[:n/2], nil), appendCompact(nil, ids[n/2:], nil)}, 0, 2, true, true),
 		} {
 			if limit := 16 + 16*int(n>>16+2); len(v) > limit { // a run container each
 				t.Errorf("%d consecutive ids, %s: %d bytes (tag %d), want roaring's runs", n, name, len(v), v[0])
@@ -127,5 +129,55 @@ func TestCompactRuns(t *testing.T) {
 	}
 	if v := AppendSorted(nil, ids, nil, Compact); v[0] != tagV2 {
 		t.Errorf("sparse ids with few runs: tag %d, want compact", v[0])
+	}
+}
+
+// TestRoaringSizes: roaringSizes gives the lengths of roaring's own
+// serialization, without run containers and run-optimized, and
+// AppendSorted writes the shortest encoding its enc allows, also for lists
+// whose runs sit beside bitmap containers.
+func TestRoaringSizes(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var sets [][]uint32
+	for range 300 {
+		sets = append(sets, sortedSet(r))
+	}
+	// Runs beside containers of every other id (bitmap containers).
+	var mixed []uint32
+	for c := uint32(0); c < 11; c++ {
+		for i := uint32(0); i < 4096; i++ {
+			if c < 8 {
+				mixed = append(mixed, c<<16|i)
+			} else {
+				mixed = append(mixed, c<<16|2*i, c<<16|2*i+8192)
+			}
+		}
+	}
+	slices.Sort(mixed)
+	sets = append(sets, mixed)
+	for i := range 50 { // random runs
+		bm := roaring.New()
+		for range 1 + r.IntN(20) {
+			lo := r.Uint32N(1 << 22)
+			bm.AddRange(uint64(lo), uint64(lo+1+r.Uint32N(uint32(1+i*100))))
+		}
+		sets = append(sets, bm.ToArray())
+	}
+	for i, ids := range sets {
+		bm := roaring.BitmapOf(ids...)
+		plain, runs := roaringSizes(ids)
+		if want := int(bm.GetSerializedSizeInBytes()); len(ids) > 0 && plain != want {
+			t.Fatalf("set %d (%d ids): plain %d, roaring %d", i, len(ids), plain, want)
+		}
+		bm.RunOptimize()
+		if want := int(bm.GetSerializedSizeInBytes()); len(ids) > 0 && runs != want {
+			t.Fatalf("set %d (%d ids): with runs %d, roaring %d", i, len(ids), runs, want)
+		}
+		for _, enc := range []Encoding{Roaring, Compact} {
+			got, best := AppendSorted(nil, ids, nil, enc), EncodeAddAs(roaring.BitmapOf(ids...), enc)
+			if len(got) > len(best) {
+				t.Errorf("set %d (%d ids), encoding %d: %d bytes, the shortest %d", i, len(ids), enc, len(got), len(best))
+			}
+		}
 	}
 }
