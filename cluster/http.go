@@ -42,7 +42,7 @@ type HTTPOptions struct {
 	// leaves room for: each line is read up to the bound it sets
 	// (httpapi.ImportLineLimits), and a longer line is answered 413
 	// (default db.DefaultMaxTextSize, what a single server's database
-	// takes by default: lines of about 385 MiB).
+	// takes by default: lines of about 385 to 391 MiB).
 	MaxImportText int64
 	// RequestTimeout bounds a request (default 60s); StreamTimeout bounds
 	// the streams, /v1/pairs and /v1/clusters (default 30 minutes).
@@ -267,7 +267,8 @@ func notServed(format string, args ...any) error {
 
 // httpErrors are the statuses and codes of the cluster's and the db's
 // errors (beyond those of every httpapi.Classify: an *httpapi.Error's own,
-// 413 for a body or text too large), the first that matches.
+// 413 for a body, a text or an export's line too large), the first that
+// matches.
 var httpErrors = []httpapi.Class{
 	{Status: http.StatusGatewayTimeout, Code: CodeOutcomeUnknown, Errs: []error{ErrOutcomeUnknown}},
 	{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable,
@@ -1123,7 +1124,7 @@ func (h *httpHandler) export(w http.ResponseWriter, r *http.Request) error {
 // a longer one is refused (413).
 func (h *httpHandler) importExport(w http.ResponseWriter, r *http.Request) error {
 	body := &httpapi.ImportBody{R: &httpapi.LineLimiter{R: r.Body, Lim: httpapi.ImportLineLimits(h.o.MaxImportText),
-		Reader: "a cluster node", Instead: `cannot be imported into a cluster, which keeps no texts: remove its lines' "text" fields`},
+		Reader: "a cluster node", Instead: `cannot be imported into a cluster, which keeps no texts (nor templates): remove its lines' "text" fields`},
 		Raw: r.Body}
 	res, err := h.r.Import(r.Context(), body)
 	if u := unknownOutcome(err, "the import stopped after %d documents imported: the outcome of the next log message of documents is unknown: "+

@@ -258,6 +258,7 @@ func TestUpgradeFromFormat1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	d.ix.SetPostingEncoding(posting.Roaring) // as a build of format 1 writes them
 	var queries []string
 	for i := range 20 {
 		txt := text(uint64(i), 100)

@@ -65,10 +65,17 @@ func appendCompact(dst []byte, add, remove []uint32) []byte {
 	return appendDelta(dst, remove, deltaSize(remove))
 }
 
+// roaringBitmapMemory is what roaring takes a bitmap container to weigh
+// when it decides on run containers (bitmapContainerSizeInBytes: the
+// bitmap and, on 64-bit systems, the 32 bytes of its struct): a bitmap
+// container of 2 048 runs or so becomes a run container a little larger
+// than its serialized 8 192 bytes.
+const roaringBitmapMemory = bitmapBytes + 32
+
 // roaringSizes returns the sizes of the portable serialization of the
 // increasing ids without run containers (plain, as appendSortedBitmap
-// writes it) and with them where they are shorter (as roaring's
-// RunOptimize makes it): 0 for none. A run container takes 2 bytes and 4
+// writes it) and with roaring's RunOptimize (run containers where its rule
+// puts them): 0 for none. A run container takes 2 bytes and 4
 // per run.
 func roaringSizes(ids []uint32) (plain, withRuns int) {
 	if len(ids) == 0 {
@@ -85,7 +92,9 @@ func roaringSizes(ids []uint32) (plain, withRuns int) {
 		}
 		c := containerBytes(hi - lo)
 		data += c
-		if r := 2 + 4*runs; r < c {
+		// Roaring's rule (toEfficientContainer): runs when they take
+		// less than the container as an array and as a bitmap in memory.
+		if r := 2 + 4*runs; r < min(2*(hi-lo), roaringBitmapMemory) {
 			runData += r
 			anyRun = true
 		} else {

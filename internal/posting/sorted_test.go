@@ -155,6 +155,24 @@ func TestRoaringSizes(t *testing.T) {
 	}
 	slices.Sort(mixed)
 	sets = append(sets, mixed)
+	// Bitmap containers of about 2 048 runs, which roaring makes run
+	// containers a little larger than the bitmap; with a short run beside.
+	for _, nruns := range []int{2040, 2048, 2050, 2055, 2060} {
+		var ids []uint32
+		v := uint32(0)
+		for i := range nruns {
+			n := uint32(2)
+			if i < 4200-2*nruns {
+				n = 3
+			}
+			for range n {
+				ids = append(ids, v)
+				v++
+			}
+			v++ // a gap: the next run
+		}
+		sets = append(sets, ids, append(slices.Clone(ids), 5<<16, 5<<16+1, 5<<16+2, 5<<16+3))
+	}
 	for i := range 50 { // random runs
 		bm := roaring.New()
 		for range 1 + r.IntN(20) {
