@@ -43,8 +43,8 @@ const (
 	// formatV5 adds the compact encoding of posting values (tag 2: ids as
 	// uvarint gaps), written wherever it is shorter than roaring's format:
 	// about 3 bytes per id against 10 for the sparse lists of a large
-	// database, which Pebble's compactions then rewrite at a third of the
-	// cost. A new database is created at format 5; an older one keeps its
+	// database, which Pebble's compactions rewrite after every flush of a
+	// bulk load's postings. A new database is created at format 5; an older one keeps its
 	// format and writes roaring's format only (index.SetPostingEncoding),
 	// so the builds that made it still open it.
 	formatV5 = 5

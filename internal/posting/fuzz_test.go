@@ -34,8 +34,8 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte{tagV1, 0})
 	f.Add(EncodeAdd(roaring.BitmapOf(1, 2, 3, 1<<20)))
 	f.Add((&Op{Add: roaring.BitmapOf(5), Remove: roaring.BitmapOf(6, 7)}).Encode())
-	f.Add(appendCompact(nil, []uint32{0, 1, 300, 1 << 20, 1<<32 - 1}, nil))
-	f.Add(appendCompact(nil, []uint32{5}, []uint32{6, 1 << 31}))
+	f.Add(compactOp([]uint32{0, 1, 300, 1 << 20, 1<<32 - 1}, nil))
+	f.Add(compactOp([]uint32{5}, []uint32{6, 1 << 31}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		op, err := Decode(b)
 		if err != nil {
@@ -180,8 +180,8 @@ func TestWriteFuzzSeeds(t *testing.T) {
 	seeds["bad_tag"] = []byte{7, 0}
 	seeds["truncated"] = EncodeAdd(many)[:30]
 	seeds["huge_length"] = binary.AppendUvarint([]byte{tagV1}, 1<<40)
-	seeds["compact_add"] = appendCompact(nil, many.ToArray(), nil)
-	seeds["compact_add_remove"] = appendCompact(nil, []uint32{1, 2, 1 << 31}, []uint32{3, 1<<32 - 1})
+	seeds["compact_add"] = compactOp(many.ToArray(), nil)
+	seeds["compact_add_remove"] = compactOp([]uint32{1, 2, 1 << 31}, []uint32{3, 1<<32 - 1})
 	seeds["compact_not_minimal"] = []byte{tagV2, 2, 0x80, 0x00}
 	seeds["compact_beyond_32_bits"] = []byte{tagV2, 5, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x00}
 	for name, b := range seeds {

@@ -46,14 +46,20 @@ func randOps(r *rand.Rand, n int) [][]byte {
 	return ops
 }
 
+// compactOp returns the operand (add, remove) in the compact encoding,
+// shorter or not.
+func compactOp(add, remove []uint32) []byte {
+	return appendCompact(nil, add, remove, deltaSize(add), deltaSize(remove))
+}
+
 // encodeTest returns the operand that adds the ids of bm, or removes them
 // (remove), in roaring's encoding or the compact one.
 func encodeTest(bm *roaring.Bitmap, remove, compact bool) []byte {
 	switch {
 	case compact && remove:
-		return appendCompact(nil, nil, bm.ToArray())
+		return compactOp(nil, bm.ToArray())
 	case compact:
-		return appendCompact(nil, bm.ToArray(), nil)
+		return compactOp(bm.ToArray(), nil)
 	case remove:
 		return EncodeRemove(bm)
 	}

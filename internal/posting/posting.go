@@ -91,8 +91,8 @@ func appendOp(dst []byte, add, remove *roaring.Bitmap, owned bool, enc Encoding)
 			if remove != nil {
 				r = remove.ToArray()
 			}
-			if compactShorter(a, r, addLen, remLen) {
-				return appendCompact(dst, a, r)
+			if da, dr, ok := compactShorter(a, r, uvarintLen(uint64(addLen))+addLen+remLen); ok {
+				return appendCompact(dst, a, r, da, dr)
 			}
 		}
 	}

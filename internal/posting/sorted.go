@@ -21,11 +21,8 @@ func AppendSorted(dst []byte, add, remove []uint32, enc Encoding) []byte {
 	plain := uvarintLen(uint64(pa)) + pa + pr
 	runs := uvarintLen(uint64(ra)) + ra + rr
 	if enc == Compact {
-		da, dr := deltaSize(add), deltaSize(remove)
-		if uvarintLen(uint64(da))+da+dr < min(plain, runs) {
-			dst = binary.AppendUvarint(append(dst, tagV2), uint64(da))
-			dst = appendDelta(dst, add, da)
-			return appendDelta(dst, remove, dr)
+		if da, dr, ok := compactShorter(add, remove, min(plain, runs)); ok {
+			return appendCompact(dst, add, remove, da, dr)
 		}
 	}
 	if runs < plain {
@@ -46,23 +43,22 @@ func AppendSorted(dst []byte, add, remove []uint32, enc Encoding) []byte {
 }
 
 // compactShorter reports whether the compact encoding of the operand
-// (add, remove) is shorter than roaring's, whose sets take addLen and
-// remLen bytes.
-func compactShorter(add, remove []uint32, addLen, remLen int) bool {
-	roar := uvarintLen(uint64(addLen)) + addLen + remLen
+// (add, remove) is shorter than roar bytes (a roaring encoding's, after
+// the tag), and the lengths of its sets (deltaSize) when it is.
+func compactShorter(add, remove []uint32, roar int) (da, dr int, ok bool) {
 	if len(add)+len(remove) >= roar { // a byte per id at least
-		return false
+		return 0, 0, false
 	}
-	da := deltaSize(add)
-	return uvarintLen(uint64(da))+da+deltaSize(remove) < roar
+	da, dr = deltaSize(add), deltaSize(remove)
+	return da, dr, uvarintLen(uint64(da))+da+dr < roar
 }
 
-// appendCompact appends the operand (add, remove) in the compact encoding.
-func appendCompact(dst []byte, add, remove []uint32) []byte {
-	da := deltaSize(add)
+// appendCompact appends the operand (add, remove) in the compact
+// encoding, whose sets take da and dr bytes (deltaSize).
+func appendCompact(dst []byte, add, remove []uint32, da, dr int) []byte {
 	dst = binary.AppendUvarint(append(dst, tagV2), uint64(da))
 	dst = appendDelta(dst, add, da)
-	return appendDelta(dst, remove, deltaSize(remove))
+	return appendDelta(dst, remove, dr)
 }
 
 // roaringBitmapMemory is what roaring takes a bitmap container to weigh

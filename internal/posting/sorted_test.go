@@ -50,7 +50,7 @@ func TestAppendSortedDecodes(t *testing.T) {
 		// Roaring writes tag 1 only; Compact writes the shorter encoding.
 		if roar := AppendSorted(nil, add, remove, Roaring); roar[0] != tagV1 {
 			t.Fatalf("case %d: Roaring wrote tag %d", i, roar[0])
-		} else if compact := appendCompact(nil, add, remove); enc == Compact && !bytes.Equal(b[6:], roar) && !(len(compact) < len(roar) && bytes.Equal(b[6:], compact)) {
+		} else if compact := compactOp(add, remove); enc == Compact && !bytes.Equal(b[6:], roar) && !(len(compact) < len(roar) && bytes.Equal(b[6:], compact)) {
 			t.Fatalf("case %d: Compact wrote %d bytes, roaring takes %d and compact %d", i, len(b)-6, len(roar), len(compact))
 		} else if enc == Compact && len(compact) < len(roar) && !bytes.Equal(b[6:], compact) {
 			t.Fatalf("case %d: Compact wrote roaring's %d bytes, compact takes %d", i, len(roar), len(compact))
@@ -109,7 +109,7 @@ func TestCompactRuns(t *testing.T) {
 			"EncodeAddAs":  EncodeAddAs(roaring.BitmapOf(ids...), Compact),
 			"merge":        mergeRange(t, [][]byte{AppendSorted(nil, ids[:n/2], nil, Compact), AppendSorted(nil, ids[n/2:], nil, Compact)}, 0, 2, true, true),
 			// Two compact halves, which the merge does not concatenate.
-			"merge of compact halves": mergeRange(t, [][]byte{appendCompact(nil, ids[:n/2], nil), appendCompact(nil, ids[n/2:], nil)}, 0, 2, true, true),
+			"merge of compact halves": mergeRange(t, [][]byte{compactOp(ids[:n/2], nil), compactOp(ids[n/2:], nil)}, 0, 2, true, true),
 		} {
 			if limit := 16 + 16*int(n>>16+2); len(v) > limit { // a run container each
 				t.Errorf("%d consecutive ids, %s: %d bytes (tag %d), want roaring's runs", n, name, len(v), v[0])
